@@ -1,0 +1,145 @@
+// Package models is Rival's registry of the benchmarked language models: their
+// architecture constants (from each model's config.json), tokenizer and special
+// token ids, and the small proxy models of the same families used for CPU and
+// single-GPU runs. It also owns the one FLOP formula every result is scored with.
+package models
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Model describes one decoder-only transformer of the Llama family of layouts
+// (RMSNorm, rotary embeddings, grouped-query attention, SwiGLU MLP, untied
+// output layer).
+type Model struct {
+	Name         string // registry key: "llama", "qwen", "mistral", "llama-proxy", ...
+	DisplayName  string // what people read; proxies say "proxy" and their size
+	Proxy        bool
+	Base         string // for proxies: the registry key of the full model they imitate
+	HFRepo       string // Hugging Face repository of the base model (proxies: the base's)
+	Layers       int
+	Hidden       int
+	FFN          int
+	Heads        int
+	KVHeads      int
+	Vocab        int // rows of the embedding matrix (config.json vocab_size)
+	MaxPositions int
+	RopeTheta    float64
+	QKVBias      bool
+	// SlidingWindow is the attention window in tokens; 0 means full attention.
+	SlidingWindow int
+	BOS           int // -1 when the tokenizer adds none
+	EOD           int // end-of-document id appended by Megatron's preprocessing
+	TokenizerKey  string
+	// TiedEmbeddings is true when the output layer shares the input embedding
+	// matrix (tie_word_embeddings). All three 7-8B models untie them.
+	TiedEmbeddings bool
+}
+
+// HeadDim is the per-head width (kv_channels in Megatron terms).
+func (m Model) HeadDim() int { return m.Hidden / m.Heads }
+
+var registry = map[string]Model{}
+
+func register(m Model) {
+	if _, dup := registry[m.Name]; dup {
+		panic("models: duplicate registry key " + m.Name)
+	}
+	registry[m.Name] = m
+}
+
+// proxyOf derives a proxy from a full model: same tokenizer, vocabulary,
+// special ids, rope base, bias and GQA ratio, but tiny depth and width so a
+// few training steps take seconds on two CPU cores at sequence length 128.
+func proxyOf(base Model, layers, hidden, ffn, heads int) Model {
+	ratio := base.Heads / base.KVHeads
+	p := base
+	p.Name = base.Name + "-proxy"
+	p.Proxy = true
+	p.Base = base.Name
+	p.Layers, p.Hidden, p.FFN, p.Heads = layers, hidden, ffn, heads
+	p.KVHeads = heads / ratio
+	p.MaxPositions = 4096
+	if p.SlidingWindow > p.MaxPositions {
+		p.SlidingWindow = p.MaxPositions
+	}
+	p.DisplayName = fmt.Sprintf("%s proxy (%d layers, h%d)", base.DisplayName, layers, hidden)
+	return p
+}
+
+func init() {
+	// Facts from each repository's config.json and tokenizer_config.json.
+	llama := Model{
+		Name: "llama", DisplayName: "Llama 3.1 8B", HFRepo: "meta-llama/Llama-3.1-8B",
+		Layers: 32, Hidden: 4096, FFN: 14336, Heads: 32, KVHeads: 8, Vocab: 128256,
+		MaxPositions: 131072, RopeTheta: 500000, BOS: 128000, EOD: 128001, TokenizerKey: "llama",
+	}
+	qwen := Model{
+		Name: "qwen", DisplayName: "Qwen 2.5 7B", HFRepo: "Qwen/Qwen2.5-7B",
+		Layers: 28, Hidden: 3584, FFN: 18944, Heads: 28, KVHeads: 4, Vocab: 152064,
+		MaxPositions: 131072, RopeTheta: 1e6, QKVBias: true, BOS: -1, EOD: 151643, TokenizerKey: "qwen",
+	}
+	mistral := Model{
+		Name: "mistral", DisplayName: "Mistral 7B v0.1", HFRepo: "mistralai/Mistral-7B-v0.1",
+		Layers: 32, Hidden: 4096, FFN: 14336, Heads: 32, KVHeads: 8, Vocab: 32000,
+		MaxPositions: 32768, RopeTheta: 1e4, SlidingWindow: 4096, BOS: 1, EOD: 2, TokenizerKey: "mistral",
+	}
+	for _, m := range []Model{llama, qwen, mistral} {
+		register(m)
+	}
+	// Heads 4 keeps head_dim 64; the FFN is about 8/3 of hidden rounded to a
+	// multiple of 16, as the full models do. Qwen's GQA ratio is 7, so its proxy
+	// has 7 query heads over 1 KV head to keep that ratio.
+	register(proxyOf(llama, 2, 256, 688, 4))
+	register(proxyOf(qwen, 2, 448, 1200, 7))
+	register(proxyOf(mistral, 2, 256, 688, 4))
+}
+
+// Lookup returns the model registered under name (case-insensitive).
+func Lookup(name string) (Model, error) {
+	if m, ok := registry[strings.ToLower(strings.TrimSpace(name))]; ok {
+		return m, nil
+	}
+	return Model{}, fmt.Errorf("unknown model %q: known models are %s", name, strings.Join(Names(), ", "))
+}
+
+// Names lists the registry keys in sorted order.
+func Names() []string {
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// All returns every registered model, sorted by key.
+func All() []Model {
+	out := make([]Model, 0, len(registry))
+	for _, n := range Names() {
+		out = append(out, registry[n])
+	}
+	return out
+}
+
+// Validate checks that the architecture is self-consistent; the registry's
+// entries all pass, and callers building a Model by hand can use it too.
+func (m Model) Validate() error {
+	switch {
+	case m.Name == "":
+		return fmt.Errorf("model has no name")
+	case m.Layers <= 0 || m.Hidden <= 0 || m.FFN <= 0 || m.Heads <= 0 || m.KVHeads <= 0 || m.Vocab <= 0:
+		return fmt.Errorf("model %s: layers, hidden, ffn, heads, kv heads and vocab must all be positive", m.Name)
+	case m.Hidden%m.Heads != 0:
+		return fmt.Errorf("model %s: hidden %d is not a multiple of heads %d", m.Name, m.Hidden, m.Heads)
+	case m.Heads%m.KVHeads != 0:
+		return fmt.Errorf("model %s: heads %d is not a multiple of kv heads %d", m.Name, m.Heads, m.KVHeads)
+	case m.EOD < 0 || m.EOD >= m.Vocab || m.BOS >= m.Vocab:
+		return fmt.Errorf("model %s: special ids (bos %d, eod %d) must lie inside the vocabulary of %d", m.Name, m.BOS, m.EOD, m.Vocab)
+	case m.Proxy && m.Base == "":
+		return fmt.Errorf("model %s: a proxy must name its base model", m.Name)
+	}
+	return nil
+}
