@@ -1,0 +1,327 @@
+package cache
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Stats summarises a cache directory.
+type Stats struct {
+	Dir           string
+	Records       int
+	Blobs         int
+	BlobBytes     int64
+	StatEntries   int
+	Hits          int
+	HitsByTask    map[string]int
+	RecordsByTask map[string]int
+}
+
+type recordInfo struct {
+	rec      Record
+	lastUsed time.Time
+	path     string
+}
+
+func (c *Cache) records() ([]recordInfo, error) {
+	var out []recordInfo
+	root := filepath.Join(c.Dir, "actions")
+	err := filepath.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if de.IsDir() || !strings.HasSuffix(p, ".json") {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil // removed concurrently
+		}
+		var r Record
+		if json.Unmarshal(data, &r) != nil || !r.Key.Valid() {
+			c.warn("cache: unreadable record %s dropped", p)
+			os.Remove(p)
+			return nil
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil
+		}
+		out = append(out, recordInfo{rec: r, lastUsed: fi.ModTime(), path: p})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list records in %s: %w", root, err)
+	}
+	return out, nil
+}
+
+type blobInfo struct {
+	digest  Digest
+	path    string
+	size    int64
+	modTime time.Time
+}
+
+func (c *Cache) blobs() ([]blobInfo, error) {
+	var out []blobInfo
+	root := filepath.Join(c.Dir, "blobs")
+	err := filepath.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if de.IsDir() {
+			return nil
+		}
+		name := strings.TrimSuffix(de.Name(), ".zst")
+		fi, err := de.Info()
+		if err != nil {
+			return nil
+		}
+		out = append(out, blobInfo{digest: Digest(name), path: p, size: fi.Size(), modTime: fi.ModTime()})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list blobs in %s: %w", root, err)
+	}
+	return out, nil
+}
+
+// Stats counts what the cache holds.
+func (c *Cache) Stats() (Stats, error) {
+	s := Stats{Dir: c.Dir, HitsByTask: map[string]int{}, RecordsByTask: map[string]int{}}
+	recs, err := c.records()
+	if err != nil {
+		return s, err
+	}
+	hits := c.hits()
+	for _, r := range recs {
+		s.Records++
+		task := taskFamily(r.rec.Task)
+		s.RecordsByTask[task]++
+		s.HitsByTask[task] += hits[r.rec.Key]
+		s.Hits += hits[r.rec.Key]
+	}
+	blobs, err := c.blobs()
+	if err != nil {
+		return s, err
+	}
+	for _, b := range blobs {
+		if b.digest.Valid() {
+			s.Blobs++
+			s.BlobBytes += b.size
+		}
+	}
+	filepath.WalkDir(filepath.Join(c.Dir, "stat"), func(p string, de fs.DirEntry, err error) error {
+		if err == nil && !de.IsDir() {
+			s.StatEntries++
+		}
+		return nil
+	})
+	return s, nil
+}
+
+// taskFamily is the task name without its arguments ("encode" for
+// "encode bc llama").
+func taskFamily(task string) string {
+	if i := strings.IndexByte(task, ' '); i > 0 {
+		return task[:i]
+	}
+	return task
+}
+
+// TrimReport says what Trim removed.
+type TrimReport struct {
+	RecordsRemoved int
+	BlobsRemoved   int
+	BytesFreed     int64
+	BytesKept      int64
+}
+
+// orphanGrace protects blobs that a running task stored but has not yet
+// recorded.
+const orphanGrace = time.Hour
+
+// Trim removes records unused for longer than maxAge (0: no age limit), then
+// least recently used records until the referenced blobs fit in maxBytes
+// (0: no size limit), then blobs no record references.
+func (c *Cache) Trim(ctx context.Context, maxBytes int64, maxAge time.Duration) (TrimReport, error) {
+	var rep TrimReport
+	lk, err := c.Lock(ctx, "trim")
+	if err != nil {
+		return rep, err
+	}
+	defer lk.Unlock()
+	recs, err := c.records()
+	if err != nil {
+		return rep, err
+	}
+	blobs, err := c.blobs()
+	if err != nil {
+		return rep, err
+	}
+	size := map[Digest]int64{}
+	for _, b := range blobs {
+		size[b.digest] += b.size
+	}
+	sort.Slice(recs, func(i, j int) bool { return recs[i].lastUsed.Before(recs[j].lastUsed) })
+	refs := map[Digest]int{}
+	for _, r := range recs {
+		for _, o := range r.rec.Outputs {
+			refs[o.Digest]++
+		}
+	}
+	var kept int64
+	for d := range refs {
+		kept += size[d]
+	}
+	now := time.Now()
+	for _, r := range recs {
+		old := maxAge > 0 && now.Sub(r.lastUsed) > maxAge
+		big := maxBytes > 0 && kept > maxBytes
+		if !old && !big {
+			continue
+		}
+		if err := os.Remove(r.path); err != nil && !os.IsNotExist(err) {
+			return rep, fmt.Errorf("trim %s: %w", r.path, err)
+		}
+		rep.RecordsRemoved++
+		for _, o := range r.rec.Outputs {
+			refs[o.Digest]--
+			if refs[o.Digest] == 0 {
+				kept -= size[o.Digest]
+			}
+		}
+	}
+	for _, b := range blobs {
+		if refs[b.digest] > 0 || now.Sub(b.modTime) < orphanGrace {
+			continue
+		}
+		if err := os.Remove(b.path); err == nil {
+			rep.BlobsRemoved++
+			rep.BytesFreed += b.size
+		}
+	}
+	rep.BytesKept = kept
+	return rep, c.compactHits(recs)
+}
+
+// compactHits rewrites the hit log without the keys of removed records.
+func (c *Cache) compactHits(before []recordInfo) error {
+	live := map[Digest]bool{}
+	for _, r := range before {
+		if _, err := os.Stat(r.path); err == nil {
+			live[r.rec.Key] = true
+		}
+	}
+	hits := c.hits()
+	path := filepath.Join(c.Dir, "actions", "hits.log")
+	return WriteAtomic(path, 0o644, func(w *bufio.Writer) error {
+		for d, n := range hits {
+			if !live[d] {
+				continue
+			}
+			for i := 0; i < n; i++ {
+				w.WriteString(string(d) + "\n")
+			}
+		}
+		return nil
+	})
+}
+
+// VerifyReport lists what Verify found.
+type VerifyReport struct {
+	BlobsChecked    int
+	BytesChecked    int64
+	CorruptBlobs    []Digest
+	RecordsDropped  int
+	OutputsChecked  int
+	ModifiedOutputs []string // materialized files that no longer match their record
+}
+
+// Verify rehashes every blob and every materialized output still present.
+// Corrupt blobs and the records that need them are dropped; a modified
+// output is reported and its stat-cache entry forgotten, so the next run
+// notices.
+func (c *Cache) Verify(ctx context.Context, progress func(done, total int)) (VerifyReport, error) {
+	var rep VerifyReport
+	blobs, err := c.blobs()
+	if err != nil {
+		return rep, err
+	}
+	corrupt := map[Digest]bool{}
+	for i, b := range blobs {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		if progress != nil {
+			progress(i, len(blobs))
+		}
+		if !b.digest.Valid() {
+			continue
+		}
+		rep.BlobsChecked++
+		rep.BytesChecked += b.size
+		rc, err := c.openBlob(b.digest)
+		ok := err == nil
+		if ok {
+			got, _, herr := HashReader(rc)
+			rc.Close()
+			ok = herr == nil && got == b.digest
+		}
+		if !ok {
+			corrupt[b.digest] = true
+			rep.CorruptBlobs = append(rep.CorruptBlobs, b.digest)
+			c.dropCorrupt(b.digest, nil)
+		}
+	}
+	recs, err := c.records()
+	if err != nil {
+		return rep, err
+	}
+	for _, r := range recs {
+		bad := false
+		for _, o := range r.rec.Outputs {
+			if corrupt[o.Digest] {
+				bad = true
+			}
+			if o.AbsPath == "" {
+				continue
+			}
+			if _, err := os.Stat(o.AbsPath); err != nil {
+				continue
+			}
+			rep.OutputsChecked++
+			c.Forget(o.AbsPath)
+			d, _, err := c.FileDigest(o.AbsPath)
+			if err != nil || d != o.Digest {
+				rep.ModifiedOutputs = append(rep.ModifiedOutputs, o.AbsPath)
+			}
+		}
+		if bad {
+			os.Remove(r.path)
+			rep.RecordsDropped++
+		}
+	}
+	sort.Strings(rep.ModifiedOutputs)
+	rep.ModifiedOutputs = dedupe(rep.ModifiedOutputs)
+	return rep, nil
+}
+
+func dedupe(s []string) []string {
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}

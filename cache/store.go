@@ -1,0 +1,294 @@
+package cache
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Cache is one cache directory. It is safe for concurrent use by many
+// goroutines and many processes.
+type Cache struct {
+	Dir string
+	// Warn receives problems the cache recovers from by itself (a corrupt
+	// blob treated as absent, say). Nil discards them.
+	Warn func(msg string)
+
+	fileReads atomic.Int64 // files opened to be hashed (not blobs)
+	mu        sync.Mutex
+}
+
+// ErrNotFound means a blob or record is absent (or was corrupt and dropped).
+var ErrNotFound = errors.New("not in cache")
+
+// DefaultDir is $RIVAL_CACHE, else the user cache directory's rival folder.
+func DefaultDir() (string, error) {
+	if d := os.Getenv("RIVAL_CACHE"); d != "" {
+		return d, nil
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("locate cache: %w (set RIVAL_CACHE to a directory)", err)
+	}
+	return filepath.Join(base, "rival"), nil
+}
+
+// Open prepares dir as a cache directory.
+func Open(dir string) (*Cache, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open cache %s: %w", dir, err)
+	}
+	for _, sub := range []string{"blobs", "actions", "stat", "tasks", "locks"} {
+		if err := os.MkdirAll(filepath.Join(abs, sub), 0o755); err != nil {
+			return nil, fmt.Errorf("open cache %s: %w", abs, err)
+		}
+	}
+	return &Cache{Dir: abs}, nil
+}
+
+// FileReads counts files this Cache opened to hash, so tests and benchmarks
+// can prove that a no-op run reads nothing.
+func (c *Cache) FileReads() int64 { return c.fileReads.Load() }
+
+func (c *Cache) warn(format string, args ...any) {
+	if c.Warn != nil {
+		c.Warn(fmt.Sprintf(format, args...))
+	}
+}
+
+func shard(root string, d Digest) string {
+	return filepath.Join(root, string(d[:2]), string(d))
+}
+
+func (c *Cache) blobPath(d Digest, compressed bool) string {
+	p := shard(filepath.Join(c.Dir, "blobs"), d)
+	if compressed {
+		p += ".zst"
+	}
+	return p
+}
+
+// Lock takes the cache-wide lock named name (for example an action key),
+// so two processes never compute the same thing at once.
+func (c *Cache) Lock(ctx context.Context, name string) (*Lock, error) {
+	return LockFile(ctx, filepath.Join(c.Dir, "locks", name+".lock"))
+}
+
+// HasBlob reports whether a blob is stored (without verifying it).
+func (c *Cache) HasBlob(d Digest) bool {
+	for _, z := range []bool{false, true} {
+		if _, err := os.Stat(c.blobPath(d, z)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// PutFile stores the file at path as a blob and returns its digest and size.
+// compress selects zstd, which pays for text, JSON and logs but not for token
+// streams.
+func (c *Cache) PutFile(path string, compress bool) (Digest, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0, fmt.Errorf("cache %s: %w", path, err)
+	}
+	defer f.Close()
+	d, n, err := c.put(f, compress)
+	if err != nil {
+		return "", 0, fmt.Errorf("cache %s: %w", path, err)
+	}
+	return d, n, nil
+}
+
+// PutBytes stores data as a blob.
+func (c *Cache) PutBytes(data []byte, compress bool) (Digest, error) {
+	d := HashBytes(data)
+	if c.HasBlob(d) {
+		return d, nil
+	}
+	var err error
+	if compress {
+		err = WriteAtomic(c.blobPath(d, true), 0o444, func(w *bufio.Writer) error {
+			zw, err := zstd.NewWriter(w)
+			if err != nil {
+				return err
+			}
+			if _, err := zw.Write(data); err != nil {
+				zw.Close()
+				return err
+			}
+			return zw.Close()
+		})
+	} else {
+		err = WriteFileAtomic(c.blobPath(d, false), data, 0o444)
+	}
+	if err != nil {
+		return "", fmt.Errorf("store blob: %w", err)
+	}
+	return d, nil
+}
+
+// put streams r into a temporary blob while hashing it, then renames it to
+// its digest. Content is read exactly once.
+func (c *Cache) put(r io.Reader, compress bool) (Digest, int64, error) {
+	tmpDir := filepath.Join(c.Dir, "blobs")
+	f, err := os.CreateTemp(tmpDir, ".put-*")
+	if err != nil {
+		return "", 0, err
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	var sink io.Writer = bw
+	var zw *zstd.Encoder
+	if compress {
+		if zw, err = zstd.NewWriter(bw); err != nil {
+			return "", 0, err
+		}
+		sink = zw
+	}
+	h := newHashWriter(sink)
+	n, err := io.CopyBuffer(h, r, make([]byte, 1<<20))
+	if err != nil {
+		return "", 0, err
+	}
+	if zw != nil {
+		if err := zw.Close(); err != nil {
+			return "", 0, err
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return "", 0, err
+	}
+	if err := f.Chmod(0o444); err != nil {
+		return "", 0, err
+	}
+	if err := f.Sync(); err != nil {
+		return "", 0, err
+	}
+	if err := f.Close(); err != nil {
+		return "", 0, err
+	}
+	d := h.digest()
+	dst := c.blobPath(d, compress)
+	if c.HasBlob(d) {
+		os.Remove(tmp)
+		ok = true
+		return d, n, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return "", 0, err
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		return "", 0, err
+	}
+	ok = true
+	return d, n, nil
+}
+
+// openBlob returns a reader of the blob's plain content.
+func (c *Cache) openBlob(d Digest) (io.ReadCloser, error) {
+	if !d.Valid() {
+		return nil, fmt.Errorf("blob %q: not a digest", d)
+	}
+	if f, err := os.Open(c.blobPath(d, false)); err == nil {
+		return f, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	f, err := os.Open(c.blobPath(d, true))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("blob %s: %w", d.Short(), ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	zr, err := zstd.NewReader(f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &zstdFile{zr: zr, f: f}, nil
+}
+
+type zstdFile struct {
+	zr *zstd.Decoder
+	f  *os.File
+}
+
+func (z *zstdFile) Read(p []byte) (int, error) { return z.zr.Read(p) }
+func (z *zstdFile) Close() error {
+	z.zr.Close()
+	return z.f.Close()
+}
+
+// ReadBlob returns a blob's content, verified. A blob whose content does not
+// match its digest is reported, removed, and treated as absent.
+func (c *Cache) ReadBlob(d Digest) ([]byte, error) {
+	rc, err := c.openBlob(d)
+	if err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil || HashBytes(data) != d {
+		c.dropCorrupt(d, err)
+		return nil, fmt.Errorf("blob %s: %w", d.Short(), ErrNotFound)
+	}
+	return data, nil
+}
+
+func (c *Cache) dropCorrupt(d Digest, cause error) {
+	why := "content does not match its digest"
+	if cause != nil {
+		why = cause.Error()
+	}
+	c.warn("cache: blob %s is corrupt (%s); dropped, it will be rebuilt", d.Short(), why)
+	os.Remove(c.blobPath(d, false))
+	os.Remove(c.blobPath(d, true))
+}
+
+// Materialize writes blob d to dest atomically, verifying the content as it
+// streams; a mismatch drops the blob and leaves dest untouched.
+func (c *Cache) Materialize(d Digest, dest string, perm os.FileMode) error {
+	rc, err := c.openBlob(d)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	var got Digest
+	err = WriteAtomic(dest, perm, func(w *bufio.Writer) error {
+		h := newHashWriter(w)
+		if _, err := io.CopyBuffer(h, rc, make([]byte, 1<<20)); err != nil {
+			return err
+		}
+		got = h.digest()
+		if got != d {
+			return fmt.Errorf("blob %s: %w", d.Short(), ErrNotFound)
+		}
+		return nil
+	})
+	if err != nil {
+		if got != "" && got != d {
+			c.dropCorrupt(d, nil)
+		}
+		return fmt.Errorf("materialize %s: %w", dest, err)
+	}
+	return nil
+}
