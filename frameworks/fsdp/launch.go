@@ -1,0 +1,275 @@
+package fsdp
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+)
+
+// DefaultPython is the interpreter used when Config.Python is empty: Debian's, which python3-torch serves.
+const DefaultPython = "/usr/bin/python3"
+
+// Config is one fsdp run: the model shape, the fair training configuration and the process layout.
+// Field comments give the config.env key where there is one.
+type Config struct {
+	Python     string // interpreter; empty: DefaultPython
+	Torchrun   string // torchrun executable for multi-process runs; empty: Python -m torch.distributed.run
+	ScriptPath string // where the caller wrote Script(); required
+	WorkDir    string // working directory; empty: the script's directory
+	DataPrefix string // Megatron dataset path without .bin/.idx; required
+
+	// Model shape (the model registry's values).
+	Layers, Hidden, FFN, Heads, KVHeads, Vocab int
+	RopeTheta                                  float64
+	QKVBias                                    bool    // Qwen 2.5
+	NormEps                                    float64 // 0: the script's default 1e-5
+	MaxPositions                               int     // the model's position limit; 0: unchecked
+
+	SeqLen      int     // SL
+	MicroBatch  int     // MBS
+	GradAccum   int     // GA
+	TrainIters  int     // TRAIN_ITERS
+	LR          float64 // LR, the peak after warmup
+	MinLR       float64 // cosine floor; 0 selects the rule MinLR = LR/10, written out explicitly
+	WarmupSteps int     // WARMUP_STEPS
+	WeightDecay float64 // WEIGHT_DECAY
+	Beta1       float64 // BETA1
+	Beta2       float64 // BETA2
+	Seed        int64   // SEED
+	Precision   string  // PRECISION: "bf16" or "fp32"; empty: bf16 on GPUs, fp32 on CPU
+	Attention   string  // "auto" (SDPA when torch has it), "sdpa" or "manual"; empty: auto
+	Compile     bool    // torch.compile (torch >= 2.0)
+	LogInterval int     // iterations per log line; 0: 1
+	Threads     int     // CPU threads per process; 0: the machine's cores shared by local ranks
+
+	// Process layout. FSDP is data parallel only: TP and PP must be 1 (or 0, read as 1).
+	GPUsPerNode  int    // detected GPUs per node; 0: a CPU run
+	NProcPerNode int    // processes per node; 0: GPUsPerNode, or 1 on CPU
+	NNodes       int    // 0: 1
+	NodeRank     int    // this node's rank, for NNodes > 1
+	MasterAddr   string // rendezvous host, required for NNodes > 1
+	MasterPort   int    // rendezvous port for NNodes > 1; 0: 29500
+	TP, PP, DP   int    // DP 0: the world size, else it must equal NProcPerNode × NNodes
+}
+
+// Launch is the exact command that runs one fsdp benchmark.
+type Launch struct {
+	Command []string          // argv, Command[0] the executable
+	Env     map[string]string // added to the caller's environment
+	WorkDir string
+}
+
+// BuildLaunch validates cfg and returns the command that runs it: `python3 train.py ...` for one
+// process, torchrun (or `python3 -m torch.distributed.run`, which every torch from 1.10 on has) for more.
+func BuildLaunch(cfg Config) (Launch, error) {
+	c, err := normalize(cfg)
+	if err != nil {
+		return Launch{}, err
+	}
+	world := c.NProcPerNode * c.NNodes
+	script := scriptArgs(c)
+	var cmd []string
+	switch {
+	case world == 1:
+		cmd = append([]string{c.Python, c.ScriptPath}, script...)
+	default:
+		if c.Torchrun != "" {
+			cmd = []string{c.Torchrun}
+		} else {
+			cmd = []string{c.Python, "-m", "torch.distributed.run"}
+		}
+		if c.NNodes == 1 {
+			// --standalone: a local rendezvous on a free port, so concurrent runs do not collide.
+			cmd = append(cmd, "--standalone", "--nnodes=1")
+		} else {
+			cmd = append(cmd, "--nnodes="+strconv.Itoa(c.NNodes), "--node_rank="+strconv.Itoa(c.NodeRank),
+				"--master_addr="+c.MasterAddr, "--master_port="+strconv.Itoa(c.MasterPort))
+		}
+		cmd = append(cmd, "--nproc_per_node="+strconv.Itoa(c.NProcPerNode), c.ScriptPath)
+		cmd = append(cmd, script...)
+	}
+	env := map[string]string{
+		"PYTHONUNBUFFERED": "1",
+		// Python's hash seed too, so that "seed everywhere" includes set and dict iteration order.
+		"PYTHONHASHSEED": strconv.FormatInt(c.Seed, 10),
+	}
+	if c.Threads > 0 {
+		env["OMP_NUM_THREADS"] = strconv.Itoa(c.Threads)
+	}
+	return Launch{Command: cmd, Env: env, WorkDir: c.WorkDir}, nil
+}
+
+func scriptArgs(c Config) []string {
+	i := strconv.Itoa
+	// 12 significant digits: exact for any value a person writes, and LR/10 prints as 3e-05, not 2.9999999999999997e-05.
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 12, 64) }
+	args := []string{
+		"--data-prefix", c.DataPrefix,
+		"--layers", i(c.Layers), "--hidden", i(c.Hidden), "--ffn", i(c.FFN),
+		"--heads", i(c.Heads), "--kv-heads", i(c.KVHeads), "--vocab", i(c.Vocab),
+		"--rope-theta", f(c.RopeTheta),
+	}
+	if c.QKVBias {
+		args = append(args, "--qkv-bias")
+	}
+	if c.NormEps > 0 {
+		args = append(args, "--norm-eps", f(c.NormEps))
+	}
+	args = append(args,
+		"--seq-len", i(c.SeqLen), "--micro-batch", i(c.MicroBatch), "--grad-accum", i(c.GradAccum),
+		"--train-iters", i(c.TrainIters), "--lr", f(c.LR), "--min-lr", f(c.MinLR),
+		"--warmup-steps", i(c.WarmupSteps), "--weight-decay", f(c.WeightDecay),
+		"--beta1", f(c.Beta1), "--beta2", f(c.Beta2), "--seed", strconv.FormatInt(c.Seed, 10),
+		"--precision", c.Precision, "--attention", c.Attention, "--log-interval", i(c.LogInterval),
+	)
+	if c.Threads > 0 {
+		args = append(args, "--threads", i(c.Threads))
+	}
+	if c.Compile {
+		args = append(args, "--compile")
+	}
+	return args
+}
+
+// normalize fills defaults and checks every field, naming the field (and its config.env key) on error.
+func normalize(c Config) (Config, error) {
+	if c.Python == "" {
+		c.Python = DefaultPython
+	}
+	if c.ScriptPath == "" {
+		return c, errors.New("fsdp: ScriptPath is empty: write Script() to a file and pass its path")
+	}
+	if c.WorkDir == "" {
+		c.WorkDir = filepath.Dir(c.ScriptPath)
+	}
+	if c.DataPrefix == "" {
+		return c, errors.New("fsdp: DataPrefix is empty: pass the encoded dataset's path without .bin/.idx")
+	}
+	for _, p := range []struct {
+		name string
+		v    int
+	}{
+		{"Layers", c.Layers}, {"Hidden", c.Hidden}, {"FFN", c.FFN}, {"Heads", c.Heads},
+		{"KVHeads", c.KVHeads}, {"Vocab", c.Vocab}, {"SeqLen (SL)", c.SeqLen},
+		{"MicroBatch (MBS)", c.MicroBatch}, {"GradAccum (GA)", c.GradAccum},
+		{"TrainIters (TRAIN_ITERS)", c.TrainIters},
+	} {
+		if p.v <= 0 {
+			return c, fmt.Errorf("fsdp: %s is %d: it must be > 0", p.name, p.v)
+		}
+	}
+	if c.Heads%c.KVHeads != 0 {
+		return c, fmt.Errorf("fsdp: KVHeads %d does not divide Heads %d (grouped-query attention)", c.KVHeads, c.Heads)
+	}
+	if c.Hidden%c.Heads != 0 || (c.Hidden/c.Heads)%2 != 0 {
+		return c, fmt.Errorf("fsdp: Hidden %d does not split into Heads %d heads of even size (rotary embeddings)", c.Hidden, c.Heads)
+	}
+	if c.RopeTheta <= 0 {
+		return c, fmt.Errorf("fsdp: RopeTheta is %g: it must be > 0", c.RopeTheta)
+	}
+	if c.NormEps < 0 {
+		return c, fmt.Errorf("fsdp: NormEps is %g: it must be >= 0", c.NormEps)
+	}
+	if c.MaxPositions > 0 && c.SeqLen > c.MaxPositions {
+		return c, fmt.Errorf("fsdp: SeqLen (SL) %d exceeds the model's %d positions", c.SeqLen, c.MaxPositions)
+	}
+	if c.LR <= 0 {
+		return c, fmt.Errorf("fsdp: LR is %g: it must be > 0", c.LR)
+	}
+	if c.MinLR == 0 {
+		c.MinLR = c.LR / 10
+	}
+	if c.MinLR < 0 || c.MinLR > c.LR {
+		return c, fmt.Errorf("fsdp: MinLR %g must lie in [0, LR %g]", c.MinLR, c.LR)
+	}
+	if c.WarmupSteps < 0 || c.WarmupSteps > c.TrainIters {
+		return c, fmt.Errorf("fsdp: WarmupSteps (WARMUP_STEPS) %d must lie in [0, TrainIters %d]", c.WarmupSteps, c.TrainIters)
+	}
+	if c.WeightDecay < 0 {
+		return c, fmt.Errorf("fsdp: WeightDecay (WEIGHT_DECAY) is %g: it must be >= 0", c.WeightDecay)
+	}
+	if c.Beta1 < 0 || c.Beta1 >= 1 {
+		return c, fmt.Errorf("fsdp: Beta1 (BETA1) is %g: it must lie in [0, 1)", c.Beta1)
+	}
+	if c.Beta2 < 0 || c.Beta2 >= 1 {
+		return c, fmt.Errorf("fsdp: Beta2 (BETA2) is %g: it must lie in [0, 1)", c.Beta2)
+	}
+	if c.Seed < 0 || c.Seed > 1<<32-1 {
+		return c, fmt.Errorf("fsdp: Seed (SEED) %d must lie in [0, 2^32-1] (numpy's and Python's hash seed range)", c.Seed)
+	}
+	switch c.Precision {
+	case "":
+		c.Precision = "fp32"
+		if c.GPUsPerNode > 0 {
+			c.Precision = "bf16"
+		}
+	case "bf16", "fp32":
+	default:
+		return c, fmt.Errorf("fsdp: Precision (PRECISION) %q: the fsdp trainer knows bf16 and fp32", c.Precision)
+	}
+	switch c.Attention {
+	case "":
+		c.Attention = "auto"
+	case "auto", "sdpa", "manual":
+	default:
+		return c, fmt.Errorf("fsdp: Attention %q: want auto, sdpa or manual", c.Attention)
+	}
+	if c.LogInterval < 0 {
+		return c, fmt.Errorf("fsdp: LogInterval is %d: it must be >= 0", c.LogInterval)
+	}
+	if c.LogInterval == 0 {
+		c.LogInterval = 1
+	}
+	if c.Threads < 0 {
+		return c, fmt.Errorf("fsdp: Threads is %d: it must be >= 0", c.Threads)
+	}
+	return layout(c)
+}
+
+func layout(c Config) (Config, error) {
+	for _, p := range []struct {
+		name string
+		v    int
+	}{{"TP", c.TP}, {"PP", c.PP}} {
+		if p.v > 1 {
+			return c, fmt.Errorf("fsdp: %s=%d: the fsdp framework is data parallel only; set %s=1 and use DP", p.name, p.v, p.name)
+		}
+		if p.v < 0 {
+			return c, fmt.Errorf("fsdp: %s=%d: it must be >= 1", p.name, p.v)
+		}
+	}
+	if c.GPUsPerNode < 0 || c.NProcPerNode < 0 || c.NNodes < 0 || c.DP < 0 {
+		return c, errors.New("fsdp: GPUsPerNode, NProcPerNode, NNodes and DP must be >= 0")
+	}
+	if c.NProcPerNode == 0 {
+		c.NProcPerNode = max(c.GPUsPerNode, 1)
+	}
+	if c.GPUsPerNode > 0 && c.NProcPerNode > c.GPUsPerNode {
+		return c, fmt.Errorf("fsdp: NProcPerNode %d exceeds the %d GPUs per node", c.NProcPerNode, c.GPUsPerNode)
+	}
+	if c.NNodes == 0 {
+		c.NNodes = 1
+	}
+	world := c.NProcPerNode * c.NNodes
+	if c.DP != 0 && c.DP != world {
+		return c, fmt.Errorf("fsdp: DP=%d does not match NProcPerNode %d × NNodes %d = %d processes", c.DP, c.NProcPerNode, c.NNodes, world)
+	}
+	if c.NNodes > 1 {
+		if c.MasterAddr == "" {
+			return c, fmt.Errorf("fsdp: MasterAddr is empty but NNodes is %d: give the rendezvous host", c.NNodes)
+		}
+		if c.NodeRank < 0 || c.NodeRank >= c.NNodes {
+			return c, fmt.Errorf("fsdp: NodeRank %d must lie in [0, NNodes %d)", c.NodeRank, c.NNodes)
+		}
+		if c.MasterPort == 0 {
+			c.MasterPort = 29500
+		}
+		if c.MasterPort < 1 || c.MasterPort > 65535 {
+			return c, fmt.Errorf("fsdp: MasterPort %d is not a TCP port", c.MasterPort)
+		}
+	} else if c.NodeRank != 0 {
+		return c, fmt.Errorf("fsdp: NodeRank %d given for a single-node run", c.NodeRank)
+	}
+	return c, nil
+}

@@ -1,0 +1,411 @@
+"""Rival's plain-PyTorch trainer.
+
+A Llama-architecture decoder (RMSNorm, rotary embeddings, grouped-query attention, SwiGLU, optional
+QKV bias as in Qwen, untied output head) trained with AdamW on a Megatron indexed dataset (.bin/.idx,
+version 1). It prints Megatron-format iteration lines so that one log parser serves every framework.
+One process: `python3 train.py ...`; more: torchrun, which sets RANK, WORLD_SIZE and LOCAL_RANK.
+Exit codes: 0 done, 2 bad arguments or data, 3 torch/numpy missing or too old for what was asked.
+"""
+import argparse
+import contextlib
+import math
+import os
+import random
+import struct
+import sys
+import time
+
+MIN_TORCH = (1, 13)
+HOW_TO_GET = ("Debian/Ubuntu: apt-get install python3-torch python3-numpy libopenblas0-pthread; "
+              "elsewhere: pip install torch numpy (see https://pytorch.org/get-started)")
+PREFIX = "[rival-fsdp]"
+
+
+def fail(msg, code=2):
+    print(f"train.py: error: {msg}", file=sys.stderr, flush=True)
+    sys.exit(code)
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    a = p.add_argument
+    a("--data-prefix", required=True, help="Megatron dataset path without .bin/.idx")
+    a("--layers", type=int, required=True)
+    a("--hidden", type=int, required=True)
+    a("--ffn", type=int, required=True)
+    a("--heads", type=int, required=True)
+    a("--kv-heads", type=int, required=True)
+    a("--vocab", type=int, required=True)
+    a("--rope-theta", type=float, default=10000.0)
+    a("--qkv-bias", action="store_true")
+    a("--norm-eps", type=float, default=1e-5)
+    a("--seq-len", type=int, required=True)
+    a("--micro-batch", type=int, default=1)
+    a("--grad-accum", type=int, default=1)
+    a("--train-iters", type=int, required=True)
+    a("--lr", type=float, default=3e-4)
+    a("--min-lr", type=float, default=None, help="cosine floor; default lr/10")
+    a("--warmup-steps", type=int, default=0)
+    a("--weight-decay", type=float, default=0.1)
+    a("--beta1", type=float, default=0.9)
+    a("--beta2", type=float, default=0.95)
+    a("--seed", type=int, default=42)
+    a("--precision", choices=["auto", "bf16", "fp32"], default="auto",
+      help="auto: bf16 autocast on GPUs, fp32 on CPU")
+    a("--attention", choices=["auto", "sdpa", "manual"], default="auto",
+      help="auto: scaled_dot_product_attention when torch has it")
+    a("--compile", action="store_true", help="torch.compile the model (torch >= 2.0)")
+    a("--log-interval", type=int, default=1)
+    a("--threads", type=int, default=0, help="CPU threads per process; 0: all cores shared by local ranks")
+    args = p.parse_args(argv)
+    positive = ["layers", "hidden", "ffn", "heads", "kv_heads", "vocab", "seq_len", "micro_batch",
+                "grad_accum", "train_iters", "log_interval"]
+    for name in positive:
+        if getattr(args, name) <= 0:
+            fail(f"--{name.replace('_', '-')} must be > 0, got {getattr(args, name)}")
+    if args.heads % args.kv_heads:
+        fail(f"--heads {args.heads} is not a multiple of --kv-heads {args.kv_heads}")
+    if args.hidden % args.heads or (args.hidden // args.heads) % 2:
+        fail(f"--hidden {args.hidden} must split into --heads {args.heads} heads of even size (rotary)")
+    if args.min_lr is None:
+        args.min_lr = args.lr / 10
+    if not 0 < args.lr or not 0 <= args.min_lr <= args.lr:
+        fail(f"need 0 <= --min-lr ({args.min_lr}) <= --lr ({args.lr}) and --lr > 0")
+    if not 0 <= args.warmup_steps <= args.train_iters:
+        fail(f"--warmup-steps {args.warmup_steps} must be in [0, --train-iters {args.train_iters}]")
+    if not (0 <= args.beta1 < 1 and 0 <= args.beta2 < 1 and args.weight_decay >= 0):
+        fail("--beta1/--beta2 must be in [0, 1) and --weight-decay >= 0")
+    if args.threads < 0:
+        fail(f"--threads must be >= 0, got {args.threads}")
+    return args
+
+
+def import_torch(args):
+    """Imports torch and numpy, exiting 3 with how to get them when missing or too old."""
+    try:
+        import numpy  # noqa: F401
+    except ImportError as e:
+        fail(f"numpy is not importable ({e}). {HOW_TO_GET}", 3)
+    try:
+        import torch
+    except ImportError as e:
+        fail(f"PyTorch is not importable by {sys.executable} ({e}). {HOW_TO_GET}", 3)
+    version = tuple(int("".join(c for c in part if c.isdigit()) or 0)
+                    for part in torch.__version__.split("+")[0].split(".")[:2])
+    if version < MIN_TORCH:
+        fail(f"PyTorch {torch.__version__} is too old: need >= {'.'.join(map(str, MIN_TORCH))}. {HOW_TO_GET}", 3)
+    if args.compile and not hasattr(torch, "compile"):
+        fail(f"--compile needs torch >= 2.0, this is {torch.__version__}. {HOW_TO_GET}", 3)
+    has_sdpa = hasattr(torch.nn.functional, "scaled_dot_product_attention")
+    if args.attention == "sdpa" and not has_sdpa:
+        fail(f"--attention sdpa needs torch >= 2.0, this is {torch.__version__}. {HOW_TO_GET}", 3)
+    args.attention = "sdpa" if args.attention in ("auto", "sdpa") and has_sdpa else "manual"
+    return torch
+
+
+# Megatron .idx version 1 dtype codes.
+DTYPES = {1: "uint8", 2: "int8", 3: "int16", 4: "int32", 5: "int64", 8: "uint16"}
+
+
+def load_tokens(prefix):
+    """Memory-maps a Megatron indexed dataset and returns its sequences as one token stream, in order."""
+    import numpy as np
+    idx_path, bin_path = prefix + ".idx", prefix + ".bin"
+    try:
+        with open(idx_path, "rb") as f:
+            head = f.read(34)
+        idx_size, bin_size = os.path.getsize(idx_path), os.path.getsize(bin_path)
+    except OSError as e:
+        fail(f"read dataset: {e}")
+    if len(head) < 34 or head[:9] != b"MMIDIDX\x00\x00":
+        fail(f"{idx_path}: not a Megatron indexed dataset index (bad magic or too short)")
+    version, code, nseq, ndoc = struct.unpack("<QBQQ", head[9:])
+    if version != 1 or code not in DTYPES:
+        fail(f"{idx_path}: unsupported version {version} or token dtype code {code}")
+    if idx_size != 34 + 12 * nseq + 8 * ndoc:
+        fail(f"{idx_path}: size {idx_size} does not match {nseq} sequences and {ndoc} document entries")
+    dtype = np.dtype(DTYPES[code])
+    if nseq == 0 or bin_size == 0:
+        fail(f"{prefix}: the dataset holds no tokens")
+    lengths = np.memmap(idx_path, np.int32, "r", 34, (nseq,)).astype(np.int64)
+    offsets = np.memmap(idx_path, np.int64, "r", 34 + 4 * nseq, (nseq,))
+    data = np.memmap(bin_path, dtype, "r")
+    ends = offsets // dtype.itemsize + lengths
+    if (offsets % dtype.itemsize).any() or (lengths < 0).any() or int(ends.max()) > len(data):
+        fail(f"{idx_path}: sequence offsets/lengths point outside {bin_path}")
+    if offsets[0] == 0 and (offsets[1:] // dtype.itemsize == ends[:-1]).all():
+        return data[:int(ends[-1])], dtype  # contiguous, as Megatron writes it: no copy
+    return np.concatenate([data[o // dtype.itemsize:e] for o, e in zip(offsets, ends)]), dtype
+
+
+class Samples:
+    """Fixed-length samples of seq_len+1 tokens cut from the token stream in order (consecutive samples
+    share one token, as Megatron's GPT dataset does), visited in a seeded shuffle, reshuffled per epoch."""
+
+    def __init__(self, tokens, seq_len, seed):
+        self.tokens, self.seq_len, self.seed = tokens, seq_len, seed
+        self.count = (len(tokens) - 1) // seq_len
+        self.epoch, self.order = -1, None
+
+    def get(self, g):
+        import numpy as np
+        epoch, pos = divmod(g, self.count)
+        if epoch != self.epoch:
+            self.epoch, self.order = epoch, np.random.RandomState(self.seed + epoch).permutation(self.count)
+        s = int(self.order[pos]) * self.seq_len
+        return np.asarray(self.tokens[s:s + self.seq_len + 1], dtype=np.int64)
+
+
+def build_model(torch, args):
+    nn, F = torch.nn, torch.nn.functional
+    head_dim = args.hidden // args.heads
+
+    class RMSNorm(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(args.hidden))
+
+        def forward(self, x):
+            xf = x.float()
+            return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + args.norm_eps)).type_as(x) * self.weight
+
+    def rotate(x, cos, sin):
+        x1, x2 = x.chunk(2, dim=-1)
+        return x * cos + torch.cat((-x2, x1), dim=-1) * sin
+
+    class Attention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.q = nn.Linear(args.hidden, args.heads * head_dim, bias=args.qkv_bias)
+            self.k = nn.Linear(args.hidden, args.kv_heads * head_dim, bias=args.qkv_bias)
+            self.v = nn.Linear(args.hidden, args.kv_heads * head_dim, bias=args.qkv_bias)
+            self.o = nn.Linear(args.heads * head_dim, args.hidden, bias=False)
+
+        def forward(self, x, cos, sin, mask):
+            b, t, _ = x.shape
+            q = self.q(x).view(b, t, args.heads, head_dim).transpose(1, 2)
+            k = self.k(x).view(b, t, args.kv_heads, head_dim).transpose(1, 2)
+            v = self.v(x).view(b, t, args.kv_heads, head_dim).transpose(1, 2)
+            cos, sin = cos.to(q.dtype), sin.to(q.dtype)
+            q, k = rotate(q, cos, sin), rotate(k, cos, sin)
+            if args.kv_heads != args.heads:
+                k = k.repeat_interleave(args.heads // args.kv_heads, dim=1)
+                v = v.repeat_interleave(args.heads // args.kv_heads, dim=1)
+            if args.attention == "sdpa":
+                y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            else:
+                scores = (q @ k.transpose(-2, -1)).float() * head_dim ** -0.5
+                y = torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1).to(v.dtype) @ v
+            return self.o(y.transpose(1, 2).reshape(b, t, args.heads * head_dim))
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attn_norm, self.attn, self.mlp_norm = RMSNorm(), Attention(), RMSNorm()
+            self.gate = nn.Linear(args.hidden, args.ffn, bias=False)
+            self.up = nn.Linear(args.hidden, args.ffn, bias=False)
+            self.down = nn.Linear(args.ffn, args.hidden, bias=False)
+
+        def forward(self, x, cos, sin, mask):
+            x = x + self.attn(self.attn_norm(x), cos, sin, mask)
+            h = self.mlp_norm(x)
+            return x + self.down(F.silu(self.gate(h)) * self.up(h))
+
+    class Decoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(args.vocab, args.hidden)
+            self.blocks = nn.ModuleList(Block() for _ in range(args.layers))
+            self.norm = RMSNorm()
+            self.head = nn.Linear(args.hidden, args.vocab, bias=False)
+            inv = 1.0 / args.rope_theta ** (torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+            angles = torch.outer(torch.arange(args.seq_len, dtype=torch.float64), inv)
+            angles = torch.cat((angles, angles), dim=-1)
+            self.register_buffer("cos", angles.cos().float(), persistent=False)
+            self.register_buffer("sin", angles.sin().float(), persistent=False)
+            causal = torch.ones(args.seq_len, args.seq_len, dtype=torch.bool).triu(1)
+            self.register_buffer("mask", causal, persistent=False)
+            # Megatron's init: normal(0, 0.02); output projections of each residual branch scaled by 1/sqrt(2L).
+            for name, p in self.named_parameters():
+                if name.endswith("bias"):
+                    nn.init.zeros_(p)
+                elif p.dim() == 2:
+                    std = 0.02 / math.sqrt(2 * args.layers) if name.endswith(("o.weight", "down.weight")) else 0.02
+                    nn.init.normal_(p, 0.0, std)
+
+        def forward(self, tokens):
+            t = tokens.shape[1]
+            x = self.embed(tokens)
+            for block in self.blocks:
+                x = block(x, self.cos[:t], self.sin[:t], self.mask[:t, :t])
+            return self.head(self.norm(x))
+
+    return Decoder(), Block
+
+
+def flops_per_iteration(args, batch):
+    """Megatron's num_floating_point_operations for a dense GQA + SwiGLU decoder: 3 (forward, wgrad, dgrad)
+    x 2 (GEMMs per block) x 2 (multiply-add) x batch x seq x layers x hidden^2 x (attention with the causal
+    half of QK^T and AV + gated MLP + logit layer)."""
+    h, s, n = args.hidden, args.seq_len, args.layers
+    attention = (1 + args.kv_heads / args.heads + s / h / 2) * (args.heads * (h // args.heads) / h)
+    mlp = args.ffn / h * 3 / 2
+    logit = args.vocab / (2 * n * h)
+    return 12 * batch * s * n * h * h * (attention + mlp + logit)
+
+
+def lr_at(args, it):
+    """Linear warmup from lr/warmup at iteration 1 to lr at iteration warmup, then cosine to min_lr at train_iters."""
+    if it <= args.warmup_steps:
+        return args.lr * it / args.warmup_steps
+    span = args.train_iters - args.warmup_steps
+    ratio = (it - args.warmup_steps) / span if span else 1.0
+    return args.min_lr + (args.lr - args.min_lr) * 0.5 * (1 + math.cos(math.pi * ratio))
+
+
+def main():
+    args = parse_args()
+    torch = import_torch(args)
+    import numpy as np
+    import torch.distributed as dist
+
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = int(os.environ.get("RANK", "0"))
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    local_world = int(os.environ.get("LOCAL_WORLD_SIZE", str(world)))
+    cuda = torch.cuda.is_available()
+    device = torch.device("cuda", local_rank) if cuda else torch.device("cpu")
+    if cuda:
+        torch.cuda.set_device(device)
+    threads = args.threads or max(1, (os.cpu_count() or 1) // max(1, local_world))
+    torch.set_num_threads(threads)
+    if world > 1:
+        dist.init_process_group("nccl" if cuda else "gloo")
+    say = (lambda line: print(line, flush=True)) if rank == 0 else (lambda line: None)
+
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)
+
+    tokens, dtype = load_tokens(args.data_prefix)
+    top = int(tokens.max())
+    if top >= args.vocab or int(tokens.min()) < 0:
+        fail(f"{args.data_prefix}: token ids span [{int(tokens.min())}, {top}] but --vocab is {args.vocab}; "
+             f"give the tokenizer's vocabulary size (with added tokens)")
+    samples = Samples(tokens, args.seq_len, args.seed)
+    if samples.count < 1:
+        fail(f"{args.data_prefix}: {len(tokens)} tokens is shorter than one sample of --seq-len+1 = {args.seq_len + 1}")
+
+    precision = args.precision if args.precision != "auto" else ("bf16" if cuda else "fp32")
+    model, Block = build_model(torch, args)
+    params = sum(p.numel() for p in model.parameters())
+    model.to(device)
+    wrapper = "none (one process)"
+    if world > 1:
+        try:
+            from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+            from torch.distributed.fsdp.wrap import transformer_auto_wrap_policy
+        except (ImportError, ValueError) as e:  # Debian's torch 1.13 on Python 3.11 cannot import its FSDP
+            FSDP, why = None, f"{type(e).__name__}: {str(e)[:100]}"
+        if FSDP is None:
+            model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank] if cuda else None)
+            wrapper = f"DDP (FSDP unavailable in this torch: {why})"
+        else:
+            import functools
+            extra = {"use_orig_params": True} if args.compile else {}
+            policy = functools.partial(transformer_auto_wrap_policy, transformer_layer_cls={Block})
+            model = FSDP(model, auto_wrap_policy=policy, device_id=device if cuda else None, **extra)
+            wrapper = "FSDP (full shard, one unit per decoder block)"
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": args.weight_decay},
+                             {"params": no_decay, "weight_decay": 0.0}],
+                            lr=args.lr, betas=(args.beta1, args.beta2), eps=1e-8)
+    step_model = torch.compile(model) if args.compile else model
+    gbs = args.micro_batch * args.grad_accum * world
+    flops = flops_per_iteration(args, gbs)
+
+    say(f"{PREFIX} torch version: {torch.__version__} | python: {sys.version.split()[0]}")
+    say(f"{PREFIX} device: {device.type}{' ' + torch.cuda.get_device_name(device) if cuda else ''}"
+        f" | threads per process: {threads} | world size: {world} | data parallel: {wrapper}")
+    say(f"{PREFIX} model: layers {args.layers} | hidden {args.hidden} | ffn {args.ffn} | heads {args.heads}"
+        f" | kv heads {args.kv_heads} | vocab {args.vocab} | rope theta {args.rope_theta:g}"
+        f" | qkv bias {args.qkv_bias} | untied output head")
+    say(f"{PREFIX} number of parameters: {params}")
+    say(f"{PREFIX} seq length: {args.seq_len} | micro batch size: {args.micro_batch}"
+        f" | gradient accumulation: {args.grad_accum} | global batch size: {gbs}")
+    say(f"{PREFIX} data: {args.data_prefix} | {len(tokens)} tokens ({dtype}) | {samples.count} samples"
+        f" of seq length + 1 | seed {args.seed}")
+    say(f"{PREFIX} precision: {precision} | attention: {args.attention} | compile: {args.compile}")
+    say(f"{PREFIX} optimizer: AdamW lr {args.lr:g} betas ({args.beta1:g}, {args.beta2:g}) weight decay"
+        f" {args.weight_decay:g} (not on norms/biases) | grad clip 1.0 | warmup {args.warmup_steps} linear,"
+        f" cosine to min lr {args.min_lr:g} at {args.train_iters}")
+    say(f"{PREFIX} FLOPs per iteration: {flops:.6E} (Megatron num_floating_point_operations: causal"
+        f" attention, GQA, SwiGLU, logit layer; throughput = FLOPs / time / world size)")
+
+    amp = (torch.autocast(device_type=device.type, dtype=torch.bfloat16) if precision == "bf16"
+           else contextlib.nullcontext())
+    loss_fn = torch.nn.functional.cross_entropy
+    interval_loss, interval_iters, interval_time = 0.0, 0, 0.0
+    skipped = nans = 0
+    memory_reported = False
+    for it in range(1, args.train_iters + 1):
+        start = time.perf_counter()
+        lr = lr_at(args, it)
+        for group in opt.param_groups:
+            group["lr"] = lr
+        loss_sum = torch.zeros((), device=device)
+        for micro in range(args.grad_accum):
+            # Global sample number: iteration, micro step, then rank, so any world size sees the same stream.
+            first = ((it - 1) * args.grad_accum + micro) * args.micro_batch * world + rank * args.micro_batch
+            batch = np.stack([samples.get(first + j) for j in range(args.micro_batch)])
+            batch = torch.from_numpy(batch).to(device, non_blocking=True)
+            with amp:
+                logits = step_model(batch[:, :-1])
+            loss = loss_fn(logits.float().reshape(-1, args.vocab), batch[:, 1:].reshape(-1))
+            (loss / args.grad_accum).backward()
+            loss_sum += loss.detach()
+        if hasattr(model, "clip_grad_norm_"):
+            grad_norm = float(model.clip_grad_norm_(1.0))  # FSDP: the norm over all shards
+        else:
+            grad_norm = float(torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0))
+        if math.isfinite(grad_norm):
+            opt.step()
+        else:
+            skipped += 1
+        opt.zero_grad(set_to_none=True)
+        if world > 1:
+            dist.all_reduce(loss_sum)
+        iter_loss = float(loss_sum) / args.grad_accum / world
+        if cuda:
+            torch.cuda.synchronize()
+        interval_time += time.perf_counter() - start
+        if math.isfinite(iter_loss):
+            interval_loss += iter_loss
+            interval_iters += 1
+        else:
+            nans += 1
+        if it % args.log_interval == 0 or it == args.train_iters:
+            n = it % args.log_interval or args.log_interval
+            ms = interval_time / n * 1000.0
+            avg = interval_loss / interval_iters if interval_iters else float("nan")
+            say(f" [{time.strftime('%Y-%m-%d %H:%M:%S')}] iteration {it:8d}/{args.train_iters:8d} |"
+                f" consumed samples: {it * gbs:12d} | elapsed time per iteration (ms): {ms:.1f} |"
+                f" throughput per GPU (TFLOP/s/GPU): {flops / (ms / 1000.0) / 1e12 / world:.1f} |"
+                f" learning rate: {lr:.6E} | global batch size: {gbs:5d} | lm loss: {avg:.6E} |"
+                f" loss scale: 1.0 | grad norm: {grad_norm:.3f} | number of skipped iterations: {skipped:3d} |"
+                f" number of nan iterations: {nans:3d} |")
+            interval_loss, interval_iters, interval_time, skipped, nans = 0.0, 0, 0.0, 0, 0
+            if cuda and not memory_reported:
+                mb = 1024 * 1024
+                say(f"[Rank {rank}] (after {it} iterations) memory (MB) | allocated: {torch.cuda.memory_allocated() / mb}"
+                    f" | max allocated: {torch.cuda.max_memory_allocated() / mb}"
+                    f" | reserved: {torch.cuda.memory_reserved() / mb} | max reserved: {torch.cuda.max_memory_reserved() / mb}")
+                memory_reported = True
+    if world > 1:
+        dist.barrier()
+        dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
