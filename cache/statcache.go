@@ -160,3 +160,29 @@ func (c *Cache) TreeDigest(path string) (Digest, int64, error) {
 	}
 	return HashBytes([]byte(b.String())), total, nil
 }
+
+// PutOutput stores a task's output file as a blob and remembers its digest
+// in the stat cache, reading the file once. The digest is remembered only if
+// the file did not change while it was read.
+func (c *Cache) PutOutput(path string, compress bool) (Digest, int64, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", 0, fmt.Errorf("cache %s: %w", path, err)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", 0, fmt.Errorf("cache %s: %w", path, err)
+	}
+	before, ok := statOf(fi)
+	d, n, err := c.PutFile(abs, compress)
+	if err != nil {
+		return "", 0, err
+	}
+	if fi2, err := os.Stat(abs); err == nil && ok {
+		if after, _ := statOf(fi2); after == before {
+			data, _ := json.Marshal(statEntry{Path: abs, fileStat: before, Digest: d})
+			WriteFileAtomic(c.statEntryPath(abs), data, 0o644)
+		}
+	}
+	return d, n, nil
+}

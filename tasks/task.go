@@ -1,0 +1,78 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+)
+
+// Output is a file a task produces.
+type Output struct {
+	Path string
+	// Compress stores the blob with zstd: worth it for text, JSON and logs,
+	// not for token streams.
+	Compress bool
+}
+
+// Task is one node of the DAG.
+type Task struct {
+	// ID names the task and its arguments ("encode bc llama"); the first word
+	// is the task family. Two tasks with one ID are the same task.
+	ID   string
+	Deps []*Task
+	// Files are inputs hashed by content: files, or directories as trees.
+	Files []string
+	// Params are the settings that change the output, and only those.
+	Params map[string]string
+	// Env lists environment variables whose values are part of the key.
+	// Secrets (HF_TOKEN) are refused: they must never reach a key.
+	Env []string
+	// Tools are tool names and versions or digests (an encoder version, a
+	// script digest).
+	Tools   map[string]string
+	Outputs []Output
+	// Exclusive tasks (GPU training) never overlap each other, on this host.
+	Exclusive bool
+	// Force reruns the task even when its record exists.
+	Force bool
+	// Run produces the outputs. It must write each output atomically.
+	Run func(ctx context.Context, x *Exec) error
+
+	// Filled in by the runner.
+	state *taskState
+}
+
+// Exec is what a running task gets from the runner.
+type Exec struct {
+	Task *Task
+	// Log receives the task's progress messages (standard error).
+	Log io.Writer
+	// Verbose mirrors mage -v.
+	Verbose bool
+	meta    any
+}
+
+// SetMeta attaches a small JSON-able summary (counts, facts) to the task's
+// record, returned by Meta on later cache hits.
+func (x *Exec) SetMeta(v any) { x.meta = v }
+
+// Family is the first word of the task's ID.
+func (t *Task) Family() string {
+	if i := strings.IndexByte(t.ID, ' '); i > 0 {
+		return t.ID[:i]
+	}
+	return t.ID
+}
+
+// Cached reports, after Run, whether the task was a cache hit.
+func (t *Task) Cached() bool { return t.state != nil && t.state.cached }
+
+// Meta decodes the task's recorded summary into v, after the task finished
+// (ran or cached).
+func (t *Task) Meta(v any) error {
+	if t.state == nil || len(t.state.meta) == 0 {
+		return nil
+	}
+	return json.Unmarshal(t.state.meta, v)
+}
