@@ -1,0 +1,353 @@
+package tasks
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/rivalbench/rival/cache"
+)
+
+type keyKind int
+
+const (
+	kString keyKind = iota
+	kInt
+	kFloat
+	kBool
+	kList
+	kEnum
+)
+
+// keySpec describes one configuration key.
+type keySpec struct {
+	name  string
+	def   string
+	kind  keyKind
+	min   float64 // for kInt and kFloat
+	max   float64 // 0 means none
+	enum  []string
+	doc   string
+	train bool // part of the training configuration fingerprint
+}
+
+// configKeys is every key config.env may set, with the fair-comparison
+// defaults of the original suite.
+var configKeys = []keySpec{
+	{name: "DATA_DIR", def: "data", kind: kString, doc: "where datasets (raw, filtered, encoded) live"},
+	{name: "OUTPUT_DIR", def: "output", kind: kString, doc: "where results, logs, plots and reports go"},
+	{name: "DATASET", def: "bc", kind: kEnum, enum: []string{"bc", "c4"}, doc: "training corpus: bc (BookCorpus) or c4 (C4 en)", train: true},
+	{name: "MODELS", def: "llama,qwen,mistral", kind: kList, doc: "models to prepare and train (llama, qwen, mistral)"},
+	{name: "SEED", def: "42", kind: kInt, min: 0, doc: "random seed everywhere", train: true},
+	{name: "MBS", def: "1", kind: kInt, min: 1, doc: "micro batch size per GPU", train: true},
+	{name: "SL", def: "2048", kind: kInt, min: 1, doc: "sequence length", train: true},
+	{name: "GBS", def: "", kind: kInt, min: 1, doc: "global batch size; derived as MBS×DP×GA, and must equal it when set", train: true},
+	{name: "LR", def: "3.0e-4", kind: kFloat, min: 0, doc: "peak learning rate", train: true},
+	{name: "MIN_LR", def: "3.0e-5", kind: kFloat, min: 0, doc: "final learning rate of the cosine decay", train: true},
+	{name: "WEIGHT_DECAY", def: "0.1", kind: kFloat, min: 0, doc: "AdamW weight decay", train: true},
+	{name: "BETA1", def: "0.9", kind: kFloat, min: 0, max: 1, doc: "AdamW beta1", train: true},
+	{name: "BETA2", def: "0.95", kind: kFloat, min: 0, max: 1, doc: "AdamW beta2", train: true},
+	{name: "WARMUP_STEPS", def: "50", kind: kInt, min: 0, doc: "linear warm-up steps", train: true},
+	{name: "TRAIN_ITERS", def: "500", kind: kInt, min: 1, doc: "training iterations", train: true},
+	{name: "DATA_SAMPLES", def: "50000", kind: kInt, min: 1, doc: "documents fetched from the dataset"},
+	{name: "TRAIN_SPLIT", def: "0.8", kind: kFloat, min: 0, max: 1, doc: "share of documents in the train split (by documents, in input order)", train: true},
+	{name: "PRECISION", def: "bf16", kind: kEnum, enum: []string{"bf16", "fp8", "fp32"}, doc: "training precision", train: true},
+	{name: "TP", def: "1", kind: kInt, min: 1, doc: "tensor parallel size", train: true},
+	{name: "PP", def: "1", kind: kInt, min: 1, doc: "pipeline parallel size", train: true},
+	{name: "DP", def: "8", kind: kInt, min: 1, doc: "data parallel size", train: true},
+	{name: "GA", def: "8", kind: kInt, min: 1, doc: "gradient accumulation steps", train: true},
+	{name: "FILTER_MIN_CHARS", def: "100", kind: kInt, min: 0, doc: "filter: drop documents shorter than this many characters"},
+	{name: "FILTER_MIN_WORDS", def: "20", kind: kInt, min: 0, doc: "filter: drop documents with fewer words"},
+	{name: "PROFILE", def: "0", kind: kBool, doc: "capture a profiler trace during training"},
+	{name: "PROFILE_STEP_START", def: "10", kind: kInt, min: 0, doc: "first profiled step"},
+	{name: "PROFILE_STEP_END", def: "12", kind: kInt, min: 0, doc: "last profiled step"},
+	{name: "PROFILE_RANKS", def: "0", kind: kList, doc: "ranks that write profiler traces"},
+	{name: "JOBS", def: "0", kind: kInt, min: 0, doc: "tasks run in parallel (0: one per CPU)"},
+}
+
+// Config is the validated configuration: config.env, then environment
+// overrides, then derived values.
+type Config struct {
+	values  map[string]string
+	sources map[string]string // where each value came from, for errors
+	secrets map[string]string
+}
+
+// ConfigKeys lists the known keys with their defaults and meaning.
+func ConfigKeys() []struct{ Name, Default, Doc string } {
+	out := make([]struct{ Name, Default, Doc string }, len(configKeys))
+	for i, k := range configKeys {
+		out[i] = struct{ Name, Default, Doc string }{k.name, k.def, k.doc}
+	}
+	return out
+}
+
+func specFor(name string) (keySpec, bool) {
+	for _, k := range configKeys {
+		if k.name == name {
+			return k, true
+		}
+	}
+	return keySpec{}, false
+}
+
+func knownKeyNames() string {
+	names := make([]string, len(configKeys))
+	for i, k := range configKeys {
+		names[i] = k.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// parseEnvFile reads KEY=VALUE lines: blank lines and # comments are
+// skipped, an optional `export ` prefix and matching quotes are removed.
+func parseEnvFile(path string, each func(line int, key, value string) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		line = strings.TrimPrefix(line, "export ")
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			return fmt.Errorf("%s:%d: expected KEY=VALUE, got %q", path, n, line)
+		}
+		k = strings.TrimSpace(k)
+		v = strings.TrimSpace(v)
+		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+			v = v[1 : len(v)-1]
+		} else if i := strings.Index(v, " #"); i >= 0 {
+			v = strings.TrimSpace(v[:i])
+		}
+		if err := each(n, k, v); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// LoadConfig reads path (config.env; a missing file means all defaults),
+// applies overrides from getenv for every known key, reads secretsPath
+// (secrets.env, optional) and validates the result.
+func LoadConfig(path, secretsPath string, getenv func(string) (string, bool)) (*Config, error) {
+	c := &Config{values: map[string]string{}, sources: map[string]string{}, secrets: map[string]string{}}
+	for _, k := range configKeys {
+		c.values[k.name] = k.def
+		c.sources[k.name] = "default"
+	}
+	err := parseEnvFile(path, func(line int, key, value string) error {
+		if _, ok := specFor(key); !ok {
+			return fmt.Errorf("%s:%d: unknown key %s (known keys: %s)", path, line, key, knownKeyNames())
+		}
+		c.values[key] = value
+		c.sources[key] = fmt.Sprintf("%s:%d", path, line)
+		return nil
+	})
+	if err != nil && !os.IsNotExist(err) {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	for _, k := range configKeys {
+		if v, ok := getenv(k.name); ok {
+			c.values[k.name] = v
+			c.sources[k.name] = "environment"
+		}
+	}
+	if secretsPath != "" {
+		err := parseEnvFile(secretsPath, func(line int, key, value string) error {
+			c.secrets[key] = value
+			return nil
+		})
+		if err != nil && !os.IsNotExist(err) {
+			// Never echo the line: it may hold a token.
+			return nil, fmt.Errorf("secrets: cannot read %s (expected HF_TOKEN=... lines)", secretsPath)
+		}
+	}
+	if v, ok := getenv("HF_TOKEN"); ok && v != "" {
+		c.secrets["HF_TOKEN"] = v
+	}
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Config) fieldErr(key, format string, args ...any) error {
+	return fmt.Errorf("config %s (from %s): %s", key, c.sources[key], fmt.Sprintf(format, args...))
+}
+
+func (c *Config) validate() error {
+	for _, k := range configKeys {
+		v := c.values[k.name]
+		if v == "" && k.name == "GBS" {
+			continue
+		}
+		switch k.kind {
+		case kInt:
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return c.fieldErr(k.name, "%q is not an integer", v)
+			}
+			if float64(n) < k.min || (k.max > 0 && float64(n) > k.max) {
+				return c.fieldErr(k.name, "%d is out of range (at least %g)", n, k.min)
+			}
+		case kFloat:
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return c.fieldErr(k.name, "%q is not a number", v)
+			}
+			if f < k.min || (k.max > 0 && f > k.max) {
+				return c.fieldErr(k.name, "%g is out of range [%g, %g]", f, k.min, k.max)
+			}
+		case kBool:
+			if _, err := strconv.ParseBool(v); err != nil {
+				return c.fieldErr(k.name, "%q is not a boolean (use 0 or 1)", v)
+			}
+		case kEnum:
+			ok := false
+			for _, e := range k.enum {
+				ok = ok || v == e
+			}
+			if !ok {
+				return c.fieldErr(k.name, "%q is not one of %s", v, strings.Join(k.enum, ", "))
+			}
+		case kList:
+			if strings.TrimSpace(v) == "" {
+				return c.fieldErr(k.name, "empty list")
+			}
+		case kString:
+			if v == "" {
+				return c.fieldErr(k.name, "empty value")
+			}
+		}
+	}
+	for _, m := range c.List("MODELS") {
+		if m != "llama" && m != "qwen" && m != "mistral" {
+			return c.fieldErr("MODELS", "unknown model %q (known: llama, qwen, mistral)", m)
+		}
+	}
+	split := c.Float("TRAIN_SPLIT")
+	if split <= 0 || split > 1 {
+		return c.fieldErr("TRAIN_SPLIT", "%g must be in (0, 1]", split)
+	}
+	product := c.Int("MBS") * c.Int("DP") * c.Int("GA")
+	if c.values["GBS"] == "" {
+		c.values["GBS"] = strconv.Itoa(product)
+		c.sources["GBS"] = "derived MBS×DP×GA"
+	} else if c.Int("GBS") != product {
+		return c.fieldErr("GBS", "%d but MBS×DP×GA = %d×%d×%d = %d; set GBS=%d or adjust MBS, DP, GA",
+			c.Int("GBS"), c.Int("MBS"), c.Int("DP"), c.Int("GA"), product, product)
+	}
+	if c.Int("PROFILE_STEP_END") < c.Int("PROFILE_STEP_START") {
+		return c.fieldErr("PROFILE_STEP_END", "%d is before PROFILE_STEP_START=%d", c.Int("PROFILE_STEP_END"), c.Int("PROFILE_STEP_START"))
+	}
+	if c.Int("WARMUP_STEPS") > c.Int("TRAIN_ITERS") {
+		return c.fieldErr("WARMUP_STEPS", "%d exceeds TRAIN_ITERS=%d", c.Int("WARMUP_STEPS"), c.Int("TRAIN_ITERS"))
+	}
+	return nil
+}
+
+// CheckGPUs verifies that TP×PP×DP covers exactly the GPUs of a run.
+func (c *Config) CheckGPUs(gpus int) error {
+	if gpus <= 0 {
+		return nil
+	}
+	tp, pp, dp := c.Int("TP"), c.Int("PP"), c.Int("DP")
+	if tp*pp*dp != gpus {
+		return fmt.Errorf("config TP×PP×DP = %d×%d×%d = %d, but the run has %d GPUs; set DP=%d (or adjust TP, PP)",
+			tp, pp, dp, tp*pp*dp, gpus, max(1, gpus/(tp*pp)))
+	}
+	return nil
+}
+
+// Get returns a key's value.
+func (c *Config) Get(key string) string {
+	if _, ok := specFor(key); !ok {
+		panic("tasks: unknown config key " + key) // programming error, not input
+	}
+	return c.values[key]
+}
+
+// Int returns an integer key (validated at load).
+func (c *Config) Int(key string) int {
+	n, _ := strconv.Atoi(c.Get(key))
+	return n
+}
+
+// Float returns a numeric key (validated at load).
+func (c *Config) Float(key string) float64 {
+	f, _ := strconv.ParseFloat(c.Get(key), 64)
+	return f
+}
+
+// Bool returns a boolean key (validated at load).
+func (c *Config) Bool(key string) bool {
+	b, _ := strconv.ParseBool(c.Get(key))
+	return b
+}
+
+// List returns a comma-separated key's items.
+func (c *Config) List(key string) []string {
+	var out []string
+	for _, s := range strings.Split(c.Get(key), ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Secret returns a secret (HF_TOKEN) for use in a request; it is never part
+// of a key, a record, a result or a log.
+func (c *Config) Secret(name string) string { return c.secrets[name] }
+
+// TrainingValues returns the keys that define a training configuration,
+// sorted, for results and fingerprints.
+func (c *Config) TrainingValues() map[string]string {
+	out := map[string]string{}
+	for _, k := range configKeys {
+		if k.train {
+			out[k.name] = c.values[k.name]
+		}
+	}
+	return out
+}
+
+// Fingerprint is BLAKE3 over the canonical training configuration: two
+// runs with one fingerprint used the same fair configuration.
+func (c *Config) Fingerprint() cache.Digest {
+	vals := c.TrainingValues()
+	keys := make([]string, 0, len(vals))
+	for k := range vals {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString("rival-config/v1\n")
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s=%s\n", k, vals[k])
+	}
+	return cache.HashBytes([]byte(b.String()))
+}
+
+// String lists the configuration without secrets.
+func (c *Config) String() string {
+	var b strings.Builder
+	for _, k := range configKeys {
+		fmt.Fprintf(&b, "%s=%s\n", k.name, c.values[k.name])
+	}
+	return b.String()
+}

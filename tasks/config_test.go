@@ -1,0 +1,110 @@
+package tasks
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func envFrom(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	return p
+}
+
+func TestConfigDefaults(t *testing.T) {
+	c, err := LoadConfig(filepath.Join(t.TempDir(), "missing.env"), "", envFrom(nil))
+	require.NoError(t, err)
+	assert.Equal(t, 42, c.Int("SEED"))
+	assert.Equal(t, 64, c.Int("GBS"), "GBS derives from MBS×DP×GA")
+	assert.Equal(t, "bf16", c.Get("PRECISION"))
+	assert.Equal(t, []string{"llama", "qwen", "mistral"}, c.List("MODELS"))
+}
+
+func TestRepoConfigEnvLoads(t *testing.T) {
+	c, err := LoadConfig("../config.env", "", envFrom(nil))
+	require.NoError(t, err)
+	assert.Equal(t, 2048, c.Int("SL"))
+	assert.Equal(t, 0.8, c.Float("TRAIN_SPLIT"))
+}
+
+func TestConfigFileAndEnvOverride(t *testing.T) {
+	p := writeFile(t, "config.env", "# fair config\nSL=4096\nexport LR=\"1e-4\"\nGA=4 # fewer steps\n")
+	c, err := LoadConfig(p, "", envFrom(map[string]string{"SL": "1024", "UNRELATED": "x"}))
+	require.NoError(t, err)
+	assert.Equal(t, 1024, c.Int("SL"), "environment wins over the file")
+	assert.Equal(t, 1e-4, c.Float("LR"))
+	assert.Equal(t, 32, c.Int("GBS"))
+}
+
+func TestConfigErrorsNameTheKey(t *testing.T) {
+	tests := []struct {
+		name, file string
+		env        map[string]string
+		want       string
+	}{
+		{"unknown key", "SEQLEN=2048\n", nil, "config.env:1: unknown key SEQLEN"},
+		{"not a KEY=VALUE", "SL 2048\n", nil, "config.env:1: expected KEY=VALUE"},
+		{"bad int", "SL=2k\n", nil, `config SL (from `},
+		{"bad int message", "MBS=two\n", nil, `"two" is not an integer`},
+		{"bad float", "", map[string]string{"LR": "fast"}, `config LR (from environment): "fast" is not a number`},
+		{"bad enum", "PRECISION=fp16\n", nil, "not one of bf16, fp8, fp32"},
+		{"gbs mismatch", "GBS=100\n", nil, "config GBS (from "},
+		{"gbs mismatch detail", "GBS=100\n", nil, "MBS×DP×GA = 1×8×8 = 64"},
+		{"split", "TRAIN_SPLIT=0\n", nil, "TRAIN_SPLIT"},
+		{"beta range", "BETA2=1.5\n", nil, "config BETA2"},
+		{"unknown model", "MODELS=llama,gpt\n", nil, `unknown model "gpt"`},
+		{"profile order", "PROFILE_STEP_START=20\nPROFILE_STEP_END=10\n", nil, "PROFILE_STEP_END"},
+		{"bool", "PROFILE=maybe\n", nil, "not a boolean"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := writeFile(t, "config.env", tt.file)
+			_, err := LoadConfig(p, "", envFrom(tt.env))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
+
+func TestCheckGPUs(t *testing.T) {
+	c, err := LoadConfig("", "", envFrom(map[string]string{"TP": "2", "DP": "4"}))
+	require.NoError(t, err)
+	assert.NoError(t, c.CheckGPUs(8))
+	err = c.CheckGPUs(4)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "TP×PP×DP = 2×1×4 = 8, but the run has 4 GPUs")
+}
+
+func TestSecretsNeverPrinted(t *testing.T) {
+	sec := writeFile(t, "secrets.env", "HF_TOKEN=hf_abcdefSECRET\n")
+	c, err := LoadConfig("", sec, envFrom(nil))
+	require.NoError(t, err)
+	assert.Equal(t, "hf_abcdefSECRET", c.Secret("HF_TOKEN"))
+	assert.NotContains(t, c.String(), "SECRET")
+	for _, v := range c.TrainingValues() {
+		assert.NotContains(t, v, "SECRET")
+	}
+	bad := writeFile(t, "secrets.env", "hf_abcdefSECRET\n")
+	_, err = LoadConfig("", bad, envFrom(nil))
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "SECRET")
+}
+
+func TestFingerprintTracksTrainingKeysOnly(t *testing.T) {
+	base, _ := LoadConfig("", "", envFrom(nil))
+	jobs, _ := LoadConfig("", "", envFrom(map[string]string{"JOBS": "3"}))
+	sl, _ := LoadConfig("", "", envFrom(map[string]string{"SL": "4096"}))
+	assert.Equal(t, base.Fingerprint(), jobs.Fingerprint())
+	assert.NotEqual(t, base.Fingerprint(), sl.Fingerprint())
+	assert.True(t, strings.HasPrefix(string(base.Fingerprint()), string(base.Fingerprint()[:8])))
+}
