@@ -1,0 +1,149 @@
+package tokenizer
+
+import (
+	"sort"
+	"sync"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// NFC as the reference computes it: canonical composition with Unicode 9.0 data
+// and no stream-safe limit on runs of combining marks.
+//
+// golang.org/x/text/unicode/norm knows Unicode 15.0 and, following UAX #15's
+// stream-safe format, inserts U+034F after 30 combining marks in a row. Both
+// differ from the reference. Normalization data of characters that existed in
+// 9.0 never changes (Unicode's stability policy), so this file takes per-character
+// data (decompositions, combining classes) from x/text, treats every character
+// assigned after 9.0 as an inert starter (as a 9.0 normalizer sees an unassigned
+// code point), and runs the composition algorithm itself. Text that x/text already
+// calls normalized and that holds only 9.0 characters skips all of it.
+
+// appendNFC appends the NFC form of s to dst.
+func appendNFC(dst []byte, s string) []byte {
+	if isNFC9(s) {
+		return append(dst, s...)
+	}
+	return composeNFC(dst, s)
+}
+
+// isNFC9 reports whether s is already NFC for the reference.
+func isNFC9(s string) bool {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return true
+	}
+	for _, r := range s {
+		if r >= 0x300 && !assignedIn9(r) {
+			return false
+		}
+	}
+	return norm.NFC.IsNormalString(s)
+}
+
+// inert reports whether a 9.0 normalizer leaves r alone and treats it as a starter.
+func inert(r rune) bool { return r < 0xC0 || !assignedIn9(r) }
+
+type cmark struct {
+	r   rune
+	ccc uint8
+}
+
+// composeNFC decomposes s canonically, orders combining marks, then composes.
+func composeNFC(dst []byte, s string) []byte {
+	comp := compositions()
+	var buf [utf8.UTFMax * 18]byte
+	seq := make([]cmark, 0, len(s))
+	for _, r := range s {
+		if inert(r) {
+			seq = append(seq, cmark{r: r})
+			continue
+		}
+		d := norm.NFD.AppendString(buf[:0], string(r))
+		for len(d) > 0 {
+			dr, n := utf8.DecodeRune(d)
+			seq = append(seq, cmark{r: dr, ccc: norm.NFD.PropertiesString(string(dr)).CCC()})
+			d = d[n:]
+		}
+	}
+	// Canonical ordering: stable sort of every run of non-starters by class.
+	for i := 0; i < len(seq); {
+		if seq[i].ccc == 0 {
+			i++
+			continue
+		}
+		j := i
+		for j < len(seq) && seq[j].ccc != 0 {
+			j++
+		}
+		run := seq[i:j]
+		sort.SliceStable(run, func(a, b int) bool { return run[a].ccc < run[b].ccc })
+		i = j
+	}
+	// Canonical composition.
+	out := seq[:0]
+	starter := -1
+	var last uint8 // class of the last character kept after the starter
+	for k := 0; k < len(seq); k++ {
+		ch := seq[k]
+		if starter >= 0 && (len(out)-1 == starter || last != 0 && last < ch.ccc) {
+			if p, ok := comp[uint64(out[starter].r)<<21|uint64(ch.r)]; ok {
+				out[starter].r = p
+				continue
+			}
+		}
+		if ch.ccc == 0 {
+			starter = len(out)
+		}
+		last = ch.ccc
+		out = append(out, ch)
+	}
+	for _, ch := range out {
+		dst = utf8.AppendRune(dst, ch.r)
+	}
+	return dst
+}
+
+var (
+	compOnce  sync.Once
+	compTable map[uint64]rune
+)
+
+// compositions maps a (starter, next) pair to its primary composite, for every
+// composite that existed in Unicode 9.0. Built once, on first use, from x/text:
+// a character is a primary composite when it decomposes and NFC keeps it.
+func compositions() map[uint64]rune {
+	compOnce.Do(func() {
+		compTable = make(map[uint64]rune, 14000)
+		var buf [64]byte
+		for r := rune(0xC0); r <= 0x2FFFF; r++ { // no composite lies beyond
+			if (r >= 0xD800 && r <= 0xDFFF) || !assignedIn9(r) {
+				continue
+			}
+			s := string(r)
+			if norm.NFD.PropertiesString(s).Decomposition() == nil && !(r >= 0xAC00 && r <= 0xD7A3) {
+				continue
+			}
+			if norm.NFC.String(s) != s {
+				continue // excluded from composition
+			}
+			d := []rune(string(norm.NFD.AppendString(buf[:0], s)))
+			if len(d) < 2 {
+				continue
+			}
+			first := []rune(norm.NFC.String(string(d[:len(d)-1])))
+			if len(first) != 1 {
+				continue
+			}
+			compTable[uint64(first[0])<<21|uint64(d[len(d)-1])] = r
+		}
+	})
+	return compTable
+}
