@@ -1,0 +1,196 @@
+package corpus
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// FilterOptions are the thresholds a document must reach to be kept.
+type FilterOptions struct {
+	MinChars int // characters (Unicode code points) after trimming
+	MinWords int // whitespace-separated words
+}
+
+// maxExamples bounds how many offending line numbers a report lists.
+const maxExamples = 5
+
+// FilterStats reports what Filter kept and dropped, and why.
+type FilterStats struct {
+	Read           int   `json:"read"`
+	Kept           int   `json:"kept"`
+	TooShort       int   `json:"too_short"`
+	TooFewWords    int   `json:"too_few_words"`
+	Malformed      int   `json:"malformed"`
+	ShortLines     []int `json:"short_lines,omitempty"`
+	FewWordsLines  []int `json:"few_words_lines,omitempty"`
+	MalformedLines []int `json:"malformed_lines,omitempty"`
+}
+
+func note(lines []int, n int) []int {
+	if len(lines) < maxExamples {
+		return append(lines, n)
+	}
+	return lines
+}
+
+func fmtLines(lines []int, total int) string {
+	if total == 0 {
+		return ""
+	}
+	s := make([]string, len(lines))
+	for i, l := range lines {
+		s[i] = fmt.Sprint(l)
+	}
+	more := ""
+	if total > len(lines) {
+		more = ", …"
+	}
+	return " (lines " + strings.Join(s, ", ") + more + ")"
+}
+
+// String is the one-paragraph report users see.
+func (s FilterStats) String() string {
+	return fmt.Sprintf("kept %d of %d documents; dropped %d under the character minimum%s, %d under the word minimum%s, %d malformed%s",
+		s.Kept, s.Read,
+		s.TooShort, fmtLines(s.ShortLines, s.TooShort),
+		s.TooFewWords, fmtLines(s.FewWordsLines, s.TooFewWords),
+		s.Malformed, fmtLines(s.MalformedLines, s.Malformed))
+}
+
+// ReadLines calls fn with each line of r (without the newline) and its
+// 1-based number. Lines of any length are supported; memory is bounded by
+// the longest line.
+func ReadLines(r io.Reader, fn func(n int, line []byte) error) error {
+	br := bufio.NewReaderSize(r, 1<<20)
+	var long []byte
+	n := 0
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long, chunk...)
+			continue
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		line := chunk
+		if long != nil {
+			long = append(long, chunk...)
+			line = long
+		}
+		if len(line) > 0 {
+			n++
+			line = bytes.TrimSuffix(line, []byte("\n"))
+			line = bytes.TrimSuffix(line, []byte("\r"))
+			if ferr := fn(n, line); ferr != nil {
+				return ferr
+			}
+		}
+		long = long[:0:0]
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+	}
+}
+
+// ErrMalformed marks a line that is not a JSON object with a string "text".
+var ErrMalformed = errors.New("malformed")
+
+// DecodeText extracts the "text" string of one JSONL line.
+func DecodeText(line []byte) (string, error) {
+	var doc struct {
+		Text *json.RawMessage `json:"text"`
+	}
+	if err := json.Unmarshal(line, &doc); err != nil {
+		return "", fmt.Errorf("%w: not a JSON object: %v", ErrMalformed, err)
+	}
+	if doc.Text == nil {
+		return "", fmt.Errorf("%w: no \"text\" field", ErrMalformed)
+	}
+	var text string
+	if err := json.Unmarshal(*doc.Text, &text); err != nil {
+		return "", fmt.Errorf("%w: \"text\" is not a string", ErrMalformed)
+	}
+	return text, nil
+}
+
+// Writer writes {"text": ...} lines.
+type Writer struct {
+	w   *bufio.Writer
+	enc *json.Encoder
+}
+
+// NewWriter writes JSONL documents to w; call Flush at the end.
+func NewWriter(w io.Writer) *Writer {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	return &Writer{w: bw, enc: enc}
+}
+
+// Write appends one document.
+func (w *Writer) Write(text string) error {
+	return w.enc.Encode(struct {
+		Text string `json:"text"`
+	}{text})
+}
+
+// Flush writes buffered documents.
+func (w *Writer) Flush() error { return w.w.Flush() }
+
+// countWords counts runs of non-space characters.
+func countWords(s string) int {
+	n, in := 0, false
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			in = false
+		} else if !in {
+			in = true
+			n++
+		}
+	}
+	return n
+}
+
+// Filter copies documents from r to w, trimmed, dropping those under the
+// thresholds and malformed lines. name labels errors.
+func Filter(r io.Reader, w io.Writer, opt FilterOptions) (FilterStats, error) {
+	var st FilterStats
+	out := NewWriter(w)
+	err := ReadLines(r, func(n int, line []byte) error {
+		if len(bytes.TrimSpace(line)) == 0 {
+			return nil
+		}
+		st.Read++
+		text, err := DecodeText(line)
+		if err != nil {
+			st.Malformed++
+			st.MalformedLines = note(st.MalformedLines, n)
+			return nil
+		}
+		text = strings.TrimSpace(text)
+		switch {
+		case utf8.RuneCountInString(text) < opt.MinChars:
+			st.TooShort++
+			st.ShortLines = note(st.ShortLines, n)
+		case countWords(text) < opt.MinWords:
+			st.TooFewWords++
+			st.FewWordsLines = note(st.FewWordsLines, n)
+		default:
+			st.Kept++
+			return out.Write(text)
+		}
+		return nil
+	})
+	if err != nil {
+		return st, err
+	}
+	return st, out.Flush()
+}
