@@ -1,0 +1,94 @@
+//go:build mage
+
+// Rival: one fair LLM-training benchmark across AMD and NVIDIA hosts.
+// Targets are thin: the work lives in tasks/ and the packages it uses.
+package main
+
+import (
+	"context"
+	"path/filepath"
+
+	"github.com/magefile/mage/mg"
+
+	"github.com/rivalbench/rival/tasks"
+)
+
+// Cache holds the cache maintenance targets.
+type Cache mg.Namespace
+
+// Filter holds the filtering targets.
+type Filter mg.Namespace
+
+// Purge holds the cleanup targets.
+type Purge mg.Namespace
+
+// Aliases give namespaces a plain form: `purge` is purge:output.
+var Aliases = map[string]interface{}{
+	"purge": Purge.Output,
+}
+
+// Demo runs the pipeline on the sample corpus shipped in testdata/.
+func Demo(ctx context.Context) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
+		return w.Demo(ctx)
+	})
+}
+
+// File filters any local JSONL corpus: filter:file IN.jsonl OUT.jsonl.
+func (Filter) File(ctx context.Context, in, out string) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
+		t := w.FilterTask(abs(in), abs(out), nil)
+		if err := w.Runner.Run(ctx, t); err != nil {
+			return err
+		}
+		w.ReportFilter(t)
+		return nil
+	})
+}
+
+// Stats shows the cache's entries, size and hit counts.
+func (Cache) Stats(ctx context.Context) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.CacheStats() })
+}
+
+// Trim drops least recently used entries (RIVAL_CACHE_MAX, RIVAL_CACHE_MAX_AGE).
+func (Cache) Trim(ctx context.Context) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.CacheTrim(ctx) })
+}
+
+// Verify rehashes every blob and output; corrupt entries are dropped.
+func (Cache) Verify(ctx context.Context) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.CacheVerify(ctx) })
+}
+
+// Output removes OUTPUT_DIR (also: purge).
+func (Purge) Output(ctx context.Context) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.Purge(false) })
+}
+
+// Data removes OUTPUT_DIR and DATA_DIR (also: purge data).
+func (Purge) Data(ctx context.Context) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.Purge(true) })
+}
+
+// Wrap zips output/ with every result's provenance, to copy results off a host.
+func Wrap(ctx context.Context) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
+		t, zipPath, err := w.WrapTask()
+		if err != nil {
+			return err
+		}
+		if err := w.Runner.Run(ctx, t); err != nil {
+			return err
+		}
+		w.Printf("wrap: %s\n", zipPath)
+		return nil
+	})
+}
+
+func abs(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}

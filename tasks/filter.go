@@ -1,0 +1,66 @@
+package tasks
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/rivalbench/rival/cache"
+	"github.com/rivalbench/rival/corpus"
+)
+
+// filterVersion changes the key of every filter task when its rules change.
+const filterVersion = "1"
+
+// FilterTask drops documents of in under the configured minimums, writing
+// out. upstream, when not nil, is the task that produces in.
+func (w *Workspace) FilterTask(in, out string, upstream *Task) *Task {
+	t := &Task{
+		ID:     "filter " + rel(w.Root, in),
+		Params: map[string]string{"FILTER_MIN_CHARS": w.Config.Get("FILTER_MIN_CHARS"), "FILTER_MIN_WORDS": w.Config.Get("FILTER_MIN_WORDS")},
+		Tools:  map[string]string{"filter": filterVersion},
+		// Filtered text compresses well; the output is the next task's input.
+		Outputs: []Output{{Path: out, Compress: true}},
+	}
+	if upstream != nil {
+		t.Deps = []*Task{upstream}
+	} else {
+		t.Files = []string{in}
+	}
+	opts := corpus.FilterOptions{MinChars: w.Config.Int("FILTER_MIN_CHARS"), MinWords: w.Config.Int("FILTER_MIN_WORDS")}
+	t.Run = func(ctx context.Context, x *Exec) error {
+		f, err := os.Open(in)
+		if err != nil {
+			return fmt.Errorf("filter: %w", err)
+		}
+		defer f.Close()
+		var st corpus.FilterStats
+		err = cache.WriteAtomic(out, 0o644, func(bw *bufio.Writer) error {
+			var err error
+			st, err = corpus.Filter(f, bw, opts)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("filter %s: %w", in, err)
+		}
+		x.SetMeta(st)
+		return nil
+	}
+	return t
+}
+
+// ReportFilter prints what a finished filter task kept and dropped.
+func (w *Workspace) ReportFilter(t *Task) {
+	var st corpus.FilterStats
+	if err := t.Meta(&st); err == nil && st.Read > 0 {
+		w.Printf("%s: %s\n", t.ID, st)
+	}
+}
+
+func rel(root, p string) string {
+	if r, err := relPath(root, p); err == nil {
+		return r
+	}
+	return p
+}

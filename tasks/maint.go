@@ -1,0 +1,268 @@
+package tasks
+
+import (
+	"archive/zip"
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rivalbench/rival/cache"
+)
+
+// CacheStats prints what the cache holds.
+func (w *Workspace) CacheStats() error {
+	s, err := w.Cache.Stats()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stdout, "cache: %s\n", s.Dir)
+	fmt.Fprintf(os.Stdout, "entries: %d records, %d blobs, %s\n", s.Records, s.Blobs, HumanBytes(s.BlobBytes))
+	fmt.Fprintf(os.Stdout, "hits: %d\n", s.Hits)
+	fmt.Fprintf(os.Stdout, "stat cache: %d files\n", s.StatEntries)
+	var fams []string
+	for f := range s.RecordsByTask {
+		fams = append(fams, f)
+	}
+	sort.Strings(fams)
+	for _, f := range fams {
+		fmt.Fprintf(os.Stdout, "  %-10s %4d records %6d hits\n", f, s.RecordsByTask[f], s.HitsByTask[f])
+	}
+	return nil
+}
+
+// ParseSize reads sizes such as 500MB, 20GiB, 1.5T, or a plain byte count.
+func ParseSize(s string) (int64, error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"TIB", 1 << 40}, {"GIB", 1 << 30}, {"MIB", 1 << 20}, {"KIB", 1 << 10}, {"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"T", 1 << 40}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.m
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || f < 0 {
+		return 0, fmt.Errorf("%q is not a size (examples: 500MB, 20GiB)", s)
+	}
+	return int64(f * float64(mult)), nil
+}
+
+// ParseAge reads durations such as 30d, 12h, 90m.
+func ParseAge(s string) (time.Duration, error) {
+	t := strings.TrimSpace(s)
+	if strings.HasSuffix(t, "d") {
+		n, err := strconv.ParseFloat(strings.TrimSuffix(t, "d"), 64)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("%q is not an age (examples: 30d, 12h)", s)
+		}
+		return time.Duration(n * 24 * float64(time.Hour)), nil
+	}
+	d, err := time.ParseDuration(t)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%q is not an age (examples: 30d, 12h)", s)
+	}
+	return d, nil
+}
+
+// HumanBytes formats n with a binary unit.
+func HumanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// CacheTrim trims the cache to RIVAL_CACHE_MAX (default 50GiB) and drops
+// entries unused for RIVAL_CACHE_MAX_AGE (default 30d).
+func (w *Workspace) CacheTrim(ctx context.Context) error {
+	maxSize, maxAge := "50GiB", "30d"
+	if v := os.Getenv("RIVAL_CACHE_MAX"); v != "" {
+		maxSize = v
+	}
+	if v := os.Getenv("RIVAL_CACHE_MAX_AGE"); v != "" {
+		maxAge = v
+	}
+	size, err := ParseSize(maxSize)
+	if err != nil {
+		return fmt.Errorf("RIVAL_CACHE_MAX: %w", err)
+	}
+	age, err := ParseAge(maxAge)
+	if err != nil {
+		return fmt.Errorf("RIVAL_CACHE_MAX_AGE: %w", err)
+	}
+	rep, err := w.Cache.Trim(ctx, size, age)
+	if err != nil {
+		return err
+	}
+	w.Printf("cache:trim (max %s, unused for %s): removed %d records and %d blobs, freed %s; %s kept\n",
+		maxSize, maxAge, rep.RecordsRemoved, rep.BlobsRemoved, HumanBytes(rep.BytesFreed), HumanBytes(rep.BytesKept))
+	return nil
+}
+
+// CacheVerify rehashes everything and fails if anything was corrupt.
+func (w *Workspace) CacheVerify(ctx context.Context) error {
+	rep, err := w.Cache.Verify(ctx, nil)
+	if err != nil {
+		return err
+	}
+	w.Printf("cache:verify: %d blobs (%s) and %d materialized outputs rehashed\n", rep.BlobsChecked, HumanBytes(rep.BytesChecked), rep.OutputsChecked)
+	for _, d := range rep.CorruptBlobs {
+		w.Printf("  corrupt blob %s: dropped\n", d)
+	}
+	if rep.RecordsDropped > 0 {
+		w.Printf("  %d records that needed them dropped; their tasks will run again\n", rep.RecordsDropped)
+	}
+	for _, p := range rep.ModifiedOutputs {
+		w.Printf("  %s no longer matches its cached content (edited by hand?); the next run restores it\n", p)
+	}
+	if n := len(rep.CorruptBlobs) + len(rep.ModifiedOutputs); n > 0 {
+		return fmt.Errorf("cache:verify found %d problems", n)
+	}
+	return nil
+}
+
+// Purge removes OUTPUT_DIR, and DATA_DIR too when data is true. The cache
+// stays: a later run materializes from it.
+func (w *Workspace) Purge(data bool) error {
+	dirs := []string{w.Path("OUTPUT_DIR")}
+	if data {
+		dirs = append(dirs, w.Path("DATA_DIR"))
+	}
+	for _, d := range dirs {
+		if d == w.Root || d == "/" {
+			return fmt.Errorf("purge: refusing to remove %s", d)
+		}
+		if err := os.RemoveAll(d); err != nil {
+			return fmt.Errorf("purge %s: %w", d, err)
+		}
+		w.Printf("purge: removed %s\n", d)
+	}
+	return nil
+}
+
+// provenanceKeys are result fields copied into a wrap's manifest.
+var provenanceKeys = []string{"schema_version", "rival_version", "platform", "framework", "model", "dataset",
+	"tokenizer_fingerprint", "config_fingerprint", "image_digest", "hardware_fingerprint", "provenance", "training_config", "parallelism_config"}
+
+type wrapEntry struct {
+	Path       string                     `json:"path"`
+	Size       int64                      `json:"size"`
+	BLAKE3     cache.Digest               `json:"blake3"`
+	Provenance map[string]json.RawMessage `json:"provenance,omitempty"`
+}
+
+// WrapTask zips OUTPUT_DIR with a MANIFEST.json (every file's digest, and
+// every result's provenance) into rival-results-HOST.zip beside it.
+func (w *Workspace) WrapTask() (*Task, string, error) {
+	outDir := w.Path("OUTPUT_DIR")
+	if _, err := os.Stat(outDir); err != nil {
+		return nil, "", fmt.Errorf("wrap: nothing to wrap: %w (run a training or demo first)", err)
+	}
+	host, _ := os.Hostname()
+	zipPath := filepath.Join(filepath.Dir(outDir), "rival-results-"+sanitize(host)+".zip")
+	t := &Task{
+		ID:      "wrap " + rel(w.Root, outDir),
+		Files:   []string{outDir},
+		Tools:   map[string]string{"rival": Version},
+		Outputs: []Output{{Path: zipPath}},
+	}
+	t.Run = func(ctx context.Context, x *Exec) error {
+		return cache.WriteAtomic(zipPath, 0o644, func(bw *bufio.Writer) error {
+			return writeWrap(bw, outDir, host)
+		})
+	}
+	return t, zipPath, nil
+}
+
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '-' || r == '.' || r == '_' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+func writeWrap(out io.Writer, dir, host string) error {
+	zw := zip.NewWriter(out)
+	var manifest struct {
+		RivalVersion string      `json:"rival_version"`
+		Host         string      `json:"host"`
+		Files        []wrapEntry `json:"files"`
+	}
+	manifest.RivalVersion, manifest.Host = Version, host
+	err := filepath.WalkDir(dir, func(p string, de fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if de.IsDir() {
+			return nil
+		}
+		if !de.Type().IsRegular() {
+			return nil // sockets, links: not results
+		}
+		if de.Name() == "secrets.env" {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		r, _ := filepath.Rel(dir, p)
+		r = filepath.ToSlash(r)
+		e := wrapEntry{Path: r, Size: int64(len(data)), BLAKE3: cache.HashBytes(data)}
+		if strings.HasSuffix(r, ".json") {
+			var obj map[string]json.RawMessage
+			if json.Unmarshal(data, &obj) == nil {
+				for _, k := range provenanceKeys {
+					if v, ok := obj[k]; ok {
+						if e.Provenance == nil {
+							e.Provenance = map[string]json.RawMessage{}
+						}
+						e.Provenance[k] = v
+					}
+				}
+			}
+		}
+		manifest.Files = append(manifest.Files, e)
+		fw, err := zw.CreateHeader(&zip.FileHeader{Name: "output/" + r, Method: zip.Deflate, Modified: time.Unix(0, 0).UTC()})
+		if err != nil {
+			return err
+		}
+		_, err = fw.Write(data)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("wrap %s: %w", dir, err)
+	}
+	m, err := json.MarshalIndent(manifest, "", "  ")
+	if err != nil {
+		return err
+	}
+	fw, err := zw.CreateHeader(&zip.FileHeader{Name: "MANIFEST.json", Method: zip.Deflate, Modified: time.Unix(0, 0).UTC()})
+	if err != nil {
+		return err
+	}
+	if _, err := fw.Write(m); err != nil {
+		return err
+	}
+	return zw.Close()
+}

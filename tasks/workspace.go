@@ -1,0 +1,94 @@
+package tasks
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/magefile/mage/mg"
+
+	"github.com/rivalbench/rival/cache"
+)
+
+// Version is Rival's own version, recorded in every result.
+const Version = "0.1.0"
+
+// Workspace is one invocation's view of the project: its configuration,
+// cache and runner.
+type Workspace struct {
+	Root   string
+	Config *Config
+	Cache  *cache.Cache
+	Runner *Runner
+	Out    io.Writer
+}
+
+// OpenWorkspace loads config.env and secrets.env from root and opens the
+// cache ($RIVAL_CACHE or the user cache directory).
+func OpenWorkspace(root string, verbose bool, out io.Writer) (*Workspace, error) {
+	cfgPath := os.Getenv("RIVAL_CONFIG")
+	if cfgPath == "" {
+		cfgPath = filepath.Join(root, "config.env")
+	}
+	cfg, err := LoadConfig(cfgPath, filepath.Join(root, "secrets.env"), os.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := cache.DefaultDir()
+	if err != nil {
+		return nil, err
+	}
+	c, err := cache.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	c.Warn = func(msg string) { fmt.Fprintln(out, "warning:", msg) }
+	return &Workspace{
+		Root:   root,
+		Config: cfg,
+		Cache:  c,
+		Runner: &Runner{Cache: c, Jobs: cfg.Int("JOBS"), Verbose: verbose, Out: out},
+		Out:    out,
+	}, nil
+}
+
+// Path resolves a config directory key (DATA_DIR, OUTPUT_DIR) against the
+// workspace root.
+func (w *Workspace) Path(key string, elem ...string) string {
+	base := w.Config.Get(key)
+	if !filepath.IsAbs(base) {
+		base = filepath.Join(w.Root, base)
+	}
+	return filepath.Join(append([]string{base}, elem...)...)
+}
+
+// Printf writes a message for the user (standard error).
+func (w *Workspace) Printf(format string, args ...any) { fmt.Fprintf(w.Out, format, args...) }
+
+// Main runs one mage target: it opens the workspace in the current
+// directory, cancels on Ctrl-C or SIGTERM, and always ends with the
+// `tasks: R run, C cached` line.
+func Main(ctx context.Context, fn func(ctx context.Context, w *Workspace) error) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	w, err := OpenWorkspace(root, mg.Verbose(), os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tasks: 0 run, 0 cached; failed")
+		return err
+	}
+	err = fn(ctx, w)
+	line := w.Runner.Summary()
+	if err != nil {
+		line += "; failed"
+	}
+	fmt.Fprintln(os.Stderr, line)
+	return err
+}
