@@ -1,0 +1,203 @@
+package hw
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Spec is the vendor-published datasheet of one accelerator model. Peak
+// throughputs are dense (no structured sparsity), in TFLOP/s.
+type Spec struct {
+	Model           string
+	BF16DenseTFLOPs float64
+	FP8DenseTFLOPs  float64
+	MemoryGB        float64 // decimal GB as the vendor states it
+	BandwidthTBs    float64
+	TDPWatts        float64
+	Source          string
+}
+
+// specs is keyed by the Model that detection returns. Vendors quote sparse
+// figures on most datasheets; the dense figure is half of those, and FP8 is
+// twice BF16 on every part listed.
+var specs = map[string]Spec{
+	"H100 SXM": {
+		Model: "H100 SXM", BF16DenseTFLOPs: 989.4, FP8DenseTFLOPs: 1978.9, MemoryGB: 80, BandwidthTBs: 3.35, TDPWatts: 700,
+		Source: "NVIDIA H100 Tensor Core GPU datasheet, SXM column: BF16 1,979 and FP8 3,958 TFLOPS with sparsity (989.4 / 1,978.9 dense, the H100 whitepaper's exact figures), 80 GB HBM3, 3.35 TB/s, up to 700 W",
+	},
+	"H100 PCIe": {
+		Model: "H100 PCIe", BF16DenseTFLOPs: 756.5, FP8DenseTFLOPs: 1513, MemoryGB: 80, BandwidthTBs: 2.0, TDPWatts: 350,
+		Source: "NVIDIA H100 Tensor Core GPU datasheet, PCIe column: BF16 1,513 and FP8 3,026 TFLOPS with sparsity (half dense), 80 GB HBM2e, 2.0 TB/s, 300-350 W",
+	},
+	"H200": {
+		Model: "H200", BF16DenseTFLOPs: 989.4, FP8DenseTFLOPs: 1978.9, MemoryGB: 141, BandwidthTBs: 4.8, TDPWatts: 700,
+		Source: "NVIDIA H200 Tensor Core GPU datasheet, SXM column: BF16 1,979 and FP8 3,958 TFLOPS with sparsity (same GH100 compute as H100 SXM), 141 GB HBM3e, 4.8 TB/s, up to 700 W",
+	},
+	"B200": {
+		Model: "B200", BF16DenseTFLOPs: 2250, FP8DenseTFLOPs: 4500, MemoryGB: 180, BandwidthTBs: 8, TDPWatts: 1000,
+		Source: "NVIDIA HGX B200 specifications at 1,000 W: BF16 4.5 and FP8 9 PFLOPS with sparsity (2.25 / 4.5 dense per GPU); 1,440 GB HBM3e per 8 GPUs = 180 GB usable per GPU (192 GB physical), 8 TB/s",
+	},
+	"MI300X": {
+		Model: "MI300X", BF16DenseTFLOPs: 1307.4, FP8DenseTFLOPs: 2614.9, MemoryGB: 192, BandwidthTBs: 5.3, TDPWatts: 750,
+		Source: "AMD Instinct MI300X data sheet: peak BF16 1,307.4 and FP8 2,614.9 TFLOPS dense (2,100 MHz x 304 CUs x 2,048 BF16 FLOPs/clock/CU), 192 GB HBM3, 5.3 TB/s, 750 W",
+	},
+	"MI325X": {
+		Model: "MI325X", BF16DenseTFLOPs: 1307.4, FP8DenseTFLOPs: 2614.9, MemoryGB: 256, BandwidthTBs: 6, TDPWatts: 1000,
+		Source: "AMD Instinct MI325X data sheet: peak BF16 1,307.4 and FP8 2,614.9 TFLOPS dense (same CDNA 3 compute as MI300X), 256 GB HBM3E, 6 TB/s, 1,000 W",
+	},
+	"MI355X": {
+		Model: "MI355X", BF16DenseTFLOPs: 2516.6, FP8DenseTFLOPs: 5033.2, MemoryGB: 288, BandwidthTBs: 8, TDPWatts: 1400,
+		Source: "AMD Instinct MI355X data sheet: BF16 2.5 and FP8 5.0 PFLOPS dense, rounded; exact values from 2,400 MHz x 256 CUs x 4,096 BF16 FLOPs/clock/CU; 288 GB HBM3E, 8 TB/s, 1,400 W",
+	},
+}
+
+// LookupSpec returns the datasheet of a model key as detection returns it.
+func LookupSpec(model string) (Spec, bool) {
+	s, ok := specs[model]
+	return s, ok
+}
+
+// SpecModels lists the keys of the spec table, sorted.
+func SpecModels() []string {
+	out := make([]string, 0, len(specs))
+	for k := range specs {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// PeakTFLOPs is the dense peak of model at precision "bf16" or "fp8", the
+// denominator of MFU.
+func PeakTFLOPs(model, precision string) (float64, error) {
+	s, ok := specs[model]
+	if !ok {
+		if model == "" {
+			return 0, fmt.Errorf("no peak TFLOP/s: the GPU model is unknown (detection could not name it); MFU cannot be computed")
+		}
+		return 0, fmt.Errorf("no peak TFLOP/s for GPU model %q: known models are %s", model, strings.Join(SpecModels(), ", "))
+	}
+	switch strings.ToLower(precision) {
+	case "bf16":
+		return s.BF16DenseTFLOPs, nil
+	case "fp8":
+		return s.FP8DenseTFLOPs, nil
+	}
+	return 0, fmt.Errorf("no peak TFLOP/s for precision %q: use bf16 or fp8", precision)
+}
+
+// nvidiaNames maps what nvidia-smi prints (lower-cased, "nvidia " removed) to
+// a spec key. Only names seen from real tools are listed: H100 NVL, H200 NVL,
+// H800 and the like have other clocks and power, so they stay unknown.
+var nvidiaNames = map[string]string{
+	"h100 80gb hbm3": "H100 SXM",
+	"h100 sxm5 80gb": "H100 SXM",
+	"h100 pcie":      "H100 PCIe",
+	"h200":           "H200",
+	"b200":           "B200",
+}
+
+// nvidiaDeviceIDs maps PCI device ids (pci.ids, and the captured H100/H200
+// machines' pci.device_id) for the sysfs fallback.
+var nvidiaDeviceIDs = map[uint16]string{
+	0x2330: "H100 SXM",
+	0x2331: "H100 PCIe",
+	0x2335: "H200",
+}
+
+// amdNames maps market names (lower-cased, "amd " and "instinct " removed).
+var amdNames = map[string]string{
+	"mi300x":     "MI300X",
+	"mi300x oam": "MI300X",
+	"mi300x vf":  "MI300X",
+	"mi300x hf":  "MI300X",
+	"mi325x":     "MI325X",
+	"mi325x oam": "MI325X",
+	"mi325x vf":  "MI325X",
+	"mi355x":     "MI355X",
+	"mi355x oam": "MI355X",
+}
+
+// amdDeviceIDs maps PCI device ids from pci.ids ("Aqua Vanjaram" family).
+// 0x74a2 is MI308X, named but absent from the spec table.
+var amdDeviceIDs = map[uint16]string{
+	0x74a1: "MI300X",
+	0x74a9: "MI300X",
+	0x74b5: "MI300X",
+	0x74bd: "MI300X",
+	0x74a5: "MI325X",
+	0x74b9: "MI325X",
+}
+
+// amdDeviceNames gives a product name for KFD/PCI-only detection, where no
+// tool prints one.
+var amdDeviceNames = map[uint16]string{
+	0x74a0: "AMD Instinct MI300A",
+	0x74a1: "AMD Instinct MI300X",
+	0x74a2: "AMD Instinct MI308X",
+	0x74a5: "AMD Instinct MI325X",
+	0x74a9: "AMD Instinct MI300X HF",
+	0x74b5: "AMD Instinct MI300X VF",
+	0x74b9: "AMD Instinct MI325X VF",
+	0x74bd: "AMD Instinct MI300X HF",
+	0x6860: "AMD Instinct MI25 (Vega 10)",
+	0x738c: "AMD Instinct MI100",
+	0x740c: "AMD Instinct MI250X/MI250",
+	0x740f: "AMD Instinct MI210",
+}
+
+var nvidiaPCINames = map[uint16]string{
+	0x2330: "NVIDIA H100 SXM5 80GB",
+	0x2331: "NVIDIA H100 PCIe",
+	0x2335: "NVIDIA H200",
+}
+
+// CanonicalModel names the spec key of a GPU from what a tool printed, with the
+// PCI device id (0 when unknown) as a second opinion. It returns "" rather than
+// a guess.
+func CanonicalModel(vendor, name string, pciDevice uint16) string {
+	n := strings.ToLower(strings.Join(strings.Fields(name), " "))
+	switch vendor {
+	case VendorNVIDIA:
+		n = strings.TrimPrefix(n, "nvidia ")
+		if m, ok := nvidiaNames[n]; ok {
+			return m
+		}
+		if name == "" {
+			return nvidiaDeviceIDs[pciDevice]
+		}
+	case VendorAMD:
+		n = strings.TrimPrefix(n, "amd ")
+		n = strings.TrimPrefix(n, "instinct ")
+		if m, ok := amdNames[n]; ok {
+			return m
+		}
+		// Tools that print a codename or nothing fall back to the device id.
+		if name == "" || strings.HasPrefix(n, "aqua vanjaram") || n == "n/a" {
+			return amdDeviceIDs[pciDevice]
+		}
+	}
+	return ""
+}
+
+// parseDeviceID reads a hexadecimal PCI device id: "0x74a1", "74a1", or
+// nvidia-smi's "0x233010DE" (device id in the high half). 0 means unreadable.
+func parseDeviceID(s string) uint16 {
+	s = strings.TrimSpace(strings.ToLower(s))
+	var v uint64
+	var err error
+	if strings.HasPrefix(s, "0x") {
+		v, err = parseUintBase(s[2:], 16)
+	} else {
+		v, err = parseUintBase(s, 16)
+	}
+	if err != nil || v > 0xffff {
+		// nvidia-smi prints pci.device_id as 0x233010DE: device in the high half.
+		if err == nil && v > 0xffff && v <= 0xffffffff {
+			return uint16(v >> 16)
+		}
+		return 0
+	}
+	return uint16(v)
+}
