@@ -1,0 +1,43 @@
+package logparse
+
+import "regexp"
+
+// Megatron-Bridge prints, on rank 0 and just before the iteration line:
+//
+//	Step Time : 9.09s GPU utilization: 663.5MODEL_TFLOP/s/GPU
+//
+// Some recipes add tokens/s/GPU and peak memory between the fields.
+var bridgeStep = regexp.MustCompile(`Step Time\s*:\s*(\S+?)s\b(?:\s*,?\s*(\S+)\s*tok/s/gpu\s*,?)?(?:\s*GPU utilization:\s*(\S+?)\s*MODEL_TFLOP/s/GPU)?`)
+
+func (p *parser) bridgeStepTime(s string) bool {
+	m := bridgeStep.FindStringSubmatch(s)
+	if m == nil {
+		return false
+	}
+	if m[3] == "" {
+		// Without the utilisation field the line may be cut mid-way.
+		p.stats.CutLines++
+		return true
+	}
+	if p.pendingBridge != nil {
+		p.flushBridge()
+	}
+	st := &Step{NumberInferred: true}
+	st.setFloat(&st.StepTimeSeconds, "step_time_s", m[1], 1)
+	if m[2] != "" {
+		st.setFloat(&st.TokensPerSecondPerGPU, "framework_tokens_per_s_per_gpu", m[2], 1)
+	}
+	st.setFloat(&st.TFLOPsPerGPU, "framework_tflops_per_gpu", m[3], 1)
+	p.pendingBridge = st
+	p.bridgeSigns++
+	return true
+}
+
+// flushBridge keeps a Step Time line that no iteration line followed, numbered in
+// order; finish uses these only when the log has no iteration line at all.
+func (p *parser) flushBridge() {
+	st := *p.pendingBridge
+	p.pendingBridge = nil
+	st.Step = len(p.bridgeOnly.steps) + 1
+	p.bridgeOnly.add(st, 0, false)
+}

@@ -1,0 +1,58 @@
+package logparse
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// fuzzFamily seeds a fuzz target with one family's fixtures and checks the parser
+// never panics, and that a successful parse always has steps in increasing order.
+func fuzzFamily(f *testing.F, framework string, seeds ...string) {
+	for _, s := range seeds {
+		b, err := os.ReadFile(s)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(b))
+		for _, line := range strings.Split(string(b), "\n") {
+			f.Add(line)
+		}
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		for _, fw := range []string{"", framework} {
+			log, err := Parse(strings.NewReader(in), fw)
+			if err != nil {
+				continue
+			}
+			if len(log.Steps) == 0 {
+				t.Fatal("success without steps")
+			}
+			for i := 1; i < len(log.Steps); i++ {
+				if log.Steps[i].Step <= log.Steps[i-1].Step {
+					t.Fatalf("steps out of order: %d after %d", log.Steps[i].Step, log.Steps[i-1].Step)
+				}
+			}
+		}
+	})
+}
+
+func FuzzMegatron(f *testing.F) {
+	fuzzFamily(f, Megatron, "testdata/real/megatron-2024-issue756.log", "testdata/built/megatron-torchrun-ranks.log")
+}
+
+func FuzzPrimus(f *testing.F) {
+	fuzzFamily(f, Primus, "testdata/real/primus-legacy-2025.log", "testdata/built/primus-legacy-mem-first.log")
+}
+
+func FuzzNeMo(f *testing.F) {
+	fuzzFamily(f, NeMo, "testdata/real/nemo2-bionemo.log")
+}
+
+func FuzzMegatronBridge(f *testing.F) {
+	fuzzFamily(f, MegatronBridge, "testdata/real/megatron-bridge-dgxc-h100.log", "testdata/built/megatron-bridge-steptime-only.log")
+}
+
+func FuzzTorchTitan(f *testing.F) {
+	fuzzFamily(f, TorchTitan, "testdata/real/torchtitan.log", "testdata/built/torchtitan-llama-8gpu.log")
+}

@@ -1,0 +1,165 @@
+package logparse
+
+import (
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+var (
+	// Megatron's arguments block: "  global_batch_size ............................. 128".
+	megatronArg = regexp.MustCompile(`^\s*([A-Za-z_][A-Za-z0-9_]*) \.{3,} (.*?)\s*$`)
+	// "using world size: 8, data-parallel size: 8, context-parallel size: 1, ..."
+	megatronSizes = regexp.MustCompile(`([a-z-]+) size: (\d+)`)
+	// "> number of parameters on (tensor, pipeline) model parallel rank (0, 0): 8030261248"
+	megatronParams = regexp.MustCompile(`number of parameters on \(tensor, pipeline\) model parallel rank \((\d+)\s*,\s*(\d+)\)\s*:\s*(\d+)`)
+	// Megatron's theoretical memory report: "Total number of parameters in billions: 8.03"
+	megatronParamsB = regexp.MustCompile(`Total number of parameters in billions:\s*([0-9.]+)`)
+	// Lightning's model summary: "8.0 B     Total params"
+	lightningParams = regexp.MustCompile(`^\s*([0-9.]+)\s*([KMBT]?)\s+Total params`)
+	// TorchTitan: "Model llama3 8B size: 8,030,261,248 total parameters"
+	titanParams = regexp.MustCompile(`([0-9][0-9,]*) total parameters`)
+	// TorchTitan: "Training starts at step 1, with local batch size 1, global batch size 8, sequence length 2048, ..."
+	titanBatch = regexp.MustCompile(`local batch size (\d+), global batch size (\d+)(?:, sequence length (\d+))?`)
+	// NeMo / Lightning: "All distributed processes registered. Starting with 8 processes",
+	// "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/8".
+	lightningWorld = regexp.MustCompile(`Starting with (\d+) processes|MEMBER: \d+/(\d+)`)
+)
+
+// maxArgs bounds the Megatron arguments kept.
+const maxArgs = 4096
+
+// preambleLine picks run facts out of lines that are not steps.
+func (p *parser) preambleLine(s string) {
+	switch {
+	case strings.Contains(s, "..."):
+		if m := megatronArg.FindStringSubmatch(s); m != nil {
+			if p.pre.Args == nil {
+				p.pre.Args = map[string]string{}
+			}
+			if len(p.pre.Args) < maxArgs {
+				p.pre.Args[m[1]] = m[2]
+			}
+		}
+	case strings.Contains(s, "using world size:"):
+		for _, m := range megatronSizes.FindAllStringSubmatch(s, -1) {
+			n, ok := integer(m[2])
+			if !ok {
+				continue
+			}
+			switch m[1] {
+			case "world":
+				setIfNil(&p.pre.WorldSize, n)
+			case "data-parallel":
+				setIfNil(&p.pre.DataParallel, n)
+			case "context-parallel":
+				setIfNil(&p.pre.ContextParallel, n)
+			case "tensor-model-parallel":
+				setIfNil(&p.pre.TensorParallel, n)
+			case "pipeline-model-parallel":
+				setIfNil(&p.pre.PipelineParallel, n)
+			}
+		}
+	case strings.Contains(s, "number of parameters on"):
+		if m := megatronParams.FindStringSubmatch(s); m != nil {
+			t, _ := integer(m[1])
+			pp, _ := integer(m[2])
+			if n, err := strconv.ParseInt(m[3], 10, 64); err == nil && len(p.params) < maxArgs {
+				p.params[[2]int{t, pp}] = n
+			}
+		}
+	case strings.Contains(s, "parameters in billions"):
+		if m := megatronParamsB.FindStringSubmatch(s); m != nil {
+			p.approxParams(m[1], 1e9)
+		}
+	case strings.Contains(s, "Total params"):
+		if m := lightningParams.FindStringSubmatch(s); m != nil {
+			p.approxParams(m[1], map[string]float64{"": 1, "K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}[m[2]])
+		}
+	case strings.Contains(s, "total parameters"):
+		if m := titanParams.FindStringSubmatch(s); m != nil {
+			if n, err := strconv.ParseInt(strings.ReplaceAll(m[1], ",", ""), 10, 64); err == nil {
+				p.pre.ParameterCount, p.pre.ParameterCountExact = ptr(n), true
+			}
+		}
+	case strings.Contains(s, "local batch size"):
+		if m := titanBatch.FindStringSubmatch(s); m != nil {
+			if n, ok := integer(m[1]); ok {
+				setIfNil(&p.pre.MicroBatchSize, n)
+			}
+			if n, ok := integer(m[2]); ok {
+				setIfNil(&p.pre.GlobalBatchSize, n)
+			}
+			if n, ok := integer(m[3]); ok {
+				setIfNil(&p.pre.SeqLength, n)
+			}
+		}
+	case strings.Contains(s, "Starting with") || strings.Contains(s, "MEMBER:"):
+		if m := lightningWorld.FindStringSubmatch(s); m != nil {
+			for _, g := range m[1:] {
+				if n, ok := integer(g); ok {
+					setIfNil(&p.pre.WorldSize, n)
+				}
+			}
+		}
+	}
+}
+
+// approxParams records a rounded parameter count unless an exact one is known.
+func (p *parser) approxParams(v string, scale float64) {
+	f, finite, ok := number(v)
+	if !ok || !finite || p.pre.ParameterCountExact {
+		return
+	}
+	p.pre.ParameterCount = ptr(int64(math.Round(f * scale)))
+}
+
+func setIfNil(dst **int, n int) {
+	if *dst == nil {
+		*dst = ptr(n)
+	}
+}
+
+// finishPreamble fills facts from Megatron's arguments, the per-rank parameter counts
+// and the steps themselves.
+func (p *parser) finishPreamble(steps []Step) {
+	pre := &p.pre
+	for arg, dst := range map[string]**int{
+		"world_size":                   &pre.WorldSize,
+		"seq_length":                   &pre.SeqLength,
+		"micro_batch_size":             &pre.MicroBatchSize,
+		"global_batch_size":            &pre.GlobalBatchSize,
+		"tensor_model_parallel_size":   &pre.TensorParallel,
+		"pipeline_model_parallel_size": &pre.PipelineParallel,
+		"context_parallel_size":        &pre.ContextParallel,
+		"data_parallel_size":           &pre.DataParallel,
+		"train_iters":                  &pre.TrainIters,
+	} {
+		if v, ok := pre.Args[arg]; ok {
+			if n, ok := integer(v); ok {
+				setIfNil(dst, n)
+			}
+		}
+	}
+	if len(p.params) > 0 {
+		var sum int64
+		for _, n := range p.params {
+			sum += n
+		}
+		// One model-parallel rank holds the whole model; several hold shards whose sum
+		// counts replicated tensors (norms, shared embeddings) more than once.
+		pre.ParameterCount, pre.ParameterCountExact = ptr(sum), len(p.params) == 1
+	}
+	for _, st := range steps {
+		if pre.GlobalBatchSize == nil && st.GlobalBatchSize != nil {
+			pre.GlobalBatchSize = ptr(*st.GlobalBatchSize)
+		}
+		if pre.TrainIters == nil && st.TotalSteps != nil {
+			pre.TrainIters = ptr(*st.TotalSteps)
+		}
+		if pre.GlobalBatchSize != nil && pre.TrainIters != nil {
+			break
+		}
+	}
+}

@@ -1,0 +1,38 @@
+package logparse
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Launcher rank labels at the start of a line: torchrun's "[rank3]:" and
+// "[default3]:" (--tee / --log-line-prefix), srun --label's "3: ".
+var rankLabel = regexp.MustCompile(`^\s*(?:\[(?:rank|default)(\d+)\]:\s?|(\d+):\s)`)
+
+// primusPrefix is Primus's loguru prefix "[20251202 09:12:08][rank-7/8][INFO ]".
+var primusPrefix = regexp.MustCompile(`^\s*\[\d{8} \d{2}:\d{2}:\d{2}\](?:\[[^\]]*\])*?\[rank-(\d+)/(\d+)\]`)
+
+// splitRank removes launcher rank labels (possibly nested) and returns the rank.
+func splitRank(s string) (rank int, has bool, rest string) {
+	rest = s
+	for i := 0; i < 3; i++ {
+		if len(rest) == 0 || !(rest[0] == '[' || rest[0] == ' ' || rest[0] == '\t' || (rest[0] >= '0' && rest[0] <= '9')) {
+			break
+		}
+		m := rankLabel.FindStringSubmatchIndex(rest)
+		if m == nil {
+			break
+		}
+		digits := ""
+		if m[2] >= 0 {
+			digits = rest[m[2]:m[3]]
+		} else {
+			digits = rest[m[4]:m[5]]
+		}
+		if r, ok := integer(digits); ok {
+			rank, has = r, true
+		}
+		rest = rest[m[1]:]
+	}
+	return rank, has, strings.TrimLeft(rest, " ")
+}
