@@ -222,33 +222,28 @@ func writeWrap(out io.Writer, dir, host string) error {
 		if de.Name() == "secrets.env" {
 			return nil
 		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
 		r, _ := filepath.Rel(dir, p)
 		r = filepath.ToSlash(r)
-		e := wrapEntry{Path: r, Size: int64(len(data)), BLAKE3: cache.HashBytes(data)}
-		if strings.HasSuffix(r, ".json") {
-			var obj map[string]json.RawMessage
-			if json.Unmarshal(data, &obj) == nil {
-				for _, k := range provenanceKeys {
-					if v, ok := obj[k]; ok {
-						if e.Provenance == nil {
-							e.Provenance = map[string]json.RawMessage{}
-						}
-						e.Provenance[k] = v
-					}
-				}
-			}
-		}
-		manifest.Files = append(manifest.Files, e)
 		fw, err := zw.CreateHeader(&zip.FileHeader{Name: "output/" + r, Method: zip.Deflate, Modified: time.Unix(0, 0).UTC()})
 		if err != nil {
 			return err
 		}
-		_, err = fw.Write(data)
-		return err
+		// Stream: a training log can be gigabytes.
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		d, n, err := cache.HashReader(io.TeeReader(f, fw))
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		e := wrapEntry{Path: r, Size: n, BLAKE3: d}
+		if strings.HasSuffix(r, ".json") && n < 64<<20 {
+			e.Provenance = provenanceOf(p)
+		}
+		manifest.Files = append(manifest.Files, e)
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("wrap %s: %w", dir, err)
@@ -265,4 +260,26 @@ func writeWrap(out io.Writer, dir, host string) error {
 		return err
 	}
 	return zw.Close()
+}
+
+// provenanceOf picks the provenance fields of a result JSON file.
+func provenanceOf(path string) map[string]json.RawMessage {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(data, &obj) != nil {
+		return nil
+	}
+	var out map[string]json.RawMessage
+	for _, k := range provenanceKeys {
+		if v, ok := obj[k]; ok {
+			if out == nil {
+				out = map[string]json.RawMessage{}
+			}
+			out[k] = v
+		}
+	}
+	return out
 }
