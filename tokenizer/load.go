@@ -59,7 +59,43 @@ func Load(path string) (*Tokenizer, error) {
 // package does not implement are an error naming them, never an approximation.
 func FromJSON(data []byte) (*Tokenizer, error) {
 	var f fileJSON
-	if err := json.Unmarshal(data, &f); err != nil {
+	r := &jsonReader{data: data}
+	err := r.object(func(key string) error {
+		raw, err := r.skipValue()
+		if err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+		var dst any
+		switch key {
+		case "model":
+			f.Model = raw
+			return nil
+		case "truncation":
+			dst = &f.Truncation
+		case "padding":
+			dst = &f.Padding
+		case "added_tokens":
+			dst = &f.AddedTokens
+		case "normalizer":
+			dst = &f.Normalizer
+		case "pre_tokenizer":
+			dst = &f.PreTokenizer
+		case "post_processor":
+			dst = &f.PostProcessor
+		case "decoder":
+			dst = &f.Decoder
+		default:
+			return nil
+		}
+		if err := json.Unmarshal(raw, dst); err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+		return nil
+	})
+	if err == nil && r.peek() != 0 {
+		err = r.errorf("data after the top-level object")
+	}
+	if err != nil {
 		return nil, fmt.Errorf("parse tokenizer.json: %w", err)
 	}
 	if !isNull(f.Truncation) {
@@ -69,7 +105,6 @@ func FromJSON(data []byte) (*Tokenizer, error) {
 		return nil, errors.New("padding: unsupported (set it to null)")
 	}
 	t := &Tokenizer{}
-	var err error
 	if t.normalize, err = parseNormalizer(f.Normalizer, "normalizer"); err != nil {
 		return nil, err
 	}

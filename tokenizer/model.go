@@ -3,21 +3,18 @@ package tokenizer
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"unicode/utf8"
 )
 
 type modelJSON struct {
-	Type                    string          `json:"type"`
-	Dropout                 *float64        `json:"dropout"`
-	UnkToken                *string         `json:"unk_token"`
-	ContinuingSubwordPrefix *string         `json:"continuing_subword_prefix"`
-	EndOfWordSuffix         *string         `json:"end_of_word_suffix"`
-	FuseUnk                 bool            `json:"fuse_unk"`
-	ByteFallback            bool            `json:"byte_fallback"`
-	IgnoreMerges            bool            `json:"ignore_merges"`
-	Vocab                   map[string]int  `json:"vocab"`
-	Merges                  json.RawMessage `json:"merges"`
+	Type                    string   `json:"type"`
+	Dropout                 *float64 `json:"dropout"`
+	UnkToken                *string  `json:"unk_token"`
+	ContinuingSubwordPrefix *string  `json:"continuing_subword_prefix"`
+	EndOfWordSuffix         *string  `json:"end_of_word_suffix"`
+	FuseUnk                 bool     `json:"fuse_unk"`
+	ByteFallback            bool     `json:"byte_fallback"`
+	IgnoreMerges            bool     `json:"ignore_merges"`
 }
 
 // merge is what a pair of adjacent tokens becomes: the new token and the rank
@@ -32,8 +29,35 @@ func (t *Tokenizer) parseModel(raw json.RawMessage) error {
 	if isNull(raw) {
 		return fmt.Errorf("model: missing")
 	}
+	// The vocabulary and merges are read by jsonReader; the small fields by
+	// encoding/json.
+	var vocabRaw, mergesRaw json.RawMessage
+	small := map[string]json.RawMessage{}
+	r := &jsonReader{data: raw}
+	err := r.object(func(key string) error {
+		v, err := r.skipValue()
+		if err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+		switch key {
+		case "vocab":
+			vocabRaw = v
+		case "merges":
+			mergesRaw = v
+		default:
+			small[key] = v
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
+	rest, err := json.Marshal(small)
+	if err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
 	var m modelJSON
-	ty, err := component(raw, "model", &m)
+	ty, err := component(rest, "model", &m)
 	if err != nil {
 		return err
 	}
@@ -49,26 +73,11 @@ func (t *Tokenizer) parseModel(raw json.RawMessage) error {
 	if m.EndOfWordSuffix != nil && *m.EndOfWordSuffix != "" {
 		return fmt.Errorf("model (BPE): end_of_word_suffix %q is unsupported", *m.EndOfWordSuffix)
 	}
-	if len(m.Vocab) == 0 {
-		return fmt.Errorf("model (BPE): vocab is missing or empty")
-	}
 	t.ignoreMerges = m.IgnoreMerges
 	t.byteFallback = m.ByteFallback
 	t.fuseUnk = m.FuseUnk
-	t.modelVocab = make(map[string]int32, len(m.Vocab))
-	t.tokenToID = make(map[string]int32, len(m.Vocab)+256)
-	t.idToToken = make(map[int32]string, len(m.Vocab)+256)
-	for tok, id := range m.Vocab {
-		if id < 0 || id > maxID {
-			return fmt.Errorf("model (BPE): vocab[%q]: id %d out of range", tok, id)
-		}
-		if other, dup := t.idToToken[int32(id)]; dup {
-			a, b := min(other, tok), max(other, tok)
-			return fmt.Errorf("model (BPE): vocab: id %d is used by both %q and %q", id, a, b)
-		}
-		t.modelVocab[tok] = int32(id)
-		t.tokenToID[tok] = int32(id)
-		t.idToToken[int32(id)] = tok
+	if err := t.parseVocab(vocabRaw); err != nil {
+		return fmt.Errorf("model (BPE): vocab: %w", err)
 	}
 	t.unk = -1
 	if m.UnkToken != nil {
@@ -78,9 +87,24 @@ func (t *Tokenizer) parseModel(raw json.RawMessage) error {
 		}
 		t.unk = id
 	}
+	// Merges and the lookup vocabulary only read modelVocab: build them side by side.
+	vocabErr := make(chan error, 1)
+	go func() { vocabErr <- t.buildLookupVocab() }()
+	mergeErr := t.parseMerges(mergesRaw)
+	if err := <-vocabErr; err != nil {
+		return err
+	}
+	if mergeErr != nil {
+		return fmt.Errorf("model (BPE): merges: %w", mergeErr)
+	}
+	return nil
+}
+
+// buildLookupVocab fills vocab and byteToken.
+func (t *Tokenizer) buildLookupVocab() error {
 	// The lookup vocabulary: byte-level models compare raw bytes, so their
 	// tokens are turned back from the printable byte alphabet into bytes.
-	t.vocab = make(map[string]int32, len(m.Vocab))
+	t.vocab = make(map[string]int32, len(t.modelVocab))
 	if t.byteLevel {
 		for i := range t.byteToken {
 			t.byteToken[i] = -1
@@ -117,47 +141,108 @@ func (t *Tokenizer) parseModel(raw json.RawMessage) error {
 			}
 		}
 	}
-	return t.parseMerges(m.Merges)
+	return nil
 }
 
-func (t *Tokenizer) parseMerges(raw json.RawMessage) error {
+func (t *Tokenizer) parseVocab(raw json.RawMessage) error {
 	if isNull(raw) {
-		t.merges = map[uint64]merge{}
+		return fmt.Errorf("missing")
+	}
+	t.modelVocab = make(map[string]int32, 1<<16)
+	t.tokenToID = make(map[string]int32, 1<<16)
+	t.idToToken = make(map[int32]string, 1<<16)
+	r := &jsonReader{data: raw}
+	err := r.object(func(tok string) error {
+		id, err := r.integer()
+		if err != nil {
+			return fmt.Errorf("%q: %w", tok, err)
+		}
+		if other, dup := t.idToToken[int32(id)]; dup {
+			a, b := min(other, tok), max(other, tok)
+			return fmt.Errorf("id %d is used by both %q and %q", id, a, b)
+		}
+		if _, dup := t.modelVocab[tok]; dup {
+			return fmt.Errorf("token %q appears twice", tok)
+		}
+		t.modelVocab[tok] = int32(id)
+		t.tokenToID[tok] = int32(id)
+		t.idToToken[int32(id)] = tok
 		return nil
+	})
+	if err != nil {
+		return err
 	}
-	var pairs [][2]string
-	var strs []string
-	if err := json.Unmarshal(raw, &strs); err == nil {
-		pairs = make([][2]string, len(strs))
-		for i, s := range strs {
-			a, b, ok := strings.Cut(s, " ")
-			if !ok || strings.Contains(b, " ") {
-				return fmt.Errorf("model (BPE): merges[%d] %q: want two tokens separated by one space", i, s)
-			}
-			pairs[i] = [2]string{a, b}
-		}
-	} else if err2 := json.Unmarshal(raw, &pairs); err2 != nil {
-		return fmt.Errorf("model (BPE): merges: want a list of \"a b\" strings or [\"a\", \"b\"] pairs: %w", err2)
-	}
-	t.merges = make(map[uint64]merge, len(pairs))
-	for i, p := range pairs {
-		a, okA := t.modelVocab[p[0]]
-		b, okB := t.modelVocab[p[1]]
-		if !okA || !okB {
-			missing := p[0]
-			if okA {
-				missing = p[1]
-			}
-			return fmt.Errorf("model (BPE): merges[%d] [%q %q]: token %q is not in the vocab", i, p[0], p[1], missing)
-		}
-		id, ok := t.modelVocab[p[0]+p[1]]
-		if !ok {
-			return fmt.Errorf("model (BPE): merges[%d] [%q %q]: the merged token %q is not in the vocab", i, p[0], p[1], p[0]+p[1])
-		}
-		// A repeated pair takes its last rank, as the reference's map does.
-		t.merges[pairKey(a, b)] = merge{rank: int32(i), id: id}
+	if len(t.modelVocab) == 0 {
+		return fmt.Errorf("empty")
 	}
 	return nil
+}
+
+// parseMerges reads merges written as "a b" strings or ["a", "b"] pairs.
+func (t *Tokenizer) parseMerges(raw json.RawMessage) error {
+	t.merges = make(map[uint64]merge, len(raw)/16)
+	if isNull(raw) {
+		return nil
+	}
+	r := &jsonReader{data: raw}
+	var first, cat []byte
+	return r.array(func(i int) error {
+		var a, b []byte
+		if r.peek() == '[' {
+			r.pos++
+			s, err := r.str()
+			if err != nil {
+				return fmt.Errorf("[%d]: %w", i, err)
+			}
+			first = append(first[:0], s...)
+			if err := r.expect(','); err != nil {
+				return fmt.Errorf("[%d]: want a pair: %w", i, err)
+			}
+			if b, err = r.str(); err != nil {
+				return fmt.Errorf("[%d]: %w", i, err)
+			}
+			if err := r.expect(']'); err != nil {
+				return fmt.Errorf("[%d]: want a pair: %w", i, err)
+			}
+			a = first
+		} else {
+			s, err := r.str()
+			if err != nil {
+				return fmt.Errorf("[%d]: want \"a b\" or [\"a\", \"b\"]: %w", i, err)
+			}
+			sp := -1
+			for k, c := range s {
+				if c == ' ' {
+					if sp >= 0 {
+						sp = -2
+						break
+					}
+					sp = k
+				}
+			}
+			if sp < 0 {
+				return fmt.Errorf("[%d] %q: want two tokens separated by one space", i, s)
+			}
+			a, b = s[:sp], s[sp+1:]
+		}
+		ida, okA := t.modelVocab[string(a)]
+		idb, okB := t.modelVocab[string(b)]
+		if !okA || !okB {
+			missing := a
+			if okA {
+				missing = b
+			}
+			return fmt.Errorf("[%d] [%q %q]: token %q is not in the vocab", i, a, b, missing)
+		}
+		cat = append(append(cat[:0], a...), b...)
+		id, ok := t.modelVocab[string(cat)]
+		if !ok {
+			return fmt.Errorf("[%d] [%q %q]: the merged token %q is not in the vocab", i, a, b, cat)
+		}
+		// A repeated pair takes its last rank, as the reference's map does.
+		t.merges[pairKey(ida, idb)] = merge{rank: int32(i), id: id}
+		return nil
+	})
 }
 
 // The ByteLevel alphabet: every byte is shown as a printable character. Bytes
