@@ -39,5 +39,5 @@ func (p *parser) flushBridge() {
 	st := *p.pendingBridge
 	p.pendingBridge = nil
 	st.Step = len(p.bridgeOnly.steps) + 1
-	p.bridgeOnly.add(st, 0, false)
+	p.bridgeOnly.add(st, 0, false, 0)
 }

@@ -106,7 +106,7 @@ func TestRealLines(t *testing.T) {
 		assert.InDelta(t, 255.98*1024, f64(t, s.MemDeviceTotalMiB), 1e-6)
 		assert.InDelta(t, 0.9898, f64(t, s.MemUsedFraction), 1e-9)
 		assert.Equal(t, 1, log.Stats.OtherRankLines)
-		assert.Equal(t, 8, *log.Preamble.WorldSize, "first world size printed wins")
+		assert.Equal(t, 64, *log.Preamble.WorldSize, "the kept rank's world size")
 	})
 	t.Run("megatron-bridge memory in GB of 1e9 bytes", func(t *testing.T) {
 		log, err := ParseFile("testdata/real/megatron-bridge-dgxc-h100.log", "")

@@ -107,7 +107,7 @@ func (p *parser) megatronLine(s string, rank int, hasRank bool) bool {
 		}
 		st.NonFinite = append(st.NonFinite, b.NonFinite...)
 	}
-	p.mega.add(st, rank, hasRank)
+	p.mega.add(st, rank, hasRank, p.world)
 	return true
 }
 

@@ -63,6 +63,6 @@ func (p *parser) nemoLine(s string, rank int, hasRank bool) bool {
 			st.extra(key, val)
 		}
 	}
-	p.nemo.add(st, rank, hasRank)
+	p.nemo.add(st, rank, hasRank, p.world)
 	return true
 }

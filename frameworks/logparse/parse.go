@@ -94,6 +94,7 @@ type parser struct {
 
 	primusSigns, bridgeSigns int
 	keys                     map[string]string
+	world                    int // world size in this line's Primus prefix, 0 if none
 }
 
 func newParser() *parser {
@@ -202,10 +203,11 @@ func stripANSI(b []byte) string {
 // them is made at the end.
 func (p *parser) line(s string) {
 	rank, hasRank, rest := splitRank(s)
+	p.world = 0
 	if m := primusPrefix.FindStringSubmatch(rest); m != nil {
-		if ws, ok := integer(m[2]); ok && p.pre.WorldSize == nil {
-			p.pre.WorldSize = ptr(ws)
-		}
+		// The world size comes from the kept rank's own prefix (see series.world), so
+		// lines of another run pasted into the log cannot set it.
+		p.world, _ = integer(m[2])
 		if r, ok := integer(m[1]); ok {
 			rank, hasRank = r, true
 		}
@@ -282,6 +284,9 @@ func (p *parser) finish(asked, source string) (*Log, error) {
 		return nil, fmt.Errorf("%s (no Megatron/Primus/Megatron-Bridge iteration line, NeMo progress line or TorchTitan step line): %w",
 			msg, ErrNoSteps)
 	}
+	if p.pre.WorldSize == nil && s.world > 0 {
+		p.pre.WorldSize = ptr(s.world)
+	}
 	p.finishPreamble(s.steps)
 	st := p.stats
 	st.DuplicateSteps += s.dup
@@ -322,12 +327,13 @@ type series struct {
 	steps     []Step
 	dup       int
 	otherRank int
+	world     int // world size printed with the kept rank's lines (Primus)
 }
 
 // add appends st printed by rank (hasRank false: unlabelled). A higher rank than the
 // one kept replaces the series (see Log.Rank); a step number not above the last kept
 // is a duplicate.
-func (s *series) add(st Step, rank int, hasRank bool) {
+func (s *series) add(st Step, rank int, hasRank bool, world int) {
 	if !hasRank {
 		rank = -1
 	}
@@ -346,4 +352,7 @@ func (s *series) add(st Step, rank int, hasRank bool) {
 		return
 	}
 	s.steps = append(s.steps, st)
+	if world > 0 {
+		s.world = world
+	}
 }

@@ -1,0 +1,153 @@
+// Package result builds Rival's result JSON: one file per benchmark run, holding the
+// old suite's fields (platform, gpu_info, training_config, parallelism_config,
+// performance_metrics, memory_metrics, step_times, loss_values, learning_rates) plus
+// provenance and statistics. Units are in field names; unknown values are null, never 0.
+package result
+
+// SchemaVersion is written into every result; bump it when a field changes meaning.
+const SchemaVersion = "1.0"
+
+// Result is the unified result of one run. Field names are stable: tooling (pandas
+// json_normalize, the comparison report) reads them.
+type Result struct {
+	SchemaVersion        string  `json:"schema_version"`
+	RivalVersion         *string `json:"rival_version"`
+	Platform             *string `json:"platform"` // "nvd", "amd", "cpu"; null when unknown
+	HardwareFingerprint  *string `json:"hardware_fingerprint"`
+	ImageDigest          *string `json:"image_digest"`
+	ConfigFingerprint    *string `json:"config_fingerprint"`
+	TokenizerFingerprint *string `json:"tokenizer_fingerprint"`
+
+	Framework         Framework         `json:"framework"`
+	Model             Model             `json:"model"`
+	Dataset           Dataset           `json:"dataset"`
+	GPUInfo           GPUInfo           `json:"gpu_info"`
+	TrainingConfig    TrainingConfig    `json:"training_config"`
+	ParallelismConfig ParallelismConfig `json:"parallelism_config"`
+
+	WarmupStepsExcluded int                `json:"warmup_steps_excluded"`
+	PerformanceMetrics  PerformanceMetrics `json:"performance_metrics"`
+	MemoryMetrics       MemoryMetrics      `json:"memory_metrics"`
+
+	// Per logged step, aligned: step_numbers[i] is the iteration that printed
+	// step_times[i], loss_values[i], learning_rates[i] and grad_norms[i]. Warm-up steps
+	// are included (warmup_steps_excluded says how many lead the list).
+	StepNumbers   []int      `json:"step_numbers"`
+	StepTimes     []*float64 `json:"step_times"` // seconds
+	LossValues    []*float64 `json:"loss_values"`
+	LearningRates []*float64 `json:"learning_rates"`
+	GradNorms     []*float64 `json:"grad_norms"`
+
+	Log      LogInfo   `json:"log"`
+	Problems []Problem `json:"problems"`
+}
+
+// Framework says what trained: Name is what ran, Requested what was asked for when a
+// platform maps it to another (a "prim" run on NVIDIA runs NeMo).
+type Framework struct {
+	Name      string  `json:"name"`
+	Version   *string `json:"version"`
+	Requested *string `json:"requested"`
+}
+
+// Model names the trained model; Proxy is true for the small stand-ins.
+type Model struct {
+	Name                *string `json:"name"`
+	DisplayName         *string `json:"display_name"`
+	Proxy               *bool   `json:"proxy"`
+	ParameterCount      *int64  `json:"parameter_count"`
+	ParameterCountExact *bool   `json:"parameter_count_exact"`
+}
+
+// Dataset identifies the training data.
+type Dataset struct {
+	Name        *string `json:"name"`
+	Fingerprint *string `json:"fingerprint"`
+}
+
+// GPUInfo describes the accelerators of the run.
+type GPUInfo struct {
+	DeviceCount     *int     `json:"device_count"`
+	DeviceName      *string  `json:"device_name"` // as the detection tool or the user named it
+	SpecModel       *string  `json:"spec_model"`  // key of the spec table; null when unknown
+	MemoryPerGPUMiB *int64   `json:"memory_per_gpu_mib"`
+	PeakTFLOPsDense *float64 `json:"peak_tflops_per_gpu_dense"` // at training_config.precision
+	TDPWatts        *float64 `json:"tdp_watts"`
+}
+
+// TrainingConfig holds the shape of the run.
+type TrainingConfig struct {
+	NumGPUs          *int   `json:"num_gpus"`
+	GlobalBatchSize  *int   `json:"global_batch_size"`
+	MicroBatchSize   *int   `json:"micro_batch_size"`
+	SequenceLength   *int   `json:"sequence_length"`
+	Precision        string `json:"precision"`
+	PrecisionAssumed bool   `json:"precision_assumed"`
+	TrainIters       *int   `json:"train_iters"`
+	StepsLogged      int    `json:"steps_logged"`
+}
+
+// ParallelismConfig holds the model/data parallel degrees when known.
+type ParallelismConfig struct {
+	TensorParallel   *int `json:"tensor_parallel"`
+	PipelineParallel *int `json:"pipeline_parallel"`
+	ContextParallel  *int `json:"context_parallel"`
+	DataParallel     *int `json:"data_parallel"`
+}
+
+// PerformanceMetrics are computed over the measured steps (warm-up excluded).
+type PerformanceMetrics struct {
+	MeasuredSteps         int      `json:"measured_steps"`
+	StepTimeSource        string   `json:"step_time_source"` // "log" or "derived_from_framework_tokens_per_second"
+	AvgStepTimeSeconds    float64  `json:"avg_step_time_seconds"`
+	MedianStepTimeSeconds float64  `json:"median_step_time_seconds"`
+	P10StepTimeSeconds    float64  `json:"p10_step_time_seconds"`
+	P90StepTimeSeconds    float64  `json:"p90_step_time_seconds"`
+	MinStepTimeSeconds    float64  `json:"min_step_time_seconds"`
+	MaxStepTimeSeconds    float64  `json:"max_step_time_seconds"`
+	StdStepTimeSeconds    float64  `json:"std_step_time_seconds"`
+	StepsPerSecond        float64  `json:"steps_per_second"`
+	TokensPerStep         int64    `json:"tokens_per_step"`
+	TokensPerSecond       float64  `json:"tokens_per_second"`
+	TokensPerSecondPerGPU float64  `json:"tokens_per_second_per_gpu"`
+	ModelFLOPsPerToken    *float64 `json:"model_flops_per_token"`
+	// TFLOPsPerGPU and MFUPercent are Rival's own: model_flops_per_token (Megatron's
+	// causal formula) × tokens_per_second_per_gpu, over the GPU's dense peak.
+	TFLOPsPerGPU *float64 `json:"tflops_per_gpu"`
+	MFUPercent   *float64 `json:"mfu_percent"`
+	// The framework's own printed figures (means over the measured steps), each
+	// counted its own way; kept for reference, never compared across frameworks.
+	FrameworkReportedTFLOPsPerGPU          *float64 `json:"framework_reported_tflops_per_gpu"`
+	FrameworkReportedTokensPerSecondPerGPU *float64 `json:"framework_reported_tokens_per_second_per_gpu"`
+	FrameworkReportedMFUPercent            *float64 `json:"framework_reported_mfu_percent"`
+}
+
+// MemoryMetrics are per-GPU peaks in MiB (2^20 bytes) over the whole log.
+type MemoryMetrics struct {
+	PeakAllocatedMiB  *float64 `json:"peak_allocated_mib"`
+	PeakReservedMiB   *float64 `json:"peak_reserved_mib"`
+	PeakDeviceUsedMiB *float64 `json:"peak_device_used_mib"`
+	DeviceTotalMiB    *float64 `json:"device_total_mib"`
+	PeakUsedFraction  *float64 `json:"peak_used_fraction"`
+}
+
+// LogInfo says where the numbers came from and how healthy the log was.
+type LogInfo struct {
+	Source            string  `json:"source"`
+	FrameworkDetected *string `json:"framework_detected"`
+	Rank              *int    `json:"rank"`
+	Lines             int64   `json:"lines"`
+	CutLines          int     `json:"cut_lines"`
+	LongLines         int     `json:"long_lines"`
+	DuplicateSteps    int     `json:"duplicate_steps"`
+	OtherRankLines    int     `json:"other_rank_lines"`
+	NonFiniteValues   int     `json:"non_finite_values"`
+	SkippedIterations int     `json:"skipped_iterations"`
+	NaNIterations     int     `json:"nan_iterations"`
+}
+
+// Problem is a named doubt about the result, for a reader to judge.
+type Problem struct {
+	Name   string `json:"name"`
+	Detail string `json:"detail"`
+}
