@@ -1,0 +1,276 @@
+// Package frameworks is Rival's framework registry: which training frameworks exist, on which
+// platforms each runs (and the old suite's cross-platform remap), validation of a launch request
+// against the model and the hardware, and the dispatch to each framework's launch builder.
+package frameworks
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/rivalbench/rival/frameworks/fsdp"
+	"github.com/rivalbench/rival/frameworks/mega"
+	"github.com/rivalbench/rival/frameworks/nemo"
+	"github.com/rivalbench/rival/frameworks/prim"
+	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/models"
+)
+
+// The shared types, defined in package spec so the per-framework packages can use them too.
+type (
+	Fair    = spec.Fair
+	Request = spec.Request
+	Launch  = spec.Launch
+	Plan    = spec.Plan
+)
+
+// support is the platform table: the platforms each framework runs on.
+var support = map[string][]string{
+	spec.Mega: {hw.PlatformAMD, hw.PlatformNVIDIA},
+	spec.Prim: {hw.PlatformAMD},
+	spec.Nemo: {hw.PlatformNVIDIA},
+	spec.FSDP: {hw.PlatformAMD, hw.PlatformNVIDIA, hw.PlatformCPU},
+}
+
+// remap is the old suite's cross-platform rule: the platform's own Megatron-based stack stands in for
+// the other platform's. framework → platform → framework run instead.
+var remap = map[string]map[string]string{
+	spec.Prim: {hw.PlatformNVIDIA: spec.Nemo},
+	spec.Nemo: {hw.PlatformAMD: spec.Prim},
+}
+
+// Names lists the frameworks Build accepts, sorted.
+func Names() []string {
+	out := make([]string, 0, len(support))
+	for n := range support {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Platforms returns the platforms a framework runs on (nil for an unknown framework).
+func Platforms(framework string) []string {
+	return append([]string(nil), support[framework]...)
+}
+
+// Resolve returns the framework that runs when framework is asked for on platform, and why it differs
+// (empty when it does not).
+func Resolve(framework, platform string) (run, reason string, err error) {
+	if _, ok := support[framework]; !ok {
+		return "", "", fmt.Errorf("frameworks: unknown framework %q: known frameworks are %s", framework, strings.Join(Names(), ", "))
+	}
+	if !validPlatform(platform) {
+		return "", "", fmt.Errorf("frameworks: Platform %q: want amd, nvd or cpu", platform)
+	}
+	for _, p := range support[framework] {
+		if p == platform {
+			return framework, "", nil
+		}
+	}
+	if to, ok := remap[framework][platform]; ok {
+		return to, fmt.Sprintf("%s does not run on %s; the old suite's remap runs %s there instead", framework, platform, to), nil
+	}
+	return "", "", fmt.Errorf("frameworks: %s does not run on platform %s (it runs on %s)", framework, platform, strings.Join(support[framework], ", "))
+}
+
+func validPlatform(p string) bool {
+	return p == hw.PlatformAMD || p == hw.PlatformNVIDIA || p == hw.PlatformCPU
+}
+
+// Build validates the request and returns the exact launch of the framework that runs.
+func Build(req Request) (Launch, error) {
+	run, reason, err := Resolve(req.Framework, req.Platform)
+	if err != nil {
+		return Launch{}, err
+	}
+	p, err := Validate(req, run)
+	if err != nil {
+		return Launch{}, err
+	}
+	var l Launch
+	switch run {
+	case spec.Mega:
+		l, err = mega.Build(p)
+	case spec.Prim:
+		l, err = prim.Build(p, req.StockConfig)
+	case spec.Nemo:
+		l, err = nemo.Build(p)
+	case spec.FSDP:
+		l, err = buildFSDP(p)
+	}
+	if err != nil {
+		return Launch{}, err
+	}
+	l.Requested, l.Remapped = req.Framework, reason
+	return l, nil
+}
+
+// Validate checks a request for the framework that will run it and derives its plan. Every error
+// names the field (and its config.env key) and what to change.
+func Validate(req Request, framework string) (Plan, error) {
+	p := Plan{Request: req}
+	if req.Host.Platform != "" && req.Host.Platform != req.Platform {
+		return p, fmt.Errorf("frameworks: Platform %q but the detected host is %q", req.Platform, req.Host.Platform)
+	}
+	m, err := models.Lookup(req.Model)
+	if err != nil {
+		return p, fmt.Errorf("frameworks: Model: %w", err)
+	}
+	p.Model = m
+
+	p.GPUsPerNode = req.GPUs
+	if p.GPUsPerNode == 0 {
+		p.GPUsPerNode = len(req.Host.GPUs)
+		if req.Platform == hw.PlatformCPU {
+			p.GPUsPerNode = 1
+		}
+	}
+	if p.GPUsPerNode <= 0 {
+		return p, fmt.Errorf("frameworks: GPUs is %d and the host reports %d GPUs: a %s run needs at least one", req.GPUs, len(req.Host.GPUs), req.Platform)
+	}
+	if req.Platform != hw.PlatformCPU && len(req.Host.GPUs) > 0 && p.GPUsPerNode > len(req.Host.GPUs) {
+		return p, fmt.Errorf("frameworks: GPUs %d exceeds the %d GPUs the host has", p.GPUsPerNode, len(req.Host.GPUs))
+	}
+	p.NNodes = req.NNodes
+	if p.NNodes == 0 {
+		p.NNodes = 1
+	}
+	if p.NNodes < 0 {
+		return p, fmt.Errorf("frameworks: NNodes %d must be >= 1", req.NNodes)
+	}
+	p.World = p.GPUsPerNode * p.NNodes
+
+	f := &p.Fair
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"MBS", f.MBS}, {"SL", f.SL}, {"GA", f.GA}, {"TP", f.TP}, {"PP", f.PP}, {"TRAIN_ITERS", f.TrainIters}} {
+		if c.v <= 0 {
+			return p, fmt.Errorf("frameworks: %s is %d: it must be >= 1", c.name, c.v)
+		}
+	}
+	if f.DP < 0 {
+		return p, fmt.Errorf("frameworks: DP is %d: it must be >= 1 (or 0 to derive it from the GPU count)", f.DP)
+	}
+	if f.DP == 0 {
+		if p.World%(f.TP*f.PP) != 0 {
+			return p, fmt.Errorf("frameworks: TP×PP = %d does not divide GPUs × NNodes = %d", f.TP*f.PP, p.World)
+		}
+		f.DP = p.World / (f.TP * f.PP)
+	}
+	if f.TP*f.PP*f.DP != p.World {
+		return p, fmt.Errorf("frameworks: TP×PP×DP = %d×%d×%d = %d does not equal GPUs × NNodes = %d×%d = %d: change TP, PP or DP",
+			f.TP, f.PP, f.DP, f.TP*f.PP*f.DP, p.GPUsPerNode, p.NNodes, p.World)
+	}
+	gbs := f.MBS * f.DP * f.GA
+	if f.GBS != 0 && f.GBS != gbs {
+		return p, fmt.Errorf("frameworks: GBS %d does not equal MBS×DP×GA = %d×%d×%d = %d", f.GBS, f.MBS, f.DP, f.GA, gbs)
+	}
+	f.GBS = gbs
+	if m.Heads%f.TP != 0 {
+		return p, fmt.Errorf("frameworks: TP %d does not divide the %d attention heads of %s", f.TP, m.Heads, m.Name)
+	}
+	if m.KVHeads%f.TP != 0 {
+		return p, fmt.Errorf("frameworks: TP %d does not divide the %d KV heads of %s", f.TP, m.KVHeads, m.Name)
+	}
+	if m.Layers%f.PP != 0 {
+		return p, fmt.Errorf("frameworks: PP %d does not divide the %d layers of %s", f.PP, m.Layers, m.Name)
+	}
+	if f.SL > m.MaxPositions {
+		return p, fmt.Errorf("frameworks: SL %d exceeds the %d positions of %s", f.SL, m.MaxPositions, m.Name)
+	}
+	if f.LR <= 0 {
+		return p, fmt.Errorf("frameworks: LR is %g: it must be > 0", f.LR)
+	}
+	if f.MinLR < 0 || f.MinLR > f.LR {
+		return p, fmt.Errorf("frameworks: MIN_LR %g must lie in [0, LR %g]", f.MinLR, f.LR)
+	}
+	if f.WarmupSteps < 0 || f.WarmupSteps > f.TrainIters {
+		return p, fmt.Errorf("frameworks: WARMUP_STEPS %d must lie in [0, TRAIN_ITERS %d]", f.WarmupSteps, f.TrainIters)
+	}
+	if f.WeightDecay < 0 {
+		return p, fmt.Errorf("frameworks: WEIGHT_DECAY is %g: it must be >= 0", f.WeightDecay)
+	}
+	if f.Beta1 < 0 || f.Beta1 >= 1 || f.Beta2 < 0 || f.Beta2 >= 1 {
+		return p, fmt.Errorf("frameworks: BETA1 %g and BETA2 %g must lie in [0, 1)", f.Beta1, f.Beta2)
+	}
+	if f.Seed < 0 {
+		return p, fmt.Errorf("frameworks: SEED is %d: it must be >= 0", f.Seed)
+	}
+	switch f.Precision {
+	case spec.BF16, spec.FP32:
+	case spec.FP8:
+		if req.Platform == hw.PlatformCPU {
+			return p, fmt.Errorf("frameworks: PRECISION fp8 needs a GPU with FP8 units; use bf16 or fp32 on cpu")
+		}
+	default:
+		return p, fmt.Errorf("frameworks: PRECISION %q: want bf16, fp8 or fp32", f.Precision)
+	}
+	if len(f.ProfileRanks) == 0 {
+		f.ProfileRanks = []int{0}
+	}
+	if f.Profile {
+		if f.ProfileStepStart < 0 || f.ProfileStepEnd <= f.ProfileStepStart {
+			return p, fmt.Errorf("frameworks: PROFILE_STEP_START %d and PROFILE_STEP_END %d: want 0 <= start < end", f.ProfileStepStart, f.ProfileStepEnd)
+		}
+		if f.ProfileStepEnd > f.TrainIters {
+			return p, fmt.Errorf("frameworks: PROFILE_STEP_END %d is past TRAIN_ITERS %d", f.ProfileStepEnd, f.TrainIters)
+		}
+		for _, r := range f.ProfileRanks {
+			if r < 0 || r >= p.World {
+				return p, fmt.Errorf("frameworks: PROFILE_RANKS has rank %d, outside the %d processes", r, p.World)
+			}
+		}
+	}
+	paths := []struct{ name, v string }{{"DataPrefix", req.DataPrefix}, {"OutputDir", req.OutputDir}}
+	if framework != spec.FSDP {
+		paths = append(paths, struct{ name, v string }{"TokenizerPath", req.TokenizerPath},
+			struct{ name, v string }{"DataCacheDir", req.DataCacheDir})
+	}
+	for _, c := range paths {
+		if c.v == "" || !path.IsAbs(c.v) {
+			return p, fmt.Errorf("frameworks: %s %q must be an absolute path inside the container", c.name, c.v)
+		}
+	}
+	return p, nil
+}
+
+// FSDPVersion names the trainer the fsdp launches run: Rival's own, embedded in the binary.
+var FSDPVersion = "rival frameworks/fsdp train.py blake3:" + fsdp.ScriptDigest()
+
+func buildFSDP(p Plan) (Launch, error) {
+	f, m := p.Fair, p.Model
+	if f.Precision == spec.FP8 {
+		return Launch{}, fmt.Errorf("fsdp: PRECISION fp8: the fsdp trainer knows bf16 and fp32")
+	}
+	if f.Profile {
+		return Launch{}, fmt.Errorf("fsdp: PROFILE=1: the fsdp trainer has no profiler hooks; set PROFILE=0 for fsdp runs")
+	}
+	cfg := fsdp.Config{
+		ScriptPath: path.Join(p.OutputDir, fsdp.ScriptName), WorkDir: p.OutputDir, DataPrefix: p.DataPrefix,
+		Layers: m.Layers, Hidden: m.Hidden, FFN: m.FFN, Heads: m.Heads, KVHeads: m.KVHeads, Vocab: m.Vocab,
+		RopeTheta: m.RopeTheta, QKVBias: m.QKVBias, MaxPositions: m.MaxPositions,
+		SeqLen: f.SL, MicroBatch: f.MBS, GradAccum: f.GA, TrainIters: f.TrainIters,
+		LR: f.LR, MinLR: f.MinLR, WarmupSteps: f.WarmupSteps, WeightDecay: f.WeightDecay,
+		Beta1: f.Beta1, Beta2: f.Beta2, Seed: int64(f.Seed), Precision: f.Precision, LogInterval: 1,
+		NNodes: p.NNodes, TP: f.TP, PP: f.PP, DP: f.DP,
+	}
+	if p.Platform == hw.PlatformCPU {
+		cfg.NProcPerNode = p.GPUsPerNode
+	} else {
+		// The GPU images put their own Python and torchrun first on PATH.
+		cfg.Python, cfg.Torchrun, cfg.GPUsPerNode = "python3", "torchrun", p.GPUsPerNode
+	}
+	fl, err := fsdp.BuildLaunch(cfg)
+	if err != nil {
+		return Launch{}, err
+	}
+	return Launch{
+		Framework: spec.FSDP, Command: fl.Command, Env: fl.Env, WorkDir: fl.WorkDir,
+		Files:             map[string][]byte{fsdp.ScriptName: fsdp.Script()},
+		EntryScriptDigest: fsdp.ScriptDigest(), FrameworkVersion: FSDPVersion,
+	}, nil
+}

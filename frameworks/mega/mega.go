@@ -1,0 +1,157 @@
+// Package mega builds Megatron-LM launches: torchrun running pretrain_gpt.py with the model's
+// architecture, the fair configuration, the dataset and the logging and profiling knobs as
+// arguments. Every argument name was checked against megatron/training/arguments.py of Version.
+package mega
+
+import (
+	"fmt"
+	"math"
+	"path"
+	"strconv"
+
+	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/hw"
+)
+
+// Version is the Megatron-LM source the argument names were checked against (see docs/frameworks.md).
+const Version = "NVIDIA/Megatron-LM@000c4ac24f61159c138b0975def722c65245983c"
+
+// Where the platform images keep Megatron-LM: the Primus image vendors it as a submodule, the NeMo
+// image installs it under /opt.
+var megatronDir = map[string]string{
+	hw.PlatformAMD:    "/workspace/Primus/third_party/Megatron-LM",
+	hw.PlatformNVIDIA: "/opt/megatron-lm",
+}
+
+// Dir returns where the platform's image keeps Megatron-LM.
+func Dir(platform string) (string, error) {
+	d, ok := megatronDir[platform]
+	if !ok {
+		return "", fmt.Errorf("mega: no Megatron-LM location known for platform %q (want amd or nvd)", platform)
+	}
+	return d, nil
+}
+
+// Build returns the launch of one Megatron-LM run.
+func Build(p spec.Plan) (spec.Launch, error) {
+	dir, err := Dir(p.Platform)
+	if err != nil {
+		return spec.Launch{}, err
+	}
+	args, err := Args(p)
+	if err != nil {
+		return spec.Launch{}, err
+	}
+	cmd := append(Torchrun(p), path.Join(dir, "pretrain_gpt.py"))
+	cmd = append(cmd, args...)
+	return spec.Launch{
+		Framework: spec.Mega, Command: cmd, WorkDir: dir, FrameworkVersion: Version,
+		Env: map[string]string{
+			"PYTHONUNBUFFERED": "1",
+			// Megatron asserts this when tensor or sequence parallel communication overlaps compute.
+			"CUDA_DEVICE_MAX_CONNECTIONS": "1",
+		},
+	}, nil
+}
+
+// Torchrun returns the launcher prefix: a standalone rendezvous on one node; on several nodes torchrun
+// reads the node rank and master address from PET_NODE_RANK, PET_MASTER_ADDR and PET_MASTER_PORT,
+// which the scheduler sets per node.
+func Torchrun(p spec.Plan) []string {
+	cmd := []string{"torchrun"}
+	if p.NNodes == 1 {
+		cmd = append(cmd, "--standalone", "--nnodes=1")
+	} else {
+		cmd = append(cmd, "--nnodes="+spec.Int(p.NNodes))
+	}
+	return append(cmd, "--nproc_per_node="+spec.Int(p.GPUsPerNode))
+}
+
+// RotaryBase returns the rope base as the integer Megatron's --rotary-base (type=int) accepts.
+func RotaryBase(theta float64) (string, error) {
+	if theta <= 0 || theta != math.Trunc(theta) || theta > math.MaxInt32 {
+		return "", fmt.Errorf("mega: rope theta %g is not a positive integer, which Megatron's --rotary-base requires", theta)
+	}
+	return strconv.FormatInt(int64(theta), 10), nil
+}
+
+// Args returns pretrain_gpt.py's arguments for the plan.
+func Args(p spec.Plan) ([]string, error) {
+	m, f := p.Model, p.Fair
+	rope, err := RotaryBase(m.RopeTheta)
+	if err != nil {
+		return nil, err
+	}
+	i, fl := spec.Int, spec.Float
+	a := []string{
+		// Architecture (the model registry's shape).
+		"--num-layers", i(m.Layers), "--hidden-size", i(m.Hidden), "--ffn-hidden-size", i(m.FFN),
+		"--num-attention-heads", i(m.Heads),
+		"--group-query-attention", "--num-query-groups", i(m.KVHeads),
+		"--position-embedding-type", "rope", "--rotary-base", rope,
+		"--max-position-embeddings", i(m.MaxPositions),
+		"--normalization", "RMSNorm", "--swiglu", "--untie-embeddings-and-output-weights",
+		"--disable-bias-linear",
+	}
+	if m.QKVBias {
+		a = append(a, "--add-qkv-bias")
+	}
+	if p.WindowActive() {
+		a = append(a, "--window-size", fmt.Sprintf("%d,0", m.SlidingWindow))
+	}
+	// Llama-family models train without dropout; Megatron's default is 0.1 for both.
+	a = append(a, "--attention-dropout", "0", "--hidden-dropout", "0")
+
+	// Tokenizer and data.
+	a = append(a,
+		"--tokenizer-type", "HuggingFaceTokenizer", "--tokenizer-model", p.TokenizerPath,
+		"--data-path", p.DataPrefix, "--split", "100,0,0", "--data-cache-path", p.DataCacheDir,
+		"--seq-length", i(f.SL),
+	)
+
+	// Fair configuration.
+	a = append(a,
+		"--seed", i(f.Seed),
+		"--micro-batch-size", i(f.MBS), "--global-batch-size", i(f.GBS),
+		"--train-iters", i(f.TrainIters),
+		"--lr", fl(f.LR), "--min-lr", fl(f.MinLR), "--lr-decay-style", "cosine",
+		"--lr-warmup-iters", i(f.WarmupSteps), "--lr-decay-iters", i(f.TrainIters),
+		"--weight-decay", fl(f.WeightDecay), "--adam-beta1", fl(f.Beta1), "--adam-beta2", fl(f.Beta2),
+		"--adam-eps", fl(spec.AdamEps), "--clip-grad", fl(spec.ClipGrad),
+		"--tensor-model-parallel-size", i(f.TP), "--pipeline-model-parallel-size", i(f.PP),
+		"--use-distributed-optimizer",
+	)
+	if p.SequenceParallel() {
+		a = append(a, "--sequence-parallel")
+	}
+	switch f.Precision {
+	case spec.BF16:
+		a = append(a, "--bf16")
+	case spec.FP8:
+		// Delayed-scaling hybrid FP8 with the amax settings NeMo's bf16_with_fp8_mixed uses.
+		a = append(a, "--bf16", "--fp8-format", "hybrid", "--fp8-recipe", "delayed",
+			"--fp8-amax-history-len", "1024", "--fp8-amax-compute-algo", "max")
+	case spec.FP32:
+		// Megatron trains in fp32 unless --bf16 or --fp16 is given.
+	default:
+		return nil, fmt.Errorf("mega: precision %q: want bf16, fp8 or fp32", f.Precision)
+	}
+
+	// No evaluation, no checkpoints: the benchmark measures training steps only.
+	a = append(a, "--eval-iters", "0", "--eval-interval", i(f.TrainIters))
+
+	// Logging: one line per iteration with throughput.
+	a = append(a, "--log-interval", "1", "--log-throughput")
+
+	if f.Profile {
+		a = append(a, "--profile", "--use-pytorch-profiler",
+			"--profile-step-start", i(f.ProfileStepStart), "--profile-step-end", i(f.ProfileStepEnd),
+			"--profile-ranks")
+		for _, r := range f.ProfileRanks {
+			a = append(a, i(r))
+		}
+		// The PyTorch profiler writes its traces through the TensorBoard handler into this directory.
+		a = append(a, "--tensorboard-dir", path.Join(p.OutputDir, "profile"))
+	}
+	return a, nil
+}

@@ -1,0 +1,108 @@
+// Package spec holds the types shared by the framework launch builders: the fair configuration, a
+// launch request, the launch itself, and the validated plan every builder starts from. It exists so
+// that package frameworks (the registry) and its per-framework packages can share them without an
+// import cycle.
+package spec
+
+import (
+	"strconv"
+
+	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/models"
+)
+
+// Framework names, as used in mage targets and result files.
+const (
+	Mega  = "mega"  // Megatron-LM pretrain_gpt.py
+	Prim  = "prim"  // Primus (AMD), Megatron backend
+	Nemo  = "nemo"  // NeMo 2.0 recipes (NVIDIA)
+	Titan = "titan" // TorchTitan (Primus backend on AMD, upstream on NVIDIA)
+	FSDP  = "fsdp"  // Rival's plain-PyTorch FSDP trainer
+)
+
+// Precision names (config.env PRECISION).
+const (
+	BF16 = "bf16"
+	FP8  = "fp8"
+	FP32 = "fp32"
+)
+
+// Fair is the one fair configuration (config.env), in the units config.env uses.
+type Fair struct {
+	Seed, MBS, SL, GA, GBS, TP, PP, DP, TrainIters, WarmupSteps int
+	LR, MinLR, WeightDecay, Beta1, Beta2                        float64
+	Precision                                                   string // bf16 | fp8 | fp32
+	Profile                                                     bool
+	ProfileStepStart, ProfileStepEnd                            int
+	ProfileRanks                                                []int
+	Dataset                                                     string
+}
+
+// Request asks for the launch of one benchmark run.
+type Request struct {
+	Platform        string // amd | nvd | cpu
+	Framework       string // mega | prim | nemo | titan | fsdp
+	Model           string // registry name, proxies allowed
+	Fair            Fair
+	Host            hw.Host
+	GPUs            int    // processes (GPUs) per node; 0: the host's detected GPU count
+	NNodes          int    // 0: 1
+	DataPrefix      string // encoded train dataset inside the container, without .bin/.idx
+	DataFingerprint string
+	DataCacheDir    string // per-fingerprint --data-cache-path
+	TokenizerPath   string // directory holding the model's tokenizer.json
+	OutputDir       string
+	// StockConfig is the framework's stock config file as shipped in its image, read by the caller:
+	// the Primus EXP yaml a prim launch must patch (Mistral, an active sliding window, or a value the
+	// command line cannot carry). Ignored by the other frameworks; a launch that needs it and lacks it
+	// fails naming the file to read.
+	StockConfig []byte
+}
+
+// Launch is the exact launch of one run.
+type Launch struct {
+	Framework         string            // the framework actually run
+	Requested         string            // the framework asked for
+	Remapped          string            // why Framework differs from Requested; empty if it does not
+	Command           []string          // argv; Command[0] is the executable
+	Env               map[string]string // added to the container's environment
+	WorkDir           string
+	Files             map[string][]byte // files to write next to the run (relative to OutputDir), e.g. entry scripts, patched yaml
+	EntryScriptDigest string            // BLAKE3 hex of the entry script(s) in Files; empty when there are none
+	FrameworkVersion  string            // the pinned version the arguments were checked against
+}
+
+// Plan is a validated Request with everything derived: the model's shape, the process layout and the
+// global batch. Builders take a Plan and never re-validate what the registry checked.
+type Plan struct {
+	Request
+	Model       models.Model
+	GPUsPerNode int // processes per node (>= 1)
+	NNodes      int // >= 1
+	World       int // GPUsPerNode × NNodes = TP × PP × DP
+}
+
+// Int formats an integer argument.
+func Int(v int) string { return strconv.Itoa(v) }
+
+// Float formats a float argument with 12 significant digits: exact for any value a person writes, and
+// LR/10 prints as 3e-05, not 2.9999999999999997e-05.
+func Float(v float64) string { return strconv.FormatFloat(v, 'g', 12, 64) }
+
+// SequenceParallel is the one rule every framework follows: sequence parallelism on exactly when
+// tensor parallelism is, so no framework gets activation-memory savings another is denied.
+func (p Plan) SequenceParallel() bool { return p.Fair.TP > 1 }
+
+// WindowActive reports whether the model's sliding window masks anything at this sequence length.
+// At SL ≤ window a sliding window equals full causal attention, so every framework runs full causal
+// attention and the same kernels.
+func (p Plan) WindowActive() bool {
+	return p.Model.SlidingWindow > 0 && p.Fair.SL > p.Model.SlidingWindow
+}
+
+// AdamEps is the Adam epsilon every framework is given explicitly (Megatron's and TorchTitan's
+// default; NeMo's recipes would otherwise use 1e-5).
+const AdamEps = 1e-8
+
+// ClipGrad is the gradient-norm clip every framework is given explicitly.
+const ClipGrad = 1.0
