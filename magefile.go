@@ -19,6 +19,12 @@ type Cache mg.Namespace
 // Filter holds the filtering targets.
 type Filter mg.Namespace
 
+// Encode holds the dataset encoding targets.
+type Encode mg.Namespace
+
+// Verify holds the verification targets.
+type Verify mg.Namespace
+
 // Purge holds the cleanup targets.
 type Purge mg.Namespace
 
@@ -27,7 +33,7 @@ var Aliases = map[string]interface{}{
 	"purge": Purge.Output,
 }
 
-// Demo runs the pipeline on the sample corpus shipped in testdata/.
+// Demo filters and encodes the sample corpus shipped in testdata/ and verifies the datasets.
 func Demo(ctx context.Context) error {
 	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
 		return w.Demo(ctx)
@@ -43,6 +49,29 @@ func (Filter) File(ctx context.Context, in, out string) error {
 		}
 		w.ReportFilter(t)
 		return nil
+	})
+}
+
+// File encodes any JSONL corpus into OUT.bin/OUT.idx: encode:file IN.jsonl TOKENIZER OUT (TOKENIZER: a path, or llama, qwen, mistral).
+func (Encode) File(ctx context.Context, in, tok, out string) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
+		spec, err := w.ResolveTokenizer(tok)
+		if err != nil {
+			return err
+		}
+		t := w.EncodeTask(abs(in), spec, abs(out), 0, nil)
+		if err := w.Runner.Run(ctx, t); err != nil {
+			return err
+		}
+		w.ReportEncode(t)
+		return nil
+	})
+}
+
+// Data checks every configured dataset (format, token ids, digests) and prints its fingerprint.
+func (Verify) Data(ctx context.Context) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
+		return w.VerifyData(w.ConfiguredDatasets())
 	})
 }
 

@@ -5,16 +5,23 @@ import (
 	"path/filepath"
 )
 
-// Demo runs what the pipeline has on the sample corpus in testdata/sample:
-// filter it into OUTPUT_DIR/demo.
+// Demo runs the pipeline on the sample corpus in testdata/sample: filter
+// it, then encode it with the bundled Mistral 7B tokenizer into a train and
+// a test dataset under DATA_DIR, and verify them.
 func (w *Workspace) Demo(ctx context.Context) error {
 	in := filepath.Join(w.Root, "testdata", "sample", "corpus.jsonl")
-	filtered := w.Path("OUTPUT_DIR", "demo", "sample-filtered.jsonl")
+	filtered := w.Path("DATA_DIR", "demo", "sample-filtered.jsonl")
 	ft := w.FilterTask(in, filtered, nil)
-	if err := w.Runner.Run(ctx, ft); err != nil {
+	tok, err := w.ResolveTokenizer("mistral")
+	if err != nil {
+		return err
+	}
+	prefix := w.Path("DATA_DIR", "demo", "sample-mistral")
+	et := w.EncodeTask(filtered, tok, prefix, w.Config.Float("TRAIN_SPLIT"), ft)
+	if err := w.Runner.Run(ctx, et); err != nil {
 		return err
 	}
 	w.ReportFilter(ft)
-	w.Printf("demo: filtered corpus at %s\n", rel(w.Root, filtered))
-	return nil
+	w.ReportEncode(et)
+	return w.VerifyData([]string{prefix + "-train", prefix + "-test"})
 }

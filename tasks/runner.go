@@ -289,7 +289,7 @@ func (r *Runner) execute(ctx context.Context, t *Task, st *taskState) error {
 		r.printf("run    %s\n", t.ID)
 	}
 	start := time.Now()
-	x := &Exec{Task: t, Log: r.out(), Verbose: r.Verbose}
+	x := &Exec{Task: t, Log: r.out(), Verbose: r.Verbose, Cache: r.Cache}
 	if t.Run == nil {
 		return fmt.Errorf("%s: task has no Run function", t.ID)
 	}

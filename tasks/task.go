@@ -2,7 +2,9 @@ package tasks
 
 import (
 	"context"
+
 	"encoding/json"
+	"github.com/rivalbench/rival/cache"
 	"io"
 	"strings"
 )
@@ -50,7 +52,9 @@ type Exec struct {
 	Log io.Writer
 	// Verbose mirrors mage -v.
 	Verbose bool
-	meta    any
+	// Cache is the runner's cache, for digests through the stat cache.
+	Cache *cache.Cache
+	meta  any
 }
 
 // SetMeta attaches a small JSON-able summary (counts, facts) to the task's

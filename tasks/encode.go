@@ -1,0 +1,262 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/rivalbench/rival/cache"
+	"github.com/rivalbench/rival/dataset"
+	"github.com/rivalbench/rival/indexed"
+	"github.com/rivalbench/rival/models"
+	"github.com/rivalbench/rival/tokenizer"
+)
+
+// encoderVersion changes every encode key when the document semantics or
+// the writer change.
+const encoderVersion = "1"
+
+// bundledTokenizers are the Apache-2.0 tokenizer files shipped in the repo,
+// used when no fetched copy exists (Llama's licence keeps it out).
+var bundledTokenizers = map[string]string{
+	"mistral": "tokenizer/testdata/mistral-7b-v0.1/tokenizer.json",
+	"qwen":    "tokenizer/testdata/qwen-2.5/tokenizer.json",
+}
+
+// TokenizerSpec is a resolved tokenizer: a file, and the model it belongs
+// to when it was named by model.
+type TokenizerSpec struct {
+	Path  string
+	Model *models.Model
+	EOD   int
+}
+
+// ResolveTokenizer turns a tokenizer argument (a tokenizer.json path, or a
+// model name: llama, qwen, mistral, or a proxy) into a file and an
+// end-of-document id.
+func (w *Workspace) ResolveTokenizer(arg string) (TokenizerSpec, error) {
+	if m, err := models.Lookup(arg); err == nil {
+		key := m.TokenizerKey
+		candidates := []string{w.Path("DATA_DIR", "tokenizers", key, "tokenizer.json")}
+		if b, ok := bundledTokenizers[key]; ok {
+			candidates = append(candidates, filepath.Join(w.Root, b))
+		}
+		for _, c := range candidates {
+			if _, err := os.Stat(c); err == nil {
+				return TokenizerSpec{Path: c, Model: &m, EOD: m.EOD}, nil
+			}
+		}
+		return TokenizerSpec{}, fmt.Errorf("no tokenizer.json for %s: run `go run mage.go fetch` first (the %s tokenizer is gated: put HF_TOKEN=... in secrets.env), or pass a tokenizer.json path", arg, m.HFRepo)
+	}
+	if _, err := os.Stat(arg); err != nil {
+		return TokenizerSpec{}, fmt.Errorf("tokenizer %q is neither a file nor a model name (known: %v): %w", arg, models.Names(), err)
+	}
+	spec := TokenizerSpec{Path: arg, EOD: -1}
+	if v := os.Getenv("EOD"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return TokenizerSpec{}, fmt.Errorf("EOD=%q is not a token id", v)
+		}
+		spec.EOD = n
+	}
+	return spec, nil
+}
+
+// eodNames are end-of-document tokens, in the order they are looked for in
+// a tokenizer given by path (Llama 3, Qwen 2.5, sentencepiece models).
+var eodNames = []string{"<|end_of_text|>", "<|endoftext|>", "</s>"}
+
+func eodFor(tok *tokenizer.Tokenizer, spec TokenizerSpec) (int32, error) {
+	if spec.EOD >= 0 {
+		if spec.EOD >= tok.VocabSize() {
+			return 0, fmt.Errorf("EOD %d is outside the vocabulary of %s (%d tokens)", spec.EOD, spec.Path, tok.VocabSize())
+		}
+		return int32(spec.EOD), nil
+	}
+	for _, name := range eodNames {
+		if id, ok := tok.TokenID(name); ok {
+			return int32(id), nil
+		}
+	}
+	return 0, fmt.Errorf("cannot tell the end-of-document token of %s; set EOD=<id>", spec.Path)
+}
+
+// EncodeManifest is written next to every encoded dataset: what it was
+// made from and its fingerprint, so verify:data can check the files.
+type EncodeManifest struct {
+	Prefix          string       `json:"prefix"`
+	Input           string       `json:"input"`
+	InputDigest     cache.Digest `json:"input_blake3"`
+	Tokenizer       string       `json:"tokenizer"`
+	TokenizerDigest cache.Digest `json:"tokenizer_blake3"`
+	Model           string       `json:"model,omitempty"`
+	VocabSize       int          `json:"vocab_size"`
+	EOD             int32        `json:"eod"`
+	DType           string       `json:"dtype"`
+	Split           string       `json:"split"` // "all", "train" or "test"
+	TrainSplit      float64      `json:"train_split,omitempty"`
+	// Fingerprint holds the BLAKE3 of .idx and .bin and their combination,
+	// the dataset fingerprint results record.
+	Fingerprint    indexed.Fingerprint `json:"fingerprint"`
+	Stats          dataset.Stats       `json:"stats"`
+	EncoderVersion string              `json:"encoder_version"`
+}
+
+// ManifestPath is the sidecar of a dataset prefix.
+func ManifestPath(prefix string) string { return prefix + ".rival.json" }
+
+// EncodeTask encodes in (JSONL) with tok into one dataset at outPrefix, or
+// into outPrefix-train and outPrefix-test when split > 0. upstream, when
+// set, produces in.
+func (w *Workspace) EncodeTask(in string, tok TokenizerSpec, outPrefix string, split float64, upstream *Task) *Task {
+	prefixes := []string{outPrefix}
+	names := []string{"all"}
+	if split > 0 {
+		prefixes = []string{outPrefix + "-train", outPrefix + "-test"}
+		names = []string{"train", "test"}
+	}
+	id := "encode " + rel(w.Root, in) + " " + rel(w.Root, tok.Path)
+	if tok.Model != nil {
+		id = "encode " + rel(w.Root, in) + " " + tok.Model.Name
+	}
+	t := &Task{
+		ID:     id + " -> " + rel(w.Root, outPrefix),
+		Files:  []string{tok.Path},
+		Params: map[string]string{"EOD": strconv.Itoa(tok.EOD), "split": strconv.FormatFloat(split, 'g', -1, 64)},
+		Tools:  map[string]string{"encoder": encoderVersion},
+	}
+	if upstream != nil {
+		t.Deps = []*Task{upstream}
+	} else {
+		t.Files = append(t.Files, in)
+	}
+	for _, p := range prefixes {
+		t.Outputs = append(t.Outputs, Output{Path: indexed.BinPath(p)}, Output{Path: indexed.IdxPath(p)}, Output{Path: ManifestPath(p), Compress: true})
+	}
+	t.Run = func(ctx context.Context, x *Exec) error {
+		if err := os.MkdirAll(filepath.Dir(outPrefix), 0o755); err != nil {
+			return err
+		}
+		tk, err := tokenizer.Load(tok.Path)
+		if err != nil {
+			return err
+		}
+		eod, err := eodFor(tk, tok)
+		if err != nil {
+			return err
+		}
+		dtype := indexed.DTypeForVocab(tk.VocabSize())
+		opt := dataset.Options{
+			Encode: func(dst []int32, text string) []int32 { return tk.AppendEncode(dst, text, true) },
+			EOD:    eod,
+			DType:  dtype,
+		}
+		prog := newProgress(x, t.ID)
+		opt.Progress = prog.update
+		var stats []dataset.Stats
+		if split > 0 {
+			tr, te, err := dataset.EncodeSplit(ctx, []string{in}, prefixes[0], prefixes[1], split, opt)
+			if err != nil {
+				return err
+			}
+			stats = []dataset.Stats{tr, te}
+		} else {
+			st, err := dataset.EncodeFile(ctx, []string{in}, prefixes[0], opt)
+			if err != nil {
+				return err
+			}
+			stats = []dataset.Stats{st}
+		}
+		prog.done()
+		inD, _, err := x.Cache.FileDigest(in)
+		if err != nil {
+			return err
+		}
+		tokD, _, err := x.Cache.FileDigest(tok.Path)
+		if err != nil {
+			return err
+		}
+		var manifests []EncodeManifest
+		for i, p := range prefixes {
+			fp, err := indexed.FingerprintFiles(p)
+			if err != nil {
+				return err
+			}
+			m := EncodeManifest{Prefix: rel(w.Root, p), Input: rel(w.Root, in), InputDigest: inD, Tokenizer: rel(w.Root, tok.Path),
+				TokenizerDigest: tokD, VocabSize: tk.VocabSize(), EOD: eod, DType: dtype.String(), Split: names[i],
+				Fingerprint: fp, Stats: stats[i], EncoderVersion: encoderVersion}
+			if split > 0 {
+				m.TrainSplit = split
+			}
+			if tok.Model != nil {
+				m.Model = tok.Model.Name
+			}
+			data, err := json.MarshalIndent(m, "", "  ")
+			if err != nil {
+				return err
+			}
+			if err := cache.WriteFileAtomic(ManifestPath(p), append(data, '\n'), 0o644); err != nil {
+				return err
+			}
+			manifests = append(manifests, m)
+		}
+		x.SetMeta(manifests)
+		return nil
+	}
+	return t
+}
+
+// ReportEncode prints what an encode task wrote.
+func (w *Workspace) ReportEncode(t *Task) {
+	var ms []EncodeManifest
+	if err := t.Meta(&ms); err != nil {
+		return
+	}
+	for _, m := range ms {
+		w.Printf("%s: %d documents, %d sequences, %d tokens (%s), fingerprint %s\n",
+			m.Prefix, m.Stats.Documents, m.Stats.Sequences, m.Stats.Tokens, m.DType, shortFP(m.Fingerprint.Digest))
+	}
+}
+
+func shortFP(s string) string {
+	if len(s) > 16 {
+		return s[:16] + "…"
+	}
+	return s
+}
+
+// progress prints throttled encode progress to the task's log.
+type progress struct {
+	x     *Exec
+	label string
+	start time.Time
+	last  time.Time
+	docs  int64
+	bytes int64
+}
+
+func newProgress(x *Exec, label string) *progress {
+	now := time.Now()
+	return &progress{x: x, label: label, start: now, last: now}
+}
+
+func (p *progress) update(docs, bytes int64) {
+	p.docs, p.bytes = docs, bytes
+	if time.Since(p.last) < 2*time.Second {
+		return
+	}
+	p.last = time.Now()
+	secs := time.Since(p.start).Seconds()
+	fmt.Fprintf(p.x.Log, "  %s: %d documents, %s read (%.1f MB/s)\n", p.label, docs, HumanBytes(bytes), float64(bytes)/1e6/secs)
+}
+
+func (p *progress) done() {
+	if time.Since(p.start) > 2*time.Second {
+		secs := time.Since(p.start).Seconds()
+		fmt.Fprintf(p.x.Log, "  %s: %d documents, %s in %.1fs (%.1f MB/s)\n", p.label, p.docs, HumanBytes(p.bytes), secs, float64(p.bytes)/1e6/secs)
+	}
+}

@@ -1,0 +1,154 @@
+package tasks
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rivalbench/rival/indexed"
+)
+
+const (
+	mistralTok = "../tokenizer/testdata/mistral-7b-v0.1/tokenizer.json"
+	qwenTok    = "../tokenizer/testdata/qwen-2.5/tokenizer.json"
+)
+
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(dst, b, 0o644))
+}
+
+func TestEncodeFileAndVerify(t *testing.T) {
+	w, _ := newWorkspace(t, "")
+	in := filepath.Join(w.Root, "in.jsonl")
+	require.NoError(t, os.WriteFile(in, []byte(`{"text":"Hello world"}`+"\n"+`{"text":""}`+"\n"+`{"text":"Second document."}`+"\n"), 0o644))
+	tok, err := w.ResolveTokenizer(mistralTok)
+	require.NoError(t, err)
+	out := filepath.Join(w.Root, "out", "corpus")
+	task := w.EncodeTask(in, tok, out, 0, nil)
+	require.NoError(t, w.Runner.Run(context.Background(), task))
+
+	d, err := indexed.Open(out)
+	require.NoError(t, err)
+	defer d.Close()
+	assert.Equal(t, 3, d.Documents())
+	// Like preprocess_data.py with a Hugging Face tokenizer: the empty
+	// document still yields Mistral's BOS, so it is a sequence [BOS, EOD].
+	assert.Equal(t, 3, d.Sequences())
+	empty, err := d.Sequence(1)
+	require.NoError(t, err)
+	assert.Equal(t, []int32{1, 2}, empty)
+	first, err := d.Sequence(0)
+	require.NoError(t, err)
+	assert.Equal(t, int32(1), first[0], "Mistral prepends BOS")
+	assert.Equal(t, int32(2), first[len(first)-1], "EOD </s> is appended")
+
+	fp, err := VerifyDataset(out)
+	require.NoError(t, err)
+	assert.Len(t, fp.Digest, 64)
+
+	// A second identical call is a cache hit.
+	r2 := &Runner{Cache: w.Cache, Out: w.Out}
+	require.NoError(t, r2.Run(context.Background(), w.EncodeTask(in, tok, out, 0, nil)))
+	assert.Equal(t, "tasks: 0 run, 1 cached", r2.Summary())
+}
+
+func TestEmptyDocumentWithoutBOSAddsNoSequence(t *testing.T) {
+	w, _ := newWorkspace(t, "")
+	in := filepath.Join(w.Root, "in.jsonl")
+	require.NoError(t, os.WriteFile(in, []byte(`{"text":"Hello"}`+"\n"+`{"text":""}`+"\n"), 0o644))
+	tok, err := w.ResolveTokenizer(qwenTok)
+	require.NoError(t, err)
+	out := filepath.Join(w.Root, "q")
+	require.NoError(t, w.Runner.Run(context.Background(), w.EncodeTask(in, tok, out, 0, nil)))
+	d, err := indexed.Open(out)
+	require.NoError(t, err)
+	defer d.Close()
+	assert.Equal(t, 2, d.Documents(), "the empty document gets a document-index entry")
+	assert.Equal(t, 1, d.Sequences(), "but no sequence: Qwen adds no BOS")
+	seq, err := d.Sequence(0)
+	require.NoError(t, err)
+	assert.Equal(t, int32(151643), seq[len(seq)-1])
+}
+
+func TestVerifyCatchesModifiedDataset(t *testing.T) {
+	w, _ := newWorkspace(t, "")
+	in := filepath.Join(w.Root, "in.jsonl")
+	require.NoError(t, os.WriteFile(in, []byte(`{"text":"Hello world, hello tokens"}`+"\n"), 0o644))
+	tok, err := w.ResolveTokenizer(mistralTok)
+	require.NoError(t, err)
+	out := filepath.Join(w.Root, "ds")
+	require.NoError(t, w.Runner.Run(context.Background(), w.EncodeTask(in, tok, out, 0, nil)))
+	b, err := os.ReadFile(out + ".bin")
+	require.NoError(t, err)
+	b[2] ^= 1 // still a valid id, different data
+	require.NoError(t, os.WriteFile(out+".bin", b, 0o644))
+	_, err = VerifyDataset(out)
+	require.ErrorContains(t, err, "files differ from what was encoded")
+
+	_, err = VerifyDataset(filepath.Join(w.Root, "never"))
+	require.ErrorContains(t, err, "not encoded yet")
+}
+
+func TestChangedTokenizerReencodesOnlyThatModel(t *testing.T) {
+	w, _ := newWorkspace(t, "")
+	in := filepath.Join(w.Root, "in.jsonl")
+	require.NoError(t, os.WriteFile(in, []byte(`{"text":"Some words to split into train and test."}`+"\n"+`{"text":"Another one."}`+"\n"), 0o644))
+	mis := filepath.Join(w.Root, "mistral.json")
+	qw := filepath.Join(w.Root, "qwen.json")
+	copyFile(t, mistralTok, mis)
+	copyFile(t, qwenTok, qw)
+	tasksFor := func() []*Task {
+		var ts []*Task
+		for _, p := range []string{mis, qw} {
+			spec, err := w.ResolveTokenizer(p)
+			require.NoError(t, err)
+			ts = append(ts, w.EncodeTask(in, spec, filepath.Join(w.Root, filepath.Base(p)), 0.5, nil))
+		}
+		return ts
+	}
+	require.NoError(t, (&Runner{Cache: w.Cache, Out: w.Out}).Run(context.Background(), tasksFor()...))
+	// Rewrite the Qwen file with one byte of whitespace more: a new digest.
+	b, err := os.ReadFile(qw)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(qw, append(b, '\n'), 0o644))
+	r := &Runner{Cache: w.Cache, Out: w.Out}
+	require.NoError(t, r.Run(context.Background(), tasksFor()...))
+	assert.Equal(t, "tasks: 1 run, 1 cached", r.Summary())
+	for _, p := range []string{"mistral.json-train", "mistral.json-test", "qwen.json-train", "qwen.json-test"} {
+		_, err := VerifyDataset(filepath.Join(w.Root, p))
+		assert.NoError(t, err, p)
+	}
+}
+
+func TestEncodeMalformedLineWritesNothing(t *testing.T) {
+	w, _ := newWorkspace(t, "")
+	in := filepath.Join(w.Root, "bad.jsonl")
+	require.NoError(t, os.WriteFile(in, []byte(`{"text":"fine"}`+"\n"+`{"text": 5}`+"\n"), 0o644))
+	tok, err := w.ResolveTokenizer(mistralTok)
+	require.NoError(t, err)
+	out := filepath.Join(w.Root, "bad")
+	err = w.Runner.Run(context.Background(), w.EncodeTask(in, tok, out, 0, nil))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "bad.jsonl line 2")
+	for _, p := range []string{out + ".bin", out + ".idx", ManifestPath(out)} {
+		assert.NoFileExists(t, p)
+	}
+}
+
+func TestResolveTokenizerErrors(t *testing.T) {
+	w, _ := newWorkspace(t, "")
+	_, err := w.ResolveTokenizer("llama")
+	require.ErrorContains(t, err, "run `go run mage.go fetch` first")
+	_, err = w.ResolveTokenizer("gpt2")
+	require.ErrorContains(t, err, "neither a file nor a model name")
+	t.Setenv("EOD", "x")
+	_, err = w.ResolveTokenizer(mistralTok)
+	require.ErrorContains(t, err, `EOD="x"`)
+}

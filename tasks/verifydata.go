@@ -1,0 +1,90 @@
+package tasks
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/rivalbench/rival/indexed"
+	"github.com/rivalbench/rival/models"
+)
+
+// DatasetPrefix is where the encode task writes a dataset and split
+// (train or test) for a model: <DATA_DIR>/<dataset>-<model>-<split>.
+func (w *Workspace) DatasetPrefix(datasetName, model, split string) string {
+	return w.Path("DATA_DIR", datasetName+"-"+model+"-"+split)
+}
+
+// ConfiguredDatasets lists the dataset prefixes config.env names: DATASET
+// for every model in MODELS, train and test.
+func (w *Workspace) ConfiguredDatasets() []string {
+	var out []string
+	for _, m := range w.Config.List("MODELS") {
+		for _, s := range []string{"train", "test"} {
+			out = append(out, w.DatasetPrefix(w.Config.Get("DATASET"), m, s))
+		}
+	}
+	return out
+}
+
+// VerifyDataset checks one encoded dataset: every format invariant, every
+// token id below the tokenizer's vocabulary, and the files' digests against
+// the manifest written when it was encoded. It returns the fingerprint.
+func VerifyDataset(prefix string) (indexed.Fingerprint, error) {
+	var fp indexed.Fingerprint
+	data, err := os.ReadFile(ManifestPath(prefix))
+	if errors.Is(err, fs.ErrNotExist) {
+		return fp, fmt.Errorf("%s: not encoded yet (no %s): run `go run mage.go encode`", prefix, ManifestPath(prefix))
+	}
+	if err != nil {
+		return fp, err
+	}
+	var m EncodeManifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return fp, fmt.Errorf("%s: %w", ManifestPath(prefix), err)
+	}
+	d, err := indexed.Open(prefix)
+	if err != nil {
+		return fp, err
+	}
+	defer d.Close()
+	vocab := m.VocabSize
+	if m.Model != "" {
+		if mm, err := models.Lookup(m.Model); err == nil && vocab == 0 {
+			vocab = mm.Vocab
+		}
+	}
+	if vocab <= 0 {
+		return fp, fmt.Errorf("%s: manifest has no vocabulary size", ManifestPath(prefix))
+	}
+	if err := d.CheckTokens(vocab); err != nil {
+		return fp, err
+	}
+	fp = d.Fingerprint()
+	if fp.IdxBLAKE3 != m.Fingerprint.IdxBLAKE3 || fp.BinBLAKE3 != m.Fingerprint.BinBLAKE3 {
+		return fp, fmt.Errorf("%s: files differ from what was encoded (recorded %s, found %s): re-run `go run mage.go encode` to restore them",
+			prefix, shortFP(m.Fingerprint.Digest), shortFP(fp.Digest))
+	}
+	return fp, nil
+}
+
+// VerifyData verifies every prefix, printing each fingerprint, and fails if
+// any dataset is missing or wrong.
+func (w *Workspace) VerifyData(prefixes []string) error {
+	bad := 0
+	for _, p := range prefixes {
+		fp, err := VerifyDataset(p)
+		if err != nil {
+			w.Printf("FAIL %v\n", err)
+			bad++
+			continue
+		}
+		fmt.Printf("%s %s\n", rel(w.Root, p), fp)
+	}
+	if bad > 0 {
+		return fmt.Errorf("verify:data: %d of %d datasets failed", bad, len(prefixes))
+	}
+	return nil
+}
