@@ -7,14 +7,24 @@ import (
 	"strconv"
 )
 
+// Launchers for runs of more than one process.
+const (
+	LauncherTorchrun = "torchrun" // torchrun (or Python -m torch.distributed.run), one node or many
+	LauncherSpawn    = "spawn"    // the script starts its own workers: one node only, any torch version
+)
+
 // DefaultPython is the interpreter used when Config.Python is empty: Debian's, which python3-torch serves.
 const DefaultPython = "/usr/bin/python3"
 
 // Config is one fsdp run: the model shape, the fair training configuration and the process layout.
 // Field comments give the config.env key where there is one.
 type Config struct {
-	Python     string // interpreter; empty: DefaultPython
-	Torchrun   string // torchrun executable for multi-process runs; empty: Python -m torch.distributed.run
+	Python   string // interpreter; empty: DefaultPython
+	Torchrun string // torchrun executable for multi-process runs; empty: Python -m torch.distributed.run
+	// Launcher for more than one process: LauncherTorchrun or LauncherSpawn; empty: torchrun on GPUs or
+	// several nodes, spawn for CPU runs on one node (their torch is Debian's 1.13, whose torchrun
+	// cannot start under Python 3.11).
+	Launcher   string
 	ScriptPath string // where the caller wrote Script(); required
 	WorkDir    string // working directory; empty: the script's directory
 	DataPrefix string // Megatron dataset path without .bin/.idx; required
@@ -61,7 +71,8 @@ type Launch struct {
 }
 
 // BuildLaunch validates cfg and returns the command that runs it: `python3 train.py ...` for one
-// process, torchrun (or `python3 -m torch.distributed.run`, which every torch from 1.10 on has) for more.
+// process; for more, torchrun (or `python3 -m torch.distributed.run`, which every torch from 1.10 on
+// has) or `python3 train.py ... --nproc-per-node N` (LauncherSpawn).
 func BuildLaunch(cfg Config) (Launch, error) {
 	c, err := normalize(cfg)
 	if err != nil {
@@ -73,6 +84,9 @@ func BuildLaunch(cfg Config) (Launch, error) {
 	switch {
 	case world == 1:
 		cmd = append([]string{c.Python, c.ScriptPath}, script...)
+	case c.Launcher == LauncherSpawn:
+		cmd = append([]string{c.Python, c.ScriptPath}, script...)
+		cmd = append(cmd, "--nproc-per-node", strconv.Itoa(c.NProcPerNode))
 	default:
 		if c.Torchrun != "" {
 			cmd = []string{c.Torchrun}
@@ -270,6 +284,20 @@ func layout(c Config) (Config, error) {
 		}
 	} else if c.NodeRank != 0 {
 		return c, fmt.Errorf("fsdp: NodeRank %d given for a single-node run", c.NodeRank)
+	}
+	switch c.Launcher {
+	case "":
+		c.Launcher = LauncherSpawn
+		if c.GPUsPerNode > 0 || c.NNodes > 1 {
+			c.Launcher = LauncherTorchrun
+		}
+	case LauncherTorchrun:
+	case LauncherSpawn:
+		if c.NNodes > 1 {
+			return c, fmt.Errorf("fsdp: Launcher %q starts workers on one node only, but NNodes is %d: use %q", c.Launcher, c.NNodes, LauncherTorchrun)
+		}
+	default:
+		return c, fmt.Errorf("fsdp: Launcher %q: want %q or %q", c.Launcher, LauncherTorchrun, LauncherSpawn)
 	}
 	return c, nil
 }

@@ -77,6 +77,14 @@ func TestBuildLaunchGolden(t *testing.T) {
 			}
 			return c
 		},
+		"proxy-cpu-2proc-torchrun": func() Config {
+			return Config{
+				ScriptPath: "/tmp/rival/train.py", DataPrefix: "/tmp/rival/proxy_text_document",
+				Layers: 2, Hidden: 128, FFN: 344, Heads: 4, KVHeads: 2, Vocab: 2048, RopeTheta: 10000,
+				SeqLen: 64, MicroBatch: 2, GradAccum: 2, TrainIters: 30, LR: 3e-3, WarmupSteps: 5,
+				WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Seed: 42, NProcPerNode: 2, Launcher: LauncherTorchrun,
+			}
+		},
 	}
 	for name, cfg := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -187,6 +195,8 @@ func TestBuildLaunchRejects(t *testing.T) {
 		{func(c *Config) { c.NNodes, c.MasterAddr, c.NodeRank, c.DP = 2, "h", 2, 16 }, "NodeRank 2"},
 		{func(c *Config) { c.NodeRank = 1 }, "NodeRank 1 given for a single-node run"},
 		{func(c *Config) { c.Threads = -2 }, "Threads"},
+		{func(c *Config) { c.Launcher = "mpirun" }, `Launcher "mpirun"`},
+		{func(c *Config) { c.Launcher, c.NNodes, c.MasterAddr, c.DP = LauncherSpawn, 2, "h", 16 }, "one node only"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.want, func(t *testing.T) {

@@ -57,6 +57,8 @@ def parse_args(argv=None):
     a("--compile", action="store_true", help="torch.compile the model (torch >= 2.0)")
     a("--log-interval", type=int, default=1)
     a("--threads", type=int, default=0, help="CPU threads per process; 0: all cores shared by local ranks")
+    a("--nproc-per-node", type=int, default=1,
+      help="start this many local workers itself (one node, loopback rendezvous) instead of torchrun")
     args = p.parse_args(argv)
     positive = ["layers", "hidden", "ffn", "heads", "kv_heads", "vocab", "seq_len", "micro_batch",
                 "grad_accum", "train_iters", "log_interval"]
@@ -75,8 +77,8 @@ def parse_args(argv=None):
         fail(f"--warmup-steps {args.warmup_steps} must be in [0, --train-iters {args.train_iters}]")
     if not (0 <= args.beta1 < 1 and 0 <= args.beta2 < 1 and args.weight_decay >= 0):
         fail("--beta1/--beta2 must be in [0, 1) and --weight-decay >= 0")
-    if args.threads < 0:
-        fail(f"--threads must be >= 0, got {args.threads}")
+    if args.threads < 0 or args.nproc_per_node < 1:
+        fail("--threads must be >= 0 and --nproc-per-node >= 1")
     return args
 
 
@@ -223,8 +225,6 @@ def build_model(torch, args):
             angles = torch.cat((angles, angles), dim=-1)
             self.register_buffer("cos", angles.cos().float(), persistent=False)
             self.register_buffer("sin", angles.sin().float(), persistent=False)
-            causal = torch.ones(args.seq_len, args.seq_len, dtype=torch.bool).triu(1)
-            self.register_buffer("mask", causal, persistent=False)
             # Megatron's init: normal(0, 0.02); output projections of each residual branch scaled by 1/sqrt(2L).
             for name, p in self.named_parameters():
                 if name.endswith("bias"):
@@ -236,8 +236,10 @@ def build_model(torch, args):
         def forward(self, tokens):
             t = tokens.shape[1]
             x = self.embed(tokens)
+            # Built per call, not a buffer: gloo (CPU) cannot broadcast bool tensors when DDP syncs buffers.
+            mask = None if args.attention == "sdpa" else torch.ones(t, t, dtype=torch.bool, device=x.device).triu(1)
             for block in self.blocks:
-                x = block(x, self.cos[:t], self.sin[:t], self.mask[:t, :t])
+                x = block(x, self.cos[:t], self.sin[:t], mask)
             return self.head(self.norm(x))
 
     return Decoder(), Block
@@ -263,9 +265,39 @@ def lr_at(args, it):
     return args.min_lr + (args.lr - args.min_lr) * 0.5 * (1 + math.cos(math.pi * ratio))
 
 
+def spawn(n):
+    """Runs n local workers of this script with torchrun's environment (env:// rendezvous on loopback).
+    Needed where torchrun itself is unusable: Debian's torch 1.13 under Python 3.11 fails to parse its own
+    default --redirects. A failing worker stops the others; the first failure's exit code is returned."""
+    import socket
+    import subprocess
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(n),
+               LOCAL_WORLD_SIZE=str(n), GROUP_RANK="0")
+    procs = [subprocess.Popen([sys.executable] + sys.argv, env=dict(env, RANK=str(r), LOCAL_RANK=str(r)))
+             for r in range(n)]
+    code = 0
+    while procs:
+        for p in list(procs):
+            rc = p.poll()
+            if rc is None:
+                continue
+            procs.remove(p)
+            if rc and not code:
+                code = rc if rc > 0 else 1
+                for other in procs:
+                    other.terminate()
+        time.sleep(0.1)
+    return code
+
+
 def main():
     args = parse_args()
     torch = import_torch(args)
+    if args.nproc_per_node > 1 and "RANK" not in os.environ:
+        sys.exit(spawn(args.nproc_per_node))
     import numpy as np
     import torch.distributed as dist
 
@@ -306,10 +338,10 @@ def main():
             from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
             from torch.distributed.fsdp.wrap import transformer_auto_wrap_policy
         except (ImportError, ValueError) as e:  # Debian's torch 1.13 on Python 3.11 cannot import its FSDP
-            FSDP, why = None, f"{type(e).__name__}: {str(e)[:100]}"
+            FSDP, why = None, f"importing torch.distributed.fsdp raised {type(e).__name__}"
         if FSDP is None:
             model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank] if cuda else None)
-            wrapper = f"DDP (FSDP unavailable in this torch: {why})"
+            wrapper = f"DDP, as FSDP is unavailable ({why})"
         else:
             import functools
             extra = {"use_orig_params": True} if args.compile else {}
