@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 
 	"github.com/magefile/mage/mg"
@@ -113,6 +114,11 @@ func Wrap(ctx context.Context) error {
 		w.Printf("wrap: %s\n", zipPath)
 		return nil
 	})
+}
+
+// Extract turns any supported training log into a result JSON on stdout (facts the log lacks come from GPUS, SL, GBS, MBS, PRECISION, MODEL, FRAMEWORK, PLATFORM, GPU).
+func Extract(ctx context.Context, logfile string) error {
+	return tasks.Bare(ctx, func(ctx context.Context) error { return tasks.Extract(logfile, os.Stdout) })
 }
 
 func abs(p string) string {

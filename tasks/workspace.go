@@ -92,3 +92,18 @@ func Main(ctx context.Context, fn func(ctx context.Context, w *Workspace) error)
 	fmt.Fprintln(os.Stderr, line)
 	return err
 }
+
+// Bare runs a target that needs neither config.env nor the cache (extract:
+// its environment variables describe a log, not this workspace's
+// configuration), ending with the same summary line.
+func Bare(ctx context.Context, fn func(ctx context.Context) error) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := fn(ctx)
+	line := "tasks: 0 run, 0 cached"
+	if err != nil {
+		line += "; failed"
+	}
+	fmt.Fprintln(os.Stderr, line)
+	return err
+}
