@@ -1,0 +1,403 @@
+package frameworks
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/zeebo/blake3"
+
+	"github.com/rivalbench/rival/frameworks/prim"
+	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/models"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden launches under testdata/golden/")
+
+func host(platform string, n int) hw.Host {
+	h := hw.Host{Platform: platform}
+	for i := 0; i < n; i++ {
+		g := hw.GPU{Index: i}
+		switch platform {
+		case hw.PlatformAMD:
+			g.Vendor, g.Model = hw.VendorAMD, "MI300X"
+		case hw.PlatformNVIDIA:
+			g.Vendor, g.Model = hw.VendorNVIDIA, "H100 SXM"
+		}
+		h.GPUs = append(h.GPUs, g)
+	}
+	return h
+}
+
+// fair is config.env's fair configuration.
+func fair() Fair {
+	return Fair{Seed: 42, MBS: 1, SL: 2048, GA: 8, TP: 1, PP: 1, DP: 8, TrainIters: 500, WarmupSteps: 50,
+		LR: 3e-4, MinLR: 3e-5, WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Precision: "bf16",
+		ProfileStepStart: 10, ProfileStepEnd: 12, ProfileRanks: []int{0}, Dataset: "bc"}
+}
+
+func stockEXP(t testing.TB) []byte {
+	b, err := os.ReadFile("prim/testdata/llama3.1_8B-pretrain.yaml")
+	require.NoError(t, err)
+	return b
+}
+
+// request is a run of model on platform with config.env's values; CPU runs use one process.
+func request(t testing.TB, platform, framework, model string) Request {
+	f := fair()
+	n := 8
+	if platform == hw.PlatformCPU {
+		n, f.DP, f.Precision = 0, 1, "fp32"
+	}
+	fp := "3f2a9c1d"
+	return Request{
+		Platform: platform, Framework: framework, Model: model, Fair: f, Host: host(platform, n),
+		DataPrefix: "/data/rival/" + model + "/bc-train_text_document", DataFingerprint: fp,
+		DataCacheDir: "/data/rival/cache/" + fp, TokenizerPath: "/data/rival/tokenizers/" + model,
+		OutputDir: "/output/" + platform + "-" + framework + "-" + model, StockConfig: stockEXP(t),
+	}
+}
+
+type golden struct {
+	Framework, Requested, Remapped string
+	FrameworkVersion               string
+	Command                        []string
+	Env                            map[string]string
+	WorkDir                        string
+	Files                          map[string]string // text of each file; entry scripts by digest
+	EntryScriptDigest              string
+}
+
+// toGolden renders a launch for its golden file. Entry scripts appear by name only and their digest
+// as a placeholder, so editing a script (checked by TestEntryScripts) does not rewrite every golden.
+func toGolden(l Launch) golden {
+	version := l.FrameworkVersion
+	digest := ""
+	if l.EntryScriptDigest != "" {
+		digest = "<blake3 of the embedded entry script>"
+		version = strings.ReplaceAll(version, l.EntryScriptDigest, digest)
+	}
+	g := golden{Framework: l.Framework, Requested: l.Requested, Remapped: l.Remapped,
+		FrameworkVersion: version, Command: l.Command, Env: l.Env, WorkDir: l.WorkDir,
+		EntryScriptDigest: digest}
+	if len(l.Files) > 0 {
+		g.Files = map[string]string{}
+		for n, b := range l.Files {
+			if strings.HasSuffix(n, ".py") {
+				g.Files[n] = "(embedded entry script)"
+			} else {
+				g.Files[n] = string(b)
+			}
+		}
+	}
+	return g
+}
+
+func checkGolden(t *testing.T, file string, v any) {
+	t.Helper()
+	got, err := json.MarshalIndent(v, "", "  ")
+	require.NoError(t, err)
+	got = append(got, '\n')
+	p := filepath.Join("testdata", "golden", file)
+	if *update {
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, got, 0o644))
+	}
+	want, err := os.ReadFile(p)
+	require.NoError(t, err, "run go test ./frameworks -update to create %s", p)
+	assert.Equal(t, string(want), string(got), "%s differs: review the change, then go test ./frameworks -update", p)
+}
+
+// TestGoldenMatrix pins the launch of every platform × framework × model; combinations that cannot
+// run are pinned in errors.json with their message.
+func TestGoldenMatrix(t *testing.T) {
+	errs := map[string]string{}
+	for _, platform := range []string{hw.PlatformAMD, hw.PlatformNVIDIA, hw.PlatformCPU} {
+		for _, fw := range Names() {
+			for _, model := range models.Names() {
+				name := fmt.Sprintf("%s-%s-%s", platform, fw, model)
+				l, err := Build(request(t, platform, fw, model))
+				if err != nil {
+					errs[name] = err.Error()
+					continue
+				}
+				checkGolden(t, name+".json", toGolden(l))
+			}
+		}
+	}
+	checkGolden(t, "errors.json", errs)
+	for name := range errs {
+		assert.True(t, strings.HasPrefix(name, "cpu-") && !strings.HasPrefix(name, "cpu-fsdp"),
+			"only non-fsdp CPU runs may fail in the matrix, but %s did: %s", name, errs[name])
+	}
+}
+
+func TestRemapIsStated(t *testing.T) {
+	l, err := Build(request(t, hw.PlatformNVIDIA, "prim", "llama"))
+	require.NoError(t, err)
+	assert.Equal(t, "nemo", l.Framework)
+	assert.Equal(t, "prim", l.Requested)
+	assert.Contains(t, l.Remapped, "prim does not run on nvd")
+
+	l, err = Build(request(t, hw.PlatformAMD, "nemo", "qwen"))
+	require.NoError(t, err)
+	assert.Equal(t, "prim", l.Framework)
+	assert.Equal(t, "nemo", l.Requested)
+	assert.NotEmpty(t, l.Remapped)
+
+	l, err = Build(request(t, hw.PlatformAMD, "mega", "qwen"))
+	require.NoError(t, err)
+	assert.Empty(t, l.Remapped)
+	assert.Equal(t, "mega", l.Requested)
+}
+
+func TestBadRequests(t *testing.T) {
+	tests := []struct {
+		name   string
+		edit   func(r *Request)
+		errHas []string
+	}{
+		{"unknown framework", func(r *Request) { r.Framework = "deepspeed" }, []string{"unknown framework", "deepspeed"}},
+		{"mega on cpu", func(r *Request) { r.Platform, r.Host = hw.PlatformCPU, host(hw.PlatformCPU, 0) }, []string{"mega does not run on platform cpu"}},
+		{"bad platform", func(r *Request) { r.Platform = "tpu" }, []string{"Platform", "tpu"}},
+		{"host mismatch", func(r *Request) { r.Host = host(hw.PlatformNVIDIA, 8) }, []string{"Platform", "detected host"}},
+		{"unknown model", func(r *Request) { r.Model = "gpt5" }, []string{"Model", "gpt5"}},
+		{"TPxPPxDP", func(r *Request) { r.Fair.TP = 2 }, []string{"TP×PP×DP", "16", "8"}},
+		{"GBS", func(r *Request) { r.Fair.GBS = 100 }, []string{"GBS 100", "MBS×DP×GA"}},
+		{"heads by TP", func(r *Request) { r.Model, r.Fair.TP, r.Fair.DP = "qwen", 8, 1 }, []string{"28 attention heads", "TP 8"}},
+		{"kv heads by TP", func(r *Request) { r.Model, r.GPUs, r.Fair.TP, r.Fair.DP = "qwen", 7, 7, 1 }, []string{"4 KV heads", "TP 7"}},
+		{"attention heads by TP", func(r *Request) { r.Model, r.Fair.TP, r.Fair.DP = "qwen-proxy", 2, 4 }, []string{"7 attention heads", "TP 2"}},
+		{"layers by PP", func(r *Request) { r.Model, r.Fair.PP, r.Fair.DP = "qwen-proxy", 4, 2 }, []string{"PP 4", "2 layers"}},
+		{"SL beyond positions", func(r *Request) { r.Model, r.Fair.SL = "mistral", 65536 }, []string{"SL 65536", "32768 positions"}},
+		{"MIN_LR above LR", func(r *Request) { r.Fair.MinLR = 1 }, []string{"MIN_LR"}},
+		{"warmup", func(r *Request) { r.Fair.WarmupSteps = 501 }, []string{"WARMUP_STEPS 501"}},
+		{"precision", func(r *Request) { r.Fair.Precision = "fp16" }, []string{"PRECISION", "fp16"}},
+		{"profile window", func(r *Request) { r.Fair.Profile, r.Fair.ProfileStepEnd = true, 5 }, []string{"PROFILE_STEP_START"}},
+		{"profile rank", func(r *Request) { r.Fair.Profile, r.Fair.ProfileRanks = true, []int{8} }, []string{"PROFILE_RANKS", "rank 8"}},
+		{"relative path", func(r *Request) { r.TokenizerPath = "tokenizers/llama" }, []string{"TokenizerPath", "absolute"}},
+		{"too many GPUs", func(r *Request) { r.GPUs, r.Fair.DP = 16, 16 }, []string{"GPUs 16", "8 GPUs"}},
+		{"zero MBS", func(r *Request) { r.Fair.MBS = 0 }, []string{"MBS is 0"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := request(t, hw.PlatformAMD, "mega", "llama")
+			tc.edit(&r)
+			_, err := Build(r)
+			require.Error(t, err)
+			for _, w := range tc.errHas {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
+
+func TestPrimNeedsStockConfigOnlyWhenPatching(t *testing.T) {
+	r := request(t, hw.PlatformAMD, "prim", "llama")
+	r.StockConfig = nil
+	l, err := Build(r)
+	require.NoError(t, err, "llama runs on the stock EXP with command-line overrides only")
+	assert.Empty(t, l.Files)
+	assert.Equal(t, "/workspace/Primus/examples/megatron/configs/MI300X/llama3.1_8B-pretrain.yaml", l.Env["EXP"])
+
+	r.Model = "mistral"
+	_, err = Build(r)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "llama3.1_8B-pretrain.yaml")
+	assert.Contains(t, err.Error(), "exp_name")
+	assert.Contains(t, err.Error(), "StockConfig")
+
+	r.StockConfig = []byte("modules: [\n")
+	_, err = Build(r)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "llama3.1_8B-pretrain.yaml")
+
+	// Mistral at a length its window masks: window_size goes into the patched yaml.
+	r = request(t, hw.PlatformAMD, "prim", "mistral")
+	r.Fair.SL = 8192
+	l, err = Build(r)
+	require.NoError(t, err)
+	y := string(l.Files[prim.PatchedName("mistral")])
+	assert.Contains(t, y, "window_size: [4096, 0]")
+	assert.Contains(t, y, "exp_name: mistral_7B-pretrain")
+	assert.Equal(t, "/output/amd-prim-mistral/primus/mistral-exp.yaml", l.Env["EXP"])
+}
+
+// flags groups argv into flag → values (a value-less flag maps to ""), with "--k=v" split; tokens
+// before the first flag are grouped under the empty name.
+func flags(argv []string) map[string]string {
+	out := map[string]string{}
+	cur := ""
+	for _, a := range argv {
+		if strings.HasPrefix(a, "--") {
+			if k, v, ok := strings.Cut(a, "="); ok {
+				out[k] = v
+				cur = ""
+				continue
+			}
+			cur = a
+			out[cur] = ""
+			continue
+		}
+		if out[cur] != "" {
+			out[cur] += " "
+		}
+		out[cur] += a
+	}
+	return out
+}
+
+// changed lists what differs between two launches: argv flags, env keys (as "env:K") and files (as
+// "file:N").
+func changed(a, b Launch) []string {
+	var out []string
+	fa, fb := flags(a.Command), flags(b.Command)
+	for k := range union(fa, fb) {
+		va, oka := fa[k]
+		vb, okb := fb[k]
+		if va != vb || oka != okb {
+			out = append(out, k)
+		}
+	}
+	for k := range union(a.Env, b.Env) {
+		if a.Env[k] != b.Env[k] {
+			out = append(out, "env:"+k)
+		}
+	}
+	for k := range union(a.Files, b.Files) {
+		if string(a.Files[k]) != string(b.Files[k]) {
+			out = append(out, "file:"+k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func union[V any](a, b map[string]V) map[string]bool {
+	u := map[string]bool{}
+	for k := range a {
+		u[k] = true
+	}
+	for k := range b {
+		u[k] = true
+	}
+	return u
+}
+
+// TestKnobs changes one config.env key at a time and checks that the launch changes exactly where that
+// key is expressed, for every framework that runs on the platform.
+func TestKnobs(t *testing.T) {
+	type knob struct {
+		name string
+		edit func(r *Request)
+		want map[string][]string // framework → changed flags
+	}
+	profileOn := func(r *Request) { r.Fair.Profile = true }
+	knobs := []knob{
+		{"SEED", func(r *Request) { r.Fair.Seed = 7 }, map[string][]string{
+			"mega": {"--seed"}, "prim": {"--seed"}, "nemo": {"--seed"}, "fsdp": {"--seed", "env:PYTHONHASHSEED"}}},
+		{"MBS", func(r *Request) { r.Fair.MBS = 2 }, map[string][]string{
+			"mega": {"--global-batch-size", "--micro-batch-size"}, "prim": {"--global_batch_size", "--micro_batch_size"},
+			"nemo": {"--gbs", "--mbs"}, "fsdp": {"--micro-batch"}}},
+		{"SL", func(r *Request) { r.Fair.SL = 4096 }, map[string][]string{
+			"mega": {"--seq-length"}, "prim": {"--seq_length"}, "nemo": {"--seq-length"}, "fsdp": {"--seq-len"}}},
+		{"GA", func(r *Request) { r.Fair.GA = 4 }, map[string][]string{
+			"mega": {"--global-batch-size"}, "prim": {"--global_batch_size"}, "nemo": {"--gbs"}, "fsdp": {"--grad-accum"}}},
+		{"TP", func(r *Request) { r.Fair.TP, r.Fair.DP = 2, 4 }, map[string][]string{
+			"mega": {"--global-batch-size", "--sequence-parallel", "--tensor-model-parallel-size"},
+			"prim": {"--global_batch_size", "--sequence_parallel", "--tensor_model_parallel_size"},
+			"nemo": {"--gbs", "--tp"}}},
+		{"PP", func(r *Request) { r.Fair.PP, r.Fair.DP = 2, 4 }, map[string][]string{
+			"mega": {"--global-batch-size", "--pipeline-model-parallel-size"},
+			"prim": {"--global_batch_size", "--pipeline_model_parallel_size"}, "nemo": {"--gbs", "--pp"}}},
+		{"DP", func(r *Request) { r.GPUs, r.Fair.DP = 4, 4 }, map[string][]string{
+			"mega": {"--global-batch-size", "--nproc_per_node"}, "prim": {"--global_batch_size", "env:GPUS_PER_NODE"},
+			"nemo": {"--gbs", "--gpus-per-node", "--nproc_per_node"}, "fsdp": {"--nproc_per_node"}}},
+		{"LR", func(r *Request) { r.Fair.LR = 1e-4 }, map[string][]string{
+			"mega": {"--lr"}, "prim": {"--lr"}, "nemo": {"--lr"}, "fsdp": {"--lr"}}},
+		{"MIN_LR", func(r *Request) { r.Fair.MinLR = 1e-5 }, map[string][]string{
+			"mega": {"--min-lr"}, "prim": {"--min_lr"}, "nemo": {"--min-lr"}, "fsdp": {"--min-lr"}}},
+		{"WARMUP_STEPS", func(r *Request) { r.Fair.WarmupSteps = 10 }, map[string][]string{
+			"mega": {"--lr-warmup-iters"}, "prim": {"--lr_warmup_iters"}, "nemo": {"--warmup"}, "fsdp": {"--warmup-steps"}}},
+		{"TRAIN_ITERS", func(r *Request) { r.Fair.TrainIters = 100 }, map[string][]string{
+			"mega": {"--eval-interval", "--lr-decay-iters", "--train-iters"},
+			"prim": {"--eval_interval", "--lr_decay_iters", "--train_iters"}, "nemo": {"--train-iters"}, "fsdp": {"--train-iters"}}},
+		{"WEIGHT_DECAY", func(r *Request) { r.Fair.WeightDecay = 0.01 }, map[string][]string{
+			"mega": {"--weight-decay"}, "prim": {"--weight_decay"}, "nemo": {"--weight-decay"}, "fsdp": {"--weight-decay"}}},
+		{"BETA2", func(r *Request) { r.Fair.Beta2 = 0.999 }, map[string][]string{
+			"mega": {"--adam-beta2"}, "prim": {"--adam_beta2"}, "nemo": {"--beta2"}, "fsdp": {"--beta2"}}},
+		{"PRECISION=fp8", func(r *Request) { r.Fair.Precision = "fp8" }, map[string][]string{
+			"mega": {"--fp8-amax-compute-algo", "--fp8-amax-history-len", "--fp8-format", "--fp8-recipe"},
+			"prim": {"--fp8", "--fp8_amax_history_len", "--fp8_recipe"}, "nemo": {"--precision"}}},
+		{"PRECISION=fp32", func(r *Request) { r.Fair.Precision = "fp32" }, map[string][]string{
+			"mega": {"--bf16"}, "prim": {"--bf16"}, "nemo": {"--precision"}, "fsdp": {"--precision"}}},
+		{"PROFILE", profileOn, map[string][]string{
+			"mega": {"--profile", "--profile-ranks", "--profile-step-end", "--profile-step-start", "--tensorboard-dir", "--use-pytorch-profiler"},
+			"prim": {"--profile", "--profile_ranks", "--profile_step_end", "--profile_step_start", "--tensorboard_dir", "--use_pytorch_profiler"},
+			"nemo": {"--profile"}}},
+	}
+	// Knobs of the profiler window, with profiling on in both launches.
+	for _, k := range []knob{
+		{"PROFILE_STEP_START", func(r *Request) { r.Fair.ProfileStepStart = 5 }, map[string][]string{
+			"mega": {"--profile-step-start"}, "prim": {"--profile_step_start"}, "nemo": {"--profile-start"}}},
+		{"PROFILE_STEP_END", func(r *Request) { r.Fair.ProfileStepEnd = 20 }, map[string][]string{
+			"mega": {"--profile-step-end"}, "prim": {"--profile_step_end"}, "nemo": {"--profile-end"}}},
+		{"PROFILE_RANKS", func(r *Request) { r.Fair.ProfileRanks = []int{0, 7} }, map[string][]string{
+			"mega": {"--profile-ranks"}, "prim": {"--profile_ranks"}, "nemo": {"--profile-ranks"}}},
+	} {
+		edit := k.edit
+		k.edit = func(r *Request) { profileOn(r); edit(r) }
+		k.name += " (profiling on)"
+		knobs = append(knobs, k)
+	}
+	for _, k := range knobs {
+		for fw, want := range k.want {
+			platform := hw.PlatformAMD
+			if fw == "nemo" {
+				platform = hw.PlatformNVIDIA
+			}
+			t.Run(k.name+"/"+fw, func(t *testing.T) {
+				base := request(t, platform, fw, "llama")
+				if strings.HasSuffix(k.name, "(profiling on)") {
+					profileOn(&base)
+				}
+				a, err := Build(base)
+				require.NoError(t, err)
+				r := base
+				r.Fair.ProfileRanks = append([]int(nil), base.Fair.ProfileRanks...)
+				k.edit(&r)
+				b, err := Build(r)
+				require.NoError(t, err)
+				assert.Equal(t, want, changed(a, b))
+			})
+		}
+	}
+}
+
+func TestEntryScripts(t *testing.T) {
+	for _, tc := range []struct{ platform, fw, file string }{
+		{hw.PlatformNVIDIA, "nemo", "rival_nemo.py"}, {hw.PlatformCPU, "fsdp", "train.py"},
+	} {
+		l, err := Build(request(t, tc.platform, tc.fw, "llama-proxy"))
+		require.NoError(t, err)
+		script := l.Files[tc.file]
+		require.NotEmpty(t, script, "%s ships %s", tc.fw, tc.file)
+		sum := blake3.Sum256(script)
+		assert.Equal(t, hex.EncodeToString(sum[:]), l.EntryScriptDigest)
+		assert.Contains(t, l.Command, path.Join(l.WorkDir, tc.file), "the command runs the shipped script")
+	}
+}
+
+func TestNamesAndPlatforms(t *testing.T) {
+	assert.Equal(t, []string{"fsdp", "mega", "nemo", "prim"}, Names())
+	assert.Equal(t, []string{"amd"}, Platforms("prim"))
+	assert.Nil(t, Platforms("nope"))
+}
