@@ -1,0 +1,257 @@
+package hub
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/parquet-go/parquet-go"
+)
+
+// Format is a shard's on-disk format.
+type Format int
+
+const (
+	// FormatAuto sniffs the format from the file's magic bytes and extension.
+	FormatAuto Format = iota
+	// FormatJSONL is one JSON object per line with a string "text" field.
+	FormatJSONL
+	// FormatJSONLGzip is FormatJSONL gzip'd (C4's .json.gz shards).
+	FormatJSONLGzip
+	// FormatParquet is a parquet file with a string "text" column (the hub's parquet conversions).
+	FormatParquet
+)
+
+func (f Format) String() string {
+	switch f {
+	case FormatAuto:
+		return "auto"
+	case FormatJSONL:
+		return "jsonl"
+	case FormatJSONLGzip:
+		return "jsonl.gz"
+	case FormatParquet:
+		return "parquet"
+	}
+	return fmt.Sprintf("Format(%d)", int(f))
+}
+
+var (
+	gzipMagic    = []byte{0x1f, 0x8b}
+	parquetMagic = []byte("PAR1")
+)
+
+// DetectFormat sniffs path: gzip and parquet by their magic bytes, JSON lines otherwise. An
+// extension that promises one of the binary formats without its magic is an error (a truncated or
+// mislabelled download), not silently read as text.
+func DetectFormat(path string) (Format, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return FormatAuto, err
+	}
+	defer f.Close()
+	head := make([]byte, 4)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return FormatAuto, fmt.Errorf("read %s: %w", path, err)
+	}
+	head = head[:n]
+	name := strings.ToLower(filepath.Base(path))
+	switch {
+	case bytes.HasPrefix(head, parquetMagic):
+		return FormatParquet, nil
+	case bytes.HasPrefix(head, gzipMagic):
+		return FormatJSONLGzip, nil
+	case strings.HasSuffix(name, ".parquet"):
+		return FormatAuto, fmt.Errorf("%s: named .parquet but does not start with PAR1: truncated or not parquet; delete it and fetch again", path)
+	case strings.HasSuffix(name, ".gz"):
+		return FormatAuto, fmt.Errorf("%s: named .gz but is not gzip: delete it and fetch again", path)
+	}
+	return FormatJSONL, nil
+}
+
+// ReadDocuments streams the "text" of each document in path to fn, in file order, stopping after
+// limit documents (limit <= 0: all). It returns how many documents fn received. Memory stays
+// bounded by one line (JSON lines) or one page (parquet), whatever the file's size. A malformed
+// record is an error naming the file and the line or row; an error from fn stops the read and is
+// returned wrapped.
+func ReadDocuments(path string, format Format, limit int, fn func(text string) error) (n int, err error) {
+	if format == FormatAuto {
+		format, err = DetectFormat(path)
+		if err != nil {
+			return 0, err
+		}
+	}
+	switch format {
+	case FormatJSONL, FormatJSONLGzip:
+		f, err := os.Open(path)
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		var r io.Reader = f
+		if format == FormatJSONLGzip {
+			zr, err := gzip.NewReader(bufio.NewReaderSize(f, 1<<16))
+			if err != nil {
+				return 0, fmt.Errorf("%s: not a gzip file: %w", path, err)
+			}
+			defer zr.Close()
+			r = zr
+		}
+		return readJSONL(path, r, limit, fn)
+	case FormatParquet:
+		return readParquet(path, limit, fn)
+	}
+	return 0, fmt.Errorf("%s: unknown format %v", path, format)
+}
+
+// readJSONL reads lines of any length, reusing one buffer; blank lines are skipped.
+func readJSONL(path string, r io.Reader, limit int, fn func(string) error) (int, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	var (
+		line   []byte
+		lineNo int
+		n      int
+		rec    struct {
+			Text *string `json:"text"`
+		}
+	)
+	for limit <= 0 || n < limit {
+		line = line[:0]
+		for {
+			chunk, err := br.ReadSlice('\n')
+			line = append(line, chunk...)
+			if err == nil || errors.Is(err, io.EOF) && len(line) > 0 {
+				break
+			}
+			if errors.Is(err, bufio.ErrBufferFull) {
+				continue
+			}
+			if errors.Is(err, io.EOF) {
+				return n, nil
+			}
+			return n, fmt.Errorf("%s:%d: %w", path, lineNo+1, err)
+		}
+		lineNo++
+		trimmed := bytes.TrimSpace(line)
+		if len(trimmed) == 0 {
+			continue
+		}
+		rec.Text = nil
+		if err := json.Unmarshal(trimmed, &rec); err != nil {
+			return n, fmt.Errorf("%s:%d: malformed JSON record: %v", path, lineNo, err)
+		}
+		if rec.Text == nil {
+			return n, fmt.Errorf("%s:%d: record has no string \"text\" field", path, lineNo)
+		}
+		if err := fn(*rec.Text); err != nil {
+			return n, fmt.Errorf("%s:%d: %w", path, lineNo, err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+// readParquet walks the "text" column one row group and one page at a time.
+func readParquet(path string, limit int, fn func(string) error) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	pf, err := parquet.OpenFile(f, fi.Size(), parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+	if err != nil {
+		return 0, fmt.Errorf("%s: not a readable parquet file: %w", path, err)
+	}
+	leaf, ok := pf.Schema().Lookup("text")
+	if !ok {
+		return 0, fmt.Errorf("%s: parquet schema has no \"text\" column (columns: %s)", path, columnNames(pf.Schema()))
+	}
+	if leaf.MaxRepetitionLevel != 0 || leaf.Node.Type().Kind() != parquet.ByteArray {
+		return 0, fmt.Errorf("%s: parquet column \"text\" is %v, want a plain string column", path, leaf.Node.Type())
+	}
+	var (
+		n    int
+		row  int64
+		vals = make([]parquet.Value, 256)
+	)
+	for gi, rg := range pf.RowGroups() {
+		pages := rg.ColumnChunks()[leaf.ColumnIndex].Pages()
+		err := func() error {
+			defer pages.Close()
+			for {
+				page, err := pages.ReadPage()
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				if err != nil {
+					return fmt.Errorf("%s: row group %d, near row %d: %w", path, gi, row, err)
+				}
+				stop, err := eachValue(page, vals, func(v parquet.Value) (bool, error) {
+					if v.IsNull() {
+						return false, fmt.Errorf("%s: row %d: \"text\" is null", path, row)
+					}
+					if err := fn(string(v.ByteArray())); err != nil {
+						return false, fmt.Errorf("%s: row %d: %w", path, row, err)
+					}
+					row++
+					n++
+					return limit > 0 && n >= limit, nil
+				})
+				parquet.Release(page)
+				if err != nil || stop {
+					return err
+				}
+			}
+		}()
+		if err != nil {
+			return n, err
+		}
+		if limit > 0 && n >= limit {
+			break
+		}
+	}
+	return n, nil
+}
+
+// eachValue feeds a page's values to fn until fn says stop.
+func eachValue(page parquet.Page, buf []parquet.Value, fn func(parquet.Value) (bool, error)) (bool, error) {
+	r := page.Values()
+	for {
+		k, err := r.ReadValues(buf)
+		for _, v := range buf[:k] {
+			stop, ferr := fn(v)
+			if ferr != nil || stop {
+				return stop, ferr
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+}
+
+func columnNames(s *parquet.Schema) string {
+	var names []string
+	for _, p := range s.Columns() {
+		names = append(names, strings.Join(p, "."))
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
