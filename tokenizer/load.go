@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
+	"sync"
+	"unsafe"
 )
 
 // fileJSON is the top level of a Hugging Face tokenizer.json. Components stay raw
@@ -123,7 +126,7 @@ func FromJSON(data []byte) (*Tokenizer, error) {
 	if t.decoders, err = parseDecoder(f.Decoder, "decoder"); err != nil {
 		return nil, err
 	}
-	t.pool.New = func() any { return newEncState() }
+	t.states = make(chan *encState, 2*runtime.GOMAXPROCS(0)+2)
 	return t, nil
 }
 
@@ -209,13 +212,21 @@ func parseNormalizer(raw json.RawMessage, where string) (normalizeFunc, error) {
 		case 1:
 			return steps[0], nil
 		}
+		// Intermediate results go through two scratch buffers taken from a pool.
+		var scratch sync.Pool
 		return func(dst []byte, s string) []byte {
-			var buf []byte
-			for _, f := range steps[:len(steps)-1] {
-				buf = f(buf[:0:0], s)
-				s = string(buf)
+			a, _ := scratch.Get().(*[2][]byte)
+			if a == nil {
+				a = new([2][]byte)
 			}
-			return steps[len(steps)-1](dst, s)
+			for k, f := range steps[:len(steps)-1] {
+				buf := f(a[k%2][:0], s)
+				a[k%2] = buf
+				s = unsafe.String(unsafe.SliceData(buf), len(buf))
+			}
+			dst = steps[len(steps)-1](dst, s)
+			scratch.Put(a)
+			return dst
 		}, nil
 	}
 	return nil, fmt.Errorf("%s: unsupported normalizer type %q (supported: NFC, Prepend, Replace, Sequence)", where, ty)

@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -128,8 +129,12 @@ func (t *Tokenizer) buildLookupVocab() error {
 			}
 		}
 	} else {
+		t.cutAtMeta = true
 		for tok, id := range t.modelVocab {
 			t.vocab[tok] = id
+			if i := strings.Index(tok, metaSpace); i > 0 && strings.TrimLeft(tok[:i], metaSpace) != "" {
+				t.cutAtMeta = false // some token joins text to a following "▁"
+			}
 		}
 		if t.byteFallback {
 			for i := range t.byteToken {

@@ -26,6 +26,10 @@ type Tokenizer struct {
 	merges       map[uint64]merge
 	byteToken    [256]int32 // byte-level: the token of each byte; byte fallback: <0xXX>, or -1
 	ignoreMerges bool
+	// cutAtMeta: no token has "▁" after other text, so no merge can join a
+	// symbol ending in other text to one starting with "▁", and a whole-segment
+	// word can be cut before each such "▁" without changing the result.
+	cutAtMeta    bool
 	byteFallback bool
 	fuseUnk      bool
 	unk          int32 // -1: none
@@ -40,7 +44,9 @@ type Tokenizer struct {
 
 	decoders []decoderStep
 
-	pool sync.Pool // *encState
+	// states holds idle scratch states. Unlike a sync.Pool it survives garbage
+	// collections, so each state's word cache stays warm.
+	states chan *encState
 }
 
 // Encode returns the ids of text without special tokens (add_special_tokens=False).
@@ -55,7 +61,7 @@ func (t *Tokenizer) EncodeWithSpecial(text string) []int {
 }
 
 func (t *Tokenizer) toInts(text string, special bool) []int {
-	st := t.pool.Get().(*encState)
+	st := t.getState()
 	st.out = t.appendEncode(st, st.out[:0], text, special)
 	ids := make([]int, len(st.out))
 	for i, id := range st.out {
@@ -69,7 +75,7 @@ func (t *Tokenizer) toInts(text string, special bool) []int {
 // special, the template's special tokens are added as in EncodeWithSpecial. In
 // steady state it allocates nothing beyond growing dst.
 func (t *Tokenizer) AppendEncode(dst []int32, text string, special bool) []int32 {
-	st := t.pool.Get().(*encState)
+	st := t.getState()
 	dst = t.appendEncode(st, dst, text, special)
 	t.putState(st)
 	return dst
@@ -163,8 +169,13 @@ const (
 	heapWordLength = 48      // words with more symbols merge through a heap
 )
 
-func newEncState() any {
-	return &encState{cache: make(map[string]cacheEntry, 4096)}
+func (t *Tokenizer) getState() *encState {
+	select {
+	case st := <-t.states:
+		return st
+	default:
+		return &encState{cache: make(map[string]cacheEntry, 4096)}
+	}
 }
 
 func (t *Tokenizer) putState(st *encState) {
@@ -177,7 +188,10 @@ func (t *Tokenizer) putState(st *encState) {
 	if cap(st.syms) > 1<<16 {
 		st.syms, st.ranks, st.links, st.heap = nil, nil, nil, nil
 	}
-	t.pool.Put(st)
+	select {
+	case t.states <- st:
+	default: // enough idle states already
+	}
 }
 
 func (t *Tokenizer) appendEncode(st *encState, dst []int32, text string, special bool) []int32 {
@@ -213,7 +227,15 @@ func (t *Tokenizer) encodeSegment(st *encState, dst []int32, s string) []int32 {
 		s = unsafe.String(unsafe.SliceData(st.norm), len(st.norm))
 	}
 	if t.split == nil {
-		return t.encodeWord(st, dst, s)
+		if !t.cutAtMeta {
+			return t.encodeWord(st, dst, s)
+		}
+		for len(s) > 0 {
+			j := cutBeforeMeta(s)
+			dst = t.encodeWord(st, dst, s[:j])
+			s = s[j:]
+		}
+		return dst
 	}
 	for i := 0; i < len(s); {
 		j := t.split.next(s, i)
@@ -519,4 +541,20 @@ func maximalSubpart(s string) int {
 		lo, hi = 0x80, 0xBF
 	}
 	return n
+}
+
+// metaSpace is the sentencepiece word marker that stands for a space.
+const metaSpace = "\u2581"
+
+// cutBeforeMeta returns the end of the first piece of s: the position of the
+// first "▁" that follows other text, or len(s).
+func cutBeforeMeta(s string) int {
+	i := 0
+	for i < len(s) && strings.HasPrefix(s[i:], metaSpace) {
+		i += len(metaSpace)
+	}
+	if k := strings.Index(s[i:], metaSpace); k >= 0 {
+		return i + k
+	}
+	return len(s)
 }
