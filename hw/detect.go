@@ -143,6 +143,13 @@ func (d Detector) detectNVIDIA(ctx context.Context, pci []PCIDevice) Host {
 	h := Host{Platform: PlatformNVIDIA}
 	if d.has("nvidia-smi") {
 		out, err := d.run(ctx, "nvidia-smi", NvidiaQueryArgs()...)
+		if err != nil && ctx.Err() == nil {
+			// Older drivers reject newer fields; the base query still gives memory and power.
+			if base, berr := d.run(ctx, "nvidia-smi", NvidiaBaseQueryArgs()...); berr == nil {
+				h.Warnings = append(h.Warnings, "nvidia-smi rejected the full query, used the base fields: "+err.Error())
+				out, err = base, nil
+			}
+		}
 		if err == nil {
 			gpus, w, perr := ParseNvidiaSMICSV(out)
 			h.Warnings = append(h.Warnings, w...)

@@ -285,6 +285,22 @@ func checkGolden(t *testing.T, name string, h Host) {
 	assert.Equal(t, string(want), string(got), "golden %s differs; if the change is intended rerun with -update", path)
 }
 
+func TestDetectRetriesWithTheBaseQuery(t *testing.T) {
+	full := strings.Join(append([]string{"nvidia-smi"}, NvidiaQueryArgs()...), " ")
+	tools := nvidiaTools("h100-sxm")(t)
+	rows := strings.Split(strings.TrimSpace(string(tools.outputs[full])), ", ")
+	delete(tools.outputs, full)
+	tools.outputs[strings.Join(append([]string{"nvidia-smi"}, NvidiaBaseQueryArgs()...), " ")] = []byte(strings.Join(rows[:7], ", ") + "\n")
+	d := Detector{Run: tools.run, LookPath: tools.lookPath, SysRoot: sysRoot(t, "h100-sxm", "")}
+	h, err := d.Detect(context.Background())
+	require.NoError(t, err)
+	require.Len(t, h.GPUs, 1)
+	assert.Equal(t, "H100 SXM", h.GPUs[0].Model)
+	assert.Equal(t, int64(81559), h.GPUs[0].MemoryMiB)
+	assert.Equal(t, "nvidia-smi --query-gpu", h.Source)
+	assert.Contains(t, strings.Join(h.Warnings, "\n"), "used the base fields")
+}
+
 func TestDetectStopsWhenContextEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

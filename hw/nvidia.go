@@ -18,9 +18,19 @@ var NvidiaQueryFields = []string{
 	"power.limit", "clocks.max.sm", "index", "mig.mode.current", "pci.device_id",
 }
 
+// NvidiaBaseQueryFields is the narrower query every nvidia-smi since the
+// 400-series drivers answers; Detect retries with it when an older driver
+// rejects a field of NvidiaQueryFields ("is not a valid field to query").
+var NvidiaBaseQueryFields = NvidiaQueryFields[:7]
+
 // NvidiaQueryArgs are the arguments Detect passes to nvidia-smi.
-func NvidiaQueryArgs() []string {
-	return []string{"--query-gpu=" + strings.Join(NvidiaQueryFields, ","), "--format=csv,noheader,nounits"}
+func NvidiaQueryArgs() []string { return nvidiaQueryArgs(NvidiaQueryFields) }
+
+// NvidiaBaseQueryArgs are the arguments of the fallback query.
+func NvidiaBaseQueryArgs() []string { return nvidiaQueryArgs(NvidiaBaseQueryFields) }
+
+func nvidiaQueryArgs(fields []string) []string {
+	return []string{"--query-gpu=" + strings.Join(fields, ","), "--format=csv,noheader,nounits"}
 }
 
 // unitSuffix strips the units nvidia-smi appends without "nounits" and the
@@ -42,7 +52,8 @@ func stripUnit(v string) string {
 
 // ParseNvidiaSMICSV reads `nvidia-smi --query-gpu=... --format=csv[,noheader][,nounits]`.
 // With a header line the columns are found by name (any order, any extra
-// columns, units in brackets); without one they must be NvidiaQueryFields.
+// columns, units in brackets); without one they must be NvidiaQueryFields or
+// NvidiaBaseQueryFields, told apart by the first row's field count.
 // Values like "[N/A]" or "[Not Supported]" leave the field unset.
 func ParseNvidiaSMICSV(data []byte) ([]GPU, []string, error) {
 	r := csv.NewReader(bytes.NewReader(data))
@@ -77,7 +88,11 @@ func ParseNvidiaSMICSV(data []byte) ([]GPU, []string, error) {
 				}
 				continue
 			}
-			for i, f := range NvidiaQueryFields {
+			fields := NvidiaQueryFields
+			if len(rec) == len(NvidiaBaseQueryFields) {
+				fields = NvidiaBaseQueryFields
+			}
+			for i, f := range fields {
 				cols[f] = i
 			}
 		}
