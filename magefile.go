@@ -31,13 +31,59 @@ type Purge mg.Namespace
 
 // Aliases give namespaces a plain form: `purge` is purge:output.
 var Aliases = map[string]interface{}{
-	"purge": Purge.Output,
+	"purge":  Purge.Output,
+	"filter": Filter.Dataset,
+	"encode": Encode.Datasets,
 }
 
 // Demo filters and encodes the sample corpus shipped in testdata/ and verifies the datasets.
 func Demo(ctx context.Context) error {
 	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
 		return w.Demo(ctx)
+	})
+}
+
+// Fetch downloads the configured dataset (DATASET, DATA_SAMPLES documents) and the tokenizers of MODELS from the Hugging Face Hub.
+func Fetch(ctx context.Context) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
+		p, err := w.BuildPipeline()
+		if err != nil {
+			return err
+		}
+		return w.Runner.Run(ctx, append([]*tasks.Task{p.Fetch}, p.Tokenizers...)...)
+	})
+}
+
+// Dataset fetches and filters the configured dataset (also: filter).
+func (Filter) Dataset(ctx context.Context) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
+		p, err := w.BuildPipeline()
+		if err != nil {
+			return err
+		}
+		if err := w.Runner.Run(ctx, p.Filter); err != nil {
+			return err
+		}
+		w.ReportFilter(p.Filter)
+		return nil
+	})
+}
+
+// Datasets encodes the filtered dataset for every model in MODELS into DATA_DIR/<dataset>-<model>-train/-test (also: encode).
+func (Encode) Datasets(ctx context.Context) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
+		p, err := w.BuildPipeline()
+		if err != nil {
+			return err
+		}
+		if err := w.Runner.Run(ctx, p.Encodes...); err != nil {
+			return err
+		}
+		w.ReportFilter(p.Filter)
+		for _, e := range p.Encodes {
+			w.ReportEncode(e)
+		}
+		return nil
 	})
 }
 

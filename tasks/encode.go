@@ -111,8 +111,8 @@ func ManifestPath(prefix string) string { return prefix + ".rival.json" }
 
 // EncodeTask encodes in (JSONL) with tok into one dataset at outPrefix, or
 // into outPrefix-train and outPrefix-test when split > 0. upstream, when
-// set, produces in.
-func (w *Workspace) EncodeTask(in string, tok TokenizerSpec, outPrefix string, split float64, upstream *Task) *Task {
+// set, produces in; more deps (the tokenizer's fetch) may follow.
+func (w *Workspace) EncodeTask(in string, tok TokenizerSpec, outPrefix string, split float64, upstream *Task, more ...*Task) *Task {
 	prefixes := []string{outPrefix}
 	names := []string{"all"}
 	if split > 0 {
@@ -134,6 +134,7 @@ func (w *Workspace) EncodeTask(in string, tok TokenizerSpec, outPrefix string, s
 	} else {
 		t.Files = append(t.Files, in)
 	}
+	t.Deps = append(t.Deps, more...)
 	for _, p := range prefixes {
 		t.Outputs = append(t.Outputs, Output{Path: indexed.BinPath(p)}, Output{Path: indexed.IdxPath(p)}, Output{Path: ManifestPath(p), Compress: true})
 	}

@@ -1,0 +1,117 @@
+package tasks
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rivalbench/rival/hub"
+	"github.com/rivalbench/rival/hub/hubtest"
+)
+
+// fakeHub publishes what the configured pipeline needs: the Qwen and
+// Mistral tokenizer files and a gzip'd C4-style shard.
+func fakeHub(t *testing.T, docs int) *hubtest.Server {
+	t.Helper()
+	s := hubtest.New()
+	t.Cleanup(s.Close)
+	for _, name := range []string{"qwen", "mistral"} {
+		e, err := hub.Lookup(name)
+		require.NoError(t, err)
+		tok, err := os.ReadFile(map[string]string{"qwen": qwenTok, "mistral": mistralTok}[name])
+		require.NoError(t, err)
+		for _, f := range e.Files {
+			content := []byte(`{"model_type": "` + name + `"}`)
+			if f == "tokenizer.json" {
+				content = tok
+			}
+			s.Add(hubtest.File{Repo: e.Repo, Revision: e.Revision, Path: f, Content: content, LFS: f == "tokenizer.json"})
+		}
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	for i := 0; i < docs; i++ {
+		fmt.Fprintf(zw, `{"text":"Document %d has enough words to pass the filter because it keeps going and going with plain words for quite a while, more than one hundred characters.","timestamp":"2019-04-25T12:57:54Z","url":"https://example.com/%d"}`+"\n", i, i)
+	}
+	require.NoError(t, zw.Close())
+	e, err := hub.Lookup("c4")
+	require.NoError(t, err)
+	s.Add(hubtest.File{Dataset: true, Repo: e.Repo, Revision: e.Revision, Path: e.Files[0], Content: buf.Bytes(), LFS: true})
+	return s
+}
+
+func TestPipelineFetchFilterEncode(t *testing.T) {
+	s := fakeHub(t, 50)
+	t.Setenv("HF_ENDPOINT", s.URL())
+	w, log := newWorkspace(t, "DATASET=c4\nMODELS=qwen,mistral\nDATA_SAMPLES=40\n")
+	p, err := w.BuildPipeline()
+	require.NoError(t, err)
+	require.NoError(t, w.Runner.Run(context.Background(), p.Encodes...))
+	assert.Equal(t, "tasks: 6 run, 0 cached", w.Runner.Summary(), log.String())
+
+	raw, err := os.ReadFile(p.Fetch.Outputs[0].Path)
+	require.NoError(t, err)
+	assert.Equal(t, 40, strings.Count(string(raw), "\n"), "DATA_SAMPLES caps the documents")
+	for _, m := range []string{"qwen", "mistral"} {
+		for _, split := range []string{"train", "test"} {
+			fp, err := VerifyDataset(w.DatasetPrefix("c4", m, split))
+			require.NoError(t, err)
+			assert.EqualValues(t, map[string]int64{"train": 32, "test": 8}[split], fp.Documents)
+		}
+	}
+
+	// A second run needs no network: every task is a cache hit.
+	before := len(s.Hits())
+	s.Close()
+	w2, _ := newWorkspaceAt(t, w.Root)
+	p2, err := w2.BuildPipeline()
+	require.NoError(t, err)
+	require.NoError(t, w2.Runner.Run(context.Background(), p2.Encodes...))
+	assert.Equal(t, "tasks: 0 run, 6 cached", w2.Runner.Summary())
+	assert.Len(t, s.Hits(), before)
+}
+
+func TestFetchGatedWithoutTokenSaysWhatToDo(t *testing.T) {
+	s := hubtest.New()
+	t.Cleanup(s.Close)
+	e, err := hub.Lookup("llama")
+	require.NoError(t, err)
+	for _, f := range e.Files {
+		s.Add(hubtest.File{Repo: e.Repo, Revision: e.Revision, Path: f, Content: []byte("{}"), Gated: true})
+	}
+	t.Setenv("HF_ENDPOINT", s.URL())
+	t.Setenv("HF_TOKEN", "")
+	w, _ := newWorkspace(t, "")
+	task, err := w.FetchTokenizerTask("llama")
+	require.NoError(t, err)
+	err = w.Runner.Run(context.Background(), task)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "HF_TOKEN")
+	for _, o := range task.Outputs {
+		assert.NoFileExists(t, o.Path)
+	}
+
+	// With the token in secrets.env it works, and the token is in no record.
+	require.NoError(t, os.WriteFile(filepath.Join(w.Root, "secrets.env"), []byte("HF_TOKEN="+hubtest.Token+"\n"), 0o600))
+	w2, log := newWorkspaceAt(t, w.Root)
+	task, err = w2.FetchTokenizerTask("llama")
+	require.NoError(t, err)
+	require.NoError(t, w2.Runner.Run(context.Background(), task))
+	assert.NotContains(t, log.String(), hubtest.Token)
+	err = filepath.Walk(w2.Cache.Dir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			b, _ := os.ReadFile(p)
+			assert.NotContains(t, string(b), hubtest.Token, p)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+}
