@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Token is the only bearer token the server accepts for gated repos.
@@ -36,12 +37,13 @@ type File struct {
 // Faults misbehave on purpose. Counts apply to requests that reach the file's bytes (the CDN for
 // LFS files, the hub itself otherwise).
 type Faults struct {
-	Fail5xx       int   // the first N requests answer 503
-	TruncateAt    int64 // when > 0, a body stops after this many bytes and the connection drops
-	TruncateTimes int   // how many bodies are truncated (0: every one)
-	IgnoreRange   bool  // answer Range requests with 200 and the whole file
-	WrongHash     bool  // advertise a sha256 (X-Linked-Etag) that is not the content's
-	StallAfter    int64 // when > 0, send this many bytes, then wait until the client goes away
+	Fail5xx       int           // the first N requests answer 503
+	TruncateAt    int64         // when > 0, a body stops after this many bytes and the connection drops
+	TruncateTimes int           // how many bodies are truncated (0: every one)
+	IgnoreRange   bool          // answer Range requests with 200 and the whole file
+	WrongHash     bool          // advertise a sha256 (X-Linked-Etag) that is not the content's
+	StallAfter    int64         // when > 0, send this many bytes, then wait until the client goes away
+	Delay         time.Duration // wait this long before answering with the bytes
 }
 
 // Hit records one request, for assertions.
@@ -297,6 +299,13 @@ func (s *Server) serveBytes(w *statusRecorder, r *http.Request, e *entry) {
 	}
 	s.mu.Unlock()
 
+	if faults.Delay > 0 {
+		select {
+		case <-time.After(faults.Delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
 	if fail {
 		w.Header().Set("Retry-After", "0")
 		http.Error(w, "upstream temporarily unavailable", http.StatusServiceUnavailable)
