@@ -40,6 +40,39 @@ type Result struct {
 
 	Log      LogInfo   `json:"log"`
 	Problems []Problem `json:"problems"`
+
+	// Set for runs Rival launched (absent from extracted logs).
+	PowerMetrics *PowerMetrics `json:"power_metrics,omitempty"`
+	Provenance   *Provenance   `json:"provenance,omitempty"`
+}
+
+// PowerMetrics summarise GPU power and memory sampled while a run trained.
+type PowerMetrics struct {
+	Source              string   `json:"source"` // "nvidia-smi", "amd-smi", or "none"
+	Samples             int      `json:"samples"`
+	IntervalSeconds     float64  `json:"interval_seconds"`
+	AvgPowerWattsPerGPU *float64 `json:"avg_power_watts_per_gpu"`
+	MaxPowerWattsPerGPU *float64 `json:"max_power_watts_per_gpu"`
+	MaxMemoryUsedMiB    *float64 `json:"max_memory_used_mib"`
+}
+
+// Provenance is everything needed to prove what a run used and to redo it.
+type Provenance struct {
+	RunIndex          int               `json:"run_index"`
+	Host              string            `json:"host"`
+	StartedAt         string            `json:"started_at"`  // RFC 3339, UTC
+	FinishedAt        string            `json:"finished_at"` // RFC 3339, UTC
+	EntryScriptDigest *string           `json:"entry_script_digest"`
+	Remapped          *string           `json:"remapped"` // why the framework run differs from the one asked
+	LaunchCommand     []string          `json:"launch_command"`
+	LaunchEnv         map[string]string `json:"launch_env"`
+	DataPrefix        string            `json:"data_prefix"`
+	TokenizerPath     string            `json:"tokenizer_path"`
+	ImageID           *string           `json:"image_id"`
+	ContainerID       *string           `json:"container_id"`
+	SlurmJobID        *string           `json:"slurm_job_id"`
+	NodeList          []string          `json:"node_list"`
+	Config            map[string]string `json:"config"` // the training keys of config.env as used
 }
 
 // Framework says what trained: Name is what ran, Requested what was asked for when a
