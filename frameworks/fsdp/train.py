@@ -329,30 +329,41 @@ def main():
         fail(f"{args.data_prefix}: {len(tokens)} tokens is shorter than one sample of --seq-len+1 = {args.seq_len + 1}")
 
     precision = args.precision if args.precision != "auto" else ("bf16" if cuda else "fp32")
-    model, Block = build_model(torch, args)
+    # On GPUs, build the weights there (torch >= 2.0): an 8B model in fp32 per rank would not fit host memory.
+    with device if cuda and hasattr(device, "__enter__") else contextlib.nullcontext():
+        model, Block = build_model(torch, args)
     params = sum(p.numel() for p in model.parameters())
     model.to(device)
+    # Megatron's rule: no weight decay on biases and norm weights. Decided by name, before wrapping,
+    # because FSDP flattens sharded parameters to 1-D.
+    no_decay = {n for n, _ in model.named_parameters() if n.endswith(("norm.weight", ".bias"))}
     wrapper = "none (one process)"
     if world > 1:
         try:
             from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
             from torch.distributed.fsdp.wrap import transformer_auto_wrap_policy
+            import inspect
+            # use_orig_params (torch >= 2.0) keeps per-parameter names for weight decay and torch.compile.
+            why = None if "use_orig_params" in inspect.signature(FSDP).parameters else "it lacks use_orig_params"
         except (ImportError, ValueError) as e:  # Debian's torch 1.13 on Python 3.11 cannot import its FSDP
-            FSDP, why = None, f"importing torch.distributed.fsdp raised {type(e).__name__}"
-        if FSDP is None:
+            why = f"importing torch.distributed.fsdp raised {type(e).__name__}"
+        if why:
             model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank] if cuda else None)
-            wrapper = f"DDP, as FSDP is unavailable ({why})"
+            wrapper = f"DDP, as this torch's FSDP is unusable ({why})"
         else:
             import functools
-            extra = {"use_orig_params": True} if args.compile else {}
             policy = functools.partial(transformer_auto_wrap_policy, transformer_layer_cls={Block})
-            model = FSDP(model, auto_wrap_policy=policy, device_id=device if cuda else None, **extra)
+            model = FSDP(model, auto_wrap_policy=policy, device_id=device if cuda else None, use_orig_params=True)
             wrapper = "FSDP (full shard, one unit per decoder block)"
-    decay = [p for p in model.parameters() if p.dim() >= 2]
-    no_decay = [p for p in model.parameters() if p.dim() < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": args.weight_decay},
-                             {"params": no_decay, "weight_decay": 0.0}],
-                            lr=args.lr, betas=(args.beta1, args.beta2), eps=1e-8)
+
+    def bare(name):  # the name without the wrappers' prefixes
+        name = name.replace("_fsdp_wrapped_module.", "").replace("_orig_mod.", "")
+        return name[len("module."):] if name.startswith("module.") else name
+    named = [(bare(n), p) for n, p in model.named_parameters()]
+    assert {n for n, _ in named} >= no_decay, "parameter names changed under the wrapper"
+    groups = [{"params": [p for n, p in named if n not in no_decay], "weight_decay": args.weight_decay},
+              {"params": [p for n, p in named if n in no_decay], "weight_decay": 0.0}]
+    opt = torch.optim.AdamW(groups, lr=args.lr, betas=(args.beta1, args.beta2), eps=1e-8)
     step_model = torch.compile(model) if args.compile else model
     gbs = args.micro_batch * args.grad_accum * world
     flops = flops_per_iteration(args, gbs)
@@ -369,9 +380,11 @@ def main():
     say(f"{PREFIX} data: {args.data_prefix} | {len(tokens)} tokens ({dtype}) | {samples.count} samples"
         f" of seq length + 1 | seed {args.seed}")
     say(f"{PREFIX} precision: {precision} | attention: {args.attention} | compile: {args.compile}")
-    say(f"{PREFIX} optimizer: AdamW lr {args.lr:g} betas ({args.beta1:g}, {args.beta2:g}) weight decay"
-        f" {args.weight_decay:g} (not on norms/biases) | grad clip 1.0 | warmup {args.warmup_steps} linear,"
-        f" cosine to min lr {args.min_lr:g} at {args.train_iters}")
+    say(f"{PREFIX} optimizer: AdamW lr {args.lr:g} betas ({args.beta1:g}, {args.beta2:g}) eps 1e-08"
+        f" | weight decay {args.weight_decay:g} on {len(named) - len(no_decay)} tensors, none on"
+        f" {len(no_decay)} (biases, norms) | grad clip 1.0")
+    say(f"{PREFIX} lr schedule: linear warmup to {args.lr:g} over {args.warmup_steps} steps, cosine"
+        f" to min lr {args.min_lr:g} at step {args.train_iters}")
     say(f"{PREFIX} FLOPs per iteration: {flops:.6E} (Megatron num_floating_point_operations: causal"
         f" attention, GQA, SwiGLU, logit layer; throughput = FLOPs / time / world size)")
 
@@ -428,11 +441,11 @@ def main():
                 f" loss scale: 1.0 | grad norm: {grad_norm:.3f} | number of skipped iterations: {skipped:3d} |"
                 f" number of nan iterations: {nans:3d} |")
             interval_loss, interval_iters, interval_time, skipped, nans = 0.0, 0, 0.0, 0, 0
-            if cuda and not memory_reported:
-                mb = 1024 * 1024
-                say(f"[Rank {rank}] (after {it} iterations) memory (MB) | allocated: {torch.cuda.memory_allocated() / mb}"
-                    f" | max allocated: {torch.cuda.max_memory_allocated() / mb}"
-                    f" | reserved: {torch.cuda.memory_reserved() / mb} | max reserved: {torch.cuda.max_memory_reserved() / mb}")
+            if cuda and not memory_reported:  # once, after the first log line, as Megatron does
+                mb, c = 1024 * 1024, torch.cuda
+                say(f"[Rank {rank}] (after {it} iterations) memory (MB) | allocated: {c.memory_allocated() / mb}"
+                    f" | max allocated: {c.max_memory_allocated() / mb} | reserved: {c.memory_reserved() / mb}"
+                    f" | max reserved: {c.max_memory_reserved() / mb}")
                 memory_reported = True
     if world > 1:
         dist.barrier()

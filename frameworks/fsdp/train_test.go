@@ -205,6 +205,8 @@ func TestTrainProxyLlamaLossFalls(t *testing.T) {
 	assert.Less(t, last, first-1.5, "loss must fall clearly: %g -> %g", first, last)
 
 	assert.Equal(t, strconv.Itoa(proxyParams(cfg)), preamble(t, stdout, "number of parameters"))
+	// Decay on the embedding, the head and 7 matrices per block; none on the 2 norms per block and the final norm.
+	assert.Contains(t, stdout, "weight decay 0.1 on 16 tensors, none on 5 (biases, norms)")
 	assert.Equal(t, "1", strings.Fields(preamble(t, stdout, "world size"))[0])
 	flops, err := strconv.ParseFloat(strings.Fields(preamble(t, stdout, "FLOPs per iteration"))[0], 64)
 	require.NoError(t, err)
@@ -219,6 +221,7 @@ func TestTrainQwenStyleQKVBias(t *testing.T) {
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	assert.Len(t, iterations(t, stdout), 4)
 	assert.Contains(t, stdout, "qkv bias True")
+	assert.Contains(t, stdout, "weight decay 0.1 on 16 tensors, none on 11 (biases, norms)")
 	assert.Contains(t, stdout, "rope theta 1e+06")
 	assert.Equal(t, strconv.Itoa(proxyParams(cfg)), preamble(t, stdout, "number of parameters"))
 }
