@@ -65,7 +65,7 @@ func TestMegatronCompatibility(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(tc.vocab), 3))
 			docs := randomDocs(r, 400, int32(tc.vocab))
 			docs[0] = []int32{0, int32(tc.vocab - 1)} // extremes of the vocabulary
-			docs = append(docs, nil)                   // a trailing empty document
+			docs = append(docs, nil)                  // a trailing empty document
 			spec := map[string]any{"dtype": tc.dtype.String(), "docs": docs}
 			for i, d := range docs {
 				if d == nil {
