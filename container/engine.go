@@ -1,0 +1,71 @@
+// Package container is Rival's layer over the Docker Engine API: build
+// contexts and their digests, image builds with the classic builder, and
+// training containers (AMD, NVIDIA, CPU) whose logs stream line by line and
+// which never outlive the run that started them. It imports nothing else
+// from the project.
+package container
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/moby/moby/client"
+)
+
+// Engine is a connection to one Docker daemon.
+type Engine struct {
+	cli *client.Client
+	// Host is the daemon address in use (DOCKER_HOST or the default socket).
+	Host string
+	// APIVersion is the API version agreed with the daemon.
+	APIVersion string
+}
+
+// pingTimeout bounds the first contact, so a wedged daemon fails fast.
+const pingTimeout = 15 * time.Second
+
+// Connect reaches the daemon at DOCKER_HOST (or the default socket),
+// negotiates the API version and pings it. When nothing answers, the error
+// names the address and says how to start the daemon.
+func Connect(ctx context.Context) (*Engine, error) {
+	cli, err := client.New(client.FromEnv)
+	if err != nil {
+		return nil, fmt.Errorf("docker client (DOCKER_HOST=%q): %w", os.Getenv(client.EnvOverrideHost), err)
+	}
+	host := cli.DaemonHost()
+	pctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	ping, err := cli.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true})
+	if err != nil {
+		cli.Close()
+		return nil, unreachable(host, err)
+	}
+	if ping.OSType != "" && ping.OSType != "linux" {
+		cli.Close()
+		return nil, fmt.Errorf("docker daemon at %s runs %s containers; Rival needs a Linux daemon", host, ping.OSType)
+	}
+	return &Engine{cli: cli, Host: host, APIVersion: cli.ClientVersion()}, nil
+}
+
+// ErrDaemonUnreachable marks Connect failures where no daemon answered.
+var ErrDaemonUnreachable = errors.New("docker daemon not reachable")
+
+func unreachable(host string, err error) error {
+	msg := err.Error()
+	hint := "start it with `sudo systemctl start docker` (or run `sudo dockerd &` on hosts without systemd), or point DOCKER_HOST at a running daemon"
+	if strings.Contains(msg, "permission denied") {
+		hint = "this user may not use the socket: run as root, or add the user to the docker group (`sudo usermod -aG docker $USER`, then log in again)"
+	}
+	return fmt.Errorf("%w at %s: %v: %s", ErrDaemonUnreachable, host, err, hint)
+}
+
+// Close releases the connection.
+func (e *Engine) Close() error { return e.cli.Close() }
+
+// Client exposes the underlying Engine API client for operations this
+// package does not wrap.
+func (e *Engine) Client() *client.Client { return e.cli }
