@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -33,23 +34,10 @@ const miniBPE = `{
 func miniVocab() string {
 	var parts []string
 	for b := 0; b < 256; b++ {
-		parts = append(parts, quoteJSON(string(byteToRune[b]))+": "+itoa(b+10))
+		parts = append(parts, quoteJSON(string(byteToRune[b]))+": "+strconv.Itoa(b+10))
 	}
 	parts = append(parts, `"ab": 300`, `"abc": 301`, `"<s>": 6`)
 	return strings.Join(parts, ", ")
-}
-
-func itoa(n int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + fmtInt(n)) }
-
-func fmtInt(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for ; n > 0; n /= 10 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-	}
-	return string(b)
 }
 
 func quoteJSON(s string) string {
@@ -123,7 +111,7 @@ func TestHostileTokenizerJSON(t *testing.T) {
 		{"added tokens wrong type", strings.Replace(m, `"added_tokens": [`, `"added_tokens": [5, `, 1), "added_tokens"},
 		{"truncation set", strings.Replace(m, `"truncation": null`, `"truncation": {"max_length": 5}`, 1), "truncation: unsupported"},
 		{"dropout", strings.Replace(m, `"dropout": null`, `"dropout": 0.1`, 1), "dropout"},
-		{"missing byte", strings.Replace(m, quoteJSON(string(byteToRune['z']))+": "+fmtInt('z'+10)+",", "", 1), "no token for byte 0x7A"},
+		{"missing byte", strings.Replace(m, quoteJSON(string(byteToRune['z']))+": "+strconv.Itoa('z'+10)+",", "", 1), "no token for byte 0x7A"},
 		{"bad escape", strings.Replace(m, `"ab": 300`, `"a\qb": 300`, 1), "invalid escape"},
 	}
 	for _, c := range cases {

@@ -558,3 +558,13 @@ func cutBeforeMeta(s string) int {
 	}
 	return len(s)
 }
+
+// ValidUTF8 returns s with every ill-formed UTF-8 sequence replaced by U+FFFD,
+// one per maximal subpart: the text the reference sees when such bytes are read
+// as UTF-8, and what Encode does to invalid input.
+func ValidUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return string(appendValidUTF8(nil, s))
+}
