@@ -14,6 +14,7 @@ import (
 	"github.com/rivalbench/rival/frameworks/nemo"
 	"github.com/rivalbench/rival/frameworks/prim"
 	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/frameworks/titan"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/models"
 )
@@ -31,7 +32,9 @@ var support = map[string][]string{
 	spec.Mega: {hw.PlatformAMD, hw.PlatformNVIDIA},
 	spec.Prim: {hw.PlatformAMD},
 	spec.Nemo: {hw.PlatformNVIDIA},
-	spec.FSDP: {hw.PlatformAMD, hw.PlatformNVIDIA, hw.PlatformCPU},
+	// TorchTitan: Primus's torchtitan backend on AMD, upstream TorchTitan on NVIDIA.
+	spec.Titan: {hw.PlatformAMD, hw.PlatformNVIDIA},
+	spec.FSDP:  {hw.PlatformAMD, hw.PlatformNVIDIA, hw.PlatformCPU},
 }
 
 // remap is the old suite's cross-platform rule: the platform's own Megatron-based stack stands in for
@@ -98,6 +101,8 @@ func Build(req Request) (Launch, error) {
 		l, err = prim.Build(p, req.StockConfig)
 	case spec.Nemo:
 		l, err = nemo.Build(p)
+	case spec.Titan:
+		l, err = titan.Build(p)
 	case spec.FSDP:
 		l, err = buildFSDP(p)
 	}

@@ -1,0 +1,279 @@
+// Package titan builds TorchTitan launches: upstream TorchTitan's trainer under torchrun on NVIDIA,
+// Primus's torchtitan backend (examples/run_pretrain.sh with a generated experiment yaml) on AMD. Both
+// import the embedded extension rival_titan.py through TorchTitan's experimental.custom_import; it
+// registers a train spec whose one flavour is the registry's exact model shape and whose dataloader
+// reads Rival's Megatron .bin/.idx dataset, so TorchTitan trains what the other frameworks train on
+// the same tokens.
+package titan
+
+import (
+	_ "embed"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/rivalbench/rival/frameworks/mega"
+	"github.com/rivalbench/rival/frameworks/prim"
+	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/hw"
+	"github.com/zeebo/blake3"
+)
+
+// Version names the sources every option name, class and function was checked against (see
+// docs/frameworks.md): upstream TorchTitan for NVIDIA, Primus's torchtitan backend for AMD.
+const Version = "pytorch/torchtitan (config/job_config.py@6404b932, models/llama3/model/args.py@08039091, models/llama3/model/model.py@08039091, components/dataloader.py@111df62d, protocols/train_spec.py with register_train_spec(name, spec)); AMD-AGI/Primus (configs/modules/torchtitan/pre_trainer.yaml@04aa8ac4, configs/models/torchtitan/llama3.1_8B.yaml@b1a78152, modules/trainer/torchtitan/pre_trainer.py@21fadc71)"
+
+//go:embed rival_titan.py
+var script []byte
+
+// File names, relative to the run's OutputDir.
+const (
+	ScriptName = "rival_titan.py"   // the extension module TorchTitan imports
+	ConfigName = "rival_titan.json" // the model shape and data settings the module reads
+	TOMLName   = "rival_titan.toml" // NVIDIA: TorchTitan's job config
+	EXPName    = "primus/titan-exp.yaml"
+)
+
+// SpecName is the train spec the extension registers; Module is what custom_import imports.
+const (
+	SpecName = "rival_llama"
+	Module   = "rival_titan"
+)
+
+// Script returns a copy of the embedded extension module.
+func Script() []byte { return append([]byte(nil), script...) }
+
+// ScriptDigest is the BLAKE3 hex digest of Script().
+func ScriptDigest() string {
+	sum := blake3.Sum256(script)
+	return hex.EncodeToString(sum[:])
+}
+
+// Config is rival_titan.json: what the extension module needs besides TorchTitan's job config.
+type Config struct {
+	Flavor     string      `json:"flavor"`
+	Model      ModelConfig `json:"model"`
+	DataPrefix string      `json:"data_prefix"`
+	Seed       int         `json:"seed"`
+}
+
+// ModelConfig is the model's shape as the extension module turns it into TorchTitan model args.
+type ModelConfig struct {
+	Layers       int     `json:"layers"`
+	Hidden       int     `json:"hidden"`
+	FFN          int     `json:"ffn"`
+	Heads        int     `json:"heads"`
+	KVHeads      int     `json:"kv_heads"`
+	Vocab        int     `json:"vocab"`
+	RopeTheta    float64 `json:"rope_theta"`
+	MaxPositions int     `json:"max_positions"`
+}
+
+// check rejects what the pinned TorchTitan cannot train the way the other frameworks do. Each error
+// says why and what to change.
+func check(p spec.Plan) error {
+	m, f := p.Model, p.Fair
+	if m.QKVBias {
+		return fmt.Errorf("titan: model %s has QKV biases, which TorchTitan's Llama attention cannot express (its wq/wk/wv are built with bias=False and the model args have no bias field); run %s with mega, prim, nemo or fsdp", m.Name, m.Name)
+	}
+	if p.WindowActive() {
+		return fmt.Errorf("titan: SL %d exceeds %s's %d-token sliding window, and TorchTitan's Llama attention has no sliding window; use SL <= %d for titan", f.SL, m.Name, m.SlidingWindow, m.SlidingWindow)
+	}
+	if f.Precision == spec.FP8 {
+		return fmt.Errorf("titan: PRECISION fp8: TorchTitan's float8 converter scales dynamically (tensorwise or rowwise) and has no delayed-scaling hybrid recipe, which every other framework runs; use bf16 or fp32 for titan")
+	}
+	if f.Profile {
+		return fmt.Errorf("titan: PROFILE=1: TorchTitan's profiler traces every profiling.profile_freq steps and cannot be set to PROFILE_STEP_START..PROFILE_STEP_END; set PROFILE=0 for titan runs")
+	}
+	return nil
+}
+
+// Build returns the launch of one TorchTitan run.
+func Build(p spec.Plan) (spec.Launch, error) {
+	if err := check(p); err != nil {
+		return spec.Launch{}, err
+	}
+	cfg, err := configJSON(p)
+	if err != nil {
+		return spec.Launch{}, err
+	}
+	files := map[string][]byte{ScriptName: Script(), ConfigName: cfg}
+	l := spec.Launch{Framework: spec.Titan, EntryScriptDigest: ScriptDigest(), FrameworkVersion: Version, Files: files}
+	switch p.Platform {
+	case hw.PlatformNVIDIA:
+		files[TOMLName] = []byte(TOML(Sections(p, hw.PlatformNVIDIA)))
+		// torchrun -m runs the module with the working directory first on sys.path, which is how
+		// custom_import finds rival_titan.py.
+		l.Command = append(mega.Torchrun(p), "-m", "torchtitan.train", "--job.config_file", path.Join(p.OutputDir, TOMLName))
+		l.WorkDir = p.OutputDir
+		l.Env = map[string]string{"PYTHONUNBUFFERED": "1"}
+	case hw.PlatformAMD:
+		files[EXPName] = []byte(EXP(p))
+		l.Command = []string{"bash", prim.Script}
+		l.WorkDir = prim.Dir
+		l.Env = map[string]string{
+			"EXP":           path.Join(p.OutputDir, EXPName),
+			"NNODES":        spec.Int(p.NNodes),
+			"GPUS_PER_NODE": spec.Int(p.GPUsPerNode),
+			"TRAIN_LOG":     path.Join(p.OutputDir, "primus-train.log"),
+			// Primus runs primus/cli/main.py from its own directory; custom_import finds the
+			// extension through PYTHONPATH.
+			"PYTHONPATH":       p.OutputDir,
+			"PYTHONUNBUFFERED": "1",
+		}
+		if p.NNodes == 1 {
+			l.Env["NODE_RANK"] = "0"
+			l.Env["MASTER_ADDR"] = "localhost"
+		}
+	default:
+		return spec.Launch{}, fmt.Errorf("titan: platform %q: TorchTitan runs on amd (through Primus) and nvd", p.Platform)
+	}
+	return l, nil
+}
+
+func configJSON(p spec.Plan) ([]byte, error) {
+	m := p.Model
+	c := Config{
+		Flavor: m.Name, DataPrefix: p.DataPrefix, Seed: p.Fair.Seed,
+		Model: ModelConfig{Layers: m.Layers, Hidden: m.Hidden, FFN: m.FFN, Heads: m.Heads, KVHeads: m.KVHeads,
+			Vocab: m.Vocab, RopeTheta: m.RopeTheta, MaxPositions: m.MaxPositions},
+	}
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("titan: encode %s: %w", ConfigName, err)
+	}
+	return append(b, '\n'), nil
+}
+
+// KV is one option of a job-config section; Value is already in TOML/YAML literal form.
+type KV struct{ Key, Value string }
+
+// Section is one job-config section ([training], [parallelism], ...).
+type Section struct {
+	Name string
+	KVs  []KV
+}
+
+// Sections returns every job-config option the run sets, in a fixed order. Upstream TorchTitan and
+// Primus's vendored copy name three options differently (checkpointing, compile, the tokenizer
+// location), so the platform picks the names.
+func Sections(p spec.Plan, platform string) []Section {
+	m, f := p.Model, p.Fair
+	i := spec.Int
+	param := "bfloat16"
+	if f.Precision == spec.FP32 {
+		param = "float32"
+	}
+	// TorchTitan accumulates global_batch_size / (local_batch_size × DP) micro-batches per step.
+	// With pipeline parallelism the GA micro-batches of MBS go through the pipeline in one step,
+	// as in Megatron, instead of GA pipeline flushes.
+	local := f.MBS
+	if f.PP > 1 {
+		local = f.MBS * f.GA
+	}
+	model := Section{"model", []KV{{"name", q(SpecName)}, {"flavor", q(m.Name)}}}
+	training := Section{"training", []KV{
+		{"dataset", q("rival_megatron")}, {"dataset_path", q(p.DataPrefix)},
+		{"local_batch_size", i(local)}, {"global_batch_size", i(f.GBS)}, {"seq_len", i(f.SL)},
+		{"max_norm", fl(spec.ClipGrad)}, {"steps", i(f.TrainIters)},
+		{"mixed_precision_param", q(param)}, {"mixed_precision_reduce", q("float32")},
+		{"seed", i(f.Seed)}, {"deterministic", "false"},
+	}}
+	var checkpoint, extra []Section
+	if platform == hw.PlatformAMD {
+		model.KVs = append(model.KVs, KV{"hf_assets_path", q(p.TokenizerPath)},
+			// Primus's stock model yaml sets n_layers; keep it equal to the run's depth.
+			KV{"n_layers", i(m.Layers)})
+		training.KVs = append(training.KVs, KV{"mock_data", "false"})
+		checkpoint = []Section{{"checkpoint", []KV{{"enable", "false"}}}}
+		extra = []Section{{"compile", []KV{{"enable", "false"}}}, {"validation", []KV{{"enable", "false"}}}}
+	} else {
+		model.KVs = append(model.KVs, KV{"tokenizer_path", q(p.TokenizerPath)})
+		training.KVs = append(training.KVs, KV{"compile", "false"})
+		checkpoint = []Section{{"checkpoint", []KV{{"enable_checkpoint", "false"}}}}
+		extra = []Section{{"validation", []KV{{"enabled", "false"}}}}
+	}
+	out := []Section{
+		{"job", []KV{{"dump_folder", q(path.Join(p.OutputDir, "titan"))}, {"description", q("rival " + m.Name)}}},
+		model,
+		{"optimizer", []KV{{"name", q("AdamW")}, {"lr", fl(f.LR)}, {"beta1", fl(f.Beta1)}, {"beta2", fl(f.Beta2)},
+			{"eps", fl(spec.AdamEps)}, {"weight_decay", fl(f.WeightDecay)}, {"implementation", q("fused")}}},
+		{"lr_scheduler", []KV{{"warmup_steps", i(f.WarmupSteps)}, {"decay_type", q("cosine")},
+			{"min_lr_factor", fl(f.MinLR / f.LR)}}},
+		training,
+		{"parallelism", []KV{{"data_parallel_replicate_degree", "1"}, {"data_parallel_shard_degree", i(f.DP)},
+			{"tensor_parallel_degree", i(f.TP)}, {"pipeline_parallel_degree", i(f.PP)},
+			{"pipeline_parallel_microbatch_size", i(f.MBS)}, {"pipeline_parallel_schedule", q("1F1B")},
+			{"context_parallel_degree", "1"}}},
+		{"activation_checkpoint", []KV{{"mode", q("none")}}},
+	}
+	out = append(out, checkpoint...)
+	out = append(out, Section{"metrics", []KV{{"log_freq", "1"}, {"enable_tensorboard", "false"},
+		{"disable_color_printing", "true"}}})
+	out = append(out, extra...)
+	return append(out, Section{"experimental", []KV{{"custom_import", q(Module)}}})
+}
+
+// TOML renders sections as TorchTitan's --job.config_file.
+func TOML(secs []Section) string {
+	var b strings.Builder
+	b.WriteString("# Generated by Rival: one fair benchmark run on TorchTitan.\n")
+	for _, s := range secs {
+		fmt.Fprintf(&b, "\n[%s]\n", s.Name)
+		for _, kv := range s.KVs {
+			fmt.Fprintf(&b, "%s = %s\n", kv.Key, kv.Value)
+		}
+	}
+	return b.String()
+}
+
+// EXP renders the Primus experiment yaml of an AMD run: Primus's torchtitan module config and stock
+// Llama 3.1 8B model yaml, with every option the run sets as an override.
+func EXP(p spec.Plan) string {
+	var b strings.Builder
+	b.WriteString("# Generated by Rival: one fair benchmark run on Primus's torchtitan backend.\n")
+	b.WriteString("work_group: ${PRIMUS_TEAM:amd}\nuser_name: ${PRIMUS_USER:root}\n")
+	fmt.Fprintf(&b, "exp_name: %s\nworkspace: %s\n", q("rival-titan-"+p.Model.Name), q(path.Join(p.OutputDir, "primus")))
+	b.WriteString("\nmodules:\n  pre_trainer:\n    framework: torchtitan\n    config: pre_trainer.yaml\n    model: llama3.1_8B.yaml\n    overrides:\n")
+	for _, s := range Sections(p, hw.PlatformAMD) {
+		fmt.Fprintf(&b, "      %s:\n", s.Name)
+		for _, kv := range s.KVs {
+			fmt.Fprintf(&b, "        %s: %s\n", kv.Key, kv.Value)
+		}
+	}
+	return b.String()
+}
+
+// fl formats a float so both TOML and PyYAML (YAML 1.1, which reads 1e-08 as a string) read a
+// float: the mantissa always has a decimal point.
+func fl(v float64) string {
+	s := spec.Float(v)
+	if strings.ContainsAny(s, ".nN") {
+		return s
+	}
+	if m, e, ok := strings.Cut(s, "e"); ok {
+		return m + ".0e" + e
+	}
+	return s + ".0"
+}
+
+// q quotes s as a TOML basic string, which YAML reads as the same double-quoted string.
+func q(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			b.WriteString(`\u` + fmt.Sprintf("%04X", r))
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
