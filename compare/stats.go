@@ -1,0 +1,213 @@
+package compare
+
+import (
+	"math"
+	"sort"
+)
+
+// Summary describes repetitions of one measurement (one value per run).
+type Summary struct {
+	N    int
+	Mean float64
+	// SD is the sample standard deviation (n-1); zero and meaningless when N is 1.
+	SD float64
+	// HasCI is false for a single run: no interval is invented from one value.
+	HasCI bool
+	// CILo and CIHi bound the 95% Student-t confidence interval of the mean;
+	// Half is its half-width.
+	CILo, CIHi, Half float64
+	// MLPerf is the mean after dropping the fastest and the slowest run; set
+	// when N >= 5 (MLPerf's rule for its training results).
+	MLPerf *float64
+}
+
+// summarize computes mean, SD, the 95% t interval and the MLPerf-style mean
+// (the fastest and the slowest run are both dropped, so the direction of
+// "fast" does not matter).
+func summarize(xs []float64) Summary {
+	s := Summary{N: len(xs)}
+	if len(xs) == 0 {
+		return s
+	}
+	s.Mean = mean(xs)
+	if len(xs) >= 2 {
+		s.SD = sampleSD(xs, s.Mean)
+		s.HasCI = true
+		s.Half = tQuantile(0.975, float64(len(xs)-1)) * s.SD / math.Sqrt(float64(len(xs)))
+		s.CILo, s.CIHi = s.Mean-s.Half, s.Mean+s.Half
+	}
+	if len(xs) >= 5 {
+		sorted := append([]float64(nil), xs...)
+		sort.Float64s(sorted)
+		m := mean(sorted[1 : len(sorted)-1])
+		s.MLPerf = &m
+	}
+	return s
+}
+
+func mean(xs []float64) float64 {
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
+}
+
+func sampleSD(xs []float64, m float64) float64 {
+	if len(xs) < 2 {
+		return 0
+	}
+	var ss float64
+	for _, x := range xs {
+		ss += (x - m) * (x - m)
+	}
+	return math.Sqrt(ss / float64(len(xs)-1))
+}
+
+// percentile interpolates linearly between order statistics (numpy's default),
+// matching the result package's p10/p90.
+func percentile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return math.NaN()
+	}
+	pos := q * float64(len(sorted)-1)
+	lo := int(math.Floor(pos))
+	hi := min(lo+1, len(sorted)-1)
+	return sorted[lo] + (pos-float64(lo))*(sorted[hi]-sorted[lo])
+}
+
+// Ratio is a speedup A/B of two group means with its 95% interval.
+type Ratio struct {
+	Value float64
+	// HasCI is false when either side is a single run (its variance is unknown).
+	HasCI            bool
+	Lo, Hi, Half, DF float64
+}
+
+// ratioOfMeans is mean(A)/mean(B) with a delta-method standard error,
+//
+//	SE(R) = R · sqrt( sA²/(nA·mA²) + sB²/(nB·mB²) ),
+//
+// and Welch–Satterthwaite degrees of freedom on the two relative variance
+// terms; the interval is R ± t(0.975, df)·SE. Both sides need n >= 2.
+func ratioOfMeans(a, b Summary) Ratio {
+	r := Ratio{Value: a.Mean / b.Mean}
+	if a.N < 2 || b.N < 2 || a.Mean == 0 || b.Mean == 0 {
+		return r
+	}
+	va := a.SD * a.SD / (float64(a.N) * a.Mean * a.Mean)
+	vb := b.SD * b.SD / (float64(b.N) * b.Mean * b.Mean)
+	r.HasCI = true
+	if va+vb == 0 {
+		r.Lo, r.Hi, r.DF = r.Value, r.Value, math.Inf(1)
+		return r
+	}
+	r.DF = (va + vb) * (va + vb) / (va*va/float64(a.N-1) + vb*vb/float64(b.N-1))
+	r.Half = tQuantile(0.975, r.DF) * math.Abs(r.Value) * math.Sqrt(va+vb)
+	r.Lo, r.Hi = r.Value-r.Half, r.Value+r.Half
+	return r
+}
+
+// tCDF is Student's t distribution function with df degrees of freedom,
+// through the regularized incomplete beta function:
+// P(T <= t) = 1 - I_{df/(df+t²)}(df/2, 1/2)/2 for t >= 0.
+func tCDF(t, df float64) float64 {
+	if math.IsInf(df, 1) {
+		return 0.5 * math.Erfc(-t/math.Sqrt2)
+	}
+	x := df / (df + t*t)
+	tail := 0.5 * regIncBeta(df/2, 0.5, x)
+	if t >= 0 {
+		return 1 - tail
+	}
+	return tail
+}
+
+// tQuantile inverts tCDF by bisection (monotone, so it always converges);
+// p in (0, 1), df > 0.
+func tQuantile(p, df float64) float64 {
+	if math.IsInf(df, 1) || df > 1e7 {
+		return math.Sqrt2 * math.Erfinv(2*p-1)
+	}
+	lo, hi := -1.0, 1.0
+	for tCDF(lo, df) > p {
+		lo *= 2
+	}
+	for tCDF(hi, df) < p {
+		hi *= 2
+	}
+	for range 200 {
+		mid := (lo + hi) / 2
+		if tCDF(mid, df) < p {
+			lo = mid
+		} else {
+			hi = mid
+		}
+		if hi-lo < 1e-12*math.Max(1, math.Abs(mid)) {
+			break
+		}
+	}
+	return (lo + hi) / 2
+}
+
+// regIncBeta is I_x(a, b), evaluated with the continued fraction of the
+// incomplete beta function (modified Lentz), using the symmetry
+// I_x(a,b) = 1 - I_{1-x}(b,a) where the fraction converges faster.
+func regIncBeta(a, b, x float64) float64 {
+	switch {
+	case x <= 0:
+		return 0
+	case x >= 1:
+		return 1
+	}
+	la, _ := math.Lgamma(a)
+	lb, _ := math.Lgamma(b)
+	lab, _ := math.Lgamma(a + b)
+	front := math.Exp(lab - la - lb + a*math.Log(x) + b*math.Log1p(-x))
+	if x < (a+1)/(a+b+2) {
+		return front * betaFraction(a, b, x) / a
+	}
+	return 1 - front*betaFraction(b, a, 1-x)/b
+}
+
+func betaFraction(a, b, x float64) float64 {
+	const tiny = 1e-300
+	c, d := 1.0, 1-(a+b)*x/(a+1)
+	if math.Abs(d) < tiny {
+		d = tiny
+	}
+	d = 1 / d
+	f := d
+	for m := 1; m <= 1000; m++ {
+		fm := float64(m)
+		// even step
+		num := fm * (b - fm) * x / ((a + 2*fm - 1) * (a + 2*fm))
+		d = 1 + num*d
+		if math.Abs(d) < tiny {
+			d = tiny
+		}
+		c = 1 + num/c
+		if math.Abs(c) < tiny {
+			c = tiny
+		}
+		d = 1 / d
+		f *= d * c
+		// odd step
+		num = -(a + fm) * (a + b + fm) * x / ((a + 2*fm) * (a + 2*fm + 1))
+		d = 1 + num*d
+		if math.Abs(d) < tiny {
+			d = tiny
+		}
+		c = 1 + num/c
+		if math.Abs(c) < tiny {
+			c = tiny
+		}
+		d = 1 / d
+		delta := d * c
+		f *= delta
+		if math.Abs(delta-1) < 1e-15 {
+			break
+		}
+	}
+	return f
+}

@@ -1,0 +1,47 @@
+package compare
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Published two-sided 95% critical values of Student's t (any statistics table).
+func TestTQuantileTable(t *testing.T) {
+	for _, tc := range []struct{ df, want float64 }{
+		{1, 12.706204736}, {2, 4.302652730}, {3, 3.182446305}, {4, 2.776445105},
+		{9, 2.262157163}, {29, 2.045229642}, {120, 1.979930405}, {math.Inf(1), 1.959963985},
+	} {
+		got := tQuantile(0.975, tc.df)
+		assert.InDelta(t, tc.want, got, 1e-6, "df=%v", tc.df)
+	}
+	// non-integer df (Welch) lies between its integer neighbours
+	q := tQuantile(0.975, 4.5)
+	assert.True(t, q < tQuantile(0.975, 4) && q > tQuantile(0.975, 5))
+	// symmetry
+	assert.InDelta(t, -tQuantile(0.975, 7), tQuantile(0.025, 7), 1e-9)
+}
+
+func TestSummarize(t *testing.T) {
+	s := summarize([]float64{10})
+	assert.Equal(t, 1, s.N)
+	assert.False(t, s.HasCI)
+	assert.Nil(t, s.MLPerf)
+
+	s = summarize([]float64{1, 2, 3, 4, 100})
+	require.NotNil(t, s.MLPerf)
+	assert.InDelta(t, 3, *s.MLPerf, 1e-12)
+	assert.True(t, s.HasCI)
+	assert.InDelta(t, 22, s.Mean, 1e-12)
+}
+
+func TestRatioNeedsTwoRunsEachSide(t *testing.T) {
+	r := ratioOfMeans(summarize([]float64{2}), summarize([]float64{1, 1.1}))
+	assert.False(t, r.HasCI)
+	assert.InDelta(t, 2/1.05, r.Value, 1e-12)
+	r = ratioOfMeans(summarize([]float64{2, 2}), summarize([]float64{1, 1}))
+	assert.True(t, r.HasCI)
+	assert.Equal(t, 2.0, r.Lo)
+}
