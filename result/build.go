@@ -19,7 +19,7 @@ type Facts struct {
 	SeqLen    int
 	GBS       int
 	MBS       int
-	Precision string // "bf16" or "fp8"; empty assumes bf16 and says so
+	Precision string // "bf16", "fp8" or "fp32" (CPU runs); empty assumes bf16 and says so
 	Platform  string // "nvd", "amd", "cpu"
 	Host      *hw.Host
 	GPUModel  string // spec key ("H100 SXM") or the name a tool prints
