@@ -43,6 +43,15 @@ func TestIgnoreMerges(t *testing.T) {
 	require.Equal(t, []int{101798}, tk.Encode(" Việt"))
 }
 
+// TestMistralCutsAtWordMarkers: the Mistral vocabulary lets a segment be cut
+// before each "▁" (see cutAtMeta); without it encoding is one BPE over the
+// whole document: still exact, but slower and without the word cache.
+func TestMistralCutsAtWordMarkers(t *testing.T) {
+	require.True(t, loadModel(t, "mistral-7b-v0.1").cutAtMeta)
+	require.Equal(t, []int{5, 8, 3, 3}, []int{cutBeforeMeta("▁ab▁c"), cutBeforeMeta("▁▁ab▁"), cutBeforeMeta("abc▁▁▁"), cutBeforeMeta("abc▁")})
+	require.Equal(t, 0, cutBeforeMeta(""))
+}
+
 // TestConcurrentEncode: many goroutines on one Tokenizer give the serial result
 // (run with -race).
 func TestConcurrentEncode(t *testing.T) {

@@ -364,6 +364,7 @@ const maxID = 1 << 30
 
 func (t *Tokenizer) parseAddedTokens(list []addedTokenJSON) error {
 	t.added = newTrie()
+	t.addedByName = make(map[string]int32, len(list))
 	for i, a := range list {
 		where := fmt.Sprintf("added_tokens[%d]", i)
 		if a.ID == nil {
@@ -380,28 +381,20 @@ func (t *Tokenizer) parseAddedTokens(list []addedTokenJSON) error {
 				where, a.Content, a.SingleWord, a.LStrip, a.RStrip, a.Normalized)
 		}
 		id := int32(*a.ID)
-		if prev, ok := t.tokenToID[a.Content]; ok && prev != id {
-			if _, isAdded := t.addedIDs[prev]; isAdded || !t.inModel(a.Content) {
-				return fmt.Errorf("%s %q: id %d, but the token already has id %d", where, a.Content, id, prev)
-			}
+		if prev, ok := t.modelVocab[a.Content]; ok && prev != id {
+			return fmt.Errorf("%s %q: id %d, but the vocab gives it id %d", where, a.Content, id, prev)
+		}
+		if _, dup := t.addedByName[a.Content]; dup {
+			return fmt.Errorf("%s %q: the token is listed twice", where, a.Content)
 		}
 		if tok, ok := t.idToToken[id]; ok && tok != a.Content {
 			return fmt.Errorf("%s %q: id %d already belongs to %q", where, a.Content, id, tok)
 		}
-		t.tokenToID[a.Content] = id
+		t.addedByName[a.Content] = id
 		t.idToToken[id] = a.Content
-		if t.addedIDs == nil {
-			t.addedIDs = map[int32]bool{}
-		}
-		t.addedIDs[id] = a.Special
 		t.added.insert(a.Content, id)
 	}
 	return nil
-}
-
-func (t *Tokenizer) inModel(tok string) bool {
-	_, ok := t.modelVocab[tok]
-	return ok
 }
 
 type decoderStep struct {

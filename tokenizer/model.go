@@ -154,7 +154,6 @@ func (t *Tokenizer) parseVocab(raw json.RawMessage) error {
 		return fmt.Errorf("missing")
 	}
 	t.modelVocab = make(map[string]int32, 1<<16)
-	t.tokenToID = make(map[string]int32, 1<<16)
 	t.idToToken = make(map[int32]string, 1<<16)
 	r := &jsonReader{data: raw}
 	err := r.object(func(tok string) error {
@@ -170,7 +169,6 @@ func (t *Tokenizer) parseVocab(raw json.RawMessage) error {
 			return fmt.Errorf("token %q appears twice", tok)
 		}
 		t.modelVocab[tok] = int32(id)
-		t.tokenToID[tok] = int32(id)
 		t.idToToken[int32(id)] = tok
 		return nil
 	})

@@ -34,10 +34,9 @@ type Tokenizer struct {
 	fuseUnk      bool
 	unk          int32 // -1: none
 
-	added     *trie
-	addedIDs  map[int32]bool // added token id -> special
-	tokenToID map[string]int32
-	idToToken map[int32]string
+	added       *trie
+	addedByName map[string]int32 // added tokens by content
+	idToToken   map[int32]string // every token, model and added
 
 	hasTemplate    bool
 	prefix, suffix []int32 // ids the template puts around a single sequence
@@ -123,7 +122,10 @@ func (t *Tokenizer) VocabSize() int { return len(t.idToToken) }
 // TokenID returns the id of a token given as written in tokenizer.json, such as
 // "<|begin_of_text|>" or "<s>".
 func (t *Tokenizer) TokenID(name string) (int, bool) {
-	id, ok := t.tokenToID[name]
+	if id, ok := t.addedByName[name]; ok {
+		return int(id), true
+	}
+	id, ok := t.modelVocab[name]
 	return int(id), ok
 }
 

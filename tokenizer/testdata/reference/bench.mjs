@@ -32,13 +32,21 @@ for (let i = 0; i + 1 < text.length; i++) {
 }
 docs.push(text.slice(start));
 
-function time(label, fn, reps) {
-  fn(); // warm up
+// report prints wall-clock MB/s and MB per CPU-second (user+system of this
+// process): the machine is shared, and CPU time is not diluted by other load.
+function report(label, wallS, cpuS, tokens) {
+  console.log(`${label.padEnd(40)} ${(bytes / wallS / 1e6).toFixed(2).padStart(7)} MB/s ${(bytes / cpuS / 1e6).toFixed(2).padStart(7)} MB/cpu-s ${(tokens / wallS / 1e6).toFixed(3).padStart(7)} M tokens/s`);
+}
+
+async function time(label, fn, reps) {
+  await fn(); // warm up
   const t0 = process.hrtime.bigint();
+  const c0 = process.cpuUsage();
   let tokens = 0;
-  for (let r = 0; r < reps; r++) tokens += fn();
-  const s = Number(process.hrtime.bigint() - t0) / 1e9 / reps;
-  console.log(`${label.padEnd(44)} ${(bytes / s / 1e6).toFixed(2).padStart(7)} MB/s ${(tokens / reps / s / 1e6).toFixed(2).padStart(6)} M tokens/s`);
+  for (let r = 0; r < reps; r++) tokens += await fn();
+  const wall = Number(process.hrtime.bigint() - t0) / 1e9 / reps;
+  const c = process.cpuUsage(c0);
+  report(label, wall, (c.user + c.system) / 1e6 / reps, tokens / reps);
 }
 
 // The reference.
@@ -46,15 +54,7 @@ let t0 = process.hrtime.bigint();
 const hf = Tokenizer.fromFile(tokFile);
 console.log(`reference load: ${(Number(process.hrtime.bigint() - t0) / 1e6).toFixed(0)} ms; ${bytes} bytes, ${docs.length} documents; RAYON_NUM_THREADS=${process.env.RAYON_NUM_THREADS ?? '(unset)'}`);
 const hfBatch = async () => (await hf.encodeBatch(docs, { addSpecialTokens: false })).reduce((n, e) => n + e.getIds().length, 0);
-await hfBatch();
-{
-  const reps = 5;
-  const t1 = process.hrtime.bigint();
-  let tokens = 0;
-  for (let r = 0; r < reps; r++) tokens += await hfBatch();
-  const s = Number(process.hrtime.bigint() - t1) / 1e9 / reps;
-  console.log(`${'hf tokenizers encodeBatch'.padEnd(44)} ${(bytes / s / 1e6).toFixed(2).padStart(7)} MB/s ${(tokens / reps / s / 1e6).toFixed(2).padStart(6)} M tokens/s`);
-}
+await time('hf tokenizers encodeBatch', hfBatch, 3);
 
 // tiktoken with ranks built from the same vocabulary (rank = id).
 const spec = JSON.parse(readFileSync(tokFile, 'utf8'));
@@ -81,6 +81,6 @@ const ref = (await hf.encodeBatch(docs, { addSpecialTokens: false })).map((e) =>
 let same = 0;
 docs.forEach((d, i) => { const a = tt.encode(d, [], []); if (a.length === ref[i].length && a.every((x, j) => x === ref[i][j])) same++; });
 console.log(`tiktoken matches the reference on ${same}/${docs.length} documents`);
-time('tiktoken encode (per document)', () => docs.reduce((k, d) => k + tt.encode(d, [], []).length, 0), 5);
-time('tiktoken encode_ordinary (per document)', () => docs.reduce((k, d) => k + tt.encode_ordinary(d).length, 0), 5);
+await time('tiktoken encode (per document)', () => docs.reduce((k, d) => k + tt.encode(d, [], []).length, 0), 3);
+await time('tiktoken encode_ordinary (per document)', () => docs.reduce((k, d) => k + tt.encode_ordinary(d).length, 0), 3);
 tt.free();
