@@ -370,13 +370,28 @@ def main():
 
     say(f"{PREFIX} torch version: {torch.__version__} | python: {sys.version.split()[0]}")
     say(f"{PREFIX} device: {device.type}{' ' + torch.cuda.get_device_name(device) if cuda else ''}"
-        f" | threads per process: {threads} | world size: {world} | data parallel: {wrapper}")
-    say(f"{PREFIX} model: layers {args.layers} | hidden {args.hidden} | ffn {args.ffn} | heads {args.heads}"
-        f" | kv heads {args.kv_heads} | vocab {args.vocab} | rope theta {args.rope_theta:g}"
-        f" | qkv bias {args.qkv_bias} | untied output head")
-    say(f"{PREFIX} number of parameters: {params}")
-    say(f"{PREFIX} seq length: {args.seq_len} | micro batch size: {args.micro_batch}"
-        f" | gradient accumulation: {args.grad_accum} | global batch size: {gbs}")
+        f" | threads per process: {threads} | world size: {world} | data parallel: {wrapper}"
+        f" | gradient accumulation: {args.grad_accum}")
+    # Megatron's arguments block and parameter line, so the one Megatron log parser reads these facts too.
+    megatron = {
+        "num_layers": args.layers, "hidden_size": args.hidden, "ffn_hidden_size": args.ffn,
+        "num_attention_heads": args.heads, "num_query_groups": args.kv_heads,
+        "group_query_attention": args.kv_heads != args.heads, "vocab_size": args.vocab,
+        "position_embedding_type": "rope", "rotary_base": args.rope_theta, "add_qkv_bias": args.qkv_bias,
+        "normalization": "RMSNorm", "norm_epsilon": args.norm_eps, "swiglu": True,
+        "untie_embeddings_and_output_weights": True, "seq_length": args.seq_len,
+        "micro_batch_size": args.micro_batch, "global_batch_size": gbs, "train_iters": args.train_iters,
+        "lr": args.lr, "min_lr": args.min_lr, "lr_decay_style": "cosine", "lr_warmup_iters": args.warmup_steps,
+        "weight_decay": args.weight_decay, "adam_beta1": args.beta1, "adam_beta2": args.beta2, "adam_eps": 1e-8,
+        "clip_grad": 1.0, "seed": args.seed, "bf16": precision == "bf16", "log_interval": args.log_interval,
+        "world_size": world, "data_parallel_size": world, "tensor_model_parallel_size": 1,
+        "pipeline_model_parallel_size": 1, "context_parallel_size": 1, "data_path": args.data_prefix,
+    }
+    say("------------------------ arguments ------------------------")
+    for name in sorted(megatron):
+        say(f"  {name} {'.' * (48 - len(name))} {megatron[name]}")
+    say("-------------------- end of arguments ---------------------")
+    say(f" > number of parameters on (tensor, pipeline) model parallel rank (0, 0): {params}")
     say(f"{PREFIX} data: {args.data_prefix} | {len(tokens)} tokens ({dtype}) | {samples.count} samples"
         f" of seq length + 1 | seed {args.seed}")
     say(f"{PREFIX} precision: {precision} | attention: {args.attention} | compile: {args.compile}")

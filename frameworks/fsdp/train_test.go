@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rivalbench/rival/frameworks/logparse"
 	"github.com/rivalbench/rival/indexed"
 )
 
@@ -58,7 +59,7 @@ type iteration struct {
 // proxyDataset writes a Rival-encoded dataset whose documents follow a fixed random successor
 // permutation of the vocabulary, so the next token is learnable from the current one and the loss
 // must fall well below ln(vocab) within a few dozen steps.
-func proxyDataset(t *testing.T, vocab int) string {
+func proxyDataset(t testing.TB, vocab int) string {
 	t.Helper()
 	prefix := filepath.Join(t.TempDir(), "proxy_text_document")
 	w, err := indexed.NewWriter(prefix, indexed.DTypeForVocab(vocab))
@@ -162,6 +163,13 @@ func preamble(t *testing.T, stdout, key string) string {
 	return m[1]
 }
 
+func parseLog(t *testing.T, stdout string) *logparse.Log {
+	t.Helper()
+	l, err := logparse.Parse(strings.NewReader(stdout), "fsdp")
+	require.NoError(t, err)
+	return l
+}
+
 // proxyParams counts the decoder's parameters independently of the script.
 func proxyParams(c Config) int {
 	kv := c.KVHeads * c.Hidden / c.Heads
@@ -204,10 +212,21 @@ func TestTrainProxyLlamaLossFalls(t *testing.T) {
 	assert.InDelta(t, 7.62, first, 0.3, "an untrained model predicts about ln(2048)")
 	assert.Less(t, last, first-1.5, "loss must fall clearly: %g -> %g", first, last)
 
-	assert.Equal(t, strconv.Itoa(proxyParams(cfg)), preamble(t, stdout, "number of parameters"))
+	// The project's Megatron log parser reads the run's facts and steps from this output.
+	parsed := parseLog(t, stdout)
+	assert.Equal(t, int64(proxyParams(cfg)), *parsed.Preamble.ParameterCount)
+	assert.Equal(t, 1, *parsed.Preamble.WorldSize)
+	assert.Equal(t, cfg.SeqLen, *parsed.Preamble.SeqLength)
+	assert.Equal(t, cfg.MicroBatch, *parsed.Preamble.MicroBatchSize)
+	assert.Equal(t, gbs, *parsed.Preamble.GlobalBatchSize)
+	assert.Equal(t, cfg.TrainIters, *parsed.Preamble.TrainIters)
+	require.Len(t, parsed.Steps, len(its))
+	for i, s := range parsed.Steps {
+		assert.Equal(t, its[i].loss, *s.Loss)
+		assert.Equal(t, its[i].lr, *s.LearningRate)
+	}
 	// Decay on the embedding, the head and 7 matrices per block; none on the 2 norms per block and the final norm.
 	assert.Contains(t, stdout, "weight decay 0.1 on 16 tensors, none on 5 (biases, norms)")
-	assert.Equal(t, "1", strings.Fields(preamble(t, stdout, "world size"))[0])
 	flops, err := strconv.ParseFloat(strings.Fields(preamble(t, stdout, "FLOPs per iteration"))[0], 64)
 	require.NoError(t, err)
 	assert.InEpsilon(t, megatronFLOPs(cfg, gbs), flops, 1e-6)
@@ -220,10 +239,12 @@ func TestTrainQwenStyleQKVBias(t *testing.T) {
 	stdout, stderr, code := run(t, launchOrFail(t, cfg))
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	assert.Len(t, iterations(t, stdout), 4)
-	assert.Contains(t, stdout, "qkv bias True")
 	assert.Contains(t, stdout, "weight decay 0.1 on 16 tensors, none on 11 (biases, norms)")
-	assert.Contains(t, stdout, "rope theta 1e+06")
-	assert.Equal(t, strconv.Itoa(proxyParams(cfg)), preamble(t, stdout, "number of parameters"))
+	parsed := parseLog(t, stdout)
+	assert.Equal(t, int64(proxyParams(cfg)), *parsed.Preamble.ParameterCount)
+	assert.Equal(t, "True", parsed.Preamble.Args["add_qkv_bias"])
+	assert.Equal(t, "1000000.0", parsed.Preamble.Args["rotary_base"])
+	assert.Equal(t, "1e-06", parsed.Preamble.Args["norm_epsilon"])
 }
 
 // Two processes with half the micro batches each see the same samples as one process
@@ -243,7 +264,8 @@ func TestTrainTwoProcessesMatchOne(t *testing.T) {
 	out2, err2, code := run(t, l)
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out2, err2)
 
-	assert.Equal(t, "2", strings.Fields(preamble(t, out2, "world size"))[0])
+	assert.Equal(t, 2, *parseLog(t, out2).Preamble.WorldSize)
+	assert.Contains(t, out2, "data parallel: ")
 	its1, its2 := iterations(t, out1), iterations(t, out2)
 	require.Len(t, its2, len(its1))
 	for i := range its1 {
@@ -341,6 +363,50 @@ sys.meta_path.insert(0, NoTorch())
 			assert.Contains(t, stderr, tc.want)
 			assert.Contains(t, stderr, "apt-get install python3-torch")
 			assert.Empty(t, stdout)
+		})
+	}
+}
+
+// BenchmarkTrainProxy reports the proxy Llama's CPU step time from the trainer's own log: the mean
+// "elapsed time per iteration" over iterations 11-30 (the first ten include warm-up), per thread count.
+// Run: go test ./frameworks/fsdp -run '^$' -bench TrainProxy -benchtime 1x
+func BenchmarkTrainProxy(b *testing.B) {
+	for _, threads := range []int{1, 2} {
+		b.Run("threads="+strconv.Itoa(threads), func(b *testing.B) {
+			if _, err := exec.Command(DefaultPython, "-c", "import torch, numpy").CombinedOutput(); err != nil {
+				b.Skipf("%s cannot import torch and numpy: apt-get install python3-torch python3-numpy libopenblas0-pthread", DefaultPython)
+			}
+			prefix := proxyDataset(b, 2048)
+			script := filepath.Join(b.TempDir(), ScriptName)
+			require.NoError(b, os.WriteFile(script, Script(), 0o644))
+			cfg := Config{
+				ScriptPath: script, DataPrefix: prefix,
+				Layers: 2, Hidden: 128, FFN: 344, Heads: 4, KVHeads: 2, Vocab: 2048, RopeTheta: 10000,
+				SeqLen: 64, MicroBatch: 4, GradAccum: 2, TrainIters: 30, LR: 3e-3, WarmupSteps: 4,
+				WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Seed: 42, LogInterval: 10, Threads: threads,
+			}
+			l, err := BuildLaunch(cfg)
+			require.NoError(b, err)
+			var ms float64
+			for range b.N {
+				cmd := exec.Command(l.Command[0], l.Command[1:]...)
+				cmd.Env = os.Environ()
+				for k, v := range l.Env {
+					cmd.Env = append(cmd.Env, k+"="+v)
+				}
+				out, err := cmd.Output()
+				require.NoError(b, err)
+				var lines []float64
+				for _, m := range regexp.MustCompile(`elapsed time per iteration \(ms\): ([\d.]+)`).FindAllStringSubmatch(string(out), -1) {
+					v, _ := strconv.ParseFloat(m[1], 64)
+					lines = append(lines, v)
+				}
+				require.Len(b, lines, 3)
+				ms += (lines[1] + lines[2]) / 2
+			}
+			ms /= float64(b.N)
+			b.ReportMetric(ms, "ms/iter")
+			b.ReportMetric(float64(cfg.MicroBatch*cfg.GradAccum*cfg.SeqLen)/(ms/1000), "tokens/s")
 		})
 	}
 }
