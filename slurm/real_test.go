@@ -1,0 +1,231 @@
+package slurm_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rivalbench/rival/frameworks/logparse"
+	"github.com/rivalbench/rival/slurm"
+	"github.com/rivalbench/rival/slurm/slurmtest"
+)
+
+// These tests submit real jobs to a real slurmctld with two slurmd nodes on this host.
+
+// lines collects a job's log lines as Follow passes them on.
+type lines struct {
+	mu sync.Mutex
+	l  []string
+	// on, when set, sees each line as it arrives.
+	on func(string)
+}
+
+func (l *lines) add(s string) {
+	l.mu.Lock()
+	l.l = append(l.l, s)
+	on := l.on
+	l.mu.Unlock()
+	if on != nil {
+		on(s)
+	}
+}
+
+func (l *lines) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.l...)
+}
+
+// submit writes job's script under dir and submits it.
+func submit(t *testing.T, c slurm.Cluster, job slurm.Job, edit func(string) string) string {
+	t.Helper()
+	script, err := slurm.Script(job)
+	require.NoError(t, err)
+	if edit != nil {
+		script = edit(script)
+	}
+	path := filepath.Join(job.OutputDir, job.Name+".sbatch")
+	require.NoError(t, os.WriteFile(path, []byte(script), 0o644))
+	id, err := c.Submit(context.Background(), path)
+	require.NoError(t, err)
+	return id
+}
+
+// hostJob is a host-mode job running a bash snippet on each node.
+func hostJob(t *testing.T, name string, nnodes int, bash string) slurm.Job {
+	dir := t.TempDir()
+	require.NoError(t, os.Chmod(dir, 0o755))
+	return slurm.Job{
+		Name: name, NNodes: nnodes, Container: slurm.ContainerNone,
+		Command:   []string{"bash", "-c", bash, "rival-test"},
+		OutputDir: dir, LogPath: filepath.Join(dir, name+".log"),
+	}
+}
+
+// megatronLines prints n Megatron-format iteration lines, sleep seconds apart.
+func megatronLines(n int, sleep string) string {
+	return fmt.Sprintf(`for i in $(seq 1 %d); do
+  printf ' [%%s] iteration %%8d/%%8d | consumed samples: %%12d | elapsed time per iteration (ms): 812.3 | throughput per GPU (TFLOP/s/GPU): 401.2 | learning rate: 3.000000E-04 | global batch size:     8 | lm loss: 9.%%06dE+00 | loss scale: 1.0 | grad norm: 1.234 | number of skipped iterations:   0 | number of nan iterations:   0 |\n' "$(date '+%%Y-%%m-%%d %%H:%%M:%%S')" "$i" %d "$((i*8))" "$((900000-i*1000))"
+  sleep %s
+done`, n, n, sleep)
+}
+
+func TestRealSlurm(t *testing.T) {
+	cl := slurmtest.Start(t, slurmtest.Options{Nodes: 2})
+	host := cl.Nodes[0]
+
+	t.Run("completed job streams its lines in order", func(t *testing.T) {
+		c := cl.Client()
+		job := hostJob(t, "megatron-lines", 1, megatronLines(5, "0.4")+"\necho \"rank=@NODE_RANK@ master=@MASTER_ADDR@:@MASTER_PORT@\"")
+		job.Env = map[string]string{"RIVAL_QUOTED": "it's \"quoted\" $HOME `x`"}
+		id := submit(t, c, job, nil)
+		var got lines
+		final, err := c.Follow(context.Background(), id, job.LogPath, got.add)
+		require.NoError(t, err)
+		assert.Equal(t, slurm.StateCompleted, final.State)
+		assert.Equal(t, 0, final.ExitCode)
+		assert.Equal(t, id, final.JobID)
+		assert.Len(t, final.Nodes, 1)
+
+		var iters []string
+		for _, l := range got.all() {
+			if m := regexp.MustCompile(`iteration +(\d+)/`).FindStringSubmatch(l); m != nil {
+				iters = append(iters, m[1])
+			}
+		}
+		assert.Equal(t, []string{"1", "2", "3", "4", "5"}, iters)
+		assert.Contains(t, got.all(), fmt.Sprintf("rank=0 master=%s:29500", final.Nodes[0]))
+
+		parsed, err := logparse.Parse(strings.NewReader(strings.Join(got.all(), "\n")), "megatron")
+		require.NoError(t, err)
+		require.Len(t, parsed.Steps, 5)
+		assert.Equal(t, 5, parsed.Steps[4].Step)
+	})
+
+	t.Run("two nodes get their own ranks and one master", func(t *testing.T) {
+		c := cl.Client()
+		job := hostJob(t, "two-nodes", 2, `echo "node=$SLURMD_NODENAME arg=@NODE_RANK@ NODE_RANK=$NODE_RANK PET_NODE_RANK=$PET_NODE_RANK MASTER_ADDR=$MASTER_ADDR PET_MASTER_ADDR=$PET_MASTER_ADDR port=@MASTER_PORT@/$PET_MASTER_PORT nnodes=$PET_NNODES"`)
+		job.MasterPort = 29600
+		job.NodeHardware = true
+		id := submit(t, c, job, nil)
+		var got lines
+		final, err := c.Follow(context.Background(), id, job.LogPath, got.add)
+		require.NoError(t, err)
+		assert.Equal(t, cl.Nodes, final.Nodes)
+		for rank, node := range cl.Nodes {
+			want := fmt.Sprintf("node=%s arg=%d NODE_RANK=%d PET_NODE_RANK=%d MASTER_ADDR=%s PET_MASTER_ADDR=%s port=29600/29600 nnodes=2",
+				node, rank, rank, rank, host, host)
+			assert.Contains(t, got.all(), want)
+		}
+		hwNodes, err := slurm.ReadNodeHardware(job.OutputDir)
+		require.NoError(t, err)
+		require.Len(t, hwNodes, 2)
+		for i, n := range hwNodes {
+			assert.Equal(t, cl.Nodes[i], n.Node)
+			assert.NotEmpty(t, n.Hostname)
+		}
+	})
+
+	t.Run("failing job reports FAILED and its exit code", func(t *testing.T) {
+		c := cl.Client()
+		job := hostJob(t, "fails", 1, "echo about to fail; exit 3")
+		id := submit(t, c, job, nil)
+		var got lines
+		final, err := c.Follow(context.Background(), id, job.LogPath, got.add)
+		require.Error(t, err)
+		var je *slurm.JobError
+		require.ErrorAs(t, err, &je)
+		assert.Equal(t, slurm.StateFailed, final.State)
+		assert.Equal(t, 3, final.ExitCode)
+		assert.Contains(t, err.Error(), "FAILED with exit code 3")
+		assert.Contains(t, err.Error(), job.LogPath)
+		assert.Contains(t, got.all(), "about to fail")
+	})
+
+	t.Run("interrupt cancels the job and leaves no process", func(t *testing.T) {
+		c := cl.Client()
+		job := hostJob(t, "cancelled", 2, `while true; do echo "tick $SLURMD_NODENAME"; sleep 0.2; done`)
+		id := submit(t, c, job, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var got lines
+		got.on = func(s string) {
+			if strings.HasPrefix(s, "tick") {
+				cancel()
+			}
+		}
+		final, err := c.Follow(ctx, id, job.LogPath, got.add)
+		require.Error(t, err)
+		assert.ErrorIs(t, err, context.Canceled)
+		assert.Equal(t, slurm.StateCancelled, final.State)
+		assert.Contains(t, final.Note, "interrupt")
+		assert.Contains(t, err.Error(), "CANCELLED")
+
+		queued, err := cl.Queue()
+		require.NoError(t, err)
+		assert.NotContains(t, queued, id)
+		assert.Eventually(t, func() bool {
+			ps, err := cl.JobProcesses()
+			return err == nil && len(ps) == 0
+		}, 15*time.Second, 200*time.Millisecond, "job processes still alive after CANCELLED")
+	})
+
+	t.Run("job pending past the timeout is cancelled and reported", func(t *testing.T) {
+		c := cl.Client()
+		c.PendingTimeout = 2 * time.Second
+		job := hostJob(t, "held", 1, "echo should never run")
+		id := submit(t, c, job, func(s string) string {
+			return strings.Replace(s, "#SBATCH --nodes=1\n", "#SBATCH --nodes=1\n#SBATCH --hold\n", 1)
+		})
+		final, err := c.Follow(context.Background(), id, job.LogPath, nil)
+		require.Error(t, err)
+		var je *slurm.JobError
+		require.ErrorAs(t, err, &je)
+		assert.Equal(t, slurm.StateCancelled, final.State)
+		assert.Contains(t, final.Note, "PENDING")
+		assert.Contains(t, err.Error(), "JobHeldUser")
+		queued, err := cl.Queue()
+		require.NoError(t, err)
+		assert.NotContains(t, queued, id)
+	})
+
+	t.Run("sbatch refusing a job shows Slurm's error", func(t *testing.T) {
+		c := cl.Client()
+		job := hostJob(t, "bad-partition", 1, "true")
+		job.Partition = "no-such-partition"
+		script, err := slurm.Script(job)
+		require.NoError(t, err)
+		path := filepath.Join(job.OutputDir, "job.sbatch")
+		require.NoError(t, os.WriteFile(path, []byte(script), 0o644))
+		_, err = c.Submit(context.Background(), path)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "sbatch")
+		assert.Contains(t, err.Error(), "invalid partition")
+	})
+}
+
+func TestSubmitWithoutSbatch(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "job.sbatch")
+	require.NoError(t, os.WriteFile(path, []byte("#!/bin/bash\ntrue\n"), 0o644))
+	c := slurm.Cluster{Env: []string{"PATH="}}
+	_, err := c.Submit(context.Background(), path)
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, slurm.ErrNotInstalled))
+	assert.Contains(t, err.Error(), "sbatch not found")
+	assert.Contains(t, err.Error(), "not installed or not on PATH")
+
+	c = slurm.Cluster{Sbatch: "/nonexistent/bin/sbatch"}
+	_, err = c.Submit(context.Background(), path)
+	assert.ErrorIs(t, err, slurm.ErrNotInstalled)
+	assert.Contains(t, err.Error(), "/nonexistent/bin/sbatch")
+}

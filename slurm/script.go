@@ -1,0 +1,464 @@
+package slurm
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/rivalbench/rival/hw"
+)
+
+// Container modes: how each node's task runs the image.
+const (
+	ContainerPyxis  = "pyxis"  // srun --container-image (NVIDIA's pyxis/enroot plugin)
+	ContainerDocker = "docker" // one `docker run` per node
+	ContainerNone   = "none"   // on the host, no image (the fsdp trainer on CPU)
+)
+
+// Placeholders a Job's Command may carry where a node's own value belongs. The script replaces them
+// on each node before running the command, so one Command serves every node.
+const (
+	NodeRankArg   = "@NODE_RANK@"   // this node's rank, SLURM_NODEID
+	MasterAddrArg = "@MASTER_ADDR@" // the first host of the allocation
+	MasterPortArg = "@MASTER_PORT@" // Job.MasterPort
+)
+
+// DefaultMasterPort is the rendezvous port when Job.MasterPort is 0 (torchrun's own default).
+const DefaultMasterPort = 29500
+
+// Mount makes a host path visible inside the container.
+type Mount struct {
+	Host, Container string
+	ReadOnly        bool
+}
+
+// Job is one multi-node benchmark run as Slurm will run it.
+type Job struct {
+	Name        string // job name (letters, digits, . _ + -)
+	NNodes      int    // nodes, >= 1
+	GPUsPerNode int    // GPUs per node; 0: a CPU run (no --gpus-per-node)
+	// TP, PP, DP are the run's parallel layout, checked against NNodes × GPUsPerNode before anything
+	// is written; 0 for TP or PP reads as 1, DP 0 as "whatever is left" (which must divide evenly).
+	TP, PP, DP int
+
+	Partition, Account string // empty: the cluster's defaults
+	Time               string // time limit in Slurm's syntax ("2:00:00", "1-00:00:00"); empty: the partition's
+
+	Image     string // the platform image; pyxis takes enroot's syntax (nvcr.io#nvidia/nemo:25.02 or a .sqsh)
+	Container string // ContainerPyxis, ContainerDocker or ContainerNone
+	// Command is the per-node framework launch (built by frameworks/), Command[0] the executable. It may
+	// carry NodeRankArg, MasterAddrArg and MasterPortArg; PerNodeArgs rewrites torchrun's flags to them.
+	Command []string
+	WorkDir string // directory the command runs in (inside the container); empty: the image's or OutputDir
+
+	// Env is exported to every node's task. Names that look like secrets (TOKEN, SECRET, PASSWORD,
+	// CREDENTIAL, API_KEY) are refused here because the script is a readable file: list them in
+	// PassEnv instead.
+	Env map[string]string
+	// PassEnv names variables forwarded from the environment sbatch runs in, by name only: their values
+	// never enter the script. This is the explicit allowance for secrets such as HF_TOKEN.
+	PassEnv []string
+
+	Mounts        []Mount
+	MasterPort    int      // 0: DefaultMasterPort
+	OutputDir     string   // absolute; must be visible on every node (shared filesystem)
+	LogPath       string   // absolute; the job's stdout and stderr (sbatch --output)
+	DockerRunArgs []string // docker mode: device, ulimit, shm flags (e.g. --gpus all, --device /dev/kfd)
+
+	// NodeHardware runs a first step on every node that records its hostname and GPU tools' output
+	// under OutputDir/nodes/<node>/ (see ReadNodeHardware). Best effort: a failure does not fail the job.
+	NodeHardware bool
+}
+
+// Check refuses a layout whose process count differs from its shards: NNODES × processes per node
+// must equal TP × PP × DP. gpusPerNode 0 is a CPU run with one process per node; tp and pp 0 read as
+// 1; dp 0 asks for the remainder, which must then divide evenly.
+func Check(nnodes, gpusPerNode, tp, pp, dp int) error {
+	for _, v := range []struct {
+		name string
+		v    int
+	}{{"NNODES", nnodes}, {"GPUs per node", gpusPerNode}, {"TP", tp}, {"PP", pp}, {"DP", dp}} {
+		if v.v < 0 {
+			return fmt.Errorf("slurm: %s is %d: it must be >= 0", v.name, v.v)
+		}
+	}
+	if nnodes == 0 {
+		return errors.New("slurm: NNODES is 0: a job needs at least one node")
+	}
+	tp, pp = max(tp, 1), max(pp, 1)
+	perNode := max(gpusPerNode, 1)
+	world := nnodes * perNode
+	what := fmt.Sprintf("NNODES=%d × %d GPUs per node = %d processes", nnodes, gpusPerNode, world)
+	if gpusPerNode == 0 {
+		what = fmt.Sprintf("NNODES=%d CPU nodes × 1 process = %d processes", nnodes, world)
+	}
+	if dp == 0 {
+		if world%(tp*pp) != 0 {
+			return fmt.Errorf("slurm: %s do not split into TP=%d × PP=%d model shards: change TP, PP or NNODES", what, tp, pp)
+		}
+		return nil
+	}
+	if tp*pp*dp == world {
+		return nil
+	}
+	hint := "change NNODES, TP, PP or DP"
+	if world%(tp*pp) == 0 {
+		hint = fmt.Sprintf("set DP=%d (or change NNODES)", world/(tp*pp))
+	}
+	return fmt.Errorf("slurm: %s, but TP=%d × PP=%d × DP=%d = %d: each process holds one shard, so the two must be equal; %s",
+		what, tp, pp, dp, tp*pp*dp, hint)
+}
+
+// PerNodeArgs returns a copy of a single-node launch command with torchrun's per-node flags
+// (--node_rank, --master_addr, --master_port, in either --flag=value or --flag value form and with
+// dashes or underscores) set to the placeholders the script fills in on each node.
+func PerNodeArgs(cmd []string) []string {
+	out := slices.Clone(cmd)
+	flags := map[string]string{
+		"--node_rank": NodeRankArg, "--node-rank": NodeRankArg,
+		"--master_addr": MasterAddrArg, "--master-addr": MasterAddrArg,
+		"--master_port": MasterPortArg, "--master-port": MasterPortArg,
+	}
+	for i := 0; i < len(out); i++ {
+		name, _, hasValue := strings.Cut(out[i], "=")
+		ph, ok := flags[name]
+		if !ok {
+			continue
+		}
+		if hasValue {
+			out[i] = name + "=" + ph
+		} else if i+1 < len(out) {
+			out[i+1] = ph
+			i++
+		}
+	}
+	return out
+}
+
+// Validation patterns. #SBATCH lines are split by sbatch itself, not by a shell, so their values
+// are restricted to characters that need no quoting; shell lines quote everything.
+var (
+	nameRE    = regexp.MustCompile(`^[A-Za-z0-9._+-]+$`)
+	sbatchRE  = regexp.MustCompile(`^[A-Za-z0-9._+,:-]+$`) // partition lists, accounts, time limits
+	envKeyRE  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	sbPathRE  = regexp.MustCompile(`^/[A-Za-z0-9._+,:=@/-]*$`) // a path sbatch reads: no spaces, quotes or % patterns
+	secretREs = []string{"TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "API_KEY", "APIKEY", "PRIVATE_KEY"}
+)
+
+// IsSecretName reports whether an environment variable's name marks it as a secret, whose value must
+// never be written into a script or a log.
+func IsSecretName(name string) bool {
+	up := strings.ToUpper(name)
+	for _, s := range secretREs {
+		if strings.Contains(up, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// variables the script sets itself; Env must not override them.
+var reserved = []string{"NODE_RANK", "MASTER_ADDR", "MASTER_PORT", "NNODES", "PET_NODE_RANK",
+	"PET_MASTER_ADDR", "PET_MASTER_PORT", "PET_NNODES", "GPUS_PER_NODE", "RIVAL_NODE", "RIVAL_NODE_HW"}
+
+func validate(j Job) (Job, error) {
+	if err := Check(j.NNodes, j.GPUsPerNode, j.TP, j.PP, j.DP); err != nil {
+		return j, err
+	}
+	if !nameRE.MatchString(j.Name) {
+		return j, fmt.Errorf("slurm: job Name %q: use letters, digits, '.', '_', '+' or '-'", j.Name)
+	}
+	for _, f := range []struct{ name, v string }{{"Partition", j.Partition}, {"Account", j.Account}, {"Time", j.Time}} {
+		if f.v != "" && !sbatchRE.MatchString(f.v) {
+			return j, fmt.Errorf("slurm: %s %q: sbatch reads it unquoted, so use letters, digits and . _ + , : - only", f.name, f.v)
+		}
+	}
+	for _, p := range []struct{ name, v string }{{"OutputDir", j.OutputDir}, {"LogPath", j.LogPath}} {
+		if p.v == "" {
+			return j, fmt.Errorf("slurm: %s is empty: give an absolute path on a filesystem every node sees", p.name)
+		}
+		if !sbPathRE.MatchString(p.v) || filepath.Clean(p.v) != p.v {
+			return j, fmt.Errorf("slurm: %s %q: want a clean absolute path without spaces, quotes or %% (sbatch reads it unquoted and expands %%)", p.name, p.v)
+		}
+	}
+	if j.WorkDir != "" && !filepath.IsAbs(j.WorkDir) {
+		return j, fmt.Errorf("slurm: WorkDir %q is not absolute", j.WorkDir)
+	}
+	if len(j.Command) == 0 || j.Command[0] == "" {
+		return j, errors.New("slurm: Command is empty: pass the framework's launch (frameworks/ builds it)")
+	}
+	for i, a := range j.Command {
+		if strings.ContainsRune(a, 0) {
+			return j, fmt.Errorf("slurm: Command[%d] contains a NUL byte", i)
+		}
+	}
+	switch j.Container {
+	case ContainerPyxis, ContainerDocker:
+		if j.Image == "" || strings.ContainsAny(j.Image, " \t\n'\"") {
+			return j, fmt.Errorf("slurm: Image %q: container mode %q needs an image reference without spaces or quotes", j.Image, j.Container)
+		}
+	case ContainerNone:
+		if len(j.Mounts) > 0 {
+			return j, errors.New("slurm: Mounts given with Container \"none\": the host sees its own paths; drop them or pick a container mode")
+		}
+	default:
+		return j, fmt.Errorf("slurm: Container %q: want %q, %q or %q", j.Container, ContainerPyxis, ContainerDocker, ContainerNone)
+	}
+	if j.Container != ContainerDocker && len(j.DockerRunArgs) > 0 {
+		return j, fmt.Errorf("slurm: DockerRunArgs given with Container %q: they only apply to %q", j.Container, ContainerDocker)
+	}
+	for i, m := range j.Mounts {
+		for _, p := range []string{m.Host, m.Container} {
+			// pyxis separates mounts with ',' and fields with ':'; docker -v uses ':' too.
+			if !filepath.IsAbs(p) || strings.ContainsAny(p, ",:\n") {
+				return j, fmt.Errorf("slurm: Mounts[%d] %q:%q: both sides must be absolute paths without ',', ':' or newlines", i, m.Host, m.Container)
+			}
+		}
+	}
+	for k := range j.Env {
+		if !envKeyRE.MatchString(k) {
+			return j, fmt.Errorf("slurm: Env key %q is not a shell variable name", k)
+		}
+		if IsSecretName(k) {
+			return j, fmt.Errorf("slurm: Env key %s looks like a secret and the script is a readable file: list it in PassEnv so it is forwarded from the submitting environment by name", k)
+		}
+		if slices.Contains(reserved, k) {
+			return j, fmt.Errorf("slurm: Env key %s is set by the script itself, per node", k)
+		}
+	}
+	for _, k := range j.PassEnv {
+		if !envKeyRE.MatchString(k) {
+			return j, fmt.Errorf("slurm: PassEnv name %q is not a shell variable name", k)
+		}
+		if _, dup := j.Env[k]; dup {
+			return j, fmt.Errorf("slurm: %s is in both Env and PassEnv: keep one", k)
+		}
+		if slices.Contains(reserved, k) {
+			return j, fmt.Errorf("slurm: PassEnv name %s is set by the script itself, per node", k)
+		}
+	}
+	if j.MasterPort == 0 {
+		j.MasterPort = DefaultMasterPort
+	}
+	if j.MasterPort < 1 || j.MasterPort > 65535 {
+		return j, fmt.Errorf("slurm: MasterPort %d is not a TCP port", j.MasterPort)
+	}
+	return j, nil
+}
+
+// nodeScript runs once per node inside srun: it sets this node's rank and fills the placeholders.
+// It reads its command from "$@", so the command's words are never re-parsed by a shell.
+const nodeScript = `export NODE_RANK="$SLURM_NODEID" PET_NODE_RANK="$SLURM_NODEID"
+args=()
+for a in "$@"; do
+  a=${a//@NODE_RANK@/"$NODE_RANK"}
+  a=${a//@MASTER_ADDR@/"$MASTER_ADDR"}
+  a=${a//@MASTER_PORT@/"$MASTER_PORT"}
+  args+=("$a")
+done
+`
+
+const nodeExec = `exec "${args[@]}"
+`
+
+// The docker client does not stop its container when killed, so a cancelled task removes it by name.
+const nodeDocker = `name="rival-${SLURM_JOB_ID}-${SLURM_NODEID}"
+trap 'docker rm -f "$name" >/dev/null 2>&1; exit 143' TERM INT
+docker run --rm --name "$name" "${args[@]}" &
+wait $!
+`
+
+// nodeHardware records one node's hardware under "$1/<node>/", each file written whole or not at all.
+func nodeHardware() string {
+	q := func(args []string) string { return quoteAll(args) }
+	return `d="$1/$SLURMD_NODENAME"
+mkdir -p "$d"
+hostname > "$d/hostname.txt.tmp" && mv "$d/hostname.txt.tmp" "$d/hostname.txt"
+if command -v nvidia-smi >/dev/null 2>&1; then
+  { nvidia-smi ` + q(hw.NvidiaQueryArgs()) + ` || nvidia-smi ` + q(hw.NvidiaBaseQueryArgs()) + `; } > "$d/nvidia-smi.csv.tmp" 2>/dev/null &&
+    mv "$d/nvidia-smi.csv.tmp" "$d/nvidia-smi.csv"
+fi
+if command -v amd-smi >/dev/null 2>&1; then
+  amd-smi ` + q(hw.AMDSMIStaticArgs()) + ` > "$d/amd-smi-static.json.tmp" 2>/dev/null && mv "$d/amd-smi-static.json.tmp" "$d/amd-smi-static.json"
+elif command -v rocm-smi >/dev/null 2>&1; then
+  rocm-smi ` + q(hw.ROCmSMIArgs()) + ` > "$d/rocm-smi.json.tmp" 2>/dev/null && mv "$d/rocm-smi.json.tmp" "$d/rocm-smi.json"
+fi
+rm -f "$d"/*.tmp
+`
+}
+
+// Script validates job and returns its sbatch script. Every value that reaches a shell is
+// single-quoted; values sbatch reads from #SBATCH lines are restricted to characters that need none.
+func Script(job Job) (string, error) {
+	j, err := validate(job)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+
+	gpus := "CPU only"
+	if j.GPUsPerNode > 0 {
+		gpus = fmt.Sprintf("%d GPU(s) per node", j.GPUsPerNode)
+	}
+	w("#!/bin/bash\n")
+	w("# Rival benchmark job %s: %d node(s), %s, container mode %q.\n", j.Name, j.NNodes, gpus, j.Container)
+	w("# Generated by Rival; submit it with `sbatch <this file>`. OutputDir and LogPath must be on a\n")
+	w("# filesystem every node sees.\n")
+	w("#SBATCH --job-name=%s\n", j.Name)
+	w("#SBATCH --nodes=%d\n", j.NNodes)
+	w("#SBATCH --ntasks-per-node=1\n")
+	if j.GPUsPerNode > 0 {
+		w("#SBATCH --gpus-per-node=%d\n", j.GPUsPerNode)
+	}
+	// Whole nodes: a benchmark that shares its nodes measures its neighbours too.
+	w("#SBATCH --exclusive\n")
+	// A node failure ends the run as NODE_FAIL instead of silently restarting it on other nodes.
+	w("#SBATCH --no-requeue\n")
+	if j.Partition != "" {
+		w("#SBATCH --partition=%s\n", j.Partition)
+	}
+	if j.Account != "" {
+		w("#SBATCH --account=%s\n", j.Account)
+	}
+	if j.Time != "" {
+		w("#SBATCH --time=%s\n", j.Time)
+	}
+	w("#SBATCH --output=%s\n", j.LogPath)
+	w("#SBATCH --chdir=%s\n", j.OutputDir)
+	w("\nset -eu\n\n")
+
+	w("# Rendezvous: the first host of the allocation is the master; each node's rank is its SLURM_NODEID.\n")
+	w("MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n")
+	w("MASTER_PORT=%d\n", j.MasterPort)
+	w("NNODES=%d\n", j.NNodes)
+	w("export MASTER_ADDR MASTER_PORT NNODES\n")
+	w("export PET_MASTER_ADDR=\"$MASTER_ADDR\" PET_MASTER_PORT=\"$MASTER_PORT\" PET_NNODES=\"$NNODES\"\n")
+	if j.GPUsPerNode > 0 {
+		w("export GPUS_PER_NODE=%d\n", j.GPUsPerNode)
+	}
+	envKeys := make([]string, 0, len(j.Env))
+	for k := range j.Env {
+		envKeys = append(envKeys, k)
+	}
+	sort.Strings(envKeys)
+	if len(envKeys) > 0 {
+		w("\n# The run's environment.\n")
+		for _, k := range envKeys {
+			w("export %s=%s\n", k, quote(j.Env[k]))
+		}
+	}
+	if len(j.PassEnv) > 0 {
+		w("\n# Forwarded by name from the environment sbatch ran in; their values are not in this file.\n")
+		for _, k := range j.PassEnv {
+			w(": \"${%s:?set %s in the environment you run sbatch in}\"\n", k, k)
+			w("export %s\n", k)
+		}
+	}
+	w("\necho \"rival: job $SLURM_JOB_ID on $SLURM_JOB_NODELIST, master $MASTER_ADDR:$MASTER_PORT\"\n")
+
+	if j.NodeHardware {
+		nodes := filepath.Join(j.OutputDir, "nodes")
+		w("\n# Each node's hardware, for the result's provenance (best effort).\n")
+		w("read -r -d '' RIVAL_NODE_HW <<'HW' || true\n%sHW\n", nodeHardware())
+		w("mkdir -p %s\n", quote(nodes))
+		w("srun --ntasks-per-node=1 bash -c \"$RIVAL_NODE_HW\" rival-node-hw %s ||\n", quote(nodes))
+		w("  echo \"rival: could not record every node's hardware\" >&2\n")
+	}
+
+	w("\n# The per-node task: this node's rank, the placeholders filled in, then the launch.\n")
+	node := nodeScript + nodeExec
+	if j.Container == ContainerDocker {
+		node = nodeScript + nodeDocker
+	}
+	w("read -r -d '' RIVAL_NODE <<'NODE' || true\n%sNODE\n\n", node)
+
+	// One task per node, given all of the node's CPUs; a failing node ends the others.
+	srun := []string{"srun", "--ntasks-per-node=1", "--cpus-per-task=\"$SLURM_CPUS_ON_NODE\"", "--kill-on-bad-exit=1"}
+	var argv []string
+	switch j.Container {
+	case ContainerPyxis:
+		srun = append(srun, "--container-image="+quote(j.Image))
+		if len(j.Mounts) > 0 {
+			ms := make([]string, len(j.Mounts))
+			for i, m := range j.Mounts {
+				ms[i] = m.Host + ":" + m.Container
+				if m.ReadOnly {
+					ms[i] += ":ro"
+				}
+			}
+			srun = append(srun, "--container-mounts="+quote(strings.Join(ms, ",")))
+		}
+		if j.WorkDir != "" {
+			srun = append(srun, "--container-workdir="+quote(j.WorkDir))
+		}
+		argv = j.Command
+	case ContainerDocker:
+		argv = []string{"--network=host", "--ipc=host"}
+		for _, k := range append(append([]string{"NODE_RANK", "PET_NODE_RANK", "MASTER_ADDR", "MASTER_PORT",
+			"PET_MASTER_ADDR", "PET_MASTER_PORT", "NNODES", "PET_NNODES"}, envKeys...), j.PassEnv...) {
+			argv = append(argv, "-e", k)
+		}
+		if j.GPUsPerNode > 0 {
+			argv = append(argv, "-e", "GPUS_PER_NODE")
+		}
+		for _, m := range j.Mounts {
+			v := m.Host + ":" + m.Container
+			if m.ReadOnly {
+				v += ":ro"
+			}
+			argv = append(argv, "-v", v)
+		}
+		if j.WorkDir != "" {
+			argv = append(argv, "-w", j.WorkDir)
+		}
+		argv = append(argv, j.DockerRunArgs...)
+		argv = append(argv, j.Image)
+		argv = append(argv, j.Command...)
+	case ContainerNone:
+		if j.WorkDir != "" {
+			w("cd %s\n", quote(j.WorkDir))
+		}
+		argv = j.Command
+	}
+	w("%s \\\n  bash -c \"$RIVAL_NODE\" rival-node \\\n", strings.Join(srun, " "))
+	w("%s\n", argLines(argv, "    "))
+	return b.String(), nil
+}
+
+// argLines quotes argv for the shell, one flag (with its value) per continuation line.
+func argLines(argv []string, indent string) string {
+	var lines []string
+	for i := 0; i < len(argv); i++ {
+		line := quote(argv[i])
+		if strings.HasPrefix(argv[i], "-") && !strings.Contains(argv[i], "=") && i+1 < len(argv) && !strings.HasPrefix(argv[i+1], "-") {
+			line += " " + quote(argv[i+1])
+			i++
+		}
+		lines = append(lines, indent+line)
+	}
+	return strings.Join(lines, " \\\n")
+}
+
+// safeWord are characters a POSIX shell takes literally in an unquoted word.
+var safeWord = regexp.MustCompile(`^[A-Za-z0-9_./=:,+@%-]+$`)
+
+// quote returns s as one shell word: bare when that is unambiguous, else single-quoted.
+func quote(s string) string {
+	if safeWord.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func quoteAll(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = quote(a)
+	}
+	return strings.Join(q, " ")
+}
