@@ -163,11 +163,11 @@ func buildArgs(m map[string]string) map[string]*string {
 // buildMessage is one JSON message of the build stream. The daemon sends
 // errors both as "error" (older API) and "errorDetail".
 type buildMessage struct {
-	Stream      string          `json:"stream"`
-	Status      string          `json:"status"`
-	Progress    string          `json:"progress"`
-	ID          string          `json:"id"`
-	Error       string          `json:"error"`
+	Stream      string `json:"stream"`
+	Status      string `json:"status"`
+	Progress    string `json:"progress"`
+	ID          string `json:"id"`
+	Error       string `json:"error"`
 	ErrorDetail *struct {
 		Message string `json:"message"`
 	} `json:"errorDetail"`

@@ -208,10 +208,12 @@ func TestContextDigestIsStable(t *testing.T) {
 
 	// Each kind of change moves the digest.
 	changes := map[string]func(dir string){
-		"content":   func(dir string) { writeTree(t, dir, map[string]string{"a.txt": "ALPHA\n"}) },
-		"new file":  func(dir string) { writeTree(t, dir, map[string]string{"sub/new.txt": ""}) },
-		"exec bit":  func(dir string) { require.NoError(t, os.Chmod(filepath.Join(dir, "a.txt"), 0o755)) },
-		"rename":    func(dir string) { require.NoError(t, os.Rename(filepath.Join(dir, "a.txt"), filepath.Join(dir, "z.txt"))) },
+		"content":  func(dir string) { writeTree(t, dir, map[string]string{"a.txt": "ALPHA\n"}) },
+		"new file": func(dir string) { writeTree(t, dir, map[string]string{"sub/new.txt": ""}) },
+		"exec bit": func(dir string) { require.NoError(t, os.Chmod(filepath.Join(dir, "a.txt"), 0o755)) },
+		"rename": func(dir string) {
+			require.NoError(t, os.Rename(filepath.Join(dir, "a.txt"), filepath.Join(dir, "z.txt")))
+		},
 		"empty dir": func(dir string) { writeTree(t, dir, map[string]string{"emptydir/": ""}) },
 	}
 	for name, change := range changes {

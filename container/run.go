@@ -15,7 +15,6 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
-	"github.com/docker/go-units"
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
@@ -414,18 +413,25 @@ func (l *lineSplitter) Write(p []byte) (int, error) {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
 			l.buf = append(l.buf, p...)
-			for len(l.buf) >= maxLine {
-				l.emit(string(l.buf[:maxLine]))
-				l.buf = append(l.buf[:0], l.buf[maxLine:]...)
-			}
+			l.cut()
 			break
 		}
 		l.buf = append(l.buf, p[:i]...)
+		l.cut()
 		l.emit(strings.TrimSuffix(string(l.buf), "\r"))
 		l.buf = l.buf[:0]
 		p = p[i+1:]
 	}
 	return n, nil
+}
+
+// cut passes on maxLine-byte pieces of a line that grew past maxLine; the
+// pieces do not depend on how the bytes were chunked.
+func (l *lineSplitter) cut() {
+	for len(l.buf) > maxLine {
+		l.emit(string(l.buf[:maxLine]))
+		l.buf = append(l.buf[:0], l.buf[maxLine:]...)
+	}
 }
 
 func (l *lineSplitter) flush() {
@@ -486,7 +492,7 @@ func DockerRunCommand(spec RunSpec) []string {
 		args = append(args, "--ipc", string(hc.IpcMode))
 	}
 	if hc.ShmSize > 0 {
-		args = append(args, "--shm-size", units.BytesSize(float64(hc.ShmSize)))
+		args = append(args, "--shm-size", shmFlag(hc.ShmSize))
 	}
 	for _, m := range s.Mounts {
 		opt := "type=bind,source=" + m.Source + ",target=" + m.Target
@@ -508,6 +514,17 @@ func DockerRunCommand(spec RunSpec) []string {
 	}
 	args = append(args, s.Image)
 	return append(args, s.Cmd...)
+}
+
+// shmFlag writes n bytes the way --shm-size reads it (binary units).
+func shmFlag(n int64) string {
+	switch {
+	case n%(1<<30) == 0:
+		return fmt.Sprintf("%dg", n>>30)
+	case n%(1<<20) == 0:
+		return fmt.Sprintf("%dm", n>>20)
+	}
+	return fmt.Sprint(n)
 }
 
 func looksSecret(name string) bool {

@@ -84,4 +84,3 @@ func (e *Engine) shell(ctx context.Context, spec RunSpec, sio shellIO) (int, err
 	}
 	return e.startAndWait(ctx, &spec, id, runCtx, copied, att.Close)
 }
-
