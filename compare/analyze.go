@@ -361,18 +361,22 @@ func shortGPU(gpu string) string {
 	return strings.TrimSuffix(gpu, " SXM")
 }
 
-// disambiguate extends labels that would otherwise repeat within a model.
+// disambiguate extends labels that would otherwise repeat within a model with
+// what tells the groups apart: the config fingerprint, then the dataset.
 func disambiguate(groups []*Group) {
-	count := map[string]int{}
-	for _, g := range groups {
-		count[g.ModelLabel+"|"+g.Label]++
-	}
-	idx := map[string]int{}
-	for _, g := range groups {
-		k := g.ModelLabel + "|" + g.Label
-		if count[k] > 1 {
-			idx[k]++
-			g.Label = fmt.Sprintf("%s #%d", g.Label, idx[k])
+	for _, extra := range []func(*Group) string{
+		func(g *Group) string { return "cfg " + truncate(g.Key.ConfigFingerprint, 10) },
+		func(g *Group) string { return "data " + truncate(g.Key.Dataset, 16) },
+		func(g *Group) string { return g.Key.Platform },
+	} {
+		count := map[string]int{}
+		for _, g := range groups {
+			count[g.ModelLabel+"|"+g.Label]++
+		}
+		for _, g := range groups {
+			if count[g.ModelLabel+"|"+g.Label] > 1 {
+				g.Label += " [" + extra(g) + "]"
+			}
 		}
 	}
 }
