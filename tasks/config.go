@@ -66,6 +66,9 @@ var configKeys = []keySpec{
 	{name: "PROFILE_STEP_END", def: "12", kind: kInt, min: 0, doc: "last profiled step"},
 	{name: "PROFILE_RANKS", def: "0", kind: kList, doc: "ranks that write profiler traces"},
 	{name: "JOBS", def: "0", kind: kInt, min: 0, doc: "tasks run in parallel (0: one per CPU)"},
+	{name: "RUNS", def: "1", kind: kInt, min: 1, doc: "repetitions of every training run, each its own cached result"},
+	{name: "FORCE", def: "0", kind: kBool, doc: "re-run training even when a cached result exists"},
+	{name: "TRAIN_TIMEOUT", def: "12h", kind: kString, doc: "a training run still going after this long is stopped (30m, 6h, 2d)"},
 }
 
 // Config is the validated configuration: config.env, then environment
@@ -254,10 +257,37 @@ func (c *Config) validate() error {
 	if c.Int("PROFILE_STEP_END") < c.Int("PROFILE_STEP_START") {
 		return c.fieldErr("PROFILE_STEP_END", "%d is before PROFILE_STEP_START=%d", c.Int("PROFILE_STEP_END"), c.Int("PROFILE_STEP_START"))
 	}
+	if _, err := ParseAge(c.values["TRAIN_TIMEOUT"]); err != nil {
+		return c.fieldErr("TRAIN_TIMEOUT", "%v", err)
+	}
 	if c.Int("WARMUP_STEPS") > c.Int("TRAIN_ITERS") {
 		return c.fieldErr("WARMUP_STEPS", "%d exceeds TRAIN_ITERS=%d", c.Int("WARMUP_STEPS"), c.Int("TRAIN_ITERS"))
 	}
 	return nil
+}
+
+// With returns a copy with some keys replaced, validated again; source
+// labels them in errors (for example "demo").
+func (c *Config) With(source string, values map[string]string) (*Config, error) {
+	n := &Config{values: map[string]string{}, sources: map[string]string{}, secrets: c.secrets}
+	for k, v := range c.values {
+		n.values[k] = v
+		n.sources[k] = c.sources[k]
+	}
+	for k, v := range values {
+		if _, ok := specFor(k); !ok {
+			return nil, fmt.Errorf("config: unknown key %s", k)
+		}
+		n.values[k] = v
+		n.sources[k] = source
+	}
+	if values["GBS"] == "" && n.sources["GBS"] == "derived MBS×DP×GA" {
+		n.values["GBS"] = ""
+	}
+	if err := n.validate(); err != nil {
+		return nil, err
+	}
+	return n, nil
 }
 
 // CheckGPUs verifies that TP×PP×DP covers exactly the GPUs of a run.

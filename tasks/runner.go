@@ -435,3 +435,17 @@ func diffInputs(prev, now []cache.KeyPart) string {
 	}
 	return strings.Join(changes, "; ")
 }
+
+// IsCached reports whether t would be a cache hit now. Its dependencies
+// must already have run through this Runner.
+func (r *Runner) IsCached(t *Task) bool {
+	if t.Force {
+		return false
+	}
+	parts, err := r.inputs(t)
+	if err != nil {
+		return false
+	}
+	_, err = r.Cache.GetRecord(cache.ActionKey(parts))
+	return err == nil
+}

@@ -1,0 +1,472 @@
+package tasks
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/rivalbench/rival/cache"
+	"github.com/rivalbench/rival/frameworks"
+	"github.com/rivalbench/rival/frameworks/logparse"
+	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/models"
+	"github.com/rivalbench/rival/result"
+)
+
+// trainVersion changes every training key when result assembly changes.
+const trainVersion = "1"
+
+// TrainInputs name one training run and what it trains on.
+type TrainInputs struct {
+	Platform, Framework, Model string
+	RunIndex                   int // 0-based repetition
+	Dataset                    string
+	TrainPrefix                string // the encoded train split, without .bin/.idx
+	Tokenizer                  TokenizerSpec
+	Encode                     *Task // the task producing TrainPrefix
+	Host                       hw.Host
+	Config                     *Config
+	// Executor runs the launch: on the host for cpu, in a container otherwise.
+	Executor Executor
+}
+
+// Executor runs a framework launch and streams its output lines.
+type Executor interface {
+	// Run starts launch with runDir holding its files, calls onLine for
+	// every output line, and returns the exit code. It must leave nothing
+	// running when ctx ends.
+	Run(ctx context.Context, launch frameworks.Launch, runDir string, onLine func(string)) (ExecInfo, error)
+	// Kind names the executor in results ("host", "docker", "slurm").
+	Kind() string
+	// ImageDigest is the digest of the image runs use ("" on the host).
+	ImageDigest() string
+}
+
+// ExecInfo is what an executor learned about a run.
+type ExecInfo struct {
+	ExitCode    int
+	ContainerID string
+	ImageID     string
+	SlurmJobID  string
+	NodeList    []string
+}
+
+// RunName is the file-name stem of a run: train_<platform>_<framework>_<model>_<dataset>[_runN]
+// (the original suite's naming, with the repetition when RUNS > 1).
+func RunName(platform, framework, model, dataset string, run int) string {
+	n := fmt.Sprintf("train_%s_%s_%s_%s", platform, framework, model, dataset)
+	if run > 0 {
+		n += fmt.Sprintf("_run%d", run+1)
+	}
+	return n
+}
+
+// fairFromConfig converts config.env's training keys into the frameworks'
+// Fair configuration.
+func fairFromConfig(c *Config) frameworks.Fair {
+	var ranks []int
+	for _, r := range c.List("PROFILE_RANKS") {
+		if n, err := strconv.Atoi(r); err == nil {
+			ranks = append(ranks, n)
+		}
+	}
+	return frameworks.Fair{
+		Seed: c.Int("SEED"), MBS: c.Int("MBS"), SL: c.Int("SL"), GA: c.Int("GA"), GBS: c.Int("GBS"),
+		TP: c.Int("TP"), PP: c.Int("PP"), DP: c.Int("DP"), TrainIters: c.Int("TRAIN_ITERS"), WarmupSteps: c.Int("WARMUP_STEPS"),
+		LR: c.Float("LR"), MinLR: c.Float("MIN_LR"), WeightDecay: c.Float("WEIGHT_DECAY"), Beta1: c.Float("BETA1"), Beta2: c.Float("BETA2"),
+		Precision: c.Get("PRECISION"), Profile: c.Bool("PROFILE"), ProfileStepStart: c.Int("PROFILE_STEP_START"),
+		ProfileStepEnd: c.Int("PROFILE_STEP_END"), ProfileRanks: ranks, Dataset: c.Get("DATASET"),
+	}
+}
+
+// TrainTask builds one training run: launch, log, parse, result.
+func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
+	cfg := in.Config
+	if cfg == nil {
+		cfg = w.Config
+	}
+	name := RunName(in.Platform, in.Framework, in.Model, in.Dataset, in.RunIndex)
+	runDir := w.Path("OUTPUT_DIR", "runs", name)
+	logPath := w.Path("OUTPUT_DIR", "logs", name+".log")
+	resultPath := w.Path("OUTPUT_DIR", name+".json")
+	absPrefix, err := filepath.Abs(in.TrainPrefix)
+	if err != nil {
+		return nil, err
+	}
+	req := frameworks.Request{
+		Platform: in.Platform, Framework: in.Framework, Model: in.Model, Fair: fairFromConfig(cfg), Host: in.Host,
+		DataPrefix: absPrefix, DataCacheDir: w.Path("DATA_DIR", "megatron-cache"), TokenizerPath: filepath.Dir(in.Tokenizer.Path),
+		OutputDir: runDir,
+	}
+	launch, err := frameworks.Build(req)
+	if err != nil {
+		return nil, fmt.Errorf("train %s: %w", name, err)
+	}
+	if err := cfg.CheckGPUs(gpuCount(in.Platform, in.Host, cfg)); err != nil {
+		return nil, fmt.Errorf("train %s: %w", name, err)
+	}
+	launchJSON, _ := json.Marshal(launch)
+	params := map[string]string{
+		"platform": in.Platform, "framework": in.Framework, "model": in.Model, "run": strconv.Itoa(in.RunIndex),
+		"launch": string(cache.HashBytes(launchJSON)), "hardware": in.Host.Fingerprint(),
+	}
+	for k, v := range cfg.TrainingValues() {
+		params["cfg."+k] = v
+	}
+	tools := map[string]string{"train": trainVersion, "executor": in.Executor.Kind(), "image": in.Executor.ImageDigest()}
+	if in.Executor.Kind() == "host" {
+		tools["torch"] = hostTorchVersion(launch)
+	}
+	t := &Task{
+		ID:        "train " + in.Platform + " " + in.Framework + " " + in.Model + runSuffix(in.RunIndex),
+		Deps:      []*Task{in.Encode},
+		Files:     []string{in.Tokenizer.Path},
+		Params:    params,
+		Tools:     tools,
+		Outputs:   []Output{{Path: resultPath, Compress: true}, {Path: logPath, Compress: true}},
+		Exclusive: true,
+		Force:     cfg.Bool("FORCE"),
+	}
+	if in.Encode == nil {
+		t.Deps = nil
+		t.Files = append(t.Files, absPrefix+".bin", absPrefix+".idx")
+	}
+	timeout, _ := ParseAge(cfg.Get("TRAIN_TIMEOUT"))
+	t.Run = func(ctx context.Context, x *Exec) error {
+		if timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, timeout)
+			defer cancel()
+		}
+		if err := os.MkdirAll(runDir, 0o755); err != nil {
+			return err
+		}
+		for rel, data := range launch.Files {
+			if err := cache.WriteFileAtomic(filepath.Join(runDir, filepath.FromSlash(rel)), data, 0o644); err != nil {
+				return err
+			}
+		}
+		started := time.Now().UTC()
+		info, runErr := w.runAndLog(ctx, x, in, launch, runDir, logPath, cfg.Int("TRAIN_ITERS"))
+		finished := time.Now().UTC()
+		if runErr != nil {
+			w.recordFailure(runDir, logPath, name, runErr)
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return fmt.Errorf("stopped after TRAIN_TIMEOUT=%s; log kept at %s", cfg.Get("TRAIN_TIMEOUT"), failedLog(logPath))
+			}
+			return fmt.Errorf("%w; log kept at %s", runErr, failedLog(logPath))
+		}
+		res, err := w.buildResult(in, cfg, launch, logPath)
+		if err != nil {
+			w.recordFailure(runDir, logPath, name, err)
+			return fmt.Errorf("%w; log kept at %s", err, failedLog(logPath))
+		}
+		res.Provenance = w.provenance(in, cfg, launch, info, started, finished, absPrefix)
+		res.PowerMetrics = &result.PowerMetrics{Source: "none"}
+		data, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := result.Validate(data); err != nil {
+			return fmt.Errorf("result of %s does not match the schema: %w", name, err)
+		}
+		return cache.WriteFileAtomic(resultPath, append(data, '\n'), 0o644)
+	}
+	return t, nil
+}
+
+func runSuffix(run int) string {
+	if run == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" run%d", run+1)
+}
+
+// gpuCount is the number of processes a run uses for the TP×PP×DP check.
+func gpuCount(platform string, host hw.Host, cfg *Config) int {
+	if platform == hw.PlatformCPU {
+		return 1
+	}
+	return len(host.GPUs)
+}
+
+func failedLog(logPath string) string { return strings.TrimSuffix(logPath, ".log") + ".failed.log" }
+
+// recordFailure keeps a failed run's log under a name that is not an
+// output, and writes why it failed next to the run's files.
+func (w *Workspace) recordFailure(runDir, logPath, name string, cause error) {
+	os.Rename(logPath, failedLog(logPath))
+	data, _ := json.MarshalIndent(map[string]string{
+		"run": name, "failed_at": time.Now().UTC().Format(time.RFC3339), "reason": cause.Error(), "log": failedLog(logPath),
+	}, "", "  ")
+	cache.WriteFileAtomic(filepath.Join(runDir, "failure.json"), append(data, '\n'), 0o644)
+}
+
+// runAndLog runs the launch, writing every line to the log (through a
+// partial file renamed at the end) and showing step progress.
+func (w *Workspace) runAndLog(ctx context.Context, x *Exec, in TrainInputs, launch frameworks.Launch, runDir, logPath string, total int) (ExecInfo, error) {
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return ExecInfo{}, err
+	}
+	partial := logPath + ".partial"
+	f, err := os.Create(partial)
+	if err != nil {
+		return ExecInfo{}, fmt.Errorf("log %s: %w", partial, err)
+	}
+	bw := bufio.NewWriterSize(f, 64<<10)
+	prog := newStepProgress(x.Log, x.Task.ID, total)
+	var writeErr error
+	var mu sync.Mutex
+	info, runErr := in.Executor.Run(ctx, launch, runDir, func(line string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if writeErr == nil {
+			if _, err := bw.WriteString(line + "\n"); err != nil {
+				writeErr = err
+			}
+		}
+		prog.line(line)
+	})
+	prog.finish()
+	if err := bw.Flush(); err != nil && writeErr == nil {
+		writeErr = err
+	}
+	if err := f.Sync(); err != nil && writeErr == nil {
+		writeErr = err
+	}
+	f.Close()
+	// Keep the log under its final name whatever happened; a failure is
+	// renamed again by recordFailure.
+	os.Rename(partial, logPath)
+	if writeErr != nil {
+		return info, fmt.Errorf("saving the log %s: %w", logPath, writeErr)
+	}
+	if runErr != nil {
+		return info, runErr
+	}
+	if info.ExitCode != 0 {
+		return info, fmt.Errorf("%s exited with status %d", launch.Framework, info.ExitCode)
+	}
+	return info, nil
+}
+
+func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch frameworks.Launch, logPath string) (*result.Result, error) {
+	lg, err := logparse.ParseFile(logPath, launch.Framework)
+	if err != nil {
+		return nil, err
+	}
+	m, err := models.Lookup(in.Model)
+	if err != nil {
+		return nil, err
+	}
+	manifest, err := readManifest(in.TrainPrefix)
+	if err != nil {
+		return nil, err
+	}
+	facts := result.Facts{
+		GPUs: gpuCount(in.Platform, in.Host, cfg), SeqLen: cfg.Int("SL"), GBS: cfg.Int("GBS"), MBS: cfg.Int("MBS"),
+		Precision: cfg.Get("PRECISION"), Platform: in.Platform, Host: &in.Host, Model: m.Name,
+		Framework: launch.Framework, FrameworkVersion: launch.FrameworkVersion, FrameworkRequested: launch.Requested,
+		TP: cfg.Int("TP"), PP: cfg.Int("PP"),
+		DatasetName: in.Dataset, DatasetFingerprint: manifest.Fingerprint.Digest, TokenizerFingerprint: string(manifest.TokenizerDigest),
+		ConfigFingerprint: string(cfg.Fingerprint()), ImageDigest: in.Executor.ImageDigest(), RivalVersion: Version,
+	}
+	if in.Platform == hw.PlatformCPU {
+		// The trainer runs fp32 on CPUs, whatever PRECISION asks of GPUs.
+		facts.Precision = "fp32"
+		facts.GBS = cfg.Int("MBS") * cfg.Int("GA")
+		facts.TP, facts.PP = 1, 1
+	}
+	if len(in.Host.GPUs) > 0 {
+		facts.GPUModel = in.Host.GPUs[0].Model
+		if facts.GPUModel == "" {
+			facts.GPUModel = in.Host.GPUs[0].Name
+		}
+	}
+	return result.Build(lg, facts)
+}
+
+func readManifest(prefix string) (EncodeManifest, error) {
+	var m EncodeManifest
+	data, err := os.ReadFile(ManifestPath(prefix))
+	if err != nil {
+		return m, fmt.Errorf("dataset %s has no manifest: %w (encode it with Rival first)", prefix, err)
+	}
+	return m, json.Unmarshal(data, &m)
+}
+
+func (w *Workspace) provenance(in TrainInputs, cfg *Config, launch frameworks.Launch, info ExecInfo, started, finished time.Time, prefix string) *result.Provenance {
+	host, _ := os.Hostname()
+	p := &result.Provenance{
+		RunIndex: in.RunIndex, Host: host, StartedAt: started.Format(time.RFC3339), FinishedAt: finished.Format(time.RFC3339),
+		LaunchCommand: launch.Command, LaunchEnv: launch.Env, DataPrefix: prefix, TokenizerPath: in.Tokenizer.Path,
+		NodeList: info.NodeList, Config: cfg.TrainingValues(),
+	}
+	if launch.EntryScriptDigest != "" {
+		p.EntryScriptDigest = &launch.EntryScriptDigest
+	}
+	if launch.Remapped != "" {
+		p.Remapped = &launch.Remapped
+	}
+	for _, s := range []struct {
+		v   string
+		dst **string
+	}{{info.ImageID, &p.ImageID}, {info.ContainerID, &p.ContainerID}, {info.SlurmJobID, &p.SlurmJobID}} {
+		if s.v != "" {
+			v := s.v
+			*s.dst = &v
+		}
+	}
+	return p
+}
+
+// hostTorchVersion asks the launch's interpreter for its torch version
+// without importing torch (importlib.metadata reads the installed files).
+func hostTorchVersion(launch frameworks.Launch) string {
+	if len(launch.Command) == 0 {
+		return ""
+	}
+	out, err := exec.Command(launch.Command[0], "-c", "import importlib.metadata as m; print(m.version('torch'))").Output()
+	if err != nil {
+		return "absent"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// HostExecutor runs launches as local processes (the cpu platform, and the
+// fsdp framework on hosts without Docker).
+type HostExecutor struct{}
+
+// Kind implements Executor.
+func (HostExecutor) Kind() string { return "host" }
+
+// ImageDigest implements Executor.
+func (HostExecutor) ImageDigest() string { return "" }
+
+// Run implements Executor: the process gets its own process group, which
+// is killed as a whole when ctx ends, so no trainer outlives Rival.
+func (HostExecutor) Run(ctx context.Context, launch frameworks.Launch, runDir string, onLine func(string)) (ExecInfo, error) {
+	if len(launch.Command) == 0 {
+		return ExecInfo{}, errors.New("empty launch command")
+	}
+	cmd := exec.Command(launch.Command[0], launch.Command[1:]...)
+	cmd.Dir = launch.WorkDir
+	if cmd.Dir == "" {
+		cmd.Dir = runDir
+	}
+	env := os.Environ()
+	keys := make([]string, 0, len(launch.Env))
+	for k := range launch.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+launch.Env[k])
+	}
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		return ExecInfo{}, fmt.Errorf("start %s: %w", launch.Command[0], err)
+	}
+	done := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64<<10), 4<<20)
+		for sc.Scan() {
+			onLine(sc.Text())
+		}
+		io.Copy(io.Discard, pr)
+		close(done)
+	}()
+	waitErr := make(chan error, 1)
+	go func() { waitErr <- cmd.Wait(); pw.Close() }()
+	var err error
+	select {
+	case err = <-waitErr:
+	case <-ctx.Done():
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case err = <-waitErr:
+		case <-time.After(10 * time.Second):
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			err = <-waitErr
+		}
+		<-done
+		return ExecInfo{ExitCode: -1}, fmt.Errorf("stopped: %w", ctx.Err())
+	}
+	<-done
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return ExecInfo{ExitCode: exit.ExitCode()}, nil
+	}
+	if err != nil {
+		return ExecInfo{}, err
+	}
+	return ExecInfo{}, nil
+}
+
+// stepProgress shows "step N/M, X ms/step, ETA" from Megatron-style and
+// TorchTitan-style step lines, at most every two seconds.
+type stepProgress struct {
+	w     io.Writer
+	label string
+	total int
+	start time.Time
+	last  time.Time
+	step  int
+	ms    float64
+}
+
+var (
+	megatronStep = regexp.MustCompile(`iteration\s+(\d+)\s*/\s*(\d+)\s*\|.*?elapsed time per iteration \(ms\):\s*([0-9.]+)`)
+	titanStep    = regexp.MustCompile(`step:\s*(\d+)\s`)
+)
+
+func newStepProgress(w io.Writer, label string, total int) *stepProgress {
+	return &stepProgress{w: w, label: label, total: total, start: time.Now()}
+}
+
+func (p *stepProgress) line(l string) {
+	if m := megatronStep.FindStringSubmatch(l); m != nil {
+		p.step, _ = strconv.Atoi(m[1])
+		if t, _ := strconv.Atoi(m[2]); t > 0 {
+			p.total = t
+		}
+		p.ms, _ = strconv.ParseFloat(m[3], 64)
+	} else if m := titanStep.FindStringSubmatch(l); m != nil {
+		p.step, _ = strconv.Atoi(m[1])
+	} else {
+		return
+	}
+	if time.Since(p.last) < 2*time.Second && p.step != p.total {
+		return
+	}
+	p.last = time.Now()
+	eta := "?"
+	if p.step > 0 && p.total > 0 {
+		per := time.Since(p.start) / time.Duration(p.step)
+		eta = (per * time.Duration(p.total-p.step)).Round(time.Second).String()
+	}
+	fmt.Fprintf(p.w, "  %s: step %d/%d, %.0f ms/step, ETA %s\n", p.label, p.step, p.total, p.ms, eta)
+}
+
+func (p *stepProgress) finish() {
+	if p.step > 0 {
+		fmt.Fprintf(p.w, "  %s: %d steps in %s\n", p.label, p.step, time.Since(p.start).Round(time.Second))
+	}
+}

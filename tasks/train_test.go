@@ -1,0 +1,232 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rivalbench/rival/frameworks"
+	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/result"
+)
+
+// scriptedExecutor stands in for a trainer: it prints Megatron-format
+// iteration lines (the format Rival's fsdp trainer prints) or fails.
+type scriptedExecutor struct {
+	steps int
+	exit  int
+	runs  atomic.Int64
+	block bool // wait for cancellation after the first line
+	last  frameworks.Launch
+}
+
+func (s *scriptedExecutor) Kind() string        { return "scripted" }
+func (s *scriptedExecutor) ImageDigest() string { return "" }
+func (s *scriptedExecutor) Run(ctx context.Context, l frameworks.Launch, runDir string, onLine func(string)) (ExecInfo, error) {
+	s.runs.Add(1)
+	s.last = l
+	onLine("number of parameters: 12345")
+	for i := 1; i <= s.steps; i++ {
+		onLine(fmt.Sprintf("[2026-11-22 10:00:%02d] iteration %8d/%8d | consumed samples: %12d | elapsed time per iteration (ms): %.1f | throughput per GPU (TFLOP/s/GPU): 0.1 | learning rate: 1.000000E-03 | global batch size: %5d | lm loss: %.6E | loss scale: 1.0 | grad norm: 1.000 | number of skipped iterations:   0 | number of nan iterations:   0 |",
+			i, i, s.steps, i*4, 100.0+float64(i), 4, 10.0-float64(i)*0.1))
+		if s.block {
+			<-ctx.Done()
+			return ExecInfo{ExitCode: -1}, fmt.Errorf("stopped: %w", ctx.Err())
+		}
+	}
+	return ExecInfo{ExitCode: s.exit}, nil
+}
+
+// demoDataset encodes a few documents with the bundled Mistral tokenizer.
+func demoDataset(t *testing.T, w *Workspace) (*Task, string, TokenizerSpec) {
+	t.Helper()
+	in := filepath.Join(w.Root, "docs.jsonl")
+	var b strings.Builder
+	for i := 0; i < 60; i++ {
+		fmt.Fprintf(&b, `{"text":"The cluster measured step %d again and again, so the loss went down and the numbers were fair."}`+"\n", i)
+	}
+	require.NoError(t, os.WriteFile(in, []byte(b.String()), 0o644))
+	tok, err := w.ResolveTokenizer(mistralTok)
+	require.NoError(t, err)
+	tok.EOD = 2
+	prefix := filepath.Join(w.Root, "data", "docs")
+	return w.EncodeTask(in, tok, prefix, 0.8, nil), prefix + "-train", tok
+}
+
+func trainInputs(t *testing.T, w *Workspace, ex Executor) TrainInputs {
+	et, prefix, tok := demoDataset(t, w)
+	cfg, err := w.Config.With("test", demoConfig)
+	require.NoError(t, err)
+	return TrainInputs{Platform: hw.PlatformCPU, Framework: "fsdp", Model: DemoModel, Dataset: "docs",
+		TrainPrefix: prefix, Tokenizer: tok, Encode: et, Host: hw.Host{Platform: hw.PlatformCPU}, Config: cfg, Executor: ex}
+}
+
+func TestTrainWritesValidResultAndCaches(t *testing.T) {
+	w, _ := newWorkspace(t, "")
+	ex := &scriptedExecutor{steps: 10}
+	in := trainInputs(t, w, ex)
+	task, err := w.TrainTask(in)
+	require.NoError(t, err)
+	require.NoError(t, w.Runner.Run(context.Background(), task))
+	data, err := os.ReadFile(task.Outputs[0].Path)
+	require.NoError(t, err)
+	require.NoError(t, result.Validate(data))
+	var r result.Result
+	require.NoError(t, json.Unmarshal(data, &r))
+	assert.Equal(t, "cpu", *r.Platform)
+	assert.Equal(t, "fp32", r.TrainingConfig.Precision)
+	require.NotNil(t, r.Provenance)
+	assert.NotNil(t, r.Provenance.EntryScriptDigest)
+	assert.Equal(t, "128", r.Provenance.Config["SL"])
+	require.NotNil(t, r.Dataset.Fingerprint)
+	m, err := readManifest(in.TrainPrefix)
+	require.NoError(t, err)
+	assert.Equal(t, m.Fingerprint.Digest, *r.Dataset.Fingerprint)
+	assert.Len(t, r.StepTimes, 10)
+	assert.FileExists(t, task.Outputs[1].Path, "the log is kept")
+	assert.Equal(t, filepath.Base(task.Outputs[0].Path), "train_cpu_fsdp_mistral-proxy_docs.json")
+
+	// Unchanged inputs: a cache hit, nothing runs.
+	r2 := &Runner{Cache: w.Cache, Out: w.Out}
+	task2, err := w.TrainTask(trainInputs(t, w, ex))
+	require.NoError(t, err)
+	require.NoError(t, r2.Run(context.Background(), task2))
+	assert.Equal(t, "tasks: 0 run, 2 cached", r2.Summary())
+	assert.EqualValues(t, 1, ex.runs.Load())
+
+	// FORCE=1 re-runs; a second repetition is its own result.
+	in3 := trainInputs(t, w, ex)
+	in3.Config, err = in3.Config.With("test", map[string]string{"FORCE": "1"})
+	require.NoError(t, err)
+	task3, err := w.TrainTask(in3)
+	require.NoError(t, err)
+	require.NoError(t, (&Runner{Cache: w.Cache, Out: w.Out}).Run(context.Background(), task3))
+	assert.EqualValues(t, 2, ex.runs.Load())
+	in4 := trainInputs(t, w, ex)
+	in4.RunIndex = 1
+	task4, err := w.TrainTask(in4)
+	require.NoError(t, err)
+	assert.Equal(t, "train_cpu_fsdp_mistral-proxy_docs_run2.json", filepath.Base(task4.Outputs[0].Path))
+	assert.NotEqual(t, task.Params["run"], task4.Params["run"])
+}
+
+func TestFailedTrainKeepsLogAndIsNotCached(t *testing.T) {
+	w, _ := newWorkspace(t, "")
+	ex := &scriptedExecutor{steps: 3, exit: 7}
+	task, err := w.TrainTask(trainInputs(t, w, ex))
+	require.NoError(t, err)
+	err = w.Runner.Run(context.Background(), task)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "exited with status 7")
+	assert.Contains(t, err.Error(), ".failed.log")
+	assert.NoFileExists(t, task.Outputs[0].Path)
+	failed := failedLog(task.Outputs[1].Path)
+	assert.FileExists(t, failed)
+	b, _ := os.ReadFile(failed)
+	assert.Contains(t, string(b), "iteration")
+	ex.exit = 0
+	r := &Runner{Cache: w.Cache, Out: w.Out}
+	task2, err := w.TrainTask(trainInputs(t, w, ex))
+	require.NoError(t, err)
+	require.NoError(t, r.Run(context.Background(), task2))
+	assert.Equal(t, "tasks: 1 run, 1 cached", r.Summary(), "the failure was not cached as a success")
+}
+
+func TestLogWithoutStepsFailsTheRun(t *testing.T) {
+	w, _ := newWorkspace(t, "")
+	task, err := w.TrainTask(trainInputs(t, w, &scriptedExecutor{steps: 0}))
+	require.NoError(t, err)
+	err = w.Runner.Run(context.Background(), task)
+	require.ErrorContains(t, err, "no training steps found")
+	assert.FileExists(t, failedLog(task.Outputs[1].Path))
+}
+
+func TestCancelledTrainStopsAndIsNotCached(t *testing.T) {
+	w, _ := newWorkspace(t, "")
+	ex := &scriptedExecutor{steps: 5, block: true}
+	task, err := w.TrainTask(trainInputs(t, w, ex))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	err = w.Runner.Run(ctx, task)
+	require.Error(t, err)
+	assert.NoFileExists(t, task.Outputs[0].Path)
+}
+
+func TestTrainRefusesInconsistentParallelism(t *testing.T) {
+	w, _ := newWorkspace(t, "")
+	in := trainInputs(t, w, &scriptedExecutor{})
+	var err error
+	in.Config, err = in.Config.With("test", map[string]string{"DP": "2"})
+	require.NoError(t, err)
+	_, err = w.TrainTask(in)
+	require.Error(t, err)
+}
+
+func TestHostExecutorKillsTheProcessGroupOnCancel(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "child.pid")
+	// A parent shell that starts a long-running child: both must die.
+	script := fmt.Sprintf("sleep 60 & echo $! > %s; echo started; wait", pidFile)
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{}, 1)
+	go func() {
+		<-started
+		cancel()
+	}()
+	info, err := HostExecutor{}.Run(ctx, frameworks.Launch{Command: []string{"/bin/sh", "-c", script}}, dir, func(line string) {
+		if line == "started" {
+			started <- struct{}{}
+		}
+	})
+	require.Error(t, err)
+	assert.Equal(t, -1, info.ExitCode)
+	pid, _ := os.ReadFile(pidFile)
+	require.NotEmpty(t, pid)
+	assert.Eventually(t, func() bool {
+		return exec.Command("kill", "-0", strings.TrimSpace(string(pid))).Run() != nil
+	}, 5*time.Second, 50*time.Millisecond, "the child process must not outlive the run")
+}
+
+func TestHostExecutorExitCodeAndLines(t *testing.T) {
+	var lines []string
+	info, err := HostExecutor{}.Run(context.Background(), frameworks.Launch{Command: []string{"/bin/sh", "-c", "echo one; echo two >&2; exit 3"}}, t.TempDir(),
+		func(l string) { lines = append(lines, l) })
+	require.NoError(t, err)
+	assert.Equal(t, 3, info.ExitCode)
+	assert.ElementsMatch(t, []string{"one", "two"}, lines)
+}
+
+// TestTrainFSDPOnCPU trains the Mistral proxy for real with the host's
+// PyTorch and checks the loss went down.
+func TestTrainFSDPOnCPU(t *testing.T) {
+	if err := checkTorch(context.Background(), "/usr/bin/python3"); err != nil {
+		t.Skipf("skipping real CPU training: %v", err)
+	}
+	w, _ := newWorkspace(t, "")
+	in := trainInputs(t, w, HostExecutor{})
+	var err error
+	in.Config, err = in.Config.With("test", map[string]string{"TRAIN_ITERS": "12", "WARMUP_STEPS": "2", "SL": "64", "MBS": "2"})
+	require.NoError(t, err)
+	task, err := w.TrainTask(in)
+	require.NoError(t, err)
+	require.NoError(t, w.Runner.Run(context.Background(), task))
+	data, err := os.ReadFile(task.Outputs[0].Path)
+	require.NoError(t, err)
+	var r result.Result
+	require.NoError(t, json.Unmarshal(data, &r))
+	require.Len(t, r.LossValues, 12)
+	first, last := *r.LossValues[0], *r.LossValues[len(r.LossValues)-1]
+	assert.Less(t, last, first, "the loss goes down")
+	assert.Greater(t, r.PerformanceMetrics.TokensPerSecond, 0.0)
+}
