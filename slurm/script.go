@@ -425,7 +425,11 @@ func Script(job Job) (string, error) {
 		}
 		argv = j.Command
 	}
-	w("%s \\\n  bash -c \"$RIVAL_NODE\" rival-node \\\n", strings.Join(srun, " "))
+	w("%s \\\n", strings.Join(srun[:4], " "))
+	for _, opt := range srun[4:] {
+		w("  %s \\\n", opt)
+	}
+	w("  bash -c \"$RIVAL_NODE\" rival-node \\\n")
 	w("%s\n", argLines(argv, "    "))
 	return b.String(), nil
 }

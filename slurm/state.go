@@ -100,8 +100,10 @@ func finalFromScontrol(id string, kv map[string]string) (Final, bool, error) {
 	if f.Elapsed, err = parseDuration(kv["RunTime"]); err != nil {
 		return f, true, fmt.Errorf("scontrol RunTime: %w", err)
 	}
-	f.Start = parseTime(kv["StartTime"])
-	f.End = parseTime(kv["EndTime"])
+	if f.State != StatePending { // a pending job's StartTime is the scheduler's forecast
+		f.Start = parseTime(kv["StartTime"])
+		f.End = parseTime(kv["EndTime"])
+	}
 	return f, true, nil
 }
 
@@ -173,8 +175,8 @@ func parseDuration(s string) (time.Duration, error) {
 	if len(parts) > 3 {
 		return 0, fmt.Errorf("%q: want [days-][hours:]minutes:seconds", s)
 	}
-	var total time.Duration
-	unit := []time.Duration{time.Second, time.Minute, time.Hour}
+	secs := float64(days) * 86400
+	unit := []float64{1, 60, 3600}
 	for i := range parts {
 		p := parts[len(parts)-1-i]
 		var n float64
@@ -186,16 +188,19 @@ func parseDuration(s string) (time.Duration, error) {
 			v, err = strconv.Atoi(p)
 			n = float64(v)
 		}
-		if err != nil || n < 0 || n > 1e9 {
+		if err != nil || !(n >= 0) {
 			return 0, fmt.Errorf("%q: want [days-][hours:]minutes:seconds", s)
 		}
-		total += time.Duration(n * float64(unit[i]))
+		secs += n * unit[i]
 	}
-	if days > 1e6 {
-		return 0, fmt.Errorf("%q: day count too large", s)
+	if secs > maxDurationSeconds {
+		return 0, fmt.Errorf("%q: longer than any job runs", s)
 	}
-	return total + time.Duration(days)*24*time.Hour, nil
+	return time.Duration(secs * float64(time.Second)), nil
 }
+
+// maxDurationSeconds bounds a parsed duration (a century) so it cannot overflow time.Duration.
+const maxDurationSeconds = 100 * 365 * 86400
 
 // parseTime reads Slurm's local-time timestamps; unknown values give the zero time.
 func parseTime(s string) time.Time {
