@@ -11,6 +11,7 @@ import (
 
 	"github.com/magefile/mage/mg"
 
+	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/tasks"
 )
 
@@ -25,6 +26,9 @@ type Encode mg.Namespace
 
 // Verify holds the verification targets.
 type Verify mg.Namespace
+
+// Train holds the training targets.
+type Train mg.Namespace
 
 // Purge holds the cleanup targets.
 type Purge mg.Namespace
@@ -119,6 +123,25 @@ func (Encode) File(ctx context.Context, in, tok, out string) error {
 func (Verify) Data(ctx context.Context) error {
 	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
 		return w.VerifyData(w.ConfiguredDatasets())
+	})
+}
+
+// Cpu trains the fsdp framework on the proxies of MODELS on this machine's CPU, no container needed.
+func (Train) Cpu(ctx context.Context) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
+		var mdls []string
+		for _, m := range w.Config.List("MODELS") {
+			mdls = append(mdls, m+"-proxy")
+		}
+		plan, err := w.PlanTraining("cpu", []string{"fsdp"}, mdls, hw.Host{Platform: "cpu"}, tasks.HostExecutor{})
+		if err != nil {
+			return err
+		}
+		if err := w.Runner.Run(ctx, plan.Runs...); err != nil {
+			return err
+		}
+		w.ReportRuns(plan.Runs)
+		return nil
 	})
 }
 
