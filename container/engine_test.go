@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -436,4 +437,34 @@ func TestTorchImage(t *testing.T) {
 	assert.Regexp(t, `^\d+\.\d+`, lines[0])
 	assert.Equal(t, "4.0", lines[1])
 	assertGone(t, e, spec.RunID)
+}
+
+// A crash can leave "rival-<run>" behind; the re-run of that run replaces
+// it, but a container Rival did not make is never touched.
+func TestRunReplacesItsOwnStrayOnly(t *testing.T) {
+	e := needProbe(t)
+	ctx := context.Background()
+	stray := RunSpec{Image: probeImage, Network: "none", Cmd: []string{"sleep", "600"}, RunID: "rerun-" + randomSuffix(t)}
+	require.NoError(t, stray.normalize())
+	cfg, hc := stray.configs()
+	_, err := e.create(ctx, &stray, cfg, hc)
+	require.NoError(t, err)
+
+	var lines []string
+	code, err := e.Run(ctx, RunSpec{Image: probeImage, Network: "none", Cmd: []string{"pwd"}, RunID: stray.RunID},
+		func(l string) { lines = append(lines, l) })
+	require.NoError(t, err)
+	assert.Zero(t, code)
+	assert.Equal(t, []string{"/"}, lines)
+	assertGone(t, e, stray.RunID)
+
+	foreign := "not-rival-" + randomSuffix(t)
+	res, err := e.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
+		Config: &container.Config{Image: probeImage, Cmd: []string{"pwd"}}, Name: foreign})
+	require.NoError(t, err)
+	t.Cleanup(func() { e.cli.ContainerRemove(ctx, res.ID, client.ContainerRemoveOptions{Force: true}) })
+	_, err = e.Run(ctx, RunSpec{Image: probeImage, Network: "none", Name: foreign, Cmd: []string{"pwd"}}, nil)
+	assert.ErrorContains(t, err, "already in use")
+	_, err = e.cli.ContainerInspect(ctx, res.ID, client.ContainerInspectOptions{})
+	assert.NoError(t, err, "the foreign container is still there")
 }

@@ -227,7 +227,6 @@ func (e *Engine) Run(ctx context.Context, spec RunSpec, onLine func(line string)
 	if err != nil {
 		return -1, fmt.Errorf("run %s: attach: %w", spec.Name, err)
 	}
-	defer att.Close()
 	out := newLineSplitter(onLine)
 	errOut := newLineSplitter(onLine)
 	copied := make(chan struct{})
@@ -236,6 +235,11 @@ func (e *Engine) Run(ctx context.Context, spec RunSpec, onLine func(line string)
 		stdcopy.StdCopy(out, errOut, att.Reader)
 		out.flush()
 		errOut.flush()
+	}()
+	// onLine is never called once Run has returned.
+	defer func() {
+		att.Close()
+		<-copied
 	}()
 
 	return e.startAndWait(ctx, &spec, id, runCtx, copied, att.Close)
@@ -246,7 +250,11 @@ func (e *Engine) Run(ctx context.Context, spec RunSpec, onLine func(line string)
 func (e *Engine) create(ctx context.Context, spec *RunSpec, cfg *container.Config, hc *container.HostConfig) (string, error) {
 	cctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
-	res, err := e.cli.ContainerCreate(cctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hc, Name: spec.Name})
+	opts := client.ContainerCreateOptions{Config: cfg, HostConfig: hc, Name: spec.Name}
+	res, err := e.cli.ContainerCreate(cctx, opts)
+	if cerrdefs.IsConflict(err) && e.removeStrayNamed(cctx, spec.Name) {
+		res, err = e.cli.ContainerCreate(cctx, opts)
+	}
 	if err != nil {
 		return "", fmt.Errorf("run %s: create container from %s: %w%s", spec.Name, spec.Image, err, platformHint(spec.Platform, err))
 	}
@@ -255,6 +263,17 @@ func (e *Engine) create(ctx context.Context, spec *RunSpec, cfg *container.Confi
 		return "", fmt.Errorf("run %s: %w", spec.Name, err)
 	}
 	return res.ID, nil
+}
+
+// removeStrayNamed removes a container of that name left by an earlier
+// Rival process (it carries rival.managed=true), so a re-run of the same
+// run ID can take the name; another program's container is left alone.
+func (e *Engine) removeStrayNamed(ctx context.Context, name string) bool {
+	res, err := e.cli.ContainerInspect(ctx, name, client.ContainerInspectOptions{})
+	if err != nil || res.Container.Config == nil || res.Container.Config.Labels[LabelManaged] != "true" {
+		return false
+	}
+	return e.remove(res.Container.ID, name) == nil
 }
 
 // startAndWait starts container id and waits for it to exit, to time out or

@@ -63,8 +63,6 @@ func (e *Engine) shell(ctx context.Context, spec RunSpec, sio shellIO) (int, err
 	if err != nil {
 		return -1, fmt.Errorf("shell %s: attach: %w", spec.Name, err)
 	}
-	defer att.Close()
-
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
@@ -73,6 +71,10 @@ func (e *Engine) shell(ctx context.Context, spec RunSpec, sio shellIO) (int, err
 		} else {
 			stdcopy.StdCopy(sio.out, sio.errOut, att.Reader)
 		}
+	}()
+	defer func() {
+		att.Close()
+		<-copied
 	}()
 	go func() {
 		io.Copy(att.Conn, sio.in)
