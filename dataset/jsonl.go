@@ -1,81 +1,395 @@
 package dataset
 
 import (
-	"bytes"
-	"encoding/json"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"unicode/utf16"
 	"unicode/utf8"
 )
+
+// maxDepth bounds nesting, as encoding/json does, so a hostile line cannot
+// exhaust the stack.
+const maxDepth = 10000
 
 // textField extracts the "text" member of one JSONL line with the meaning
 // Python's json.loads gives it in tools/preprocess_data.py: the key must be
 // exactly "text" (escapes in keys decoded, no case folding), the last of
 // duplicate keys wins, the value must be a string, and the line must be
-// valid UTF-8 (Python reads the file as strict UTF-8 text).
+// valid UTF-8 (Python reads the file as strict UTF-8 text). The whole line
+// is validated as JSON in the same single pass that decodes the text, since
+// JSON decoding is the pipeline's largest cost after tokenizing.
 func textField(line []byte) (string, error) {
-	if len(bytes.TrimSpace(line)) == 0 {
-		return "", errors.New(`empty line; every line must be a JSON object with a "text" string`)
-	}
+	var p parser
+	return p.textField(line)
+}
+
+// textField is textField with buffers kept across lines, for workers.
+func (p *parser) textField(line []byte) (string, error) {
 	if !utf8.Valid(line) {
 		return "", fmt.Errorf("invalid UTF-8 at byte %d", invalidUTF8At(line))
 	}
-	if !json.Valid(line) {
-		var v any
-		err := json.Unmarshal(line, &v)
-		if err == nil {
-			err = errors.New("invalid JSON")
-		}
-		return "", fmt.Errorf("malformed JSON: %w", err)
+	p.b, p.i = line, 0
+	p.space()
+	if p.i == len(p.b) {
+		return "", errors.New(`empty line; every line must be a JSON object with a "text" string`)
 	}
-	// The line is valid JSON from here on, so the scanner below only has to
-	// find boundaries, not diagnose errors.
-	i := skipSpace(line, 0)
-	if line[i] != '{' {
-		return "", fmt.Errorf(`the line is a JSON %s, not an object with a "text" string`, kind(line[i]))
+	if p.b[p.i] != '{' {
+		if err := p.value(0); err != nil {
+			return "", err
+		}
+		if err := p.end(); err != nil {
+			return "", err
+		}
+		return "", fmt.Errorf(`the line is a JSON %s, not an object with a "text" string`, kind(line[skipSpace(line, 0)]))
 	}
 	var text []byte
-	found := false
-	i = skipSpace(line, i+1)
-	for line[i] != '}' {
-		keyEnd := skipString(line, i)
-		key := line[i:keyEnd]
-		i = skipSpace(line, keyEnd)
-		i = skipSpace(line, i+1) // past ':'
-		valEnd := skipValue(line, i)
-		if isText(key) {
-			text, found = line[i:valEnd], true
+	found, kindOfText := false, byte(0)
+	p.i++
+	p.space()
+	if p.peek() == '}' {
+		p.i++
+	} else {
+		for {
+			if p.peek() != '"' {
+				return "", p.syntax("expected a string key")
+			}
+			key, err := p.str(&p.scratch)
+			if err != nil {
+				return "", err
+			}
+			p.space()
+			if p.peek() != ':' {
+				return "", p.syntax("expected ':' after an object key")
+			}
+			p.i++
+			p.space()
+			if string(key) == "text" {
+				found, kindOfText = true, p.peek()
+				if kindOfText == '"' {
+					if text, err = p.str(&p.text); err != nil {
+						return "", err
+					}
+				} else if err := p.value(1); err != nil {
+					return "", err
+				}
+			} else if err := p.value(1); err != nil {
+				return "", err
+			}
+			p.space()
+			c := p.peek()
+			p.i++
+			if c == '}' {
+				break
+			}
+			if c != ',' {
+				p.i--
+				return "", p.syntax("expected ',' or '}' in an object")
+			}
+			p.space()
 		}
-		i = skipSpace(line, valEnd)
-		if line[i] == ',' {
-			i = skipSpace(line, i+1)
-		}
+	}
+	if err := p.end(); err != nil {
+		return "", err
 	}
 	if !found {
 		return "", errors.New(`no "text" field`)
 	}
-	if text[0] != '"' {
-		return "", fmt.Errorf(`"text" is a JSON %s, not a string`, kind(text[0]))
+	if kindOfText != '"' {
+		return "", fmt.Errorf(`"text" is a JSON %s, not a string`, kind(kindOfText))
 	}
-	inner := text[1 : len(text)-1]
-	if bytes.IndexByte(inner, '\\') < 0 {
-		return string(inner), nil
-	}
-	var s string
-	if err := json.Unmarshal(text, &s); err != nil {
-		return "", fmt.Errorf(`decode "text": %w`, err)
-	}
-	return s, nil
+	return string(text), nil
 }
 
-// isText compares a raw JSON key (quotes included) with "text" after
-// decoding escapes.
-func isText(raw []byte) bool {
-	if bytes.IndexByte(raw, '\\') < 0 {
-		return string(raw) == `"text"`
+type parser struct {
+	b       []byte
+	i       int
+	scratch []byte // decoded keys
+	text    []byte // the decoded "text" value
+}
+
+// peek is the current byte, or 0 at the end of input.
+func (p *parser) peek() byte {
+	if p.i < len(p.b) {
+		return p.b[p.i]
 	}
-	var k string
-	return json.Unmarshal(raw, &k) == nil && k == "text"
+	return 0
+}
+
+func (p *parser) space() { p.i = skipSpace(p.b, p.i) }
+
+func (p *parser) syntax(what string) error {
+	if p.i >= len(p.b) {
+		return fmt.Errorf("malformed JSON: unexpected end of line (%s)", what)
+	}
+	return fmt.Errorf("malformed JSON at byte %d: %s, found %q", p.i, what, p.b[p.i])
+}
+
+// end requires nothing but whitespace after the top-level value.
+func (p *parser) end() error {
+	p.space()
+	if p.i != len(p.b) {
+		return p.syntax("expected the end of the line after the JSON value")
+	}
+	return nil
+}
+
+// value validates one JSON value of any kind and moves past it.
+func (p *parser) value(depth int) error {
+	if depth > maxDepth {
+		return errors.New("malformed JSON: nested too deeply")
+	}
+	switch c := p.peek(); {
+	case c == '"':
+		_, err := p.str(nil)
+		return err
+	case c == '{':
+		p.i++
+		p.space()
+		if p.peek() == '}' {
+			p.i++
+			return nil
+		}
+		for {
+			if p.peek() != '"' {
+				return p.syntax("expected a string key")
+			}
+			if _, err := p.str(nil); err != nil {
+				return err
+			}
+			p.space()
+			if p.peek() != ':' {
+				return p.syntax("expected ':' after an object key")
+			}
+			p.i++
+			p.space()
+			if err := p.value(depth + 1); err != nil {
+				return err
+			}
+			p.space()
+			switch p.peek() {
+			case ',':
+				p.i++
+				p.space()
+			case '}':
+				p.i++
+				return nil
+			default:
+				return p.syntax("expected ',' or '}' in an object")
+			}
+		}
+	case c == '[':
+		p.i++
+		p.space()
+		if p.peek() == ']' {
+			p.i++
+			return nil
+		}
+		for {
+			if err := p.value(depth + 1); err != nil {
+				return err
+			}
+			p.space()
+			switch p.peek() {
+			case ',':
+				p.i++
+				p.space()
+			case ']':
+				p.i++
+				return nil
+			default:
+				return p.syntax("expected ',' or ']' in an array")
+			}
+		}
+	case c == 't':
+		return p.literal("true")
+	case c == 'f':
+		return p.literal("false")
+	case c == 'n':
+		return p.literal("null")
+	case c == '-' || c >= '0' && c <= '9':
+		return p.number()
+	}
+	return p.syntax("expected a JSON value")
+}
+
+func (p *parser) literal(word string) error {
+	if len(p.b)-p.i < len(word) || string(p.b[p.i:p.i+len(word)]) != word {
+		return p.syntax("expected " + word)
+	}
+	p.i += len(word)
+	return nil
+}
+
+func (p *parser) digits() int {
+	start := p.i
+	for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
+		p.i++
+	}
+	return p.i - start
+}
+
+// number follows the JSON grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func (p *parser) number() error {
+	if p.peek() == '-' {
+		p.i++
+	}
+	if p.peek() == '0' {
+		p.i++
+	} else if p.digits() == 0 {
+		return p.syntax("expected a digit")
+	}
+	if p.peek() == '.' {
+		p.i++
+		if p.digits() == 0 {
+			return p.syntax("expected a digit after the decimal point")
+		}
+	}
+	if c := p.peek(); c == 'e' || c == 'E' {
+		p.i++
+		if c := p.peek(); c == '+' || c == '-' {
+			p.i++
+		}
+		if p.digits() == 0 {
+			return p.syntax("expected a digit in the exponent")
+		}
+	}
+	return nil
+}
+
+// str validates the string at p.i and moves past it. With a buffer, it
+// returns the decoded bytes: a view of the input when there are no escapes,
+// otherwise *buf, reused. Escapes decode as encoding/json decodes them (a
+// lone surrogate becomes U+FFFD).
+func (p *parser) str(buf *[]byte) ([]byte, error) {
+	decode := buf != nil
+	p.i++ // opening quote
+	start := p.i
+	p.i += plainRun(p.b[p.i:])
+	if p.i < len(p.b) && p.b[p.i] == '"' {
+		p.i++
+		return p.b[start : p.i-1], nil // no escapes: a view of the input
+	}
+	var out []byte
+	if decode {
+		out = append((*buf)[:0], p.b[start:p.i]...)
+	}
+	for p.i < len(p.b) {
+		c := p.b[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			if decode {
+				*buf = out
+			}
+			return out, nil
+		case c < 0x20:
+			return nil, p.syntax("control character in a string")
+		case c != '\\':
+			n := plainRun(p.b[p.i:])
+			if decode {
+				out = append(out, p.b[p.i:p.i+n]...)
+			}
+			p.i += n
+			continue
+		}
+		if p.i+1 >= len(p.b) {
+			p.i++
+			return nil, p.syntax("unterminated escape")
+		}
+		e := p.b[p.i+1]
+		p.i += 2
+		var r rune
+		switch e {
+		case '"', '\\', '/':
+			r = rune(e)
+		case 'b':
+			r = '\b'
+		case 'f':
+			r = '\f'
+		case 'n':
+			r = '\n'
+		case 'r':
+			r = '\r'
+		case 't':
+			r = '\t'
+		case 'u':
+			u, ok := hex4(p.b[p.i:])
+			if !ok {
+				return nil, p.syntax(`expected four hex digits after \u`)
+			}
+			p.i += 4
+			r = rune(u)
+			if utf16.IsSurrogate(r) {
+				if len(p.b)-p.i >= 6 && p.b[p.i] == '\\' && p.b[p.i+1] == 'u' {
+					if u2, ok := hex4(p.b[p.i+2:]); ok {
+						if d := utf16.DecodeRune(r, rune(u2)); d != utf8.RuneError {
+							p.i += 6
+							r = d
+							break
+						}
+					}
+				}
+				r = utf8.RuneError
+			}
+		default:
+			p.i--
+			return nil, p.syntax("invalid escape")
+		}
+		if decode {
+			out = utf8.AppendRune(out, r)
+		}
+	}
+	return nil, p.syntax("unterminated string")
+}
+
+// plainRun is the length of the prefix of b that a JSON string can hold
+// verbatim: no quote, backslash or control character. It tests eight bytes
+// at a time, since string bodies are most of every line.
+func plainRun(b []byte) int {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		q := x ^ (ones * '"')
+		s := x ^ (ones * '\\')
+		// A byte is flagged when it is below 0x20 or equals '"' or '\\'; the
+		// high bits of x are masked out so bytes >= 0x80 never flag.
+		special := ((x - ones*0x20) | (q - ones) | (s - ones)) &^ x & highs
+		if special != 0 {
+			break
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c < 0x20 || c == '"' || c == '\\' {
+			break
+		}
+	}
+	return i
+}
+
+func hex4(b []byte) (uint16, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var v uint16
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		v = v<<4 | uint16(c)
+	}
+	return v, true
 }
 
 func kind(c byte) string {
@@ -96,53 +410,6 @@ func kind(c byte) string {
 
 func skipSpace(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index just past the string starting at b[i] == '"'.
-func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return i
-}
-
-// skipValue returns the index just past the value starting at b[i].
-func skipValue(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return i
-	}
-	for i < len(b) {
-		switch b[i] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return i
-		}
 		i++
 	}
 	return i

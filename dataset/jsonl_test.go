@@ -33,10 +33,21 @@ func TestTextField(t *testing.T) {
 		{`"text"`, "", "the line is a JSON string, not an object"},
 		{``, "", "empty line"},
 		{"  \r", "", "empty line"},
-		{`{"text": "unterminated}`, "", "malformed JSON: unexpected end of JSON input"},
-		{`{"text": "a"} {"text": "b"}`, "", "malformed JSON: invalid character '{' after top-level value"},
+		{`{"text": "unterminated}`, "", "malformed JSON: unexpected end of line (unterminated string)"},
+		{`{"text": "a"} {"text": "b"}`, "", "malformed JSON at byte 14: expected the end of the line after the JSON value, found '{'"},
 		{`{"text": "a",}`, "", "malformed JSON"},
-		{`{"text": NaN}`, "", "malformed JSON"},
+		{`{"text": NaN}`, "", "malformed JSON at byte 9: expected a JSON value, found 'N'"},
+		{`{"a": 01, "text": "x"}`, "", "malformed JSON"},
+		{`{"a": 1.e5, "text": "x"}`, "", "malformed JSON"},
+		{`{"a": -1.5E+3, "b": [true, false, null, {}, []], "text": "x"}`, "x", ""},
+		{"{\"text\": \"tab\tinside\"}", "", "control character in a string"},
+		{`{"text": "\x"}`, "", "invalid escape"},
+		{`{"text": "\u12"}`, "", `expected four hex digits after \u`},
+		{`{"text": "lone \ud800 surrogate"}`, "lone \uFFFD surrogate", ""},
+		{`{"text": "pair \uD83D\uDE00"}`, "pair \U0001F600", ""},
+		{`{"text": "a"`, "", "malformed JSON"},
+		{`{"text" "a"}`, "", "expected ':'"},
+		{`{text: "a"}`, "", "expected a string key"},
 		{"{\"text\": \"bad \xff byte\"}", "", "invalid UTF-8 at byte 14"},
 	} {
 		t.Run(tc.line, func(t *testing.T) {
@@ -75,8 +86,8 @@ func FuzzTextField(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		got, err := textField(line)
-		if !utf8.Valid(line) {
-			require.Error(t, err)
+		if !utf8.Valid(line) || !json.Valid(line) {
+			require.Error(t, err, "line %q", line)
 			return
 		}
 		want, ok := reference(line)
@@ -84,5 +95,34 @@ func FuzzTextField(f *testing.F) {
 		if ok {
 			require.Equal(t, want, got, "line %q", line)
 		}
+	})
+}
+
+func naivePlainRun(b []byte) int {
+	for i, c := range b {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return i
+		}
+	}
+	return len(b)
+}
+
+func TestPlainRun(t *testing.T) {
+	for _, s := range []string{"", "abc", "abcdefgh", "abcdefghij\"", "é日本語😀 plain text here\x1f", "\x00", "0123456789abcde\\", "\xff\xfe\x80\x9f\xa2\xdc x"} {
+		assert.Equal(t, naivePlainRun([]byte(s)), plainRun([]byte(s)), "%q", s)
+	}
+	for c := 0; c < 256; c++ {
+		for pos := 0; pos < 17; pos++ {
+			b := []byte("aaaaaaaaaaaaaaaaa")
+			b[pos] = byte(c)
+			require.Equal(t, naivePlainRun(b), plainRun(b), "byte %#x at %d", c, pos)
+		}
+	}
+}
+
+func FuzzPlainRun(f *testing.F) {
+	f.Add([]byte("abcdefgh\"ijk"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		require.Equal(t, naivePlainRun(b), plainRun(b))
 	})
 }

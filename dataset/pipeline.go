@@ -184,8 +184,9 @@ func run(ctx context.Context, inputs []string, opt Options, sink sink) error {
 	})
 	for range workers {
 		wg.Go(func() {
+			var p parser
 			for c := range work {
-				encodeChunk(c, opt)
+				encodeChunk(&p, c, opt)
 				close(c.done)
 			}
 		})
@@ -347,7 +348,7 @@ func readFile(ctx context.Context, f *os.File, path string, chunkBytes int, free
 
 // encodeChunk parses and encodes every line of c; on a bad line it records
 // the error, naming file and line, and stops.
-func encodeChunk(c *chunk, opt Options) {
+func encodeChunk(p *parser, c *chunk, opt Options) {
 	c.tokens, c.ends = c.tokens[:0], c.ends[:0]
 	if c.err != nil {
 		return
@@ -358,7 +359,7 @@ func encodeChunk(c *chunk, opt Options) {
 		if end < 0 {
 			end = len(data)
 		}
-		text, err := textField(data[:end])
+		text, err := p.textField(data[:end])
 		if err != nil {
 			c.err = fmt.Errorf("encode: %s line %d: %w", c.file, c.firstLine+int64(k), err)
 			return

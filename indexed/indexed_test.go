@@ -67,6 +67,12 @@ func TestExactBytes(t *testing.T) {
 	)...)
 	assert.Equal(t, want, idx)
 
+	for _, ext := range []string{".bin", ".idx"} {
+		st, err := os.Stat(prefix + ext)
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o644), st.Mode().Perm(), ext)
+	}
+
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	var names []string

@@ -278,6 +278,12 @@ func (w *Writer) finalize() error {
 		return fmt.Errorf("sync %s: %w", w.idx.Name(), err)
 	}
 
+	// Temporary files are created 0600; the published pair is ordinary data.
+	for _, f := range []*os.File{w.bin, w.idx} {
+		if err := f.Chmod(0o644); err != nil {
+			return fmt.Errorf("chmod %s: %w", f.Name(), err)
+		}
+	}
 	binPath, idxPath := BinPath(w.prefix), IdxPath(w.prefix)
 	if err := os.Remove(idxPath); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove old %s: %w", idxPath, err)
