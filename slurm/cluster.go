@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -29,7 +30,7 @@ const (
 // environment.
 type Cluster struct {
 	// Paths of the tools; empty: found by name on the PATH of Env (or of the process).
-	Sbatch, Squeue, Sacct, Scancel, Scontrol string
+	Sbatch, Squeue, Sacct, Scancel, Scontrol, Sinfo string
 	// Env is the tools' environment (SLURM_CONF and the like); nil: the process's. Jobs inherit it
 	// from sbatch, so it is also where Job.PassEnv values come from.
 	Env []string
@@ -53,6 +54,8 @@ type Final struct {
 	Start    time.Time     // zero when it never started
 	End      time.Time
 	Reason   string // Slurm's reason (NonZeroExitCode, NodeDown, BeginTime, ...); empty for none
+	// FailedNodes are the job's nodes Slurm holds down, failed or drained when the job ended NODE_FAIL.
+	FailedNodes []string
 	Note     string // what Rival did to the job, if anything (cancelled on interrupt or pending timeout)
 }
 
@@ -70,7 +73,11 @@ func (e *JobError) Error() string {
 	fmt.Fprintf(&b, "slurm: job %s ", f.JobID)
 	switch f.State {
 	case StateNodeFail:
-		fmt.Fprintf(&b, "ended in NODE_FAIL: node failure on %s", orUnknown(f.NodeList))
+		if len(f.FailedNodes) > 0 {
+			fmt.Fprintf(&b, "ended in NODE_FAIL: node failure on %s", strings.Join(f.FailedNodes, ","))
+		} else {
+			b.WriteString("ended in NODE_FAIL: a node of its allocation failed")
+		}
 	case StateTimeout:
 		b.WriteString("reached its time limit (TIMEOUT)")
 	case StateOutOfMemory:
@@ -97,8 +104,8 @@ func (e *JobError) Error() string {
 	if f.Reason != "" {
 		fmt.Fprintf(&b, " (Slurm's reason: %s)", f.Reason)
 	}
-	if f.NodeList != "" && f.State != StateNodeFail {
-		fmt.Fprintf(&b, " on %s", f.NodeList)
+	if f.NodeList != "" {
+		fmt.Fprintf(&b, " on nodes %s", f.NodeList)
 	}
 	if f.Elapsed > 0 {
 		fmt.Fprintf(&b, " after %s", f.Elapsed)
@@ -315,8 +322,8 @@ func (c Cluster) Follow(ctx context.Context, jobID, logPath string, onLine func(
 					pendingSince = now
 				}
 				if waited := now.Sub(pendingSince); c.PendingTimeout > 0 && waited >= c.PendingTimeout {
-					note := fmt.Sprintf("cancelled by Rival after it stayed PENDING for %s (reason: %s); the cluster could not start it in time, so free nodes or raise the pending timeout",
-						waited.Round(time.Second), orUnknown(q.Reason))
+					note := fmt.Sprintf("cancelled by Rival after it stayed PENDING for %s; raise the pending timeout, or ask Slurm when it would have started (squeue --start)",
+						waited.Round(time.Second))
 					return c.abort(jobID, tail, logPath, note, nil)
 				}
 			}
@@ -371,8 +378,41 @@ func (c Cluster) finish(ctx context.Context, id string, tail *tailer, logPath, n
 	if nodes, herr := c.Hostnames(ctx, f.NodeList); herr == nil {
 		f.Nodes = nodes
 	}
+	if f.State == StateNodeFail {
+		f.FailedNodes = c.downNodes(ctx, f.NodeList)
+	}
 	if f.State != StateCompleted || cause != nil {
 		return f, &JobError{Final: f, LogPath: logPath, Err: cause}
 	}
 	return f, nil
+}
+
+// downNodes returns the nodes of nodeList that sinfo reports down, failed or drained (best effort:
+// nil when sinfo cannot say).
+func (c Cluster) downNodes(ctx context.Context, nodeList string) []string {
+	if nodeList == "" {
+		return nil
+	}
+	out, _, err := c.run(ctx, "sinfo", c.Sinfo, "-h", "-N", "-n", nodeList, "-o", "%N|%t")
+	if err != nil {
+		return nil
+	}
+	return parseDownNodes(out)
+}
+
+// parseDownNodes reads sinfo -N -o "%N|%t": nodes whose compact state is down, failing, failed or
+// drained, or marked "*" (not responding).
+func parseDownNodes(out string) []string {
+	var down []string
+	for line := range strings.SplitSeq(out, "\n") {
+		node, state, ok := strings.Cut(strings.TrimSpace(line), "|")
+		if !ok || node == "" || slices.Contains(down, node) {
+			continue
+		}
+		if strings.HasSuffix(state, "*") || strings.HasPrefix(state, "down") || strings.HasPrefix(state, "fail") ||
+			strings.HasPrefix(state, "drain") {
+			down = append(down, node)
+		}
+	}
+	return down
 }

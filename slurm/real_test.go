@@ -2,6 +2,8 @@ package slurm_test
 
 import (
 	"context"
+	"math/rand/v2"
+	"os/exec"
 	"errors"
 	"fmt"
 	"os"
@@ -15,7 +17,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rivalbench/rival/frameworks/fsdp"
 	"github.com/rivalbench/rival/frameworks/logparse"
+	"github.com/rivalbench/rival/indexed"
 	"github.com/rivalbench/rival/slurm"
 	"github.com/rivalbench/rival/slurm/slurmtest"
 )
@@ -194,6 +198,7 @@ func TestRealSlurm(t *testing.T) {
 		assert.Equal(t, slurm.StateCancelled, final.State)
 		assert.Contains(t, final.Note, "PENDING")
 		assert.Contains(t, err.Error(), "JobHeldUser")
+		t.Log(err)
 		queued, err := cl.Queue()
 		require.NoError(t, err)
 		assert.NotContains(t, queued, id)
@@ -212,6 +217,103 @@ func TestRealSlurm(t *testing.T) {
 		assert.Contains(t, err.Error(), "sbatch")
 		assert.Contains(t, err.Error(), "invalid partition")
 	})
+
+	t.Run("fsdp trainer runs through Slurm in host mode", func(t *testing.T) {
+		if out, err := exec.Command(fsdp.DefaultPython, "-c", "import torch, numpy").CombinedOutput(); err != nil {
+			t.Skipf("%s cannot import torch and numpy (apt-get install python3-torch python3-numpy libopenblas0-pthread): %s",
+				fsdp.DefaultPython, strings.TrimSpace(string(out)))
+		}
+		c := cl.Client()
+		c.Poll = time.Second
+		dir := t.TempDir()
+		require.NoError(t, os.Chmod(dir, 0o755))
+		scriptPath := filepath.Join(dir, fsdp.ScriptName)
+		require.NoError(t, os.WriteFile(scriptPath, fsdp.Script(), 0o644))
+		const iters = 4
+		launch, err := fsdp.BuildLaunch(fsdp.Config{
+			ScriptPath: scriptPath, DataPrefix: proxyDataset(t, 2048),
+			Layers: 2, Hidden: 128, FFN: 344, Heads: 4, KVHeads: 2, Vocab: 2048, RopeTheta: 500000,
+			SeqLen: 64, MicroBatch: 4, GradAccum: 2, TrainIters: iters, LR: 3e-3, WarmupSteps: 1,
+			WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Seed: 42, Threads: 1, NNodes: 1, DP: 1,
+		})
+		require.NoError(t, err)
+		job := slurm.Job{
+			Name: "cpu-fsdp-llama-proxy", NNodes: 1, DP: 1, Container: slurm.ContainerNone,
+			Command: launch.Command, Env: launch.Env, WorkDir: launch.WorkDir,
+			OutputDir: dir, LogPath: filepath.Join(dir, "train.log"), NodeHardware: true,
+		}
+		id := submit(t, c, job, nil)
+		var got lines
+		final, err := c.Follow(context.Background(), id, job.LogPath, got.add)
+		require.NoError(t, err, "log:\n%s", strings.Join(got.all(), "\n"))
+		assert.Equal(t, slurm.StateCompleted, final.State)
+
+		f, err := os.Open(job.LogPath)
+		require.NoError(t, err)
+		defer f.Close()
+		parsed, err := logparse.Parse(f, "megatron")
+		require.NoError(t, err)
+		require.Len(t, parsed.Steps, iters)
+		for i, st := range parsed.Steps {
+			assert.Equal(t, i+1, st.Step)
+			require.NotNil(t, st.Loss)
+			require.NotNil(t, st.StepTimeSeconds)
+		}
+		assert.Less(t, *parsed.Steps[iters-1].Loss, *parsed.Steps[0].Loss+0.5)
+		// What Follow streamed is what the log holds.
+		data, err := os.ReadFile(job.LogPath)
+		require.NoError(t, err)
+		assert.Equal(t, strings.TrimSuffix(string(data), "\n"), strings.Join(got.all(), "\n"))
+		nodes, err := slurm.ReadNodeHardware(dir)
+		require.NoError(t, err)
+		require.Len(t, nodes, 1)
+		assert.Equal(t, final.Nodes[0], nodes[0].Node)
+	})
+
+	// Last: it takes a node down for the rest of the cluster's life.
+	t.Run("node failure mid-run is reported as NODE_FAIL", func(t *testing.T) {
+		c := cl.Client()
+		job := hostJob(t, "node-fail", 2, `while true; do echo "alive $SLURMD_NODENAME"; sleep 0.5; done`)
+		id := submit(t, c, job, nil)
+		var once sync.Once
+		var got lines
+		got.on = func(s string) {
+			if strings.HasPrefix(s, "alive") {
+				once.Do(func() { require.NoError(t, cl.KillNode(cl.Nodes[1])) })
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		final, err := c.Follow(ctx, id, job.LogPath, got.add)
+		require.Error(t, err)
+		assert.Equal(t, slurm.StateNodeFail, final.State, "err: %v", err)
+		assert.Equal(t, []string{cl.Nodes[1]}, final.FailedNodes)
+		assert.Contains(t, err.Error(), "NODE_FAIL: node failure on "+cl.Nodes[1])
+		assert.NotErrorIs(t, err, context.DeadlineExceeded)
+		t.Log(err)
+	})
+}
+
+// proxyDataset writes a small Megatron dataset whose next token follows from the current one.
+func proxyDataset(t *testing.T, vocab int) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.Chmod(dir, 0o755))
+	prefix := filepath.Join(dir, "proxy_text_document")
+	w, err := indexed.NewWriter(prefix, indexed.DTypeForVocab(vocab))
+	require.NoError(t, err)
+	defer w.Abort()
+	rng := rand.New(rand.NewPCG(7, 9))
+	next := rng.Perm(vocab - 1)
+	for range 200 {
+		doc := []int32{int32(1 + rng.IntN(vocab-1))}
+		for n := 50 + rng.IntN(200); len(doc) < n; {
+			doc = append(doc, int32(next[doc[len(doc)-1]-1]+1))
+		}
+		require.NoError(t, w.AddDocument(append(doc, 0)))
+	}
+	require.NoError(t, w.Finalize())
+	return prefix
 }
 
 func TestSubmitWithoutSbatch(t *testing.T) {

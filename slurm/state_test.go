@@ -144,7 +144,9 @@ func TestJobErrorMessages(t *testing.T) {
 		f    Final
 		want string
 	}{
-		{Final{JobID: "9", State: StateNodeFail, NodeList: "gpu[1-2]", Reason: "NodeDown"}, "slurm: job 9 ended in NODE_FAIL: node failure on gpu[1-2] (Slurm's reason: NodeDown)"},
+		{Final{JobID: "9", State: StateNodeFail, NodeList: "gpu[1-2]", FailedNodes: []string{"gpu2"}, Reason: "NodeDown"},
+			"slurm: job 9 ended in NODE_FAIL: node failure on gpu2 (Slurm's reason: NodeDown) on nodes gpu[1-2]"},
+		{Final{JobID: "9", State: StateNodeFail}, "a node of its allocation failed"},
 		{Final{JobID: "9", State: StateFailed, ExitCode: 3, Elapsed: time.Minute}, "slurm: job 9 FAILED with exit code 3 after 1m0s"},
 		{Final{JobID: "9", State: StateFailed, Signal: 9}, "killed by signal 9"},
 		{Final{JobID: "9", State: StateTimeout}, "time limit"},
@@ -202,4 +204,11 @@ func FuzzParseDuration(f *testing.F) {
 			t.Fatalf("%q gave %v", s, d)
 		}
 	})
+}
+
+func TestParseDownNodes(t *testing.T) {
+	// sinfo -h -N -o "%N|%t" as printed on the test cluster after a slurmd was killed.
+	out := "vm|idle\nvm-n2|down*\ngpu3|drain\ngpu4|mix\ngpu5|fail\ngpu6|idle*\n"
+	assert.Equal(t, []string{"vm-n2", "gpu3", "gpu5", "gpu6"}, parseDownNodes(out))
+	assert.Empty(t, parseDownNodes(""))
 }

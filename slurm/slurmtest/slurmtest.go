@@ -465,3 +465,19 @@ func (c *Cluster) stop() error {
 	}
 	return errors.Join(errs...)
 }
+
+// KillNode kills a node's slurmd with SIGKILL, as a crashed or unplugged node would stop answering.
+// slurmctld marks the node DOWN after SlurmdTimeout (10 s here) and fails the jobs on it as NODE_FAIL.
+// The node stays down for the rest of the cluster's life.
+func (c *Cluster) KillNode(node string) error {
+	for _, d := range c.procs {
+		if d.name == "slurmd-"+node {
+			if err := syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+				return fmt.Errorf("kill slurmd of %s: %w", node, err)
+			}
+			<-d.done
+			return nil
+		}
+	}
+	return fmt.Errorf("no slurmd for node %q (nodes: %v)", node, c.Nodes)
+}
