@@ -56,7 +56,7 @@ type Final struct {
 	Reason   string // Slurm's reason (NonZeroExitCode, NodeDown, BeginTime, ...); empty for none
 	// FailedNodes are the job's nodes Slurm holds down, failed or drained when the job ended NODE_FAIL.
 	FailedNodes []string
-	Note     string // what Rival did to the job, if anything (cancelled on interrupt or pending timeout)
+	Note        string // what Rival did to the job, if anything (cancelled on interrupt or pending timeout)
 }
 
 // JobError is the error of a job that did not end COMPLETED. Err, when set, is what made Rival

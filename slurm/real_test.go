@@ -2,11 +2,11 @@ package slurm_test
 
 import (
 	"context"
-	"math/rand/v2"
-	"os/exec"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
