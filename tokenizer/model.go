@@ -129,7 +129,8 @@ func (t *Tokenizer) buildLookupVocab() error {
 			}
 		}
 	} else {
-		t.cutAtMeta = true
+		// "▁" must be a token itself, or unknown characters around it could fuse.
+		_, t.cutAtMeta = t.modelVocab[metaSpace]
 		for tok, id := range t.modelVocab {
 			t.vocab[tok] = id
 			if i := strings.Index(tok, metaSpace); i > 0 && strings.TrimLeft(tok[:i], metaSpace) != "" {
