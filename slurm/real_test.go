@@ -218,6 +218,47 @@ func TestRealSlurm(t *testing.T) {
 		assert.Contains(t, err.Error(), "invalid partition")
 	})
 
+	t.Run("docker mode runs one container per node and removes it on cancel", func(t *testing.T) {
+		image := probeImage(t)
+		c := cl.Client()
+		job := hostJob(t, "docker-probe", 2, "")
+		job.Container, job.Image = slurm.ContainerDocker, image
+		job.Command = []string{"--rank=@NODE_RANK@", "--master=@MASTER_ADDR@:@MASTER_PORT@"}
+		job.Env = map[string]string{"RIVAL_PROBE": "it's here"}
+		id := submit(t, c, job, nil)
+		var got lines
+		final, err := c.Follow(context.Background(), id, job.LogPath, got.add)
+		require.NoError(t, err, "log:\n%s", strings.Join(got.all(), "\n"))
+		assert.Equal(t, slurm.StateCompleted, final.State)
+		for rank := range cl.Nodes {
+			assert.Contains(t, got.all(), fmt.Sprintf("args=--rank=%d --master=%s:29500", rank, host))
+			assert.Contains(t, got.all(), fmt.Sprintf("NODE_RANK=%d", rank))
+		}
+		assert.Contains(t, got.all(), "MASTER_ADDR="+host)
+		assert.Contains(t, got.all(), "RIVAL_PROBE=it's here")
+		assert.Contains(t, got.all(), "PET_NNODES=2")
+		assert.Empty(t, containers(t, id), "--rm removes finished containers")
+
+		job = hostJob(t, "docker-cancel", 2, "")
+		job.Container, job.Image = slurm.ContainerDocker, image
+		job.Command = []string{"--sleepy"}
+		job.Env = map[string]string{"PROBE_SLEEP": "60s", "PROBE_IGNORE_TERM": "1"}
+		job.DockerRunArgs = []string{"--ulimit", "nofile=1024:1024"}
+		id = submit(t, c, job, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		got = lines{on: func(s string) {
+			if s == "probe alive" {
+				cancel()
+			}
+		}}
+		final, err = c.Follow(ctx, id, job.LogPath, got.add)
+		require.ErrorIs(t, err, context.Canceled)
+		assert.Equal(t, slurm.StateCancelled, final.State)
+		assert.Eventually(t, func() bool { return len(containers(t, id)) == 0 }, 20*time.Second, 250*time.Millisecond,
+			"containers of the cancelled job still exist")
+	})
+
 	t.Run("fsdp trainer runs through Slurm in host mode", func(t *testing.T) {
 		if out, err := exec.Command(fsdp.DefaultPython, "-c", "import torch, numpy").CombinedOutput(); err != nil {
 			t.Skipf("%s cannot import torch and numpy (apt-get install python3-torch python3-numpy libopenblas0-pthread): %s",
@@ -292,6 +333,32 @@ func TestRealSlurm(t *testing.T) {
 		assert.NotErrorIs(t, err, context.DeadlineExceeded)
 		t.Log(err)
 	})
+}
+
+// probeImage builds a FROM-scratch image holding testdata/probe, or skips when no Docker engine answers.
+func probeImage(t *testing.T) string {
+	t.Helper()
+	if out, err := exec.Command("docker", "info", "--format", "{{.ServerVersion}}").CombinedOutput(); err != nil {
+		t.Skipf("no Docker engine answers (docker info: %v: %s); docker mode is tested where one runs", err, strings.TrimSpace(string(out)))
+	}
+	dir := t.TempDir()
+	build := exec.Command("go", "build", "-o", filepath.Join(dir, "probe"), "./testdata/probe")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, string(out))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM scratch\nCOPY probe /probe\nENTRYPOINT [\"/probe\"]\n"), 0o644))
+	tag := fmt.Sprintf("rival-test/slurm-probe:%d", os.Getpid())
+	out, err = exec.Command("docker", "build", "-q", "-t", tag, dir).CombinedOutput()
+	require.NoError(t, err, string(out))
+	t.Cleanup(func() { _ = exec.Command("docker", "rmi", "-f", tag).Run() })
+	return tag
+}
+
+// containers lists the names of containers a job's nodes started.
+func containers(t *testing.T, jobID string) []string {
+	out, err := exec.Command("docker", "ps", "-a", "--filter", "name=rival-"+jobID+"-", "--format", "{{.Names}}").Output()
+	require.NoError(t, err)
+	return strings.Fields(string(out))
 }
 
 // proxyDataset writes a small Megatron dataset whose next token follows from the current one.
