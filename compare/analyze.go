@@ -690,7 +690,7 @@ func (s *ModelSection) parity() {
 			if a.Key.Platform == b.Key.Platform {
 				continue
 			}
-			if ok, _ := identical(a, b); !ok {
+			if ok, _ := identical(a, b); !ok || !sameSeed(firstRun(a), firstRun(b)) {
 				continue
 			}
 			s.Parity = append(s.Parity, lossParity(a, b))
@@ -755,4 +755,14 @@ func sampledPower(r *result.Result) float64 {
 		return 0
 	}
 	return *pm.AvgPowerWattsPerGPU
+}
+
+// sameSeed is false only when both runs record a SEED and they differ.
+func sameSeed(a, b *result.Result) bool {
+	if a.Provenance == nil || b.Provenance == nil {
+		return true
+	}
+	x, okA := a.Provenance.Config["SEED"]
+	y, okB := b.Provenance.Config["SEED"]
+	return !okA || !okB || x == y
 }

@@ -149,8 +149,23 @@ func fingerprint(data []byte) string {
 var oldName = regexp.MustCompile(`^train_(amd|nvd|cpu)_([a-z0-9]+)_([a-z0-9]+)(?:_([A-Za-z0-9.-]+))?\.json$`)
 
 // Parse reads one result document. source names it in messages; for old-suite
-// files its base name supplies framework, model and dataset.
+// files its base name supplies framework, model and dataset. A result without
+// a usable throughput is a Problem: it cannot be compared.
 func Parse(source string, data []byte) (*Input, *Problem) {
+	in, prob := parseDoc(source, data)
+	if prob != nil {
+		return nil, prob
+	}
+	pm := in.Result.PerformanceMetrics
+	if !(pm.TokensPerSecondPerGPU > 0) || math.IsInf(pm.TokensPerSecondPerGPU, 0) {
+		return nil, &Problem{Source: source, Kind: "invalid", Missing: in.Missing,
+			Reason: "no usable throughput: performance_metrics.tokens_per_second_per_gpu is missing, zero or not finite"}
+	}
+	return in, nil
+}
+
+// parseDoc decodes and upgrades a document without judging its throughput.
+func parseDoc(source string, data []byte) (*Input, *Problem) {
 	invalid := func(reason string, missing ...string) (*Input, *Problem) {
 		return nil, &Problem{Source: source, Kind: "invalid", Reason: reason, Missing: missing}
 	}
@@ -199,10 +214,6 @@ func Parse(source string, data []byte) (*Input, *Problem) {
 		return nil, &Problem{Source: source, Kind: "ignored", Reason: "JSON without schema_version or performance_metrics: not a result"}
 	}
 	in.Missing = missingFields(in.Result)
-	pm := in.Result.PerformanceMetrics
-	if !(pm.TokensPerSecondPerGPU > 0) || math.IsInf(pm.TokensPerSecondPerGPU, 0) {
-		return invalid("no usable throughput: performance_metrics.tokens_per_second_per_gpu is missing, zero or not finite", in.Missing...)
-	}
 	return in, nil
 }
 
