@@ -296,7 +296,7 @@ def spawn(n):
 def main():
     args = parse_args()
     # OpenMP threads that sleep rather than spin while waiting: on shared CPUs (CI) spinning made a 2-thread
-    # step 6x slower (docs/fsdp.md); on GPUs the host threads matter little. Read by libgomp when torch loads.
+    # step 7x slower (docs/fsdp.md); on GPUs the host threads matter little. Read by libgomp when torch loads.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     torch = import_torch(args)
     if args.nproc_per_node > 1 and "RANK" not in os.environ:
