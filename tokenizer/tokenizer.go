@@ -49,6 +49,8 @@ type Tokenizer struct {
 }
 
 // Encode returns the ids of text without special tokens (add_special_tokens=False).
+// Added tokens written in the text (such as "<|endoftext|>") are recognized, as
+// the reference does. Invalid UTF-8 is first replaced as ValidUTF8 does.
 func (t *Tokenizer) Encode(text string) []int {
 	return t.toInts(text, false)
 }

@@ -139,6 +139,27 @@ for (let i = 0; i < 400; i++) {
 }
 writeJSONL('mixed.jsonl', mixed);
 
+// Random code points from every plane (unassigned, private use and noncharacters
+// included), mixed with ASCII, spaces and combining marks.
+const randomCP = [];
+for (let i = 0; i < 300; i++) {
+  let s = '';
+  const n = rand(60);
+  for (let j = 0; j < n; j++) {
+    const k = rand(10);
+    let cp;
+    if (k < 3) cp = 0x20 + rand(0x5f);
+    else if (k < 5) cp = [0x20, 0x09, 0x0a, 0x0d, 0xa0, 0x3000, 0x2028, 0x85][rand(8)];
+    else if (k < 7) cp = 0x80 + rand(0x2ff80);
+    else if (k < 8) cp = 0x300 + rand(0x70);
+    else cp = rand(0x110000);
+    if (cp >= 0xd800 && cp <= 0xdfff) cp = 0xfffd;
+    s += ch(cp);
+  }
+  randomCP.push(s);
+}
+writeJSONL('random-codepoints.jsonl', randomCP);
+
 // Lone surrogates can only be written as JSON escapes; they become U+FFFD on the
 // way into the tokenizer.
 writeFileSync(out('surrogates.jsonl'), [
