@@ -40,11 +40,13 @@ type Runner struct {
 }
 
 type taskState struct {
-	once   sync.Once
-	done   chan struct{}
-	err    error
-	cached bool
-	meta   json.RawMessage
+	prepOnce sync.Once
+	prepErr  error
+	once     sync.Once
+	done     chan struct{}
+	err      error
+	cached   bool
+	meta     json.RawMessage
 	// outputs maps each declared output path to its digest, for dependents.
 	outputs map[string]cache.Digest
 }
@@ -191,6 +193,9 @@ func (r *Runner) runOnce(ctx context.Context, t *Task, st *taskState) error {
 	}
 	wg.Wait()
 	if err := firstError(depErrs); err != nil {
+		return err
+	}
+	if err := t.prepare(ctx); err != nil {
 		return err
 	}
 	select {
@@ -439,7 +444,7 @@ func diffInputs(prev, now []cache.KeyPart) string {
 // IsCached reports whether t would be a cache hit now. Its dependencies
 // must already have run through this Runner.
 func (r *Runner) IsCached(t *Task) bool {
-	if t.Force {
+	if t.Force || t.prepare(context.Background()) != nil {
 		return false
 	}
 	parts, err := r.inputs(t)
@@ -448,4 +453,17 @@ func (r *Runner) IsCached(t *Task) bool {
 	}
 	_, err = r.Cache.GetRecord(cache.ActionKey(parts))
 	return err == nil
+}
+
+// prepare runs t.Prepare once.
+func (t *Task) prepare(ctx context.Context) error {
+	st := t.getState()
+	st.prepOnce.Do(func() {
+		if t.Prepare != nil {
+			if err := t.Prepare(ctx); err != nil {
+				st.prepErr = fmt.Errorf("%s: %w", t.ID, err)
+			}
+		}
+	})
+	return st.prepErr
 }

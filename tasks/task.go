@@ -38,6 +38,10 @@ type Task struct {
 	Exclusive bool
 	// Force reruns the task even when its record exists.
 	Force bool
+	// Prepare, when set, runs after the dependencies and before the key is
+	// computed, for inputs only known once upstream outputs exist (a
+	// dataset's fingerprint). It may set Params, Files and Tools.
+	Prepare func(ctx context.Context) error
 	// Run produces the outputs. It must write each output atomically.
 	Run func(ctx context.Context, x *Exec) error
 

@@ -48,11 +48,33 @@ type Executor interface {
 	// Run starts launch with runDir holding its files, calls onLine for
 	// every output line, and returns the exit code. It must leave nothing
 	// running when ctx ends.
-	Run(ctx context.Context, launch frameworks.Launch, runDir string, onLine func(string)) (ExecInfo, error)
+	Run(ctx context.Context, launch frameworks.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error)
+	// Place says where host directories appear to the trainer (the same
+	// paths on the host, mount points in a container).
+	Place(dirs []PathMap) []PathMap
 	// Kind names the executor in results ("host", "docker", "slurm").
 	Kind() string
 	// ImageDigest is the digest of the image runs use ("" on the host).
 	ImageDigest() string
+}
+
+// PathMap is a host directory and where the trainer sees it.
+type PathMap struct {
+	Host, Inside string
+	ReadOnly     bool
+}
+
+// inside maps a host path through placed directories.
+func inside(maps []PathMap, host string) string {
+	for _, m := range maps {
+		if host == m.Host {
+			return m.Inside
+		}
+		if rel, err := filepath.Rel(m.Host, host); err == nil && !strings.HasPrefix(rel, "..") {
+			return filepath.ToSlash(filepath.Join(m.Inside, rel))
+		}
+	}
+	return host
 }
 
 // ExecInfo is what an executor learned about a run.
@@ -106,30 +128,51 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	req := frameworks.Request{
-		Platform: in.Platform, Framework: in.Framework, Model: in.Model, Fair: fairFromConfig(cfg), Host: in.Host,
-		DataPrefix: absPrefix, DataCacheDir: w.Path("DATA_DIR", "megatron-cache"), TokenizerPath: filepath.Dir(in.Tokenizer.Path),
-		OutputDir: runDir,
-	}
-	launch, err := frameworks.Build(req)
+	tokDir, err := filepath.Abs(filepath.Dir(in.Tokenizer.Path))
 	if err != nil {
-		return nil, fmt.Errorf("train %s: %w", name, err)
+		return nil, err
+	}
+	// Megatron caches sample indices by dataset path: one cache folder per
+	// dataset fingerprint keeps two datasets from sharing stale indices. The
+	// fingerprint is known once the dataset is encoded, so the launch is
+	// built again in Prepare; the plan-time build catches bad requests early.
+	var launch frameworks.Launch
+	var maps []PathMap
+	var cacheDir string
+	build := func(fp string) error {
+		cacheDir = w.Path("DATA_DIR", "megatron-cache", fp)
+		maps = in.Executor.Place([]PathMap{
+			{Host: filepath.Dir(absPrefix), Inside: "/rival/data", ReadOnly: true},
+			{Host: tokDir, Inside: "/rival/tokenizer", ReadOnly: true},
+			{Host: runDir, Inside: "/rival/run"},
+			{Host: cacheDir, Inside: "/rival/cache"},
+		})
+		req := frameworks.Request{
+			Platform: in.Platform, Framework: in.Framework, Model: in.Model, Fair: fairFromConfig(cfg), Host: in.Host,
+			DataPrefix: inside(maps, absPrefix), DataCacheDir: inside(maps, cacheDir), TokenizerPath: inside(maps, tokDir),
+			OutputDir: inside(maps, runDir), DataFingerprint: fp,
+		}
+		l, err := frameworks.Build(req)
+		if err != nil {
+			return fmt.Errorf("train %s: %w", name, err)
+		}
+		launch = l
+		return nil
+	}
+	if err := build("unencoded"); err != nil {
+		return nil, err
 	}
 	if err := cfg.CheckGPUs(gpuCount(in.Platform, in.Host, cfg)); err != nil {
 		return nil, fmt.Errorf("train %s: %w", name, err)
 	}
-	launchJSON, _ := json.Marshal(launch)
 	params := map[string]string{
 		"platform": in.Platform, "framework": in.Framework, "model": in.Model, "run": strconv.Itoa(in.RunIndex),
-		"launch": string(cache.HashBytes(launchJSON)), "hardware": in.Host.Fingerprint(),
+		"hardware": in.Host.Fingerprint(),
 	}
 	for k, v := range cfg.TrainingValues() {
 		params["cfg."+k] = v
 	}
 	tools := map[string]string{"train": trainVersion, "executor": in.Executor.Kind(), "image": in.Executor.ImageDigest()}
-	if in.Executor.Kind() == "host" {
-		tools["torch"] = hostTorchVersion(launch)
-	}
 	t := &Task{
 		ID:        "train " + in.Platform + " " + in.Framework + " " + in.Model + runSuffix(in.RunIndex),
 		Deps:      []*Task{in.Encode},
@@ -144,6 +187,24 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 		t.Deps = nil
 		t.Files = append(t.Files, absPrefix+".bin", absPrefix+".idx")
 	}
+	t.Prepare = func(ctx context.Context) error {
+		m, err := readManifest(in.TrainPrefix)
+		if err != nil {
+			return err
+		}
+		if err := build(m.Fingerprint.Digest[:16]); err != nil {
+			return err
+		}
+		launchJSON, err := json.Marshal(launch)
+		if err != nil {
+			return err
+		}
+		t.Params["launch"] = string(cache.HashBytes(launchJSON))
+		if in.Executor.Kind() == "host" {
+			t.Tools["torch"] = hostTorchVersion(launch)
+		}
+		return nil
+	}
 	timeout, _ := ParseAge(cfg.Get("TRAIN_TIMEOUT"))
 	t.Run = func(ctx context.Context, x *Exec) error {
 		if timeout > 0 {
@@ -151,8 +212,10 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 			ctx, cancel = context.WithTimeout(ctx, timeout)
 			defer cancel()
 		}
-		if err := os.MkdirAll(runDir, 0o755); err != nil {
-			return err
+		for _, d := range []string{runDir, cacheDir} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return err
+			}
 		}
 		for rel, data := range launch.Files {
 			if err := cache.WriteFileAtomic(filepath.Join(runDir, filepath.FromSlash(rel)), data, 0o644); err != nil {
@@ -160,7 +223,9 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 			}
 		}
 		started := time.Now().UTC()
-		info, runErr := w.runAndLog(ctx, x, in, launch, runDir, logPath, cfg.Int("TRAIN_ITERS"))
+		sampler := startPowerSampler(ctx, in.Platform, in.Executor.Kind() != "host" || in.Platform != hw.PlatformCPU)
+		info, runErr := w.runAndLog(ctx, x, in, launch, maps, logPath, cfg.Int("TRAIN_ITERS"))
+		power := sampler.stop()
 		finished := time.Now().UTC()
 		if runErr != nil {
 			w.recordFailure(runDir, logPath, name, runErr)
@@ -175,7 +240,7 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 			return fmt.Errorf("%w; log kept at %s", err, failedLog(logPath))
 		}
 		res.Provenance = w.provenance(in, cfg, launch, info, started, finished, absPrefix)
-		res.PowerMetrics = &result.PowerMetrics{Source: "none"}
+		res.PowerMetrics = power
 		data, err := json.MarshalIndent(res, "", "  ")
 		if err != nil {
 			return err
@@ -217,7 +282,7 @@ func (w *Workspace) recordFailure(runDir, logPath, name string, cause error) {
 
 // runAndLog runs the launch, writing every line to the log (through a
 // partial file renamed at the end) and showing step progress.
-func (w *Workspace) runAndLog(ctx context.Context, x *Exec, in TrainInputs, launch frameworks.Launch, runDir, logPath string, total int) (ExecInfo, error) {
+func (w *Workspace) runAndLog(ctx context.Context, x *Exec, in TrainInputs, launch frameworks.Launch, maps []PathMap, logPath string, total int) (ExecInfo, error) {
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
 		return ExecInfo{}, err
 	}
@@ -230,7 +295,7 @@ func (w *Workspace) runAndLog(ctx context.Context, x *Exec, in TrainInputs, laun
 	prog := newStepProgress(x.Log, x.Task.ID, total)
 	var writeErr error
 	var mu sync.Mutex
-	info, runErr := in.Executor.Run(ctx, launch, runDir, func(line string) {
+	info, runErr := in.Executor.Run(ctx, launch, maps, func(line string) {
 		mu.Lock()
 		defer mu.Unlock()
 		if writeErr == nil {
@@ -353,20 +418,26 @@ type HostExecutor struct{}
 // Kind implements Executor.
 func (HostExecutor) Kind() string { return "host" }
 
+// Place implements Executor: on the host every path is itself.
+func (HostExecutor) Place(dirs []PathMap) []PathMap {
+	out := make([]PathMap, len(dirs))
+	for i, d := range dirs {
+		out[i] = PathMap{Host: d.Host, Inside: d.Host, ReadOnly: d.ReadOnly}
+	}
+	return out
+}
+
 // ImageDigest implements Executor.
 func (HostExecutor) ImageDigest() string { return "" }
 
 // Run implements Executor: the process gets its own process group, which
 // is killed as a whole when ctx ends, so no trainer outlives Rival.
-func (HostExecutor) Run(ctx context.Context, launch frameworks.Launch, runDir string, onLine func(string)) (ExecInfo, error) {
+func (HostExecutor) Run(ctx context.Context, launch frameworks.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
 	if len(launch.Command) == 0 {
 		return ExecInfo{}, errors.New("empty launch command")
 	}
 	cmd := exec.Command(launch.Command[0], launch.Command[1:]...)
 	cmd.Dir = launch.WorkDir
-	if cmd.Dir == "" {
-		cmd.Dir = runDir
-	}
 	env := os.Environ()
 	keys := make([]string, 0, len(launch.Env))
 	for k := range launch.Env {

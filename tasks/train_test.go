@@ -32,7 +32,8 @@ type scriptedExecutor struct {
 
 func (s *scriptedExecutor) Kind() string        { return "scripted" }
 func (s *scriptedExecutor) ImageDigest() string { return "" }
-func (s *scriptedExecutor) Run(ctx context.Context, l frameworks.Launch, runDir string, onLine func(string)) (ExecInfo, error) {
+func (s *scriptedExecutor) Place(dirs []PathMap) []PathMap { return HostExecutor{}.Place(dirs) }
+func (s *scriptedExecutor) Run(ctx context.Context, l frameworks.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
 	s.runs.Add(1)
 	s.last = l
 	onLine("number of parameters: 12345")
@@ -184,7 +185,7 @@ func TestHostExecutorKillsTheProcessGroupOnCancel(t *testing.T) {
 		<-started
 		cancel()
 	}()
-	info, err := HostExecutor{}.Run(ctx, frameworks.Launch{Command: []string{"/bin/sh", "-c", script}}, dir, func(line string) {
+	info, err := HostExecutor{}.Run(ctx, frameworks.Launch{Command: []string{"/bin/sh", "-c", script}, WorkDir: dir}, nil, func(line string) {
 		if line == "started" {
 			started <- struct{}{}
 		}
@@ -200,7 +201,7 @@ func TestHostExecutorKillsTheProcessGroupOnCancel(t *testing.T) {
 
 func TestHostExecutorExitCodeAndLines(t *testing.T) {
 	var lines []string
-	info, err := HostExecutor{}.Run(context.Background(), frameworks.Launch{Command: []string{"/bin/sh", "-c", "echo one; echo two >&2; exit 3"}}, t.TempDir(),
+	info, err := HostExecutor{}.Run(context.Background(), frameworks.Launch{Command: []string{"/bin/sh", "-c", "echo one; echo two >&2; exit 3"}}, nil,
 		func(l string) { lines = append(lines, l) })
 	require.NoError(t, err)
 	assert.Equal(t, 3, info.ExitCode)

@@ -1,0 +1,222 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/rivalbench/rival/cache"
+	"github.com/rivalbench/rival/container"
+	"github.com/rivalbench/rival/frameworks"
+	"github.com/rivalbench/rival/hw"
+)
+
+// Dockerfiles per platform. The cpu image is for containerized CPU runs
+// (tests, and hosts that keep PyTorch only in images); it needs IMAGE_BASE.
+var dockerfiles = map[string]string{
+	hw.PlatformAMD:    "amd.Dockerfile",
+	hw.PlatformNVIDIA: "nvd.Dockerfile",
+	hw.PlatformCPU:    "cpu.Dockerfile",
+}
+
+// defaultBases are the FROM images the Dockerfiles pin (IMAGE_BASE
+// overrides them); the cpu image has none.
+var defaultBases = map[string]string{
+	hw.PlatformAMD:    "rocm/primus:v26.2",
+	hw.PlatformNVIDIA: "nvcr.io/nvidia/nemo:26.02",
+}
+
+// ImageRecord is what the image task writes: enough to prove which image
+// a run used.
+type ImageRecord struct {
+	Platform      string `json:"platform"`
+	Tag           string `json:"tag"`
+	ImageID       string `json:"image_id"`
+	BaseRef       string `json:"base_ref"`
+	BaseDigest    string `json:"base_digest"`
+	ContextDigest string `json:"context_digest"`
+	Dockerfile    string `json:"dockerfile"`
+}
+
+// ImageTag is the tag Rival gives the image of a platform.
+func ImageTag(platform string) string { return "rival/" + platform + ":latest" }
+
+// ImageTask builds the platform image through the Engine API. Its key is
+// the build context's digest plus the base image's digest, never a tag.
+func (w *Workspace) ImageTask(ctx context.Context, e *container.Engine, platform string) (*Task, error) {
+	dockerfile, ok := dockerfiles[platform]
+	if !ok {
+		return nil, fmt.Errorf("image: unknown platform %q (amd, nvd or cpu)", platform)
+	}
+	base := os.Getenv("IMAGE_BASE")
+	if base == "" {
+		base = defaultBases[platform]
+	}
+	if base == "" {
+		return nil, fmt.Errorf("image %s: set IMAGE_BASE to an image with python3 and PyTorch (the cpu image has no default base)", platform)
+	}
+	opt := container.ContextOptions{Dockerfile: dockerfile, Exclude: w.contextExcludes()}
+	ctxDigest, err := container.ContextDigest(w.Root, opt)
+	if err != nil {
+		return nil, fmt.Errorf("image %s: %w", platform, err)
+	}
+	baseDigest, err := e.BaseImageDigest(ctx, base)
+	if err != nil {
+		return nil, fmt.Errorf("image %s: %w", platform, err)
+	}
+	out := w.Path("DATA_DIR", "images", platform+".json")
+	t := &Task{
+		ID:      "image " + platform,
+		Params:  map[string]string{"context": ctxDigest, "base": baseDigest, "dockerfile": dockerfile},
+		Outputs: []Output{{Path: out, Compress: true}},
+	}
+	t.Run = func(ctx context.Context, x *Exec) error {
+		args := map[string]string{}
+		if os.Getenv("IMAGE_BASE") != "" || defaultBases[platform] == "" {
+			args["IMAGE_BASE"] = base
+		}
+		id, err := e.Build(ctx, container.BuildSpec{
+			ContextDir: w.Root, Dockerfile: dockerfile, Tag: ImageTag(platform), BuildArgs: args,
+			Labels:  map[string]string{"rival.context": ctxDigest, "rival.base": baseDigest},
+			Exclude: opt.Exclude, ContextDigest: ctxDigest, Progress: x.Log,
+		})
+		if err != nil {
+			return err
+		}
+		rec := ImageRecord{Platform: platform, Tag: ImageTag(platform), ImageID: id, BaseRef: base, BaseDigest: baseDigest, ContextDigest: ctxDigest, Dockerfile: dockerfile}
+		data, err := json.MarshalIndent(rec, "", "  ")
+		if err != nil {
+			return err
+		}
+		return cache.WriteFileAtomic(out, append(data, '\n'), 0o644)
+	}
+	return t, nil
+}
+
+// contextExcludes keeps the cache and the run outputs out of build contexts.
+func (w *Workspace) contextExcludes() []string {
+	ex := []string{w.Cache.Dir, w.Path("OUTPUT_DIR"), w.Path("DATA_DIR")}
+	sort.Strings(ex)
+	return ex
+}
+
+// EnsureImage runs the image task and checks that the recorded image is
+// still in the daemon's store (someone may have removed it), rebuilding if
+// not.
+func (w *Workspace) EnsureImage(ctx context.Context, e *container.Engine, platform string) (ImageRecord, *Task, error) {
+	var rec ImageRecord
+	t, err := w.ImageTask(ctx, e, platform)
+	if err != nil {
+		return rec, nil, err
+	}
+	if err := w.Runner.Run(ctx, t); err != nil {
+		return rec, t, err
+	}
+	if rec, err = readImageRecord(t.Outputs[0].Path); err != nil {
+		return rec, t, err
+	}
+	if _, err := e.ImageID(ctx, rec.ImageID); err == nil {
+		return rec, t, nil
+	} else if !errors.Is(err, container.ErrImageNotFound) {
+		return rec, t, err
+	}
+	w.Printf("image %s: %s is gone from the daemon; rebuilding\n", platform, shortID(rec.ImageID))
+	again, err := w.ImageTask(ctx, e, platform)
+	if err != nil {
+		return rec, t, err
+	}
+	again.Force = true
+	if err := w.Runner.Run(ctx, again); err != nil {
+		return rec, again, err
+	}
+	rec, err = readImageRecord(again.Outputs[0].Path)
+	return rec, again, err
+}
+
+func readImageRecord(path string) (ImageRecord, error) {
+	var rec ImageRecord
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return rec, err
+	}
+	return rec, json.Unmarshal(data, &rec)
+}
+
+func shortID(id string) string {
+	id = strings.TrimPrefix(id, "sha256:")
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// DockerExecutor runs launches in containers of one image through the
+// Engine API, with the platform's devices.
+type DockerExecutor struct {
+	Engine   *container.Engine
+	Image    ImageRecord
+	Platform string
+}
+
+// Kind implements Executor.
+func (d *DockerExecutor) Kind() string { return "docker" }
+
+// ImageDigest implements Executor: the built image's ID, a content digest.
+func (d *DockerExecutor) ImageDigest() string { return d.Image.ImageID }
+
+// Place implements Executor: directories are mounted at fixed paths under
+// /rival, so launches (and their cache keys) do not depend on where the
+// workspace lives on the host.
+func (d *DockerExecutor) Place(dirs []PathMap) []PathMap { return dirs }
+
+// Run implements Executor.
+func (d *DockerExecutor) Run(ctx context.Context, launch frameworks.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
+	spec := d.spec(launch, maps)
+	code, err := d.Engine.Run(ctx, spec, onLine)
+	info := ExecInfo{ExitCode: code, ImageID: d.Image.ImageID, ContainerID: spec.Name}
+	var exit *container.ExitError
+	if errors.As(err, &exit) {
+		info.ExitCode = exit.Code
+		return info, nil
+	}
+	return info, err
+}
+
+// spec is the container a launch runs in.
+func (d *DockerExecutor) spec(launch frameworks.Launch, maps []PathMap) container.RunSpec {
+	var env []string
+	for k, v := range launch.Env {
+		env = append(env, k+"="+v)
+	}
+	sort.Strings(env)
+	var mounts []container.Mount
+	for _, m := range maps {
+		mounts = append(mounts, container.Mount{Source: m.Host, Target: m.Inside, ReadOnly: m.ReadOnly})
+	}
+	network := "host" // NCCL/RCCL and torchrun rendezvous on the host's interfaces
+	if d.Platform == hw.PlatformCPU {
+		network = "none"
+	}
+	return container.RunSpec{
+		Image: d.Image.ImageID, Cmd: launch.Command, Env: env, WorkDir: launch.WorkDir, Mounts: mounts,
+		Platform: container.Platform(d.Platform), Network: network,
+		Labels: map[string]string{"rival.image": ImageTag(d.Platform)},
+	}
+}
+
+// ShellSpec is the container `shell` starts: the platform image with the
+// devices, mounts and environment a training run gets.
+func (w *Workspace) ShellSpec(rec ImageRecord, platform string) container.RunSpec {
+	d := &DockerExecutor{Image: rec, Platform: platform}
+	data, _ := filepath.Abs(w.Path("DATA_DIR"))
+	out, _ := filepath.Abs(w.Path("OUTPUT_DIR"))
+	spec := d.spec(frameworks.Launch{Command: []string{"bash"}, WorkDir: "/rival", Env: map[string]string{"PYTHONUNBUFFERED": "1"}},
+		[]PathMap{{Host: data, Inside: "/rival/data", ReadOnly: true}, {Host: out, Inside: "/rival/output"}})
+	spec.Interactive = true
+	return spec
+}
