@@ -4,8 +4,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // maxDepth bounds nesting, as encoding/json does, so a hostile line cannot
@@ -21,10 +23,13 @@ const maxDepth = 10000
 // JSON decoding is the pipeline's largest cost after tokenizing.
 func textField(line []byte) (string, error) {
 	var p parser
-	return p.textField(line)
+	text, err := p.textField(line)
+	return strings.Clone(text), err
 }
 
-// textField is textField with buffers kept across lines, for workers.
+// textField is textField with buffers kept across lines, for workers. The
+// string it returns shares memory with line or with p's buffers, so it is
+// valid only until the next call or until line changes.
 func (p *parser) textField(line []byte) (string, error) {
 	if !utf8.Valid(line) {
 		return "", fmt.Errorf("invalid UTF-8 at byte %d", invalidUTF8At(line))
@@ -98,7 +103,7 @@ func (p *parser) textField(line []byte) (string, error) {
 	if kindOfText != '"' {
 		return "", fmt.Errorf(`"text" is a JSON %s, not a string`, kind(kindOfText))
 	}
-	return string(text), nil
+	return unsafe.String(unsafe.SliceData(text), len(text)), nil
 }
 
 type parser struct {

@@ -21,6 +21,9 @@ import (
 // AppendEncoder appends the token ids of text (special tokens included, as
 // the model's tokenizer adds them) to dst and returns the extended slice.
 // Workers call it concurrently, so it must be safe for concurrent use.
+// text is a view into a reused buffer, valid only during the call: an
+// encoder that keeps any part of it (a cache key, say) must copy it with
+// strings.Clone. This spares a copy and an allocation of every document.
 type AppendEncoder func(dst []int32, text string) []int32
 
 // Options configures an encode.

@@ -305,3 +305,27 @@ func TestCheckTokens(t *testing.T) {
 	defer d.Close()
 	require.ErrorContains(t, d.CheckTokens(100), "holds token id -5")
 }
+
+// BenchmarkAddDocument measures the writer alone, which runs on one
+// goroutine in the encode pipeline: bytes/s here are token bytes written.
+func BenchmarkAddDocument(b *testing.B) {
+	for _, dtype := range []DType{Uint16, Int32} {
+		b.Run(dtype.String(), func(b *testing.B) {
+			doc := make([]int32, 512)
+			for i := range doc {
+				doc[i] = int32(i * 61 % 32000)
+			}
+			w, err := NewWriter(filepath.Join(b.TempDir(), "bench"), dtype)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer w.Abort()
+			b.SetBytes(int64(len(doc) * dtype.Size()))
+			for b.Loop() {
+				if err := w.AddDocument(doc); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
