@@ -30,8 +30,8 @@ type scriptedExecutor struct {
 	last  frameworks.Launch
 }
 
-func (s *scriptedExecutor) Kind() string        { return "scripted" }
-func (s *scriptedExecutor) ImageDigest() string { return "" }
+func (s *scriptedExecutor) Kind() string                   { return "scripted" }
+func (s *scriptedExecutor) ImageDigest() string            { return "" }
 func (s *scriptedExecutor) Place(dirs []PathMap) []PathMap { return HostExecutor{}.Place(dirs) }
 func (s *scriptedExecutor) Run(ctx context.Context, l frameworks.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
 	s.runs.Add(1)
