@@ -237,7 +237,7 @@ func TestRealSlurm(t *testing.T) {
 		assert.Contains(t, got.all(), "MASTER_ADDR="+host)
 		assert.Contains(t, got.all(), "RIVAL_PROBE=it's here")
 		assert.Contains(t, got.all(), "PET_NNODES=2")
-		assert.Empty(t, containers(t, id), "--rm removes finished containers")
+		assert.Empty(t, containers(t, cl.Name, id), "--rm removes finished containers")
 
 		job = hostJob(t, "docker-cancel", 2, "")
 		job.Container, job.Image = slurm.ContainerDocker, image
@@ -255,7 +255,7 @@ func TestRealSlurm(t *testing.T) {
 		final, err = c.Follow(ctx, id, job.LogPath, got.add)
 		require.ErrorIs(t, err, context.Canceled)
 		assert.Equal(t, slurm.StateCancelled, final.State)
-		assert.Eventually(t, func() bool { return len(containers(t, id)) == 0 }, 20*time.Second, 250*time.Millisecond,
+		assert.Eventually(t, func() bool { return len(containers(t, cl.Name, id)) == 0 }, 20*time.Second, 250*time.Millisecond,
 			"containers of the cancelled job still exist")
 	})
 
@@ -355,8 +355,8 @@ func probeImage(t *testing.T) string {
 }
 
 // containers lists the names of containers a job's nodes started.
-func containers(t *testing.T, jobID string) []string {
-	out, err := exec.Command("docker", "ps", "-a", "--filter", "name=rival-"+jobID+"-", "--format", "{{.Names}}").Output()
+func containers(t *testing.T, cluster, jobID string) []string {
+	out, err := exec.Command("docker", "ps", "-a", "--filter", "name=rival-"+cluster+"-"+jobID+"-", "--format", "{{.Names}}").Output()
 	require.NoError(t, err)
 	return strings.Fields(string(out))
 }

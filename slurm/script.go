@@ -266,7 +266,7 @@ const nodeExec = `exec "${args[@]}"
 `
 
 // The docker client does not stop its container when killed, so a cancelled task removes it by name.
-const nodeDocker = `name="rival-${SLURM_JOB_ID}-${SLURM_NODEID}"
+const nodeDocker = `name="rival-${SLURM_CLUSTER_NAME:-slurm}-${SLURM_JOB_ID}-${SLURM_NODEID}"
 trap 'docker rm -f "$name" >/dev/null 2>&1; exit 143' TERM INT
 docker run --rm --name "$name" "${args[@]}" &
 wait $!
