@@ -268,7 +268,9 @@ def lr_at(args, it):
 def spawn(n):
     """Runs n local workers of this script with torchrun's environment (env:// rendezvous on loopback).
     Needed where torchrun itself is unusable: Debian's torch 1.13 under Python 3.11 fails to parse its own
-    default --redirects. A failing worker stops the others; the first failure's exit code is returned."""
+    default --redirects. A failing worker stops the others; the first failure's exit code is returned.
+    Workers die with this process: SIGTERM/SIGINT are passed on, and on Linux a killed parent takes them along."""
+    import signal
     import socket
     import subprocess
     with socket.socket() as s:
@@ -276,18 +278,33 @@ def spawn(n):
         port = s.getsockname()[1]
     env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(n),
                LOCAL_WORLD_SIZE=str(n), GROUP_RANK="0")
-    procs = [subprocess.Popen([sys.executable] + sys.argv, env=dict(env, RANK=str(r), LOCAL_RANK=str(r)))
+
+    def die_with_parent():
+        try:
+            import ctypes
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    procs = [subprocess.Popen([sys.executable] + sys.argv, env=dict(env, RANK=str(r), LOCAL_RANK=str(r)),
+                              preexec_fn=die_with_parent if sys.platform == "linux" else None)
              for r in range(n)]
-    code = 0
-    while procs:
-        for p in list(procs):
+
+    def stop(signum, _frame):
+        for p in procs:
+            p.terminate()
+        sys.exit(128 + signum)
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    code, running = 0, list(procs)
+    while running:
+        for p in list(running):
             rc = p.poll()
             if rc is None:
                 continue
-            procs.remove(p)
+            running.remove(p)
             if rc and not code:
                 code = rc if rc > 0 else 1
-                for other in procs:
+                for other in running:
                     other.terminate()
         time.sleep(0.1)
     return code
