@@ -6,6 +6,7 @@ package main
 
 import (
 	"os"
+	"strings"
 
 	"github.com/magefile/mage/mage"
 )
@@ -15,17 +16,21 @@ func main() {
 	os.Exit(mage.Main())
 }
 
-// spellings accepts `purge data` for purge:data: mage cannot give a target
-// an optional argument.
+// spellings accepts `purge data` for purge:data and `verify:result A B`
+// for verify:results A B: mage cannot give a target optional arguments.
 func spellings(args []string) []string {
 	var out []string
 	for i := 0; i < len(args); i++ {
-		if args[i] == "purge" && i+1 < len(args) && args[i+1] == "data" {
+		switch {
+		case args[i] == "purge" && i+1 < len(args) && args[i+1] == "data":
 			out = append(out, "purge:data")
 			i++
-			continue
+		case args[i] == "verify:result" && i+2 < len(args) && strings.HasSuffix(args[i+2], ".json"):
+			out = append(out, "verify:results", args[i+1], args[i+2])
+			i += 2
+		default:
+			out = append(out, args[i])
 		}
-		out = append(out, args[i])
 	}
 	return out
 }

@@ -30,17 +30,25 @@ type Verify mg.Namespace
 // Train holds the training targets.
 type Train mg.Namespace
 
+// Image holds the image build targets.
+type Image mg.Namespace
+
+// Compare holds the comparison targets.
+type Compare mg.Namespace
+
 // Purge holds the cleanup targets.
 type Purge mg.Namespace
 
 // Aliases give namespaces a plain form: `purge` is purge:output.
 var Aliases = map[string]interface{}{
-	"purge":  Purge.Output,
-	"filter": Filter.Dataset,
-	"encode": Encode.Datasets,
+	"purge":   Purge.Output,
+	"image":   Image.Host,
+	"compare": Compare.All,
+	"filter":  Filter.Dataset,
+	"encode":  Encode.Datasets,
 }
 
-// Demo filters and encodes the sample corpus shipped in testdata/ and verifies the datasets.
+// Demo runs the whole pipeline on the shipped sample: filter, encode, verify, train a proxy on the CPU, compare.
 func Demo(ctx context.Context) error {
 	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
 		return w.Demo(ctx)
@@ -142,6 +150,79 @@ func (Train) Cpu(ctx context.Context) error {
 		}
 		w.ReportRuns(plan.Runs)
 		return nil
+	})
+}
+
+// Host builds the image for this host's detected platform (also: image).
+func (Image) Host(ctx context.Context) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
+		return w.ImageTarget(ctx, "")
+	})
+}
+
+// Amd builds the AMD image (amd.Dockerfile, FROM rocm/primus) through the Docker Engine API.
+func (Image) Amd(ctx context.Context) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.ImageTarget(ctx, "amd") })
+}
+
+// Nvd builds the NVIDIA image (nvd.Dockerfile, FROM nvcr.io/nvidia/nemo) through the Docker Engine API.
+func (Image) Nvd(ctx context.Context) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.ImageTarget(ctx, "nvd") })
+}
+
+// Cpu builds the CPU image (cpu.Dockerfile FROM IMAGE_BASE) for containerized CPU runs.
+func (Image) Cpu(ctx context.Context) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.ImageTarget(ctx, "cpu") })
+}
+
+// Run trains one framework on one model: train:run PLATFORM FRAMEWORK MODEL (platform amd, nvd or cpu).
+func (Train) Run(ctx context.Context, platform, framework, model string) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
+		return w.TrainTarget(ctx, platform, []string{framework}, []string{model})
+	})
+}
+
+// Amd trains every framework × model of MODELS on this AMD host.
+func (Train) Amd(ctx context.Context) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.TrainTarget(ctx, "amd", nil, nil) })
+}
+
+// Nvd trains every framework × model of MODELS on this NVIDIA host.
+func (Train) Nvd(ctx context.Context) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.TrainTarget(ctx, "nvd", nil, nil) })
+}
+
+// All trains every framework × model of MODELS for the detected platform.
+func (Train) All(ctx context.Context) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.TrainTarget(ctx, "", nil, nil) })
+}
+
+// Shell starts an interactive container of the platform image with a training run's devices and mounts.
+func Shell(ctx context.Context) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.ShellTarget(ctx) })
+}
+
+// All compares every result in OUTPUT_DIR and the cache: report.md, compare.png, compare.svg (also: compare).
+func (Compare) All(ctx context.Context) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.CompareTarget(ctx, nil) })
+}
+
+// Dir compares the results under DIR (copied from other hosts or unpacked from wrap) with the local ones.
+func (Compare) Dir(ctx context.Context, dir string) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.CompareTarget(ctx, []string{abs(dir)}) })
+}
+
+// Result checks that this workspace reproduces every input of a result: verify:result RESULT.json (two files: verify:result A.json B.json).
+func (Verify) Result(ctx context.Context, result string) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
+		return w.VerifyResults([]string{result}, os.Stdout)
+	})
+}
+
+// Results checks that two results had identical inputs apart from the hardware: verify:results A.json B.json.
+func (Verify) Results(ctx context.Context, a, b string) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
+		return w.VerifyResults([]string{a, b}, os.Stdout)
 	})
 }
 

@@ -325,3 +325,16 @@ func dedupe(s []string) []string {
 	}
 	return out
 }
+
+// Records lists every action record in the cache.
+func (c *Cache) Records() ([]Record, error) {
+	infos, err := c.records()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Record, len(infos))
+	for i, r := range infos {
+		out[i] = r.rec
+	}
+	return out, nil
+}

@@ -79,44 +79,52 @@ func (p Problem) String() string {
 // Problems naming what is missing. Byte-identical results count once. The
 // error is for a directory that cannot be read.
 func Load(dirs []string, extra [][]byte) ([]Input, []Problem, error) {
-	type blob struct {
-		source string
-		data   []byte
-	}
-	var blobs []blob
-	var problems []Problem
+	var paths []string
 	for _, dir := range dirs {
-		var paths []string
+		var found []string
 		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
 			if !d.IsDir() && strings.EqualFold(filepath.Ext(path), ".json") {
-				paths = append(paths, path)
+				found = append(found, path)
 			}
 			return nil
 		})
 		if err != nil {
 			return nil, nil, fmt.Errorf("read results under %s: %w", dir, err)
 		}
-		sort.Strings(paths)
-		for _, p := range paths {
-			info, err := os.Stat(p)
-			if err != nil {
-				problems = append(problems, Problem{Source: p, Kind: "invalid", Reason: err.Error()})
-				continue
-			}
-			if info.Size() > MaxResultBytes {
-				problems = append(problems, Problem{Source: p, Kind: "invalid", Reason: fmt.Sprintf("%d bytes is over the %d-byte limit for a result", info.Size(), MaxResultBytes)})
-				continue
-			}
-			data, err := os.ReadFile(p)
-			if err != nil {
-				problems = append(problems, Problem{Source: p, Kind: "invalid", Reason: err.Error()})
-				continue
-			}
-			blobs = append(blobs, blob{p, data})
+		sort.Strings(found)
+		paths = append(paths, found...)
+	}
+	inputs, problems := LoadFiles(paths, extra)
+	return inputs, problems, nil
+}
+
+// LoadFiles is Load over a list of files (in the given order) and blobs.
+func LoadFiles(paths []string, extra [][]byte) ([]Input, []Problem) {
+	type blob struct {
+		source string
+		data   []byte
+	}
+	var blobs []blob
+	var problems []Problem
+	for _, p := range paths {
+		info, err := os.Stat(p)
+		if err != nil {
+			problems = append(problems, Problem{Source: p, Kind: "invalid", Reason: err.Error()})
+			continue
 		}
+		if info.Size() > MaxResultBytes {
+			problems = append(problems, Problem{Source: p, Kind: "invalid", Reason: fmt.Sprintf("%d bytes is over the %d-byte limit for a result", info.Size(), MaxResultBytes)})
+			continue
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			problems = append(problems, Problem{Source: p, Kind: "invalid", Reason: err.Error()})
+			continue
+		}
+		blobs = append(blobs, blob{p, data})
 	}
 	for _, data := range extra {
 		blobs = append(blobs, blob{"cache:" + fingerprint(data)[len("blake3:"):][:16], data})
@@ -137,7 +145,7 @@ func Load(dirs []string, extra [][]byte) ([]Input, []Problem, error) {
 		seen[in.Fingerprint] = len(inputs)
 		inputs = append(inputs, *in)
 	}
-	return inputs, problems, nil
+	return inputs, problems
 }
 
 func fingerprint(data []byte) string {

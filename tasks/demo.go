@@ -46,7 +46,8 @@ func lastLine(s string) string {
 
 // Demo runs the whole pipeline on the sample corpus in testdata/sample:
 // filter, encode with the bundled Mistral 7B tokenizer, verify the
-// datasets, and train the Mistral proxy for a few steps on the CPU.
+// datasets, train the Mistral proxy for a few steps on the CPU, and
+// compare every result there is.
 func (w *Workspace) Demo(ctx context.Context) error {
 	in := filepath.Join(w.Root, "testdata", "sample", "corpus.jsonl")
 	filtered := w.Path("DATA_DIR", "demo", "sample-filtered.jsonl")
@@ -84,9 +85,14 @@ func (w *Workspace) Demo(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := w.Runner.Run(ctx, tt); err != nil {
+	ct, err := w.CompareTask(nil, tt)
+	if err != nil {
+		return err
+	}
+	if err := w.Runner.Run(ctx, ct); err != nil {
 		return err
 	}
 	w.Printf("demo: result %s\n", rel(w.Root, tt.Outputs[0].Path))
+	w.ReportCompare(ct, w.Out)
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/container"
@@ -177,6 +178,8 @@ func (d *DockerExecutor) Place(dirs []PathMap) []PathMap { return dirs }
 // Run implements Executor.
 func (d *DockerExecutor) Run(ctx context.Context, launch frameworks.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
 	spec := d.spec(launch, maps)
+	spec.RunID = fmt.Sprintf("%d-%d", time.Now().UnixNano(), os.Getpid())
+	spec.Name = "rival-" + spec.RunID
 	code, err := d.Engine.Run(ctx, spec, onLine)
 	info := ExecInfo{ExitCode: code, ImageID: d.Image.ImageID, ContainerID: spec.Name}
 	var exit *container.ExitError
