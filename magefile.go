@@ -11,7 +11,6 @@ import (
 
 	"github.com/magefile/mage/mg"
 
-	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/tasks"
 )
 
@@ -137,19 +136,7 @@ func (Verify) Data(ctx context.Context) error {
 // Cpu trains the fsdp framework on the proxies of MODELS on this machine's CPU, no container needed.
 func (Train) Cpu(ctx context.Context) error {
 	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
-		var mdls []string
-		for _, m := range w.Config.List("MODELS") {
-			mdls = append(mdls, m+"-proxy")
-		}
-		plan, err := w.PlanTraining("cpu", []string{"fsdp"}, mdls, hw.Host{Platform: "cpu"}, tasks.HostExecutor{})
-		if err != nil {
-			return err
-		}
-		if err := w.Runner.Run(ctx, plan.Runs...); err != nil {
-			return err
-		}
-		w.ReportRuns(plan.Runs)
-		return nil
+		return w.TrainTarget(ctx, "cpu", []string{"fsdp"}, nil)
 	})
 }
 
@@ -195,6 +182,13 @@ func (Train) Nvd(ctx context.Context) error {
 // All trains every framework × model of MODELS for the detected platform.
 func (Train) All(ctx context.Context) error {
 	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.TrainTarget(ctx, "", nil, nil) })
+}
+
+// SlurmScript prints the Slurm batch script of one run without submitting it: train:slurm-script PLATFORM FRAMEWORK MODEL.
+func (Train) SlurmScript(ctx context.Context, platform, framework, model string) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
+		return w.SlurmScriptTarget(ctx, platform, framework, model)
+	})
 }
 
 // Shell starts an interactive container of the platform image with a training run's devices and mounts.

@@ -263,6 +263,11 @@ func buildFSDP(p Plan) (Launch, error) {
 		Beta1: f.Beta1, Beta2: f.Beta2, Seed: int64(f.Seed), Precision: f.Precision, LogInterval: 1,
 		NNodes: p.NNodes, TP: f.TP, PP: f.PP, DP: f.DP,
 	}
+	if p.NNodes > 1 {
+		// The scheduler fills in the rendezvous host per node (slurm.PerNodeArgs
+		// rewrites --master_addr); this value only satisfies the launch builder.
+		cfg.MasterAddr = "localhost"
+	}
 	if p.Platform == hw.PlatformCPU {
 		cfg.NProcPerNode = p.GPUsPerNode
 	} else {

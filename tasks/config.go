@@ -32,6 +32,7 @@ type keySpec struct {
 	enum  []string
 	doc   string
 	train bool // part of the training configuration fingerprint
+	opt   bool // a string that may be empty
 }
 
 // configKeys is every key config.env may set, with the fair-comparison
@@ -69,6 +70,12 @@ var configKeys = []keySpec{
 	{name: "RUNS", def: "1", kind: kInt, min: 1, doc: "repetitions of every training run, each its own cached result"},
 	{name: "FORCE", def: "0", kind: kBool, doc: "re-run training even when a cached result exists"},
 	{name: "TRAIN_TIMEOUT", def: "12h", kind: kString, doc: "a training run still going after this long is stopped (30m, 6h, 2d)"},
+	{name: "NNODES", def: "1", kind: kInt, min: 1, doc: "nodes per run; above 1 the run goes through Slurm", train: true},
+	{name: "SLURM", def: "0", kind: kBool, doc: "submit runs through Slurm even on one node"},
+	{name: "SLURM_PARTITION", def: "", kind: kString, opt: true, doc: "Slurm partition (empty: the cluster's default)"},
+	{name: "SLURM_ACCOUNT", def: "", kind: kString, opt: true, doc: "Slurm account (empty: the user's default)"},
+	{name: "SLURM_TIME", def: "", kind: kString, opt: true, doc: "Slurm time limit, e.g. 2:00:00 (empty: the partition's)"},
+	{name: "SLURM_PENDING_TIMEOUT", def: "2h", kind: kString, doc: "a job still pending after this long is cancelled"},
 }
 
 // Config is the validated configuration: config.env, then environment
@@ -232,7 +239,7 @@ func (c *Config) validate() error {
 				return c.fieldErr(k.name, "empty list")
 			}
 		case kString:
-			if v == "" {
+			if v == "" && !k.opt {
 				return c.fieldErr(k.name, "empty value")
 			}
 		}
@@ -257,8 +264,10 @@ func (c *Config) validate() error {
 	if c.Int("PROFILE_STEP_END") < c.Int("PROFILE_STEP_START") {
 		return c.fieldErr("PROFILE_STEP_END", "%d is before PROFILE_STEP_START=%d", c.Int("PROFILE_STEP_END"), c.Int("PROFILE_STEP_START"))
 	}
-	if _, err := ParseAge(c.values["TRAIN_TIMEOUT"]); err != nil {
-		return c.fieldErr("TRAIN_TIMEOUT", "%v", err)
+	for _, k := range []string{"TRAIN_TIMEOUT", "SLURM_PENDING_TIMEOUT"} {
+		if _, err := ParseAge(c.values[k]); err != nil {
+			return c.fieldErr(k, "%v", err)
+		}
 	}
 	if c.Int("WARMUP_STEPS") > c.Int("TRAIN_ITERS") {
 		return c.fieldErr("WARMUP_STEPS", "%d exceeds TRAIN_ITERS=%d", c.Int("WARMUP_STEPS"), c.Int("TRAIN_ITERS"))

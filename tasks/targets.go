@@ -76,21 +76,11 @@ func (w *Workspace) TrainTarget(ctx context.Context, platform string, fws, mdls 
 	if mdls == nil {
 		mdls = w.Config.List("MODELS")
 	}
-	var exec Executor = HostExecutor{}
-	if platform != hw.PlatformCPU || os.Getenv("CONTAINER") == "1" {
-		e, err := container.Connect(ctx)
-		if err != nil {
-			return err
-		}
-		defer e.Close()
-		rec, _, err := w.EnsureImage(ctx, e, platform)
-		if err != nil {
-			return err
-		}
-		exec = &DockerExecutor{Engine: e, Image: rec, Platform: platform}
-	} else if err := checkTorch(ctx, "/usr/bin/python3"); err != nil {
+	exec, closeExec, err := w.executorFor(ctx, platform, host)
+	if err != nil {
 		return err
 	}
+	defer closeExec()
 	plan, err := w.PlanTraining(platform, fws, mdls, host, exec)
 	if err != nil {
 		return err
@@ -168,5 +158,94 @@ func (w *Workspace) CompareTarget(ctx context.Context, dirs []string) error {
 	var sb strings.Builder
 	w.ReportCompare(t, &sb)
 	fmt.Fprint(os.Stdout, sb.String())
+	return nil
+}
+
+// executorFor picks how runs of platform execute: through Slurm when
+// NNODES > 1 or SLURM=1, in containers of the platform image for GPUs (and
+// for cpu with CONTAINER=1), else as host processes.
+func (w *Workspace) executorFor(ctx context.Context, platform string, host hw.Host) (Executor, func(), error) {
+	nothing := func() {}
+	var rec ImageRecord
+	var e *container.Engine
+	needImage := platform != hw.PlatformCPU || os.Getenv("CONTAINER") == "1"
+	if needImage {
+		var err error
+		if e, err = container.Connect(ctx); err != nil {
+			return nil, nothing, err
+		}
+		if rec, _, err = w.EnsureImage(ctx, e, platform); err != nil {
+			e.Close()
+			return nil, nothing, err
+		}
+		nothing = func() { e.Close() }
+	}
+	if UseSlurm(w.Config) {
+		image := os.Getenv("SLURM_IMAGE")
+		if image == "" {
+			image = rec.Tag
+		}
+		cfg, err := w.platformConfig(platform)
+		if err != nil {
+			return nil, nothing, err
+		}
+		ex, err := w.NewSlurmExecutor(cfg, platform, host, image, rec.ImageID)
+		return ex, nothing, err
+	}
+	if needImage {
+		return &DockerExecutor{Engine: e, Image: rec, Platform: platform}, nothing, nil
+	}
+	if err := checkTorch(ctx, "/usr/bin/python3"); err != nil {
+		return nil, nothing, err
+	}
+	return HostExecutor{}, nothing, nil
+}
+
+// SlurmScriptTarget prints the batch script of one run without submitting.
+func (w *Workspace) SlurmScriptTarget(ctx context.Context, platform, framework, model string) error {
+	host := hw.Host{Platform: platform}
+	if platform != hw.PlatformCPU {
+		var err error
+		if host, err = w.DetectHost(ctx); err != nil {
+			return err
+		}
+		if len(host.GPUs) == 0 {
+			// Writing a script for a cluster from a login node without GPUs:
+			// GPUS_PER_NODE says how many each node has.
+			n := 8
+			if v := os.Getenv("GPUS_PER_NODE"); v != "" {
+				fmt.Sscan(v, &n)
+			}
+			host = hw.Host{Platform: platform}
+			for i := 0; i < n; i++ {
+				host.GPUs = append(host.GPUs, hw.GPU{Index: i})
+			}
+		}
+	}
+	image := os.Getenv("SLURM_IMAGE")
+	if image == "" && platform != hw.PlatformCPU {
+		image = ImageTag(platform)
+	}
+	cfg, err := w.platformConfig(platform)
+	if err != nil {
+		return err
+	}
+	ex, err := w.NewSlurmExecutor(cfg, platform, host, image, "")
+	if err != nil {
+		return err
+	}
+	p, err := w.BuildPipeline()
+	if err != nil {
+		return err
+	}
+	in, err := w.trainInputsForCfg(p, cfg, platform, framework, model, host, ex)
+	if err != nil {
+		return err
+	}
+	script, err := w.SlurmScript(in)
+	if err != nil {
+		return err
+	}
+	fmt.Print(script)
 	return nil
 }

@@ -62,6 +62,7 @@ type Executor interface {
 type PathMap struct {
 	Host, Inside string
 	ReadOnly     bool
+	Role         string // "data", "tokenizer", "run" or "cache"
 }
 
 // inside maps a host path through placed directories.
@@ -128,36 +129,16 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	tokDir, err := filepath.Abs(filepath.Dir(in.Tokenizer.Path))
-	if err != nil {
-		return nil, err
-	}
-	// Megatron caches sample indices by dataset path: one cache folder per
-	// dataset fingerprint keeps two datasets from sharing stale indices. The
+	// The launch names a per-dataset-fingerprint cache folder; the
 	// fingerprint is known once the dataset is encoded, so the launch is
 	// built again in Prepare; the plan-time build catches bad requests early.
 	var launch frameworks.Launch
 	var maps []PathMap
 	var cacheDir string
 	build := func(fp string) error {
-		cacheDir = w.Path("DATA_DIR", "megatron-cache", fp)
-		maps = in.Executor.Place([]PathMap{
-			{Host: filepath.Dir(absPrefix), Inside: "/rival/data", ReadOnly: true},
-			{Host: tokDir, Inside: "/rival/tokenizer", ReadOnly: true},
-			{Host: runDir, Inside: "/rival/run"},
-			{Host: cacheDir, Inside: "/rival/cache"},
-		})
-		req := frameworks.Request{
-			Platform: in.Platform, Framework: in.Framework, Model: in.Model, Fair: fairFromConfig(cfg), Host: in.Host,
-			DataPrefix: inside(maps, absPrefix), DataCacheDir: inside(maps, cacheDir), TokenizerPath: inside(maps, tokDir),
-			OutputDir: inside(maps, runDir), DataFingerprint: fp,
-		}
-		l, err := frameworks.Build(req)
-		if err != nil {
-			return fmt.Errorf("train %s: %w", name, err)
-		}
-		launch = l
-		return nil
+		var err error
+		launch, maps, cacheDir, err = w.trainLaunch(in, cfg, name, fp)
+		return err
 	}
 	if err := build("unencoded"); err != nil {
 		return nil, err
@@ -253,6 +234,61 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 	return t, nil
 }
 
+// trainLaunch builds the framework launch of a run for a dataset
+// fingerprint, with the directories placed where the executor shows them.
+func (w *Workspace) trainLaunch(in TrainInputs, cfg *Config, name, fp string) (frameworks.Launch, []PathMap, string, error) {
+	runDir := w.Path("OUTPUT_DIR", "runs", name)
+	absPrefix, err := filepath.Abs(in.TrainPrefix)
+	if err != nil {
+		return frameworks.Launch{}, nil, "", err
+	}
+	tokDir, err := filepath.Abs(filepath.Dir(in.Tokenizer.Path))
+	if err != nil {
+		return frameworks.Launch{}, nil, "", err
+	}
+	// Megatron caches sample indices by dataset path: one cache folder per
+	// dataset fingerprint keeps two datasets from sharing stale indices.
+	cacheDir := w.Path("DATA_DIR", "megatron-cache", fp)
+	maps := in.Executor.Place([]PathMap{
+		{Host: filepath.Dir(absPrefix), Inside: "/rival/data", ReadOnly: true, Role: "data"},
+		{Host: tokDir, Inside: "/rival/tokenizer", ReadOnly: true, Role: "tokenizer"},
+		{Host: runDir, Inside: "/rival/run", Role: "run"},
+		{Host: cacheDir, Inside: "/rival/cache", Role: "cache"},
+	})
+	req := frameworks.Request{
+		Platform: in.Platform, Framework: in.Framework, Model: in.Model, Fair: fairFromConfig(cfg), Host: in.Host,
+		DataPrefix: inside(maps, absPrefix), DataCacheDir: inside(maps, cacheDir), TokenizerPath: inside(maps, tokDir),
+		OutputDir: inside(maps, runDir), DataFingerprint: fp, NNodes: cfg.Int("NNODES"),
+	}
+	l, err := frameworks.Build(req)
+	if err != nil {
+		return l, nil, "", fmt.Errorf("train %s: %w", name, err)
+	}
+	return l, maps, cacheDir, nil
+}
+
+// SlurmScript is the batch script a run would submit (train:slurm-script).
+func (w *Workspace) SlurmScript(in TrainInputs) (string, error) {
+	ex, ok := in.Executor.(*SlurmExecutor)
+	if !ok {
+		return "", errors.New("slurm script: the run is not a Slurm run")
+	}
+	cfg := in.Config
+	if cfg == nil {
+		cfg = w.Config
+	}
+	fp := "unencoded"
+	if m, err := readManifest(in.TrainPrefix); err == nil {
+		fp = m.Fingerprint.Digest[:16]
+	}
+	l, maps, _, err := w.trainLaunch(in, cfg, RunName(in.Platform, in.Framework, in.Model, in.Dataset, in.RunIndex), fp)
+	if err != nil {
+		return "", err
+	}
+	_, script, err := ex.Job(l, maps)
+	return script, err
+}
+
 func runSuffix(run int) string {
 	if run == 0 {
 		return ""
@@ -260,12 +296,14 @@ func runSuffix(run int) string {
 	return fmt.Sprintf(" run%d", run+1)
 }
 
-// gpuCount is the number of processes a run uses for the TP×PP×DP check.
+// gpuCount is the number of processes a run uses for the TP×PP×DP check:
+// GPUs per node (one process on the cpu platform) times NNODES.
 func gpuCount(platform string, host hw.Host, cfg *Config) int {
+	perNode := len(host.GPUs)
 	if platform == hw.PlatformCPU {
-		return 1
+		perNode = 1
 	}
-	return len(host.GPUs)
+	return perNode * cfg.Int("NNODES")
 }
 
 func failedLog(logPath string) string { return strings.TrimSuffix(logPath, ".log") + ".failed.log" }
@@ -422,7 +460,7 @@ func (HostExecutor) Kind() string { return "host" }
 func (HostExecutor) Place(dirs []PathMap) []PathMap {
 	out := make([]PathMap, len(dirs))
 	for i, d := range dirs {
-		out[i] = PathMap{Host: d.Host, Inside: d.Host, ReadOnly: d.ReadOnly}
+		out[i] = PathMap{Host: d.Host, Inside: d.Host, ReadOnly: d.ReadOnly, Role: d.Role}
 	}
 	return out
 }

@@ -71,46 +71,24 @@ type TrainPlan struct {
 // On the cpu platform models become their proxies and parallelism is one
 // process.
 func (w *Workspace) PlanTraining(platform string, fws, mdls []string, host hw.Host, exec Executor) (*TrainPlan, error) {
-	cfg := w.Config
-	if platform == hw.PlatformCPU {
-		var err error
-		cfg, err = cfg.With("train:cpu", map[string]string{"TP": "1", "PP": "1", "DP": "1", "GBS": ""})
-		if err != nil {
-			return nil, err
-		}
+	cfg, err := w.platformConfig(platform)
+	if err != nil {
+		return nil, err
 	}
 	p, err := w.BuildPipeline()
 	if err != nil {
 		return nil, err
 	}
 	plan := &TrainPlan{Pipeline: p}
-	byModel := map[string]int{}
-	for i, m := range cfg.List("MODELS") {
-		byModel[m] = i
-	}
 	for _, fw := range fws {
 		for _, m := range mdls {
-			base := strings.TrimSuffix(m, "-proxy")
-			i, ok := byModel[base]
-			if !ok {
-				return nil, fmt.Errorf("model %s is not in MODELS=%s", base, cfg.Get("MODELS"))
-			}
-			if platform == hw.PlatformCPU && !strings.HasSuffix(m, "-proxy") {
-				m += "-proxy"
-			}
-			if _, err := models.Lookup(m); err != nil {
+			in, err := w.trainInputsForCfg(p, cfg, platform, fw, m, host, exec)
+			if err != nil {
 				return nil, err
 			}
-			enc := p.Encodes[i]
-			prefix := strings.TrimSuffix(enc.Outputs[0].Path, ".bin")
-			tok := TokenizerSpec{Path: p.Tokenizers[i].Outputs[0].Path}
-			mm, _ := models.Lookup(m)
-			tok.Model, tok.EOD = &mm, mm.EOD
 			for run := 0; run < cfg.Int("RUNS"); run++ {
-				t, err := w.TrainTask(TrainInputs{
-					Platform: platform, Framework: fw, Model: m, RunIndex: run, Dataset: cfg.Get("DATASET"),
-					TrainPrefix: prefix, Tokenizer: tok, Encode: enc, Host: host, Config: cfg, Executor: exec,
-				})
+				in.RunIndex = run
+				t, err := w.TrainTask(in)
 				if err != nil {
 					return nil, err
 				}
@@ -130,4 +108,40 @@ func (w *Workspace) ReportRuns(runs []*Task) {
 		}
 		w.Printf("%s: %s (%s)\n", t.ID, rel(w.Root, t.Outputs[0].Path), state)
 	}
+}
+
+// trainInputsForCfg is one run of the configured pipeline under cfg.
+func (w *Workspace) trainInputsForCfg(p *Pipeline, cfg *Config, platform, fw, model string, host hw.Host, exec Executor) (TrainInputs, error) {
+	base := strings.TrimSuffix(model, "-proxy")
+	i := -1
+	for j, m := range cfg.List("MODELS") {
+		if m == base {
+			i = j
+		}
+	}
+	if i < 0 {
+		return TrainInputs{}, fmt.Errorf("model %s is not in MODELS=%s", base, cfg.Get("MODELS"))
+	}
+	if platform == hw.PlatformCPU && !strings.HasSuffix(model, "-proxy") {
+		model += "-proxy"
+	}
+	mm, err := models.Lookup(model)
+	if err != nil {
+		return TrainInputs{}, err
+	}
+	enc := p.Encodes[i]
+	tok := TokenizerSpec{Path: p.Tokenizers[i].Outputs[0].Path, Model: &mm, EOD: mm.EOD}
+	return TrainInputs{
+		Platform: platform, Framework: fw, Model: model, Dataset: cfg.Get("DATASET"),
+		TrainPrefix: strings.TrimSuffix(enc.Outputs[0].Path, ".bin"), Tokenizer: tok, Encode: enc, Host: host, Config: cfg, Executor: exec,
+	}, nil
+}
+
+// platformConfig is the configuration runs of platform use: on the cpu
+// platform one process per node, so TP=PP=1 and DP=NNODES (GBS follows).
+func (w *Workspace) platformConfig(platform string) (*Config, error) {
+	if platform != hw.PlatformCPU {
+		return w.Config, nil
+	}
+	return w.Config.With("train:cpu", map[string]string{"TP": "1", "PP": "1", "DP": w.Config.Get("NNODES"), "GBS": ""})
 }

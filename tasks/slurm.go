@@ -1,0 +1,159 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/rivalbench/rival/cache"
+	"github.com/rivalbench/rival/frameworks"
+	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/slurm"
+)
+
+// SlurmScriptName is the batch script a Slurm run writes in its run folder:
+// a build artifact, readable, cached with the run's inputs.
+const SlurmScriptName = "job.sbatch"
+
+// SlurmExecutor hands a run to Slurm: it writes a batch script that starts
+// the same framework launch on every node (in the platform image through
+// pyxis on NVIDIA clusters, docker run per node on AMD ones, on the hosts
+// for cpu), submits it with sbatch, and follows the job and its log.
+type SlurmExecutor struct {
+	Cluster     slurm.Cluster
+	Platform    string
+	NNodes      int
+	GPUsPerNode int
+	TP, PP, DP  int
+	// Image is the platform image (tag or digest) for container modes.
+	Image                   string
+	ImageID                 string
+	Partition, Account, Tim string
+}
+
+// Kind implements Executor.
+func (s *SlurmExecutor) Kind() string { return "slurm" }
+
+// ImageDigest implements Executor.
+func (s *SlurmExecutor) ImageDigest() string { return s.ImageID }
+
+// containerMode is how the job runs the launch on each node.
+func (s *SlurmExecutor) containerMode() string {
+	switch s.Platform {
+	case hw.PlatformNVIDIA:
+		return slurm.ContainerPyxis
+	case hw.PlatformAMD:
+		return slurm.ContainerDocker
+	}
+	return slurm.ContainerNone
+}
+
+// Place implements Executor: in containers the usual /rival mount points,
+// on the hosts the paths themselves (a shared filesystem).
+func (s *SlurmExecutor) Place(dirs []PathMap) []PathMap {
+	if s.containerMode() == slurm.ContainerNone {
+		return HostExecutor{}.Place(dirs)
+	}
+	return dirs
+}
+
+// Job is the Slurm job of a launch.
+func (s *SlurmExecutor) Job(launch frameworks.Launch, maps []PathMap) (slurm.Job, string, error) {
+	runDir := ""
+	for _, m := range maps {
+		if m.Role == "run" {
+			runDir = m.Host
+		}
+	}
+	if runDir == "" {
+		return slurm.Job{}, "", errors.New("slurm: no run folder among the mounts")
+	}
+	var mounts []slurm.Mount
+	if s.containerMode() != slurm.ContainerNone {
+		for _, m := range maps {
+			mounts = append(mounts, slurm.Mount{Host: m.Host, Container: m.Inside, ReadOnly: m.ReadOnly})
+		}
+	}
+	env := map[string]string{}
+	for k, v := range launch.Env {
+		env[k] = v
+	}
+	job := slurm.Job{
+		Name: "rival-" + launch.Framework, NNodes: s.NNodes, GPUsPerNode: s.GPUsPerNode, TP: s.TP, PP: s.PP, DP: s.DP,
+		Partition: s.Partition, Account: s.Account, Time: s.Tim, Image: s.Image, Container: s.containerMode(),
+		Command: slurm.PerNodeArgs(launch.Command), WorkDir: launch.WorkDir, Env: env, Mounts: mounts,
+		OutputDir: runDir, LogPath: filepath.Join(runDir, "slurm.log"), NodeHardware: true,
+	}
+	if s.containerMode() == slurm.ContainerDocker {
+		job.DockerRunArgs = []string{"--device", "/dev/kfd", "--device", "/dev/dri", "--group-add", "video",
+			"--security-opt", "seccomp=unconfined", "--ipc", "host", "--network", "host", "--shm-size", "16g"}
+	}
+	script, err := slurm.Script(job)
+	return job, script, err
+}
+
+// Run implements Executor.
+func (s *SlurmExecutor) Run(ctx context.Context, launch frameworks.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
+	job, script, err := s.Job(launch, maps)
+	if err != nil {
+		return ExecInfo{}, err
+	}
+	path := filepath.Join(job.OutputDir, SlurmScriptName)
+	if err := cache.WriteFileAtomic(path, []byte(script), 0o755); err != nil {
+		return ExecInfo{}, err
+	}
+	id, err := s.Cluster.Submit(ctx, path)
+	if err != nil {
+		return ExecInfo{}, err
+	}
+	fmt.Fprintf(os.Stderr, "slurm: submitted job %s (%s)\n", id, path)
+	final, err := s.Cluster.Follow(ctx, id, job.LogPath, onLine)
+	info := ExecInfo{SlurmJobID: id, NodeList: final.Nodes, ExitCode: final.ExitCode, ImageID: s.ImageID}
+	if hwNodes, herr := slurm.ReadNodeHardware(job.OutputDir); herr == nil {
+		for _, n := range hwNodes {
+			info.NodeList = appendUnique(info.NodeList, n.Node)
+		}
+	}
+	sort.Strings(info.NodeList)
+	var jerr *slurm.JobError
+	if errors.As(err, &jerr) && jerr.Final.State == "FAILED" && jerr.Final.ExitCode != 0 {
+		// A job that ran and exited non-zero: report it like a process exit.
+		return info, nil
+	}
+	return info, err
+}
+
+func appendUnique(list []string, v string) []string {
+	for _, x := range list {
+		if x == v {
+			return list
+		}
+	}
+	return append(list, v)
+}
+
+// UseSlurm reports whether runs go through Slurm: NNODES > 1 or SLURM=1.
+func UseSlurm(cfg *Config) bool { return cfg.Int("NNODES") > 1 || cfg.Bool("SLURM") }
+
+// NewSlurmExecutor builds the executor for platform from the config.
+func (w *Workspace) NewSlurmExecutor(cfg *Config, platform string, host hw.Host, image, imageID string) (*SlurmExecutor, error) {
+	pending, err := ParseAge(cfg.Get("SLURM_PENDING_TIMEOUT"))
+	if err != nil {
+		return nil, err
+	}
+	gpus := len(host.GPUs)
+	if platform == hw.PlatformCPU {
+		gpus = 0
+	}
+	if err := slurm.Check(cfg.Int("NNODES"), gpus, cfg.Int("TP"), cfg.Int("PP"), cfg.Int("DP")); err != nil {
+		return nil, err
+	}
+	return &SlurmExecutor{
+		Cluster: slurm.Cluster{PendingTimeout: pending}, Platform: platform, NNodes: cfg.Int("NNODES"), GPUsPerNode: gpus,
+		TP: cfg.Int("TP"), PP: cfg.Int("PP"), DP: cfg.Int("DP"), Image: image, ImageID: imageID,
+		Partition: cfg.Get("SLURM_PARTITION"), Account: cfg.Get("SLURM_ACCOUNT"), Tim: cfg.Get("SLURM_TIME"),
+	}, nil
+}

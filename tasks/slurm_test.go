@@ -1,0 +1,100 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/result"
+	"github.com/rivalbench/rival/slurm/slurmtest"
+)
+
+// slurmRun is a cpu fsdp run of the Mistral proxy handed to a real Slurm
+// (slurmctld and slurmd on this host), NNODES=1 forced with SLURM=1.
+func slurmRun(t *testing.T, extra map[string]string) (*Workspace, TrainInputs) {
+	t.Helper()
+	if err := checkTorch(context.Background(), "/usr/bin/python3"); err != nil {
+		t.Skipf("skipping the Slurm training path: %v", err)
+	}
+	cl := slurmtest.Start(t, slurmtest.Options{Nodes: 1})
+	w, _ := newWorkspace(t, "")
+	values := map[string]string{"SLURM": "1", "TRAIN_ITERS": "6", "WARMUP_STEPS": "1", "SL": "64", "MBS": "2"}
+	for k, v := range extra {
+		values[k] = v
+	}
+	in := trainInputs(t, w, HostExecutor{})
+	cfg, err := in.Config.With("test", values)
+	require.NoError(t, err)
+	ex, err := w.NewSlurmExecutor(cfg, hw.PlatformCPU, hw.Host{Platform: hw.PlatformCPU}, "", "")
+	require.NoError(t, err)
+	ex.Cluster = cl.Client()
+	in.Config, in.Executor = cfg, ex
+	return w, in
+}
+
+func TestTrainThroughSlurm(t *testing.T) {
+	w, in := slurmRun(t, nil)
+	task, err := w.TrainTask(in)
+	require.NoError(t, err)
+	require.NoError(t, w.Runner.Run(context.Background(), task))
+	data, err := os.ReadFile(task.Outputs[0].Path)
+	require.NoError(t, err)
+	require.NoError(t, result.Validate(data))
+	var r result.Result
+	require.NoError(t, json.Unmarshal(data, &r))
+	require.NotNil(t, r.Provenance.SlurmJobID, "the job id is in the provenance")
+	assert.NotEmpty(t, r.Provenance.NodeList)
+	assert.Len(t, r.LossValues, 6)
+	script, err := os.ReadFile(filepath.Join(filepath.Dir(task.Outputs[0].Path), "runs", strings.TrimSuffix(filepath.Base(task.Outputs[0].Path), ".json"), SlurmScriptName))
+	require.NoError(t, err)
+	assert.Contains(t, string(script), "#SBATCH")
+
+	// The printed script is the submitted one.
+	printed, err := w.SlurmScript(in)
+	require.NoError(t, err)
+	assert.Equal(t, string(script), printed)
+}
+
+func TestFailedSlurmJobIsNotCached(t *testing.T) {
+	// 4096-token samples from a dataset of a few hundred tokens: the
+	// trainer refuses, the job fails.
+	w, in := slurmRun(t, map[string]string{"SL": "4096"})
+	task, err := w.TrainTask(in)
+	require.NoError(t, err)
+	err = w.Runner.Run(context.Background(), task)
+	require.Error(t, err)
+	assert.NoFileExists(t, task.Outputs[0].Path)
+	assert.FileExists(t, failedLog(task.Outputs[1].Path))
+}
+
+func TestCancelledSlurmJob(t *testing.T) {
+	w, in := slurmRun(t, map[string]string{"TRAIN_ITERS": "100000"})
+	task, err := w.TrainTask(in)
+	require.NoError(t, err)
+	require.NoError(t, w.Runner.Run(context.Background(), in.Encode))
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	err = w.Runner.Run(ctx, task)
+	require.Error(t, err)
+	assert.NoFileExists(t, task.Outputs[0].Path, "a cancelled job is not a result")
+}
+
+func TestSlurmRefusesInconsistentLayout(t *testing.T) {
+	w, _ := newWorkspace(t, "")
+	cfg, err := w.Config.With("test", map[string]string{"NNODES": "2", "DP": "8"})
+	require.NoError(t, err)
+	host := hw.Host{Platform: hw.PlatformNVIDIA}
+	for i := 0; i < 8; i++ {
+		host.GPUs = append(host.GPUs, hw.GPU{Index: i})
+	}
+	_, err = w.NewSlurmExecutor(cfg, hw.PlatformNVIDIA, host, "rival/nvd:latest", "")
+	require.Error(t, err, "2 nodes × 8 GPUs is 16, but TP×PP×DP is 8")
+}
