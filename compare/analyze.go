@@ -218,6 +218,9 @@ func gpuOf(r *result.Result) string {
 	if s := resolveSpec(r); s != "" {
 		return s
 	}
+	if platformOf(r) == "cpu" && r.GPUInfo.DeviceName == nil {
+		return "CPU"
+	}
 	return strOr(r.GPUInfo.DeviceName, "unknown GPU")
 }
 
