@@ -22,32 +22,33 @@ import (
 // compareVersion changes compare's key when the report's computation changes.
 const compareVersion = "1"
 
-// resultFiles lists result JSON files: those directly in top (OUTPUT_DIR,
-// where runs write them; its subfolders hold run scratch files) and every
-// one under dirs (recursively: results copied from other hosts).
+// resultFiles lists result JSON files under top (OUTPUT_DIR, leaving out
+// runs/, where runs keep scratch files such as generated configs) and under
+// dirs (results copied from other hosts), recursively and sorted.
 func resultFiles(top string, dirs []string) ([]string, error) {
 	var out []string
-	if entries, err := os.ReadDir(top); err == nil {
-		for _, e := range entries {
-			if !e.IsDir() && strings.HasSuffix(e.Name(), ".json") {
-				out = append(out, filepath.Join(top, e.Name()))
-			}
+	walk := func(root string, skip string) error {
+		if _, err := os.Stat(root); errors.Is(err, os.ErrNotExist) {
+			return nil
 		}
-	}
-	for _, d := range dirs {
-		if _, err := os.Stat(d); errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		err := filepath.WalkDir(d, func(p string, de os.DirEntry, err error) error {
+		return filepath.WalkDir(root, func(p string, de os.DirEntry, err error) error {
 			if err != nil {
 				return err
+			}
+			if de.IsDir() && skip != "" && p == skip {
+				return filepath.SkipDir
 			}
 			if !de.IsDir() && strings.HasSuffix(p, ".json") {
 				out = append(out, p)
 			}
 			return nil
 		})
-		if err != nil {
+	}
+	if err := walk(top, filepath.Join(top, "runs")); err != nil {
+		return nil, err
+	}
+	for _, d := range dirs {
+		if err := walk(d, ""); err != nil {
 			return nil, err
 		}
 	}
@@ -74,7 +75,7 @@ func (w *Workspace) cachedResults() ([][]byte, error) {
 }
 
 // CompareTask writes OUTPUT_DIR/report.md, compare.png and compare.svg
-// from every result in OUTPUT_DIR, under dirs, and in the cache. It is
+// from every result under OUTPUT_DIR, under dirs, and in the cache. It is
 // keyed by its input results' digests, so it is a hit when no result
 // changed.
 func (w *Workspace) CompareTask(dirs []string, deps ...*Task) (*Task, error) {
