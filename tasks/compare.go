@@ -102,9 +102,12 @@ func (w *Workspace) CompareTask(dirs []string, deps ...*Task) (*Task, error) {
 		if blobs, err = w.cachedResults(); err != nil {
 			return err
 		}
+		var digests []string
 		for _, b := range blobs {
-			t.Params["cached "+string(cache.HashBytes(b))] = "1"
+			digests = append(digests, string(cache.HashBytes(b)))
 		}
+		sort.Strings(digests)
+		t.Params["cached results"] = strings.Join(digests, ",")
 		if _, err := compare.ParsePriceEnv(compare.DefaultPrices(), os.Environ()); err != nil {
 			return err
 		}

@@ -387,6 +387,10 @@ func partLabel(p cache.KeyPart) string {
 	case "file":
 		return filepath.Base(p.Name)
 	case "dep":
+		// "<task id>: <output path>": the output's file name is enough to read.
+		if task, path, ok := strings.Cut(p.Name, ": "); ok {
+			return "upstream " + task + ": " + filepath.Base(path)
+		}
 		return "upstream " + p.Name
 	case "env":
 		return "env " + p.Name
