@@ -17,7 +17,8 @@ func main() {
 }
 
 // spellings accepts `purge data` for purge:data and `verify:result A B`
-// for verify:results A B: mage cannot give a target optional arguments.
+// for verify:results A B (mage cannot give a target optional arguments),
+// and train:slurm-script for mage's train:slurmscript (Go names have no dash).
 func spellings(args []string) []string {
 	var out []string
 	for i := 0; i < len(args); i++ {
@@ -25,6 +26,8 @@ func spellings(args []string) []string {
 		case args[i] == "purge" && i+1 < len(args) && args[i+1] == "data":
 			out = append(out, "purge:data")
 			i++
+		case args[i] == "train:slurm-script":
+			out = append(out, "train:slurmscript")
 		case args[i] == "verify:result" && i+2 < len(args) && strings.HasSuffix(args[i+2], ".json"):
 			out = append(out, "verify:results", args[i+1], args[i+2])
 			i += 2
