@@ -79,7 +79,7 @@ func TestPipelineFetchFilterEncode(t *testing.T) {
 	assert.Len(t, s.Hits(), before)
 }
 
-func TestFetchGatedWithoutTokenSaysWhatToDo(t *testing.T) {
+func TestFetchGatedWithoutTokenNamesTheFix(t *testing.T) {
 	s := hubtest.New()
 	t.Cleanup(s.Close)
 	e, err := hub.Lookup("llama")

@@ -139,7 +139,7 @@ func TestWrapZipsOutputsWithProvenance(t *testing.T) {
 	}
 }
 
-func TestWrapWithoutOutputsSaysWhatToDo(t *testing.T) {
+func TestWrapWithoutOutputsNamesTheFix(t *testing.T) {
 	w, _ := newWorkspace(t, "")
 	_, _, err := w.WrapTask()
 	require.ErrorContains(t, err, "nothing to wrap")
