@@ -64,6 +64,7 @@ func (w *Workspace) TrainTarget(ctx context.Context, platform string, fws, mdls 
 	if err := CheckPlatform(platform, host); err != nil {
 		return err
 	}
+	every := fws == nil
 	if fws == nil {
 		for _, f := range Frameworks() {
 			for _, p := range platformsOf(f) {
@@ -81,7 +82,7 @@ func (w *Workspace) TrainTarget(ctx context.Context, platform string, fws, mdls 
 		return err
 	}
 	defer closeExec()
-	plan, err := w.PlanTraining(platform, fws, mdls, host, exec)
+	plan, err := w.PlanTraining(platform, fws, mdls, host, exec, every)
 	if err != nil {
 		return err
 	}

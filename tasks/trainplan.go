@@ -69,8 +69,10 @@ type TrainPlan struct {
 // PlanTraining builds the pipeline and one train task per framework ×
 // model × repetition (RUNS) for platform, with exec running the launches.
 // On the cpu platform models become their proxies and parallelism is one
-// process.
-func (w *Workspace) PlanTraining(platform string, fws, mdls []string, host hw.Host, exec Executor) (*TrainPlan, error) {
+// process. With skipRefused, a combination the framework refuses (TorchTitan
+// and Qwen's QKV bias, say) is reported and left out instead of failing
+// the whole plan: train:all asks for every combination, train:run for one.
+func (w *Workspace) PlanTraining(platform string, fws, mdls []string, host hw.Host, exec Executor, skipRefused bool) (*TrainPlan, error) {
 	cfg, err := w.platformConfig(platform)
 	if err != nil {
 		return nil, err
@@ -89,6 +91,10 @@ func (w *Workspace) PlanTraining(platform string, fws, mdls []string, host hw.Ho
 			for run := 0; run < cfg.Int("RUNS"); run++ {
 				in.RunIndex = run
 				t, err := w.TrainTask(in)
+				if err != nil && skipRefused {
+					w.Printf("skipping %s × %s on %s: %v\n", fw, m, platform, err)
+					break
+				}
 				if err != nil {
 					return nil, err
 				}
