@@ -108,3 +108,29 @@ func TestFingerprintTracksTrainingKeysOnly(t *testing.T) {
 	assert.NotEqual(t, base.Fingerprint(), sl.Fingerprint())
 	assert.True(t, strings.HasPrefix(string(base.Fingerprint()), string(base.Fingerprint()[:8])))
 }
+
+// FuzzLoadConfig: any config.env content loads or fails with an error,
+// never panics, and a loaded config always satisfies its own invariants.
+func FuzzLoadConfig(f *testing.F) {
+	f.Add("SL=4096\nGA=4\n")
+	f.Add("# comment\nexport LR=\"1e-4\"\nGBS=64\n")
+	f.Add("MODELS=llama,,qwen\nTRAIN_SPLIT=1\n")
+	f.Add("SL\n=\n'\"\n")
+	f.Fuzz(func(t *testing.T, content string) {
+		p := filepath.Join(t.TempDir(), "config.env")
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, err := LoadConfig(p, "", envFrom(nil))
+		if err != nil {
+			return
+		}
+		if c.Int("GBS") != c.Int("MBS")*c.Int("DP")*c.Int("GA") {
+			t.Fatalf("loaded config breaks GBS = MBS×DP×GA: %s", c)
+		}
+		if s := c.Float("TRAIN_SPLIT"); s <= 0 || s > 1 {
+			t.Fatalf("TRAIN_SPLIT %g loaded", s)
+		}
+		_ = c.Fingerprint()
+	})
+}
