@@ -390,8 +390,6 @@ func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch frameworks.L
 	if in.Platform == hw.PlatformCPU {
 		// The trainer runs fp32 on CPUs, whatever PRECISION asks of GPUs.
 		facts.Precision = "fp32"
-		facts.GBS = cfg.Int("MBS") * cfg.Int("GA")
-		facts.TP, facts.PP = 1, 1
 	}
 	if len(in.Host.GPUs) > 0 {
 		facts.GPUModel = in.Host.GPUs[0].Model
