@@ -151,22 +151,29 @@ func repoKey(dataset bool, repo string) string {
 	return "model:" + repo
 }
 
-// statusRecorder remembers the status for the hit log.
+// statusRecorder notes a response's status in the hit log as soon as the header is written,
+// before any byte of the body reaches the client, so a test that looks at the log after its
+// request returned always sees the status.
 type statusRecorder struct {
 	http.ResponseWriter
+	srv    *Server
+	hit    int
 	status int
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
 	if r.status == 0 {
 		r.status = code
+		r.srv.mu.Lock()
+		r.srv.hits[r.hit].Status = code
+		r.srv.mu.Unlock()
 	}
 	r.ResponseWriter.WriteHeader(code)
 }
 
 func (r *statusRecorder) Write(p []byte) (int, error) {
 	if r.status == 0 {
-		r.status = http.StatusOK
+		r.WriteHeader(http.StatusOK)
 	}
 	return r.ResponseWriter.Write(p)
 }
@@ -177,13 +184,16 @@ func (r *statusRecorder) Flush() {
 	}
 }
 
-func (s *Server) record(host string, r *http.Request, rec *statusRecorder) {
+// record notes a request when it arrives, so the log is in arrival order (a stalled request
+// stays before the ones that came after it), and returns the writer that fills in its status.
+func (s *Server) record(host string, w http.ResponseWriter, r *http.Request) *statusRecorder {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.hits = append(s.hits, Hit{
 		Host: host, Path: r.URL.EscapedPath(), Range: r.Header.Get("Range"),
-		Auth: r.Header.Get("Authorization") != "", Status: rec.status,
+		Auth: r.Header.Get("Authorization") != "",
 	})
+	return &statusRecorder{ResponseWriter: w, srv: s, hit: len(s.hits) - 1}
 }
 
 func refuse(w http.ResponseWriter, status int, code, msg string) {
@@ -193,8 +203,7 @@ func refuse(w http.ResponseWriter, status int, code, msg string) {
 }
 
 func (s *Server) serveHub(w http.ResponseWriter, r *http.Request) {
-	rec := &statusRecorder{ResponseWriter: w}
-	defer func() { s.record("hub", r, rec) }()
+	rec := s.record("hub", w, r)
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		http.Error(rec, "method not allowed", http.StatusMethodNotAllowed)
 		return
@@ -264,8 +273,7 @@ func (s *Server) serveHub(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) serveCDN(w http.ResponseWriter, r *http.Request) {
-	rec := &statusRecorder{ResponseWriter: w}
-	defer func() { s.record("cdn", r, rec) }()
+	rec := s.record("cdn", w, r)
 	if r.Header.Get("Authorization") != "" {
 		// Presigned object-store URLs reject a second authentication mechanism.
 		http.Error(rec, "<Error><Code>InvalidArgument</Code><Message>Only one auth mechanism allowed</Message></Error>", http.StatusBadRequest)
