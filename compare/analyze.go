@@ -273,14 +273,19 @@ func evaluate(in *Input) *Run {
 			fail(p.Name, "flagged by the result itself: %s", p.Detail)
 		}
 	}
-	if spec := resolveSpec(r); spec != "" && r.Model.Name != nil && sl != nil {
+	// Rival's TFLOP/s needs only the model and the sequence length; MFU also
+	// needs the GPU's dense peak (a CPU run has TFLOP/s but no MFU).
+	if r.Model.Name != nil && sl != nil {
 		if m, err := models.Lookup(*r.Model.Name); err == nil {
-			if peak, err := hw.PeakTFLOPs(spec, r.TrainingConfig.Precision); err == nil {
-				tf := m.TrainFLOPsPerToken(*sl) * run.TPSPerGPU / 1e12
-				mfu := 100 * tf / peak
-				run.TFLOPs, run.MFU, run.Peak = &tf, &mfu, &peak
-				if mfu > 100 {
-					fail("mfu_above_100_percent", "Rival's MFU is %.1f%% of the %s dense %s peak (%.1f TFLOP/s): check GBS, SL, GPU count, model and precision", mfu, spec, r.TrainingConfig.Precision, peak)
+			tf := m.TrainFLOPsPerToken(*sl) * run.TPSPerGPU / 1e12
+			run.TFLOPs = &tf
+			if spec := resolveSpec(r); spec != "" {
+				if peak, err := hw.PeakTFLOPs(spec, r.TrainingConfig.Precision); err == nil {
+					mfu := 100 * tf / peak
+					run.MFU, run.Peak = &mfu, &peak
+					if mfu > 100 {
+						fail("mfu_above_100_percent", "Rival's MFU is %.1f%% of the %s dense %s peak (%.1f TFLOP/s): check GBS, SL, GPU count, model and precision", mfu, spec, r.TrainingConfig.Precision, peak)
+					}
 				}
 			}
 		}
@@ -398,6 +403,8 @@ func (g *Group) compute(prices PriceTable) {
 		}
 		if run.TFLOPs != nil {
 			tf = append(tf, *run.TFLOPs)
+		}
+		if run.MFU != nil {
 			mfu = append(mfu, *run.MFU)
 			g.Peak = run.Peak
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -61,6 +62,27 @@ func num(x float64, prec int) string {
 		out += "." + frac
 	}
 	return out
+}
+
+// sig formats a framework's figure with one decimal, or with three significant
+// digits when it is below 1 (a CPU run's 0.02 TFLOP/s must not read as 0.0).
+func sig(p *float64) string {
+	if p == nil {
+		return "—"
+	}
+	if a := math.Abs(*p); a > 0 && a < 1 {
+		return strconv.FormatFloat(*p, 'g', 3, 64)
+	}
+	return num(*p, 1)
+}
+
+// positive is num for a figure where 0 means "not known" (power with neither
+// samples nor a TDP).
+func positive(x float64, prec int) string {
+	if x <= 0 {
+		return "—"
+	}
+	return num(x, prec)
 }
 
 func ptr(p *float64, prec int) string {
@@ -168,7 +190,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			if g.FrameworkMFU != nil {
 				fmfu = num(*g.FrameworkMFU, 1) + "%"
 			}
-			p("| %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(g.name()), g.Config["precision"], ptr(g.Peak, 1), ptr(g.TFLOPs, 1), mfu, ptr(g.FrameworkTF, 1), fmfu)
+			p("| %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(g.name()), g.Config["precision"], ptr(g.Peak, 1), sig(g.TFLOPs), mfu, sig(g.FrameworkTF), fmfu)
 		}
 		p("\n### Memory (per GPU, GiB)\n\n| group | peak allocated | peak reserved | peak device used | GPU memory | share of GPU memory |\n|---|---|---|---|---|---|\n")
 		for _, g := range m.Groups {
@@ -196,7 +218,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			if g.NumGPUs > 0 {
 				days = fmt.Sprintf("%s / %s on %d GPUs", num(g.DaysFor1T, 1), num(g.DaysFor15T, 1), g.NumGPUs)
 			}
-			p("| %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(g.name()), energy, num(g.PowerWatts, 0), price, cost, num(g.GPUHoursPer1T, 0), days)
+			p("| %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(g.name()), energy, positive(g.PowerWatts, 0), price, cost, num(g.GPUHoursPer1T, 0), days)
 		}
 		if len(m.Comparisons) > 0 {
 			p("\n### Speedups (tokens/s/GPU)\n\n| faster | slower | speedup | 95%% CI | method |\n|---|---|---|---|---|\n")

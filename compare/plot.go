@@ -217,6 +217,32 @@ func addLabels(p *plot.Plot, at plotter.XYs, text []string) error {
 	return nil
 }
 
+// noData writes why a panel is empty in its middle, so an empty panel reads as
+// "not defined for these runs" rather than as a drawing fault.
+func noData(p *plot.Plot, xmax float64, rows int, msg string) error {
+	y := float64(rows-1) / 2
+	l, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: xmax / 2, Y: y}}, Labels: []string{msg}})
+	if err != nil {
+		return err
+	}
+	l.TextStyle[0].Font.Size = vg.Points(11)
+	l.TextStyle[0].Color = color.Gray{Y: 0x55}
+	l.TextStyle[0].XAlign, l.TextStyle[0].YAlign = draw.XCenter, draw.YCenter
+	p.Add(l)
+	return nil
+}
+
+// whyNone names, for the groups' GPUs, why a figure is missing ("cpu: no GPU").
+func whyNone(gs []*Group, what string) string {
+	var gpus []string
+	for _, g := range gs {
+		if !contains(gpus, g.Key.GPU) {
+			gpus = append(gpus, g.Key.GPU)
+		}
+	}
+	return what + " for " + strings.Join(gpus, ", ")
+}
+
 func (r *Report) stepPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.Plot, error) {
 	p := newPanel("Step time per measured step (box: quartiles; whiskers: 1.5 IQR)", "seconds per step", gs, anyMarked(gs))
 	var labels []string
@@ -254,6 +280,7 @@ func (r *Report) memoryPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.Plot
 	var labels []string
 	w := barWidth(len(gs))
 	xmax := 1.0
+	drawn := false
 	for i, g := range gs {
 		labels = append(labels, r.barLabel(g))
 		c := col[g]
@@ -277,6 +304,7 @@ func (r *Report) memoryPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.Plot
 				bc.Offset = -w / 4
 			}
 			p.Add(bc)
+			drawn = true
 			xmax = math.Max(xmax, *v/1024)
 		}
 		if g.GPUMemoryMiB != nil {
@@ -288,12 +316,31 @@ func (r *Report) memoryPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.Plot
 			l.LineStyle.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
 			l.LineStyle.Width = vg.Points(1.2)
 			p.Add(l)
+			drawn = true
 			xmax = math.Max(xmax, cap)
 		}
 	}
 	nominal(p, labels)
 	p.X.Max = xmax * 1.08
+	if !drawn {
+		msg := whyNone(gs, "no memory figures recorded")
+		if allCPU(gs) {
+			msg = "no GPU memory: CPU runs record none"
+		}
+		if err := noData(p, p.X.Max, len(gs), msg); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
+}
+
+func allCPU(gs []*Group) bool {
+	for _, g := range gs {
+		if g.Key.Platform != "cpu" {
+			return false
+		}
+	}
+	return len(gs) > 0
 }
 
 func (r *Report) mfuPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.Plot, error) {
@@ -348,6 +395,15 @@ func (r *Report) mfuPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.Plot, e
 	}
 	nominal(p, labels)
 	p.X.Max = xmax * 1.2
+	if len(vals) == 0 && len(fw) == 0 {
+		msg := whyNone(gs, "no MFU: no dense peak known")
+		if allCPU(gs) {
+			msg = "no MFU: CPU runs have no GPU peak to divide by"
+		}
+		if err := noData(p, p.X.Max, len(gs), msg); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
 }
 
@@ -394,12 +450,16 @@ func (r *Report) costPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.Plot, 
 	if err := addLabels(p, vals, text); err != nil {
 		return nil, err
 	}
+	p.X.Max = xmax * 1.25
 	if len(labels) > 0 {
 		nominal(p, labels)
 	} else {
 		p.HideY()
+		p.Y.Min, p.Y.Max = -0.5, 0.5
+		if err := noData(p, p.X.Max, 1, "no GPU-hour price for "+strings.Join(missing, ", ")+": set PRICE_<GPU> in config.env"); err != nil {
+			return nil, err
+		}
 	}
-	p.X.Max = xmax * 1.25
 	return p, nil
 }
 

@@ -94,3 +94,35 @@ func TestPlotSinglePlatform(t *testing.T) {
 	require.NoError(t, rep.WriteMarkdown(&md))
 	assert.Contains(t, md.String(), "there is no cross-platform comparison")
 }
+
+// TestCPUOnlyRun uses a result the demo wrote (CPU, fsdp, a proxy model): Rival's
+// TFLOP/s is computed without a GPU peak, MFU, memory and cost are shown as not
+// defined, and the figure says why in each empty panel.
+func TestCPUOnlyRun(t *testing.T) {
+	data, err := os.ReadFile("testdata/cpu/train_cpu_fsdp_mistral-proxy_sample.json")
+	require.NoError(t, err)
+	in, prob := Parse("cpu.json", data)
+	require.Nil(t, prob)
+	rep, err := Analyze([]Input{*in}, DefaultPrices())
+	require.NoError(t, err)
+	require.Empty(t, rep.Errors)
+	require.Len(t, rep.Groups, 1)
+	g := rep.Groups[0]
+	require.NotNil(t, g.TFLOPs, "TFLOP/s needs only the model and the tokens/s")
+	assert.InDelta(t, 0.0179, *g.TFLOPs, 0.0001)
+	assert.Nil(t, g.MFU)
+	assert.Nil(t, g.Peak)
+
+	var md bytes.Buffer
+	require.NoError(t, rep.WriteMarkdown(&md))
+	assert.Contains(t, md.String(), "| CPU FSDP | fp32 | — | 0.0179 | — |")
+	assert.Contains(t, md.String(), "| — | — | — (no price: set PRICE_CPU) |", "no power is a dash, not 0 W")
+
+	svg := filepath.Join(t.TempDir(), "cpu.svg")
+	require.NoError(t, rep.WritePlots("", svg))
+	body, err := os.ReadFile(svg)
+	require.NoError(t, err)
+	for _, note := range []string{"no MFU: CPU runs have no GPU peak to divide by", "no GPU memory: CPU runs record none", "no GPU-hour price for CPU"} {
+		assert.Contains(t, string(body), note)
+	}
+}
