@@ -383,3 +383,31 @@ func BenchmarkHashSHA256(b *testing.B) {
 		sha256.Sum256(data)
 	}
 }
+
+// TestPutOutputReadsOnce: a task that stored its output itself (to learn the
+// digest) leaves the runner's store a stat call, not a second read; a missing
+// blob or the other storage form is stored again.
+func TestPutOutputReadsOnce(t *testing.T) {
+	c := newCache(t)
+	p := filepath.Join(t.TempDir(), "c4-llama-train.bin")
+	require.NoError(t, os.WriteFile(p, bytes.Repeat([]byte{3, 1, 4}, 1<<15), 0o644))
+	d1, n1, err := c.PutOutput(p, false)
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, c.FileReads())
+	d2, n2, err := c.PutOutput(p, false)
+	require.NoError(t, err)
+	assert.Equal(t, d1, d2)
+	assert.Equal(t, n1, n2)
+	assert.EqualValues(t, 1, c.FileReads(), "stored and unchanged: not read again")
+
+	_, _, err = c.PutOutput(p, true)
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, c.FileReads(), "asked compressed, stored plain: stored again")
+
+	require.NoError(t, os.Remove(c.blobPath(d1, false)))
+	d3, _, err := c.PutOutput(p, false)
+	require.NoError(t, err)
+	assert.Equal(t, d1, d3)
+	assert.EqualValues(t, 3, c.FileReads(), "blob gone: stored again")
+	assert.True(t, c.hasBlobAs(d1, false))
+}

@@ -76,13 +76,8 @@ func (c *Cache) FileDigest(path string) (Digest, int64, error) {
 	}
 	before, ok := statOf(fi)
 	entryPath := c.statEntryPath(abs)
-	if ok {
-		if data, err := os.ReadFile(entryPath); err == nil {
-			var e statEntry
-			if json.Unmarshal(data, &e) == nil && e.Path == abs && e.fileStat == before && e.Digest.Valid() {
-				return e.Digest, fi.Size(), nil
-			}
-		}
+	if d, known := c.knownDigest(abs, before, ok); known {
+		return d, fi.Size(), nil
 	}
 	c.fileReads.Add(1)
 	d, n, err := HashFile(abs)
@@ -99,6 +94,22 @@ func (c *Cache) FileDigest(path string) (Digest, int64, error) {
 		}
 	}
 	return d, n, nil
+}
+
+// knownDigest is the stat cache's digest of abs when its entry matches st.
+func (c *Cache) knownDigest(abs string, st fileStat, ok bool) (Digest, bool) {
+	if !ok {
+		return "", false
+	}
+	data, err := os.ReadFile(c.statEntryPath(abs))
+	if err != nil {
+		return "", false
+	}
+	var e statEntry
+	if json.Unmarshal(data, &e) != nil || e.Path != abs || e.fileStat != st || !e.Digest.Valid() {
+		return "", false
+	}
+	return e.Digest, true
 }
 
 // Forget drops the stat-cache entry of path, so the next FileDigest rereads it.
@@ -162,7 +173,8 @@ func (c *Cache) TreeDigest(path string) (Digest, int64, error) {
 }
 
 // PutOutput stores a task's output file as a blob and remembers its digest
-// in the stat cache, reading the file once. The digest is remembered only if
+// in the stat cache, reading the file once, or not at all when the stat cache
+// already knows it and the blob is stored. The digest is remembered only if
 // the file did not change while it was read.
 func (c *Cache) PutOutput(path string, compress bool) (Digest, int64, error) {
 	abs, err := filepath.Abs(path)
@@ -174,6 +186,11 @@ func (c *Cache) PutOutput(path string, compress bool) (Digest, int64, error) {
 		return "", 0, fmt.Errorf("cache %s: %w", path, err)
 	}
 	before, ok := statOf(fi)
+	// A task may have stored the file itself (to learn its digest without a
+	// second read); then the stat cache knows it and the blob is there.
+	if d, known := c.knownDigest(abs, before, ok); known && c.hasBlobAs(d, compress) {
+		return d, fi.Size(), nil
+	}
 	d, n, err := c.PutFile(abs, compress)
 	if err != nil {
 		return "", 0, err

@@ -56,8 +56,9 @@ func Open(dir string) (*Cache, error) {
 	return &Cache{Dir: abs}, nil
 }
 
-// FileReads counts files this Cache opened to hash, so tests and benchmarks
-// can prove that a no-op run reads nothing.
+// FileReads counts files this Cache opened to hash or to store, so tests and
+// benchmarks can prove that a no-op run reads nothing and an output is read
+// once.
 func (c *Cache) FileReads() int64 { return c.fileReads.Load() }
 
 func (c *Cache) warn(format string, args ...any) {
@@ -94,6 +95,12 @@ func (c *Cache) HasBlob(d Digest) bool {
 	return false
 }
 
+// hasBlobAs reports whether d is stored in the given form (compressed or not).
+func (c *Cache) hasBlobAs(d Digest, compressed bool) bool {
+	_, err := os.Stat(c.blobPath(d, compressed))
+	return err == nil
+}
+
 // PutFile stores the file at path as a blob and returns its digest and size.
 // compress selects zstd, which pays for text, JSON and logs but not for token
 // streams.
@@ -103,6 +110,7 @@ func (c *Cache) PutFile(path string, compress bool) (Digest, int64, error) {
 		return "", 0, fmt.Errorf("cache %s: %w", path, err)
 	}
 	defer f.Close()
+	c.fileReads.Add(1)
 	d, n, err := c.put(f, compress)
 	if err != nil {
 		return "", 0, fmt.Errorf("cache %s: %w", path, err)

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -190,7 +191,7 @@ func (w *Workspace) EncodeTask(in string, tok TokenizerSpec, outPrefix string, s
 		}
 		var manifests []EncodeManifest
 		for i, p := range prefixes {
-			fp, err := indexed.FingerprintFiles(p)
+			fp, err := storedFingerprint(x.Cache, p)
 			if err != nil {
 				return err
 			}
@@ -216,6 +217,31 @@ func (w *Workspace) EncodeTask(in string, tok TokenizerSpec, outPrefix string, s
 		return nil
 	}
 	return t
+}
+
+// storedFingerprint stores the dataset's two files in the cache (which the
+// runner would do next anyway, and now finds done) and computes the
+// fingerprint from the digests that gives, so the files are read once, not
+// once for the fingerprint and again for the cache.
+func storedFingerprint(c *cache.Cache, prefix string) (indexed.Fingerprint, error) {
+	var sums [2][32]byte
+	for i, path := range []string{indexed.IdxPath(prefix), indexed.BinPath(prefix)} {
+		d, _, err := c.PutOutput(path, false)
+		if err != nil {
+			return indexed.Fingerprint{}, err
+		}
+		b, err := hex.DecodeString(string(d))
+		if err != nil || len(b) != 32 {
+			return indexed.Fingerprint{}, fmt.Errorf("fingerprint %s: cache digest %q is not a BLAKE3-256", path, d)
+		}
+		sums[i] = [32]byte(b)
+	}
+	ds, err := indexed.Open(prefix)
+	if err != nil {
+		return indexed.Fingerprint{}, err
+	}
+	defer ds.Close()
+	return ds.FingerprintWith(sums[0], sums[1]), nil
 }
 
 // ReportEncode prints what an encode task wrote.

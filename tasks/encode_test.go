@@ -33,6 +33,14 @@ func TestEncodeFileAndVerify(t *testing.T) {
 	out := filepath.Join(w.Root, "out", "corpus")
 	task := w.EncodeTask(in, tok, out, 0, nil)
 	require.NoError(t, w.Runner.Run(context.Background(), task))
+	// The manifest's fingerprint comes from the digests the cache computed
+	// when it stored the files; it must equal one computed from the files.
+	var ms []EncodeManifest
+	require.NoError(t, task.Meta(&ms))
+	require.Len(t, ms, 1)
+	direct, err := indexed.FingerprintFiles(out)
+	require.NoError(t, err)
+	assert.Equal(t, direct, ms[0].Fingerprint)
 
 	d, err := indexed.Open(out)
 	require.NoError(t, err)
