@@ -71,7 +71,7 @@ func NewWriter(prefix string, dtype DType) (*Writer, error) {
 		w.removeTemps()
 		return nil, fmt.Errorf("new dataset %s: %w", prefix, err)
 	}
-	w.binBuf = bufio.NewWriterSize(w.bin, bufferSize)
+	w.binBuf = bufio.NewWriterSize(&writebackFile{f: w.bin}, bufferSize)
 	w.idxBuf = bufio.NewWriterSize(w.idx, bufferSize)
 	w.docsBuf = bufio.NewWriterSize(w.docs, 64<<10)
 	// The header's counts are patched in by Finalize; reserve its bytes so the
