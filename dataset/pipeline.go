@@ -56,6 +56,7 @@ const (
 
 // chunk is a run of whole lines from one file, encoded by one worker.
 type chunk struct {
+	seq       int64 // position in the input order, from 0
 	file      string
 	firstLine int64 // 1-based line number of the first line in file
 	lines     int
@@ -63,7 +64,6 @@ type chunk struct {
 	tokens    []int32
 	ends      []int // per line, the end of its tokens in tokens
 	err       error // a read or parse error; ends holds the lines before it
-	done      chan struct{}
 }
 
 // sink receives encoded documents in input order; doc counts from 0 over
@@ -151,11 +151,17 @@ func count(st *Stats, tokens []int32) {
 	st.Tokens += int64(len(tokens))
 }
 
-// run is the pipeline: one reader cuts the inputs into chunks of whole
-// lines, Workers goroutines parse and encode chunks, and the calling
-// goroutine hands documents to sink strictly in input order. A fixed pool of
-// chunks bounds memory. Errors surface in input order too, so the first bad
-// line in the input is the one reported, whatever the scheduling.
+// run is the pipeline. Workers goroutines (one per core by default) each
+// loop: take a free chunk, fill it with the next whole lines of the input
+// (under a lock, so chunks are numbered in input order), parse and encode
+// it, then commit it. Committing hands documents to sink strictly in input
+// order: a chunk that completes early waits in a ring until the ones before
+// it are committed, and whichever worker completes the next chunk in order
+// writes it and every waiting chunk after it. There is no separate reader or
+// writer goroutine to compete with the encoders for cores, so on a busy host
+// no encoder waits for a writer that is not scheduled. A fixed pool of chunks
+// bounds memory. Errors surface in input order too, so the first bad line in
+// the input is the one reported, whatever the scheduling.
 func run(ctx context.Context, inputs []string, opt Options, sink sink) error {
 	if opt.Encode == nil {
 		return errors.New("encode: no encoder given")
@@ -176,65 +182,102 @@ func run(ctx context.Context, inputs []string, opt Options, sink sink) error {
 	for range poolSize {
 		free <- &chunk{}
 	}
-	order := make(chan *chunk, poolSize)
-	work := make(chan *chunk, poolSize)
+	src := &source{inputs: inputs, chunkBytes: chunkBytes}
+	defer src.close()
+	com := &committer{sink: sink, ring: make([]*chunk, poolSize), free: free, chunkBytes: chunkBytes, progress: opt.Progress}
 
+	var readMu sync.Mutex
+	var seq int64
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		defer close(order)
-		defer close(work)
-		read(ctx, inputs, chunkBytes, free, order, work)
-	})
 	for range workers {
 		wg.Go(func() {
 			var p parser
-			for c := range work {
+			for {
+				var c *chunk
+				select {
+				case c = <-free:
+				case <-ctx.Done():
+					return
+				}
+				readMu.Lock()
+				more := ctx.Err() == nil && src.next(c)
+				c.seq = seq
+				if more {
+					seq++
+				}
+				readMu.Unlock()
+				if !more {
+					free <- c
+					return
+				}
 				encodeChunk(&p, c, opt)
-				close(c.done)
+				if !com.commit(c) {
+					cancel()
+					return
+				}
 			}
 		})
 	}
-
-	var err error
-	var docs, inBytes int64
-	for c := range order {
-		select {
-		case <-c.done:
-		case <-ctx.Done():
-		}
-		if err == nil {
-			err = ctx.Err()
-		}
-		if err == nil {
-			start := 0
-			for _, end := range c.ends {
-				if err = sink(docs, c.tokens[start:end]); err != nil {
-					break
-				}
-				docs++
-				start = end
-			}
-			inBytes += int64(len(c.data))
-			if err == nil {
-				err = c.err
-			}
-			if err == nil && opt.Progress != nil && len(c.data) > 0 {
-				opt.Progress(docs, inBytes)
-			}
-		}
-		if err != nil {
-			cancel()
-			continue // drain order so the reader can finish
-		}
-		recycle(c, chunkBytes)
-		free <- c
-	}
 	wg.Wait()
-	if err == nil {
-		// The reader also stops early when the caller cancels.
-		err = ctx.Err()
+	if com.err != nil {
+		return com.err
 	}
-	return err
+	// Workers also stop early when the caller cancels.
+	return ctx.Err()
+}
+
+// committer writes encoded chunks to the sink in input order.
+type committer struct {
+	mu         sync.Mutex
+	sink       sink
+	ring       []*chunk // chunks done but not yet committed, at seq % len(ring)
+	next       int64    // seq of the next chunk to commit
+	docs       int64
+	inBytes    int64
+	err        error
+	free       chan<- *chunk
+	chunkBytes int
+	progress   func(documents, inputBytes int64)
+}
+
+// commit takes a finished chunk and writes every chunk that is now next in
+// order. It returns false once the run has failed. Chunks in flight never
+// outnumber the pool, which is the ring's size, so slots never collide.
+func (m *committer) commit(c *chunk) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.err != nil {
+		return false
+	}
+	n := int64(len(m.ring))
+	m.ring[c.seq%n] = c
+	for {
+		c := m.ring[m.next%n]
+		if c == nil || c.seq != m.next {
+			return true
+		}
+		m.ring[m.next%n] = nil
+		m.next++
+		start := 0
+		for _, end := range c.ends {
+			if err := m.sink(m.docs, c.tokens[start:end]); err != nil {
+				m.err = err
+				return false
+			}
+			m.docs++
+			start = end
+		}
+		if c.err != nil {
+			m.err = c.err
+			return false
+		}
+		m.inBytes += int64(len(c.data))
+		if m.progress != nil && len(c.data) > 0 {
+			m.progress(m.docs, m.inBytes)
+		}
+		recycle(c, m.chunkBytes)
+		m.free <- c
+	}
 }
 
 // recycle drops buffers an unusually long line inflated, so one huge
@@ -248,104 +291,98 @@ func recycle(c *chunk, chunkBytes int) {
 	}
 }
 
-// read cuts each input into chunks of whole lines and queues each chunk
-// twice: on order, which the writer follows, and on work, for the workers.
-func read(ctx context.Context, inputs []string, chunkBytes int, free <-chan *chunk, order, work chan<- *chunk) {
-	send := func(c *chunk) bool {
-		select {
-		case order <- c:
-		case <-ctx.Done():
-			return false
-		}
-		select {
-		case work <- c:
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}
-	for _, path := range inputs {
-		f, err := os.Open(path)
-		if err != nil {
-			select {
-			case c := <-free:
-				fail(ctx, c, order, fmt.Errorf("encode: %w", err))
-			case <-ctx.Done():
-			}
-			return
-		}
-		ok := readFile(ctx, f, path, chunkBytes, free, send, order)
-		f.Close()
-		if !ok {
-			return
-		}
+// source cuts the inputs, one after the other, into chunks of whole lines.
+// It is used under the caller's lock.
+type source struct {
+	inputs     []string
+	chunkBytes int
+	i          int // next input to open
+	f          *os.File
+	path       string
+	line       int64  // 1-based number of the next line in f
+	carry      []byte // a partial line left over from the previous chunk
+	eof        bool
+	done       bool // every input read, or an error handed out
+}
+
+func (s *source) close() {
+	if s.f != nil {
+		s.f.Close()
+		s.f = nil
 	}
 }
 
-// fail queues a chunk that carries only err, so it is reported after the
-// chunks before it. It bypasses the workers.
-func fail(ctx context.Context, c *chunk, order chan<- *chunk, err error) {
-	c.data, c.ends, c.lines, c.err = c.data[:0], c.ends[:0], 0, err
-	c.done = make(chan struct{})
-	close(c.done)
-	select {
-	case order <- c:
-	case <-ctx.Done():
-	}
-}
-
-func readFile(ctx context.Context, f *os.File, path string, chunkBytes int, free <-chan *chunk, send func(*chunk) bool, order chan<- *chunk) bool {
-	var carry []byte // a partial line left over from the previous chunk
-	line := int64(1)
-	eof := false
-	for !eof || len(carry) > 0 {
-		var c *chunk
-		select {
-		case c = <-free:
-		case <-ctx.Done():
+// next fills c with the next run of whole lines and reports whether it did;
+// false means there is no more input. A failure to open or read is handed
+// out once, as a chunk that carries only the error, so it is reported after
+// the chunks before it.
+func (s *source) next(c *chunk) bool {
+	c.data, c.lines, c.err = c.data[:0], 0, nil
+	for {
+		if s.done {
 			return false
 		}
-		c.file, c.firstLine, c.err = path, line, nil
-		c.data = append(c.data[:0], carry...)
-		carry = carry[:0]
-		// Fill to chunkBytes, then keep reading until the chunk holds at
-		// least one whole line or the file ends. The carry never holds a
-		// newline, so only fresh bytes need scanning.
-		hasNewline := false
-		for !eof && (len(c.data) < chunkBytes || !hasNewline) {
-			// Read at least minRead bytes at a time, and no more than the
-			// chunk still wants unless a line is longer than the chunk.
-			want := max(chunkBytes-len(c.data), minRead)
-			if cap(c.data)-len(c.data) < want {
-				c.data = slices.Grow(c.data, want)
-			}
-			n, err := f.Read(c.data[len(c.data) : len(c.data)+want])
-			if !hasNewline && bytes.IndexByte(c.data[len(c.data):len(c.data)+n], '\n') >= 0 {
-				hasNewline = true
-			}
-			c.data = c.data[:len(c.data)+n]
-			if errors.Is(err, io.EOF) {
-				eof = true
-			} else if err != nil {
-				fail(ctx, c, order, fmt.Errorf("encode: read %s: %w", path, err))
+		if s.f == nil {
+			if s.i == len(s.inputs) {
+				s.done = true
 				return false
 			}
+			s.path = s.inputs[s.i]
+			s.i++
+			f, err := os.Open(s.path)
+			if err != nil {
+				s.done = true
+				c.file, c.err = s.path, fmt.Errorf("encode: %w", err)
+				return true
+			}
+			s.f, s.line, s.eof, s.carry = f, 1, false, s.carry[:0]
+			// An empty file still yields one (empty) chunk, as any file does.
+		} else if s.eof && len(s.carry) == 0 {
+			s.close()
+			continue
 		}
-		if !eof {
-			cut := bytes.LastIndexByte(c.data, '\n') + 1
-			carry = append(carry, c.data[cut:]...)
-			c.data = c.data[:cut]
+		return s.fill(c)
+	}
+}
+
+func (s *source) fill(c *chunk) bool {
+	c.file, c.firstLine = s.path, s.line
+	c.data = append(c.data, s.carry...)
+	s.carry = s.carry[:0]
+	// Fill to chunkBytes, then keep reading until the chunk holds at least
+	// one whole line or the file ends. The carry never holds a newline, so
+	// only fresh bytes need scanning.
+	hasNewline := false
+	for !s.eof && (len(c.data) < s.chunkBytes || !hasNewline) {
+		// Read at least minRead bytes at a time, and no more than the
+		// chunk still wants unless a line is longer than the chunk.
+		want := max(s.chunkBytes-len(c.data), minRead)
+		if cap(c.data)-len(c.data) < want {
+			c.data = slices.Grow(c.data, want)
 		}
-		c.lines = bytes.Count(c.data, []byte{'\n'})
-		if len(c.data) > 0 && c.data[len(c.data)-1] != '\n' {
-			c.lines++ // the file's last line has no newline
+		n, err := s.f.Read(c.data[len(c.data) : len(c.data)+want])
+		if !hasNewline && bytes.IndexByte(c.data[len(c.data):len(c.data)+n], '\n') >= 0 {
+			hasNewline = true
 		}
-		line += int64(c.lines)
-		c.done = make(chan struct{})
-		if !send(c) {
-			return false
+		c.data = c.data[:len(c.data)+n]
+		if errors.Is(err, io.EOF) {
+			s.eof = true
+		} else if err != nil {
+			s.done = true
+			c.data, c.err = c.data[:0], fmt.Errorf("encode: read %s: %w", s.path, err)
+			return true
 		}
 	}
+	if !s.eof {
+		cut := bytes.LastIndexByte(c.data, '\n') + 1
+		s.carry = append(s.carry, c.data[cut:]...)
+		c.data = c.data[:cut]
+	}
+	c.lines = bytes.Count(c.data, []byte{'\n'})
+	if len(c.data) > 0 && c.data[len(c.data)-1] != '\n' {
+		c.lines++ // the file's last line has no newline
+	}
+	s.line += int64(c.lines)
 	return true
 }
 
