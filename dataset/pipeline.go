@@ -36,8 +36,8 @@ type Options struct {
 	// ChunkBytes is the input handed to a worker at a time; 0 means 1 MiB.
 	// Memory use is about (2·Workers+2) chunks of input plus their tokens.
 	ChunkBytes int
-	// Progress, when set, is called from the writing goroutine after each
-	// chunk with running totals.
+	// Progress, when set, is called after each chunk is written, with
+	// running totals. Calls come from different workers but never overlap.
 	Progress func(documents, inputBytes int64)
 }
 
