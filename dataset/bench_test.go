@@ -10,6 +10,7 @@ import (
 
 	"github.com/rivalbench/rival/dataset/internal/synth"
 	"github.com/rivalbench/rival/indexed"
+	"github.com/rivalbench/rival/jsonl"
 )
 
 // benchCorpus is shared by the benchmarks: 64 MiB of synthetic JSONL.
@@ -50,7 +51,7 @@ func BenchmarkTokenizeOnly(b *testing.B) {
 	}
 	var texts []string
 	for line := range splitLines(data) {
-		text, err := textField(line)
+		text, err := jsonl.Text(line)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -156,7 +157,7 @@ func BenchmarkTextField(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		for _, line := range lines {
-			if _, err := textField(line); err != nil {
+			if _, err := jsonl.Text(line); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/rivalbench/rival/indexed"
+	"github.com/rivalbench/rival/jsonl"
 )
 
 // AppendEncoder appends the token ids of text (special tokens included, as
@@ -191,7 +192,7 @@ func run(ctx context.Context, inputs []string, opt Options, sink sink) error {
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			var p parser
+			var p jsonl.Decoder
 			for {
 				var c *chunk
 				select {
@@ -388,7 +389,7 @@ func (s *source) fill(c *chunk) bool {
 
 // encodeChunk parses and encodes every line of c; on a bad line it records
 // the error, naming file and line, and stops.
-func encodeChunk(p *parser, c *chunk, opt Options) {
+func encodeChunk(p *jsonl.Decoder, c *chunk, opt Options) {
 	c.tokens, c.ends = c.tokens[:0], c.ends[:0]
 	if c.err != nil {
 		return
@@ -399,7 +400,7 @@ func encodeChunk(p *parser, c *chunk, opt Options) {
 		if end < 0 {
 			end = len(data)
 		}
-		text, err := p.textField(data[:end])
+		text, err := p.Text(data[:end])
 		if err != nil {
 			c.err = fmt.Errorf("encode: %s line %d: %w", c.file, c.firstLine+int64(k), err)
 			return

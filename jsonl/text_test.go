@@ -1,4 +1,4 @@
-package dataset
+package jsonl
 
 import (
 	"encoding/json"
@@ -51,7 +51,7 @@ func TestTextField(t *testing.T) {
 		{"{\"text\": \"bad \xff byte\"}", "", "invalid UTF-8 at byte 14"},
 	} {
 		t.Run(tc.line, func(t *testing.T) {
-			got, err := textField([]byte(tc.line))
+			got, err := Text([]byte(tc.line))
 			if tc.err != "" {
 				require.ErrorContains(t, err, tc.err)
 				return
@@ -80,12 +80,12 @@ func reference(line []byte) (string, bool) {
 	return s, true
 }
 
-func FuzzTextField(f *testing.F) {
+func FuzzText(f *testing.F) {
 	for _, s := range []string{`{"text": "a"}`, `{"a": [1, {"b": "}"}], "text": "x\"y"}`, `{"t\u0065xt": "k"}`, `[1]`, `{"text": 1}`, `{"text": "a", "text": "\u00e9"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		got, err := textField(line)
+		got, err := Text(line)
 		if !utf8.Valid(line) || !json.Valid(line) {
 			require.Error(t, err, "line %q", line)
 			return

@@ -1,4 +1,8 @@
-package dataset
+// Package jsonl reads JSON-lines corpora ({"text": ...} per line) the way
+// Megatron's tools/preprocess_data.py reads them with Python's json.loads, so
+// every Rival step that reads such a file (filter, encode, hub shards) agrees
+// on what a line's text is and on which lines are malformed.
+package jsonl
 
 import (
 	"encoding/binary"
@@ -14,22 +18,31 @@ import (
 // exhaust the stack.
 const maxDepth = 10000
 
-// textField extracts the "text" member of one JSONL line with the meaning
+// Text extracts the "text" member of one JSONL line with the meaning
 // Python's json.loads gives it in tools/preprocess_data.py: the key must be
 // exactly "text" (escapes in keys decoded, no case folding), the last of
 // duplicate keys wins, the value must be a string, and the line must be
 // valid UTF-8 (Python reads the file as strict UTF-8 text). The whole line
 // is validated as JSON in the same single pass that decodes the text, since
-// JSON decoding is the pipeline's largest cost after tokenizing.
-func textField(line []byte) (string, error) {
-	var p parser
-	text, err := p.textField(line)
+// JSON decoding is the encode pipeline's largest cost after tokenizing. A
+// line ending "\r" is accepted (JSON whitespace).
+func Text(line []byte) (string, error) {
+	var d Decoder
+	text, err := d.Text(line)
 	return strings.Clone(text), err
 }
 
-// textField is textField with buffers kept across lines, for workers. The
-// string it returns shares memory with line or with p's buffers, so it is
-// valid only until the next call or until line changes.
+// Decoder is Text with buffers kept across lines; the zero value is ready.
+// A Decoder is not safe for concurrent use: give each goroutine its own.
+type Decoder struct {
+	parser
+}
+
+// Text is the package's Text without a copy: the string shares memory with
+// line or with d's buffers, so it is valid only until the next call or until
+// line changes.
+func (d *Decoder) Text(line []byte) (string, error) { return d.textField(line) }
+
 func (p *parser) textField(line []byte) (string, error) {
 	if !utf8.Valid(line) {
 		return "", fmt.Errorf("invalid UTF-8 at byte %d", invalidUTF8At(line))
