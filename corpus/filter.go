@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/rivalbench/rival/jsonl"
 )
 
 // FilterOptions are the thresholds a document must reach to be kept.
@@ -64,59 +66,16 @@ func (s FilterStats) String() string {
 		s.Malformed, fmtLines(s.MalformedLines, s.Malformed))
 }
 
-// ReadLines calls fn with each line of r (without the newline) and its
-// 1-based number. Lines of any length are supported; memory is bounded by
-// the longest line.
-func ReadLines(r io.Reader, fn func(n int, line []byte) error) error {
-	br := bufio.NewReaderSize(r, 1<<20)
-	var long []byte
-	n := 0
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			long = append(long, chunk...)
-			continue
-		}
-		if err != nil && !errors.Is(err, io.EOF) {
-			return err
-		}
-		line := chunk
-		if long != nil {
-			long = append(long, chunk...)
-			line = long
-		}
-		if len(line) > 0 {
-			n++
-			line = bytes.TrimSuffix(line, []byte("\n"))
-			line = bytes.TrimSuffix(line, []byte("\r"))
-			if ferr := fn(n, line); ferr != nil {
-				return ferr
-			}
-		}
-		long = long[:0:0]
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-	}
-}
-
 // ErrMalformed marks a line that is not a JSON object with a string "text".
 var ErrMalformed = errors.New("malformed")
 
-// DecodeText extracts the "text" string of one JSONL line.
+// DecodeText extracts the "text" string of one JSONL line, with the meaning
+// the encode step (and Python's json.loads in preprocess_data.py) gives it:
+// see jsonl.Text. Every failure wraps ErrMalformed.
 func DecodeText(line []byte) (string, error) {
-	var doc struct {
-		Text *json.RawMessage `json:"text"`
-	}
-	if err := json.Unmarshal(line, &doc); err != nil {
-		return "", fmt.Errorf("%w: not a JSON object: %v", ErrMalformed, err)
-	}
-	if doc.Text == nil {
-		return "", fmt.Errorf("%w: no \"text\" field", ErrMalformed)
-	}
-	var text string
-	if err := json.Unmarshal(*doc.Text, &text); err != nil {
-		return "", fmt.Errorf("%w: \"text\" is not a string", ErrMalformed)
+	text, err := jsonl.Text(line)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
 	return text, nil
 }
@@ -164,7 +123,7 @@ func countWords(s string) int {
 func Filter(r io.Reader, w io.Writer, opt FilterOptions) (FilterStats, error) {
 	var st FilterStats
 	out := NewWriter(w)
-	err := ReadLines(r, func(n int, line []byte) error {
+	err := jsonl.ReadLines(r, func(n int, line []byte) error {
 		if len(bytes.TrimSpace(line)) == 0 {
 			return nil
 		}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/rivalbench/rival/jsonl"
 )
 
 func TestFilter(t *testing.T) {
@@ -41,17 +43,6 @@ func TestFilterCountsCharactersNotBytes(t *testing.T) {
 	assert.Equal(t, 1, st.TooShort)
 }
 
-func TestReadLinesLongLineAndNoTrailingNewline(t *testing.T) {
-	big := strings.Repeat("a", 3<<20)
-	var got []int
-	err := ReadLines(strings.NewReader("x\r\n"+big+"\nlast"), func(n int, line []byte) error {
-		got = append(got, len(line))
-		return nil
-	})
-	require.NoError(t, err)
-	assert.Equal(t, []int{1, 3 << 20, 4}, got)
-}
-
 func TestReportListsFirstFewOffenders(t *testing.T) {
 	var b strings.Builder
 	for i := 0; i < 9; i++ {
@@ -77,7 +68,7 @@ func FuzzFilter(f *testing.F) {
 		}
 		// Everything written must read back as well-formed documents.
 		n := 0
-		err = ReadLines(&out, func(_ int, line []byte) error {
+		err = jsonl.ReadLines(&out, func(_ int, line []byte) error {
 			n++
 			_, err := DecodeText(line)
 			return err
@@ -86,4 +77,26 @@ func FuzzFilter(f *testing.F) {
 			t.Fatalf("output not clean: %v, %d lines vs %d kept", err, n, st.Kept)
 		}
 	})
+}
+
+// TestFilterAgreesWithEncode: a line the encode step would refuse (a key that
+// is "Text", not "text"; invalid UTF-8; a null text) is dropped as malformed
+// here too, rather than passed on for encode to fail on or read differently.
+func TestFilterAgreesWithEncode(t *testing.T) {
+	long := strings.Repeat("word ", 25)
+	in := strings.Join([]string{
+		`{"Text": "` + long + `"}`,
+		"{\"text\": \"" + long + "\xff\"}",
+		`{"text": null}`,
+		`{"t\u0065xt": "` + long + `"}`,
+	}, "\n")
+	var out bytes.Buffer
+	st, err := Filter(strings.NewReader(in), &out, FilterOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, []int{1, 2, 3}, st.MalformedLines)
+	assert.Equal(t, 1, st.Kept, "an escaped key is still the key text")
+	for i, line := range []string{`{"Text": "x"}`, "{\"text\": \"\xff\"}", `{"text": null}`} {
+		_, err := DecodeText([]byte(line))
+		require.ErrorIs(t, err, ErrMalformed, "line %d", i)
+	}
 }

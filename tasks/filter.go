@@ -11,7 +11,7 @@ import (
 )
 
 // filterVersion changes the key of every filter task when its rules change.
-const filterVersion = "1"
+const filterVersion = "2"
 
 // FilterTask drops documents of in under the configured minimums, writing
 // out. upstream, when not nil, is the task that produces in.
