@@ -3,7 +3,6 @@ package hub
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/rivalbench/rival/jsonl"
 )
 
 // Format is a shard's on-disk format.
@@ -112,49 +113,38 @@ func ReadDocuments(path string, format Format, limit int, fn func(text string) e
 	return 0, fmt.Errorf("%s: unknown format %v", path, format)
 }
 
-// readJSONL reads lines of any length, reusing one buffer; blank lines are skipped.
+// readJSONL reads lines of any length with the decoder every Rival step
+// uses (see package jsonl); blank lines are skipped.
 func readJSONL(path string, r io.Reader, limit int, fn func(string) error) (int, error) {
-	br := bufio.NewReaderSize(r, 1<<16)
 	var (
-		line   []byte
-		lineNo int
-		n      int
-		rec    struct {
-			Text *string `json:"text"`
-		}
+		d       jsonl.Decoder
+		n       int
+		lineErr error // an error of one line, already naming it
 	)
-	for limit <= 0 || n < limit {
-		line = line[:0]
-		for {
-			chunk, err := br.ReadSlice('\n')
-			line = append(line, chunk...)
-			if err == nil || errors.Is(err, io.EOF) && len(line) > 0 {
-				break
-			}
-			if errors.Is(err, bufio.ErrBufferFull) {
-				continue
-			}
-			if errors.Is(err, io.EOF) {
-				return n, nil
-			}
-			return n, fmt.Errorf("%s:%d: %w", path, lineNo+1, err)
+	stop := errors.New("stop")
+	err := jsonl.ReadLines(r, func(lineNo int, line []byte) error {
+		if limit > 0 && n >= limit {
+			return stop
 		}
-		lineNo++
-		trimmed := bytes.TrimSpace(line)
-		if len(trimmed) == 0 {
-			continue
+		if len(bytes.TrimSpace(line)) == 0 {
+			return nil
 		}
-		rec.Text = nil
-		if err := json.Unmarshal(trimmed, &rec); err != nil {
-			return n, fmt.Errorf("%s:%d: malformed JSON record: %v", path, lineNo, err)
+		text, err := d.Text(line)
+		if err == nil {
+			err = fn(strings.Clone(text)) // fn may keep it; d reuses its memory
 		}
-		if rec.Text == nil {
-			return n, fmt.Errorf("%s:%d: record has no string \"text\" field", path, lineNo)
-		}
-		if err := fn(*rec.Text); err != nil {
-			return n, fmt.Errorf("%s:%d: %w", path, lineNo, err)
+		if err != nil {
+			lineErr = fmt.Errorf("%s:%d: %w", path, lineNo, err)
+			return stop
 		}
 		n++
+		return nil
+	})
+	if lineErr != nil {
+		return n, lineErr
+	}
+	if err != nil && !errors.Is(err, stop) {
+		return n, fmt.Errorf("%s: %w", path, err)
 	}
 	return n, nil
 }

@@ -69,11 +69,13 @@ func TestReadJSONL(t *testing.T) {
 		{name: "limit", file: "d.jsonl", data: "{\"text\":\"1\"}\n{\"text\":\"2\"}\n{\"text\":\"3\"}\n", limit: 2, want: []string{"1", "2"}},
 		{name: "long line", file: "e.jsonl", data: `{"text":"` + long + `"}` + "\n" + `{"text":"after"}`, want: []string{long, "after"}},
 		{name: "empty file", file: "f.jsonl", data: "", want: nil},
-		{name: "malformed JSON names the line", file: "g.jsonl", data: "{\"text\":\"ok\"}\n\n{\"text\":\"unterminated}\n", want: []string{"ok"}, wantErr: "g.jsonl:3: malformed JSON record"},
-		{name: "missing text names the line", file: "h.jsonl", data: "{\"content\":\"x\"}\n", wantErr: "h.jsonl:1: record has no string \"text\" field"},
-		{name: "null text", file: "i.jsonl", data: "{\"text\":null}\n", wantErr: "i.jsonl:1: record has no string \"text\" field"},
-		{name: "text not a string", file: "j.jsonl", data: "{\"text\":42}\n", wantErr: "j.jsonl:1: malformed JSON record"},
-		{name: "not an object", file: "k.jsonl", data: "[1,2]\n", wantErr: "k.jsonl:1: malformed JSON record"},
+		{name: "malformed JSON names the line", file: "g.jsonl", data: "{\"text\":\"ok\"}\n\n{\"text\":\"unterminated}\n", want: []string{"ok"}, wantErr: "g.jsonl:3: malformed JSON: unexpected end of line (unterminated string)"},
+		{name: "missing text names the line", file: "h.jsonl", data: "{\"content\":\"x\"}\n", wantErr: "h.jsonl:1: no \"text\" field"},
+		{name: "null text", file: "i.jsonl", data: "{\"text\":null}\n", wantErr: "i.jsonl:1: \"text\" is a JSON null, not a string"},
+		{name: "text not a string", file: "j.jsonl", data: "{\"text\":42}\n", wantErr: "j.jsonl:1: \"text\" is a JSON number, not a string"},
+		{name: "key matching is exact, as in Python", file: "l.jsonl", data: "{\"Text\":\"x\"}\n", wantErr: "l.jsonl:1: no \"text\" field"},
+		{name: "invalid UTF-8 names the line and byte", file: "m.jsonl", data: "{\"text\":\"ok\"}\n{\"text\":\"\xff\"}\n", want: []string{"ok"}, wantErr: "m.jsonl:2: invalid UTF-8 at byte 9"},
+		{name: "not an object", file: "k.jsonl", data: "[1,2]\n", wantErr: "k.jsonl:1: the line is a JSON array, not an object"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -249,7 +251,8 @@ func TestReadParquetBadInput(t *testing.T) {
 }
 
 // FuzzReadJSONL checks the reader never panics and, when it succeeds, returns exactly what
-// encoding/json finds in each non-blank line.
+// encoding/json finds under the exact key "text" of each non-blank line (map decoding: its key
+// matching is exact, as Python's is; struct decoding would fold case).
 func FuzzReadJSONL(f *testing.F) {
 	for _, s := range []string{
 		`{"text":"a"}` + "\n" + `{"text":"b"}`,
@@ -259,6 +262,7 @@ func FuzzReadJSONL(f *testing.F) {
 		"{\"text\":\"\xff\"}",
 		`[]`,
 		`{"text":"a"}{"text":"b"}`,
+		`{"Text":"a"}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -276,12 +280,14 @@ func FuzzReadJSONL(f *testing.F) {
 			if len(line) == 0 {
 				continue
 			}
-			var rec struct {
-				Text *string `json:"text"`
-			}
-			require.NoError(t, json.Unmarshal(line, &rec), "reader accepted %q", line)
-			require.NotNil(t, rec.Text)
-			want = append(want, *rec.Text)
+			require.True(t, utf8.Valid(line), "reader accepted invalid UTF-8 %q", line)
+			var m map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal(line, &m), "reader accepted %q", line)
+			raw, ok := m["text"]
+			require.True(t, ok && len(raw) > 0 && raw[0] == '"', "reader accepted %q", line)
+			var text string
+			require.NoError(t, json.Unmarshal(raw, &text))
+			want = append(want, text)
 		}
 		require.Equal(t, want, got)
 		for _, s := range got {

@@ -67,6 +67,11 @@ func (w *Workspace) FetchTokenizerTask(model string) (*Task, error) {
 // FetchDatasetTask downloads a dataset's shards (resumable, under
 // DATA_DIR/downloads) and writes its first DATA_SAMPLES documents as JSONL
 // to DATA_DIR/raw/<name>.jsonl.
+// shardReaderVersion changes the fetch key when reading shards into JSONL
+// changes: 2 is package jsonl (exact "text" key, strict UTF-8), as filter and
+// encode read lines.
+const shardReaderVersion = "2"
+
 func (w *Workspace) FetchDatasetTask(name string) (*Task, error) {
 	e, err := hub.Lookup(name)
 	if err != nil {
@@ -81,6 +86,7 @@ func (w *Workspace) FetchDatasetTask(name string) (*Task, error) {
 		ID: "fetch " + name,
 		Params: map[string]string{"repo": e.Repo, "revision": e.Revision, "files": strings.Join(e.Files, ","),
 			"DATA_SAMPLES": strconv.Itoa(limit)},
+		Tools:   map[string]string{"shard reader": shardReaderVersion},
 		Outputs: []Output{{Path: out, Compress: true}},
 	}
 	t.Run = func(ctx context.Context, x *Exec) error {
