@@ -164,7 +164,11 @@ func (w *Workspace) EncodeTask(in string, tok TokenizerSpec, outPrefix string, s
 			DType:      dtype,
 			ChunkBytes: encodeChunkBytes,
 		}
-		prog := newProgress(x, t.ID)
+		var size int64
+		if fi, err := os.Stat(in); err == nil {
+			size = fi.Size()
+		}
+		prog := newProgress(x, t.ID, size)
 		opt.Progress = prog.update
 		var stats []dataset.Stats
 		if split > 0 {
@@ -263,19 +267,21 @@ func shortFP(s string) string {
 	return s
 }
 
-// progress prints throttled encode progress to the task's log.
+// progress prints throttled encode progress to the task's log: the share of
+// the input read, documents, speed and the time left, every 2 s.
 type progress struct {
 	x     *Exec
 	label string
+	total int64 // input bytes; 0 when unknown
 	start time.Time
 	last  time.Time
 	docs  int64
 	bytes int64
 }
 
-func newProgress(x *Exec, label string) *progress {
+func newProgress(x *Exec, label string, total int64) *progress {
 	now := time.Now()
-	return &progress{x: x, label: label, start: now, last: now}
+	return &progress{x: x, label: label, total: total, start: now, last: now}
 }
 
 func (p *progress) update(docs, bytes int64) {
@@ -284,8 +290,22 @@ func (p *progress) update(docs, bytes int64) {
 		return
 	}
 	p.last = time.Now()
-	secs := time.Since(p.start).Seconds()
-	fmt.Fprintf(p.x.Log, "  %s: %d documents, %s read (%.1f MB/s)\n", p.label, docs, HumanBytes(bytes), float64(bytes)/1e6/secs)
+	fmt.Fprintf(p.x.Log, "  %s\n", p.line(time.Since(p.start)))
+}
+
+// line is one progress report after elapsed.
+func (p *progress) line(elapsed time.Duration) string {
+	rate := float64(p.bytes) / elapsed.Seconds() // bytes per second
+	read := HumanBytes(p.bytes) + " read"
+	eta := ""
+	if p.total > 0 {
+		read = fmt.Sprintf("%.0f%% (%s of %s)", 100*float64(p.bytes)/float64(p.total), HumanBytes(p.bytes), HumanBytes(p.total))
+		if rate > 0 && p.bytes < p.total {
+			left := time.Duration(float64(p.total-p.bytes) / rate * float64(time.Second))
+			eta = ", ETA " + left.Round(time.Second).String()
+		}
+	}
+	return fmt.Sprintf("%s: %s, %d documents, %.1f MB/s%s", p.label, read, p.docs, rate/1e6, eta)
 }
 
 func (p *progress) done() {
