@@ -87,12 +87,7 @@ func (c *Cache) Lock(ctx context.Context, name string) (*Lock, error) {
 
 // HasBlob reports whether a blob is stored (without verifying it).
 func (c *Cache) HasBlob(d Digest) bool {
-	for _, z := range []bool{false, true} {
-		if _, err := os.Stat(c.blobPath(d, z)); err == nil {
-			return true
-		}
-	}
-	return false
+	return c.hasBlobAs(d, false) || c.hasBlobAs(d, true)
 }
 
 // hasBlobAs reports whether d is stored in the given form (compressed or not).
