@@ -279,12 +279,7 @@ func (r *Result) logInfo(log *logparse.Log) {
 		Source:            log.Source,
 		FrameworkDetected: strp(log.Detected),
 		Rank:              log.Rank,
-		Lines:             log.Stats.Lines,
-		CutLines:          log.Stats.CutLines,
-		LongLines:         log.Stats.LongLines,
-		DuplicateSteps:    log.Stats.DuplicateSteps,
-		OtherRankLines:    log.Stats.OtherRankLines,
-		NonFiniteValues:   log.Stats.NonFiniteValues,
+		Stats:             log.Stats,
 	}
 	for _, s := range log.Steps {
 		li.SkippedIterations += derefOr(s.SkippedIterations, 0)

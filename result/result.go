@@ -4,6 +4,8 @@
 // provenance and statistics. Units are in field names; unknown values are null, never 0.
 package result
 
+import "github.com/rivalbench/rival/frameworks/logparse"
+
 // SchemaVersion is written into every result; bump it when a field changes meaning.
 const SchemaVersion = "1.0"
 
@@ -169,14 +171,12 @@ type LogInfo struct {
 	Source            string  `json:"source"`
 	FrameworkDetected *string `json:"framework_detected"`
 	Rank              *int    `json:"rank"`
-	Lines             int64   `json:"lines"`
-	CutLines          int     `json:"cut_lines"`
-	LongLines         int     `json:"long_lines"`
-	DuplicateSteps    int     `json:"duplicate_steps"`
-	OtherRankLines    int     `json:"other_rank_lines"`
-	NonFiniteValues   int     `json:"non_finite_values"`
-	SkippedIterations int     `json:"skipped_iterations"`
-	NaNIterations     int     `json:"nan_iterations"`
+	// The parser's counts, embedded so their keys sit at this level:
+	// lines, cut_lines, long_lines, duplicate_steps, other_rank_lines,
+	// non_finite_values.
+	logparse.Stats
+	SkippedIterations int `json:"skipped_iterations"`
+	NaNIterations     int `json:"nan_iterations"`
 }
 
 // Problem is a named doubt about the result, for a reader to judge.
