@@ -206,21 +206,12 @@ func (c *Client) Close() {
 	}
 }
 
-func isSHA256(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		ch := s[i]
-		if (ch < '0' || ch > '9') && (ch < 'a' || ch > 'f') {
-			return false
-		}
-	}
-	return true
-}
+func isSHA256(s string) bool    { return isLowerHex(s, 64) }
+func isCommitSHA(s string) bool { return isLowerHex(s, 40) }
 
-func isCommitSHA(s string) bool {
-	if len(s) != 40 {
+// isLowerHex reports whether s is exactly n lowercase hex digits.
+func isLowerHex(s string, n int) bool {
+	if len(s) != n {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
