@@ -237,6 +237,9 @@ func matches(t Type, v any) error {
 		if !ok {
 			break
 		}
+		if len(t.Of) == 0 {
+			return nil // element type not recorded
+		}
 		for i, e := range a {
 			if err := matches(t.Of[0], e); err != nil {
 				return fmt.Errorf("element %d: %w", i, err)
@@ -248,7 +251,7 @@ func matches(t Type, v any) error {
 		if !ok {
 			break
 		}
-		if !t.Variadic && len(a) != len(t.Of) {
+		if len(t.Of) == 0 || !t.Variadic && len(a) != len(t.Of) {
 			return fmt.Errorf("%s has %d elements, the tuple %d", show(v), len(a), len(t.Of))
 		}
 		for i, e := range a {

@@ -205,6 +205,6 @@ func Build(p spec.Plan) (spec.Launch, error) {
 			"TRANSFORMERS_OFFLINE": "1",
 		},
 		Files:             map[string][]byte{ScriptName: Script(), ConfigName: append(doc, '\n')},
-		EntryScriptDigest: ScriptDigest(),
+		EntryScriptDigest: ScriptDigest(), LogFamily: LogFamily, RanFile: RanFile,
 	}, nil
 }

@@ -290,3 +290,38 @@ func TestNeMo2LogsStillParse(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEmpty(t, lg.Steps)
 }
+
+// FuzzCheckConfig: any bytes as a configuration give an error or nil, never a panic.
+func FuzzCheckConfig(f *testing.F) {
+	facts := loadFacts(f)
+	l, err := frameworks.Build(request("qwen"))
+	require.NoError(f, err)
+	f.Add(l.Files[nemo.ConfigName], 8)
+	f.Add([]byte(`{"model":{"window_size":[1,"x"]},"train":null}`), 0)
+	f.Add([]byte(`{"optimizer":{"lr":"a","min_lr":1e400}}`), -3)
+	f.Fuzz(func(t *testing.T, b []byte, world int) {
+		_ = nemo.CheckConfig(facts, b, world)
+	})
+}
+
+func FuzzLoadFacts(f *testing.F) {
+	b, err := os.ReadFile(factsFile)
+	require.NoError(f, err)
+	f.Add(b[:2000])
+	f.Add([]byte(`{"sections":{"model":{"fields":{"x":{"type":{"kind":"union"}}}}}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		facts, err := nemo.LoadFacts(b)
+		if err == nil {
+			_ = nemo.CheckConfig(facts, []byte(`{"model":{"x":1}}`), 8)
+		}
+	})
+}
+
+func TestFactsWithoutElementTypes(t *testing.T) {
+	f, err := nemo.LoadFacts([]byte(`{"sections":{"model":{"class":"M","fields":{"l":{"type":{"kind":"list"},"init":true,"text":"list"},"t":{"type":{"kind":"tuple","variadic":true},"init":true,"text":"tuple"}}}}}`))
+	require.NoError(t, err)
+	err = nemo.CheckConfig(f, []byte(`{"model":{"l":[1],"t":[1]}}`), 8)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "model.t")
+	assert.NotContains(t, err.Error(), "model.l")
+}

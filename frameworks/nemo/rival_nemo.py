@@ -91,7 +91,6 @@ def ran():
             ["git", "-C", core_dir, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=True).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         out["megatron_core_commit"] = "unknown"
-    out["megatron_core_dir"] = core_dir
     try:
         import transformer_engine
         out["transformer_engine"] = transformer_engine.__version__
