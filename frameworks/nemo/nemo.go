@@ -183,6 +183,15 @@ func Config(p spec.Plan) (map[string]Section, error) {
 	return cfg, nil
 }
 
+// CheckCommand is the preflight of a launch built for p: the entry script with --check builds the
+// configuration and runs Bridge's own validation (runtime_config_update, then Megatron Core's
+// scheduler) for the run's world size, in seconds and without GPUs, inside the NeMo image, with the
+// launch's files written to OutputDir. It exits non-zero quoting Bridge's error.
+func CheckCommand(p spec.Plan) []string {
+	return []string{"env", "WORLD_SIZE=" + spec.Int(p.World), "RANK=0", "python3", path.Join(p.OutputDir, ScriptName),
+		"--config", path.Join(p.OutputDir, ConfigName), "--ran", path.Join(p.OutputDir, RanFile), "--check"}
+}
+
 // Build returns the launch of one nemo run.
 func Build(p spec.Plan) (spec.Launch, error) {
 	cfg, err := Config(p)

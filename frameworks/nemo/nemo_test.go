@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -324,4 +325,35 @@ func TestFactsWithoutElementTypes(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "model.t")
 	assert.NotContains(t, err.Error(), "model.l")
+}
+
+// TestEntryScriptPython runs the entry script's Python tests (bridgecheck/test_rival_nemo.py). Those
+// that need Megatron-Bridge run when RIVAL_BRIDGE_TREE and RIVAL_MEGATRON_TREE name upstream
+// checkouts (docs/frameworks.md); without them only the script's own argument and value handling runs.
+func TestEntryScriptPython(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3 on PATH")
+	}
+	if _, err := os.Stat("/usr/bin/python3"); err == nil {
+		py = "/usr/bin/python3" // Debian's, with PyYAML, packaging and NumPy
+	}
+	cmd := exec.Command(py, "-W", "ignore", "-m", "unittest", "discover", "-s", "bridgecheck", "-v")
+	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	if os.Getenv("RIVAL_BRIDGE_TREE") != "" && os.Getenv("RIVAL_MEGATRON_TREE") != "" {
+		assert.Contains(t, string(out), "Bridge validated 39 cells")
+		assert.NotContains(t, string(out), "skipped")
+	}
+}
+
+func TestCheckCommand(t *testing.T) {
+	r := request("llama")
+	r.NNodes = 2
+	r.Host = nvidiaHost(8)
+	p, err := frameworks.Validate(r, "nemo")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"env", "WORLD_SIZE=16", "RANK=0", "python3", "/rival/run/rival_nemo.py",
+		"--config", "/rival/run/rival_nemo.json", "--ran", "/rival/run/rival_nemo_ran.json", "--check"}, nemo.CheckCommand(p))
 }

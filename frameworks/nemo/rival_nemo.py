@@ -6,7 +6,8 @@ field to Bridge's dataclass of that section, so nothing is left to a recipe and 
 The few values JSON cannot carry are named: dtypes ("bfloat16"), the activation ("silu"), tuples
 (window_size, the dataset blend). Run under torchrun; every rank builds the same configuration.
 Rank 0 writes what actually ran (Bridge, Megatron Core, Transformer Engine, torch, CUDA versions) to
-the --ran file and prints it as one "rival-nemo: ran ..." line."""
+the --ran file and prints it as one "rival-nemo: ran ..." line. With --check it only runs Bridge's
+own configuration validation for WORLD_SIZE processes and exits (a preflight; no GPU needed)."""
 import argparse
 import json
 import os
@@ -106,7 +107,24 @@ def parse(argv=None):
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--config", required=True, help="the JSON configuration Rival wrote")
     p.add_argument("--ran", required=True, help="where rank 0 writes what ran (JSON)")
+    p.add_argument("--check", action="store_true",
+                   help="only build the configuration and run Bridge's own validation (runtime_config_update, "
+                        "then the optimizer scheduler) for WORLD_SIZE processes, print the verdict and exit; no GPU needed")
     return p.parse_args(argv)
+
+
+def check(cfg):
+    """Bridge's own validation of the configuration, as pretrain's setup runs it, without a GPU."""
+    from megatron.bridge.training.config import runtime_config_update
+    from megatron.bridge.training.optim import _get_scheduler
+
+    class _Optimizer:  # what Megatron Core's scheduler touches
+        param_groups = [{}]
+
+    runtime_config_update(cfg)
+    _get_scheduler(cfg.optimizer, cfg.scheduler, _Optimizer())
+    print(f"rival-nemo: configuration valid for {os.environ.get('WORLD_SIZE', '1')} processes "
+          f"(data parallel {cfg.data_parallel_size})", flush=True)
 
 
 def main(argv=None):
@@ -114,6 +132,9 @@ def main(argv=None):
     with open(o.config, encoding="utf-8") as f:
         doc = json.load(f)
     cfg = build_config(doc)
+    if o.check:
+        check(cfg)
+        return 0
     if int(os.environ.get("RANK", "0")) == 0:
         r = ran()
         tmp = o.ran + ".partial"

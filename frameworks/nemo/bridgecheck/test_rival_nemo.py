@@ -92,6 +92,25 @@ class BridgeValidatesEveryCell(unittest.TestCase):
                 self.assertEqual(cfg.model.window_size, None if window is None else tuple(window))
         print(f"\nBridge validated {len(cells())} cells from {MATRIX}", file=sys.stderr)
 
+    def test_check_mode(self):
+        """The entry script's --check runs the same validation and refuses a bad configuration."""
+        import tempfile
+
+        c = load(os.path.join(MATRIX, "mistral-sl8192.json"))
+        with tempfile.TemporaryDirectory() as d:
+            good = os.path.join(d, "good.json")
+            with open(good, "w", encoding="utf-8") as f:
+                json.dump(c["config"], f)
+            os.environ["WORLD_SIZE"] = str(c["world_size"])
+            self.assertEqual(rival_nemo.main(["--config", good, "--ran", os.path.join(d, "ran.json"), "--check"]), 0)
+            self.assertFalse(os.path.exists(os.path.join(d, "ran.json")), "--check records nothing")
+            c["config"]["optimizer"]["min_lr"] = 1.0
+            bad = os.path.join(d, "bad.json")
+            with open(bad, "w", encoding="utf-8") as f:
+                json.dump(c["config"], f)
+            with self.assertRaises(AssertionError):
+                rival_nemo.main(["--config", bad, "--ran", os.path.join(d, "ran.json"), "--check"])
+
     def test_warmup_is_megatrons_formula(self):
         """lr at iteration k of the warm-up is lr·k/warmup (Megatron's), not NeMo 2's lr·(k+1)/(warmup+1)."""
         c = load(os.path.join(MATRIX, "llama-base.json"))
