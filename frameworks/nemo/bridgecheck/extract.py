@@ -3,7 +3,8 @@
     /usr/bin/python3 frameworks/nemo/bridgecheck/extract.py BRIDGE_TREE MEGATRON_TREE > frameworks/facts/bridge_0.3.0.json
 
 BRIDGE_TREE is a Megatron-Bridge checkout (the tag the NeMo image ships), MEGATRON_TREE the Megatron-LM
-commit it pins as 3rdparty/Megatron-LM. Both are imported with the GPU stack stubbed (stubs.py); every
+commit it pins as 3rdparty/Megatron-LM; their commits are read with git, or from RIVAL_BRIDGE_COMMIT and
+RIVAL_MEGATRON_COMMIT for trees without .git (e.g. git archive exports). Both are imported with the GPU stack stubbed (stubs.py); every
 class of SECTIONS is read with dataclasses.fields and typing.get_type_hints, and each field's type is
 written as a small tree the Go checker in frameworks/nemo reads:
   {"kind": "int"|"float"|"bool"|"str"|"none"|"any"|"dtype"|"callable"}
@@ -15,6 +16,7 @@ import enum
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import types
@@ -119,8 +121,17 @@ def default_of(f):
     try:
         json.dumps(v)
     except (TypeError, ValueError):
-        return repr(v), True
+        return describe_value(v), True
     return v, True
+
+
+def describe_value(v):
+    """A stable text for a default JSON cannot hold (no memory addresses)."""
+    if isinstance(v, type) and issubclass(v, stubs.Stub):
+        return v.__stub_name__  # a name from the stubbed GPU stack, e.g. torch.nn.functional.silu
+    if callable(v) and hasattr(v, "__qualname__"):
+        return f"<{type(v).__name__} {getattr(v, '__module__', '?')}.{v.__qualname__}>"
+    return re.sub(r" at 0x[0-9a-f]+", "", repr(v))
 
 
 def describe(module, cls_name):
