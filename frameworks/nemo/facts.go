@@ -184,7 +184,7 @@ func relations(cfg map[string]map[string]any, world int) []error {
 			}
 		}
 		if sp, _ := cfg["model"]["sequence_parallel"].(bool); sp && tp == 1 {
-			errs = append(errs, errors.New("model.sequence_parallel: Megatron Core turns sequence parallelism off at TP 1; Rival sets it exactly when TP > 1"))
+			errs = append(errs, errors.New("model.sequence_parallel: Megatron Core's ModelParallelConfig raises \"Cannot use sequence parallelism without tensor parallelism\" at TP 1"))
 		}
 	}
 	return errs

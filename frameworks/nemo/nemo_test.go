@@ -178,6 +178,7 @@ func TestNegativeControls(t *testing.T) {
 		{"required section", func(c map[string]map[string]any) { delete(c, "tokenizer") }, []string{"tokenizer: ConfigContainer has no default"}},
 		{"required field", func(c map[string]map[string]any) { delete(c["dataset"], "random_seed") }, []string{"dataset.random_seed", "no default"}},
 		{"gbs", func(c map[string]map[string]any) { c["train"]["global_batch_size"] = 60 }, []string{"train.global_batch_size 60"}},
+		{"sequence parallel at TP 1", func(c map[string]map[string]any) { c["model"]["sequence_parallel"] = true }, []string{"model.sequence_parallel", "without tensor parallelism"}},
 	}
 	require.NoError(t, nemo.CheckConfig(facts, mustJSON(t, baseConfig(t)), 8), "the unedited configuration passes")
 	for _, tc := range tests {

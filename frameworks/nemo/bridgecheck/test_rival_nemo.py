@@ -162,6 +162,7 @@ class BridgeValidatesEveryCell(unittest.TestCase):
             ("warm-up as long as training", lambda d: d["scheduler"].__setitem__("lr_warmup_iters", 500), AssertionError),
             ("TP that does not divide the world", lambda d: d["model"].__setitem__("tensor_model_parallel_size", 3), AssertionError),
             ("sequence lengths differ", lambda d: d["dataset"].__setitem__("seq_length", 4096), AssertionError),
+            ("sequence parallel at TP 1", lambda d: d["model"].__setitem__("sequence_parallel", True), ValueError),
         ):
             with self.subTest(control=name):
                 doc = json.loads(json.dumps(base["config"]))
