@@ -358,3 +358,14 @@ func TestCheckCommand(t *testing.T) {
 	assert.Equal(t, []string{"env", "WORLD_SIZE=16", "RANK=0", "python3", "/rival/run/rival_nemo.py",
 		"--config", "/rival/run/rival_nemo.json", "--ran", "/rival/run/rival_nemo_ran.json", "--check"}, nemo.CheckCommand(p))
 }
+
+// TestFactsArePinned: the facts come from the trees the launch is pinned to.
+func TestFactsArePinned(t *testing.T) {
+	f := loadFacts(t)
+	assert.Equal(t, nemo.BridgeVersion, f.Source.MegatronBridge.Version)
+	assert.Equal(t, nemo.BridgeCommit, f.Source.MegatronBridge.Commit)
+	assert.Equal(t, nemo.MegatronCoreVer, f.Source.MegatronCore.Version)
+	assert.Equal(t, nemo.MegatronCoreCommit, f.Source.MegatronCore.Commit)
+	assert.Contains(t, nemo.Version, nemo.BridgeCommit[:8])
+	assert.Contains(t, nemo.Version, nemo.MegatronCoreCommit[:8])
+}

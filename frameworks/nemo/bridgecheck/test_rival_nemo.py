@@ -190,6 +190,21 @@ class EntryScriptWithoutUpstream(unittest.TestCase):
         with self.assertRaises(SystemExit):
             rn.parse(["--config", "x"])
 
+    def test_sections_match_the_facts(self):
+        """The script builds exactly the classes whose fields the facts (and the Go checker) describe."""
+        sys.path.insert(0, os.path.dirname(HERE))
+        sys.path.insert(0, HERE)
+        import extract
+        import rival_nemo as rn
+
+        self.assertEqual(rn.SECTIONS, extract.SECTIONS)
+        facts = glob.glob(os.path.join(HERE, "..", "..", "facts", "bridge_*.json"))
+        self.assertTrue(facts, "frameworks/facts/bridge_<version>.json")
+        for path in facts:
+            doc = load(path)
+            self.assertEqual({k: v["class"] for k, v in doc["sections"].items()},
+                             {k: m + "." + c for k, (m, c) in rn.SECTIONS.items()}, path)
+
     def test_values(self):
         sys.path.insert(0, os.path.dirname(HERE))
         import rival_nemo as rn
