@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/zeebo/blake3"
 
+	"github.com/rivalbench/rival/frameworks/nemo"
 	"github.com/rivalbench/rival/frameworks/prim"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/models"
@@ -278,12 +279,16 @@ func changed(a, b Launch) []string {
 		if string(a.Files[k]) == string(b.Files[k]) {
 			continue
 		}
-		if !strings.HasSuffix(k, ".toml") {
+		if !strings.HasSuffix(k, ".toml") && k != nemo.ConfigName {
 			out = append(out, "file:"+k)
 			continue
 		}
 		// A job config changes where its keys change: report them as file:section.key.
-		ta, tb := tomlKeys(a.Files[k]), tomlKeys(b.Files[k])
+		keys := tomlKeys
+		if k == nemo.ConfigName {
+			keys = sectionKeys
+		}
+		ta, tb := keys(a.Files[k]), keys(b.Files[k])
 		for key := range union(ta, tb) {
 			if ta[key] != tb[key] {
 				out = append(out, k+":"+key)
@@ -291,6 +296,21 @@ func changed(a, b Launch) []string {
 		}
 	}
 	sort.Strings(out)
+	return out
+}
+
+// sectionKeys reads a JSON object of sections (nemo's Bridge configuration) into section.key → value.
+func sectionKeys(b []byte) map[string]string {
+	var doc map[string]map[string]json.RawMessage
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return map[string]string{"(not a JSON object of sections)": string(b)}
+	}
+	out := map[string]string{}
+	for sec, fields := range doc {
+		for k, v := range fields {
+			out[sec+"."+k] = string(v)
+		}
+	}
 	return out
 }
 
@@ -334,68 +354,68 @@ func TestKnobs(t *testing.T) {
 	knobs := []knob{
 		{"SEED", func(r *Request) { r.Fair.Seed = 7 }, map[string][]string{
 			"titan": {"file:rival_titan.json", "rival_titan.toml:training.seed"},
-			"mega":  {"--seed"}, "prim": {"--seed"}, "nemo": {"--seed"}, "fsdp": {"--seed", "env:PYTHONHASHSEED"}}},
+			"mega":  {"--seed"}, "prim": {"--seed"}, "nemo": {"rival_nemo.json:dataset.random_seed", "rival_nemo.json:rng.seed"}, "fsdp": {"--seed", "env:PYTHONHASHSEED"}}},
 		{"MBS", func(r *Request) { r.Fair.MBS = 2 }, map[string][]string{
 			"titan": {"rival_titan.toml:parallelism.pipeline_parallel_microbatch_size", "rival_titan.toml:training.global_batch_size", "rival_titan.toml:training.local_batch_size"},
 			"mega":  {"--global-batch-size", "--micro-batch-size"}, "prim": {"--global_batch_size", "--micro_batch_size"},
-			"nemo": {"--gbs", "--mbs"}, "fsdp": {"--micro-batch"}}},
+			"nemo": {"rival_nemo.json:train.global_batch_size", "rival_nemo.json:train.micro_batch_size"}, "fsdp": {"--micro-batch"}}},
 		{"SL", func(r *Request) { r.Fair.SL = 4096 }, map[string][]string{
 			"titan": {"rival_titan.toml:training.seq_len"},
-			"mega":  {"--seq-length"}, "prim": {"--seq_length"}, "nemo": {"--seq-length"}, "fsdp": {"--seq-len"}}},
+			"mega":  {"--seq-length"}, "prim": {"--seq_length"}, "nemo": {"rival_nemo.json:dataset.seq_length", "rival_nemo.json:model.seq_length"}, "fsdp": {"--seq-len"}}},
 		{"GA", func(r *Request) { r.Fair.GA = 4 }, map[string][]string{
 			"titan": {"rival_titan.toml:training.global_batch_size"},
-			"mega":  {"--global-batch-size"}, "prim": {"--global_batch_size"}, "nemo": {"--gbs"}, "fsdp": {"--grad-accum"}}},
+			"mega":  {"--global-batch-size"}, "prim": {"--global_batch_size"}, "nemo": {"rival_nemo.json:train.global_batch_size"}, "fsdp": {"--grad-accum"}}},
 		{"TP", func(r *Request) { r.Fair.TP, r.Fair.DP = 2, 4 }, map[string][]string{
 			"titan": {"rival_titan.toml:parallelism.data_parallel_shard_degree", "rival_titan.toml:parallelism.tensor_parallel_degree", "rival_titan.toml:training.global_batch_size"},
 			"mega":  {"--global-batch-size", "--sequence-parallel", "--tensor-model-parallel-size"},
 			"prim":  {"--global_batch_size", "--sequence_parallel", "--tensor_model_parallel_size"},
-			"nemo":  {"--gbs", "--tp"}}},
+			"nemo":  {"rival_nemo.json:model.sequence_parallel", "rival_nemo.json:model.tensor_model_parallel_size", "rival_nemo.json:train.global_batch_size"}}},
 		{"PP", func(r *Request) { r.Fair.PP, r.Fair.DP = 2, 4 }, map[string][]string{
 			"titan": {"rival_titan.toml:parallelism.data_parallel_shard_degree", "rival_titan.toml:parallelism.pipeline_parallel_degree", "rival_titan.toml:training.global_batch_size", "rival_titan.toml:training.local_batch_size"},
 			"mega":  {"--global-batch-size", "--pipeline-model-parallel-size"},
-			"prim":  {"--global_batch_size", "--pipeline_model_parallel_size"}, "nemo": {"--gbs", "--pp"}}},
+			"prim":  {"--global_batch_size", "--pipeline_model_parallel_size"}, "nemo": {"rival_nemo.json:model.pipeline_model_parallel_size", "rival_nemo.json:train.global_batch_size"}}},
 		{"DP", func(r *Request) { r.GPUs, r.Fair.DP = 4, 4 }, map[string][]string{
 			"titan": {"--nproc_per_node", "rival_titan.toml:parallelism.data_parallel_shard_degree", "rival_titan.toml:training.global_batch_size"},
 			"mega":  {"--global-batch-size", "--nproc_per_node"}, "prim": {"--global_batch_size", "env:GPUS_PER_NODE"},
-			"nemo": {"--gbs", "--gpus-per-node", "--nproc_per_node"}, "fsdp": {"--nproc_per_node"}}},
+			"nemo": {"--nproc_per_node", "rival_nemo.json:train.global_batch_size"}, "fsdp": {"--nproc_per_node"}}},
 		{"LR", func(r *Request) { r.Fair.LR = 1e-4 }, map[string][]string{
 			"titan": {"rival_titan.toml:lr_scheduler.min_lr_factor", "rival_titan.toml:optimizer.lr"},
-			"mega":  {"--lr"}, "prim": {"--lr"}, "nemo": {"--lr"}, "fsdp": {"--lr"}}},
+			"mega":  {"--lr"}, "prim": {"--lr"}, "nemo": {"rival_nemo.json:optimizer.lr"}, "fsdp": {"--lr"}}},
 		{"MIN_LR", func(r *Request) { r.Fair.MinLR = 1e-5 }, map[string][]string{
 			"titan": {"rival_titan.toml:lr_scheduler.min_lr_factor"},
-			"mega":  {"--min-lr"}, "prim": {"--min_lr"}, "nemo": {"--min-lr"}, "fsdp": {"--min-lr"}}},
+			"mega":  {"--min-lr"}, "prim": {"--min_lr"}, "nemo": {"rival_nemo.json:optimizer.min_lr"}, "fsdp": {"--min-lr"}}},
 		{"WARMUP_STEPS", func(r *Request) { r.Fair.WarmupSteps = 10 }, map[string][]string{
 			"titan": {"rival_titan.toml:lr_scheduler.warmup_steps"},
-			"mega":  {"--lr-warmup-iters"}, "prim": {"--lr_warmup_iters"}, "nemo": {"--warmup"}, "fsdp": {"--warmup-steps"}}},
+			"mega":  {"--lr-warmup-iters"}, "prim": {"--lr_warmup_iters"}, "nemo": {"rival_nemo.json:scheduler.lr_warmup_iters"}, "fsdp": {"--warmup-steps"}}},
 		{"TRAIN_ITERS", func(r *Request) { r.Fair.TrainIters = 100 }, map[string][]string{
 			"titan": {"rival_titan.toml:training.steps"},
 			"mega":  {"--eval-interval", "--lr-decay-iters", "--train-iters"},
-			"prim":  {"--eval_interval", "--lr_decay_iters", "--train_iters"}, "nemo": {"--train-iters"}, "fsdp": {"--train-iters"}}},
+			"prim":  {"--eval_interval", "--lr_decay_iters", "--train_iters"}, "nemo": {"rival_nemo.json:scheduler.lr_decay_iters", "rival_nemo.json:train.eval_interval", "rival_nemo.json:train.train_iters"}, "fsdp": {"--train-iters"}}},
 		{"WEIGHT_DECAY", func(r *Request) { r.Fair.WeightDecay = 0.01 }, map[string][]string{
 			"titan": {"rival_titan.toml:optimizer.weight_decay"},
-			"mega":  {"--weight-decay"}, "prim": {"--weight_decay"}, "nemo": {"--weight-decay"}, "fsdp": {"--weight-decay"}}},
+			"mega":  {"--weight-decay"}, "prim": {"--weight_decay"}, "nemo": {"rival_nemo.json:optimizer.weight_decay", "rival_nemo.json:scheduler.end_weight_decay", "rival_nemo.json:scheduler.start_weight_decay"}, "fsdp": {"--weight-decay"}}},
 		{"BETA2", func(r *Request) { r.Fair.Beta2 = 0.999 }, map[string][]string{
 			"titan": {"rival_titan.toml:optimizer.beta2"},
-			"mega":  {"--adam-beta2"}, "prim": {"--adam_beta2"}, "nemo": {"--beta2"}, "fsdp": {"--beta2"}}},
+			"mega":  {"--adam-beta2"}, "prim": {"--adam_beta2"}, "nemo": {"rival_nemo.json:optimizer.adam_beta2"}, "fsdp": {"--beta2"}}},
 		{"PRECISION=fp8", func(r *Request) { r.Fair.Precision = "fp8" }, map[string][]string{
 			"mega": {"--fp8-amax-compute-algo", "--fp8-amax-history-len", "--fp8-format", "--fp8-recipe"},
-			"prim": {"--fp8", "--fp8_amax_history_len", "--fp8_recipe"}, "nemo": {"--precision"}}},
+			"prim": {"--fp8", "--fp8_amax_history_len", "--fp8_recipe"}, "nemo": {"rival_nemo.json:mixed_precision.fp8", "rival_nemo.json:mixed_precision.fp8_amax_compute_algo", "rival_nemo.json:mixed_precision.fp8_amax_history_len", "rival_nemo.json:mixed_precision.fp8_margin", "rival_nemo.json:mixed_precision.fp8_param", "rival_nemo.json:mixed_precision.fp8_param_gather", "rival_nemo.json:mixed_precision.fp8_recipe"}}},
 		{"PRECISION=fp32", func(r *Request) { r.Fair.Precision = "fp32" }, map[string][]string{
 			"titan": {"rival_titan.toml:training.mixed_precision_param"},
-			"mega":  {"--bf16"}, "prim": {"--bf16"}, "nemo": {"--precision"}, "fsdp": {"--precision"}}},
+			"mega":  {"--bf16"}, "prim": {"--bf16"}, "nemo": {"rival_nemo.json:mixed_precision.bf16", "rival_nemo.json:mixed_precision.fp32", "rival_nemo.json:mixed_precision.grad_reduce_in_fp32", "rival_nemo.json:mixed_precision.params_dtype", "rival_nemo.json:mixed_precision.pipeline_dtype"}, "fsdp": {"--precision"}}},
 		{"PROFILE", profileOn, map[string][]string{
 			"mega": {"--profile", "--profile-ranks", "--profile-step-end", "--profile-step-start", "--tensorboard-dir", "--use-pytorch-profiler"},
 			"prim": {"--profile", "--profile_ranks", "--profile_step_end", "--profile_step_start", "--tensorboard_dir", "--use_pytorch_profiler"},
-			"nemo": {"--profile"}}},
+			"nemo": {"rival_nemo.json:logger.tensorboard_dir", "rival_nemo.json:profiling.use_pytorch_profiler"}}},
 	}
 	// Knobs of the profiler window, with profiling on in both launches.
 	for _, k := range []knob{
 		{"PROFILE_STEP_START", func(r *Request) { r.Fair.ProfileStepStart = 5 }, map[string][]string{
-			"mega": {"--profile-step-start"}, "prim": {"--profile_step_start"}, "nemo": {"--profile-start"}}},
+			"mega": {"--profile-step-start"}, "prim": {"--profile_step_start"}, "nemo": {"rival_nemo.json:profiling.profile_step_start"}}},
 		{"PROFILE_STEP_END", func(r *Request) { r.Fair.ProfileStepEnd = 20 }, map[string][]string{
-			"mega": {"--profile-step-end"}, "prim": {"--profile_step_end"}, "nemo": {"--profile-end"}}},
+			"mega": {"--profile-step-end"}, "prim": {"--profile_step_end"}, "nemo": {"rival_nemo.json:profiling.profile_step_end"}}},
 		{"PROFILE_RANKS", func(r *Request) { r.Fair.ProfileRanks = []int{0, 7} }, map[string][]string{
-			"mega": {"--profile-ranks"}, "prim": {"--profile_ranks"}, "nemo": {"--profile-ranks"}}},
+			"mega": {"--profile-ranks"}, "prim": {"--profile_ranks"}, "nemo": {"rival_nemo.json:profiling.profile_ranks"}}},
 	} {
 		edit := k.edit
 		k.edit = func(r *Request) { profileOn(r); edit(r) }

@@ -367,9 +367,18 @@ func (w *Workspace) runAndLog(ctx context.Context, x *Exec, in TrainInputs, laun
 }
 
 func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch frameworks.Launch, logPath string) (*result.Result, error) {
-	lg, err := logparse.ParseFile(logPath, launch.Framework)
+	lg, err := logparse.ParseFile(logPath, launch.LogFamilyName())
 	if err != nil {
 		return nil, err
+	}
+	version := launch.FrameworkVersion
+	if launch.RanFile != "" {
+		// What ran, as the entry script read it inside the container; the pin stays for reference.
+		ran, err := launch.Ran(w.Path("OUTPUT_DIR", "runs", RunName(in.Platform, in.Framework, in.Model, in.Dataset, in.RunIndex)))
+		if err != nil {
+			return nil, err
+		}
+		version = ran + " (pinned: " + launch.FrameworkVersion + ")"
 	}
 	m, err := models.Lookup(in.Model)
 	if err != nil {
@@ -382,7 +391,7 @@ func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch frameworks.L
 	facts := result.Facts{
 		GPUs: gpuCount(in.Platform, in.Host, cfg), SeqLen: cfg.Int("SL"), GBS: cfg.Int("GBS"), MBS: cfg.Int("MBS"),
 		Precision: cfg.Get("PRECISION"), Platform: in.Platform, Host: &in.Host, Model: m.Name,
-		Framework: launch.Framework, FrameworkVersion: launch.FrameworkVersion, FrameworkRequested: launch.Requested,
+		Framework: launch.Framework, FrameworkVersion: version, FrameworkRequested: launch.Requested,
 		TP: cfg.Int("TP"), PP: cfg.Int("PP"),
 		DatasetName: in.Dataset, DatasetFingerprint: manifest.Fingerprint.Digest, TokenizerFingerprint: string(manifest.TokenizerDigest),
 		ConfigFingerprint: string(cfg.Fingerprint()), ImageDigest: in.Executor.ImageDigest(), RivalVersion: Version,

@@ -1,11 +1,21 @@
-// Package nemo builds NeMo 2.0 launches (NVIDIA): torchrun running a small embedded entry script that
-// takes the model's NeMo recipe (llama31_8b, qwen25_7b, mistral_7b) and sets every parallelism, batch,
-// schedule, precision and data field from its arguments, with NeMo's timing and FLOPs callbacks.
+// Package nemo builds the launches of the `nemo` framework: NVIDIA's NeMo LLM training as the NeMo
+// image ships it today, Megatron-Bridge (nvcr.io/nvidia/nemo:26.02: Megatron-Bridge 0.3.0 on Megatron
+// Core 0.16.0). A launch is torchrun running a small embedded entry script that reads one JSON file,
+// the Bridge configuration (ConfigContainer sections: model, train, optimizer, scheduler, dataset,
+// logger, tokenizer, checkpoint, rng, ddp, dist, mixed_precision, profiling), builds Bridge's config
+// dataclasses from it field by field and calls Bridge's pretrain with its GPT forward step. Every field
+// is written by Config from Rival's model registry and the fair configuration, so no recipe default,
+// hub download or NeMo 2 (nemo.collections.llm) code is involved.
+//
+// The field names and types are checked in tests against the facts extracted from the pinned Bridge
+// tree (frameworks/facts/bridge_<version>.json, see CheckConfig), and Bridge's own ConfigContainer
+// validation runs on every matrix cell by bridgecheck/test_rival_nemo.py when an upstream tree is given.
 package nemo
 
 import (
 	_ "embed"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"path"
 
@@ -14,15 +24,39 @@ import (
 	"github.com/zeebo/blake3"
 )
 
-// Version is the NeMo source the recipe, data module, callback and plugin names were checked against
-// (see docs/frameworks.md).
-const Version = "NVIDIA/NeMo (recipes/llama31_8b.py@0a8b017a, recipes/qwen25_7b.py@0e3eb38e, recipes/optim/adam.py@06cca550, recipes/precision/mixed_precision.py@0a07447c, gpt/data/pre_training.py@020a5088, callbacks/flops_callback.py@0240b890, callbacks/pytorch_profiler.py@251add6d)"
+// Pinned versions of the NeMo image the launches target (docs/frameworks.md gives the sources:
+// Megatron-Bridge docs/releases/software-versions.md "NeMo Framework 26.02" and Bridge v0.3.0's
+// 3rdparty/Megatron-LM submodule).
+const (
+	Image              = "nvcr.io/nvidia/nemo:26.02"
+	BridgeVersion      = "0.3.0"
+	BridgeCommit       = "21b02e0cfb2f8ff907e0d8baee0c5205876c6812" // tag v0.3.0
+	MegatronCoreVer    = "0.16.0"
+	MegatronCoreCommit = "b0cc2706ddc60d2aefd5fff346445b5c013036a8" // Bridge v0.3.0's 3rdparty/Megatron-LM
+)
+
+// Version is the pinned framework the configuration was checked against (the result also records
+// what ran, read inside the container at run time: see RanFile).
+const Version = "megatron-bridge " + BridgeVersion + " (NVIDIA-NeMo/Megatron-Bridge@21b02e0c" +
+	", megatron-core " + MegatronCoreVer + " NVIDIA/Megatron-LM@b0cc2706, " + Image + ")"
+
+// LogFamily is the logparse family of a nemo run's log: Bridge prints Megatron Core's iteration
+// lines and its own "Step Time" lines, which the megatron-bridge family reads.
+const LogFamily = "megatron-bridge"
+
+// RanFile is the file, relative to the run's OutputDir, where the entry script's rank 0 records what
+// actually ran, read inside the container: {"framework": "megatron-bridge", "version": ...,
+// "megatron_core": ..., "megatron_core_commit": ..., "transformer_engine": ..., "torch": ..., "cuda": ...}.
+const RanFile = "rival_nemo_ran.json"
 
 //go:embed rival_nemo.py
 var script []byte
 
 // ScriptName is the entry script's file name, relative to the run's OutputDir.
 const ScriptName = "rival_nemo.py"
+
+// ConfigName is the Bridge configuration's file name, relative to the run's OutputDir.
+const ConfigName = "rival_nemo.json"
 
 // Script returns a copy of the embedded entry script.
 func Script() []byte { return append([]byte(nil), script...) }
@@ -33,60 +67,153 @@ func ScriptDigest() string {
 	return hex.EncodeToString(sum[:])
 }
 
-var recipe = map[string]string{"llama": "llama31_8b", "qwen": "qwen25_7b", "mistral": "mistral_7b"}
+// Fusion and communication settings written explicitly, each set to Megatron-LM's command-line
+// default so nemo and mega runs execute the same kernels and overlap (Bridge's own defaults differ:
+// GPTModelProvider turns cross-entropy fusion on and the rope/SwiGLU/persistent-LayerNorm fusions off,
+// bf16_mixed reduces gradients in fp32).
+var fusions = map[string]any{
+	"apply_rope_fusion": true, "bias_activation_fusion": true, "bias_dropout_fusion": true,
+	"masked_softmax_fusion": true, "persist_layer_norm": true, "gradient_accumulation_fusion": true,
+	"cross_entropy_loss_fusion": false,
+}
 
-// Build returns the launch of one NeMo run.
-func Build(p spec.Plan) (spec.Launch, error) {
-	family := p.Model.Name
-	if p.Model.Proxy {
-		family = p.Model.Base
-	}
-	rec, ok := recipe[family]
-	if !ok {
-		return spec.Launch{}, fmt.Errorf("nemo: no NeMo recipe known for model family %q (known: llama, qwen, mistral)", family)
-	}
-	rope, err := mega.RotaryBase(p.Model.RopeTheta)
-	if err != nil {
-		return spec.Launch{}, fmt.Errorf("nemo: %w", err)
-	}
+// Section is one ConfigContainer section: field name → JSON value.
+type Section = map[string]any
+
+// Config returns the Bridge configuration of a plan, by ConfigContainer section.
+func Config(p spec.Plan) (map[string]Section, error) {
 	m, f := p.Model, p.Fair
-	i, fl := spec.Int, spec.Float
-	window := 0
-	if p.WindowActive() {
-		window = m.SlidingWindow
+	if f.Seed <= 0 {
+		// Bridge's _set_random_seed asserts a positive seed.
+		return nil, fmt.Errorf("nemo: SEED is %d: Megatron-Bridge seeds Python, NumPy and torch with it and requires a positive integer; set SEED >= 1", f.Seed)
 	}
-	qkv, prof := "0", "0"
-	if m.QKVBias {
-		qkv = "1"
+	if f.WarmupSteps >= f.TrainIters {
+		// Megatron Core's OptimizerParamScheduler asserts lr_warmup_steps < lr_decay_steps.
+		return nil, fmt.Errorf("nemo: WARMUP_STEPS %d must be below TRAIN_ITERS %d: Megatron Core's scheduler decays over TRAIN_ITERS and asserts warm-up < decay", f.WarmupSteps, f.TrainIters)
+	}
+	if _, err := mega.RotaryBase(m.RopeTheta); err != nil {
+		return nil, fmt.Errorf("nemo: %w", err)
+	}
+	var window any
+	if p.WindowActive() {
+		window = []int{m.SlidingWindow, 0}
+	}
+	model := Section{
+		"num_layers": m.Layers, "hidden_size": m.Hidden, "ffn_hidden_size": m.FFN,
+		"num_attention_heads": m.Heads, "num_query_groups": m.KVHeads, "kv_channels": m.HeadDim(),
+		"seq_length": f.SL, "position_embedding_type": "rope", "rotary_base": int(m.RopeTheta), "rotary_percent": 1.0,
+		"normalization": "RMSNorm", "layernorm_epsilon": 1e-5, "activation_func": "silu", "gated_linear_unit": true,
+		"add_bias_linear": false, "add_qkv_bias": m.QKVBias, "share_embeddings_and_output_weights": m.TiedEmbeddings,
+		"hidden_dropout": 0.0, "attention_dropout": 0.0, "init_method_std": 0.02, "window_size": window,
+		"make_vocab_size_divisible_by": 128, "vocab_size": nil,
+		"tensor_model_parallel_size": f.TP, "pipeline_model_parallel_size": f.PP, "context_parallel_size": 1,
+		"virtual_pipeline_model_parallel_size": nil, "sequence_parallel": p.SequenceParallel(),
+	}
+	for k, v := range fusions {
+		model[k] = v
+	}
+	cfg := map[string]Section{
+		"model": model,
+		"train": {
+			"micro_batch_size": f.MBS, "global_batch_size": f.GBS, "train_iters": f.TrainIters,
+			"eval_iters": 0, "eval_interval": f.TrainIters,
+		},
+		"optimizer": {
+			"optimizer": "adam", "lr": f.LR, "min_lr": f.MinLR, "weight_decay": f.WeightDecay,
+			"adam_beta1": f.Beta1, "adam_beta2": f.Beta2, "adam_eps": spec.AdamEps, "clip_grad": spec.ClipGrad,
+			"use_distributed_optimizer": true,
+		},
+		// Megatron Core's OptimizerParamScheduler: lr·step/warmup during warm-up (lr_warmup_init 0),
+		// then cosine to min_lr at train_iters, the same formula and steps as mega's
+		// --lr-warmup-iters/--lr-decay-iters/--lr-decay-style cosine.
+		"scheduler": {
+			"lr_decay_style": "cosine", "lr_warmup_iters": f.WarmupSteps, "lr_warmup_init": 0.0,
+			"lr_decay_iters": f.TrainIters, "start_weight_decay": f.WeightDecay, "end_weight_decay": f.WeightDecay,
+			"weight_decay_incr_style": "constant",
+		},
+		"dataset": {
+			"blend": []any{[]string{p.DataPrefix}, nil}, "split": "100,0,0", "seq_length": f.SL,
+			"random_seed": f.Seed, "path_to_cache": p.DataCacheDir,
+			"reset_position_ids": false, "reset_attention_mask": false, "eod_mask_loss": false,
+			"num_dataset_builder_threads": 1, "dataloader_type": "single", "num_workers": 2,
+		},
+		"logger":     {"log_interval": 1, "log_throughput": true, "timing_log_level": 0},
+		"tokenizer":  {"tokenizer_type": "HuggingFaceTokenizer", "tokenizer_model": p.TokenizerPath},
+		"checkpoint": {"save": nil, "load": nil, "ckpt_format": "torch_dist"},
+		"rng":        {"seed": f.Seed},
+		"ddp": {
+			"overlap_grad_reduce": false, "overlap_param_gather": false, "use_distributed_optimizer": true,
+			"grad_reduce_in_fp32": false, "check_for_nan_in_grad": true,
+		},
+		"dist": {"distributed_backend": "nccl"},
+		"profiling": {
+			"use_pytorch_profiler": f.Profile, "use_nsys_profiler": false,
+			"profile_step_start": f.ProfileStepStart, "profile_step_end": f.ProfileStepEnd,
+			"profile_ranks": append([]int{}, f.ProfileRanks...), "record_shapes": false,
+		},
 	}
 	if f.Profile {
-		prof = "1"
+		// Bridge's PyTorch profiler writes its traces through the TensorBoard handler into this directory.
+		cfg["logger"]["tensorboard_dir"] = path.Join(p.OutputDir, "profile")
 	}
-	entry := path.Join(p.OutputDir, ScriptName)
-	cmd := append(mega.Torchrun(p), entry,
-		"--recipe", rec, "--name", "rival-"+m.Name, "--log-dir", path.Join(p.OutputDir, "nemo"),
-		"--nodes", i(p.NNodes), "--gpus-per-node", i(p.GPUsPerNode),
-		"--layers", i(m.Layers), "--hidden", i(m.Hidden), "--ffn", i(m.FFN), "--heads", i(m.Heads),
-		"--kv-heads", i(m.KVHeads), "--rope-base", rope, "--window", i(window), "--qkv-bias", qkv,
-		"--data-prefix", p.DataPrefix, "--data-cache", p.DataCacheDir, "--tokenizer", p.TokenizerPath,
-		"--seed", i(f.Seed), "--mbs", i(f.MBS), "--gbs", i(f.GBS), "--seq-length", i(f.SL),
-		"--tp", i(f.TP), "--pp", i(f.PP), "--train-iters", i(f.TrainIters), "--warmup", i(f.WarmupSteps),
-		"--lr", fl(f.LR), "--min-lr", fl(f.MinLR), "--weight-decay", fl(f.WeightDecay),
-		"--beta1", fl(f.Beta1), "--beta2", fl(f.Beta2), "--adam-eps", fl(spec.AdamEps), "--clip-grad", fl(spec.ClipGrad),
-		"--precision", f.Precision, "--profile", prof,
-		"--profile-start", i(f.ProfileStepStart), "--profile-end", i(f.ProfileStepEnd), "--profile-ranks",
-	)
-	for _, r := range f.ProfileRanks {
-		cmd = append(cmd, i(r))
+	switch f.Precision {
+	case spec.BF16, spec.FP8:
+		cfg["mixed_precision"] = Section{
+			"bf16": true, "fp16": false, "params_dtype": "bfloat16", "pipeline_dtype": "bfloat16",
+			"autocast_enabled": false, "grad_reduce_in_fp32": false,
+		}
+		if f.Precision == spec.FP8 {
+			// Delayed-scaling hybrid FP8 with the amax settings mega uses (Bridge's
+			// bf16_with_fp8_delayed_scaling_mixed, but with bf16 parameter all-gathers like mega and prim).
+			for k, v := range (Section{
+				"fp8": "hybrid", "fp8_recipe": "delayed", "fp8_margin": 0, "fp8_amax_history_len": 1024,
+				"fp8_amax_compute_algo": "max", "fp8_param_gather": false, "fp8_param": false,
+			}) {
+				cfg["mixed_precision"][k] = v
+			}
+		}
+	case spec.FP32:
+		cfg["mixed_precision"] = Section{
+			"fp32": true, "bf16": false, "fp16": false, "params_dtype": "float32", "pipeline_dtype": "float32",
+			"autocast_enabled": false, "grad_reduce_in_fp32": true,
+		}
+	default:
+		return nil, fmt.Errorf("nemo: precision %q: want bf16, fp8 or fp32", f.Precision)
 	}
-	cmd = append(cmd, "--trace-dir", path.Join(p.OutputDir, "profile"))
+	return cfg, nil
+}
+
+// CheckCommand is the preflight of a launch built for p: the entry script with --check builds the
+// configuration and runs Bridge's own validation (runtime_config_update, then Megatron Core's
+// scheduler) for the run's world size, in seconds and without GPUs, inside the NeMo image, with the
+// launch's files written to OutputDir. It exits non-zero quoting Bridge's error.
+func CheckCommand(p spec.Plan) []string {
+	return []string{"env", "WORLD_SIZE=" + spec.Int(p.World), "RANK=0", "python3", path.Join(p.OutputDir, ScriptName),
+		"--config", path.Join(p.OutputDir, ConfigName), "--ran", path.Join(p.OutputDir, RanFile), "--check"}
+}
+
+// Build returns the launch of one nemo run.
+func Build(p spec.Plan) (spec.Launch, error) {
+	cfg, err := Config(p)
+	if err != nil {
+		return spec.Launch{}, err
+	}
+	doc, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return spec.Launch{}, fmt.Errorf("nemo: encoding the Bridge configuration: %w", err)
+	}
+	cmd := append(mega.Torchrun(p), path.Join(p.OutputDir, ScriptName),
+		"--config", path.Join(p.OutputDir, ConfigName), "--ran", path.Join(p.OutputDir, RanFile))
 	return spec.Launch{
 		Framework: spec.Nemo, Command: cmd, WorkDir: p.OutputDir, FrameworkVersion: Version,
 		Env: map[string]string{
 			"PYTHONUNBUFFERED":            "1",
 			"CUDA_DEVICE_MAX_CONNECTIONS": "1",
+			// No hub access at run time: the tokenizer is a local directory and nothing else is fetched.
+			"HF_HUB_OFFLINE":       "1",
+			"TRANSFORMERS_OFFLINE": "1",
 		},
-		Files:             map[string][]byte{ScriptName: Script()},
-		EntryScriptDigest: ScriptDigest(),
+		Files:             map[string][]byte{ScriptName: Script(), ConfigName: append(doc, '\n')},
+		EntryScriptDigest: ScriptDigest(), LogFamily: LogFamily, RanFile: RanFile,
 	}, nil
 }

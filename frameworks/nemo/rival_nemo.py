@@ -1,109 +1,154 @@
-"""Rival's NeMo 2.0 entry: one pretraining run from a NeMo recipe, with every parallelism, batch,
-schedule, precision and data field set from the command line so nothing is left to recipe defaults.
-Run under torchrun; every rank builds the same recipe and runs it in-process."""
+"""Rival's Megatron-Bridge entry: one pretraining run from a JSON configuration written by Rival.
+
+The JSON file holds one object per ConfigContainer section (model, train, optimizer, scheduler, dataset,
+logger, tokenizer, checkpoint, rng, ddp, dist, mixed_precision, profiling); each is passed field by
+field to Bridge's dataclass of that section, so nothing is left to a recipe and nothing is downloaded.
+The few values JSON cannot carry are named: dtypes ("bfloat16"), the activation ("silu"), tuples
+(window_size, the dataset blend). Run under torchrun; every rank builds the same configuration.
+Rank 0 writes what actually ran (Bridge, Megatron Core, Transformer Engine, torch, CUDA versions) to
+the --ran file and prints it as one "rival-nemo: ran ..." line. With --check it only runs Bridge's
+own configuration validation for WORLD_SIZE processes and exits (a preflight; no GPU needed)."""
 import argparse
-import importlib
+import json
 import os
+import subprocess
+import sys
 
-import nemo_run as run
-import torch
-from nemo.collections.common.tokenizers.huggingface.auto_tokenizer import AutoTokenizer
-from nemo.collections.llm.gpt.data.pre_training import PreTrainingDataModule
-from nemo.collections.llm.recipes.precision.mixed_precision import bf16_mixed, bf16_with_fp8_mixed
-from nemo.lightning.pytorch.callbacks.flops_callback import FLOPsMeasurementCallback
-from nemo.lightning.pytorch.callbacks.pytorch_profiler import PytorchProfilerCallback
-from nemo.lightning.pytorch.plugins.mixed_precision import MegatronMixedPrecision
-from nemo.utils.exp_manager import TimingCallback
+# Section -> (module, class) of Megatron-Bridge 0.3.0.
+SECTIONS = {
+    "model": ("megatron.bridge.models.gpt_provider", "GPTModelProvider"),
+    "train": ("megatron.bridge.training.config", "TrainingConfig"),
+    "optimizer": ("megatron.bridge.training.config", "OptimizerConfig"),
+    "scheduler": ("megatron.bridge.training.config", "SchedulerConfig"),
+    "dataset": ("megatron.bridge.training.config", "GPTDatasetConfig"),
+    "logger": ("megatron.bridge.training.config", "LoggerConfig"),
+    "tokenizer": ("megatron.bridge.training.tokenizers.config", "TokenizerConfig"),
+    "checkpoint": ("megatron.bridge.training.config", "CheckpointConfig"),
+    "rng": ("megatron.bridge.training.config", "RNGConfig"),
+    "ddp": ("megatron.bridge.training.config", "DistributedDataParallelConfig"),
+    "dist": ("megatron.bridge.training.config", "DistributedInitConfig"),
+    "mixed_precision": ("megatron.bridge.training.mixed_precision", "MixedPrecisionConfig"),
+    "profiling": ("megatron.bridge.training.config", "ProfilingConfig"),
+}
+REQUIRED = ("model", "train", "optimizer", "scheduler", "dataset", "logger", "tokenizer", "checkpoint", "rng")
+DTYPE_FIELDS = ("params_dtype", "pipeline_dtype", "autocast_dtype")
+DTYPES = ("bfloat16", "float16", "float32")
 
 
-def parse():
+def _class(section):
+    module, name = SECTIONS[section]
+    return getattr(__import__(module, fromlist=[name]), name)
+
+
+def _value(section, field, v):
+    """Turn a JSON value into what Bridge's field holds."""
+    if field in DTYPE_FIELDS and v is not None:
+        if v not in DTYPES:
+            raise ValueError(f"{section}.{field}: dtype {v!r}, want one of {', '.join(DTYPES)}")
+        import torch
+        return getattr(torch, v)
+    if section == "model" and field == "activation_func":
+        import torch.nn.functional as F
+        if v not in ("silu", "gelu"):
+            raise ValueError(f"model.activation_func: {v!r}, want silu or gelu")
+        return getattr(F, v)
+    if section == "model" and field == "window_size" and v is not None:
+        return tuple(v)
+    if section == "dataset" and field == "blend" and v is not None:
+        return (list(v[0]), None if v[1] is None else list(v[1]))
+    return v
+
+
+def build_config(doc):
+    """Bridge's ConfigContainer from the JSON document (a dict of sections)."""
+    from megatron.bridge.training.config import ConfigContainer
+
+    unknown = sorted(set(doc) - set(SECTIONS))
+    if unknown:
+        raise ValueError(f"unknown configuration sections {unknown}; known: {sorted(SECTIONS)}")
+    missing = [s for s in REQUIRED if s not in doc]
+    if missing:
+        raise ValueError(f"configuration lacks the sections {missing}")
+    parts = {}
+    for section, fields in doc.items():
+        cls = _class(section)
+        kwargs = {k: _value(section, k, v) for k, v in fields.items()}
+        try:
+            parts[section] = cls(**kwargs)
+        except TypeError as e:
+            raise ValueError(f"section {section}: {cls.__name__} rejects the fields: {e}") from e
+    return ConfigContainer(**parts)
+
+
+def ran():
+    """What is installed in this container, read now (not the pin)."""
+    import megatron.bridge
+    import megatron.core
+    out = {"framework": "megatron-bridge", "version": getattr(megatron.bridge, "__version__", "unknown"),
+           "megatron_core": getattr(megatron.core, "__version__", "unknown")}
+    core_dir = os.path.dirname(os.path.dirname(os.path.abspath(megatron.core.__file__)))
+    try:
+        out["megatron_core_commit"] = subprocess.run(
+            ["git", "-C", core_dir, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        out["megatron_core_commit"] = "unknown"
+    try:
+        import transformer_engine
+        out["transformer_engine"] = transformer_engine.__version__
+    except Exception:  # an image without Transformer Engine still records the rest
+        out["transformer_engine"] = "unknown"
+    import torch
+    out["torch"] = torch.__version__
+    out["cuda"] = torch.version.cuda or "none"
+    return out
+
+
+def parse(argv=None):
     p = argparse.ArgumentParser(description=__doc__)
-    a = p.add_argument
-    a("--recipe", required=True, choices=["llama31_8b", "qwen25_7b", "mistral_7b"])
-    a("--name", required=True)
-    a("--log-dir", required=True)
-    a("--nodes", type=int, required=True)
-    a("--gpus-per-node", type=int, required=True)
-    for k in ("layers", "hidden", "ffn", "heads", "kv-heads", "rope-base", "window"):
-        a("--" + k, type=int, required=True)
-    a("--qkv-bias", type=int, choices=[0, 1], required=True)
-    a("--data-prefix", required=True)
-    a("--data-cache", required=True)
-    a("--tokenizer", required=True)
-    for k in ("seed", "mbs", "gbs", "seq-length", "tp", "pp", "train-iters", "warmup"):
-        a("--" + k, type=int, required=True)
-    for k in ("lr", "min-lr", "weight-decay", "beta1", "beta2", "adam-eps", "clip-grad"):
-        a("--" + k, type=float, required=True)
-    a("--precision", choices=["bf16", "fp8", "fp32"], required=True)
-    a("--profile", type=int, choices=[0, 1], required=True)
-    a("--profile-start", type=int, required=True)
-    a("--profile-end", type=int, required=True)
-    a("--profile-ranks", type=int, nargs="+", required=True)
-    a("--trace-dir", required=True)
-    return p.parse_args()
+    p.add_argument("--config", required=True, help="the JSON configuration Rival wrote")
+    p.add_argument("--ran", required=True, help="where rank 0 writes what ran (JSON)")
+    p.add_argument("--check", action="store_true",
+                   help="only build the configuration and run Bridge's own validation (runtime_config_update, "
+                        "then the optimizer scheduler) for WORLD_SIZE processes, print the verdict and exit; no GPU needed")
+    return p.parse_args(argv)
 
 
-def precision_plugin(name):
-    if name == "bf16":
-        return bf16_mixed()
-    if name == "fp8":
-        cfg = bf16_with_fp8_mixed()
-        cfg.fp8_param_gather = False  # Megatron and Primus runs keep bf16 parameter all-gathers
-        return cfg
-    return run.Config(MegatronMixedPrecision, precision="32", params_dtype=torch.float32,
-                      pipeline_dtype=torch.float32, autocast_enabled=False, grad_reduce_in_fp32=True)
+def check(cfg):
+    """Bridge's own validation of the configuration, as pretrain's setup runs it, without a GPU."""
+    from megatron.bridge.training.config import runtime_config_update
+    from megatron.bridge.training.optim import _get_scheduler
+
+    class _Optimizer:  # what Megatron Core's scheduler touches
+        param_groups = [{}]
+
+    runtime_config_update(cfg)
+    _get_scheduler(cfg.optimizer, cfg.scheduler, _Optimizer())
+    print(f"rival-nemo: configuration valid for {os.environ.get('WORLD_SIZE', '1')} processes "
+          f"(data parallel {cfg.data_parallel_size})", flush=True)
 
 
-def main():
-    o = parse()
-    recipes = importlib.import_module("nemo.collections.llm.recipes." + o.recipe)
-    r = recipes.pretrain_recipe(dir=o.log_dir, name=o.name, num_nodes=o.nodes, num_gpus_per_node=o.gpus_per_node)
-
-    m = r.model.config
-    m.num_layers, m.hidden_size, m.ffn_hidden_size = o.layers, o.hidden, o.ffn
-    m.num_attention_heads, m.num_query_groups = o.heads, o.kv_heads
-    m.rotary_base, m.add_qkv_bias, m.seq_length = o.rope_base, bool(o.qkv_bias), o.seq_length
-    m.window_size = (o.window, 0) if o.window > 0 else None
-    m.hidden_dropout, m.attention_dropout = 0.0, 0.0
-
-    t = r.trainer
-    s = t.strategy
-    s.tensor_model_parallel_size, s.pipeline_model_parallel_size = o.tp, o.pp
-    s.context_parallel_size, s.virtual_pipeline_model_parallel_size = 1, None
-    s.sequence_parallel = o.tp > 1
-    t.num_nodes, t.devices, t.max_steps = o.nodes, o.gpus_per_node, o.train_iters
-    t.accumulate_grad_batches = 1  # Megatron accumulates: gbs / (mbs × dp) micro-batches per step
-    t.limit_val_batches, t.limit_test_batches, t.val_check_interval = 0, 0, o.train_iters
-    t.log_every_n_steps = 1
-    t.enable_checkpointing = False
-    t.plugins = precision_plugin(o.precision)
-    r.log.ckpt = None
-
-    r.data = run.Config(
-        PreTrainingDataModule, paths=[o.data_prefix], seq_length=o.seq_length,
-        tokenizer=run.Config(AutoTokenizer, pretrained_model_name=o.tokenizer),
-        micro_batch_size=o.mbs, global_batch_size=o.gbs, seed=o.seed, split="100,0,0",
-        index_mapping_dir=o.data_cache)
-
-    c = r.optim.config
-    c.lr, c.weight_decay, c.adam_beta1, c.adam_beta2 = o.lr, o.weight_decay, o.beta1, o.beta2
-    c.adam_eps, c.clip_grad, c.use_distributed_optimizer = o.adam_eps, o.clip_grad, True
-    c.bf16, c.fp16 = o.precision != "fp32", False
-    sch = r.optim.lr_scheduler
-    sch.max_steps, sch.warmup_steps, sch.constant_steps, sch.min_lr = o.train_iters, o.warmup, 0, o.min_lr
-
-    # NeMo's FLOPs formula for GQA + SwiGLU decoders is filed under "llama3"; Rival recomputes FLOPs
-    # itself and keeps this figure only as the framework's own.
-    t.callbacks = [run.Config(TimingCallback),
-                   run.Config(FLOPsMeasurementCallback, model_config=m, data_config=r.data, model_name="llama3")]
-    if o.profile and int(os.environ.get("RANK", "0")) in o.profile_ranks:
-        os.makedirs(o.trace_dir, exist_ok=True)
-        t.callbacks.append(run.Config(PytorchProfilerCallback, start_step=o.profile_start,
-                                      end_step=o.profile_end, trace_dir=o.trace_dir))
-
-    torch.manual_seed(o.seed)
-    run.run(r, direct=True)
+def main(argv=None):
+    o = parse(argv)
+    with open(o.config, encoding="utf-8") as f:
+        doc = json.load(f)
+    cfg = build_config(doc)
+    if o.check:
+        check(cfg)
+        return 0
+    if int(os.environ.get("RANK", "0")) == 0:
+        r = ran()
+        tmp = o.ran + ".partial"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(r, f, indent=1, sort_keys=True)
+        os.replace(tmp, o.ran)
+        print("rival-nemo: ran megatron-bridge {version}, megatron-core {megatron_core} ({megatron_core_commit}), "
+              "transformer-engine {transformer_engine}, torch {torch}, CUDA {cuda}".format(**r), flush=True)
+    if cfg.profiling.use_pytorch_profiler and cfg.logger.tensorboard_dir:
+        os.makedirs(cfg.logger.tensorboard_dir, exist_ok=True)
+    from megatron.bridge.training.gpt_step import forward_step
+    from megatron.bridge.training.pretrain import pretrain
+    pretrain(cfg, forward_step)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -5,7 +5,14 @@
 package spec
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/models"
@@ -70,6 +77,49 @@ type Launch struct {
 	Files             map[string][]byte // files to write next to the run (relative to OutputDir), e.g. entry scripts, patched yaml
 	EntryScriptDigest string            // BLAKE3 hex of the entry script(s) in Files; empty when there are none
 	FrameworkVersion  string            // the pinned version the arguments were checked against
+	LogFamily         string            // logparse family of the run's log; empty: the framework's name
+	RanFile           string            // file (relative to OutputDir) where the run records what ran; empty: none
+}
+
+// LogFamilyName is the logparse family to read the run's log as.
+func (l Launch) LogFamilyName() string {
+	if l.LogFamily != "" {
+		return l.LogFamily
+	}
+	return l.Framework
+}
+
+// Ran reads RanFile under the run's directory on this host (a JSON object of names to versions that
+// the entry script wrote inside the container, with "framework" and "version" first) and describes
+// it in one line, e.g. "megatron-bridge 0.3.0, megatron_core 0.16.0, torch 2.10.0a0".
+func (l Launch) Ran(runDir string) (string, error) {
+	if l.RanFile == "" {
+		return "", errors.New("the launch records no run-time versions")
+	}
+	p := filepath.Join(runDir, filepath.FromSlash(l.RanFile))
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "", fmt.Errorf("what ran: %w (the entry script writes it on rank 0 before training)", err)
+	}
+	var m map[string]string
+	if err := json.Unmarshal(b, &m); err != nil {
+		return "", fmt.Errorf("what ran: %s is not a JSON object of strings: %w", p, err)
+	}
+	if m["framework"] == "" || m["version"] == "" {
+		return "", fmt.Errorf("what ran: %s lacks \"framework\" or \"version\"", p)
+	}
+	parts := []string{m["framework"] + " " + m["version"]}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if k != "framework" && k != "version" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		parts = append(parts, k+" "+m[k])
+	}
+	return strings.Join(parts, ", "), nil
 }
 
 // Plan is a validated Request with everything derived: the model's shape, the process layout and the

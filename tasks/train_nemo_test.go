@@ -1,0 +1,95 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rivalbench/rival/frameworks"
+	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/result"
+)
+
+// bridgeExecutor stands in for a nemo run in the NeMo image: it writes what the entry script records
+// on rank 0 (the versions it finds) and prints Megatron-Bridge's log lines, in the format of the real
+// Bridge log in frameworks/logparse/testdata/real/megatron-bridge-dgxc-h100.log.
+type bridgeExecutor struct {
+	steps int
+	ran   map[string]string
+	last  frameworks.Launch
+}
+
+func (b *bridgeExecutor) Kind() string                   { return "scripted" }
+func (b *bridgeExecutor) ImageDigest() string            { return "" }
+func (b *bridgeExecutor) Place(dirs []PathMap) []PathMap { return HostExecutor{}.Place(dirs) }
+func (b *bridgeExecutor) Run(ctx context.Context, l frameworks.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
+	b.last = l
+	if b.ran != nil {
+		data, err := json.Marshal(b.ran)
+		if err != nil {
+			return ExecInfo{}, err
+		}
+		if err := os.WriteFile(filepath.Join(l.WorkDir, l.RanFile), data, 0o644); err != nil {
+			return ExecInfo{}, err
+		}
+	}
+	onLine("rival-nemo: ran megatron-bridge 0.3.0, megatron-core 0.16.0 (unknown), transformer-engine 2.12.0, torch 2.10.0a0, CUDA 13.0")
+	for i := 1; i <= b.steps; i++ {
+		onLine(fmt.Sprintf("[2025-12-19 10:49:%02d] iteration %8d/%8d | consumed samples: %12d | elapsed time per iteration (ms): %.1f | learning rate: 3.000000E-05 | global batch size:   %3d | lm loss: %.6E | loss scale: 1.0 | grad norm: 10.275 | number of skipped iterations:   0 | number of nan iterations:   0 |",
+			i, i, b.steps, i*4, 2028.9+float64(i), 4, 12.58695-float64(i)*0.01))
+		onLine(fmt.Sprintf("[Rank 0] (after %d iterations) memory (GB) | mem-allocated-gigabytes: 51.072 | mem-max-allocated-gigabytes: 194.41 | mem-max-reserved-gigabytes: 216.89", i))
+	}
+	return ExecInfo{ExitCode: 0}, nil
+}
+
+// TestTrainNemoReadsBridgeLogAndWhatRan runs train for nemo on an NVIDIA host with a Bridge log: the
+// result is built from the log read as Megatron-Bridge's, and its framework version is what the run
+// recorded inside the container, with the pin it was checked against.
+func TestTrainNemoReadsBridgeLogAndWhatRan(t *testing.T) {
+	w, _ := newWorkspace(t, "")
+	ex := &bridgeExecutor{steps: 30, ran: map[string]string{
+		"framework": "megatron-bridge", "version": "0.3.0", "megatron_core": "0.16.0rc0",
+		"megatron_core_commit": "b0cc2706ddc60d2aefd5fff346445b5c013036a8", "transformer_engine": "2.12.0",
+		"torch": "2.10.0a0+nv26.02", "cuda": "13.0"}}
+	in := trainInputs(t, w, ex)
+	in.Platform, in.Framework = hw.PlatformNVIDIA, "nemo"
+	in.Host = hw.Host{Platform: hw.PlatformNVIDIA, GPUs: []hw.GPU{{Index: 0, Vendor: hw.VendorNVIDIA, Model: "H100 SXM"}}}
+	task, err := w.TrainTask(in)
+	require.NoError(t, err)
+	require.NoError(t, w.Runner.Run(context.Background(), task))
+	assert.Equal(t, "megatron-bridge", ex.last.LogFamily)
+
+	data, err := os.ReadFile(task.Outputs[0].Path)
+	require.NoError(t, err)
+	require.NoError(t, result.Validate(data))
+	var r result.Result
+	require.NoError(t, json.Unmarshal(data, &r))
+	assert.Len(t, r.StepTimes, 30)
+	require.NotNil(t, r.Framework.Version)
+	v := *r.Framework.Version
+	assert.True(t, strings.HasPrefix(v, "megatron-bridge 0.3.0, cuda 13.0, megatron_core 0.16.0rc0, megatron_core_commit b0cc2706"), v)
+	assert.Contains(t, v, "torch 2.10.0a0+nv26.02")
+	assert.Contains(t, v, "pinned: megatron-bridge 0.3.0 (NVIDIA-NeMo/Megatron-Bridge@21b02e0c")
+	assert.Equal(t, "nemo", r.Framework.Name, "the framework keeps its name")
+}
+
+// TestTrainNemoWithoutWhatRanFails: a run that did not record what ran has no trustworthy version.
+func TestTrainNemoWithoutWhatRanFails(t *testing.T) {
+	w, _ := newWorkspace(t, "")
+	ex := &bridgeExecutor{steps: 30}
+	in := trainInputs(t, w, ex)
+	in.Platform, in.Framework = hw.PlatformNVIDIA, "nemo"
+	in.Host = hw.Host{Platform: hw.PlatformNVIDIA, GPUs: []hw.GPU{{Index: 0, Vendor: hw.VendorNVIDIA, Model: "H100 SXM"}}}
+	task, err := w.TrainTask(in)
+	require.NoError(t, err)
+	err = w.Runner.Run(context.Background(), task)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "rival_nemo_ran.json")
+}
