@@ -463,25 +463,39 @@ func (r *Report) costPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.Plot, 
 	return p, nil
 }
 
-func (r *Report) lossPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.Plot, error) {
+// lossTitle is the loss panel's title: every diverged pair by name, then
+// how many pairs are in parity, so no verdict hides behind another.
+func lossTitle(models ...*ModelSection) string {
 	title := "Training loss, first run of each group"
-	var parity []string
-	for _, m := range r.Models {
+	var diverged []string
+	inParity, compared := 0, 0
+	for _, m := range models {
 		for _, lp := range m.Parity {
-			if lp.Available {
-				state := "in parity"
-				if lp.Diverged {
-					state = "DIVERGED"
-				}
-				parity = append(parity, fmt.Sprintf("%s: max gap %.1f%% (%s)", truncate(m.Label, 16), 100*lp.MaxGap, state))
+			if !lp.Available {
+				continue
+			}
+			compared++
+			if lp.Diverged {
+				diverged = append(diverged, fmt.Sprintf("%s vs %s %.1f%%", lp.A.Label, lp.B.Label, 100*lp.TailGap))
+			} else {
+				inParity++
 			}
 		}
 	}
-	if len(parity) > 0 {
-		title += "\n" + strings.Join(parity[:min(2, len(parity))], "; ")
-	} else {
-		title += "\nno two platforms on identical data and config: curves not comparable"
+	switch {
+	case compared == 0:
+		return title + "\nno pair on the same data and configuration: curves not compared"
+	case len(diverged) > 0:
+		title += "\nDIVERGED (last-10% mean gap): " + strings.Join(diverged, "; ")
 	}
+	if inParity > 0 {
+		title += fmt.Sprintf("\n%d of %d pairs in parity (see report.md)", inParity, compared)
+	}
+	return title
+}
+
+func (r *Report) lossPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.Plot, error) {
+	title := lossTitle(r.Models...)
 	p := plot.New()
 	p.Title.Text = title
 	p.Title.TextStyle.Font.Size = vg.Points(13)

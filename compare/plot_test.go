@@ -57,6 +57,12 @@ func manyGroups(t *testing.T, nGroups, nRuns int, platforms ...string) []Input {
 			pm.AvgStepTimeSeconds /= scale
 			pm.TokensPerSecond *= scale
 			pm.TokensPerSecondPerGPU *= scale
+			for i, st := range res.StepTimes {
+				if st != nil {
+					v := *st / scale
+					res.StepTimes[i] = &v
+				}
+			}
 			in.Source = fmt.Sprintf("g%03d/r%04d.json", g, r)
 			in.Fingerprint = in.Source
 			out = append(out, *in)
@@ -116,7 +122,7 @@ func TestCPUOnlyRun(t *testing.T) {
 	var md bytes.Buffer
 	require.NoError(t, rep.WriteMarkdown(&md))
 	assert.Contains(t, md.String(), "| CPU FSDP | fp32 | — | 0.0179 | — |")
-	assert.Contains(t, md.String(), "| — | — | — (no price: set PRICE_CPU) |", "no power is a dash, not 0 W")
+	assert.Contains(t, md.String(), "| — | — | — (proxy model: no time-to-train or cost) |", "no power is a dash, not 0 W; a proxy gets no cost")
 
 	svg := filepath.Join(t.TempDir(), "cpu.svg")
 	require.NoError(t, rep.WritePlots("", svg))
