@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"gonum.org/v1/plot"
+
+	"github.com/rivalbench/rival/cache"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -80,8 +80,12 @@ func (r *Report) barLabel(g *Group) string {
 	if g.Marked {
 		l += " †"
 	}
-	return l
+	return plotText(l)
 }
+
+// plotText replaces spaces by no-break spaces: Liberation Serif kerns "A"
+// against a plain space, which made "NVIDIA A100" read "NVIDIAA100".
+func plotText(s string) string { return strings.ReplaceAll(s, " ", "\u00a0") }
 
 func anyMarked(gs []*Group) bool {
 	for _, g := range gs {
@@ -177,7 +181,8 @@ func (r *Report) throughputPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.
 		end := g.TPS.Mean
 		if g.TPS.HasCI {
 			whisk.XYs = append(whisk.XYs, plotter.XY{X: g.TPS.Mean, Y: row(i, len(gs))})
-			whisk.lo, whisk.hi = append(whisk.lo, g.TPS.Half), append(whisk.hi, g.TPS.Half)
+			// Throughput is never negative: the whisker stops at zero.
+			whisk.lo, whisk.hi = append(whisk.lo, math.Min(g.TPS.Half, g.TPS.Mean)), append(whisk.hi, g.TPS.Half)
 			end = g.TPS.CIHi
 		}
 		vals = append(vals, plotter.XY{X: end, Y: row(i, len(gs))})
@@ -197,6 +202,7 @@ func (r *Report) throughputPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.
 		return nil, err
 	}
 	nominal(p, labels)
+	p.X.Min = 0
 	p.X.Max = xmax * 1.22
 	return p, nil
 }
@@ -489,7 +495,7 @@ func lossTitle(models ...*ModelSection) string {
 		title += "\nDIVERGED (last-10% mean gap): " + strings.Join(diverged, "; ")
 	}
 	if inParity > 0 {
-		title += fmt.Sprintf("\n%d of %d pairs in parity (see report.md)", inParity, compared)
+		title += fmt.Sprintf("\n%d of %s in parity (see report.md)", inParity, plural(compared, "pair"))
 	}
 	return title
 }
@@ -644,25 +650,10 @@ func (r *Report) WritePlots(pngPath, svgPath string) error {
 	return nil
 }
 
-// writeAtomic writes data next to path, syncs it and renames it into place.
+// writeAtomic writes data next to path, syncs it and renames it into place,
+// readable by all (0644) like report.md.
 func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := cache.WriteFileAtomic(path, data, 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
