@@ -222,6 +222,17 @@ func (r *Report) writeHeadlines(m md) {
 	m.p("\n† marks a group that no group of another platform it is compared with matches in configuration: every comparison of it is **%s**.\n\n", NotIdentical)
 }
 
+// underSlurm says whether a run of the group ran as a Slurm job, where
+// power is not sampled (the sampler would read the submitting host).
+func underSlurm(g *Group) bool {
+	for _, run := range g.Runs {
+		if p := run.Input.Result.Provenance; p != nil && p.SlurmJobID != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // sourceOf is the file of a group's first run.
 func sourceOf(g *Group) string {
 	for _, run := range g.Runs {
@@ -280,7 +291,7 @@ func (r *Report) writeMethodology(m md) {
 	m.p("- TFLOP/s/GPU and MFU are Rival's own: models.TrainFLOPsPerToken (Megatron's dense GQA + SwiGLU count with causal attention) × tokens/s/GPU, over the GPU's dense peak at the run's precision (%s TFLOP/s BF16; FP8 %s and %s). The framework's own printed figures are shown next to them, labelled; frameworks count FLOPs differently, so only Rival's are compared. A run on a GPU partition (CPX, MIG: less than %.0f%% of the datasheet memory exposed) is marked: its MFU is against the whole GPU's peak.\n",
 		peakList("H100 SXM", "MI300X"), num(h100.FP8DenseTFLOPs, 1), num(mi300.FP8DenseTFLOPs, 1), 100*PartitionShare)
 	m.p("- Step time median/p10/p90 pool the measured steps of all runs of a group (linear interpolation, as numpy).\n")
-	m.p("- Energy is GPU board power only (no CPU, memory, network or cooling). Tokens per watt-hour use sampled power (samples between the first and the last measured step, the run's GPUs only) when every run of the group has it, else the GPU's TDP (marked *TDP*: an upper bound on board power, so a lower bound on efficiency).\n")
+	m.p("- Energy is GPU board power only (no CPU, memory, network or cooling). Tokens per watt-hour use sampled power (samples between the first and the last measured step, the run's GPUs only) when every run of the group has it, else the GPU's TDP (marked *TDP*: an upper bound on board power, so a lower bound on efficiency). Slurm jobs are not sampled: their GPUs are on the compute nodes.\n")
 	m.p("- Cost per 1T tokens = 10¹² / (tokens/s/GPU × 3600) GPU-hours × price per GPU-hour; days for 1T/15T tokens are on the group's GPU count. Proxy models and CPU runs get neither.\n")
 	m.p("- Sanity: MFU above 100%%, tokens/s more than %.0f%% away from GBS × SL / step time or from tokens/s/GPU × GPUs (without a GPU count, tokens/s / tokens/s/GPU must be a whole number), or a measured step series whose mean is more than %.0f%% away from the stated mean step time is an error in the result; the run is named under Errors and left out.\n", 100*TokensConsistencyTolerance, 100*TokensConsistencyTolerance)
 	m.p("- Loss parity: for pairs on the same data and seed whose recorded configuration is equal (across platforms), or differs in precision only (BF16 against FP8, a convergence check), the first run of each is compared after warm-up (the larger of the runs' excluded warm-up and 10%% of the common steps). The verdict is on the mean loss over the last %.0f%% of the common steps: gap = |a−b| / ((a+b)/2) above %.0f%% is divergence; the largest single-step gap is shown for information.\n\n", 100*LossTailShare, 100*LossDivergenceThreshold)
@@ -377,6 +388,9 @@ func writeEnergyCost(m md, s *ModelSection) {
 			} else {
 				energy += " (TDP estimate)"
 				power = num(g.PowerWatts, 0) + " (TDP)"
+				if underSlurm(g) {
+					power = num(g.PowerWatts, 0) + " (TDP; not sampled: Slurm compute nodes)"
+				}
 			}
 		}
 		price, cost, days := "— (no price: set "+PriceKey(g.Key.GPU)+")", "—", "—"
