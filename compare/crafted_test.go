@@ -208,3 +208,26 @@ func inMD(t *testing.T, md string, present bool, want string, msg ...any) {
 		t.Errorf("report.md %s %q %v", verb, want, msg)
 	}
 }
+
+func TestCraftedPartitionIsMarked(t *testing.T) {
+	rep, md := crafted(t, "partition", DefaultPrices())
+	cpx := groupBySource(t, rep, "amd_cpx.json")
+	assert.NotEmpty(t, cpx.Partition)
+	assert.Empty(t, groupBySource(t, rep, "nvd.json").Partition)
+	inMD(t, md, true, "(whole-GPU peak; partition)")
+	inMD(t, md, true, cpx.Label+" ran on a GPU partition")
+}
+
+// The hint the report prints for an unpriced GPU is itself a setting
+// ParsePriceEnv accepts, and it prices that GPU.
+func TestCraftedPriceHintIsAccepted(t *testing.T) {
+	rep, md := crafted(t, "prices", DefaultPrices())
+	a100 := groupBySource(t, rep, "a100.json")
+	hint := PriceKey(a100.Key.GPU)
+	inMD(t, md, true, "no price: set "+hint)
+	prices, err := ParsePriceEnv(DefaultPrices(), []string{hint + "=1.29"})
+	require.NoError(t, err)
+	p, ok := prices.Lookup(a100.Key.GPU)
+	require.True(t, ok)
+	assert.Equal(t, 1.29, p.USDPerGPUHour)
+}

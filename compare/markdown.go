@@ -95,6 +95,19 @@ func sig(p *float64) string {
 	return num(*p, 1)
 }
 
+// frameworkTFCell is the framework's own TFLOP/s as it printed it; a small
+// figure printed to one decimal (FSDP's 0.1 for 0.06) is marked, so it is
+// not read as twice Rival's.
+func frameworkTFCell(p *float64) string {
+	if p == nil {
+		return "—"
+	}
+	if a := math.Abs(*p); a > 0 && a < 10 && math.Abs(a*10-math.Round(a*10)) < 1e-9 {
+		return num(*p, 1) + " (printed to one decimal)"
+	}
+	return sig(p)
+}
+
 func ptr(p *float64, prec int) string {
 	if p == nil {
 		return "—"
@@ -360,7 +373,7 @@ func writeEfficiency(m md, s *ModelSection) {
 		if g.FrameworkMFU != nil {
 			fmfu = num(*g.FrameworkMFU, 1) + "%"
 		}
-		m.row(g.name(), g.Config["precision"], ptr(g.Peak, 1), sig(g.TFLOPs), mfu, sig(g.FrameworkTF), fmfu)
+		m.row(g.name(), g.Config["precision"], ptr(g.Peak, 1), sig(g.TFLOPs), mfu, frameworkTFCell(g.FrameworkTF), fmfu)
 	}
 }
 

@@ -58,3 +58,11 @@ func TestSummarizeIdenticalRuns(t *testing.T) {
 	require.NotNil(t, s.MLPerf)
 	assert.Equal(t, 2.0, *s.MLPerf)
 }
+
+func TestFrameworkTFCellMarksCoarseFigures(t *testing.T) {
+	f := func(x float64) *float64 { return &x }
+	assert.Equal(t, "0.1 (printed to one decimal)", frameworkTFCell(f(0.1)))
+	assert.Equal(t, "0.0567", sig(f(0.0567)))
+	assert.Equal(t, "430.0", frameworkTFCell(f(430)))
+	assert.Equal(t, "—", frameworkTFCell(nil))
+}

@@ -199,6 +199,12 @@ SETS["proxy"] = {
     "nvd": run("nvd", "fsdp", 80000.0, gpus=1, proxy=True, model="llama-proxy", sl=1024, gbs=8),
 }
 
+# 13. A CPX-partitioned MI300X (24 GiB of 192 exposed per GPU) next to a
+#     whole H100: MFU is against the whole GPU's peak and must be marked.
+cpx = run("amd", "megatron", 1500.0)
+cpx["gpu_info"]["memory_per_gpu_mib"] = 24576
+SETS["partition"] = {"amd_cpx": cpx, "nvd": run("nvd", "megatron", 8000.0)}
+
 
 def main():
     for name, files in SETS.items():
