@@ -22,7 +22,8 @@ MODELS = {
 }
 PEAK = {("H100 SXM", "bf16"): 989.4, ("H100 SXM", "fp8"): 1978.9, ("MI300X", "bf16"): 1307.4, ("MI300X", "fp8"): 2614.9}
 TDP = {"H100 SXM": 700.0, "MI300X": 750.0}
-MEM_MIB = {"H100 SXM": 76294, "MI300X": 183105}
+# What the devices expose (nvidia-smi and amd-smi captures in hw/testdata): HBM is binary.
+MEM_MIB = {"H100 SXM": 81559, "MI300X": 196592}
 PRICE = {"H100 SXM": 2.99, "MI300X": 1.85}
 
 
