@@ -231,3 +231,13 @@ func TestCraftedPriceHintIsAccepted(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, 1.29, p.USDPerGPUHour)
 }
+
+func TestCraftedWarmupSensitivity(t *testing.T) {
+	rep, md := crafted(t, "fixed-window", DefaultPrices())
+	require.Empty(t, rep.Errors)
+	h := rep.Models[0].Headlines[0]
+	sig3(t, oracle(t, "fixed-window", "rival_ratio"), h.Ratio.Value, "Rival's rule")
+	require.NotNil(t, h.FixedWindow, h.FixedWindowNote)
+	sig3(t, oracle(t, "fixed-window", "fixed_ratio"), h.FixedWindow.Value, "iterations 35-44")
+	inMD(t, md, true, "over NVIDIA's fixed window (iterations 35-44 of 50)")
+}
