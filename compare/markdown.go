@@ -197,7 +197,11 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 
 func (r *Report) writeSummary(m md) {
 	m.p("# Rival comparison report\n\n")
-	m.p("%s in %s, %s, platform(s): %s.", plural(len(r.Inputs), "result"), plural(len(r.Groups), "group"), plural(len(r.Models), "model"), strings.Join(r.Platforms, ", "))
+	pl := "platforms"
+	if len(r.Platforms) == 1 {
+		pl = "platform"
+	}
+	m.p("%s in %s, %s, %s: %s.", plural(len(r.Inputs), "result"), plural(len(r.Groups), "group"), plural(len(r.Models), "model"), pl, strings.Join(r.Platforms, ", "))
 	if len(r.Errors) > 0 {
 		m.p(" **%s in results: those runs are left out of every figure (see Errors).**", plural(len(r.Errors), "error"))
 	}

@@ -559,13 +559,13 @@ func (r *Report) lossPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.Plot, 
 func (r *Report) render(dc draw.Canvas) error {
 	gs := r.plotted()
 	col := colours(gs)
-	head := fmt.Sprintf("Rival comparison: %d result(s), %d group(s), %d model(s)", len(r.Inputs), len(r.Groups), len(r.Models))
+	head := fmt.Sprintf("Rival comparison: %s, %s, %s", plural(len(r.Inputs), "result"), plural(len(r.Groups), "group"), plural(len(r.Models), "model"))
 	sub := "Colours: AMD red, NVIDIA green, other grey. "
 	if len(r.Groups) > len(gs) {
 		sub += fmt.Sprintf("showing the first %d of %d groups (ordered by model, then throughput); every group is in report.md. ", len(gs), len(r.Groups))
 	}
 	if len(r.Errors) > 0 {
-		sub += fmt.Sprintf("%d result(s) with errors are left out (named in report.md). ", len(r.Errors))
+		sub += fmt.Sprintf("%s with errors left out (named in report.md). ", plural(len(r.Errors), "result"))
 	}
 	var single []string
 	for _, m := range r.Models {
