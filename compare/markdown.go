@@ -354,11 +354,22 @@ func writeConfigurations(m md, s *ModelSection) {
 	m.p("\n")
 }
 
+// shortSetup is the row form of a group's configuration and stack: the
+// fields headlines compare, the framework version (the full lines are in
+// the Configurations table).
+func shortSetup(g *Group) string {
+	c := g.Config
+	return fmt.Sprintf("%s, SL %s, GBS %s, MBS %s, TP %s PP %s CP %s DP %s · %s %s",
+		c["precision"], c["sequence_length"], c["global_batch_size"], c["micro_batch_size"],
+		c["tensor_parallel"], c["pipeline_parallel"], c["context_parallel"], c["data_parallel"],
+		frameworkLabel(c["framework"]), c["framework_version"])
+}
+
 func writeThroughput(m md, s *ModelSection) {
 	m.p("### Throughput\n\n")
-	m.header("group", "runs", "tokens/s/GPU (mean ± 95% CI)", "olympic mean", "total tokens/s", "step time mean (s)", "step median / p10 / p90 (s)")
+	m.header("group", "configuration · stack", "runs", "tokens/s/GPU (mean ± 95% CI)", "olympic mean", "total tokens/s", "step time mean (s)", "step median / p10 / p90 (s)")
 	for _, g := range s.Groups {
-		m.row(g.name(), strconv.Itoa(g.TPS.N), summaryCell(g.TPS, 1), olympicCell(g.TPS, 1),
+		m.row(g.name(), shortSetup(g), strconv.Itoa(g.TPS.N), summaryCell(g.TPS, 1), olympicCell(g.TPS, 1),
 			num(g.TotalTPS.Mean, 0), summaryCell(g.StepTime, 3), fmt.Sprintf("%s / %s / %s", num(g.StepMedian, 3), num(g.StepP10, 3), num(g.StepP90, 3)))
 	}
 }
