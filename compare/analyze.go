@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/models"
@@ -18,13 +17,26 @@ var ErrNoResults = errors.New("no results to compare: run a training target firs
 // Thresholds of the sanity and parity checks.
 const (
 	// TokensConsistencyTolerance is the largest relative difference allowed
-	// between tokens/s and GBS×SL/step time (and tokens/s/GPU × GPUs).
+	// between tokens/s and GBS×SL/step time (and tokens/s/GPU × GPUs), and
+	// between the mean of the measured step series and the stated mean.
 	TokensConsistencyTolerance = 0.02
-	// LossDivergenceThreshold flags loss parity: the largest relative gap
-	// |a−b|/((|a|+|b|)/2) after warm-up above this is divergence.
-	LossDivergenceThreshold = 0.05
+	// LossDivergenceThreshold flags loss parity: the relative gap of the mean
+	// loss over the last LossTailShare of the common steps above this is
+	// divergence.
+	LossDivergenceThreshold = 0.02
+	// LossTailShare is the share of the common steps, at the end of the run,
+	// whose mean loss is compared.
+	LossTailShare = 0.10
 	// MaxGroupsPlotted caps the bars per panel so the figure stays readable.
 	MaxGroupsPlotted = 12
+	// FixedWindowFirst and FixedWindowLast bound NVIDIA's fixed timing window
+	// (iterations 35-44 of a 50-iteration run, as Megatron-Bridge's
+	// performance recipes time them).
+	FixedWindowFirst, FixedWindowLast = 35, 44
+	// PartitionShare: a GPU exposing less than this share of its datasheet
+	// memory is a partition (CPX, MIG) and is compared against the whole GPU's
+	// peak only with a mark.
+	PartitionShare = 0.6
 )
 
 // Methodology names of a comparison.
@@ -34,9 +46,13 @@ const (
 	NotIdentical    = "not identical configuration"
 )
 
-// GroupKey is what makes runs repetitions of one another.
+// GroupKey is what makes runs repetitions of one another: runs whose recorded
+// configuration (Setup) differs are never pooled, whatever their fingerprints.
 type GroupKey struct {
 	Platform, GPU, Framework, Model, Dataset, ConfigFingerprint string
+	// Setup is the recorded configuration line (precision, SL, GBS, MBS,
+	// parallelism, GPU count); unrecorded fields read "?".
+	Setup string
 }
 
 // Run is one usable result with Rival's recomputed figures.
@@ -50,6 +66,9 @@ type Run struct {
 	TFLOPs, MFU *float64
 	Peak        *float64
 	Errors      []result.Problem // sanity errors: the run is left out of stats and plots
+	// FixedWindowTPS is tokens/s/GPU over iterations FixedWindowFirst to
+	// FixedWindowLast; nil when the run did not log them or lacks GBS/SL/GPUs.
+	FixedWindowTPS *float64
 }
 
 // Group is every repetition of one configuration on one platform.
@@ -72,6 +91,18 @@ type Group struct {
 	Precision    string
 	NumGPUs      int
 
+	// Setup is the configuration line: precision and FP8 recipe, SL, GBS,
+	// MBS, GA, TP/PP/CP/DP, DDP or FSDP, recompute.
+	Setup string
+	// Stack is the software stack: framework and version, image digest.
+	Stack string
+	// Proxy is a small stand-in model; CPU a run without a GPU. Neither gets
+	// a time-to-train or a cost.
+	Proxy, CPU bool
+	// Partition is set when the run used a GPU partition (CPX, MIG) while MFU
+	// is against the whole GPU's peak.
+	Partition string
+
 	AllocatedMiB, ReservedMiB, DeviceUsedMiB *float64 // max over runs
 	GPUMemoryMiB                             *float64
 	MemoryShare                              *float64 // largest of reserved/used over GPU memory, 0-1
@@ -83,12 +114,13 @@ type Group struct {
 	Price         *Price
 	CostPer1T     *float64 // USD
 	GPUHoursPer1T float64
-	DaysFor1T     float64 // on NumGPUs GPUs
+	DaysFor1T     float64 // on NumGPUs GPUs; 0 for proxies and CPU runs
 	DaysFor15T    float64
 
-	Config map[string]string // fairness fields → value ("mixed: a | b" if runs differ)
-	// Marked is true when this group's dataset or config fingerprint differs
-	// from another group of its model (or is unknown): not identical configuration.
+	Config map[string]string // fairness fields → value
+	// Marked is true when no group of another platform it is compared with
+	// has an identical configuration: every comparison of it is
+	// "not identical configuration".
 	Marked bool
 }
 
@@ -98,7 +130,16 @@ type Comparison struct {
 	Ratio          Ratio
 	Method         string // MethodIdentical or MethodBest
 	Identical      bool
-	Why            string // what differs when not identical
+	Why            string // every field that differs ("GBS 384 vs 128, ..."), when not identical
+	// Stack says how the software stacks differ ("frameworks differ"), empty
+	// when framework and version are equal.
+	Stack string
+	// Evidence is the verify:results verdict on the two groups' first runs.
+	Evidence string
+	// FixedWindow is the speedup over NVIDIA's fixed window; nil (with
+	// FixedWindowNote saying why) when a side lacks those iterations.
+	FixedWindow     *Ratio
+	FixedWindowNote string
 }
 
 // LossParity compares the loss curves of two groups on identical data and seed.
@@ -110,6 +151,13 @@ type LossParity struct {
 	AtStep    int
 	Diverged  bool
 	Available bool // false when the curves share no step after warm-up
+	// PrecisionOnly is true when the groups differ in precision only
+	// (BF16 against FP8): a convergence check, not a reproduction.
+	PrecisionOnly bool
+	// TailGap is |mean(a) − mean(b)| / ((mean(a)+mean(b))/2) over the last
+	// TailSteps common steps: the figure Diverged is decided on.
+	TailGap   float64
+	TailSteps int
 }
 
 // ModelSection gathers a model's groups and comparisons.
@@ -120,7 +168,8 @@ type ModelSection struct {
 	Comparisons  []Comparison
 	NoComparison string // set when fewer than two platforms ran this model
 	Fairness     []FairnessRow
-	Identical    []string // fairness fields equal across all groups
+	Identical    []string // fairness fields recorded and equal across all groups
+	Unrecorded   []string // fairness fields no group recorded
 	Parity       []LossParity
 }
 
@@ -151,95 +200,34 @@ type Report struct {
 	Platforms []string
 }
 
-// fairnessFields are compared between groups, in this order.
-var fairnessFields = []string{
-	"precision", "tensor_parallel", "pipeline_parallel", "context_parallel", "data_parallel",
-	"global_batch_size", "micro_batch_size", "sequence_length", "num_gpus",
-	"dataset", "dataset_fingerprint", "tokenizer_fingerprint", "config_fingerprint",
-	"framework", "framework_version", "image_digest",
-}
-
-func strOr(p *string, d string) string {
-	if p == nil || *p == "" {
-		return d
-	}
-	return *p
-}
-
-func intStr(p *int) string {
-	if p == nil {
-		return "unknown"
-	}
-	return fmt.Sprint(*p)
-}
-
-func configOf(r *result.Result) map[string]string {
-	prec := r.TrainingConfig.Precision
-	if r.TrainingConfig.PrecisionAssumed {
-		prec += " (assumed)"
-	}
-	return map[string]string{
-		"precision":             strOr(&prec, "unknown"),
-		"tensor_parallel":       intStr(r.ParallelismConfig.TensorParallel),
-		"pipeline_parallel":     intStr(r.ParallelismConfig.PipelineParallel),
-		"context_parallel":      intStr(r.ParallelismConfig.ContextParallel),
-		"data_parallel":         intStr(r.ParallelismConfig.DataParallel),
-		"global_batch_size":     intStr(r.TrainingConfig.GlobalBatchSize),
-		"micro_batch_size":      intStr(r.TrainingConfig.MicroBatchSize),
-		"sequence_length":       intStr(r.TrainingConfig.SequenceLength),
-		"num_gpus":              intStr(r.TrainingConfig.NumGPUs),
-		"dataset":               strOr(r.Dataset.Name, "unknown"),
-		"dataset_fingerprint":   strOr(r.Dataset.Fingerprint, "unknown"),
-		"tokenizer_fingerprint": strOr(r.TokenizerFingerprint, "unknown"),
-		"config_fingerprint":    strOr(r.ConfigFingerprint, "unknown"),
-		"framework":             r.Framework.Name,
-		"framework_version":     strOr(r.Framework.Version, "unknown"),
-		"image_digest":          strOr(r.ImageDigest, "unknown"),
-	}
-}
-
-var frameworkNames = map[string]string{
-	"megatron": "Megatron-LM", "megatron-lm": "Megatron-LM", "mega": "Megatron-LM",
-	"primus": "Primus", "prim": "Primus", "nemo": "NeMo", "nemo2": "NeMo",
-	"megatron-bridge": "Megatron-Bridge", "bridge": "Megatron-Bridge", "mbridge": "Megatron-Bridge",
-	"torchtitan": "TorchTitan", "titan": "TorchTitan", "fsdp": "FSDP",
-}
-
-func frameworkLabel(name string) string {
-	if l, ok := frameworkNames[strings.ToLower(name)]; ok {
-		return l
-	}
-	return name
-}
-
-func platformOf(r *result.Result) string { return strOr(r.Platform, "unknown") }
-
-func gpuOf(r *result.Result) string {
-	if s := resolveSpec(r); s != "" {
-		return s
-	}
-	if platformOf(r) == "cpu" && r.GPUInfo.DeviceName == nil {
-		return "CPU"
-	}
-	return strOr(r.GPUInfo.DeviceName, "unknown GPU")
-}
-
-func modelKey(r *result.Result) string { return strOr(r.Model.Name, "unknown") }
-
-func modelLabel(r *result.Result) string {
-	if r.Model.DisplayName != nil {
-		return *r.Model.DisplayName
-	}
-	if r.Model.Name != nil {
-		if m, err := models.Lookup(*r.Model.Name); err == nil {
-			return m.DisplayName
-		}
-		return *r.Model.Name
-	}
-	return "unknown model"
-}
-
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// gpuCount is the run's GPU count: num_gpus, else TP×PP×CP×DP when all four
+// are recorded; 0 when unknown.
+func gpuCount(r *result.Result) int {
+	if r.TrainingConfig.NumGPUs != nil && *r.TrainingConfig.NumGPUs > 0 {
+		return *r.TrainingConfig.NumGPUs
+	}
+	p := r.ParallelismConfig
+	if p.TensorParallel != nil && p.PipelineParallel != nil && p.ContextParallel != nil && p.DataParallel != nil {
+		if n := *p.TensorParallel * *p.PipelineParallel * *p.ContextParallel * *p.DataParallel; n > 0 {
+			return n
+		}
+	}
+	return 0
+}
+
+// measuredSteps are the finite positive step times after the run's warm-up.
+func measuredSteps(r *result.Result) []float64 {
+	w := min(max(0, r.WarmupStepsExcluded), len(r.StepTimes))
+	var out []float64
+	for _, t := range r.StepTimes[w:] {
+		if t != nil && *t > 0 && finite(*t) {
+			out = append(out, *t)
+		}
+	}
+	return out
+}
 
 // evaluate recomputes a run's figures and its sanity errors.
 func evaluate(in *Input) *Run {
@@ -249,16 +237,20 @@ func evaluate(in *Input) *Run {
 	fail := func(name, format string, a ...any) {
 		run.Errors = append(run.Errors, result.Problem{Name: name, Detail: fmt.Sprintf(format, a...)})
 	}
-	gpus := 0
-	if r.TrainingConfig.NumGPUs != nil {
-		gpus = *r.TrainingConfig.NumGPUs
-	}
+	gpus := gpuCount(r)
 	if run.TPS == 0 && gpus > 0 {
 		run.TPS = run.TPSPerGPU * float64(gpus)
 	}
-	if gpus > 0 && run.TPS > 0 {
+	switch {
+	case gpus > 0 && run.TPS > 0:
 		if rel := math.Abs(run.TPSPerGPU*float64(gpus)-run.TPS) / run.TPS; rel > TokensConsistencyTolerance {
 			fail("tokens_per_second_inconsistent", "tokens/s/GPU %.1f × %d GPUs = %.1f but tokens/s is %.1f (%.1f%% apart)", run.TPSPerGPU, gpus, run.TPSPerGPU*float64(gpus), run.TPS, 100*rel)
+		}
+	case run.TPS > 0 && run.TPSPerGPU > 0:
+		// No GPU count: tokens/s over tokens/s/GPU must still be a whole number of GPUs.
+		n := run.TPS / run.TPSPerGPU
+		if whole := math.Max(1, math.Round(n)); math.Abs(n-whole)/whole > TokensConsistencyTolerance {
+			fail("tokens_per_second_inconsistent", "tokens/s %.1f / tokens/s/GPU %.1f = %.2f GPUs, not a whole number (num_gpus is not recorded)", run.TPS, run.TPSPerGPU, n)
 		}
 	}
 	gbs, sl := r.TrainingConfig.GlobalBatchSize, r.TrainingConfig.SequenceLength
@@ -266,6 +258,12 @@ func evaluate(in *Input) *Run {
 		want := float64(*gbs) * float64(*sl) / run.StepTime
 		if rel := math.Abs(want-run.TPS) / want; rel > TokensConsistencyTolerance {
 			fail("tokens_per_second_inconsistent", "GBS %d × SL %d / step time %.4g s = %.1f tokens/s but the result says %.1f (%.1f%% apart)", *gbs, *sl, run.StepTime, want, run.TPS, 100*rel)
+		}
+	}
+	if steps := measuredSteps(r); len(steps) > 0 && run.StepTime > 0 {
+		m := mean(steps)
+		if rel := math.Abs(m-run.StepTime) / run.StepTime; rel > TokensConsistencyTolerance {
+			fail("step_time_inconsistent", "the %d measured steps of the step series average %.4g s but avg_step_time_seconds is %.4g s (%.1f%% apart)", len(steps), m, run.StepTime, 100*rel)
 		}
 	}
 	for _, p := range r.Problems {
@@ -293,6 +291,7 @@ func evaluate(in *Input) *Run {
 	if !finite(run.TPSPerGPU) || run.TPSPerGPU <= 0 {
 		fail("no_throughput", "tokens/s/GPU is missing or not a positive number")
 	}
+	run.FixedWindowTPS = fixedWindowTPS(r)
 	// One name once: the result's own flag and Rival's recomputation can agree.
 	seen := map[string]bool{}
 	var uniq []result.Problem
@@ -304,6 +303,26 @@ func evaluate(in *Input) *Run {
 	}
 	run.Errors = uniq
 	return run
+}
+
+// fixedWindowTPS is tokens/s/GPU = GBS × SL / (mean step time of iterations
+// FixedWindowFirst..FixedWindowLast) / GPUs, or nil.
+func fixedWindowTPS(r *result.Result) *float64 {
+	gbs, sl, gpus := r.TrainingConfig.GlobalBatchSize, r.TrainingConfig.SequenceLength, gpuCount(r)
+	if gbs == nil || sl == nil || gpus == 0 {
+		return nil
+	}
+	var ts []float64
+	for i, st := range r.StepNumbers {
+		if st >= FixedWindowFirst && st <= FixedWindowLast && i < len(r.StepTimes) && r.StepTimes[i] != nil && *r.StepTimes[i] > 0 && finite(*r.StepTimes[i]) {
+			ts = append(ts, *r.StepTimes[i])
+		}
+	}
+	if len(ts) != FixedWindowLast-FixedWindowFirst+1 {
+		return nil
+	}
+	v := float64(*gbs) * float64(*sl) / mean(ts) / float64(gpus)
+	return &v
 }
 
 // Analyze groups the inputs, computes every figure and every comparison.
@@ -328,15 +347,10 @@ func Analyze(inputs []Input, prices PriceTable) (*Report, error) {
 			}
 			continue
 		}
-		r := in.Result
-		key := GroupKey{
-			Platform: platformOf(r), GPU: gpuOf(r), Framework: r.Framework.Name, Model: modelKey(r),
-			Dataset:           strOr(r.Dataset.Name, "unknown") + "@" + strOr(r.Dataset.Fingerprint, "unknown"),
-			ConfigFingerprint: strOr(r.ConfigFingerprint, "unknown"),
-		}
+		key := groupKey(in.Result)
 		g, ok := byKey[key]
 		if !ok {
-			g = &Group{Key: key, Label: shortGPU(key.GPU) + " " + frameworkLabel(key.Framework), ModelLabel: modelLabel(r)}
+			g = &Group{Key: key, Label: shortGPU(key.GPU) + " " + frameworkLabel(key.Framework), ModelLabel: modelLabel(in.Result)}
 			byKey[key] = g
 			order = append(order, key)
 		}
@@ -362,417 +376,4 @@ func Analyze(inputs []Input, prices PriceTable) (*Report, error) {
 	disambiguate(rep.Groups)
 	rep.buildModels()
 	return rep, nil
-}
-
-// shortGPU drops the form factor for headlines ("H100 SXM" → "H100").
-func shortGPU(gpu string) string {
-	return strings.TrimSuffix(gpu, " SXM")
-}
-
-// disambiguate extends labels that would otherwise repeat within a model with
-// what tells the groups apart: the config fingerprint, then the dataset.
-func disambiguate(groups []*Group) {
-	for _, extra := range []func(*Group) string{
-		func(g *Group) string { return "cfg " + truncate(g.Key.ConfigFingerprint, 10) },
-		func(g *Group) string { return "data " + truncate(g.Key.Dataset, 16) },
-		func(g *Group) string { return g.Key.Platform },
-	} {
-		count := map[string]int{}
-		for _, g := range groups {
-			count[g.ModelLabel+"|"+g.Label]++
-		}
-		for _, g := range groups {
-			if count[g.ModelLabel+"|"+g.Label] > 1 {
-				g.Label += " [" + extra(g) + "]"
-			}
-		}
-	}
-}
-
-func (g *Group) compute(prices PriceTable) {
-	var tps, total, step []float64
-	var tf, mfu, ftf, fmfu []float64
-	var pooled []float64
-	configs := map[string][]string{}
-	for _, run := range g.Runs {
-		r := run.Input.Result
-		tps = append(tps, run.TPSPerGPU)
-		total = append(total, run.TPS)
-		if run.StepTime > 0 {
-			step = append(step, run.StepTime)
-		}
-		if run.TFLOPs != nil {
-			tf = append(tf, *run.TFLOPs)
-		}
-		if run.MFU != nil {
-			mfu = append(mfu, *run.MFU)
-			g.Peak = run.Peak
-		}
-		pm := r.PerformanceMetrics
-		if pm.FrameworkReportedTFLOPsPerGPU != nil && finite(*pm.FrameworkReportedTFLOPsPerGPU) {
-			ftf = append(ftf, *pm.FrameworkReportedTFLOPsPerGPU)
-		}
-		if pm.FrameworkReportedMFUPercent != nil && finite(*pm.FrameworkReportedMFUPercent) {
-			fmfu = append(fmfu, *pm.FrameworkReportedMFUPercent)
-		}
-		w := min(max(0, r.WarmupStepsExcluded), len(r.StepTimes))
-		for _, t := range r.StepTimes[w:] {
-			if t != nil && *t > 0 && finite(*t) {
-				pooled = append(pooled, *t)
-			}
-		}
-		mm := r.MemoryMetrics
-		g.AllocatedMiB = maxPtr(g.AllocatedMiB, mm.PeakAllocatedMiB)
-		g.ReservedMiB = maxPtr(g.ReservedMiB, mm.PeakReservedMiB)
-		g.DeviceUsedMiB = maxPtr(g.DeviceUsedMiB, mm.PeakDeviceUsedMiB)
-		if r.GPUInfo.MemoryPerGPUMiB != nil {
-			v := float64(*r.GPUInfo.MemoryPerGPUMiB)
-			g.GPUMemoryMiB = &v
-		} else if mm.DeviceTotalMiB != nil {
-			g.GPUMemoryMiB = mm.DeviceTotalMiB
-		}
-		for k, v := range configOf(r) {
-			if !contains(configs[k], v) {
-				configs[k] = append(configs[k], v)
-			}
-		}
-		g.Precision = r.TrainingConfig.Precision
-		if r.TrainingConfig.NumGPUs != nil {
-			g.NumGPUs = *r.TrainingConfig.NumGPUs
-		}
-	}
-	g.Config = map[string]string{}
-	for k, vs := range configs {
-		sort.Strings(vs)
-		if len(vs) == 1 {
-			g.Config[k] = vs[0]
-		} else {
-			g.Config[k] = "mixed: " + strings.Join(vs, " | ")
-		}
-	}
-	g.TPS, g.TotalTPS, g.StepTime = summarize(tps), summarize(total), summarize(step)
-	sort.Float64s(pooled)
-	g.StepSamples = pooled
-	if len(pooled) > 0 {
-		g.StepMedian, g.StepP10, g.StepP90 = percentile(pooled, 0.5), percentile(pooled, 0.1), percentile(pooled, 0.9)
-	} else if len(g.Runs) == 1 {
-		pm := g.Runs[0].Input.Result.PerformanceMetrics
-		g.StepMedian, g.StepP10, g.StepP90 = pm.MedianStepTimeSeconds, pm.P10StepTimeSeconds, pm.P90StepTimeSeconds
-	}
-	g.TFLOPs, g.MFU = meanPtr(tf), meanPtr(mfu)
-	g.FrameworkTF, g.FrameworkMFU = meanPtr(ftf), meanPtr(fmfu)
-	if g.GPUMemoryMiB != nil && *g.GPUMemoryMiB > 0 {
-		used := g.ReservedMiB
-		if g.DeviceUsedMiB != nil && (used == nil || *g.DeviceUsedMiB > *used) {
-			used = g.DeviceUsedMiB
-		}
-		if used == nil {
-			used = g.AllocatedMiB
-		}
-		if used != nil {
-			s := *used / *g.GPUMemoryMiB
-			g.MemoryShare = &s
-		}
-	}
-
-	// Energy: sampled power when every run has it, else the GPU's TDP.
-	first := g.Runs[0].Input
-	var watts []float64
-	for _, run := range g.Runs {
-		if w := sampledPower(run.Input.Result); w > 0 {
-			watts = append(watts, w)
-		}
-	}
-	switch {
-	case len(watts) == len(g.Runs):
-		g.PowerWatts, g.PowerSource = mean(watts), "sampled"
-	case first.Result.GPUInfo.TDPWatts != nil && *first.Result.GPUInfo.TDPWatts > 0:
-		g.PowerWatts, g.PowerSource = *first.Result.GPUInfo.TDPWatts, "TDP estimate"
-	default:
-		if s, ok := hw.LookupSpec(g.Key.GPU); ok && s.TDPWatts > 0 {
-			g.PowerWatts, g.PowerSource = s.TDPWatts, "TDP estimate"
-		}
-	}
-	if g.PowerWatts > 0 {
-		v := g.TPS.Mean * 3600 / g.PowerWatts
-		g.TokensPerWh = &v
-	}
-
-	// Time and money for 1T tokens: GPU-hours = 10^12 / (tokens/s/GPU × 3600).
-	g.GPUHoursPer1T = 1e12 / (g.TPS.Mean * 3600)
-	if g.NumGPUs > 0 {
-		g.DaysFor1T = g.GPUHoursPer1T / float64(g.NumGPUs) / 24
-		g.DaysFor15T = 15 * g.DaysFor1T
-	}
-	if p, ok := prices.Lookup(g.Key.GPU); ok {
-		g.Price = &p
-		c := g.GPUHoursPer1T * p.USDPerGPUHour
-		g.CostPer1T = &c
-	}
-}
-
-func contains(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func maxPtr(cur, v *float64) *float64 {
-	if v == nil || !finite(*v) {
-		return cur
-	}
-	if cur == nil || *v > *cur {
-		x := *v
-		return &x
-	}
-	return cur
-}
-
-func meanPtr(xs []float64) *float64 {
-	if len(xs) == 0 {
-		return nil
-	}
-	m := mean(xs)
-	return &m
-}
-
-// identical says whether two groups ran on the same data with the same
-// configuration; unknown fingerprints cannot prove it.
-func identical(a, b *Group) (bool, string) {
-	var why []string
-	ra, rb := a.Runs[0].Input.Result, b.Runs[0].Input.Result
-	for _, f := range []struct {
-		name string
-		x, y *string
-	}{
-		{"dataset fingerprint", ra.Dataset.Fingerprint, rb.Dataset.Fingerprint},
-		{"config fingerprint", ra.ConfigFingerprint, rb.ConfigFingerprint},
-	} {
-		switch {
-		case f.x == nil || f.y == nil:
-			why = append(why, f.name+" unknown")
-		case *f.x != *f.y:
-			why = append(why, f.name+" differs")
-		}
-	}
-	return len(why) == 0, strings.Join(why, ", ")
-}
-
-func (rep *Report) buildModels() {
-	byModel := map[string]*ModelSection{}
-	var names []string
-	for _, g := range rep.Groups {
-		s, ok := byModel[g.Key.Model]
-		if !ok {
-			s = &ModelSection{Name: g.Key.Model, Label: g.ModelLabel}
-			byModel[g.Key.Model] = s
-			names = append(names, g.Key.Model)
-		}
-		s.Groups = append(s.Groups, g)
-	}
-	sort.Slice(names, func(i, j int) bool { return byModel[names[i]].Label < byModel[names[j]].Label })
-	for _, n := range names {
-		s := byModel[n]
-		s.compare()
-		s.fairness()
-		s.parity()
-		rep.Models = append(rep.Models, s)
-	}
-}
-
-func (s *ModelSection) compare() {
-	// Every group is marked unless it is identical to every other group.
-	for _, g := range s.Groups {
-		for _, h := range s.Groups {
-			if g != h {
-				if ok, _ := identical(g, h); !ok {
-					g.Marked = true
-				}
-			}
-		}
-		if len(s.Groups) == 1 {
-			if ok, _ := identical(g, g); !ok {
-				g.Marked = true
-			}
-		}
-	}
-	platforms := map[string]bool{}
-	for _, g := range s.Groups {
-		platforms[g.Key.Platform] = true
-	}
-	if len(platforms) < 2 {
-		var only []string
-		for p := range platforms {
-			only = append(only, p)
-		}
-		s.NoComparison = fmt.Sprintf("only %s results for %s: there is no cross-platform comparison", strings.Join(only, ", "), s.Label)
-		return
-	}
-	mk := func(a, b *Group) Comparison {
-		if b.TPS.Mean > a.TPS.Mean {
-			a, b = b, a
-		}
-		ok, why := identical(a, b)
-		c := Comparison{Faster: a, Slower: b, Ratio: ratioOfMeans(a.TPS, b.TPS), Identical: ok, Why: why, Method: MethodBest}
-		if ok {
-			c.Method = MethodIdentical
-		}
-		return c
-	}
-	for i, a := range s.Groups {
-		for _, b := range s.Groups[i+1:] {
-			if a.Key.Platform != b.Key.Platform {
-				s.Comparisons = append(s.Comparisons, mk(a, b))
-			}
-		}
-	}
-	// Headline 1: each platform's best group against the other platforms' best.
-	best := map[string]*Group{}
-	var plats []string
-	for _, g := range s.Groups {
-		if cur, ok := best[g.Key.Platform]; !ok || g.TPS.Mean > cur.TPS.Mean {
-			if !ok {
-				plats = append(plats, g.Key.Platform)
-			}
-			best[g.Key.Platform] = g
-		}
-	}
-	sort.Strings(plats)
-	for i, p := range plats {
-		for _, q := range plats[i+1:] {
-			c := mk(best[p], best[q])
-			c.Method = MethodBest
-			if c.Identical {
-				c.Method = MethodIdentical
-			}
-			s.Headlines = append(s.Headlines, c)
-		}
-	}
-	// Headline 2: the fastest identical-configuration pair, when the best-vs-best
-	// pair is not identical.
-	var bestIdent *Comparison
-	for i := range s.Comparisons {
-		c := &s.Comparisons[i]
-		if c.Identical && (bestIdent == nil || c.Faster.TPS.Mean+c.Slower.TPS.Mean > bestIdent.Faster.TPS.Mean+bestIdent.Slower.TPS.Mean) {
-			bestIdent = c
-		}
-	}
-	if bestIdent != nil {
-		dup := false
-		for _, h := range s.Headlines {
-			if h.Faster == bestIdent.Faster && h.Slower == bestIdent.Slower {
-				dup = true
-			}
-		}
-		if !dup {
-			s.Headlines = append(s.Headlines, *bestIdent)
-		}
-	}
-}
-
-func (s *ModelSection) fairness() {
-	for _, f := range fairnessFields {
-		vals := make([]string, len(s.Groups))
-		differ := false
-		for i, g := range s.Groups {
-			vals[i] = g.Config[f]
-			if i > 0 && vals[i] != vals[0] || strings.HasPrefix(vals[i], "mixed: ") {
-				differ = true
-			}
-		}
-		if differ {
-			s.Fairness = append(s.Fairness, FairnessRow{Field: f, Values: vals})
-		} else {
-			s.Identical = append(s.Identical, f)
-		}
-	}
-}
-
-// parity compares loss curves for every cross-platform pair of groups with
-// identical dataset and config fingerprints (the config covers the seed),
-// using each group's first run (sorted by source).
-func (s *ModelSection) parity() {
-	for i, a := range s.Groups {
-		for _, b := range s.Groups[i+1:] {
-			if a.Key.Platform == b.Key.Platform {
-				continue
-			}
-			if ok, _ := identical(a, b); !ok || !sameSeed(firstRun(a), firstRun(b)) {
-				continue
-			}
-			s.Parity = append(s.Parity, lossParity(a, b))
-		}
-	}
-}
-
-func firstRun(g *Group) *result.Result {
-	best := g.Runs[0]
-	for _, r := range g.Runs[1:] {
-		if r.Input.Source < best.Input.Source {
-			best = r
-		}
-	}
-	return best.Input.Result
-}
-
-func lossByStep(r *result.Result) map[int]float64 {
-	m := map[int]float64{}
-	for i, l := range r.LossValues {
-		if l == nil || !finite(*l) || i >= len(r.StepNumbers) {
-			continue
-		}
-		m[r.StepNumbers[i]] = *l
-	}
-	return m
-}
-
-func lossParity(a, b *Group) LossParity {
-	ra, rb := firstRun(a), firstRun(b)
-	la, lb := lossByStep(ra), lossByStep(rb)
-	var steps []int
-	for st := range la {
-		if _, ok := lb[st]; ok {
-			steps = append(steps, st)
-		}
-	}
-	sort.Ints(steps)
-	warm := max(ra.WarmupStepsExcluded, rb.WarmupStepsExcluded, len(steps)/10)
-	lp := LossParity{A: a, B: b, Warmup: min(warm, len(steps))}
-	for _, st := range steps[lp.Warmup:] {
-		x, y := la[st], lb[st]
-		den := (math.Abs(x) + math.Abs(y)) / 2
-		if den == 0 {
-			continue
-		}
-		gap := math.Abs(x-y) / den
-		lp.Steps++
-		if gap > lp.MaxGap || !lp.Available {
-			lp.MaxGap, lp.AtStep = gap, st
-		}
-		lp.Available = true
-	}
-	lp.Diverged = lp.Available && lp.MaxGap > LossDivergenceThreshold
-	return lp
-}
-
-// sampledPower is the mean per-GPU power a run's sampler recorded, or 0.
-func sampledPower(r *result.Result) float64 {
-	pm := r.PowerMetrics
-	if pm == nil || pm.Source == "none" || pm.Samples == 0 || pm.AvgPowerWattsPerGPU == nil || !finite(*pm.AvgPowerWattsPerGPU) {
-		return 0
-	}
-	return *pm.AvgPowerWattsPerGPU
-}
-
-// sameSeed is false only when both runs record a SEED and they differ.
-func sameSeed(a, b *result.Result) bool {
-	if a.Provenance == nil || b.Provenance == nil {
-		return true
-	}
-	x, okA := a.Provenance.Config["SEED"]
-	y, okB := b.Provenance.Config["SEED"]
-	return !okA || !okB || x == y
 }

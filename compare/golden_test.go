@@ -47,6 +47,7 @@ type expected struct {
 	LossParity []struct {
 		Model    string
 		MaxGap   float64 `json:"max_gap"`
+		TailGap  float64 `json:"tail_gap"`
 		Steps    int
 		Diverged bool
 	} `json:"loss_parity"`
@@ -163,6 +164,7 @@ func TestGoldenNumbers(t *testing.T) {
 		}
 		require.NotNil(t, lp, e.Model)
 		sig3(t, e.MaxGap, lp.MaxGap, e.Model+" loss gap")
+		sig3(t, e.TailGap, lp.TailGap, e.Model+" last-10% loss gap")
 		assert.Equal(t, e.Steps, lp.Steps)
 		assert.Equal(t, e.Diverged, lp.Diverged)
 	}

@@ -116,7 +116,7 @@ func TestParsePriceEnv(t *testing.T) {
 	assert.Equal(t, 2.0, p.Prices["MI300X"].USDPerGPUHour)
 	assert.Equal(t, 4.0, p.Prices["H200"].USDPerGPUHour)
 	assert.Equal(t, 2.99, DefaultPrices().Prices["H100 SXM"].USDPerGPUHour, "the defaults are not modified")
-	for _, bad := range []string{"PRICE_H100=abc", "PRICE_H100=-1", "PRICE_A100=1", "PRICE_MI300X=NaN"} {
+	for _, bad := range []string{"PRICE_H100=abc", "PRICE_H100=-1", "PRICE_=1", "PRICE_MI300X=NaN"} {
 		_, err := ParsePriceEnv(DefaultPrices(), []string{bad})
 		assert.Error(t, err, bad)
 	}

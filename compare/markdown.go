@@ -5,12 +5,17 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/rivalbench/rival/hw"
 )
 
-// Headline is one line such as
-// "MI300X Primus vs H100 NeMo, Llama 3.1 8B: 1.42× ± 0.03 tokens/s/GPU (...)".
+// Headline is one line such as "MI300X Primus vs H100 NeMo, Llama 3.1 8B:
+// 1.42× ± 0.03 tokens/s/GPU (n=5 vs 5; identical configuration; same
+// hyperparameters and data; frameworks differ)". A pair that is not
+// identical names every field that differs.
 func (c Comparison) Headline(model string) string {
 	s := fmt.Sprintf("%s vs %s, %s: %s tokens/s/GPU", c.Faster.Label, c.Slower.Label, model, c.Ratio.String())
 	var tail []string
@@ -20,16 +25,29 @@ func (c Comparison) Headline(model string) string {
 	tail = append(tail, fmt.Sprintf("n=%d vs %d", c.Faster.TPS.N, c.Slower.TPS.N))
 	if c.Identical {
 		tail = append(tail, MethodIdentical)
+		if c.Stack != "" {
+			tail = append(tail, "same hyperparameters and data; "+c.Stack)
+		} else {
+			tail = append(tail, "same hyperparameters, data and framework")
+		}
 	} else {
 		tail = append(tail, MethodBest, NotIdentical+": "+c.Why)
+		if c.Stack != "" {
+			tail = append(tail, c.Stack)
+		}
+	}
+	for _, g := range []*Group{c.Faster, c.Slower} {
+		if g.Partition != "" {
+			tail = append(tail, g.Label+" ran on a GPU partition")
+		}
 	}
 	return s + " (" + strings.Join(tail, "; ") + ")"
 }
 
-// String is "1.42× ± 0.03", or "1.42× (single run, no interval)".
+// String is "1.42× ± 0.03", or "1.42× (...: no interval)".
 func (r Ratio) String() string {
 	if !r.HasCI {
-		return fmt.Sprintf("%.2f× (a side has a single run: no interval)", r.Value)
+		return fmt.Sprintf("%.2f× (no interval: a side has a single run or identical values)", r.Value)
 	}
 	d := 2
 	if r.Half > 0 {
@@ -64,25 +82,30 @@ func num(x float64, prec int) string {
 	return out
 }
 
-// sig formats a framework's figure with one decimal, or with three significant
-// digits when it is below 1 (a CPU run's 0.02 TFLOP/s must not read as 0.0).
+// sig formats a figure with one decimal, or with three significant digits
+// when it is below 10 (a proxy's 0.06 TFLOP/s must not read as 0.1, nor a
+// CPU run's 0.02 as 0.0).
 func sig(p *float64) string {
 	if p == nil {
 		return "—"
 	}
-	if a := math.Abs(*p); a > 0 && a < 1 {
+	if a := math.Abs(*p); a > 0 && a < 10 {
 		return strconv.FormatFloat(*p, 'g', 3, 64)
 	}
 	return num(*p, 1)
 }
 
-// positive is num for a figure where 0 means "not known" (power with neither
-// samples nor a TDP).
-func positive(x float64, prec int) string {
-	if x <= 0 {
+// frameworkTFCell is the framework's own TFLOP/s as it printed it; a small
+// figure printed to one decimal (FSDP's 0.1 for 0.06) is marked, so it is
+// not read as twice Rival's.
+func frameworkTFCell(p *float64) string {
+	if p == nil {
 		return "—"
 	}
-	return num(x, prec)
+	if a := math.Abs(*p); a > 0 && a < 10 && math.Abs(a*10-math.Round(a*10)) < 1e-9 {
+		return num(*p, 1) + " (printed to one decimal)"
+	}
+	return sig(p)
 }
 
 func ptr(p *float64, prec int) string {
@@ -93,18 +116,20 @@ func ptr(p *float64, prec int) string {
 }
 
 func summaryCell(s Summary, prec int) string {
-	if s.N == 0 {
+	switch {
+	case s.N == 0:
 		return "—"
-	}
-	if !s.HasCI {
+	case s.AllEqual:
+		return fmt.Sprintf("%s (%d identical values: spread unknown, no interval)", num(s.Mean, prec), s.N)
+	case !s.HasCI:
 		return num(s.Mean, prec) + " (single run)"
 	}
 	return fmt.Sprintf("%s ± %s (SD %s)", num(s.Mean, prec), num(s.Half, prec), num(s.SD, prec))
 }
 
-func mlperfCell(s Summary, prec int) string {
+func olympicCell(s Summary, prec int) string {
 	if s.MLPerf == nil {
-		return "— (needs 5 runs)"
+		return fmt.Sprintf("— (needs %d runs)", OlympicMinRuns)
 	}
 	return num(*s.MLPerf, prec)
 }
@@ -123,180 +148,8 @@ func (g *Group) name() string {
 	return g.Label
 }
 
-func mdEscape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
-
-// WriteMarkdown writes report.md: headlines, methodology, per-model tables,
-// fairness, loss parity, errors, every input with its fingerprint, prices and
-// published anchors. Output is deterministic for the same inputs.
-func (r *Report) WriteMarkdown(w io.Writer) error {
-	bw := bufio.NewWriter(w)
-	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
-	p("# Rival comparison report\n\n")
-	p("%d result(s) in %d group(s), %d model(s), platform(s): %s.", len(r.Inputs), len(r.Groups), len(r.Models), strings.Join(r.Platforms, ", "))
-	if len(r.Errors) > 0 {
-		p(" **%d error(s) in results: those runs are left out of every figure (see Errors).**", len(r.Errors))
-	}
-	if len(r.Skipped) > 0 {
-		p(" %d file(s) could not be used (see Skipped).", len(r.Skipped))
-	}
-	p("\n\n## Headlines\n\n")
-	for _, m := range r.Models {
-		if m.NoComparison != "" {
-			p("- %s: %s.\n", m.Label, m.NoComparison)
-			continue
-		}
-		for _, h := range m.Headlines {
-			p("- %s\n", h.Headline(m.Label))
-		}
-	}
-	p("\n† marks a group whose dataset or config fingerprint differs from (or is unknown next to) another group of its model: **%s**.\n\n", NotIdentical)
-
-	p("## Methodology\n\n")
-	p("- Runs group by (platform, GPU model, framework, model, dataset, config fingerprint); each run contributes its mean tokens/s/GPU over the measured steps (warm-up excluded).\n")
-	p("- Per group: mean, sample standard deviation and the 95%% Student-t confidence interval of the mean (t with n−1 degrees of freedom). A group of one run is shown as a single run, without an interval. With 5 runs or more, the MLPerf-style mean drops the fastest and the slowest run.\n")
-	p("- Speedup = mean tokens/s/GPU of the faster group / that of the slower. Its 95%% interval uses the delta method, SE = R·√(s₁²/(n₁m₁²) + s₂²/(n₂m₂²)), with Welch–Satterthwaite degrees of freedom; it needs at least 2 runs on each side.\n")
-	p("- Comparisons are labelled **%s** when both groups record equal dataset and config fingerprints, otherwise **%s** (headlines pair each platform's fastest group) and marked %s.\n", MethodIdentical, MethodBest, NotIdentical)
-	p("- TFLOP/s/GPU and MFU are Rival's own: models.TrainFLOPsPerToken (Megatron's dense GQA + SwiGLU count with causal attention) × tokens/s/GPU, over the GPU's dense peak at the run's precision (H100 989.4, MI300X 1307.4 TFLOP/s BF16; FP8 twice). The framework's own printed figures are shown next to them, labelled; frameworks count FLOPs differently, so only Rival's are compared.\n")
-	p("- Step time median/p10/p90 pool the measured steps of all runs of a group (linear interpolation, as numpy).\n")
-	p("- Tokens per watt-hour use sampled power when every run of the group has it, else the GPU's TDP (labelled *TDP estimate*: an upper bound on power, so a lower bound on efficiency).\n")
-	p("- Cost per 1T tokens = 10¹² / (tokens/s/GPU × 3600) GPU-hours × price per GPU-hour; days for 1T/15T tokens are on the group's GPU count.\n")
-	p("- Sanity: MFU above 100%% or tokens/s more than %.0f%% away from GBS × SL / step time (or from tokens/s/GPU × GPUs) is an error in the result; the run is named under Errors and left out.\n", 100*TokensConsistencyTolerance)
-	p("- Loss parity: for groups on identical data and config (the config fingerprint covers the seed), the first run of each is compared step by step after warm-up (the larger of the runs' excluded warm-up and 10%% of the common steps); gap = |a−b| / ((|a|+|b|)/2); above %.0f%% is flagged as divergence.\n\n", 100*LossDivergenceThreshold)
-
-	if len(r.Errors) > 0 {
-		p("## Errors\n\n| result | error | detail |\n|---|---|---|\n")
-		for _, e := range r.Errors {
-			p("| %s | `%s` | %s |\n", mdEscape(e.Source), e.Name, mdEscape(e.Detail))
-		}
-		p("\n")
-	}
-
-	for _, m := range r.Models {
-		p("## %s\n\n", m.Label)
-		if m.NoComparison != "" {
-			p("%s.\n\n", strings.ToUpper(m.NoComparison[:1])+m.NoComparison[1:])
-		}
-		p("### Throughput\n\n| group | runs | tokens/s/GPU (mean ± 95%% CI) | MLPerf-style mean | total tokens/s | step time mean (s) | step median / p10 / p90 (s) |\n|---|---|---|---|---|---|---|\n")
-		for _, g := range m.Groups {
-			p("| %s | %d | %s | %s | %s | %s | %s / %s / %s |\n", mdEscape(g.name()), g.TPS.N, summaryCell(g.TPS, 1), mlperfCell(g.TPS, 1),
-				num(g.TotalTPS.Mean, 0), summaryCell(g.StepTime, 3), num(g.StepMedian, 3), num(g.StepP10, 3), num(g.StepP90, 3))
-		}
-		p("\n### Efficiency\n\n| group | precision | peak (TFLOP/s) | TFLOP/s/GPU (Rival) | MFU (Rival) | TFLOP/s/GPU (framework's own) | MFU (framework's own) |\n|---|---|---|---|---|---|---|\n")
-		for _, g := range m.Groups {
-			mfu, fmfu := "—", "—"
-			if g.MFU != nil {
-				mfu = num(*g.MFU, 1) + "%"
-			}
-			if g.FrameworkMFU != nil {
-				fmfu = num(*g.FrameworkMFU, 1) + "%"
-			}
-			p("| %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(g.name()), g.Config["precision"], ptr(g.Peak, 1), sig(g.TFLOPs), mfu, sig(g.FrameworkTF), fmfu)
-		}
-		p("\n### Memory (per GPU, GiB)\n\n| group | peak allocated | peak reserved | peak device used | GPU memory | share of GPU memory |\n|---|---|---|---|---|---|\n")
-		for _, g := range m.Groups {
-			share := "—"
-			if g.MemoryShare != nil {
-				share = num(100**g.MemoryShare, 1) + "%"
-			}
-			p("| %s | %s | %s | %s | %s | %s |\n", mdEscape(g.name()), mib2gib(g.AllocatedMiB), mib2gib(g.ReservedMiB), mib2gib(g.DeviceUsedMiB), mib2gib(g.GPUMemoryMiB), share)
-		}
-		p("\n### Energy, time and cost\n\n| group | tokens per Wh per GPU | power (W/GPU) | USD per GPU-hour | cost per 1T tokens | GPU-hours per 1T tokens | days for 1T / 15T tokens |\n|---|---|---|---|---|---|---|\n")
-		for _, g := range m.Groups {
-			energy := "—"
-			if g.TokensPerWh != nil {
-				energy = num(*g.TokensPerWh, 0)
-				if g.PowerSource != "sampled" {
-					energy += " (" + g.PowerSource + ")"
-				}
-			}
-			price, cost := "— (no price: set PRICE_"+strings.ReplaceAll(strings.ToUpper(g.Key.GPU), " ", "_")+")", "—"
-			if g.Price != nil {
-				price = "$" + num(g.Price.USDPerGPUHour, 2)
-				cost = "$" + num(*g.CostPer1T, 0)
-			}
-			days := "—"
-			if g.NumGPUs > 0 {
-				days = fmt.Sprintf("%s / %s on %d GPUs", num(g.DaysFor1T, 1), num(g.DaysFor15T, 1), g.NumGPUs)
-			}
-			p("| %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(g.name()), energy, positive(g.PowerWatts, 0), price, cost, num(g.GPUHoursPer1T, 0), days)
-		}
-		if len(m.Comparisons) > 0 {
-			p("\n### Speedups (tokens/s/GPU)\n\n| faster | slower | speedup | 95%% CI | method |\n|---|---|---|---|---|\n")
-			for _, c := range m.Comparisons {
-				ci := "— (single run on a side)"
-				if c.Ratio.HasCI {
-					ci = fmt.Sprintf("%.3f – %.3f (df %.1f)", c.Ratio.Lo, c.Ratio.Hi, c.Ratio.DF)
-				}
-				method := c.Method
-				if !c.Identical {
-					method += "; " + NotIdentical + " (" + c.Why + ")"
-				}
-				p("| %s | %s | %.3f× | %s | %s |\n", mdEscape(c.Faster.name()), mdEscape(c.Slower.name()), c.Ratio.Value, ci, method)
-			}
-		}
-		p("\n### Fairness\n\n")
-		if len(m.Fairness) == 0 {
-			p("Every compared configuration field is equal across the groups of %s.\n", m.Label)
-		} else {
-			p("Configuration fields that differ between groups:\n\n| field |")
-			for _, g := range m.Groups {
-				p(" %s |", mdEscape(g.name()))
-			}
-			p("\n|---|%s\n", strings.Repeat("---|", len(m.Groups)))
-			for _, row := range m.Fairness {
-				p("| %s |", row.Field)
-				for _, v := range row.Values {
-					p(" %s |", mdEscape(v))
-				}
-				p("\n")
-			}
-			p("\nEqual in every group: %s.\n", strings.Join(m.Identical, ", "))
-		}
-		p("\n### Loss parity\n\n")
-		if len(m.Parity) == 0 {
-			p("No pair of platforms ran %s on identical data and configuration (equal, recorded dataset and config fingerprints), so loss curves are not compared.\n\n", m.Label)
-		}
-		for _, lp := range m.Parity {
-			switch {
-			case !lp.Available:
-				p("- %s vs %s: the loss curves share no step after warm-up.\n", lp.A.Label, lp.B.Label)
-			case lp.Diverged:
-				p("- %s vs %s: **diverged**: largest relative loss gap %.2f%% at step %d (threshold %.0f%%), over %d steps after %d warm-up steps.\n", lp.A.Label, lp.B.Label, 100*lp.MaxGap, lp.AtStep, 100*LossDivergenceThreshold, lp.Steps, lp.Warmup)
-			default:
-				p("- %s vs %s: largest relative loss gap %.2f%% at step %d (threshold %.0f%%), over %d steps after %d warm-up steps: in parity.\n", lp.A.Label, lp.B.Label, 100*lp.MaxGap, lp.AtStep, 100*LossDivergenceThreshold, lp.Steps, lp.Warmup)
-			}
-		}
-		if len(m.Parity) > 0 {
-			p("\n")
-		}
-	}
-
-	p("## Inputs\n\n| source | fingerprint | format | platform | framework | model | missing fields | notes |\n|---|---|---|---|---|---|---|---|\n")
-	for _, in := range r.Inputs {
-		res := in.Result
-		notes := append([]string(nil), in.Notes...)
-		if len(in.Duplicates) > 0 {
-			notes = append(notes, "identical copies counted once: "+strings.Join(in.Duplicates, ", "))
-		}
-		p("| %s | `%s` | %s | %s | %s | %s | %s | %s |\n", mdEscape(in.Source), in.Fingerprint, in.Format, platformOf(res), mdEscape(res.Framework.Name), mdEscape(modelLabel(res)),
-			dashIfEmpty(strings.Join(in.Missing, ", ")), mdEscape(dashIfEmpty(strings.Join(notes, "; "))))
-	}
-	if len(r.Skipped) > 0 {
-		p("\n## Skipped\n\n| source | kind | reason | missing |\n|---|---|---|---|\n")
-		for _, s := range r.Skipped {
-			p("| %s | %s | %s | %s |\n", mdEscape(s.Source), s.Kind, mdEscape(s.Reason), dashIfEmpty(strings.Join(s.Missing, ", ")))
-		}
-	}
-	p("\n## Prices\n\n| GPU | USD per GPU-hour | source | date |\n|---|---|---|---|\n")
-	for _, k := range r.Prices.Models() {
-		pr := r.Prices.Prices[k]
-		p("| %s | $%s | %s | %s |\n", k, num(pr.USDPerGPUHour, 2), mdEscape(pr.Source), dashIfEmpty(pr.Date))
-	}
-	p("\n## Published anchors\n\n")
-	for _, a := range Anchors {
-		p("- %s\n", a)
-	}
-	return bw.Flush()
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", "\\|", "\n", " ").Replace(s)
 }
 
 func dashIfEmpty(s string) string {
@@ -306,15 +159,414 @@ func dashIfEmpty(s string) string {
 	return s
 }
 
-// Anchors are published figures a reader can hold results against.
-var Anchors = []string{
-	"NVIDIA Megatron-Bridge performance summary, DGX-H100, LLAMA3_8B, 8 GPUs, FP8 (current scaling), GBS 128, MBS 1, sequence length 8192: 14,079 tokens/s/GPU and 725 model TFLOP/s/GPU with the 25.09 NeMo container, 14,451 tokens/s/GPU and 744 TFLOP/s/GPU with 25.11 (https://docs.nvidia.com/nemo/megatron-bridge/latest/performance-summary.html and its archive page). Rival's formula gives 744 TFLOP/s at 14,451 tokens/s/GPU (37.6% MFU of the FP8 dense peak).",
-	"AMD MI325X, Llama 3.1 8B FP8 pretraining: about 16,200 tokens/s/GPU (figure given in Rival's issue tracker; its AMD source was not retrieved in this session, see docs/compare.md).",
+// md writes Markdown; every table cell goes through row, which escapes it.
+type md struct{ w *bufio.Writer }
+
+func (m md) p(format string, a ...any) { fmt.Fprintf(m.w, format, a...) }
+
+func (m md) row(cells ...string) {
+	for i := range cells {
+		cells[i] = mdEscape(cells[i])
+	}
+	m.p("| %s |\n", strings.Join(cells, " | "))
+}
+
+func (m md) header(cells ...string) {
+	m.row(cells...)
+	m.p("|%s\n", strings.Repeat("---|", len(cells)))
+}
+
+// WriteMarkdown writes report.md, one section after the other: summary,
+// headlines, methodology, errors, per-model tables, inputs, skipped files,
+// prices and published anchors. Output is deterministic for the same inputs.
+func (r *Report) WriteMarkdown(w io.Writer) error {
+	m := md{bufio.NewWriter(w)}
+	r.writeSummary(m)
+	r.writeHeadlines(m)
+	r.writeMethodology(m)
+	r.writeErrors(m)
+	for _, s := range r.Models {
+		r.writeModel(m, s)
+	}
+	r.writeInputs(m)
+	r.writeSkipped(m)
+	r.writePrices(m)
+	writeAnchors(m)
+	return m.w.Flush()
+}
+
+func (r *Report) writeSummary(m md) {
+	m.p("# Rival comparison report\n\n")
+	pl := "platforms"
+	if len(r.Platforms) == 1 {
+		pl = "platform"
+	}
+	m.p("%s in %s, %s, %s: %s.", plural(len(r.Inputs), "result"), plural(len(r.Groups), "group"), plural(len(r.Models), "model"), pl, strings.Join(r.Platforms, ", "))
+	if len(r.Errors) > 0 {
+		m.p(" **%s in results: those runs are left out of every figure (see Errors).**", plural(len(r.Errors), "error"))
+	}
+	if len(r.Skipped) > 0 {
+		m.p(" %s could not be used (see Skipped).", plural(len(r.Skipped), "file"))
+	}
+	m.p("\n\n")
+}
+
+func (r *Report) writeHeadlines(m md) {
+	m.p("## Headlines\n\n")
+	for _, s := range r.Models {
+		if s.NoComparison != "" {
+			m.p("- %s: %s.\n", s.Label, s.NoComparison)
+			continue
+		}
+		for _, h := range s.Headlines {
+			m.p("- %s\n", h.Headline(s.Label))
+			for _, g := range []*Group{h.Faster, h.Slower} {
+				m.p("  - %s: %s; %s\n", g.Label, g.Setup, g.Stack)
+			}
+			m.p("  - evidence: %s; reproduce: `%s` and `%s`; check: `mage verify:results %s %s`\n", h.Evidence,
+				reproduceCommand(firstRun(h.Faster)), reproduceCommand(firstRun(h.Slower)), sourceOf(h.Faster), sourceOf(h.Slower))
+			m.p("  - warm-up sensitivity: %s with Rival's rule (first 10%% of logged steps, at least one, left out); ", h.Ratio.String())
+			if h.FixedWindow != nil {
+				m.p("%s over NVIDIA's fixed window (iterations %d-%d of 50)\n", h.FixedWindow.String(), FixedWindowFirst, FixedWindowLast)
+			} else {
+				m.p("NVIDIA's fixed window (iterations %d-%d of 50) not available: %s\n", FixedWindowFirst, FixedWindowLast, h.FixedWindowNote)
+			}
+			if v := costVerdict(h); v != "" {
+				m.p("  - cost: %s\n", v)
+			}
+		}
+	}
+	m.p("\n† marks a group that no group of another platform it is compared with matches in configuration: every comparison of it is **%s**.\n\n", NotIdentical)
+}
+
+// underSlurm says whether a run of the group ran as a Slurm job, where
+// power is not sampled (the sampler would read the submitting host).
+func underSlurm(g *Group) bool {
+	for _, run := range g.Runs {
+		if p := run.Input.Result.Provenance; p != nil && p.SlurmJobID != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// sourceOf is the file of a group's first run.
+func sourceOf(g *Group) string {
+	for _, run := range g.Runs {
+		if run.Input.Result == firstRun(g) {
+			return filepath.ToSlash(run.Input.Source)
+		}
+	}
+	return g.Runs[0].Input.Source
+}
+
+// costVerdict compares cost per token at the listed prices, gives the
+// break-even price ratio and says whether the listed ranges can flip it.
+func costVerdict(c Comparison) string {
+	a, b := c.Faster, c.Slower
+	if a.CostPer1T == nil || b.CostPer1T == nil {
+		return ""
+	}
+	be := c.BreakEven()
+	cheaper := a
+	if *b.CostPer1T < *a.CostPer1T {
+		cheaper = b
+	}
+	s := fmt.Sprintf("$%s vs $%s per 1T tokens at $%s and $%s per GPU-hour: %s is cheaper per token; break-even price ratio %.2f: %s is cheaper while its GPU-hour costs less than %.2f× %s's ($%s at $%s)",
+		num(*a.CostPer1T, 0), num(*b.CostPer1T, 0), num(a.Price.USDPerGPUHour, 2), num(b.Price.USDPerGPUHour, 2), cheaper.Label,
+		be, a.Label, be, b.Label, num(be*b.Price.USDPerGPUHour, 2), num(b.Price.USDPerGPUHour, 2))
+	if a.Price.HasRange() && b.Price.HasRange() {
+		lo, hi := a.Price.Low/b.Price.High, a.Price.High/b.Price.Low
+		if lo < be && be < hi {
+			s += fmt.Sprintf("; over the listed ranges ($%s–$%s vs $%s–$%s) the price ratio spans %.2f–%.2f, so either can be cheaper", num(a.Price.Low, 2), num(a.Price.High, 2), num(b.Price.Low, 2), num(b.Price.High, 2), lo, hi)
+		} else {
+			s += fmt.Sprintf("; over the listed ranges ($%s–$%s vs $%s–$%s) the price ratio spans %.2f–%.2f: the verdict holds", num(a.Price.Low, 2), num(a.Price.High, 2), num(b.Price.Low, 2), num(b.Price.High, 2), lo, hi)
+		}
+	}
+	return s
+}
+
+// peakList names the BF16 dense peaks the computation uses, from hw's table.
+func peakList(models ...string) string {
+	var out []string
+	for _, k := range models {
+		if s, ok := hw.LookupSpec(k); ok {
+			out = append(out, fmt.Sprintf("%s %s", k, num(s.BF16DenseTFLOPs, 1)))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+func (r *Report) writeMethodology(m md) {
+	h100, _ := hw.LookupSpec("H100 SXM")
+	mi300, _ := hw.LookupSpec("MI300X")
+	m.p("## Methodology\n\n")
+	m.p("- Runs group by (platform, GPU model, framework, model, dataset, config fingerprint) and by their recorded configuration (precision, SL, GBS, MBS, TP/PP/CP/DP, GPU count): runs whose recorded configuration differs are never pooled. Each run contributes its mean tokens/s/GPU over the measured steps (warm-up excluded).\n")
+	m.p("- Per group: mean, sample standard deviation and the 95%% Student-t confidence interval of the mean (t with n−1 degrees of freedom). A group of one run is shown as a single run; runs with identical values get no interval either (their spread is unknown, not zero). From %d runs, the olympic mean drops the fastest and the slowest run and averages the rest: the rule MLPerf Training (training_rules.adoc, Benchmark results) applies to time-to-train over its required runs (10 for Llama 3.1 8B pretraining); here it is applied to throughput.\n", OlympicMinRuns)
+	m.p("- Speedup = mean tokens/s/GPU of the faster group / that of the slower. Its 95%% interval uses the delta method, SE = R·√(s₁²/(n₁m₁²) + s₂²/(n₂m₂²)), with Welch–Satterthwaite degrees of freedom; it needs at least 2 runs with some spread on each side.\n")
+	m.p("- **%s** needs every recorded hyperparameter (precision, SL, GBS, MBS, TP, PP, CP, DP, GPU count) and the dataset, tokenizer and config fingerprints recorded and equal on both sides; the label also says whether the frameworks differ. Headlines show the identical-configuration pair first, then **%s**: each platform's group with the highest MFU (else model TFLOP/s), naming every field that differs.\n", MethodIdentical, MethodBest)
+	m.p("- TFLOP/s/GPU and MFU are Rival's own: models.TrainFLOPsPerToken (Megatron's dense GQA + SwiGLU count with causal attention) × tokens/s/GPU, over the GPU's dense peak at the run's precision (%s TFLOP/s BF16; FP8 %s and %s). The framework's own printed figures are shown next to them, labelled; frameworks count FLOPs differently, so only Rival's are compared. A run on a GPU partition (CPX, MIG: less than %.0f%% of the datasheet memory exposed) is marked: its MFU is against the whole GPU's peak.\n",
+		peakList("H100 SXM", "MI300X"), num(h100.FP8DenseTFLOPs, 1), num(mi300.FP8DenseTFLOPs, 1), 100*PartitionShare)
+	m.p("- Step time median/p10/p90 pool the measured steps of all runs of a group (linear interpolation, as numpy).\n")
+	m.p("- Energy is GPU board power only (no CPU, memory, network or cooling). Tokens per watt-hour use sampled power (samples between the first and the last measured step, the run's GPUs only) when every run of the group has it, else the GPU's TDP (marked *TDP*: an upper bound on board power, so a lower bound on efficiency). Slurm jobs are not sampled: their GPUs are on the compute nodes.\n")
+	m.p("- Cost per 1T tokens = 10¹² / (tokens/s/GPU × 3600) GPU-hours × price per GPU-hour; days for 1T/15T tokens are on the group's GPU count. Proxy models and CPU runs get neither.\n")
+	m.p("- Sanity: MFU above 100%%, tokens/s more than %.0f%% away from GBS × SL / step time or from tokens/s/GPU × GPUs (without a GPU count, tokens/s / tokens/s/GPU must be a whole number), or a measured step series whose mean is more than %.0f%% away from the stated mean step time is an error in the result; the run is named under Errors and left out.\n", 100*TokensConsistencyTolerance, 100*TokensConsistencyTolerance)
+	m.p("- Loss parity: for pairs on the same data and seed whose recorded configuration is equal (across platforms), or differs in precision only (BF16 against FP8, a convergence check), the first run of each is compared after warm-up (the larger of the runs' excluded warm-up and 10%% of the common steps). The verdict is on the mean loss over the last %.0f%% of the common steps: gap = |a−b| / ((a+b)/2) above %.0f%% is divergence; the largest single-step gap is shown for information.\n\n", 100*LossTailShare, 100*LossDivergenceThreshold)
+}
+
+func (r *Report) writeErrors(m md) {
+	if len(r.Errors) == 0 {
+		return
+	}
+	m.p("## Errors\n\n")
+	m.header("result", "error", "detail")
+	for _, e := range r.Errors {
+		m.row(e.Source, "`"+e.Name+"`", e.Detail)
+	}
+	m.p("\n")
+}
+
+func (r *Report) writeModel(m md, s *ModelSection) {
+	m.p("## %s\n\n", s.Label)
+	if s.NoComparison != "" {
+		m.p("%s.\n\n", strings.ToUpper(s.NoComparison[:1])+s.NoComparison[1:])
+	}
+	writeConfigurations(m, s)
+	writeThroughput(m, s)
+	writeEfficiency(m, s)
+	writeMemory(m, s)
+	writeEnergyCost(m, s)
+	writeSpeedups(m, s)
+	writeFairness(m, s)
+	writeParity(m, s)
+}
+
+func writeConfigurations(m md, s *ModelSection) {
+	m.p("### Configurations\n\n")
+	m.header("group", "configuration", "software stack")
+	for _, g := range s.Groups {
+		cfg := g.Setup
+		if g.Partition != "" {
+			cfg += "; " + g.Partition
+		}
+		m.row(g.name(), cfg, g.Stack)
+	}
+	m.p("\n")
+}
+
+// shortSetup is the row form of a group's configuration and stack: the
+// fields headlines compare, the framework version (the full lines are in
+// the Configurations table).
+func shortSetup(g *Group) string {
+	c := g.Config
+	return fmt.Sprintf("%s, SL %s, GBS %s, MBS %s, TP %s PP %s CP %s DP %s · %s %s",
+		c["precision"], c["sequence_length"], c["global_batch_size"], c["micro_batch_size"],
+		c["tensor_parallel"], c["pipeline_parallel"], c["context_parallel"], c["data_parallel"],
+		frameworkLabel(c["framework"]), c["framework_version"])
+}
+
+func writeThroughput(m md, s *ModelSection) {
+	m.p("### Throughput\n\n")
+	m.header("group", "configuration · stack", "runs", "tokens/s/GPU (mean ± 95% CI)", "olympic mean", "total tokens/s", "step time mean (s)", "step median / p10 / p90 (s)")
+	for _, g := range s.Groups {
+		m.row(g.name(), shortSetup(g), strconv.Itoa(g.TPS.N), summaryCell(g.TPS, 1), olympicCell(g.TPS, 1),
+			num(g.TotalTPS.Mean, 0), summaryCell(g.StepTime, 3), fmt.Sprintf("%s / %s / %s", num(g.StepMedian, 3), num(g.StepP10, 3), num(g.StepP90, 3)))
+	}
+}
+
+func writeEfficiency(m md, s *ModelSection) {
+	m.p("\n### Efficiency\n\n")
+	m.header("group", "precision", "peak (TFLOP/s)", "TFLOP/s/GPU (Rival)", "MFU (Rival)", "TFLOP/s/GPU (framework's own)", "MFU (framework's own)")
+	for _, g := range s.Groups {
+		mfu, fmfu := "—", "—"
+		if g.MFU != nil {
+			mfu = num(*g.MFU, 1) + "%"
+			if g.Partition != "" {
+				mfu += " (whole-GPU peak; partition)"
+			}
+		}
+		if g.FrameworkMFU != nil {
+			fmfu = num(*g.FrameworkMFU, 1) + "%"
+		}
+		m.row(g.name(), g.Config["precision"], ptr(g.Peak, 1), sig(g.TFLOPs), mfu, frameworkTFCell(g.FrameworkTF), fmfu)
+	}
+}
+
+func writeMemory(m md, s *ModelSection) {
+	m.p("\n### Memory (per GPU, GiB)\n\n")
+	m.header("group", "peak allocated", "peak reserved", "peak device used", "GPU memory", "share of GPU memory")
+	for _, g := range s.Groups {
+		share := "—"
+		if g.MemoryShare != nil {
+			share = num(100**g.MemoryShare, 1) + "%"
+		}
+		m.row(g.name(), mib2gib(g.AllocatedMiB), mib2gib(g.ReservedMiB), mib2gib(g.DeviceUsedMiB), mib2gib(g.GPUMemoryMiB), share)
+	}
+}
+
+func writeEnergyCost(m md, s *ModelSection) {
+	m.p("\n### Energy, time and cost\n\n")
+	m.header("group", "tokens per Wh per GPU", "power (W/GPU, GPU board power only)", "USD per GPU-hour", "cost per 1T tokens", "GPU-hours per 1T tokens", "days for 1T / 15T tokens")
+	for _, g := range s.Groups {
+		energy, power := "—", "—"
+		if g.TokensPerWh != nil {
+			energy = num(*g.TokensPerWh, 0)
+			if g.PowerSource == "sampled" {
+				power = num(g.PowerWatts, 0) + " (sampled)"
+			} else {
+				energy += " (TDP estimate)"
+				power = num(g.PowerWatts, 0) + " (TDP)"
+				if underSlurm(g) {
+					power = num(g.PowerWatts, 0) + " (TDP; not sampled: Slurm compute nodes)"
+				}
+			}
+		}
+		price, cost, days := "— (no price: set "+PriceKey(g.Key.GPU)+")", "—", "—"
+		switch {
+		case g.Proxy || g.CPU:
+			why := "proxy model"
+			if !g.Proxy {
+				why = "CPU run"
+			}
+			price = "— (" + why + ": no time-to-train or cost)"
+			cost, days = "—", "—"
+		default:
+			if g.Price != nil {
+				price = "$" + num(g.Price.USDPerGPUHour, 2)
+				cost = "$" + num(*g.CostPer1T, 0)
+				if g.Price.HasRange() {
+					price += fmt.Sprintf(" (range $%s–$%s)", num(g.Price.Low, 2), num(g.Price.High, 2))
+					cost += fmt.Sprintf(" ($%s–$%s)", num(g.GPUHoursPer1T*g.Price.Low, 0), num(g.GPUHoursPer1T*g.Price.High, 0))
+				}
+			}
+			if g.NumGPUs > 0 {
+				days = fmt.Sprintf("%s / %s on %s", num(g.DaysFor1T, 1), num(g.DaysFor15T, 1), plural(g.NumGPUs, "GPU"))
+			}
+		}
+		m.row(g.name(), energy, power, price, cost, num(g.GPUHoursPer1T, 0), days)
+	}
+}
+
+func writeSpeedups(m md, s *ModelSection) {
+	if len(s.Comparisons) == 0 {
+		return
+	}
+	m.p("\n### Speedups (tokens/s/GPU)\n\n")
+	m.header("faster", "slower", "speedup", "95% CI", "method")
+	for _, c := range s.Comparisons {
+		ci := "— (a side has a single run or identical values)"
+		if c.Ratio.HasCI {
+			ci = fmt.Sprintf("%.3f – %.3f (df %.1f)", c.Ratio.Lo, c.Ratio.Hi, c.Ratio.DF)
+		}
+		method := c.Method
+		if c.Identical && c.Stack != "" {
+			method += "; same hyperparameters and data; " + c.Stack
+		}
+		if !c.Identical {
+			method += "; " + NotIdentical + " (" + c.Why + ")"
+		}
+		m.row(c.Faster.name(), c.Slower.name(), fmt.Sprintf("%.3f×", c.Ratio.Value), ci, method)
+	}
+}
+
+func writeFairness(m md, s *ModelSection) {
+	m.p("\n### Fairness\n\n")
+	if len(s.Fairness) == 0 {
+		m.p("Every recorded configuration field is equal across the groups of %s.\n", s.Label)
+	} else {
+		m.p("Configuration fields that differ between groups:\n\n")
+		head := []string{"field"}
+		for _, g := range s.Groups {
+			head = append(head, g.name())
+		}
+		m.header(head...)
+		for _, row := range s.Fairness {
+			m.row(append([]string{row.Field}, row.Values...)...)
+		}
+		m.p("\n")
+		if len(s.Identical) > 0 {
+			m.p("Recorded and equal in every group: %s.\n", strings.Join(s.Identical, ", "))
+		}
+	}
+	if len(s.Unrecorded) > 0 {
+		m.p("\nRecorded by no group (unknown, so not known to be equal): %s.\n", strings.Join(s.Unrecorded, ", "))
+	}
+}
+
+func writeParity(m md, s *ModelSection) {
+	m.p("\n### Loss parity\n\n")
+	if len(s.Parity) == 0 {
+		m.p("No pair of groups of %s ran on the same data with an equal recorded configuration (apart from precision), so loss curves are not compared.\n\n", s.Label)
+		return
+	}
+	for _, lp := range s.Parity {
+		kind := ""
+		if lp.PrecisionOnly {
+			kind = fmt.Sprintf(" (precision only: %s vs %s)", lp.A.Config["precision"], lp.B.Config["precision"])
+		}
+		switch {
+		case !lp.Available:
+			m.p("- %s vs %s%s: the loss curves share no step after warm-up.\n", lp.A.Label, lp.B.Label, kind)
+		default:
+			verdict := "in parity"
+			if lp.Diverged {
+				verdict = "**diverged**"
+			}
+			m.p("- %s vs %s%s: %s: mean loss over the last %s differs by %.2f%% (threshold %.0f%%); largest single-step gap %.2f%% at step %d, over %s after %s.\n",
+				lp.A.Label, lp.B.Label, kind, verdict, plural(lp.TailSteps, "step"), 100*lp.TailGap, 100*LossDivergenceThreshold, 100*lp.MaxGap, lp.AtStep, plural(lp.Steps, "step"), plural(lp.Warmup, "warm-up step"))
+		}
+	}
+	m.p("\n")
+}
+
+func (r *Report) writeInputs(m md) {
+	m.p("## Inputs\n\n")
+	m.header("source", "fingerprint", "format", "platform", "framework", "model", "missing fields", "notes")
+	for _, in := range r.Inputs {
+		res := in.Result
+		notes := append([]string(nil), in.Notes...)
+		if len(in.Duplicates) > 0 {
+			notes = append(notes, "identical copies counted once: "+strings.Join(in.Duplicates, ", "))
+		}
+		m.row(in.Source, "`"+in.Fingerprint+"`", in.Format, platformOf(res), res.Framework.Name, modelLabel(res),
+			dashIfEmpty(strings.Join(in.Missing, ", ")), dashIfEmpty(strings.Join(notes, "; ")))
+	}
+}
+
+func (r *Report) writeSkipped(m md) {
+	if len(r.Skipped) == 0 {
+		return
+	}
+	m.p("\n## Skipped\n\n")
+	m.header("source", "kind", "reason", "missing")
+	for _, s := range r.Skipped {
+		m.row(s.Source, s.Kind, s.Reason, dashIfEmpty(strings.Join(s.Missing, ", ")))
+	}
+}
+
+func (r *Report) writePrices(m md) {
+	m.p("\n## Prices\n\n")
+	m.header("GPU", "USD per GPU-hour", "listed range", "source", "date")
+	for _, k := range r.Prices.Models() {
+		pr := r.Prices.Prices[k]
+		rng := "—"
+		if pr.HasRange() {
+			rng = fmt.Sprintf("$%s–$%s", num(pr.Low, 2), num(pr.High, 2))
+		}
+		m.row(k, "$"+num(pr.USDPerGPUHour, 2), rng, pr.Source, dashIfEmpty(pr.Date))
+	}
+}
+
+func writeAnchors(m md) {
+	m.p("\n## Published anchors\n\n")
+	for _, a := range Anchors {
+		m.p("- %s\n", a)
+	}
 }
 
 // Console writes a compact summary for the terminal.
 func (r *Report) Console(w io.Writer) {
-	fmt.Fprintf(w, "compare: %d result(s), %d group(s), platforms %s\n", len(r.Inputs), len(r.Groups), strings.Join(r.Platforms, ", "))
+	fmt.Fprintf(w, "compare: %s, %s, platforms %s\n", plural(len(r.Inputs), "result"), plural(len(r.Groups), "group"), strings.Join(r.Platforms, ", "))
 	for _, m := range r.Models {
 		if m.NoComparison != "" {
 			fmt.Fprintf(w, "  %s: %s\n", m.Label, m.NoComparison)
@@ -327,7 +579,7 @@ func (r *Report) Console(w io.Writer) {
 			if g.MFU != nil {
 				mfu = num(*g.MFU, 1) + "%"
 			}
-			fmt.Fprintf(w, "    %-28s n=%-3d %12s tok/s/GPU  MFU %-6s step %s s\n", truncate(g.name(), 28), g.TPS.N, num(g.TPS.Mean, 0), mfu, num(g.StepMedian, 3))
+			fmt.Fprintf(w, "    %-28s n=%-3d %12s tok/s/GPU  MFU %-6s step %s s  [%s]\n", truncate(g.name(), 28), g.TPS.N, num(g.TPS.Mean, 0), mfu, num(g.StepMedian, 3), g.Setup)
 		}
 	}
 	for _, e := range r.Errors {

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"gonum.org/v1/plot"
+
+	"github.com/rivalbench/rival/cache"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -80,8 +80,12 @@ func (r *Report) barLabel(g *Group) string {
 	if g.Marked {
 		l += " †"
 	}
-	return l
+	return plotText(l)
 }
+
+// plotText replaces spaces by no-break spaces: Liberation Serif kerns "A"
+// against a plain space, which made "NVIDIA A100" read "NVIDIAA100".
+func plotText(s string) string { return strings.ReplaceAll(s, " ", "\u00a0") }
 
 func anyMarked(gs []*Group) bool {
 	for _, g := range gs {
@@ -177,7 +181,8 @@ func (r *Report) throughputPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.
 		end := g.TPS.Mean
 		if g.TPS.HasCI {
 			whisk.XYs = append(whisk.XYs, plotter.XY{X: g.TPS.Mean, Y: row(i, len(gs))})
-			whisk.lo, whisk.hi = append(whisk.lo, g.TPS.Half), append(whisk.hi, g.TPS.Half)
+			// Throughput is never negative: the whisker stops at zero.
+			whisk.lo, whisk.hi = append(whisk.lo, math.Min(g.TPS.Half, g.TPS.Mean)), append(whisk.hi, g.TPS.Half)
 			end = g.TPS.CIHi
 		}
 		vals = append(vals, plotter.XY{X: end, Y: row(i, len(gs))})
@@ -197,6 +202,7 @@ func (r *Report) throughputPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.
 		return nil, err
 	}
 	nominal(p, labels)
+	p.X.Min = 0
 	p.X.Max = xmax * 1.22
 	return p, nil
 }
@@ -463,25 +469,39 @@ func (r *Report) costPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.Plot, 
 	return p, nil
 }
 
-func (r *Report) lossPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.Plot, error) {
+// lossTitle is the loss panel's title: every diverged pair by name, then
+// how many pairs are in parity, so no verdict hides behind another.
+func lossTitle(models ...*ModelSection) string {
 	title := "Training loss, first run of each group"
-	var parity []string
-	for _, m := range r.Models {
+	var diverged []string
+	inParity, compared := 0, 0
+	for _, m := range models {
 		for _, lp := range m.Parity {
-			if lp.Available {
-				state := "in parity"
-				if lp.Diverged {
-					state = "DIVERGED"
-				}
-				parity = append(parity, fmt.Sprintf("%s: max gap %.1f%% (%s)", truncate(m.Label, 16), 100*lp.MaxGap, state))
+			if !lp.Available {
+				continue
+			}
+			compared++
+			if lp.Diverged {
+				diverged = append(diverged, fmt.Sprintf("%s vs %s %.1f%%", lp.A.Label, lp.B.Label, 100*lp.TailGap))
+			} else {
+				inParity++
 			}
 		}
 	}
-	if len(parity) > 0 {
-		title += "\n" + strings.Join(parity[:min(2, len(parity))], "; ")
-	} else {
-		title += "\nno two platforms on identical data and config: curves not comparable"
+	switch {
+	case compared == 0:
+		return title + "\nno pair on the same data and configuration: curves not compared"
+	case len(diverged) > 0:
+		title += "\nDIVERGED (last-10% mean gap): " + strings.Join(diverged, "; ")
 	}
+	if inParity > 0 {
+		title += fmt.Sprintf("\n%d of %s in parity (see report.md)", inParity, plural(compared, "pair"))
+	}
+	return title
+}
+
+func (r *Report) lossPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.Plot, error) {
+	title := lossTitle(r.Models...)
 	p := plot.New()
 	p.Title.Text = title
 	p.Title.TextStyle.Font.Size = vg.Points(13)
@@ -539,13 +559,13 @@ func (r *Report) lossPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.Plot, 
 func (r *Report) render(dc draw.Canvas) error {
 	gs := r.plotted()
 	col := colours(gs)
-	head := fmt.Sprintf("Rival comparison: %d result(s), %d group(s), %d model(s)", len(r.Inputs), len(r.Groups), len(r.Models))
+	head := fmt.Sprintf("Rival comparison: %s, %s, %s", plural(len(r.Inputs), "result"), plural(len(r.Groups), "group"), plural(len(r.Models), "model"))
 	sub := "Colours: AMD red, NVIDIA green, other grey. "
 	if len(r.Groups) > len(gs) {
 		sub += fmt.Sprintf("showing the first %d of %d groups (ordered by model, then throughput); every group is in report.md. ", len(gs), len(r.Groups))
 	}
 	if len(r.Errors) > 0 {
-		sub += fmt.Sprintf("%d result(s) with errors are left out (named in report.md). ", len(r.Errors))
+		sub += fmt.Sprintf("%s with errors left out (named in report.md). ", plural(len(r.Errors), "result"))
 	}
 	var single []string
 	for _, m := range r.Models {
@@ -630,25 +650,10 @@ func (r *Report) WritePlots(pngPath, svgPath string) error {
 	return nil
 }
 
-// writeAtomic writes data next to path, syncs it and renames it into place.
+// writeAtomic writes data next to path, syncs it and renames it into place,
+// readable by all (0644) like report.md.
 func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := cache.WriteFileAtomic(path, data, 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

@@ -3,13 +3,19 @@ package compare
 import (
 	"bytes"
 	"fmt"
+	"image/color"
 	"image/png"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // TestWritePlots renders the golden results; set RIVAL_KEEP_PLOTS=DIR to keep
@@ -57,6 +63,12 @@ func manyGroups(t *testing.T, nGroups, nRuns int, platforms ...string) []Input {
 			pm.AvgStepTimeSeconds /= scale
 			pm.TokensPerSecond *= scale
 			pm.TokensPerSecondPerGPU *= scale
+			for i, st := range res.StepTimes {
+				if st != nil {
+					v := *st / scale
+					res.StepTimes[i] = &v
+				}
+			}
 			in.Source = fmt.Sprintf("g%03d/r%04d.json", g, r)
 			in.Fingerprint = in.Source
 			out = append(out, *in)
@@ -116,7 +128,7 @@ func TestCPUOnlyRun(t *testing.T) {
 	var md bytes.Buffer
 	require.NoError(t, rep.WriteMarkdown(&md))
 	assert.Contains(t, md.String(), "| CPU FSDP | fp32 | — | 0.0179 | — |")
-	assert.Contains(t, md.String(), "| — | — | — (no price: set PRICE_CPU) |", "no power is a dash, not 0 W")
+	assert.Contains(t, md.String(), "| — | — | — (proxy model: no time-to-train or cost) |", "no power is a dash, not 0 W; a proxy gets no cost")
 
 	svg := filepath.Join(t.TempDir(), "cpu.svg")
 	require.NoError(t, rep.WritePlots("", svg))
@@ -125,4 +137,45 @@ func TestCPUOnlyRun(t *testing.T) {
 	for _, note := range []string{"no MFU: CPU runs have no GPU peak to divide by", "no GPU memory: CPU runs record none", "no GPU-hour price for CPU"} {
 		assert.Contains(t, string(body), note)
 	}
+}
+
+// The figure is written 0644 like report.md, so whoever reads one reads both.
+func TestPlotFileModes(t *testing.T) {
+	rep, _ := crafted(t, "dagger", DefaultPrices())
+	dir := t.TempDir()
+	png, svg := filepath.Join(dir, "compare.png"), filepath.Join(dir, "compare.svg")
+	require.NoError(t, rep.WritePlots(png, svg))
+	for _, p := range []string{png, svg} {
+		st, err := os.Stat(p)
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o644), st.Mode().Perm(), p)
+	}
+}
+
+// A CI wider than its mean must not drag the throughput axis below zero.
+func TestPlotThroughputAxisStartsAtZero(t *testing.T) {
+	g := &Group{Label: "MI300X Primus", ModelLabel: "Llama 3.1 8B",
+		TPS: Summary{N: 2, Mean: 3250, SD: 2475, HasCI: true, Half: 22235.9, CILo: -18985.9, CIHi: 25485.9}}
+	r := &Report{Models: []*ModelSection{{Label: g.ModelLabel, Groups: []*Group{g}}}, Groups: []*Group{g}}
+	p, err := r.throughputPanel([]*Group{g}, map[*Group]color.RGBA{g: {R: 200, A: 255}})
+	require.NoError(t, err)
+	assert.Equal(t, 0.0, p.X.Min)
+}
+
+// Liberation Serif kerns "A" against a space, so "NVIDIA A100" rendered as
+// "NVIDIAA100"; labels use no-break spaces, which are not kerned.
+func TestPlotLabelsKeepSpaces(t *testing.T) {
+	prices, err := ParsePriceEnv(DefaultPrices(), []string{"PRICE_A100=1.29"})
+	require.NoError(t, err)
+	rep, _ := crafted(t, "prices", prices)
+	a100 := groupBySource(t, rep, "a100.json")
+	label := rep.barLabel(a100)
+	sty := draw.TextStyle{Font: plot.DefaultFont, Handler: plot.DefaultTextHandler}
+	sty.Font.Size = vg.Points(10)
+	space := sty.Width("x y") - sty.Width("xy")
+	i := strings.IndexFunc(label, func(r rune) bool { return r == ' ' || r == '\u00a0' })
+	require.Positive(t, i)
+	_, size := utf8.DecodeRuneInString(label[i:])
+	joined := label[:i] + label[i+size:]
+	assert.GreaterOrEqual(t, float64(sty.Width(label)-sty.Width(joined)), 0.9*float64(space), "%q", label)
 }

@@ -6,18 +6,22 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/rivalbench/rival/hw"
 )
 
 // Price is what one GPU-hour costs.
 type Price struct {
 	USDPerGPUHour float64
-	Source        string // where the figure comes from
-	Date          string // when it was read (YYYY-MM-DD)
+	// Low and High bound the on-demand prices the source lists for this GPU
+	// (0 when it gives one figure); the cost verdict is shown over the range.
+	Low, High float64
+	Source    string // where the figure comes from
+	Date      string // when it was read (YYYY-MM-DD)
 }
 
-// PriceTable maps spec-table GPU models ("H100 SXM", "MI300X") to prices.
+// HasRange says whether the price comes with a low-high range.
+func (p Price) HasRange() bool { return p.Low > 0 && p.High > p.Low }
+
+// PriceTable maps GPU names ("H100 SXM", "MI300X", "A100", "CPU") to prices.
 type PriceTable struct {
 	Prices map[string]Price
 }
@@ -28,21 +32,57 @@ const priceSource = "https://www.cliffcenter.com/research/amd-inference-economic
 
 // DefaultPrices are on-demand list prices per GPU-hour, as quoted on
 // 2026-05-18 by the note at priceSource: Lambda's H100 SXM at $2.99, Vultr's
-// MI300X at $1.85 and TensorWave's MI325X at $1.95. Prices move; override with
-// PRICE_<GPU>=<USD per GPU-hour> (see ParsePriceEnv).
+// MI300X at $1.85 and TensorWave's MI325X at $1.95. The same note lists the
+// providers' range, MI300X $1.50-$6.00 and H100 $2.99-$6.00 (medians $1.99
+// and $3.49). Prices move; override with PRICE_<GPU>=<USD per GPU-hour> (see
+// ParsePriceEnv).
 func DefaultPrices() PriceTable {
 	const date = "2026-05-18"
 	return PriceTable{Prices: map[string]Price{
-		"H100 SXM": {USDPerGPUHour: 2.99, Source: "Lambda on-demand H100 SXM, quoted in " + priceSource, Date: date},
-		"MI300X":   {USDPerGPUHour: 1.85, Source: "Vultr on-demand MI300X, quoted in " + priceSource, Date: date},
+		"H100 SXM": {USDPerGPUHour: 2.99, Low: 2.99, High: 6.00, Source: "Lambda on-demand H100 SXM (providers' range $2.99-$6.00, median $3.49), quoted in " + priceSource, Date: date},
+		"MI300X":   {USDPerGPUHour: 1.85, Low: 1.50, High: 6.00, Source: "Vultr on-demand MI300X (providers' range $1.50-$6.00, median $1.99), quoted in " + priceSource, Date: date},
 		"MI325X":   {USDPerGPUHour: 1.95, Source: "TensorWave MI325X, quoted in " + priceSource, Date: date},
 	}}
 }
 
-// Lookup returns the price of a spec-table GPU model.
+// priceAliases are short names people type for the form factor Rival targets.
+var priceAliases = map[string]string{"H100": "H100 SXM"}
+
+// gpuTokens splits a GPU name into upper-case words without the vendor:
+// "NVIDIA A100-SXM4-80GB" → [A100 SXM4 80GB].
+func gpuTokens(s string) []string {
+	f := strings.FieldsFunc(strings.ToUpper(s), func(r rune) bool { return r == ' ' || r == '_' || r == '-' })
+	for len(f) > 0 && (f[0] == "NVIDIA" || f[0] == "AMD" || f[0] == "INSTINCT") {
+		f = f[1:]
+	}
+	return f
+}
+
+// Lookup returns the price of a GPU as the results name it: the priced name
+// whose words begin the GPU's name, the longest such ("H100 NVL" is not
+// priced by "H100 SXM"; "NVIDIA A100-SXM4-80GB" is priced by "A100").
 func (t PriceTable) Lookup(gpu string) (Price, bool) {
-	p, ok := t.Prices[gpu]
-	return p, ok
+	if p, ok := t.Prices[gpu]; ok {
+		return p, true
+	}
+	g := gpuTokens(gpu)
+	best, bestLen := Price{}, 0
+	for k, p := range t.Prices {
+		kt := gpuTokens(k)
+		if len(kt) == 0 || len(kt) > len(g) || len(kt) <= bestLen {
+			continue
+		}
+		match := true
+		for i := range kt {
+			if kt[i] != g[i] {
+				match = false
+			}
+		}
+		if match {
+			best, bestLen = p, len(kt)
+		}
+	}
+	return best, bestLen > 0
 }
 
 // Models lists the priced GPU models, sorted.
@@ -55,36 +95,29 @@ func (t PriceTable) Models() []string {
 	return out
 }
 
-// priceAliases are short names people type for the form factor Rival targets.
-var priceAliases = map[string]string{"H100": "H100 SXM"}
-
-func normalizeGPU(s string) string {
-	return strings.NewReplacer(" ", "", "_", "", "-", "").Replace(strings.ToUpper(s))
+// PriceKey is the PRICE_ setting that prices gpu: "PRICE_A100_SXM4_80GB".
+func PriceKey(gpu string) string {
+	return "PRICE_" + strings.Join(gpuTokens(gpu), "_")
 }
 
-// resolvePriceKey maps "H100", "H100_SXM", "mi300x" to a spec-table key.
+// resolvePriceKey maps "H100" to "H100 SXM", and any other name to itself
+// with underscores as spaces ("H100_NVL" → "H100 NVL", "CPU", "A100").
 func resolvePriceKey(name string) (string, error) {
-	n := normalizeGPU(name)
-	for alias, key := range priceAliases {
-		if normalizeGPU(alias) == n {
-			return key, nil
-		}
+	t := gpuTokens(name)
+	if len(t) == 0 {
+		return "", fmt.Errorf("no GPU name after PRICE_: write PRICE_<GPU>, e.g. PRICE_H100=2.99 or PRICE_A100=1.29")
 	}
-	for _, k := range hw.SpecModels() {
-		if normalizeGPU(k) == n {
-			return k, nil
-		}
+	n := strings.Join(t, " ")
+	if k, ok := priceAliases[n]; ok {
+		return k, nil
 	}
-	var names []string
-	for _, k := range hw.SpecModels() {
-		names = append(names, "PRICE_"+strings.ReplaceAll(k, " ", "_"))
-	}
-	return "", fmt.Errorf("unknown GPU %q in a price setting: use one of %s (PRICE_H100 means H100 SXM)", name, strings.Join(names, ", "))
+	return n, nil
 }
 
 // ParsePriceEnv overrides base with PRICE_<GPU>=<USD per GPU-hour> entries
 // from env (KEY=VALUE strings, as os.Environ or a config file gives them);
-// other keys are ignored. A bad GPU name or price is an error naming the entry.
+// other keys are ignored. Any GPU name is accepted (A100, H100_NVL, CPU); a
+// bad price is an error naming the entry.
 func ParsePriceEnv(base PriceTable, env []string) (PriceTable, error) {
 	out := PriceTable{Prices: map[string]Price{}}
 	for k, v := range base.Prices {
@@ -108,3 +141,8 @@ func ParsePriceEnv(base PriceTable, env []string) (PriceTable, error) {
 	}
 	return out, nil
 }
+
+// BreakEven is the price ratio at which two groups cost the same per token:
+// the faster group is cheaper per token while its GPU-hour costs less than
+// Ratio × the slower's.
+func (c Comparison) BreakEven() float64 { return c.Ratio.Value }

@@ -11,19 +11,29 @@ type Summary struct {
 	Mean float64
 	// SD is the sample standard deviation (n-1); zero and meaningless when N is 1.
 	SD float64
-	// HasCI is false for a single run: no interval is invented from one value.
+	// HasCI is false for a single run, and for runs whose values are all
+	// equal: no interval is invented from one value, and a zero spread from
+	// a few runs is not certainty.
 	HasCI bool
+	// AllEqual is true when N >= 2 and every value is the same.
+	AllEqual bool
 	// CILo and CIHi bound the 95% Student-t confidence interval of the mean;
 	// Half is its half-width.
 	CILo, CIHi, Half float64
-	// MLPerf is the mean after dropping the fastest and the slowest run; set
-	// when N >= 5 (MLPerf's rule for its training results).
+	// MLPerf is the olympic mean: the mean after dropping the fastest and the
+	// slowest run, set when N >= OlympicMinRuns. MLPerf Training's rules
+	// (training_rules.adoc, "Benchmark results") average time-to-train this
+	// way; Rival applies it to throughput.
 	MLPerf *float64
 }
 
-// summarize computes mean, SD, the 95% t interval and the MLPerf-style mean
-// (the fastest and the slowest run are both dropped, so the direction of
-// "fast" does not matter).
+// OlympicMinRuns is the fewest runs the olympic mean is computed from: one
+// run must remain once the fastest and the slowest are dropped.
+const OlympicMinRuns = 3
+
+// summarize computes mean, SD, the 95% t interval and the olympic mean (the
+// fastest and the slowest run are both dropped, so the direction of "fast"
+// does not matter).
 func summarize(xs []float64) Summary {
 	s := Summary{N: len(xs)}
 	if len(xs) == 0 {
@@ -32,11 +42,19 @@ func summarize(xs []float64) Summary {
 	s.Mean = mean(xs)
 	if len(xs) >= 2 {
 		s.SD = sampleSD(xs, s.Mean)
-		s.HasCI = true
-		s.Half = tQuantile(0.975, float64(len(xs)-1)) * s.SD / math.Sqrt(float64(len(xs)))
-		s.CILo, s.CIHi = s.Mean-s.Half, s.Mean+s.Half
+		s.AllEqual = true
+		for _, x := range xs[1:] {
+			if x != xs[0] {
+				s.AllEqual = false
+			}
+		}
+		if !s.AllEqual {
+			s.HasCI = true
+			s.Half = tQuantile(0.975, float64(len(xs)-1)) * s.SD / math.Sqrt(float64(len(xs)))
+			s.CILo, s.CIHi = s.Mean-s.Half, s.Mean+s.Half
+		}
 	}
-	if len(xs) >= 5 {
+	if len(xs) >= OlympicMinRuns {
 		sorted := append([]float64(nil), xs...)
 		sort.Float64s(sorted)
 		m := mean(sorted[1 : len(sorted)-1])
@@ -79,7 +97,8 @@ func percentile(sorted []float64, q float64) float64 {
 // Ratio is a speedup A/B of two group means with its 95% interval.
 type Ratio struct {
 	Value float64
-	// HasCI is false when either side is a single run (its variance is unknown).
+	// HasCI is false when either side is a single run, or both sides have
+	// no spread (its variance is unknown).
 	HasCI            bool
 	Lo, Hi, Half, DF float64
 }
@@ -97,11 +116,11 @@ func ratioOfMeans(a, b Summary) Ratio {
 	}
 	va := a.SD * a.SD / (float64(a.N) * a.Mean * a.Mean)
 	vb := b.SD * b.SD / (float64(b.N) * b.Mean * b.Mean)
-	r.HasCI = true
 	if va+vb == 0 {
-		r.Lo, r.Hi, r.DF = r.Value, r.Value, math.Inf(1)
+		// Identical values on both sides: the spread is unknown, not zero.
 		return r
 	}
+	r.HasCI = true
 	r.DF = (va + vb) * (va + vb) / (va*va/float64(a.N-1) + vb*vb/float64(b.N-1))
 	r.Half = tQuantile(0.975, r.DF) * math.Abs(r.Value) * math.Sqrt(va+vb)
 	r.Lo, r.Hi = r.Value-r.Half, r.Value+r.Half

@@ -41,7 +41,28 @@ func TestRatioNeedsTwoRunsEachSide(t *testing.T) {
 	r := ratioOfMeans(summarize([]float64{2}), summarize([]float64{1, 1.1}))
 	assert.False(t, r.HasCI)
 	assert.InDelta(t, 2/1.05, r.Value, 1e-12)
+	// Identical runs on both sides: the spread is unknown, not a
+	// zero-width interval.
 	r = ratioOfMeans(summarize([]float64{2, 2}), summarize([]float64{1, 1}))
-	assert.True(t, r.HasCI)
-	assert.Equal(t, 2.0, r.Lo)
+	assert.False(t, r.HasCI)
+	assert.Equal(t, 2.0, r.Value)
+}
+
+func TestSummarizeIdenticalRuns(t *testing.T) {
+	s := summarize([]float64{5, 5})
+	assert.True(t, s.AllEqual)
+	assert.False(t, s.HasCI)
+	assert.Zero(t, s.Half)
+	// The olympic mean drops the fastest and the slowest for any N >= 3.
+	s = summarize([]float64{1, 2, 9})
+	require.NotNil(t, s.MLPerf)
+	assert.Equal(t, 2.0, *s.MLPerf)
+}
+
+func TestFrameworkTFCellMarksCoarseFigures(t *testing.T) {
+	f := func(x float64) *float64 { return &x }
+	assert.Equal(t, "0.1 (printed to one decimal)", frameworkTFCell(f(0.1)))
+	assert.Equal(t, "0.0567", sig(f(0.0567)))
+	assert.Equal(t, "430.0", frameworkTFCell(f(430)))
+	assert.Equal(t, "—", frameworkTFCell(nil))
 }

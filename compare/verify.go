@@ -166,6 +166,12 @@ func CompareInputs(a, b []byte) ([]Difference, error) {
 	if err != nil {
 		return nil, fmt.Errorf("second result: %w", err)
 	}
+	return compareResults(ra, rb), nil
+}
+
+// compareResults is CompareInputs on parsed results; the report uses it for
+// the evidence line of every headline pair.
+func compareResults(ra, rb *result.Result) []Difference {
 	var out []Difference
 	cmp := func(field string, x, y *string, fingerprint, hardware bool) {
 		switch {
@@ -260,5 +266,5 @@ func CompareInputs(a, b []byte) ([]Difference, error) {
 			}
 		}
 	}
-	return out, nil
+	return out
 }

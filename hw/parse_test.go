@@ -262,6 +262,12 @@ func TestCanonicalModel(t *testing.T) {
 		{VendorAMD, "AMD Instinct MI300A", 0x74a0, ""},
 		{VendorAMD, "", 0x74a1, "MI300X"},
 		{VendorAMD, "", 0x74a5, "MI325X"},
+		// A name that contradicts its PCI id resolves to neither.
+		{VendorAMD, "AMD Instinct MI300X", 0x74a2, ""},
+		{VendorAMD, "AMD Instinct MI325X", 0x74a1, ""},
+		{VendorAMD, "AMD Instinct MI300X", 0x74a1, "MI300X"},
+		{VendorNVIDIA, "NVIDIA H100 80GB HBM3", 0x2335, ""},
+		{VendorNVIDIA, "NVIDIA H100 80GB HBM3", 0x2330, "H100 SXM"},
 		{"intel", "Intel Gaudi 3", 0, ""},
 	}
 	for _, tc := range tests {

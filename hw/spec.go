@@ -2,6 +2,7 @@ package hw
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 )
@@ -12,10 +13,12 @@ type Spec struct {
 	Model           string
 	BF16DenseTFLOPs float64
 	FP8DenseTFLOPs  float64
-	MemoryGB        float64 // decimal GB as the vendor states it
-	BandwidthTBs    float64
-	TDPWatts        float64
-	Source          string
+	// MemoryGiB is the HBM capacity. Vendors write "80 GB" but HBM stacks
+	// are binary: an 80 GiB H100 exposes 81,559 MiB of its 81,920.
+	MemoryGiB    float64
+	BandwidthTBs float64
+	TDPWatts     float64
+	Source       string
 }
 
 // specs is keyed by the Model that detection returns. Vendors quote sparse
@@ -23,34 +26,37 @@ type Spec struct {
 // twice BF16 on every part listed.
 var specs = map[string]Spec{
 	"H100 SXM": {
-		Model: "H100 SXM", BF16DenseTFLOPs: 989.4, FP8DenseTFLOPs: 1978.9, MemoryGB: 80, BandwidthTBs: 3.35, TDPWatts: 700,
+		Model: "H100 SXM", BF16DenseTFLOPs: 989.4, FP8DenseTFLOPs: 1978.9, MemoryGiB: 80, BandwidthTBs: 3.35, TDPWatts: 700,
 		Source: "NVIDIA H100 Tensor Core GPU datasheet, SXM column: BF16 1,979 and FP8 3,958 TFLOPS with sparsity (989.4 / 1,978.9 dense, the H100 whitepaper's exact figures), 80 GB HBM3, 3.35 TB/s, up to 700 W",
 	},
 	"H100 PCIe": {
-		Model: "H100 PCIe", BF16DenseTFLOPs: 756.5, FP8DenseTFLOPs: 1513, MemoryGB: 80, BandwidthTBs: 2.0, TDPWatts: 350,
+		Model: "H100 PCIe", BF16DenseTFLOPs: 756.5, FP8DenseTFLOPs: 1513, MemoryGiB: 80, BandwidthTBs: 2.0, TDPWatts: 350,
 		Source: "NVIDIA H100 Tensor Core GPU datasheet, PCIe column: BF16 1,513 and FP8 3,026 TFLOPS with sparsity (half dense), 80 GB HBM2e, 2.0 TB/s, 300-350 W",
 	},
 	"H200": {
-		Model: "H200", BF16DenseTFLOPs: 989.4, FP8DenseTFLOPs: 1978.9, MemoryGB: 141, BandwidthTBs: 4.8, TDPWatts: 700,
+		Model: "H200", BF16DenseTFLOPs: 989.4, FP8DenseTFLOPs: 1978.9, MemoryGiB: 141, BandwidthTBs: 4.8, TDPWatts: 700,
 		Source: "NVIDIA H200 Tensor Core GPU datasheet, SXM column: BF16 1,979 and FP8 3,958 TFLOPS with sparsity (same GH100 compute as H100 SXM), 141 GB HBM3e, 4.8 TB/s, up to 700 W",
 	},
 	"B200": {
-		Model: "B200", BF16DenseTFLOPs: 2250, FP8DenseTFLOPs: 4500, MemoryGB: 180, BandwidthTBs: 8, TDPWatts: 1000,
+		Model: "B200", BF16DenseTFLOPs: 2250, FP8DenseTFLOPs: 4500, MemoryGiB: 180, BandwidthTBs: 8, TDPWatts: 1000,
 		Source: "NVIDIA HGX B200 specifications at 1,000 W: BF16 4.5 and FP8 9 PFLOPS with sparsity (2.25 / 4.5 dense per GPU); 1,440 GB HBM3e per 8 GPUs = 180 GB usable per GPU (192 GB physical), 8 TB/s",
 	},
 	"MI300X": {
-		Model: "MI300X", BF16DenseTFLOPs: 1307.4, FP8DenseTFLOPs: 2614.9, MemoryGB: 192, BandwidthTBs: 5.3, TDPWatts: 750,
+		Model: "MI300X", BF16DenseTFLOPs: 1307.4, FP8DenseTFLOPs: 2614.9, MemoryGiB: 192, BandwidthTBs: 5.3, TDPWatts: 750,
 		Source: "AMD Instinct MI300X data sheet: peak BF16 1,307.4 and FP8 2,614.9 TFLOPS dense (2,100 MHz x 304 CUs x 2,048 BF16 FLOPs/clock/CU), 192 GB HBM3, 5.3 TB/s, 750 W",
 	},
 	"MI325X": {
-		Model: "MI325X", BF16DenseTFLOPs: 1307.4, FP8DenseTFLOPs: 2614.9, MemoryGB: 256, BandwidthTBs: 6, TDPWatts: 1000,
+		Model: "MI325X", BF16DenseTFLOPs: 1307.4, FP8DenseTFLOPs: 2614.9, MemoryGiB: 256, BandwidthTBs: 6, TDPWatts: 1000,
 		Source: "AMD Instinct MI325X data sheet: peak BF16 1,307.4 and FP8 2,614.9 TFLOPS dense (same CDNA 3 compute as MI300X), 256 GB HBM3E, 6 TB/s, 1,000 W",
 	},
 	"MI355X": {
-		Model: "MI355X", BF16DenseTFLOPs: 2516.6, FP8DenseTFLOPs: 5033.2, MemoryGB: 288, BandwidthTBs: 8, TDPWatts: 1400,
+		Model: "MI355X", BF16DenseTFLOPs: 2516.6, FP8DenseTFLOPs: 5033.2, MemoryGiB: 288, BandwidthTBs: 8, TDPWatts: 1400,
 		Source: "AMD Instinct MI355X data sheet: BF16 2.5 and FP8 5.0 PFLOPS dense, rounded; exact values from 2,400 MHz x 256 CUs x 4,096 BF16 FLOPs/clock/CU; 288 GB HBM3E, 8 TB/s, 1,400 W",
 	},
 }
+
+// MemoryMiB is the HBM capacity in MiB.
+func (s Spec) MemoryMiB() int64 { return int64(math.Round(s.MemoryGiB * 1024)) }
 
 // LookupSpec returns the datasheet of a model key as detection returns it.
 func LookupSpec(model string) (Spec, bool) {
@@ -162,7 +168,7 @@ func CanonicalModel(vendor, name string, pciDevice uint16) string {
 	case VendorNVIDIA:
 		n = strings.TrimPrefix(n, "nvidia ")
 		if m, ok := nvidiaNames[n]; ok {
-			return m
+			return agree(m, pciDevice, nvidiaDeviceIDs, nvidiaPCINames)
 		}
 		if name == "" {
 			return nvidiaDeviceIDs[pciDevice]
@@ -171,7 +177,7 @@ func CanonicalModel(vendor, name string, pciDevice uint16) string {
 		n = strings.TrimPrefix(n, "amd ")
 		n = strings.TrimPrefix(n, "instinct ")
 		if m, ok := amdNames[n]; ok {
-			return m
+			return agree(m, pciDevice, amdDeviceIDs, amdDeviceNames)
 		}
 		// Tools that print a codename or nothing fall back to the device id.
 		if name == "" || strings.HasPrefix(n, "aqua vanjaram") || n == "n/a" {
@@ -179,6 +185,25 @@ func CanonicalModel(vendor, name string, pciDevice uint16) string {
 		}
 	}
 	return ""
+}
+
+// agree returns model unless the PCI device id (0: unknown) names another
+// part: a name that contradicts its id (MI300X printed for 0x74a2, an
+// MI308X) is unknown rather than a guess.
+func agree(model string, pciDevice uint16, ids map[uint16]string, names map[uint16]string) string {
+	if pciDevice == 0 {
+		return model
+	}
+	if m, ok := ids[pciDevice]; ok {
+		if m == model {
+			return model
+		}
+		return ""
+	}
+	if _, named := names[pciDevice]; named {
+		return ""
+	}
+	return model
 }
 
 // parseDeviceID reads a hexadecimal PCI device id: "0x74a1", "74a1", or

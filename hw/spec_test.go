@@ -28,7 +28,7 @@ func TestSpecTable(t *testing.T) {
 		assert.Equal(t, tc.model, s.Model)
 		assert.Equal(t, tc.bf16, s.BF16DenseTFLOPs, tc.model)
 		assert.Equal(t, tc.fp8, s.FP8DenseTFLOPs, tc.model)
-		assert.Equal(t, tc.memGB, s.MemoryGB, tc.model)
+		assert.Equal(t, tc.memGB, s.MemoryGiB, tc.model)
 		assert.Equal(t, tc.bw, s.BandwidthTBs, tc.model)
 		assert.Equal(t, tc.tdp, s.TDPWatts, tc.model)
 		assert.NotEmpty(t, s.Source, tc.model)
@@ -87,4 +87,16 @@ func TestFingerprint(t *testing.T) {
 	}
 	assert.Equal(t, Host{Platform: PlatformCPU}.Fingerprint(), Host{Platform: PlatformCPU, Source: "elsewhere"}.Fingerprint())
 	assert.Equal(t, []string{"MI300X"}, h.Models())
+}
+
+// HBM capacities are binary: an 80 GiB H100 exposes 81,559 MiB
+// (hw/testdata/nvidia/h100-mig/query-gpu.csv), within 0.5 % of 80 × 1024 MiB; read as
+// decimal GB it would be 76,294 MiB, 6.9 % short.
+func TestSpecMemoryIsBinary(t *testing.T) {
+	s, ok := LookupSpec("H100 SXM")
+	require.True(t, ok)
+	assert.Equal(t, int64(81920), s.MemoryMiB())
+	assert.InEpsilon(t, 81559, float64(s.MemoryMiB()), 0.005)
+	m, _ := LookupSpec("MI300X")
+	assert.InEpsilon(t, 196592, float64(m.MemoryMiB()), 0.005, "amd-smi's MI300X VRAM total")
 }

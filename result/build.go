@@ -195,9 +195,9 @@ func (r *Result) hardware(f Facts) error {
 	if s.TDPWatts > 0 {
 		gi.TDPWatts = f64p(s.TDPWatts)
 	}
-	if gi.MemoryPerGPUMiB == nil && s.MemoryGB > 0 {
-		// the datasheet's decimal GB, as MiB; detection's figure wins when known
-		m := int64(math.Round(s.MemoryGB * 1e9 / (1 << 20)))
+	if gi.MemoryPerGPUMiB == nil && s.MemoryGiB > 0 {
+		// the datasheet's HBM capacity (binary GiB); detection's figure wins when known
+		m := s.MemoryMiB()
 		gi.MemoryPerGPUMiB = &m
 	}
 	if peak, err := hw.PeakTFLOPs(spec, r.TrainingConfig.Precision); err == nil {

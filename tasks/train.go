@@ -204,9 +204,12 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 			}
 		}
 		started := time.Now().UTC()
-		sampler := startPowerSampler(ctx, in.Platform, in.Executor.Kind() != "host" || in.Platform != hw.PlatformCPU)
+		// Power is sampled where the job runs: not under Slurm, whose compute
+		// nodes are not this host. runAndLog grows logPath+".partial".
+		sampleable := in.Executor.Kind() != "slurm" && (in.Executor.Kind() != "host" || in.Platform != hw.PlatformCPU)
+		sampler := startPowerSampler(ctx, in.Platform, sampleable, logPath+".partial")
 		info, runErr := w.runAndLog(ctx, x, in, launch, maps, logPath, cfg.Int("TRAIN_ITERS"))
-		power := sampler.stop()
+		sampler.halt()
 		finished := time.Now().UTC()
 		if runErr != nil {
 			w.recordFailure(runDir, logPath, name, runErr)
@@ -221,7 +224,7 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 			return fmt.Errorf("%w; log kept at %s", err, failedLog(logPath))
 		}
 		res.Provenance = w.provenance(in, cfg, launch, info, started, finished, absPrefix)
-		res.PowerMetrics = power
+		res.PowerMetrics = sampler.summary(measuredDuration(res), runGPUs(launch.Env, in.Host))
 		data, err := json.MarshalIndent(res, "", "  ")
 		if err != nil {
 			return err

@@ -1,0 +1,449 @@
+package compare
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/models"
+	"github.com/rivalbench/rival/result"
+)
+
+// fairnessFields are compared between groups, in this order.
+var fairnessFields = []string{
+	"precision", "tensor_parallel", "pipeline_parallel", "context_parallel", "data_parallel",
+	"global_batch_size", "micro_batch_size", "sequence_length", "num_gpus",
+	"dataset", "dataset_fingerprint", "tokenizer_fingerprint", "config_fingerprint",
+	"framework", "framework_version", "image_digest",
+}
+
+// setupFields are the hyperparameters and data: two groups are identical
+// configuration only when every one is recorded and equal on both sides.
+// The remaining fairness fields are the software stack.
+var setupFields = fairnessFields[:13]
+
+// setupNames are how the headline names a differing setup field.
+var setupNames = map[string]string{
+	"precision": "precision", "tensor_parallel": "TP", "pipeline_parallel": "PP", "context_parallel": "CP",
+	"data_parallel": "DP", "global_batch_size": "GBS", "micro_batch_size": "MBS", "sequence_length": "SL",
+	"num_gpus": "GPUs", "dataset": "dataset", "dataset_fingerprint": "dataset fingerprint",
+	"tokenizer_fingerprint": "tokenizer fingerprint", "config_fingerprint": "config fingerprint",
+}
+
+const unknown = "unknown"
+
+func strOr(p *string, d string) string {
+	if p == nil || *p == "" {
+		return d
+	}
+	return *p
+}
+
+func intStr(p *int) string {
+	if p == nil {
+		return unknown
+	}
+	return fmt.Sprint(*p)
+}
+
+func configOf(r *result.Result) map[string]string {
+	prec := r.TrainingConfig.Precision
+	if r.TrainingConfig.PrecisionAssumed {
+		prec += " (assumed)"
+	}
+	return map[string]string{
+		"precision":             strOr(&prec, unknown),
+		"tensor_parallel":       intStr(r.ParallelismConfig.TensorParallel),
+		"pipeline_parallel":     intStr(r.ParallelismConfig.PipelineParallel),
+		"context_parallel":      intStr(r.ParallelismConfig.ContextParallel),
+		"data_parallel":         intStr(r.ParallelismConfig.DataParallel),
+		"global_batch_size":     intStr(r.TrainingConfig.GlobalBatchSize),
+		"micro_batch_size":      intStr(r.TrainingConfig.MicroBatchSize),
+		"sequence_length":       intStr(r.TrainingConfig.SequenceLength),
+		"num_gpus":              intStr(r.TrainingConfig.NumGPUs),
+		"dataset":               strOr(r.Dataset.Name, unknown),
+		"dataset_fingerprint":   strOr(r.Dataset.Fingerprint, unknown),
+		"tokenizer_fingerprint": strOr(r.TokenizerFingerprint, unknown),
+		"config_fingerprint":    strOr(r.ConfigFingerprint, unknown),
+		"framework":             r.Framework.Name,
+		"framework_version":     strOr(r.Framework.Version, unknown),
+		"image_digest":          strOr(r.ImageDigest, unknown),
+	}
+}
+
+// setupKey is the recorded configuration runs must share to be pooled.
+func setupKey(r *result.Result) string {
+	c := configOf(r)
+	var parts []string
+	for _, f := range []string{"precision", "sequence_length", "global_batch_size", "micro_batch_size", "tensor_parallel", "pipeline_parallel", "context_parallel", "data_parallel", "num_gpus"} {
+		parts = append(parts, c[f])
+	}
+	return strings.Join(parts, "/")
+}
+
+// provConfig reads a provenance.config key, "" when absent.
+func provConfig(r *result.Result, key string) string {
+	if r.Provenance == nil {
+		return ""
+	}
+	return r.Provenance.Config[key]
+}
+
+// setupLine is the configuration line of a result: precision and FP8 recipe,
+// SL, GBS, MBS, GA, TP/PP/CP/DP, GPUs, DDP or FSDP, recompute.
+func setupLine(r *result.Result) string {
+	q := func(p *int) string {
+		if p == nil {
+			return "?"
+		}
+		return fmt.Sprint(*p)
+	}
+	tc, pc := r.TrainingConfig, r.ParallelismConfig
+	prec := strOr(&tc.Precision, "?")
+	if tc.PrecisionAssumed {
+		prec += " (assumed)"
+	}
+	var notRecorded []string
+	if strings.EqualFold(tc.Precision, "fp8") {
+		if rec := provConfig(r, "FP8_RECIPE"); rec != "" {
+			prec += " " + rec
+		} else {
+			notRecorded = append(notRecorded, "FP8 recipe")
+		}
+	}
+	ga := "?"
+	if tc.GlobalBatchSize != nil && tc.MicroBatchSize != nil && pc.DataParallel != nil && *tc.MicroBatchSize > 0 && *pc.DataParallel > 0 {
+		ga = fmt.Sprint(*tc.GlobalBatchSize / (*tc.MicroBatchSize * *pc.DataParallel))
+	}
+	gpus := "?"
+	if n := gpuCount(r); n > 0 {
+		gpus = plural(n, "GPU")
+	}
+	if r.Platform != nil && *r.Platform == hw.PlatformCPU {
+		gpus = "CPU"
+	}
+	s := fmt.Sprintf("%s, SL %s, GBS %s, MBS %s, GA %s, TP %s PP %s CP %s DP %s, %s", prec, q(tc.SequenceLength), q(tc.GlobalBatchSize),
+		q(tc.MicroBatchSize), ga, q(pc.TensorParallel), q(pc.PipelineParallel), q(pc.ContextParallel), q(pc.DataParallel), gpus)
+	for _, k := range []struct{ key, name string }{{"SHARDING", "DDP/FSDP"}, {"RECOMPUTE", "recompute"}} {
+		if v := provConfig(r, k.key); v != "" {
+			s += ", " + k.name + " " + v
+		} else {
+			notRecorded = append(notRecorded, k.name)
+		}
+	}
+	if len(notRecorded) > 0 {
+		s += " (not recorded: " + strings.Join(notRecorded, ", ") + ")"
+	}
+	return s
+}
+
+// stackLine is the software stack of a result: framework and version, image.
+func stackLine(r *result.Result) string {
+	img := "no image (host run)"
+	if r.ImageDigest != nil && *r.ImageDigest != "" {
+		img = "image " + truncate(*r.ImageDigest, 19)
+	}
+	return fmt.Sprintf("%s %s, %s", frameworkLabel(r.Framework.Name), strOr(r.Framework.Version, "version not recorded"), img)
+}
+
+// plural is "1 GPU", "8 GPUs".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+var frameworkNames = map[string]string{
+	"megatron": "Megatron-LM", "megatron-lm": "Megatron-LM", "mega": "Megatron-LM",
+	"primus": "Primus", "prim": "Primus", "nemo": "NeMo", "nemo2": "NeMo",
+	"megatron-bridge": "Megatron-Bridge", "bridge": "Megatron-Bridge", "mbridge": "Megatron-Bridge",
+	"torchtitan": "TorchTitan", "titan": "TorchTitan", "fsdp": "FSDP",
+}
+
+// frameworkTargets are the framework arguments of train:run.
+var frameworkTargets = map[string]string{
+	"megatron": "mega", "megatron-lm": "mega", "mega": "mega", "primus": "prim", "prim": "prim",
+	"nemo": "nemo", "nemo2": "nemo", "megatron-bridge": "nemo", "bridge": "nemo", "mbridge": "nemo",
+	"torchtitan": "titan", "titan": "titan", "fsdp": "fsdp",
+}
+
+func frameworkLabel(name string) string {
+	if l, ok := frameworkNames[strings.ToLower(name)]; ok {
+		return l
+	}
+	return name
+}
+
+// reproduceCommand is the target that reruns a result's configuration.
+func reproduceCommand(r *result.Result) string {
+	fw := strOr(r.Framework.Requested, r.Framework.Name)
+	if t, ok := frameworkTargets[strings.ToLower(fw)]; ok {
+		fw = t
+	}
+	return fmt.Sprintf("mage train:run %s %s %s", platformOf(r), fw, modelKey(r))
+}
+
+func platformOf(r *result.Result) string { return strOr(r.Platform, unknown) }
+
+func gpuOf(r *result.Result) string {
+	if s := resolveSpec(r); s != "" {
+		return s
+	}
+	if platformOf(r) == "cpu" && r.GPUInfo.DeviceName == nil {
+		return "CPU"
+	}
+	return strOr(r.GPUInfo.DeviceName, "unknown GPU")
+}
+
+func modelKey(r *result.Result) string { return strOr(r.Model.Name, unknown) }
+
+func modelLabel(r *result.Result) string {
+	if r.Model.DisplayName != nil {
+		return *r.Model.DisplayName
+	}
+	if r.Model.Name != nil {
+		if m, err := models.Lookup(*r.Model.Name); err == nil {
+			return m.DisplayName
+		}
+		return *r.Model.Name
+	}
+	return "unknown model"
+}
+
+func isProxy(r *result.Result) bool {
+	if r.Model.Proxy != nil {
+		return *r.Model.Proxy
+	}
+	if r.Model.Name != nil {
+		if m, err := models.Lookup(*r.Model.Name); err == nil {
+			return m.Proxy
+		}
+	}
+	return false
+}
+
+func groupKey(r *result.Result) GroupKey {
+	return GroupKey{
+		Platform: platformOf(r), GPU: gpuOf(r), Framework: r.Framework.Name, Model: modelKey(r),
+		Dataset:           strOr(r.Dataset.Name, unknown) + "@" + strOr(r.Dataset.Fingerprint, unknown),
+		ConfigFingerprint: strOr(r.ConfigFingerprint, unknown),
+		Setup:             setupKey(r),
+	}
+}
+
+// shortGPU drops the form factor for headlines ("H100 SXM" → "H100").
+func shortGPU(gpu string) string {
+	return strings.TrimSuffix(gpu, " SXM")
+}
+
+// disambiguate extends labels that would otherwise repeat within a model with
+// what tells the groups apart: the recorded configuration, the config
+// fingerprint, then the dataset.
+func disambiguate(groups []*Group) {
+	for _, extra := range []func(*Group) string{
+		func(g *Group) string { return setupDiff(g, groups) },
+		func(g *Group) string { return "cfg " + truncate(g.Key.ConfigFingerprint, 10) },
+		func(g *Group) string { return "data " + truncate(g.Key.Dataset, 16) },
+		func(g *Group) string { return g.Key.Platform },
+	} {
+		count := map[string]int{}
+		for _, g := range groups {
+			count[g.ModelLabel+"|"+g.Label]++
+		}
+		for _, g := range groups {
+			if count[g.ModelLabel+"|"+g.Label] > 1 {
+				if e := extra(g); e != "" {
+					g.Label += " [" + e + "]"
+				}
+			}
+		}
+	}
+}
+
+// setupDiff names the setup fields in which g differs from another group of
+// the same label: "fp8, SL 4096".
+func setupDiff(g *Group, groups []*Group) string {
+	var parts []string
+	for _, f := range []string{"precision", "sequence_length", "global_batch_size", "micro_batch_size", "tensor_parallel", "pipeline_parallel", "context_parallel", "data_parallel", "num_gpus"} {
+		for _, h := range groups {
+			if h != g && h.ModelLabel == g.ModelLabel && h.Label == g.Label && h.Config[f] != g.Config[f] {
+				if f == "precision" {
+					parts = append(parts, g.Config[f])
+				} else {
+					parts = append(parts, setupNames[f]+" "+g.Config[f])
+				}
+				break
+			}
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (g *Group) compute(prices PriceTable) {
+	var tps, total, step []float64
+	var tf, mfu, ftf, fmfu []float64
+	var pooled []float64
+	configs := map[string][]string{}
+	first := g.Runs[0].Input.Result
+	g.Setup, g.Stack = setupLine(first), stackLine(first)
+	g.Proxy, g.CPU = isProxy(first), platformOf(first) == hw.PlatformCPU || g.Key.GPU == "CPU"
+	for _, run := range g.Runs {
+		r := run.Input.Result
+		tps = append(tps, run.TPSPerGPU)
+		total = append(total, run.TPS)
+		if run.StepTime > 0 {
+			step = append(step, run.StepTime)
+		}
+		if run.TFLOPs != nil {
+			tf = append(tf, *run.TFLOPs)
+		}
+		if run.MFU != nil {
+			mfu = append(mfu, *run.MFU)
+			g.Peak = run.Peak
+		}
+		pm := r.PerformanceMetrics
+		if pm.FrameworkReportedTFLOPsPerGPU != nil && finite(*pm.FrameworkReportedTFLOPsPerGPU) {
+			ftf = append(ftf, *pm.FrameworkReportedTFLOPsPerGPU)
+		}
+		if pm.FrameworkReportedMFUPercent != nil && finite(*pm.FrameworkReportedMFUPercent) {
+			fmfu = append(fmfu, *pm.FrameworkReportedMFUPercent)
+		}
+		pooled = append(pooled, measuredSteps(r)...)
+		mm := r.MemoryMetrics
+		g.AllocatedMiB = maxPtr(g.AllocatedMiB, mm.PeakAllocatedMiB)
+		g.ReservedMiB = maxPtr(g.ReservedMiB, mm.PeakReservedMiB)
+		g.DeviceUsedMiB = maxPtr(g.DeviceUsedMiB, mm.PeakDeviceUsedMiB)
+		if r.GPUInfo.MemoryPerGPUMiB != nil {
+			v := float64(*r.GPUInfo.MemoryPerGPUMiB)
+			g.GPUMemoryMiB = &v
+		} else if mm.DeviceTotalMiB != nil {
+			g.GPUMemoryMiB = mm.DeviceTotalMiB
+		}
+		for k, v := range configOf(r) {
+			if !contains(configs[k], v) {
+				configs[k] = append(configs[k], v)
+			}
+		}
+		g.Precision = r.TrainingConfig.Precision
+		if n := gpuCount(r); n > 0 {
+			g.NumGPUs = n
+		}
+	}
+	g.Config = map[string]string{}
+	for k, vs := range configs {
+		sort.Strings(vs)
+		if len(vs) == 1 {
+			g.Config[k] = vs[0]
+		} else {
+			// Only the software stack or a fingerprint can vary inside a group.
+			g.Config[k] = "mixed: " + strings.Join(vs, " | ")
+		}
+	}
+	g.TPS, g.TotalTPS, g.StepTime = summarize(tps), summarize(total), summarize(step)
+	sort.Float64s(pooled)
+	g.StepSamples = pooled
+	if len(pooled) > 0 {
+		g.StepMedian, g.StepP10, g.StepP90 = percentile(pooled, 0.5), percentile(pooled, 0.1), percentile(pooled, 0.9)
+	} else if len(g.Runs) == 1 {
+		pm := g.Runs[0].Input.Result.PerformanceMetrics
+		g.StepMedian, g.StepP10, g.StepP90 = pm.MedianStepTimeSeconds, pm.P10StepTimeSeconds, pm.P90StepTimeSeconds
+	}
+	g.TFLOPs, g.MFU = meanPtr(tf), meanPtr(mfu)
+	g.FrameworkTF, g.FrameworkMFU = meanPtr(ftf), meanPtr(fmfu)
+	if g.GPUMemoryMiB != nil && *g.GPUMemoryMiB > 0 {
+		used := g.ReservedMiB
+		if g.DeviceUsedMiB != nil && (used == nil || *g.DeviceUsedMiB > *used) {
+			used = g.DeviceUsedMiB
+		}
+		if used == nil {
+			used = g.AllocatedMiB
+		}
+		if used != nil {
+			s := *used / *g.GPUMemoryMiB
+			g.MemoryShare = &s
+		}
+		if s, ok := hw.LookupSpec(g.Key.GPU); ok && s.MemoryGiB > 0 && *g.GPUMemoryMiB < PartitionShare*s.MemoryGiB*1024 {
+			g.Partition = fmt.Sprintf("partition: %s GiB of the %s's %s GiB exposed (CPX/MIG); MFU is against the whole GPU's peak", num(*g.GPUMemoryMiB/1024, 1), g.Key.GPU, num(s.MemoryGiB, 0))
+		}
+	}
+	if strings.Contains(strings.ToUpper(strOr(first.GPUInfo.DeviceName, "")), "MIG") {
+		g.Partition = "partition: a MIG instance; MFU is against the whole GPU's peak"
+	}
+
+	// Energy: sampled power when every run has it, else the GPU's TDP.
+	var watts []float64
+	for _, run := range g.Runs {
+		if w := sampledPower(run.Input.Result); w > 0 {
+			watts = append(watts, w)
+		}
+	}
+	switch {
+	case len(watts) == len(g.Runs):
+		g.PowerWatts, g.PowerSource = mean(watts), "sampled"
+	case first.GPUInfo.TDPWatts != nil && *first.GPUInfo.TDPWatts > 0:
+		g.PowerWatts, g.PowerSource = *first.GPUInfo.TDPWatts, "TDP estimate"
+	default:
+		if s, ok := hw.LookupSpec(g.Key.GPU); ok && s.TDPWatts > 0 {
+			g.PowerWatts, g.PowerSource = s.TDPWatts, "TDP estimate"
+		}
+	}
+	if g.PowerWatts > 0 {
+		v := g.TPS.Mean * 3600 / g.PowerWatts
+		g.TokensPerWh = &v
+	}
+
+	// Time and money for 1T tokens: GPU-hours = 10^12 / (tokens/s/GPU × 3600).
+	// A proxy model or a CPU run says nothing about training the real model.
+	g.GPUHoursPer1T = 1e12 / (g.TPS.Mean * 3600)
+	if g.Proxy || g.CPU {
+		return
+	}
+	if g.NumGPUs > 0 {
+		g.DaysFor1T = g.GPUHoursPer1T / float64(g.NumGPUs) / 24
+		g.DaysFor15T = 15 * g.DaysFor1T
+	}
+	if p, ok := prices.Lookup(g.Key.GPU); ok {
+		g.Price = &p
+		c := g.GPUHoursPer1T * p.USDPerGPUHour
+		g.CostPer1T = &c
+	}
+}
+
+// sampledPower is the mean per-GPU power a run's sampler recorded, or 0.
+func sampledPower(r *result.Result) float64 {
+	pm := r.PowerMetrics
+	if pm == nil || pm.Source == "none" || pm.Samples == 0 || pm.AvgPowerWattsPerGPU == nil || !finite(*pm.AvgPowerWattsPerGPU) {
+		return 0
+	}
+	return *pm.AvgPowerWattsPerGPU
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func maxPtr(cur, v *float64) *float64 {
+	if v == nil || !finite(*v) {
+		return cur
+	}
+	if cur == nil || *v > *cur {
+		x := *v
+		return &x
+	}
+	return cur
+}
+
+func meanPtr(xs []float64) *float64 {
+	if len(xs) == 0 {
+		return nil
+	}
+	m := mean(xs)
+	return &m
+}
