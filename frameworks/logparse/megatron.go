@@ -1,6 +1,7 @@
 package logparse
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 )
@@ -12,8 +13,10 @@ import (
 // The timestamp is absent before 2024 and may carry microseconds in forks.
 var megatronIteration = regexp.MustCompile(`(?:\[(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)\]\s*)?\biteration\s+(\d+)\s*/\s*(\d+)\s*\|`)
 
-// megatronLine reads an iteration line of the Megatron family (Megatron-LM, Primus,
-// Megatron-Bridge, Rival's fsdp trainer). It reports whether the line was one.
+// megatronLine recognises an iteration line of the Megatron family (Megatron-LM,
+// Megatron-DeepSpeed, Primus, Megatron-Bridge, Rival's fsdp trainer) and holds it
+// until the next line shows whether it was hard-wrapped (see continues). It reports
+// whether the line was one.
 func (p *parser) megatronLine(s string, rank int, hasRank bool) bool {
 	// Run the expression only near the first "iteration", where the step number is.
 	at := strings.Index(s, "iteration")
@@ -29,15 +32,94 @@ func (p *parser) megatronLine(s string, rank int, hasRank bool) bool {
 	if m == nil {
 		return false
 	}
-	n, ok1 := integer(s[m[4]:m[5]])
-	total, ok2 := integer(s[m[6]:m[7]])
-	if !ok1 || !ok2 {
+	if _, ok := integer(s[m[4]:m[5]]); !ok {
 		return false
 	}
+	if _, ok := integer(s[m[6]:m[7]]); !ok {
+		return false
+	}
+	p.endWrap()
+	p.wrap = &pendingLine{text: s, rank: rank, hasRank: hasRank, world: p.world, line: p.lineNo}
+	return true
+}
+
+// pendingLine is an iteration line waiting for the next line, which may be its
+// hard-wrapped continuation.
+type pendingLine struct {
+	text    string
+	rank    int
+	hasRank bool
+	world   int
+	line    int64
+	joined  int
+}
+
+// continues joins s to the held iteration line when s is its hard-wrapped
+// continuation (a terminal or a paste tool breaks long lines at a fixed column). The
+// pieces prove it when the segment that spans the break has a key the iteration
+// line prints ("consumed samp" + "les: 5120 |", or "... |" + " elapsed time per
+// iteration (ms): 9093.2 |") and s starts no line of its own.
+func (p *parser) continues(s string) bool {
+	w := p.wrap
+	if w == nil || len(w.text)+len(s) > MaxLineBytes || w.joined >= 16 {
+		return false
+	}
+	if strings.Contains(s, "iteration ") && megatronIteration.MatchString(s) {
+		return false
+	}
+	head := w.text[strings.LastIndexByte(w.text, '|')+1:]
+	tail := s
+	if i := strings.IndexByte(s, '|'); i >= 0 {
+		tail = s[:i]
+	} else if !strings.HasSuffix(strings.TrimRight(w.text, " "), "|") {
+		// the break fell inside the last segment, which ends the line
+		tail = s
+	}
+	key, _, found := strings.Cut(head+tail, ":")
+	if !found || !knownSegment[p.canonicalKey(key)] {
+		return false
+	}
+	w.text += s
+	w.joined++
+	p.note(-1, "joined", fmt.Sprintf("line %d continues the iteration line of line %d (hard-wrapped)", p.lineNo, w.line))
+	return true
+}
+
+// knownSegment lists the keys of the iteration line's segments (canonical form), the
+// proof that a line continues a wrapped one.
+var knownSegment = map[string]bool{
+	"consumed samples": true, "consumed tokens": true, "elapsed time per iteration (ms)": true,
+	"throughput per gpu (tflop/s/gpu)": true, "learning rate": true, "global batch size": true,
+	"lm loss": true, "loss": true, "total loss": true, "loss scale": true, "grad norm": true, "num zeros": true,
+	"params norm": true, "number of skipped iterations": true, "number of nan iterations": true,
+	"actual seqlen": true, "samples per second": true, "tflops": true, "mtp_1 loss": true,
+	"load_balancing_loss": true, "z_loss": true, "decoupled learning rate": true,
+	"compute per gpu (tflop/s/gpu)": true, "tokens per gpu (tokens/s/gpu)": true,
+	"tokens/s/gpu inst/harmonic mean": true, "mem usages": true,
+	"hip mem usage/free/total/usage_ratio": true, "rocm mem usage/free/total/usage_ratio": true,
+}
+
+// endWrap reads the held iteration line, if any, as a step.
+func (p *parser) endWrap() {
+	w := p.wrap
+	if w == nil {
+		return
+	}
+	p.wrap = nil
+	p.megatronStep(w)
+}
+
+// megatronStep reads a whole iteration line into a step.
+func (p *parser) megatronStep(w *pendingLine) {
+	s := w.text
+	m := megatronIteration.FindStringSubmatchIndex(s)
+	n, _ := integer(s[m[4]:m[5]])
+	total, _ := integer(s[m[6]:m[7]])
 	rest := s[m[1]:]
 	if !megatronComplete(rest) {
 		p.stats.CutLines++
-		return true
+		p.note(n, "cut", fmt.Sprintf("line %d: the iteration line ends mid-way (no closing \"|\"); step skipped", w.line))
+		return
 	}
 	st := Step{Step: n, TotalSteps: ptr(total)}
 	if m[2] >= 0 {
@@ -67,6 +149,19 @@ func (p *parser) megatronLine(s string, rank int, hasRank bool) bool {
 				p.primusSigns++
 			}
 			st.setFloat(&st.TFLOPsPerGPU, "framework_tflops_per_gpu", val, 1)
+		case "tflops":
+			// Megatron-DeepSpeed's per-GPU figure ("TFLOPs: 123.45")
+			p.deepspeedSigns++
+			st.setFloat(&st.TFLOPsPerGPU, "framework_tflops_per_gpu", val, 1)
+		case "consumed tokens", "samples per second":
+			p.deepspeedSigns++
+			st.extra(key, val)
+		case "actual seqlen":
+			p.deepspeedSigns++
+			if n, ok := integer(val); ok && p.actualSeq == nil {
+				p.actualSeq = ptr(n)
+			}
+			st.extra(key, val)
 		case "learning rate":
 			st.setFloat(&st.LearningRate, "learning_rate", val, 1)
 		case "global batch size":
@@ -107,8 +202,14 @@ func (p *parser) megatronLine(s string, rank int, hasRank bool) bool {
 		}
 		st.NonFinite = append(st.NonFinite, b.NonFinite...)
 	}
-	p.mega.add(st, rank, hasRank, p.world)
-	return true
+	if st.StepTimeSeconds == nil && st.Loss == nil && st.TFLOPsPerGPU == nil && st.TokensPerSecondPerGPU == nil && len(st.NonFinite) == 0 {
+		// "iteration 10/ 50 | consumed samples: 5120 |" and nothing after: the rest of
+		// the line was lost (a wrap whose continuation did not follow).
+		p.stats.CutLines++
+		p.note(n, "cut", fmt.Sprintf("line %d: the iteration line has no step time, loss or throughput (the rest of a wrapped line is missing); step skipped", w.line))
+		return
+	}
+	p.mega.add(p, st, w.rank, w.hasRank, w.world)
 }
 
 func hasNonFinite(st Step, name string) bool {
