@@ -191,3 +191,58 @@ func TestMoEParameterCount(t *testing.T) {
 	assert.Equal(t, int64(8030261248), iv(t, log.Preamble.ParameterCount))
 	assert.True(t, log.Preamble.ParameterCountExact)
 }
+
+// TestMatchIteration checks the hand-written header matcher against the expression
+// that specifies it.
+func TestMatchIteration(t *testing.T) {
+	for _, s := range []string{
+		" [2024-04-06 02:55:45] iteration        2/     100 | consumed",
+		"[2026-01-05 09:00:01.123457] iteration 1/ 2 |",
+		" iteration      122/  250000 | consumed samples",
+		"[2025-01-01T10:00:00,5]   iteration 3 /4|",
+		"xiteration 1/ 2 |", "iteration1/2 |", "iteration 1/2", "iteration 1/ x |",
+		"[not a time] iteration 5/ 6 |", "iteration 1234567890/ 2 |",
+		"Validation: iteration 1/5", "foo iteration 7/8 | iteration 9/10 |",
+	} {
+		m := megatronIteration.FindStringSubmatchIndex(s)
+		h, ok := matchIteration(s)
+		if m != nil && (m[5]-m[4] > 9 || m[7]-m[6] > 9) {
+			assert.False(t, ok, "numbers too long for a step: %s", s)
+			continue
+		}
+		require.Equal(t, m != nil, ok, s)
+		if !ok {
+			continue
+		}
+		n, _ := integer(s[m[4]:m[5]])
+		total, _ := integer(s[m[6]:m[7]])
+		ts := ""
+		if m[2] >= 0 {
+			ts = s[m[2]:m[3]]
+		}
+		assert.Equal(t, iterationHeader{timestamp: ts, n: n, total: total, end: m[1]}, h, s)
+	}
+}
+
+func FuzzMatchIteration(f *testing.F) {
+	f.Add(" [2024-04-06 02:55:45] iteration        2/     100 |")
+	f.Add("iteration 1/ 2 |")
+	f.Fuzz(func(t *testing.T, s string) {
+		m := megatronIteration.FindStringSubmatchIndex(s)
+		h, ok := matchIteration(s)
+		if m == nil {
+			if ok {
+				t.Fatalf("matcher accepts %q", s)
+			}
+			return
+		}
+		n, ok1 := integer(s[m[4]:m[5]])
+		total, ok2 := integer(s[m[6]:m[7]])
+		if !ok1 || !ok2 || m[5]-m[4] > 9 || m[7]-m[6] > 9 {
+			return // numbers too long for a step: the matcher may refuse them
+		}
+		if !ok || h.n != n || h.total != total || h.end != m[1] {
+			t.Fatalf("%q: matcher %+v, expression %v", s, h, m)
+		}
+	})
+}

@@ -30,7 +30,7 @@ func (p *parser) nemoLine(s string, rank int, hasRank bool) bool {
 	segs := strings.Split(rest, "|")
 	if len(segs) > 1 && p.nemoCut(segs) {
 		p.stats.CutLines++
-		p.note(n, "cut", "NeMo line ends inside its last value or before the keys the other lines print")
+		p.notef(n, "cut", "NeMo line ends inside its last value or before the keys the other lines print")
 		return true
 	}
 	// NeMo counts iterations from 0 and prints max_steps-1 as the total: "45/99" is

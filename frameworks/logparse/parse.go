@@ -132,10 +132,11 @@ type parser struct {
 	trace     func(Event)
 }
 
-// note reports a decision to the trace, if any.
-func (p *parser) note(step int, action, detail string) {
+// notef reports a decision to the trace, if any; the message is only formatted
+// when someone listens.
+func (p *parser) notef(step int, action, format string, args ...any) {
 	if p.trace != nil {
-		p.trace(Event{Line: p.lineNo, Step: step, Action: action, Detail: detail})
+		p.trace(Event{Line: p.lineNo, Step: step, Action: action, Detail: fmt.Sprintf(format, args...)})
 	}
 }
 
@@ -203,7 +204,7 @@ func (p *parser) read(r io.Reader) error {
 	flush := func() {
 		if long {
 			p.stats.LongLines++
-			p.note(-1, "flagged", fmt.Sprintf("a line longer than %d bytes: only its start was read", MaxLineBytes))
+			p.notef(-1, "flagged", "a line longer than %d bytes: only its start was read", MaxLineBytes)
 		}
 		if len(buf) > 0 {
 			p.logical(buf)
@@ -303,15 +304,32 @@ func (p *parser) line(s string) {
 	}
 	rank, hasRank, rest := splitRank(s)
 	p.world = 0
+	if maybePrimusPrefix(rest) {
+		p.primusPrefixed(rest, &rank, &hasRank)
+	}
+	p.dispatch(rest, rank, hasRank)
+}
+
+// maybePrimusPrefix is a cheap test that lets most lines skip primusPrefix.
+func maybePrimusPrefix(s string) bool {
+	t := strings.TrimLeft(s, " \t")
+	return len(t) > 0 && t[0] == '[' && strings.Contains(t[:min(len(t), 160)], "[rank-")
+}
+
+func (p *parser) primusPrefixed(rest string, rank *int, hasRank *bool) {
 	if m := primusPrefix.FindStringSubmatch(rest); m != nil {
 		// The world size comes from the kept rank's own prefix (see series.world), so
 		// lines of another run pasted into the log cannot set it.
 		p.world, _ = integer(m[2])
 		if r, ok := integer(m[1]); ok {
-			rank, hasRank = r, true
+			*rank, *hasRank = r, true
 		}
 		p.primusSigns++
 	}
+}
+
+// dispatch hands a line without its rank labels to the family parsers.
+func (p *parser) dispatch(rest string, rank int, hasRank bool) {
 	switch {
 	case strings.Contains(rest, "Training epoch"):
 		if p.nemoLine(rest, rank, hasRank) {
@@ -427,6 +445,15 @@ func (p *parser) megaFamily() string {
 	return Megatron
 }
 
+// keepExtra reports whether a step printed by rank would be kept in full, so
+// that its unmapped keys are worth keeping.
+func (p *parser) keepExtra(s *series, rank int, hasRank bool) bool {
+	if !hasRank {
+		rank = -1
+	}
+	return !s.started || rank > s.rank || len(s.steps) < HeadSteps
+}
+
 // HeadSteps is how many leading steps a Log keeps in full; every later step is
 // folded into Log.Tail and the curve, so memory does not grow with the log.
 const HeadSteps = 1024
@@ -457,16 +484,16 @@ func (s *series) add(p *parser, st Step, rank int, hasRank bool, world int) {
 	case !s.started:
 		s.started, s.rank = true, rank
 	case rank > s.rank:
-		p.note(st.Step, "flagged", fmt.Sprintf("rank %d prints steps: its series replaces rank %d's (%d steps)", rank, s.rank, s.n))
+		p.notef(st.Step, "flagged", "rank %d prints steps: its series replaces rank %d's (%d steps)", rank, s.rank, s.n)
 		*s = series{started: true, rank: rank, otherRank: s.otherRank + s.n, dup: s.dup}
 	case rank < s.rank:
 		s.otherRank++
-		p.note(st.Step, "skipped", fmt.Sprintf("printed by rank %d; rank %d's series is kept", rank, s.rank))
+		p.notef(st.Step, "skipped", "printed by rank %d; rank %d's series is kept", rank, s.rank)
 		return
 	}
 	if s.n > 0 && st.Step <= s.last {
 		s.dup++
-		p.note(st.Step, "skipped", fmt.Sprintf("duplicate: step %d is not above the last kept step %d", st.Step, s.last))
+		p.notef(st.Step, "skipped", "duplicate: step %d is not above the last kept step %d", st.Step, s.last)
 		return
 	}
 	s.n++
@@ -481,6 +508,6 @@ func (s *series) add(p *parser, st Step, rank int, hasRank bool, world int) {
 		s.world = world
 	}
 	if p.trace != nil {
-		p.note(st.Step, "read", describeStep(&st))
+		p.notef(st.Step, "read", "%s", describeStep(&st))
 	}
 }
