@@ -16,6 +16,12 @@ var ExtractEnv = []string{"GPUS", "SL", "GBS", "MBS", "PRECISION", "MODEL", "FRA
 // GPUS, SL, GBS, MBS (integers), PRECISION (bf16|fp16|fp8), MODEL (registry key),
 // FRAMEWORK (empty detects it), PLATFORM (nvd|amd|cpu) and GPU (GPU model name).
 func Extract(path string, env func(string) string) (*Result, error) {
+	return ExtractTraced(path, env, nil)
+}
+
+// ExtractTraced is Extract that also reports every decision the parser makes about
+// step lines to trace (nil reports nothing).
+func ExtractTraced(path string, env func(string) string, trace func(logparse.Event)) (*Result, error) {
 	if env == nil {
 		env = func(string) string { return "" }
 	}
@@ -45,7 +51,7 @@ func Extract(path string, env func(string) string) (*Result, error) {
 	default:
 		return nil, fmt.Errorf("extract %s: PRECISION=%q: use bf16, fp16 or fp8", path, facts.Precision)
 	}
-	log, err := logparse.ParseFile(path, env("FRAMEWORK"))
+	log, err := logparse.ParseFileTraced(path, env("FRAMEWORK"), trace)
 	if err != nil {
 		return nil, fmt.Errorf("extract: %w", err)
 	}
