@@ -116,6 +116,13 @@ func Build(log *logparse.Log, facts Facts) (*Result, error) {
 	}
 	tc.NumGPUs = pick(r, "gpu_count", "GPUS", pre.WorldSize, gpus)
 	tc.Precision = strings.ToLower(facts.Precision)
+	if lp := logPrecision(pre.Args); lp != "" && tc.Precision != "fp32" {
+		// The arguments the log prints are what ran (fp32 is the CPU trainer's own choice).
+		if tc.Precision != "" && tc.Precision != lp {
+			r.problem("precision_mismatch", fmt.Sprintf("the log's arguments say %s but PRECISION=%s was given; the log's value is used", lp, tc.Precision))
+		}
+		tc.Precision = lp
+	}
 	if tc.Precision == "" {
 		tc.Precision, tc.PrecisionAssumed = "bf16", true
 		r.problem("precision_assumed", "no precision given; bf16 assumed for the MFU peak (set PRECISION=bf16|fp16|fp8)")
@@ -498,4 +505,19 @@ func (r *Result) memory(log *logparse.Log) {
 		upd(&mm.PeakReservedMiB, n.MaxReservedMiB)
 		upd(&mm.PeakReservedMiB, n.ReservedMiB)
 	}
+}
+
+// logPrecision reads the training precision from Megatron's printed arguments: fp8
+// when an fp8 format is set (its runs also set bf16), else fp16 or bf16 when true;
+// "" when the log does not say.
+func logPrecision(args map[string]string) string {
+	if v := strings.ToLower(strings.TrimSpace(args["fp8"])); v != "" && v != "none" && v != "false" {
+		return "fp8"
+	}
+	for _, p := range []string{"fp16", "bf16"} {
+		if strings.EqualFold(strings.TrimSpace(args[p]), "true") {
+			return p
+		}
+	}
+	return ""
 }

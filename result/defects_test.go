@@ -111,7 +111,7 @@ func TestNeMoFields(t *testing.T) {
 }
 
 func TestFP16(t *testing.T) {
-	r, err := Extract(logs+"built/megatron-core-8gpu.log", envOf(map[string]string{"PRECISION": "fp16", "GPU": "H100 SXM", "MODEL": "llama", "PLATFORM": "nvd"}))
+	r, err := Extract(logs+"real/megatron-2024-issue756.log", envOf(map[string]string{"PRECISION": "fp16", "GPUS": "8", "SL": "4096", "GPU": "H100 SXM", "MODEL": "llama", "PLATFORM": "nvd"}))
 	require.NoError(t, err)
 	assert.Equal(t, "fp16", r.TrainingConfig.Precision)
 	assert.InDelta(t, 989.4, *r.GPUInfo.PeakTFLOPsDense, 1e-9)
@@ -131,4 +131,24 @@ func TestMoEParameters(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(15_820_000_000), *r.Model.ParameterCount)
 	assert.False(t, *r.Model.ParameterCountExact)
+}
+
+// TestFP16FromLog: a Megatron fp16 run says so in its arguments; without PRECISION
+// the result is fp16 (not an assumed bf16), and a PRECISION that disagrees is a problem.
+func TestFP16FromLog(t *testing.T) {
+	line := " iteration        %d/      10 | consumed samples:          %d | elapsed time per iteration (ms): 2500.0 | learning rate: 1.000000E-04 | global batch size:   256 | lm loss: 1.093504E+01 | loss scale: 65536.0 | grad norm: 5.123 | number of skipped iterations:   0 | number of nan iterations:   0 |"
+	p := writeLog(t,
+		"  bf16 ............................................ False",
+		"  fp16 ............................................ True",
+		"  fp8 ............................................. None",
+		fmt.Sprintf(line, 1, 256), fmt.Sprintf(line, 2, 512))
+	r, err := Extract(p, envOf(map[string]string{"GPUS": "8", "SL": "2048", "GPU": "MI300X", "PLATFORM": "amd"}))
+	require.NoError(t, err)
+	assert.Equal(t, "fp16", r.TrainingConfig.Precision)
+	assert.False(t, r.TrainingConfig.PrecisionAssumed)
+	assert.InDelta(t, 1307.4, *r.GPUInfo.PeakTFLOPsDense, 1e-9)
+	r, err = Extract(p, envOf(map[string]string{"GPUS": "8", "SL": "2048", "PRECISION": "bf16"}))
+	require.NoError(t, err)
+	assert.Equal(t, "fp16", r.TrainingConfig.Precision)
+	assert.Contains(t, names(r.Problems), "precision_mismatch")
 }
