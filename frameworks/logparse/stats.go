@@ -76,9 +76,7 @@ func (d *Dist) Merge(o *Dist) {
 	delta := o.mean - d.mean
 	d.m2 += o.m2 + delta*delta*float64(d.n)*float64(o.n)/float64(n)
 	d.mean += delta * float64(o.n) / float64(n)
-	ocount := d.n
 	d.n = n
-	_ = ocount
 	if d.sketch == nil && o.sketch == nil && len(d.exact)+len(o.exact) <= ExactValues {
 		d.exact = append(d.exact, o.exact...)
 		return
