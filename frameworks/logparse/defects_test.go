@@ -104,6 +104,7 @@ func TestNeMoCutValues(t *testing.T) {
 		log, err := Parse(strings.NewReader(nemoLine(45, 99, "6.251", "1.25e+03")), "")
 		require.NoError(t, err)
 		assert.Equal(t, 100, iv(t, log.Preamble.TrainIters))
+		assert.Equal(t, 46, log.Steps[0].Step, "iteration 45 counts from 0")
 	})
 	t.Run("tokens per second and memory in bytes", func(t *testing.T) {
 		line := nemoLine(5, 99, "6.251", "1.25e+03") + " | tokens_per_sec_per_gpu: 2.62e+03 | max_memory_reserved: 6.5e+10 | max_memory_allocated: 5.9e+10"

@@ -34,8 +34,9 @@ func (p *parser) nemoLine(s string, rank int, hasRank bool) bool {
 		return true
 	}
 	// NeMo counts iterations from 0 and prints max_steps-1 as the total: "45/99" is
-	// the 46th of 100 steps.
-	st := Step{Step: n, TotalSteps: ptr(total + 1), Epoch: ptr(epoch)}
+	// step 46 of 100, numbered as Megatron and TorchTitan number it, so that steps
+	// line up across frameworks.
+	st := Step{Step: n + 1, TotalSteps: ptr(total + 1), Epoch: ptr(epoch)}
 	for _, seg := range segs {
 		key, val, found := strings.Cut(seg, ": ")
 		if !found {

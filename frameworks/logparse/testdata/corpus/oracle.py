@@ -7,7 +7,8 @@ Rules it applies, stated once here:
 - Megatron family: a step is an "iteration N/ T |" line that ends with "|"; the step
   time is "elapsed time per iteration (ms)" / 1000 (first number of "X/Y");
   lines with a rank label keep only the highest rank's lines.
-- NeMo: "Training epoch E, iteration N/T | ... train_step_timing in s: X"; T+1 steps.
+- NeMo: "Training epoch E, iteration N/T | ... train_step_timing in s: X" is step
+  N+1 of T+1 (NeMo counts from 0).
 - TorchTitan: "step: N loss: L ... tps: K"; the step time is GBS*SL/(tps*GPUS).
 - Warm-up: the first step, then every leading step slower than 1.2 x the median of
   the steps after the first; never all steps.
@@ -68,7 +69,8 @@ def read(path, family, facts):
         elif family == "nemo":
             m = NEMO.search(line)
             if m:
-                rows.append((-1, None, int(m.group(1)), int(m.group(2)) + 1, m.group(3)))
+                # 0-based iteration over max_steps-1: iteration i is step i+1 of T+1
+                rows.append((-1, None, int(m.group(1)) + 1, int(m.group(2)) + 1, m.group(3)))
         else:
             m = TITAN.search(line)
             if m:
