@@ -36,7 +36,7 @@ type Result struct {
 	// are included (warmup_steps_excluded says how many lead the list). A log with
 	// more than 4096 steps keeps every step_series_stride-th step (a power of two),
 	// so a result's size is bounded; the statistics use every step.
-	StepSeriesStride int        `json:"step_series_stride"`
+	StepSeriesStride int        `json:"step_series_stride,omitempty"`
 	StepNumbers      []int      `json:"step_numbers"`
 	StepTimes        []*float64 `json:"step_times"` // seconds
 	LossValues       []*float64 `json:"loss_values"`
@@ -147,15 +147,19 @@ type PerformanceMetrics struct {
 	// QuantilesExact is false when the log had more than 2^20 measured steps and the
 	// median and percentiles come from a histogram (at most 0.1% relative error).
 	QuantilesExact bool `json:"quantiles_exact"`
+	// HeadlineStatistic, TokensPerSecondPerGPUMean and Result.StepSeriesStride are
+	// always set by Build; they are omitted only from results made by hand (older
+	// tools, tests), which then still validate.
+	//
 	// HeadlineStatistic names the step-time statistic behind steps_per_second,
 	// tokens_per_second(_per_gpu), tflops_per_gpu and mfu_percent: "median_step_time".
-	HeadlineStatistic     string  `json:"headline_statistic"`
+	HeadlineStatistic     string  `json:"headline_statistic,omitempty"`
 	StepsPerSecond        float64 `json:"steps_per_second"`
 	TokensPerStep         int64   `json:"tokens_per_step"`
 	TokensPerSecond       float64 `json:"tokens_per_second"`
 	TokensPerSecondPerGPU float64 `json:"tokens_per_second_per_gpu"`
 	// TokensPerSecondPerGPUMean is the same figure from the mean step time.
-	TokensPerSecondPerGPUMean float64 `json:"tokens_per_second_per_gpu_mean"`
+	TokensPerSecondPerGPUMean float64 `json:"tokens_per_second_per_gpu_mean,omitempty"`
 	// FrameworkTokensPerSecondGapPercent is how far the framework's own tokens/s/GPU
 	// lies from tokens_per_second_per_gpu, in percent (null when it prints none).
 	FrameworkTokensPerSecondGapPercent *float64 `json:"framework_tokens_per_second_gap_percent"`
