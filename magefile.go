@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -260,9 +261,13 @@ func Wrap(ctx context.Context) error {
 	})
 }
 
-// Extract turns any supported training log into a result JSON on stdout (facts the log lacks come from GPUS, SL, GBS, MBS, PRECISION, MODEL, FRAMEWORK, PLATFORM, GPU).
+// Extract turns any supported training log into a result JSON on stdout (facts the log lacks come from GPUS, SL, GBS, MBS, PRECISION, MODEL, FRAMEWORK, PLATFORM, GPU); with -v (or EXTRACT_VERBOSE=1) it explains on stderr what was read, skipped or flagged per step.
 func Extract(ctx context.Context, logfile string) error {
-	return tasks.Bare(ctx, func(ctx context.Context) error { return tasks.Extract(logfile, os.Stdout) })
+	var explain io.Writer
+	if mg.Verbose() || os.Getenv("EXTRACT_VERBOSE") != "" {
+		explain = os.Stderr
+	}
+	return tasks.Bare(ctx, func(ctx context.Context) error { return tasks.ExtractExplained(logfile, os.Stdout, explain) })
 }
 
 func abs(p string) string {

@@ -29,6 +29,17 @@ func ParseAMDSMIStatic(data []byte) ([]GPU, []string, error) {
 	if len(data) == 0 {
 		return nil, nil, fmt.Errorf("amd-smi static --json: empty output")
 	}
+	var warnings []string
+	if data[0] != '[' && data[0] != '{' {
+		// amd-smi prints "Permission needed to access required GPU device node(s): ..."
+		// (and similar notes) on stdout before its JSON when device nodes are not
+		// readable: the JSON starts at the first line that opens a valid document.
+		if at := jsonStart(data); at > 0 {
+			first, _, _ := bytes.Cut(data, []byte("\n"))
+			warnings = append(warnings, "amd-smi printed text before its JSON: "+truncate(strings.TrimSpace(string(first)), 160))
+			data = data[at:]
+		}
+	}
 	var entries []map[string]any
 	switch data[0] {
 	case '[':
@@ -51,7 +62,6 @@ func ParseAMDSMIStatic(data []byte) ([]GPU, []string, error) {
 		return nil, nil, fmt.Errorf("amd-smi static --json: output is not JSON, it starts %q", truncate(string(data), 80))
 	}
 	var parts []amdPart
-	var warnings []string
 	for i, e := range entries {
 		if e == nil {
 			return nil, nil, fmt.Errorf("amd-smi static --json: entry %d is null", i)
@@ -78,6 +88,10 @@ func ParseAMDSMIStatic(data []byte) ([]GPU, []string, error) {
 			return nil, nil, fmt.Errorf("amd-smi static --json: gpu %d vram size: %w", p.Index, err)
 		}
 		p.MemoryMiB = mib
+		if mib == 0 {
+			// MemoryMiB 0 means unknown; say so rather than let it read as no memory.
+			warnings = append(warnings, fmt.Sprintf("amd-smi static --json: gpu %d (%s) prints no vram size; memory unknown", p.Index, firstNonEmpty(p.Name, "unnamed")))
+		}
 		limit := objectOf(e["limit"])
 		if w, err := watts(firstPresent(limit["max_power"], limit["max_power_limit"], objectOf(limit["ppt0"])["max_power_limit"])); err == nil {
 			p.PowerLimitW = w
@@ -388,4 +402,28 @@ func keysOf(m map[string]json.RawMessage) string {
 		return "none"
 	}
 	return strings.Join(ks, ", ")
+}
+
+// jsonStart returns the offset of the first line of data that starts a valid JSON
+// document (an object or a list), or -1.
+func jsonStart(data []byte) int {
+	for off := 0; off < len(data); {
+		line := data[off:]
+		if i := bytes.IndexByte(line, '\n'); i >= 0 {
+			line = line[:i]
+		}
+		t := bytes.TrimLeft(line, " \t\r")
+		if len(t) > 0 && (t[0] == '{' || t[0] == '[') {
+			start := off + len(line) - len(t)
+			if json.Valid(data[start:]) {
+				return start
+			}
+		}
+		i := bytes.IndexByte(data[off:], '\n')
+		if i < 0 {
+			break
+		}
+		off += i + 1
+	}
+	return -1
 }

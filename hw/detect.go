@@ -163,6 +163,15 @@ func (d Detector) detectNVIDIA(ctx context.Context, pci []PCIDevice) Host {
 			}
 			err = perr
 		}
+		// The XML report answers where a query field is refused.
+		if xmlOut, xerr := d.run(ctx, "nvidia-smi", NvidiaSMIXMLArgs()...); xerr == nil {
+			if gpus, w, perr := ParseNvidiaSMIXML(xmlOut); perr == nil {
+				h.Warnings = append(h.Warnings, "nvidia-smi --query-gpu failed, used nvidia-smi -q -x: "+err.Error())
+				h.Warnings = append(h.Warnings, w...)
+				h.GPUs, h.Source = gpus, "nvidia-smi -q -x"
+				return h
+			}
+		}
 		h.Warnings = append(h.Warnings, "nvidia-smi failed, falling back to PCI sysfs: "+err.Error())
 	} else {
 		h.Warnings = append(h.Warnings, "nvidia-smi not found, falling back to PCI sysfs (no memory, power or driver facts)")

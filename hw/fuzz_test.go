@@ -59,6 +59,7 @@ func FuzzParseNvidiaSMIList(f *testing.F) {
 
 func FuzzParseAMDSMIStatic(f *testing.F) {
 	seedFiles(f, "testdata/amd-smi/*.json")
+	seedFiles(f, "testdata/amd-smi/*.txt")
 	f.Add([]byte(`[{"gpu": 0, "vram": {"size": "256 GB"}, "limit": {"max_power": "1000 W"}}]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		gpus, _, err := ParseAMDSMIStatic(data)
@@ -122,5 +123,14 @@ func FuzzParsePCIHex(f *testing.F) {
 		if err == nil && v >= 1<<24 {
 			t.Fatalf("value %#x exceeds 24 bits", v)
 		}
+	})
+}
+
+func FuzzParseNvidiaSMIXML(f *testing.F) {
+	seedFiles(f, "testdata/nvidia-smi-xml/*.xml")
+	f.Add([]byte("<nvidia_smi_log><gpu><product_name>X</product_name></gpu></nvidia_smi_log>"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		gpus, _, err := ParseNvidiaSMIXML(data)
+		checkGPUs(t, gpus, err)
 	})
 }

@@ -13,6 +13,9 @@ type Spec struct {
 	Model           string
 	BF16DenseTFLOPs float64
 	FP8DenseTFLOPs  float64
+	// FP16DenseTFLOPs is the dense FP16 tensor peak; on every part listed the
+	// datasheets give FP16 the same figure as BF16.
+	FP16DenseTFLOPs float64
 	// MemoryGiB is the HBM capacity. Vendors write "80 GB" but HBM stacks
 	// are binary: an 80 GiB H100 exposes 81,559 MiB of its 81,920.
 	MemoryGiB    float64
@@ -27,31 +30,38 @@ type Spec struct {
 var specs = map[string]Spec{
 	"H100 SXM": {
 		Model: "H100 SXM", BF16DenseTFLOPs: 989.4, FP8DenseTFLOPs: 1978.9, MemoryGiB: 80, BandwidthTBs: 3.35, TDPWatts: 700,
-		Source: "NVIDIA H100 Tensor Core GPU datasheet, SXM column: BF16 1,979 and FP8 3,958 TFLOPS with sparsity (989.4 / 1,978.9 dense, the H100 whitepaper's exact figures), 80 GB HBM3, 3.35 TB/s, up to 700 W",
+		Source:          "NVIDIA H100 Tensor Core GPU datasheet, SXM column: BF16 1,979 and FP8 3,958 TFLOPS with sparsity (989.4 / 1,978.9 dense, the H100 whitepaper's exact figures), 80 GB HBM3, 3.35 TB/s, up to 700 W",
+		FP16DenseTFLOPs: 989.4, // datasheet FP16 1,979 with sparsity
 	},
 	"H100 PCIe": {
 		Model: "H100 PCIe", BF16DenseTFLOPs: 756.5, FP8DenseTFLOPs: 1513, MemoryGiB: 80, BandwidthTBs: 2.0, TDPWatts: 350,
-		Source: "NVIDIA H100 Tensor Core GPU datasheet, PCIe column: BF16 1,513 and FP8 3,026 TFLOPS with sparsity (half dense), 80 GB HBM2e, 2.0 TB/s, 300-350 W",
+		Source:          "NVIDIA H100 Tensor Core GPU datasheet, PCIe column: BF16 1,513 and FP8 3,026 TFLOPS with sparsity (half dense), 80 GB HBM2e, 2.0 TB/s, 300-350 W",
+		FP16DenseTFLOPs: 756.5, // datasheet FP16 1,513 with sparsity
 	},
 	"H200": {
 		Model: "H200", BF16DenseTFLOPs: 989.4, FP8DenseTFLOPs: 1978.9, MemoryGiB: 141, BandwidthTBs: 4.8, TDPWatts: 700,
-		Source: "NVIDIA H200 Tensor Core GPU datasheet, SXM column: BF16 1,979 and FP8 3,958 TFLOPS with sparsity (same GH100 compute as H100 SXM), 141 GB HBM3e, 4.8 TB/s, up to 700 W",
+		Source:          "NVIDIA H200 Tensor Core GPU datasheet, SXM column: BF16 1,979 and FP8 3,958 TFLOPS with sparsity (same GH100 compute as H100 SXM), 141 GB HBM3e, 4.8 TB/s, up to 700 W",
+		FP16DenseTFLOPs: 989.4, // datasheet FP16 1,979 with sparsity
 	},
 	"B200": {
 		Model: "B200", BF16DenseTFLOPs: 2250, FP8DenseTFLOPs: 4500, MemoryGiB: 180, BandwidthTBs: 8, TDPWatts: 1000,
-		Source: "NVIDIA HGX B200 specifications at 1,000 W: BF16 4.5 and FP8 9 PFLOPS with sparsity (2.25 / 4.5 dense per GPU); 1,440 GB HBM3e per 8 GPUs = 180 GB usable per GPU (192 GB physical), 8 TB/s",
+		Source:          "NVIDIA HGX B200 specifications at 1,000 W: BF16 4.5 and FP8 9 PFLOPS with sparsity (2.25 / 4.5 dense per GPU); 1,440 GB HBM3e per 8 GPUs = 180 GB usable per GPU (192 GB physical), 8 TB/s",
+		FP16DenseTFLOPs: 2250, // HGX B200 FP16 4.5 PFLOPS with sparsity per GPU
 	},
 	"MI300X": {
 		Model: "MI300X", BF16DenseTFLOPs: 1307.4, FP8DenseTFLOPs: 2614.9, MemoryGiB: 192, BandwidthTBs: 5.3, TDPWatts: 750,
-		Source: "AMD Instinct MI300X data sheet: peak BF16 1,307.4 and FP8 2,614.9 TFLOPS dense (2,100 MHz x 304 CUs x 2,048 BF16 FLOPs/clock/CU), 192 GB HBM3, 5.3 TB/s, 750 W",
+		Source:          "AMD Instinct MI300X data sheet: peak BF16 1,307.4 and FP8 2,614.9 TFLOPS dense (2,100 MHz x 304 CUs x 2,048 BF16 FLOPs/clock/CU), 192 GB HBM3, 5.3 TB/s, 750 W",
+		FP16DenseTFLOPs: 1307.4, // data sheet peak FP16 1,307.4 dense
 	},
 	"MI325X": {
 		Model: "MI325X", BF16DenseTFLOPs: 1307.4, FP8DenseTFLOPs: 2614.9, MemoryGiB: 256, BandwidthTBs: 6, TDPWatts: 1000,
-		Source: "AMD Instinct MI325X data sheet: peak BF16 1,307.4 and FP8 2,614.9 TFLOPS dense (same CDNA 3 compute as MI300X), 256 GB HBM3E, 6 TB/s, 1,000 W",
+		Source:          "AMD Instinct MI325X data sheet: peak BF16 1,307.4 and FP8 2,614.9 TFLOPS dense (same CDNA 3 compute as MI300X), 256 GB HBM3E, 6 TB/s, 1,000 W",
+		FP16DenseTFLOPs: 1307.4, // data sheet peak FP16 1,307.4 dense
 	},
 	"MI355X": {
 		Model: "MI355X", BF16DenseTFLOPs: 2516.6, FP8DenseTFLOPs: 5033.2, MemoryGiB: 288, BandwidthTBs: 8, TDPWatts: 1400,
-		Source: "AMD Instinct MI355X data sheet: BF16 2.5 and FP8 5.0 PFLOPS dense, rounded; exact values from 2,400 MHz x 256 CUs x 4,096 BF16 FLOPs/clock/CU; 288 GB HBM3E, 8 TB/s, 1,400 W",
+		Source:          "AMD Instinct MI355X data sheet: BF16 2.5 and FP8 5.0 PFLOPS dense, rounded; exact values from 2,400 MHz x 256 CUs x 4,096 BF16 FLOPs/clock/CU; 288 GB HBM3E, 8 TB/s, 1,400 W",
+		FP16DenseTFLOPs: 2516.6, // data sheet FP16 2.5 PFLOPS dense
 	},
 }
 
@@ -74,8 +84,8 @@ func SpecModels() []string {
 	return out
 }
 
-// PeakTFLOPs is the dense peak of model at precision "bf16" or "fp8", the
-// denominator of MFU.
+// PeakTFLOPs is the dense peak of model at precision "bf16", "fp16" or "fp8",
+// the denominator of MFU.
 func PeakTFLOPs(model, precision string) (float64, error) {
 	s, ok := specs[model]
 	if !ok {
@@ -89,8 +99,12 @@ func PeakTFLOPs(model, precision string) (float64, error) {
 		return s.BF16DenseTFLOPs, nil
 	case "fp8":
 		return s.FP8DenseTFLOPs, nil
+	case "fp16":
+		if s.FP16DenseTFLOPs > 0 {
+			return s.FP16DenseTFLOPs, nil
+		}
 	}
-	return 0, fmt.Errorf("no peak TFLOP/s for precision %q: use bf16 or fp8", precision)
+	return 0, fmt.Errorf("no peak TFLOP/s for precision %q: use bf16, fp16 or fp8", precision)
 }
 
 // nvidiaNames maps what nvidia-smi prints (lower-cased, "nvidia " removed) to

@@ -53,7 +53,7 @@ func TestPeakTFLOPsErrors(t *testing.T) {
 	_, err = PeakTFLOPs("L40S", "bf16")
 	assert.ErrorContains(t, err, `no peak TFLOP/s for GPU model "L40S": known models are B200, H100 PCIe`)
 	_, err = PeakTFLOPs("MI300X", "fp4")
-	assert.ErrorContains(t, err, "use bf16 or fp8")
+	assert.ErrorContains(t, err, "use bf16, fp16 or fp8")
 	_, ok := LookupSpec("MI308X")
 	assert.False(t, ok)
 }
@@ -99,4 +99,19 @@ func TestSpecMemoryIsBinary(t *testing.T) {
 	assert.InEpsilon(t, 81559, float64(s.MemoryMiB()), 0.005)
 	m, _ := LookupSpec("MI300X")
 	assert.InEpsilon(t, 196592, float64(m.MemoryMiB()), 0.005, "amd-smi's MI300X VRAM total")
+}
+
+// TestPeakFP16 checks the fp16 peaks: on H100 and MI300X the dense FP16 tensor rate
+// equals BF16 (datasheets: 1,979 TFLOPS sparse on H100 SXM, 1,307.4 dense on MI300X).
+func TestPeakFP16(t *testing.T) {
+	for _, m := range SpecModels() {
+		fp16, err := PeakTFLOPs(m, "fp16")
+		require.NoError(t, err, m)
+		bf16, err := PeakTFLOPs(m, "bf16")
+		require.NoError(t, err, m)
+		assert.Equal(t, bf16, fp16, m)
+	}
+	v, err := PeakTFLOPs("H100 SXM", "FP16")
+	require.NoError(t, err)
+	assert.InDelta(t, 989.4, v, 1e-9)
 }

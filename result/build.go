@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 
 	"github.com/rivalbench/rival/frameworks/logparse"
@@ -19,7 +18,7 @@ type Facts struct {
 	SeqLen    int
 	GBS       int
 	MBS       int
-	Precision string // "bf16", "fp8" or "fp32" (CPU runs); empty assumes bf16 and says so
+	Precision string // "bf16", "fp16", "fp8" or "fp32" (CPU runs); empty assumes bf16 and says so
 	Platform  string // "nvd", "amd", "cpu"
 	Host      *hw.Host
 	GPUModel  string // spec key ("H100 SXM") or the name a tool prints
@@ -37,8 +36,8 @@ type Facts struct {
 	ImageDigest                     string
 	RivalVersion                    string
 
-	// WarmupSteps overrides the default warm-up (10% of logged steps, at least 1);
-	// nil uses the default.
+	// WarmupSteps overrides the warm-up found from the data (see warmupFound); nil
+	// uses it. At most logparse.HeadSteps steps can be excluded.
 	WarmupSteps *int
 }
 
@@ -79,7 +78,7 @@ func (r *Result) problem(name, detail string) {
 // Build turns a parsed log and the facts around it into a Result. It fails, naming the
 // fact, when tokens per second cannot be computed.
 func Build(log *logparse.Log, facts Facts) (*Result, error) {
-	if log == nil || len(log.Steps) == 0 {
+	if log == nil || log.StepCount == 0 || len(log.Steps) == 0 {
 		return nil, fmt.Errorf("build result: the log has no training steps")
 	}
 	r := &Result{
@@ -92,6 +91,9 @@ func Build(log *logparse.Log, facts Facts) (*Result, error) {
 		Problems:             []Problem{},
 	}
 	r.Framework = Framework{Name: log.Framework, Version: strp(facts.FrameworkVersion), Requested: strp(facts.FrameworkRequested)}
+	if log.Detected != "" && log.Framework != log.Detected {
+		r.problem("framework_mismatch", fmt.Sprintf("the log's lines look like %s but it was read as %s (FRAMEWORK or the run's configuration says so); the label %s is used", log.Detected, log.Framework, log.Framework))
+	}
 	if facts.Framework != "" {
 		r.Framework.Name = facts.Framework
 	}
@@ -103,7 +105,7 @@ func Build(log *logparse.Log, facts Facts) (*Result, error) {
 	tc.MicroBatchSize = pick(r, "micro_batch_size", "MBS", pre.MicroBatchSize, facts.MBS)
 	tc.SequenceLength = pick(r, "sequence_length", "SL", pre.SeqLength, facts.SeqLen)
 	tc.TrainIters = pre.TrainIters
-	tc.StepsLogged = len(log.Steps)
+	tc.StepsLogged = log.StepCount
 	hostGPUs := 0
 	if facts.Host != nil {
 		hostGPUs = len(facts.Host.GPUs)
@@ -114,9 +116,16 @@ func Build(log *logparse.Log, facts Facts) (*Result, error) {
 	}
 	tc.NumGPUs = pick(r, "gpu_count", "GPUS", pre.WorldSize, gpus)
 	tc.Precision = strings.ToLower(facts.Precision)
+	if lp := logPrecision(pre.Args); lp != "" && tc.Precision != "fp32" {
+		// The arguments the log prints are what ran (fp32 is the CPU trainer's own choice).
+		if tc.Precision != "" && tc.Precision != lp {
+			r.problem("precision_mismatch", fmt.Sprintf("the log's arguments say %s but PRECISION=%s was given; the log's value is used", lp, tc.Precision))
+		}
+		tc.Precision = lp
+	}
 	if tc.Precision == "" {
 		tc.Precision, tc.PrecisionAssumed = "bf16", true
-		r.problem("precision_assumed", "no precision given; bf16 assumed for the MFU peak (set PRECISION=bf16|fp8)")
+		r.problem("precision_assumed", "no precision given; bf16 assumed for the MFU peak (set PRECISION=bf16|fp16|fp8)")
 	}
 	r.ParallelismConfig = ParallelismConfig{
 		TensorParallel:   pick(r, "tensor_parallel", "TP", pre.TensorParallel, facts.TP),
@@ -257,20 +266,25 @@ func (r *Result) model(f Facts, pre logparse.Preamble) (models.Model, bool) {
 	return m, true
 }
 
-// series copies the per-step arrays.
+// series copies the step curve: every step, or every log.CurveStride-th step of a
+// log with more than logparse.CurvePoints steps.
 func (r *Result) series(log *logparse.Log) {
-	n := len(log.Steps)
+	n := len(log.Curve)
 	r.StepNumbers = make([]int, n)
 	r.StepTimes = make([]*float64, n)
 	r.LossValues = make([]*float64, n)
 	r.LearningRates = make([]*float64, n)
 	r.GradNorms = make([]*float64, n)
-	for i, s := range log.Steps {
+	r.StepSeriesStride = max(1, log.CurveStride)
+	for i, s := range log.Curve {
 		r.StepNumbers[i] = s.Step
 		r.StepTimes[i] = s.StepTimeSeconds
 		r.LossValues[i] = s.Loss
 		r.LearningRates[i] = s.LearningRate
 		r.GradNorms[i] = s.GradNorm
+	}
+	if r.StepSeriesStride > 1 {
+		r.problem("step_series_decimated", fmt.Sprintf("%d steps logged: the step arrays hold every %dth step; the statistics use all of them", log.StepCount, r.StepSeriesStride))
 	}
 }
 
@@ -285,6 +299,8 @@ func (r *Result) logInfo(log *logparse.Log) {
 		li.SkippedIterations += derefOr(s.SkippedIterations, 0)
 		li.NaNIterations += derefOr(s.NaNIterations, 0)
 	}
+	li.SkippedIterations += log.Tail.SkippedIterations
+	li.NaNIterations += log.Tail.NaNIterations
 	r.Log = li
 	if li.NaNIterations > 0 {
 		r.problem("nan_iterations", fmt.Sprintf("%d iterations had nan/inf gradients", li.NaNIterations))
@@ -300,16 +316,44 @@ func (r *Result) logInfo(log *logparse.Log) {
 	}
 }
 
-// warmup is the number of leading logged steps left out of the statistics.
-func warmup(n int, override *int) int {
-	w := max(1, n/10)
-	if override != nil {
-		w = max(0, *override)
+// WarmupFactor: a leading step is warm-up while its time is above this multiple of
+// the median of the steps after the first.
+const WarmupFactor = 1.2
+
+// warmupFound finds the warm-up from the data: the first step (it carries start-up
+// work in every framework) and then every leading step slower than WarmupFactor ×
+// the median of the rest, among the steps kept in full; never all steps. times[i]
+// is 0 where step i printed no time.
+func warmupFound(times []float64, ref float64, n int) int {
+	if n <= 1 {
+		return 0
 	}
-	return min(w, max(0, n-1))
+	w := 1
+	for w < len(times) && times[w] > WarmupFactor*ref {
+		w++
+	}
+	return min(w, n-1)
 }
 
-// performance computes the step-time statistics, throughput, TFLOP/s and MFU.
+// stepTimes gives a per-step time reader: printed times, or times derived from the
+// framework's tokens/s per GPU when no step prints one (TorchTitan).
+func headTimes(steps []logparse.Step, derived bool, k float64) []float64 {
+	out := make([]float64, len(steps))
+	for i, s := range steps {
+		switch {
+		case !derived && s.StepTimeSeconds != nil && *s.StepTimeSeconds > 0:
+			out[i] = *s.StepTimeSeconds
+		case derived && s.TokensPerSecondPerGPU != nil && *s.TokensPerSecondPerGPU > 0:
+			out[i] = k / *s.TokensPerSecondPerGPU
+		}
+	}
+	return out
+}
+
+// performance computes the step-time statistics, throughput, TFLOP/s and MFU. The
+// headline (tokens_per_second and the rest) uses the median step time of the
+// measured steps, which a few slow steps (graph capture, checkpointing, a stall)
+// cannot move; the mean is kept alongside.
 func (r *Result) performance(log *logparse.Log, f Facts, m models.Model, haveModel bool) error {
 	tc := r.TrainingConfig
 	need := func(what, env, example string) error {
@@ -326,54 +370,92 @@ func (r *Result) performance(log *logparse.Log, f Facts, m models.Model, haveMod
 	}
 	gbs, sl, gpus := *tc.GlobalBatchSize, *tc.SequenceLength, *tc.NumGPUs
 	tokensPerStep := int64(gbs) * int64(sl)
-
-	n := len(log.Steps)
-	w := warmup(n, f.WarmupSteps)
-	if w == 0 && n > 0 && (f.WarmupSteps == nil || *f.WarmupSteps > 0) {
-		r.problem("warmup_included", fmt.Sprintf("only %d logged step(s): no warm-up step could be excluded", n))
-	}
-	r.WarmupStepsExcluded = w
-	measured := log.Steps[w:]
+	// A derived step time is tokens per step / (tokens/s per GPU × GPUs).
+	k := float64(tokensPerStep) / float64(gpus)
 
 	pm := &r.PerformanceMetrics
 	pm.StepTimeSource = "log"
-	var times []float64
-	for _, s := range measured {
-		if s.StepTimeSeconds != nil && *s.StepTimeSeconds > 0 {
-			times = append(times, *s.StepTimeSeconds)
-		}
+	derived := false
+	var printed logparse.Aggregate
+	for i := range log.Steps {
+		printed.AddStep(&log.Steps[i])
 	}
-	if len(times) == 0 {
+	printed.Merge(&log.Tail)
+	if printed.StepTime.Count() == 0 {
+		if printed.InvTokensPerGPU.Count() == 0 {
+			return fmt.Errorf("build result: no step in %s prints a step time or tokens/s (%d steps)", log.Source, log.StepCount)
+		}
 		// TorchTitan prints tokens/s per device, not step time.
-		for _, s := range measured {
-			if s.TokensPerSecondPerGPU != nil && *s.TokensPerSecondPerGPU > 0 {
-				times = append(times, float64(tokensPerStep)/(*s.TokensPerSecondPerGPU*float64(gpus)))
-			}
-		}
+		derived = true
 		pm.StepTimeSource = "derived_from_framework_tokens_per_second"
-	}
-	if len(times) == 0 {
-		return fmt.Errorf("build result: no measured step in %s prints a step time or tokens/s (%d steps, %d warm-up)", log.Source, n, w)
-	}
-	if pm.StepTimeSource != "log" {
 		r.problem("step_time_derived", "the log prints no step time; it is derived from the framework's tokens/s per GPU, GBS, SL and GPUS")
 	}
-	if len(times) < 5 {
-		r.problem("few_measured_steps", fmt.Sprintf("statistics over %d step(s) only", len(times)))
-	}
-	st := describe(times)
-	pm.MeasuredSteps = len(times)
-	pm.AvgStepTimeSeconds, pm.MedianStepTimeSeconds = st.mean, st.median
-	pm.P10StepTimeSeconds, pm.P90StepTimeSeconds = st.p10, st.p90
-	pm.MinStepTimeSeconds, pm.MaxStepTimeSeconds, pm.StdStepTimeSeconds = st.min, st.max, st.std
-	pm.StepsPerSecond = 1 / st.mean
-	pm.TokensPerStep = tokensPerStep
-	pm.TokensPerSecond = float64(tokensPerStep) / st.mean
-	pm.TokensPerSecondPerGPU = pm.TokensPerSecond / float64(gpus)
 
-	pm.FrameworkReportedTFLOPsPerGPU = meanOf(measured, func(s logparse.Step) *float64 { return s.TFLOPsPerGPU })
-	pm.FrameworkReportedTokensPerSecondPerGPU = meanOf(measured, func(s logparse.Step) *float64 { return s.TokensPerSecondPerGPU })
-	pm.FrameworkReportedMFUPercent = meanOf(measured, func(s logparse.Step) *float64 { return s.MFUPercent })
+	n := log.StepCount
+	head := headTimes(log.Steps, derived, k)
+	var w int
+	if f.WarmupSteps != nil {
+		w = min(max(0, *f.WarmupSteps), len(log.Steps), max(0, n-1))
+	} else {
+		// the median of every step after the first, in the head's unit
+		sc, tail := 1.0, log.Tail.StepTime
+		if derived {
+			sc, tail = k, log.Tail.InvTokensPerGPU
+		}
+		var rest logparse.Dist
+		for _, t := range head[min(1, len(head)):] {
+			rest.Add(t / sc)
+		}
+		rest.Merge(&tail)
+		ref := rest.Summary().Median * sc
+		w = warmupFound(head, ref, n)
+		if w == 0 && n > 0 {
+			r.problem("warmup_included", fmt.Sprintf("only %d logged step(s): no warm-up step could be excluded", n))
+		}
+		if w > 1 {
+			r.problem("warmup_found", fmt.Sprintf("the first %d steps are slower than %.1f× the median of the others and are left out as warm-up", w, WarmupFactor))
+		}
+	}
+	r.WarmupStepsExcluded = w
+
+	var measured logparse.Aggregate
+	for i := w; i < len(log.Steps); i++ {
+		measured.AddStep(&log.Steps[i])
+	}
+	measured.Merge(&log.Tail)
+	dist := measured.StepTime
+	scale := 1.0
+	if derived {
+		dist, scale = measured.InvTokensPerGPU, k
+	}
+	if dist.Count() == 0 {
+		return fmt.Errorf("build result: no measured step in %s prints a step time or tokens/s (%d steps, %d warm-up)", log.Source, n, w)
+	}
+	if dist.Count() < 5 {
+		r.problem("few_measured_steps", fmt.Sprintf("statistics over %d step(s) only", dist.Count()))
+	}
+	st := dist.Summary()
+	pm.MeasuredSteps = st.Count
+	pm.AvgStepTimeSeconds, pm.MedianStepTimeSeconds = st.Mean*scale, st.Median*scale
+	pm.P10StepTimeSeconds, pm.P90StepTimeSeconds = st.P10*scale, st.P90*scale
+	pm.MinStepTimeSeconds, pm.MaxStepTimeSeconds, pm.StdStepTimeSeconds = st.Min*scale, st.Max*scale, st.Std*scale
+	pm.QuantilesExact = st.Exact
+	pm.HeadlineStatistic = "median_step_time"
+	headline := pm.MedianStepTimeSeconds
+	pm.StepsPerSecond = 1 / headline
+	pm.TokensPerStep = tokensPerStep
+	pm.TokensPerSecond = float64(tokensPerStep) / headline
+	pm.TokensPerSecondPerGPU = pm.TokensPerSecond / float64(gpus)
+	pm.TokensPerSecondPerGPUMean = float64(tokensPerStep) / pm.AvgStepTimeSeconds / float64(gpus)
+	if gap := pm.AvgStepTimeSeconds/pm.MedianStepTimeSeconds - 1; math.Abs(gap) > 0.10 {
+		r.problem("step_time_outliers", fmt.Sprintf(
+			"the mean step time %.4g s is %.0f%% away from the median %.4g s (slow steps: max %.4g s); the headline uses the median, the mean gives %.1f tokens/s/GPU",
+			pm.AvgStepTimeSeconds, 100*gap, pm.MedianStepTimeSeconds, pm.MaxStepTimeSeconds, pm.TokensPerSecondPerGPUMean))
+	}
+
+	pm.FrameworkReportedTFLOPsPerGPU = measured.FrameworkTFLOPs.Value()
+	pm.FrameworkReportedTokensPerSecondPerGPU = measured.FrameworkTokens.Value()
+	pm.FrameworkReportedMFUPercent = measured.FrameworkMFU.Value()
 
 	if haveModel {
 		fpt := m.TrainFLOPsPerToken(sl)
@@ -388,59 +470,16 @@ func (r *Result) performance(log *logparse.Log, f Facts, m models.Model, haveMod
 			}
 		}
 	}
-	if fw := pm.FrameworkReportedTokensPerSecondPerGPU; fw != nil && pm.StepTimeSource == "log" {
-		if rel := math.Abs(*fw-pm.TokensPerSecondPerGPU) / pm.TokensPerSecondPerGPU; rel > 0.10 {
+	if fw := pm.FrameworkReportedTokensPerSecondPerGPU; fw != nil && !derived {
+		gap := 100 * (*fw - pm.TokensPerSecondPerGPU) / pm.TokensPerSecondPerGPU
+		pm.FrameworkTokensPerSecondGapPercent = &gap
+		if math.Abs(gap) > 10 {
 			r.problem("tokens_per_second_inconsistent", fmt.Sprintf(
-				"the framework prints %.1f tokens/s/GPU but GBS×SL/step time/GPUS gives %.1f (%.0f%% apart): check GBS, SL and GPUS",
-				*fw, pm.TokensPerSecondPerGPU, 100*rel))
+				"the framework prints %.1f tokens/s/GPU (mean over the measured steps) but GBS×SL/median step time/GPUS gives %.1f (%+.0f%%; the mean step time gives %.1f): check GBS, SL and GPUS",
+				*fw, pm.TokensPerSecondPerGPU, gap, pm.TokensPerSecondPerGPUMean))
 		}
 	}
 	return nil
-}
-
-// meanOf averages a per-step value over the steps that print it; nil when none does.
-func meanOf(steps []logparse.Step, get func(logparse.Step) *float64) *float64 {
-	sum, n := 0.0, 0
-	for _, s := range steps {
-		if v := get(s); v != nil {
-			sum += *v
-			n++
-		}
-	}
-	if n == 0 {
-		return nil
-	}
-	return f64p(sum / float64(n))
-}
-
-type summary struct{ mean, median, p10, p90, min, max, std float64 }
-
-// describe summarises step times; percentiles interpolate linearly between order
-// statistics (numpy's default), so results match a pandas reading of step_times.
-func describe(xs []float64) summary {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	var sum float64
-	for _, x := range s {
-		sum += x
-	}
-	mean := sum / float64(len(s))
-	var ss float64
-	for _, x := range s {
-		ss += (x - mean) * (x - mean)
-	}
-	std := 0.0
-	if len(s) > 1 {
-		std = math.Sqrt(ss / float64(len(s)-1))
-	}
-	return summary{mean: mean, median: quantile(s, 0.5), p10: quantile(s, 0.1), p90: quantile(s, 0.9), min: s[0], max: s[len(s)-1], std: std}
-}
-
-func quantile(sorted []float64, q float64) float64 {
-	pos := q * float64(len(sorted)-1)
-	lo := int(math.Floor(pos))
-	hi := min(lo+1, len(sorted)-1)
-	return sorted[lo] + (pos-float64(lo))*(sorted[hi]-sorted[lo])
 }
 
 // memory takes per-GPU peaks over the steps and the one-off memory reports.
@@ -451,19 +490,34 @@ func (r *Result) memory(log *logparse.Log) {
 			*dst = f64p(*v)
 		}
 	}
-	for _, s := range log.Steps {
-		upd(&mm.PeakAllocatedMiB, s.MemMaxAllocatedMiB)
-		upd(&mm.PeakAllocatedMiB, s.MemAllocatedMiB)
-		upd(&mm.PeakReservedMiB, s.MemMaxReservedMiB)
-		upd(&mm.PeakReservedMiB, s.MemReservedMiB)
-		upd(&mm.PeakDeviceUsedMiB, s.MemDeviceUsedMiB)
-		upd(&mm.DeviceTotalMiB, s.MemDeviceTotalMiB)
-		upd(&mm.PeakUsedFraction, s.MemUsedFraction)
+	all := log.Tail
+	for i := range log.Steps {
+		all.AddStep(&log.Steps[i])
 	}
+	upd(&mm.PeakAllocatedMiB, all.PeakAllocatedMiB)
+	upd(&mm.PeakReservedMiB, all.PeakReservedMiB)
+	upd(&mm.PeakDeviceUsedMiB, all.PeakDeviceUsedMiB)
+	upd(&mm.DeviceTotalMiB, all.DeviceTotalMiB)
+	upd(&mm.PeakUsedFraction, all.PeakUsedFraction)
 	for _, n := range log.Memory {
 		upd(&mm.PeakAllocatedMiB, n.MaxAllocatedMiB)
 		upd(&mm.PeakAllocatedMiB, n.AllocatedMiB)
 		upd(&mm.PeakReservedMiB, n.MaxReservedMiB)
 		upd(&mm.PeakReservedMiB, n.ReservedMiB)
 	}
+}
+
+// logPrecision reads the training precision from Megatron's printed arguments: fp8
+// when an fp8 format is set (its runs also set bf16), else fp16 or bf16 when true;
+// "" when the log does not say.
+func logPrecision(args map[string]string) string {
+	if v := strings.ToLower(strings.TrimSpace(args["fp8"])); v != "" && v != "none" && v != "false" {
+		return "fp8"
+	}
+	for _, p := range []string{"fp16", "bf16"} {
+		if strings.EqualFold(strings.TrimSpace(args[p]), "true") {
+			return p
+		}
+	}
+	return ""
 }

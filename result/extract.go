@@ -13,9 +13,15 @@ var ExtractEnv = []string{"GPUS", "SL", "GBS", "MBS", "PRECISION", "MODEL", "FRA
 
 // Extract reads a training log Rival did not launch and builds its result ("log
 // analysis mode"). Facts the log lacks come from env (os.Getenv in the mage target):
-// GPUS, SL, GBS, MBS (integers), PRECISION (bf16|fp8), MODEL (registry key),
+// GPUS, SL, GBS, MBS (integers), PRECISION (bf16|fp16|fp8), MODEL (registry key),
 // FRAMEWORK (empty detects it), PLATFORM (nvd|amd|cpu) and GPU (GPU model name).
 func Extract(path string, env func(string) string) (*Result, error) {
+	return ExtractTraced(path, env, nil)
+}
+
+// ExtractTraced is Extract that also reports every decision the parser makes about
+// step lines to trace (nil reports nothing).
+func ExtractTraced(path string, env func(string) string, trace func(logparse.Event)) (*Result, error) {
 	if env == nil {
 		env = func(string) string { return "" }
 	}
@@ -40,12 +46,12 @@ func Extract(path string, env func(string) string) (*Result, error) {
 		*v.dst = n
 	}
 	switch p := strings.ToLower(facts.Precision); p {
-	case "", "bf16", "fp8":
+	case "", "bf16", "fp16", "fp8":
 		facts.Precision = p
 	default:
-		return nil, fmt.Errorf("extract %s: PRECISION=%q: use bf16 or fp8", path, facts.Precision)
+		return nil, fmt.Errorf("extract %s: PRECISION=%q: use bf16, fp16 or fp8", path, facts.Precision)
 	}
-	log, err := logparse.ParseFile(path, env("FRAMEWORK"))
+	log, err := logparse.ParseFileTraced(path, env("FRAMEWORK"), trace)
 	if err != nil {
 		return nil, fmt.Errorf("extract: %w", err)
 	}

@@ -33,12 +33,15 @@ type Result struct {
 
 	// Per logged step, aligned: step_numbers[i] is the iteration that printed
 	// step_times[i], loss_values[i], learning_rates[i] and grad_norms[i]. Warm-up steps
-	// are included (warmup_steps_excluded says how many lead the list).
-	StepNumbers   []int      `json:"step_numbers"`
-	StepTimes     []*float64 `json:"step_times"` // seconds
-	LossValues    []*float64 `json:"loss_values"`
-	LearningRates []*float64 `json:"learning_rates"`
-	GradNorms     []*float64 `json:"grad_norms"`
+	// are included (warmup_steps_excluded says how many lead the list). A log with
+	// more than 4096 steps keeps every step_series_stride-th step (a power of two),
+	// so a result's size is bounded; the statistics use every step.
+	StepSeriesStride int        `json:"step_series_stride,omitempty"`
+	StepNumbers      []int      `json:"step_numbers"`
+	StepTimes        []*float64 `json:"step_times"` // seconds
+	LossValues       []*float64 `json:"loss_values"`
+	LearningRates    []*float64 `json:"learning_rates"`
+	GradNorms        []*float64 `json:"grad_norms"`
 
 	Log      LogInfo   `json:"log"`
 	Problems []Problem `json:"problems"`
@@ -132,20 +135,35 @@ type ParallelismConfig struct {
 
 // PerformanceMetrics are computed over the measured steps (warm-up excluded).
 type PerformanceMetrics struct {
-	MeasuredSteps         int      `json:"measured_steps"`
-	StepTimeSource        string   `json:"step_time_source"` // "log" or "derived_from_framework_tokens_per_second"
-	AvgStepTimeSeconds    float64  `json:"avg_step_time_seconds"`
-	MedianStepTimeSeconds float64  `json:"median_step_time_seconds"`
-	P10StepTimeSeconds    float64  `json:"p10_step_time_seconds"`
-	P90StepTimeSeconds    float64  `json:"p90_step_time_seconds"`
-	MinStepTimeSeconds    float64  `json:"min_step_time_seconds"`
-	MaxStepTimeSeconds    float64  `json:"max_step_time_seconds"`
-	StdStepTimeSeconds    float64  `json:"std_step_time_seconds"`
-	StepsPerSecond        float64  `json:"steps_per_second"`
-	TokensPerStep         int64    `json:"tokens_per_step"`
-	TokensPerSecond       float64  `json:"tokens_per_second"`
-	TokensPerSecondPerGPU float64  `json:"tokens_per_second_per_gpu"`
-	ModelFLOPsPerToken    *float64 `json:"model_flops_per_token"`
+	MeasuredSteps         int     `json:"measured_steps"`
+	StepTimeSource        string  `json:"step_time_source"` // "log" or "derived_from_framework_tokens_per_second"
+	AvgStepTimeSeconds    float64 `json:"avg_step_time_seconds"`
+	MedianStepTimeSeconds float64 `json:"median_step_time_seconds"`
+	P10StepTimeSeconds    float64 `json:"p10_step_time_seconds"`
+	P90StepTimeSeconds    float64 `json:"p90_step_time_seconds"`
+	MinStepTimeSeconds    float64 `json:"min_step_time_seconds"`
+	MaxStepTimeSeconds    float64 `json:"max_step_time_seconds"`
+	StdStepTimeSeconds    float64 `json:"std_step_time_seconds"`
+	// QuantilesExact is false when the log had more than 2^20 measured steps and the
+	// median and percentiles come from a histogram (at most 0.1% relative error).
+	QuantilesExact bool `json:"quantiles_exact"`
+	// HeadlineStatistic, TokensPerSecondPerGPUMean and Result.StepSeriesStride are
+	// always set by Build; they are omitted only from results made by hand (older
+	// tools, tests), which then still validate.
+	//
+	// HeadlineStatistic names the step-time statistic behind steps_per_second,
+	// tokens_per_second(_per_gpu), tflops_per_gpu and mfu_percent: "median_step_time".
+	HeadlineStatistic     string  `json:"headline_statistic,omitempty"`
+	StepsPerSecond        float64 `json:"steps_per_second"`
+	TokensPerStep         int64   `json:"tokens_per_step"`
+	TokensPerSecond       float64 `json:"tokens_per_second"`
+	TokensPerSecondPerGPU float64 `json:"tokens_per_second_per_gpu"`
+	// TokensPerSecondPerGPUMean is the same figure from the mean step time.
+	TokensPerSecondPerGPUMean float64 `json:"tokens_per_second_per_gpu_mean,omitempty"`
+	// FrameworkTokensPerSecondGapPercent is how far the framework's own tokens/s/GPU
+	// lies from tokens_per_second_per_gpu, in percent (null when it prints none).
+	FrameworkTokensPerSecondGapPercent *float64 `json:"framework_tokens_per_second_gap_percent"`
+	ModelFLOPsPerToken                 *float64 `json:"model_flops_per_token"`
 	// TFLOPsPerGPU and MFUPercent are Rival's own: model_flops_per_token (Megatron's
 	// causal formula) × tokens_per_second_per_gpu, over the GPU's dense peak.
 	TFLOPsPerGPU *float64 `json:"tflops_per_gpu"`

@@ -82,9 +82,11 @@ func TestNumbers(t *testing.T) {
 		r, err := Extract(logs+"built/megatron-core-8gpu.log", envOf(map[string]string{"GPU": "H100 SXM", "MODEL": "llama", "PRECISION": "bf16", "PLATFORM": "nvd"}))
 		require.NoError(t, err)
 		pm := r.PerformanceMetrics
-		assert.Equal(t, 3, r.WarmupStepsExcluded, "10% of 39 logged steps")
+		assert.Equal(t, 1, r.WarmupStepsExcluded, "step 1 takes 14.9 s, the others about 5.2 s")
 		assert.Equal(t, int64(64*4096), pm.TokensPerStep)
-		assert.InDelta(t, float64(64*4096)/pm.AvgStepTimeSeconds, pm.TokensPerSecond, 1e-6)
+		assert.Equal(t, "median_step_time", pm.HeadlineStatistic)
+		assert.InDelta(t, float64(64*4096)/pm.MedianStepTimeSeconds, pm.TokensPerSecond, 1e-6)
+		assert.InDelta(t, float64(64*4096)/pm.AvgStepTimeSeconds/8, pm.TokensPerSecondPerGPUMean, 1e-6)
 		assert.InDelta(t, pm.TokensPerSecond/8, pm.TokensPerSecondPerGPU, 1e-9)
 		require.NotNil(t, pm.TFLOPsPerGPU)
 		assert.InDelta(t, *pm.ModelFLOPsPerToken*pm.TokensPerSecondPerGPU/1e12, *pm.TFLOPsPerGPU, 1e-9)
@@ -96,18 +98,11 @@ func TestNumbers(t *testing.T) {
 		assert.Equal(t, 8, *r.TrainingConfig.NumGPUs, "from the log's world size")
 		assert.InDelta(t, 61487.98583984375, *r.MemoryMetrics.PeakAllocatedMiB, 1e-9)
 	})
-	t.Run("warm-up: 10%, at least one, never all", func(t *testing.T) {
-		assert.Equal(t, 1, warmup(5, nil))
-		assert.Equal(t, 10, warmup(100, nil))
-		assert.Equal(t, 0, warmup(1, nil))
-		assert.Equal(t, 2, warmup(20, ptrInt(2)))
-		assert.Equal(t, 0, warmup(20, ptrInt(0)))
-	})
-	t.Run("quantiles interpolate like numpy", func(t *testing.T) {
-		s := describe([]float64{4, 1, 3, 2})
-		assert.InDelta(t, 2.5, s.median, 1e-12)
-		assert.InDelta(t, 1.3, s.p10, 1e-12)
-		assert.InDelta(t, 3.7, s.p90, 1e-12)
+	t.Run("warm-up from the data: the first step, then leading slow ones, never all", func(t *testing.T) {
+		assert.Equal(t, 1, warmupFound([]float64{5, 1, 1, 1, 1}, 1, 5))
+		assert.Equal(t, 3, warmupFound([]float64{30.5, 15.6, 0.9, 0.5, 0.5}, 0.5, 5))
+		assert.Equal(t, 0, warmupFound([]float64{1}, 1, 1))
+		assert.Equal(t, 1, warmupFound([]float64{9, 9}, 9, 2))
 	})
 	t.Run("torchtitan step time derived from tps", func(t *testing.T) {
 		r, err := Extract(logs+"built/torchtitan-llama-8gpu.log", envOf(map[string]string{"GPUS": "8", "MODEL": "llama", "GPU": "H100 SXM"}))
@@ -159,7 +154,7 @@ func TestMissingFacts(t *testing.T) {
 		{"real/nemo2-bionemo.log", map[string]string{"GPUS": "1"}, "set SL="},
 		{"real/nemo2-bionemo.log", map[string]string{"SL": "1024"}, "set GPUS="},
 		{"real/nemo2-bionemo.log", map[string]string{"SL": "x"}, `SL="x" is not a positive integer`},
-		{"real/nemo2-bionemo.log", map[string]string{"SL": "1", "GPUS": "1", "PRECISION": "fp4"}, "use bf16 or fp8"},
+		{"real/nemo2-bionemo.log", map[string]string{"SL": "1", "GPUS": "1", "PRECISION": "fp4"}, "use bf16, fp16 or fp8"},
 		{"built/no-steps.log", nil, "no training steps found in ../frameworks/logparse/testdata/built/no-steps.log"},
 		{"real/nemo2-bionemo.log", map[string]string{"SL": "1", "GPUS": "1", "PLATFORM": "tpu"}, "set PLATFORM"},
 	} {

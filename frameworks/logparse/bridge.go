@@ -6,8 +6,9 @@ import "regexp"
 //
 //	Step Time : 9.09s GPU utilization: 663.5MODEL_TFLOP/s/GPU
 //
-// Some recipes add tokens/s/GPU and peak memory between the fields.
-var bridgeStep = regexp.MustCompile(`Step Time\s*:\s*(\S+?)s\b(?:\s*,?\s*(\S+)\s*tok/s/gpu\s*,?)?(?:\s*GPU utilization:\s*(\S+?)\s*MODEL_TFLOP/s/GPU)?`)
+// Some recipes add tokens/s/GPU and peak memory between the fields; releases of
+// Aug-Oct 2025 print "GPU utilization: 58.2TFLOP/s/GPU" without "MODEL_".
+var bridgeStep = regexp.MustCompile(`Step Time\s*:\s*(\S+?)s\b(?:\s*,?\s*(\S+)\s*tok/s/gpu\s*,?)?(?:\s*GPU utilization:\s*(\S+?)\s*(?:MODEL_)?TFLOP/s/GPU)?`)
 
 func (p *parser) bridgeStepTime(s string) bool {
 	m := bridgeStep.FindStringSubmatch(s)
@@ -38,6 +39,6 @@ func (p *parser) bridgeStepTime(s string) bool {
 func (p *parser) flushBridge() {
 	st := *p.pendingBridge
 	p.pendingBridge = nil
-	st.Step = len(p.bridgeOnly.steps) + 1
-	p.bridgeOnly.add(st, 0, false, 0)
+	st.Step = p.bridgeOnly.n + 1
+	p.bridgeOnly.add(p, st, 0, false, 0)
 }

@@ -25,8 +25,11 @@ func fuzzFamily(f *testing.F, framework string, seeds ...string) {
 			if err != nil {
 				continue
 			}
-			if len(log.Steps) == 0 {
-				t.Fatal("success without steps")
+			if len(log.Steps) == 0 || log.StepCount < len(log.Steps) {
+				t.Fatalf("success with %d steps kept in full of %d", len(log.Steps), log.StepCount)
+			}
+			if len(log.Steps) > HeadSteps || len(log.Curve) > CurvePoints {
+				t.Fatalf("unbounded: %d steps in full, %d curve points", len(log.Steps), len(log.Curve))
 			}
 			for i := 1; i < len(log.Steps); i++ {
 				if log.Steps[i].Step <= log.Steps[i-1].Step {
@@ -51,6 +54,10 @@ func FuzzNeMo(f *testing.F) {
 
 func FuzzMegatronBridge(f *testing.F) {
 	fuzzFamily(f, MegatronBridge, "testdata/real/megatron-bridge-dgxc-h100.log", "testdata/built/megatron-bridge-steptime-only.log")
+}
+
+func FuzzMegatronDeepSpeed(f *testing.F) {
+	fuzzFamily(f, MegatronDeepSpeed, "testdata/corpus/megatron-deepspeed.log")
 }
 
 func FuzzTorchTitan(f *testing.F) {

@@ -6,8 +6,11 @@ const (
 	Megatron       = "megatron"
 	Primus         = "primus"
 	MegatronBridge = "megatron-bridge"
-	NeMo           = "nemo"
-	TorchTitan     = "torchtitan"
+	// MegatronDeepSpeed is Microsoft's fork; its iteration line adds "consumed
+	// tokens", "actual seqlen", "samples per second" and "TFLOPs" segments.
+	MegatronDeepSpeed = "megatron-deepspeed"
+	NeMo              = "nemo"
+	TorchTitan        = "torchtitan"
 )
 
 // Log is everything one training log says about a run.
@@ -24,11 +27,21 @@ type Log struct {
 	// highest rank that prints step lines wins: Megatron prints its iteration line on
 	// the last rank (which holds the loss), and every TorchTitan rank prints the same
 	// global figures. Nil when no step line carries a rank.
-	Rank     *int         `json:"rank,omitempty"`
-	Preamble Preamble     `json:"preamble"`
-	Steps    []Step       `json:"steps"`
-	Memory   []MemoryNote `json:"memory_reports,omitempty"`
-	Stats    Stats        `json:"stats"`
+	Rank     *int     `json:"rank,omitempty"`
+	Preamble Preamble `json:"preamble"`
+	// StepCount is the number of steps kept (duplicates and other ranks' lines left out).
+	StepCount int `json:"step_count"`
+	// Steps are the first HeadSteps steps in full (warm-up is looked for among them).
+	Steps []Step `json:"steps"`
+	// Tail folds every step after Steps into streaming statistics.
+	Tail Aggregate `json:"-"`
+	// Curve is every step when there are at most CurvePoints, else every
+	// CurveStride-th step (the first step included), so a log of any size has a
+	// bounded curve.
+	Curve       []Point      `json:"-"`
+	CurveStride int          `json:"curve_stride"`
+	Memory      []MemoryNote `json:"memory_reports,omitempty"`
+	Stats       Stats        `json:"stats"`
 }
 
 // Step is one printed training step. Pointers are nil when the log did not print the

@@ -123,8 +123,8 @@ func TestRealLines(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, NeMo, log.Framework)
 		s := log.Steps[0]
-		assert.Equal(t, 120, s.Step)
-		assert.Equal(t, 149, *s.TotalSteps)
+		assert.Equal(t, 121, s.Step, "iteration 120 counts from 0")
+		assert.Equal(t, 150, *s.TotalSteps, "NeMo prints max_steps-1")
 		assert.InDelta(t, 3e-5, f64(t, s.LearningRate), 1e-15)
 		assert.InDelta(t, 0.03146, f64(t, s.StepTimeSeconds), 1e-12)
 		assert.InDelta(t, 1.233, f64(t, s.Loss), 1e-12)

@@ -9,11 +9,138 @@ import (
 //
 //	[2024-04-06 02:55:45] iteration        2/     100 | consumed samples: 256 | ... |
 //
-// The timestamp is absent before 2024 and may carry microseconds in forks.
+// The timestamp is absent before 2024 and may carry microseconds in forks. The
+// header is matched by hand (matchIteration): it is on the hot path of every log.
 var megatronIteration = regexp.MustCompile(`(?:\[(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)\]\s*)?\biteration\s+(\d+)\s*/\s*(\d+)\s*\|`)
 
-// megatronLine reads an iteration line of the Megatron family (Megatron-LM, Primus,
-// Megatron-Bridge, Rival's fsdp trainer). It reports whether the line was one.
+// iterationHeader is a matched "[timestamp] iteration N/ T |".
+type iterationHeader struct {
+	timestamp string
+	n, total  int
+	end       int // index just after the "|"
+}
+
+// matchIteration finds the first iteration header in s, as megatronIteration
+// would (the expression stays as its specification and is checked against this
+// function in the tests).
+func matchIteration(s string) (iterationHeader, bool) {
+	for off := 0; off < len(s); {
+		i := strings.Index(s[off:], "iteration")
+		if i < 0 {
+			break
+		}
+		i += off
+		off = i + len("iteration")
+		if i > 0 && isWord(s[i-1]) {
+			continue
+		}
+		j := off
+		k := skipSpace(s, j)
+		if k == j {
+			continue
+		}
+		n, k2, ok := digits(s, k)
+		if !ok {
+			continue
+		}
+		k = skipSpace(s, k2)
+		if k >= len(s) || s[k] != '/' {
+			continue
+		}
+		total, k2, ok := digits(s, skipSpace(s, k+1))
+		if !ok {
+			continue
+		}
+		k = skipSpace(s, k2)
+		if k >= len(s) || s[k] != '|' {
+			continue
+		}
+		h := iterationHeader{n: n, total: total, end: k + 1}
+		h.timestamp = timestampBefore(s[:i])
+		return h, true
+	}
+	return iterationHeader{}, false
+}
+
+func isWord(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\f' || s[i] == '\r' || s[i] == '\v') {
+		i++
+	}
+	return i
+}
+
+// digits reads a decimal number of at most 9 digits at s[i:].
+func digits(s string, i int) (n, end int, ok bool) {
+	j := i
+	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+		if j-i >= 9 {
+			return 0, 0, false
+		}
+		n = n*10 + int(s[j]-'0')
+		j++
+	}
+	return n, j, j > i
+}
+
+// timestampBefore returns the "YYYY-MM-DD HH:MM:SS[.ffffff]" in a "[...]" that ends
+// just before the iteration keyword (spaces between allowed), or "".
+func timestampBefore(s string) string {
+	e := len(s)
+	for e > 0 && (s[e-1] == ' ' || s[e-1] == '\t') {
+		e--
+	}
+	if e == 0 || s[e-1] != ']' {
+		return ""
+	}
+	b := strings.LastIndexByte(s[:e-1], '[')
+	if b < 0 {
+		return ""
+	}
+	ts := s[b+1 : e-1]
+	const shape = "dddd-dd-dd dd:dd:dd"
+	if len(ts) < len(shape) {
+		return ""
+	}
+	for i := 0; i < len(shape); i++ {
+		c := ts[i]
+		switch shape[i] {
+		case 'd':
+			if c < '0' || c > '9' {
+				return ""
+			}
+		case ' ':
+			if c != ' ' && c != 'T' {
+				return ""
+			}
+		default:
+			if c != shape[i] {
+				return ""
+			}
+		}
+	}
+	frac := ts[len(shape):]
+	if frac == "" {
+		return ts
+	}
+	if len(frac) < 2 || (frac[0] != '.' && frac[0] != ',') {
+		return ""
+	}
+	for i := 1; i < len(frac); i++ {
+		if frac[i] < '0' || frac[i] > '9' {
+			return ""
+		}
+	}
+	return ts
+}
+
+// megatronLine recognises an iteration line of the Megatron family (Megatron-LM,
+// Megatron-DeepSpeed, Primus, Megatron-Bridge, Rival's fsdp trainer) and holds it
+// until the next line shows whether it was hard-wrapped (see continues). It reports
+// whether the line was one.
 func (p *parser) megatronLine(s string, rank int, hasRank bool) bool {
 	// Run the expression only near the first "iteration", where the step number is.
 	at := strings.Index(s, "iteration")
@@ -25,32 +152,112 @@ func (p *parser) megatronLine(s string, rank int, hasRank bool) bool {
 		at--
 	}
 	s = s[at:]
-	m := megatronIteration.FindStringSubmatchIndex(s)
-	if m == nil {
+	if _, ok := matchIteration(s); !ok {
 		return false
 	}
-	n, ok1 := integer(s[m[4]:m[5]])
-	total, ok2 := integer(s[m[6]:m[7]])
-	if !ok1 || !ok2 {
+	p.endWrap()
+	p.wrap = &pendingLine{text: s, rank: rank, hasRank: hasRank, world: p.world, line: p.lineNo}
+	return true
+}
+
+// pendingLine is an iteration line waiting for the next line, which may be its
+// hard-wrapped continuation.
+type pendingLine struct {
+	text    string
+	rank    int
+	hasRank bool
+	world   int
+	line    int64
+	joined  int
+}
+
+// continues joins s to the held iteration line when s is its hard-wrapped
+// continuation (a terminal or a paste tool breaks long lines at a fixed column). The
+// pieces prove it when the segment that spans the break has a key the iteration
+// line prints ("consumed samp" + "les: 5120 |", or "... |" + " elapsed time per
+// iteration (ms): 9093.2 |") and s starts no line of its own.
+func (p *parser) continues(s string) bool {
+	w := p.wrap
+	if w == nil || len(w.text)+len(s) > MaxLineBytes || w.joined >= 16 {
 		return false
 	}
-	rest := s[m[1]:]
+	if strings.Contains(s, "iteration") {
+		if _, ok := matchIteration(s); ok {
+			return false
+		}
+	}
+	head := w.text[strings.LastIndexByte(w.text, '|')+1:]
+	tail := s
+	if i := strings.IndexByte(s, '|'); i >= 0 {
+		tail = s[:i]
+	} else if !strings.HasSuffix(strings.TrimRight(w.text, " "), "|") {
+		// the break fell inside the last segment, which ends the line
+		tail = s
+	}
+	key, _, found := strings.Cut(head+tail, ":")
+	if !found || !knownSegment[p.canonicalKey(key)] {
+		return false
+	}
+	w.text += s
+	w.joined++
+	p.notef(-1, "joined", "line %d continues the iteration line of line %d (hard-wrapped)", p.lineNo, w.line)
+	return true
+}
+
+// knownSegment lists the keys of the iteration line's segments (canonical form), the
+// proof that a line continues a wrapped one.
+var knownSegment = map[string]bool{
+	"consumed samples": true, "consumed tokens": true, "elapsed time per iteration (ms)": true,
+	"throughput per gpu (tflop/s/gpu)": true, "learning rate": true, "global batch size": true,
+	"lm loss": true, "loss": true, "total loss": true, "loss scale": true, "grad norm": true, "num zeros": true,
+	"params norm": true, "number of skipped iterations": true, "number of nan iterations": true,
+	"actual seqlen": true, "samples per second": true, "tflops": true, "mtp_1 loss": true,
+	"load_balancing_loss": true, "z_loss": true, "decoupled learning rate": true,
+	"compute per gpu (tflop/s/gpu)": true, "tokens per gpu (tokens/s/gpu)": true,
+	"tokens/s/gpu inst/harmonic mean": true, "mem usages": true,
+	"hip mem usage/free/total/usage_ratio": true, "rocm mem usage/free/total/usage_ratio": true,
+}
+
+// endWrap reads the held iteration line, if any, as a step.
+func (p *parser) endWrap() {
+	w := p.wrap
+	if w == nil {
+		return
+	}
+	p.wrap = nil
+	p.megatronStep(w)
+}
+
+// megatronStep reads a whole iteration line into a step.
+func (p *parser) megatronStep(w *pendingLine) {
+	// events about this step name the line it started on
+	defer func(l int64) { p.lineNo = l }(p.lineNo)
+	p.lineNo = w.line
+	s := w.text
+	m, _ := matchIteration(s)
+	n, total, rest := m.n, m.total, s[m.end:]
 	if !megatronComplete(rest) {
 		p.stats.CutLines++
-		return true
+		p.notef(n, "cut", "the iteration line ends mid-way (no closing \"|\"); step skipped")
+		return
 	}
-	st := Step{Step: n, TotalSteps: ptr(total)}
-	if m[2] >= 0 {
-		st.Timestamp = s[m[2]:m[3]]
-	}
+	st := Step{Step: n, TotalSteps: ptr(total), Timestamp: m.timestamp}
 	lossRank := 0
-	for _, seg := range strings.Split(rest, "|") {
-		key, val, found := strings.Cut(seg, ":")
+	// only the steps kept in full keep their unmapped keys
+	keepExtra := p.keepExtra(&p.mega, w.rank, w.hasRank)
+	for rest != "" {
+		seg := rest
+		if i := strings.IndexByte(rest, '|'); i >= 0 {
+			seg, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
+		}
+		raw, val, found := strings.Cut(seg, ":")
 		if !found {
 			continue
 		}
-		key = strings.TrimSpace(key)
-		lk := p.canonicalKey(key)
+		lk := p.canonicalKey(raw)
+		key := strings.TrimSpace(raw)
 		if p.primusSegment(&st, lk, val) {
 			continue
 		}
@@ -67,19 +274,44 @@ func (p *parser) megatronLine(s string, rank int, hasRank bool) bool {
 				p.primusSigns++
 			}
 			st.setFloat(&st.TFLOPsPerGPU, "framework_tflops_per_gpu", val, 1)
+		case "tflops":
+			// Megatron-DeepSpeed's per-GPU figure ("TFLOPs: 123.45")
+			p.deepspeedSigns++
+			st.setFloat(&st.TFLOPsPerGPU, "framework_tflops_per_gpu", val, 1)
+		case "consumed tokens", "samples per second":
+			p.deepspeedSigns++
+			if keepExtra {
+				st.extra(key, val)
+			}
+		case "actual seqlen":
+			p.deepspeedSigns++
+			if n, ok := integer(val); ok && p.actualSeq == nil {
+				p.actualSeq = ptr(n)
+			}
+			if keepExtra {
+				st.extra(key, val)
+			}
 		case "learning rate":
 			st.setFloat(&st.LearningRate, "learning_rate", val, 1)
 		case "global batch size":
 			st.setInt(&st.GlobalBatchSize, val)
 		case "lm loss", "loss", "total loss":
 			// "lm loss" is the language-model loss; other spellings only when it is absent.
-			r := map[string]int{"lm loss": 3, "loss": 2, "total loss": 1}[lk]
+			r := 1
+			switch lk {
+			case "lm loss":
+				r = 3
+			case "loss":
+				r = 2
+			}
 			if r > lossRank {
 				lossRank = r
 				st.setFloat(&st.Loss, "loss", val, 1)
 			}
 			if lk != "lm loss" {
-				st.extra(key, val)
+				if keepExtra {
+					st.extra(key, val)
+				}
 			}
 		case "loss scale":
 			st.setFloat(&st.LossScale, "loss_scale", val, 1)
@@ -90,7 +322,9 @@ func (p *parser) megatronLine(s string, rank int, hasRank bool) bool {
 		case "number of nan iterations":
 			st.setInt(&st.NaNIterations, val)
 		default:
-			st.extra(key, val)
+			if keepExtra {
+				st.extra(key, val)
+			}
 		}
 	}
 	if p.pendingBridge != nil {
@@ -107,8 +341,14 @@ func (p *parser) megatronLine(s string, rank int, hasRank bool) bool {
 		}
 		st.NonFinite = append(st.NonFinite, b.NonFinite...)
 	}
-	p.mega.add(st, rank, hasRank, p.world)
-	return true
+	if st.StepTimeSeconds == nil && st.Loss == nil && st.TFLOPsPerGPU == nil && st.TokensPerSecondPerGPU == nil && len(st.NonFinite) == 0 {
+		// "iteration 10/ 50 | consumed samples: 5120 |" and nothing after: the rest of
+		// the line was lost (a wrap whose continuation did not follow).
+		p.stats.CutLines++
+		p.notef(n, "cut", "the iteration line has no step time, loss or throughput (the rest of a wrapped line is missing); step skipped")
+		return
+	}
+	p.mega.add(p, st, w.rank, w.hasRank, w.world)
 }
 
 func hasNonFinite(st Step, name string) bool {

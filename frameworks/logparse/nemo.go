@@ -1,6 +1,7 @@
 package logparse
 
 import (
+	"math"
 	"regexp"
 	"strings"
 )
@@ -27,15 +28,15 @@ func (p *parser) nemoLine(s string, rank int, hasRank bool) bool {
 	}
 	rest := s[m[1]:]
 	segs := strings.Split(rest, "|")
-	// A complete line ends with a "key: number" segment.
-	if len(segs) > 1 {
-		_, v, found := strings.Cut(segs[len(segs)-1], ": ")
-		if _, _, ok := number(v); !found || !ok {
-			p.stats.CutLines++
-			return true
-		}
+	if len(segs) > 1 && p.nemoCut(segs) {
+		p.stats.CutLines++
+		p.notef(n, "cut", "NeMo line ends inside its last value or before the keys the other lines print")
+		return true
 	}
-	st := Step{Step: n, TotalSteps: ptr(total), Epoch: ptr(epoch)}
+	// NeMo counts iterations from 0 and prints max_steps-1 as the total: "45/99" is
+	// step 46 of 100, numbered as Megatron and TorchTitan number it, so that steps
+	// line up across frameworks.
+	st := Step{Step: n + 1, TotalSteps: ptr(total + 1), Epoch: ptr(epoch)}
 	for _, seg := range segs {
 		key, val, found := strings.Cut(seg, ": ")
 		if !found {
@@ -59,10 +60,72 @@ func (p *parser) nemoLine(s string, rank int, hasRank bool) bool {
 			st.setFloat(&st.ConsumedSamples, "consumed_samples", val, 1)
 		case "TFLOPS_per_GPU", "tflops_per_gpu":
 			st.setFloat(&st.TFLOPsPerGPU, "framework_tflops_per_gpu", val, 1)
+		case "tokens_per_sec_per_gpu", "tokens_per_second_per_gpu":
+			st.setFloat(&st.TokensPerSecondPerGPU, "framework_tokens_per_s_per_gpu", val, 1)
+		case "max_memory_reserved": // bytes
+			st.setFloat(&st.MemMaxReservedMiB, "mem_max_reserved_mib", val, mibPerB)
+		case "max_memory_allocated": // bytes
+			st.setFloat(&st.MemMaxAllocatedMiB, "mem_max_allocated_mib", val, mibPerB)
 		default:
 			st.extra(key, val)
 		}
 	}
-	p.nemo.add(st, rank, hasRank, p.world)
+	p.nemo.add(p, st, rank, hasRank, p.world)
 	return true
+}
+
+// nemoCut reports whether a NeMo progress line was cut. The line has no end marker,
+// so three proofs are used: the last value ends where a number cannot ("6.", "1e+");
+// the line's keys are a strict prefix of those the previous complete line printed;
+// or the last value is printed shorter than the same key's previous value and is
+// more than 10x away from it ("1.2" where "1.253e+03" was printed). Values use
+// Python's ":.4" format, so a real change of that size between two log intervals
+// does not shorten the printed value and move it tenfold at once.
+func (p *parser) nemoCut(segs []string) bool {
+	last := segs[len(segs)-1]
+	key, v, found := strings.Cut(last, ": ")
+	if !found {
+		return true
+	}
+	v = strings.TrimSpace(v)
+	if _, _, ok := number(v); !ok || cutNumber(v) {
+		return true
+	}
+	key = strings.TrimSpace(key)
+	keys := make([]string, 0, len(segs))
+	for _, seg := range segs[1:] {
+		k, _, _ := strings.Cut(seg, ":")
+		keys = append(keys, strings.TrimSpace(k))
+	}
+	sig := strings.Join(keys, "|")
+	if prev := p.nemoKeys; len(sig) < len(prev) && strings.HasPrefix(prev, sig+"|") {
+		return true
+	}
+	if pv, ok := p.nemoLast[key]; ok && len(v) < len(pv) {
+		a, _, _ := number(v)
+		b, _, _ := number(pv)
+		if a != 0 && b != 0 && (math.Abs(b/a) > 10 || math.Abs(a/b) > 10) {
+			return true
+		}
+	}
+	p.nemoKeys = sig
+	if len(p.nemoLast) < maxExtraKeys {
+		p.nemoLast[key] = v
+	} else if _, ok := p.nemoLast[key]; ok {
+		p.nemoLast[key] = v
+	}
+	return false
+}
+
+// cutNumber reports whether a printed value ends where no number can: "6.", "1e",
+// "1.2e+", "-".
+func cutNumber(v string) bool {
+	if v == "" {
+		return true
+	}
+	switch v[len(v)-1] {
+	case '.', 'e', 'E', '+', '-':
+		return true
+	}
+	return false
 }

@@ -23,6 +23,7 @@ var ErrNoSteps = errors.New("no training steps found")
 var aliases = map[string]string{
 	"": "", "auto": "",
 	"megatron": Megatron, "megatron-lm": Megatron, "mlm": Megatron, "fsdp": Megatron,
+	"megatron-deepspeed": MegatronDeepSpeed, "mds": MegatronDeepSpeed,
 	"primus": Primus, "prim": Primus,
 	"megatron-bridge": MegatronBridge, "bridge": MegatronBridge, "mbridge": MegatronBridge,
 	"nemo": NeMo, "nemo2": NeMo, "nemo-2": NeMo,
@@ -48,27 +49,47 @@ func Canonical(framework string) (string, error) {
 
 // ParseFile parses the log at path; see Parse.
 func ParseFile(path, framework string) (*Log, error) {
+	return ParseFileTraced(path, framework, nil)
+}
+
+// Event is one decision of the parser about a step line, for a reader who wants to
+// see why a number is what it is (extract -v).
+type Event struct {
+	Line int64 `json:"line"` // 1-based physical line of the input
+	// Step is the step number the line printed; -1 when not known.
+	Step int `json:"step"`
+	// Action is "read" (the step was kept), "skipped" (a duplicate, another rank's
+	// line), "cut" (the line ends mid-way; skipped), "joined" (a hard-wrapped
+	// continuation was joined to its line) or "flagged" (kept or read with a doubt).
+	Action string `json:"action"`
+	Detail string `json:"detail"`
+}
+
+// ParseFileTraced is ParseFile that also reports every decision about step lines to
+// trace (nil reports nothing).
+func ParseFileTraced(path, framework string, trace func(Event)) (*Log, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open log: %w", err)
 	}
 	defer f.Close()
-	return parse(f, framework, path)
+	return parse(f, framework, path, trace)
 }
 
 // Parse reads a training log from r. framework names the family to read the steps as
 // (any name Canonical accepts); empty detects it from the log's signatures. It fails
 // with an error wrapping ErrNoSteps when the log holds no training step.
 func Parse(r io.Reader, framework string) (*Log, error) {
-	return parse(r, framework, "input")
+	return parse(r, framework, "input", nil)
 }
 
-func parse(r io.Reader, framework, source string) (*Log, error) {
+func parse(r io.Reader, framework, source string, trace func(Event)) (*Log, error) {
 	asked, err := Canonical(framework)
 	if err != nil {
 		return nil, err
 	}
 	p := newParser()
+	p.trace = trace
 	if err := p.read(r); err != nil {
 		return nil, fmt.Errorf("read %s: %w", source, err)
 	}
@@ -92,33 +113,118 @@ type parser struct {
 	// params per (tensor, pipeline) model-parallel rank, as Megatron prints them.
 	params map[[2]int]int64
 
-	primusSigns, bridgeSigns int
-	keys                     map[string]string
-	world                    int // world size in this line's Primus prefix, 0 if none
+	// billions is Megatron's "Total number of parameters in billions" when printed.
+	billions *float64
+
+	primusSigns, bridgeSigns, deepspeedSigns int
+	// nemoKeys and nemoLast are the keys and last value of the previous complete
+	// NeMo line, against which a cut line is recognised (see nemoCut).
+	nemoKeys string
+	nemoLast map[string]string
+	keys     map[string]string
+	world    int // world size in this line's Primus prefix, 0 if none
+
+	// wrap is the iteration line held until the next line shows whether it continues.
+	wrap *pendingLine
+	// actualSeq is Megatron-DeepSpeed's "actual seqlen" of the first step.
+	actualSeq *int
+	lineNo    int64
+	trace     func(Event)
+}
+
+// notef reports a decision to the trace, if any; the message is only formatted
+// when someone listens.
+func (p *parser) notef(step int, action, format string, args ...any) {
+	if p.trace != nil {
+		p.trace(Event{Line: p.lineNo, Step: step, Action: action, Detail: fmt.Sprintf(format, args...)})
+	}
+}
+
+// describeStep lists what a kept step printed, for the trace.
+func describeStep(s *Step) string {
+	var parts []string
+	f := func(name string, v *float64) {
+		if v != nil {
+			parts = append(parts, fmt.Sprintf("%s=%g", name, *v))
+		}
+	}
+	f("step_time_s", s.StepTimeSeconds)
+	f("loss", s.Loss)
+	f("lr", s.LearningRate)
+	f("grad_norm", s.GradNorm)
+	f("framework_tflops_per_gpu", s.TFLOPsPerGPU)
+	f("framework_tokens_per_s_per_gpu", s.TokensPerSecondPerGPU)
+	f("framework_mfu_percent", s.MFUPercent)
+	f("mem_max_reserved_mib", s.MemMaxReservedMiB)
+	f("mem_max_allocated_mib", s.MemMaxAllocatedMiB)
+	f("mem_device_used_mib", s.MemDeviceUsedMiB)
+	if len(s.NonFinite) > 0 {
+		parts = append(parts, "non-finite: "+strings.Join(s.NonFinite, ","))
+	}
+	if len(s.Extra) > 0 {
+		keys := make([]string, 0, len(s.Extra))
+		for k := range s.Extra {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts = append(parts, "not mapped: "+strings.Join(keys, ","))
+	}
+	if s.NumberInferred {
+		parts = append(parts, "step number counted (the line prints none)")
+	}
+	if len(parts) == 0 {
+		return "no value"
+	}
+	return strings.Join(parts, " ")
 }
 
 func newParser() *parser {
-	return &parser{params: map[[2]int]int64{}, keys: map[string]string{}}
+	return &parser{params: map[[2]int]int64{}, keys: map[string]string{}, nemoLast: map[string]string{}}
 }
 
-// read splits the input into lines of at most MaxLineBytes and feeds them to line.
+// read splits the input into logical lines of at most MaxLineBytes and feeds them
+// to line. Carriage returns end a logical line as newlines do, so a step printed
+// after a progress bar redrawn with "\r" for megabytes is still read whole.
 func (p *parser) read(r io.Reader) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	buf := make([]byte, 0, 4096)
 	long := false
+	add := func(b []byte) {
+		if room := MaxLineBytes - len(buf); room > 0 {
+			if len(b) > room {
+				buf = append(buf, b[:room]...)
+				long = true
+			} else {
+				buf = append(buf, b...)
+			}
+		} else if len(b) > 0 {
+			long = true
+		}
+	}
+	flush := func() {
+		if long {
+			p.stats.LongLines++
+			p.notef(-1, "flagged", "a line longer than %d bytes: only its start was read", MaxLineBytes)
+		}
+		if len(buf) > 0 {
+			p.logical(buf)
+		}
+		buf, long = buf[:0], false
+		if cap(buf) > 64<<10 {
+			buf = make([]byte, 0, 4096) // give back the memory of one huge line
+		}
+	}
 	for {
 		chunk, err := br.ReadSlice('\n')
-		if len(chunk) > 0 {
-			if room := MaxLineBytes - len(buf); room > 0 {
-				if len(chunk) > room {
-					buf = append(buf, chunk[:room]...)
-					long = true
-				} else {
-					buf = append(buf, chunk...)
-				}
-			} else {
-				long = true
+		for len(chunk) > 0 {
+			i := bytes.IndexByte(chunk, '\r')
+			if i < 0 {
+				add(chunk)
+				break
 			}
+			add(chunk[:i])
+			chunk = chunk[i+1:]
+			flush()
 		}
 		switch {
 		case err == bufio.ErrBufferFull:
@@ -126,37 +232,25 @@ func (p *parser) read(r io.Reader) error {
 		case err != nil && err != io.EOF:
 			return err
 		}
-		if len(buf) > 0 {
-			if long {
-				p.stats.LongLines++
-			}
-			p.rawLine(buf)
+		if len(buf) > 0 || err == nil {
+			p.stats.Lines++
+			p.lineNo = p.stats.Lines
 		}
-		buf, long = buf[:0], false
+		flush()
 		if err == io.EOF {
+			p.endWrap()
 			return nil
-		}
-		if cap(buf) > 64<<10 {
-			buf = make([]byte, 0, 4096) // give back the memory of one huge line
 		}
 	}
 }
 
-// rawLine handles one physical line: carriage returns (progress bars) separate
-// logical lines too, and ANSI escapes are dropped.
-func (p *parser) rawLine(b []byte) {
-	p.stats.Lines++
-	b = bytes.TrimRight(b, "\r\n")
-	for len(b) > 0 {
-		part := b
-		if i := bytes.IndexByte(b, '\r'); i >= 0 {
-			part, b = b[:i], b[i+1:]
-		} else {
-			b = nil
-		}
-		if len(part) > 0 {
-			p.line(stripANSI(part))
-		}
+// logical handles one logical line: the newline is dropped, ANSI escapes too.
+func (p *parser) logical(b []byte) {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+	}
+	if len(b) > 0 {
+		p.line(stripANSI(b))
 	}
 }
 
@@ -202,17 +296,40 @@ func stripANSI(b []byte) string {
 // families never look alike, so every family sees every line and the choice between
 // them is made at the end.
 func (p *parser) line(s string) {
+	if p.wrap != nil {
+		if p.continues(s) {
+			return
+		}
+		p.endWrap()
+	}
 	rank, hasRank, rest := splitRank(s)
 	p.world = 0
+	if maybePrimusPrefix(rest) {
+		p.primusPrefixed(rest, &rank, &hasRank)
+	}
+	p.dispatch(rest, rank, hasRank)
+}
+
+// maybePrimusPrefix is a cheap test that lets most lines skip primusPrefix.
+func maybePrimusPrefix(s string) bool {
+	t := strings.TrimLeft(s, " \t")
+	return len(t) > 0 && t[0] == '[' && strings.Contains(t[:min(len(t), 160)], "[rank-")
+}
+
+func (p *parser) primusPrefixed(rest string, rank *int, hasRank *bool) {
 	if m := primusPrefix.FindStringSubmatch(rest); m != nil {
 		// The world size comes from the kept rank's own prefix (see series.world), so
 		// lines of another run pasted into the log cannot set it.
 		p.world, _ = integer(m[2])
 		if r, ok := integer(m[1]); ok {
-			rank, hasRank = r, true
+			*rank, *hasRank = r, true
 		}
 		p.primusSigns++
 	}
+}
+
+// dispatch hands a line without its rank labels to the family parsers.
+func (p *parser) dispatch(rest string, rank int, hasRank bool) {
 	switch {
 	case strings.Contains(rest, "Training epoch"):
 		if p.nemoLine(rest, rank, hasRank) {
@@ -241,20 +358,21 @@ func (p *parser) line(s string) {
 
 // finish chooses the family, assembles the Log and checks it has steps.
 func (p *parser) finish(asked, source string) (*Log, error) {
+	p.endWrap()
 	if p.pendingBridge != nil {
 		p.flushBridge()
 	}
-	if len(p.mega.steps) == 0 && len(p.bridgeOnly.steps) > 0 {
+	if p.mega.n == 0 && p.bridgeOnly.n > 0 {
 		p.mega = p.bridgeOnly
 	} else {
-		p.stats.CutLines += len(p.bridgeOnly.steps)
+		p.stats.CutLines += p.bridgeOnly.n
 	}
 	detected := ""
 	best := 0
 	for _, c := range []struct {
 		fam string
 		n   int
-	}{{p.megaFamily(), len(p.mega.steps)}, {NeMo, len(p.nemo.steps)}, {TorchTitan, len(p.titan.steps)}} {
+	}{{p.megaFamily(), p.mega.n}, {NeMo, p.nemo.n}, {TorchTitan, p.titan.n}} {
 		if c.n > best {
 			detected, best = c.fam, c.n
 		}
@@ -265,14 +383,14 @@ func (p *parser) finish(asked, source string) (*Log, error) {
 	}
 	var s *series
 	switch use {
-	case Megatron, Primus, MegatronBridge:
+	case Megatron, Primus, MegatronBridge, MegatronDeepSpeed:
 		s = &p.mega
 	case NeMo:
 		s = &p.nemo
 	case TorchTitan:
 		s = &p.titan
 	}
-	if s == nil || len(s.steps) == 0 {
+	if s == nil || s.n == 0 {
 		msg := fmt.Sprintf("%v in %s", ErrNoSteps, source)
 		switch {
 		case asked != "" && detected != "":
@@ -294,14 +412,19 @@ func (p *parser) finish(asked, source string) (*Log, error) {
 	for _, step := range s.steps {
 		st.NonFiniteValues += len(step.NonFinite)
 	}
+	st.NonFiniteValues += s.tail.NonFiniteValues
 	log := &Log{
-		Source:    source,
-		Framework: use,
-		Detected:  detected,
-		Preamble:  p.pre,
-		Steps:     s.steps,
-		Memory:    p.mem,
-		Stats:     st,
+		Source:      source,
+		Framework:   use,
+		Detected:    detected,
+		Preamble:    p.pre,
+		StepCount:   s.n,
+		Steps:       s.steps,
+		Tail:        s.tail,
+		Curve:       s.curve.points,
+		CurveStride: max(1, s.curve.stride),
+		Memory:      p.mem,
+		Stats:       st,
 	}
 	if s.started && s.rank >= 0 {
 		log.Rank = ptr(s.rank)
@@ -312,6 +435,8 @@ func (p *parser) finish(asked, source string) (*Log, error) {
 // megaFamily names the Megatron-format family from the signatures seen.
 func (p *parser) megaFamily() string {
 	switch {
+	case p.deepspeedSigns > 0:
+		return MegatronDeepSpeed
 	case p.primusSigns > 0:
 		return Primus
 	case p.bridgeSigns > 0:
@@ -320,11 +445,29 @@ func (p *parser) megaFamily() string {
 	return Megatron
 }
 
-// series keeps one rank's steps in order.
+// keepExtra reports whether a step printed by rank would be kept in full, so
+// that its unmapped keys are worth keeping.
+func (p *parser) keepExtra(s *series, rank int, hasRank bool) bool {
+	if !hasRank {
+		rank = -1
+	}
+	return !s.started || rank > s.rank || len(s.steps) < HeadSteps
+}
+
+// HeadSteps is how many leading steps a Log keeps in full; every later step is
+// folded into Log.Tail and the curve, so memory does not grow with the log.
+const HeadSteps = 1024
+
+// series keeps one rank's steps: the first HeadSteps in full, the rest folded into
+// streaming statistics, and all of them in a decimated curve.
 type series struct {
 	started   bool
 	rank      int // -1 when lines carry no rank label
+	n         int
+	last      int
 	steps     []Step
+	tail      Aggregate
+	curve     curve
 	dup       int
 	otherRank int
 	world     int // world size printed with the kept rank's lines (Primus)
@@ -333,7 +476,7 @@ type series struct {
 // add appends st printed by rank (hasRank false: unlabelled). A higher rank than the
 // one kept replaces the series (see Log.Rank); a step number not above the last kept
 // is a duplicate.
-func (s *series) add(st Step, rank int, hasRank bool, world int) {
+func (s *series) add(p *parser, st Step, rank int, hasRank bool, world int) {
 	if !hasRank {
 		rank = -1
 	}
@@ -341,18 +484,30 @@ func (s *series) add(st Step, rank int, hasRank bool, world int) {
 	case !s.started:
 		s.started, s.rank = true, rank
 	case rank > s.rank:
-		s.otherRank += len(s.steps)
-		s.steps, s.rank = s.steps[:0], rank
+		p.notef(st.Step, "flagged", "rank %d prints steps: its series replaces rank %d's (%d steps)", rank, s.rank, s.n)
+		*s = series{started: true, rank: rank, otherRank: s.otherRank + s.n, dup: s.dup}
 	case rank < s.rank:
 		s.otherRank++
+		p.notef(st.Step, "skipped", "printed by rank %d; rank %d's series is kept", rank, s.rank)
 		return
 	}
-	if n := len(s.steps); n > 0 && st.Step <= s.steps[n-1].Step {
+	if s.n > 0 && st.Step <= s.last {
 		s.dup++
+		p.notef(st.Step, "skipped", "duplicate: step %d is not above the last kept step %d", st.Step, s.last)
 		return
 	}
-	s.steps = append(s.steps, st)
+	s.n++
+	s.last = st.Step
+	s.curve.add(&st)
+	if len(s.steps) < HeadSteps {
+		s.steps = append(s.steps, st)
+	} else {
+		s.tail.AddStep(&st)
+	}
 	if world > 0 {
 		s.world = world
+	}
+	if p.trace != nil {
+		p.notef(st.Step, "read", "%s", describeStep(&st))
 	}
 }

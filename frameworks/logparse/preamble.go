@@ -9,7 +9,11 @@ import (
 
 var (
 	// Megatron's arguments block: "  global_batch_size ............................. 128".
-	megatronArg = regexp.MustCompile(`^\s*([A-Za-z_][A-Za-z0-9_]*) \.{3,} (.*?)\s*$`)
+	// Primus and launchers put a prefix before it ("[...][rank-0/8][INFO ] [---arguments.py:12] :   seq_length ... 4096"),
+	// so the name may follow any space or colon.
+	megatronArg = regexp.MustCompile(`(?:^|[\s:])([A-Za-z_][A-Za-z0-9_]*) \.{3,} (.*?)\s*$`)
+	// Primus: "ThroughputAverageExtension initialized with seq_len: 8192 world_size: 8 ..."
+	primusSeqLen = regexp.MustCompile(`initialized with seq_len:\s*(\d+)`)
 	// "using world size: 8, data-parallel size: 8, context-parallel size: 1, ..."
 	megatronSizes = regexp.MustCompile(`([a-z-]+) size: (\d+)`)
 	// "> number of parameters on (tensor, pipeline) model parallel rank (0, 0): 8030261248"
@@ -21,7 +25,11 @@ var (
 	// TorchTitan: "Model llama3 8B size: 8,030,261,248 total parameters"
 	titanParams = regexp.MustCompile(`([0-9][0-9,]*) total parameters`)
 	// TorchTitan: "Training starts at step 1, with local batch size 1, global batch size 8, sequence length 2048, ..."
-	titanBatch = regexp.MustCompile(`local batch size (\d+), global batch size (\d+)(?:, sequence length (\d+))?`)
+	// and (2026) "Trainer is initialized with local batch size 160, global batch size 1280,
+	// gradient accumulation steps 1, sequence length 128, total steps 10 (warmup 2)".
+	titanLocalBatch  = regexp.MustCompile(`local batch size (\d+)`)
+	titanGlobalBatch = regexp.MustCompile(`global batch size (\d+)`)
+	titanSeqLen      = regexp.MustCompile(`sequence length (\d+)`)
 	// NeMo / Lightning: "All distributed processes registered. Starting with 8 processes",
 	// "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/8".
 	lightningWorld = regexp.MustCompile(`Starting with (\d+) processes|MEMBER: \d+/(\d+)`)
@@ -32,6 +40,12 @@ const maxArgs = 4096
 
 // preambleLine picks run facts out of lines that are not steps.
 func (p *parser) preambleLine(s string) {
+	// Every fact line holds one of these words; most lines hold none, so they pass
+	// with a few scans instead of one per fact.
+	if !strings.Contains(s, "...") && !strings.Contains(s, "param") && !strings.Contains(s, "size") &&
+		!strings.Contains(s, "seq_len") && !strings.Contains(s, "Starting with") && !strings.Contains(s, "MEMBER:") {
+		return
+	}
 	switch {
 	case strings.Contains(s, "..."):
 		if m := megatronArg.FindStringSubmatch(s); m != nil {
@@ -71,6 +85,9 @@ func (p *parser) preambleLine(s string) {
 		}
 	case strings.Contains(s, "parameters in billions"):
 		if m := megatronParamsB.FindStringSubmatch(s); m != nil {
+			if f, finite, ok := number(m[1]); ok && finite && p.billions == nil {
+				p.billions = ptr(f)
+			}
 			p.approxParams(m[1], 1e9)
 		}
 	case strings.Contains(s, "Total params"):
@@ -84,14 +101,19 @@ func (p *parser) preambleLine(s string) {
 			}
 		}
 	case strings.Contains(s, "local batch size"):
-		if m := titanBatch.FindStringSubmatch(s); m != nil {
+		for _, f := range []struct {
+			re  *regexp.Regexp
+			dst **int
+		}{{titanLocalBatch, &p.pre.MicroBatchSize}, {titanGlobalBatch, &p.pre.GlobalBatchSize}, {titanSeqLen, &p.pre.SeqLength}} {
+			if m := f.re.FindStringSubmatch(s); m != nil {
+				if n, ok := integer(m[1]); ok {
+					setIfNil(f.dst, n)
+				}
+			}
+		}
+	case strings.Contains(s, "initialized with seq_len:"):
+		if m := primusSeqLen.FindStringSubmatch(s); m != nil {
 			if n, ok := integer(m[1]); ok {
-				setIfNil(&p.pre.MicroBatchSize, n)
-			}
-			if n, ok := integer(m[2]); ok {
-				setIfNil(&p.pre.GlobalBatchSize, n)
-			}
-			if n, ok := integer(m[3]); ok {
 				setIfNil(&p.pre.SeqLength, n)
 			}
 		}
@@ -142,6 +164,9 @@ func (p *parser) finishPreamble(steps []Step) {
 			}
 		}
 	}
+	if pre.SeqLength == nil && p.actualSeq != nil {
+		pre.SeqLength = ptr(*p.actualSeq)
+	}
 	if len(p.params) > 0 {
 		var sum int64
 		for _, n := range p.params {
@@ -150,6 +175,15 @@ func (p *parser) finishPreamble(steps []Step) {
 		// One model-parallel rank holds the whole model; several hold shards whose sum
 		// counts replicated tensors (norms, shared embeddings) more than once.
 		pre.ParameterCount, pre.ParameterCountExact = ptr(sum), len(p.params) == 1
+		// Expert parallelism shards the experts over ranks that share one (tensor,
+		// pipeline) label, so the per-rank figure is a shard of an MoE model. Megatron's
+		// own total ("parameters in billions", two decimals) wins when it is above the
+		// shard count by more than its rounding.
+		if p.billions != nil {
+			if total := *p.billions * 1e9; total-float64(sum) > 0.005e9 {
+				pre.ParameterCount, pre.ParameterCountExact = ptr(int64(math.Round(total))), false
+			}
+		}
 	}
 	for _, st := range steps {
 		if pre.GlobalBatchSize == nil && st.GlobalBatchSize != nil {

@@ -19,6 +19,9 @@ func splitRank(s string) (rank int, has bool, rest string) {
 		if len(rest) == 0 || !(rest[0] == '[' || rest[0] == ' ' || rest[0] == '\t' || (rest[0] >= '0' && rest[0] <= '9')) {
 			break
 		}
+		if !maybeRankLabel(rest) {
+			break
+		}
 		m := rankLabel.FindStringSubmatchIndex(rest)
 		if m == nil {
 			break
@@ -35,4 +38,22 @@ func splitRank(s string) (rank int, has bool, rest string) {
 		rest = rest[m[1]:]
 	}
 	return rank, has, strings.TrimLeft(rest, " ")
+}
+
+// maybeRankLabel is a cheap test that lets most lines skip rankLabel.
+func maybeRankLabel(s string) bool {
+	t := strings.TrimLeft(s, " \t")
+	switch {
+	case t == "":
+		return false
+	case t[0] == '[':
+		return strings.HasPrefix(t, "[rank") || strings.HasPrefix(t, "[default")
+	case t[0] >= '0' && t[0] <= '9':
+		i := 0
+		for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+			i++
+		}
+		return i < len(t) && t[i] == ':'
+	}
+	return false
 }

@@ -12,6 +12,11 @@ func (p *parser) primusSegment(st *Step, key, val string) bool {
 		st.setFloat(&st.TFLOPsPerGPU, "framework_tflops_per_gpu", val, 1)
 	case "tokens per gpu (tokens/s/gpu)", "tokens/s/gpu inst/harmonic mean", "tokens per second per gpu (tok/s/gpu)":
 		st.setFloat(&st.TokensPerSecondPerGPU, "framework_tokens_per_s_per_gpu", val, 1)
+	case "tokens per gpu per second(tgs)", "tokens per gpu per second (tgs)", "tgs (tokens/gpu/second)":
+		// Megatron-DeepSpeed and its forks
+		st.setFloat(&st.TokensPerSecondPerGPU, "framework_tokens_per_s_per_gpu", val, 1)
+		p.deepspeedSigns++
+		return true
 	case "mem usages":
 		st.setFloat(&st.MemUsedFraction, "mem_used_fraction", val, 1)
 	case "hip mem usage/free/total/usage_ratio":

@@ -64,6 +64,6 @@ func (p *parser) titanLine(s string, rank int, hasRank bool) bool {
 			}
 		}
 	}
-	p.titan.add(st, rank, hasRank, p.world)
+	p.titan.add(p, st, rank, hasRank, p.world)
 	return true
 }

@@ -173,6 +173,7 @@ func main() {
 	// --- NeMo 2.0 ProgressPrinter with Lightning's preamble.
 	{
 		var x w
+		// ProgressPrinter prints the 0-based global step over max_steps-1.
 		x.f("# built fixture: NeMo 2.0 ProgressPrinter.format_string and Lightning model summary (see README.md)\n")
 		x.f("Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/8\n")
 		x.f("----------------------------------------------------------------------------------------------------\n")
@@ -186,11 +187,11 @@ func main() {
 			}
 			lr := 3e-4 * math.Min(1, float64(it)/10)
 			x.f("Training epoch 0, iteration %d/%d | lr: %s | global_batch_size: %s | global_step: %s | reduced_train_loss: %s | train_step_timing in s: %s | consumed_samples: %s | TFLOPS_per_GPU: %s\n",
-				it, 30, pyG(lr), pyG(128), pyG(float64(it-1)), pyG(loss), pyG(t), pyG(float64(it*128)), pyG(jit(402.4, 0.01)))
+				it-1, 29, pyG(lr), pyG(128), pyG(float64(it-1)), pyG(loss), pyG(t), pyG(float64(it*128)), pyG(jit(402.4, 0.01)))
 			if it%10 == 0 {
 				x.f("Validation: iteration 1/5\n")
 				x.f("Training epoch 0, iteration %d/%d | lr: %s | val_loss: %s | reduced_train_loss: %s | train_step_timing in s: %s | consumed_samples: %s\n",
-					it, 30, pyG(lr), pyG(loss+0.1), pyG(loss), pyG(t), pyG(1.2e4+float64(it)))
+					it-1, 29, pyG(lr), pyG(loss+0.1), pyG(loss), pyG(t), pyG(1.2e4+float64(it)))
 			}
 		}
 		x.save("nemo2-llama-8gpu.log")

@@ -1,0 +1,39 @@
+package tasks
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestExtractExplained runs extract -v on a Megatron-Bridge log pasted from a
+// terminal: one hard-wrapped step, one echoed step, one step cut after its first
+// segment (testdata/extract-wrapped.log, built in the format of Bridge's training_log).
+func TestExtractExplained(t *testing.T) {
+	for k, v := range map[string]string{"GBS": "512", "SL": "4096", "GPUS": "8", "PRECISION": "bf16", "GPU": "H100 SXM", "MODEL": "llama", "PLATFORM": "nvd"} {
+		t.Setenv(k, v)
+	}
+	var out, explain bytes.Buffer
+	require.NoError(t, ExtractExplained("testdata/extract-wrapped.log", &out, &explain))
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(out.Bytes(), &doc))
+	e := explain.String()
+	for _, want := range []string{
+		"line 1\tstep 1\tread\tstep_time_s=30.5",
+		"line 3\tstep -\tjoined\tline 3 continues the iteration line of line 2",
+		"line 2\tstep 2\tread\tstep_time_s=0.52",
+		"line 4\tstep 2\tskipped\tduplicate",
+		"line 5\tstep 3\tcut\t",
+		"summary\twarm-up: the first 1 logged step(s)",
+		"median 0.515 s (the headline)",
+		"problem\tcut_lines",
+	} {
+		assert.Contains(t, e, want)
+	}
+	var quiet bytes.Buffer
+	require.NoError(t, Extract("testdata/extract-wrapped.log", &quiet))
+	assert.Equal(t, out.String(), quiet.String(), "-v changes only what goes to the explanation")
+}
