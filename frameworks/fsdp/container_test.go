@@ -146,6 +146,7 @@ func TestTrainTwoProcessesInTorchImages(t *testing.T) {
 		name, image, suite string
 		edit               func(*Config)
 		want               Runtime
+		forward            string   // the dtypes the first block's query projection computed with
 		launcher           []string // the launch command's start
 	}{
 		{
@@ -153,6 +154,7 @@ func TestTrainTwoProcessesInTorchImages(t *testing.T) {
 			edit: func(c *Config) { c.Precision, c.Attention = "bf16", "sdpa" },
 			want: Runtime{Path: PathFSDP2, Torch: "2.6.0", ParamDType: "bf16", ReduceDType: "fp32",
 				Attention: "sdpa enable_gqa", Optimizer: "AdamW fused"},
+			forward:  "weight bfloat16, output bfloat16",
 			launcher: []string{"python3", "/rival/run/" + ScriptName},
 		},
 		{
@@ -160,6 +162,7 @@ func TestTrainTwoProcessesInTorchImages(t *testing.T) {
 			edit: func(c *Config) { c.Precision = "fp32" },
 			want: Runtime{Path: PathDDP, Torch: "1.13", ParamDType: "fp32", ReduceDType: "fp32",
 				Attention: "manual (K/V repeated per group)", Optimizer: "AdamW foreach"},
+			forward:  "weight float32, output float32",
 			launcher: []string{"python3", "/rival/run/" + ScriptName},
 		},
 	}
@@ -195,6 +198,7 @@ func TestTrainTwoProcessesInTorchImages(t *testing.T) {
 			assert.True(t, strings.HasPrefix(rt.Attention, tc.want.Attention), "attention %q", rt.Attention)
 			assert.Equal(t, tc.want.Optimizer, rt.Optimizer)
 
+			assert.Contains(t, stdout, "[rival-fsdp] first forward: query projection "+tc.forward)
 			var sharding []string
 			for _, line := range lines {
 				if m := shardingLine.FindStringSubmatch(line); m != nil {

@@ -585,6 +585,17 @@ def main():
     interval_loss, interval_iters, interval_time = 0.0, 0, 0.0
     skipped = nans = 0
     memory_reported = False
+    # What the first block's query projection really computes with in the first forward (the policy's
+    # word is not taken for it): its weight's dtype and that of its output.
+    seen = {}
+
+    def observe(module, inputs, output):
+        if not seen:
+            seen.update(weight=str(module.weight.dtype).replace("torch.", ""),
+                        output=str(output.dtype).replace("torch.", ""))
+    hook = model.blocks[0].attn.q.register_forward_hook(observe) if hasattr(model, "blocks") else None
+    if hook is None:  # DDP and FSDP1 keep the decoder under .module
+        hook = model.module.blocks[0].attn.q.register_forward_hook(observe)
     for it in range(1, args.train_iters + 1):
         start = time.perf_counter()
         lr = lr_at(args, it)
@@ -641,6 +652,10 @@ def main():
                     f" | max allocated: {c.max_memory_allocated() / mb} | reserved: {c.memory_reserved() / mb}"
                     f" | max reserved: {c.max_memory_reserved() / mb}")
                 memory_reported = True
+        if hook is not None and seen:
+            hook.remove()
+            hook = None
+            say(f"{PREFIX} first forward: query projection weight {seen['weight']}, output {seen['output']}")
     if world > 1:
         dist.barrier()
         dist.destroy_process_group()
