@@ -20,6 +20,7 @@ import (
 
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/frameworks"
+	"github.com/rivalbench/rival/frameworks/fsdp"
 	"github.com/rivalbench/rival/frameworks/logparse"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/models"
@@ -408,6 +409,12 @@ func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch frameworks.L
 		if facts.GPUModel == "" {
 			facts.GPUModel = in.Host.GPUs[0].Name
 		}
+	}
+	// The fsdp trainer reports which of its paths ran, on which torch (docs/fsdp.md).
+	if rt, ok, err := fsdp.RuntimeFromArgs(lg.Preamble.Args); err != nil {
+		return nil, fmt.Errorf("%s: %w", logPath, err)
+	} else if ok {
+		facts.FrameworkVersion += "; ran " + rt.String()
 	}
 	return result.Build(lg, facts)
 }

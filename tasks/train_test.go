@@ -230,4 +230,7 @@ func TestTrainFSDPOnCPU(t *testing.T) {
 	first, last := *r.LossValues[0], *r.LossValues[len(r.LossValues)-1]
 	assert.Less(t, last, first, "the loss goes down")
 	assert.Greater(t, r.PerformanceMetrics.TokensPerSecond, 0.0)
+	// The result says which path of the trainer ran, on which torch (docs/fsdp.md).
+	require.NotNil(t, r.Framework.Version)
+	assert.Regexp(t, `^rival frameworks/fsdp train\.py blake3:[0-9a-f]{64}; ran single on torch \d+\.\d+\S*, params fp32(, bf16 autocast)?, reduce none \(one process\), attention \S`, *r.Framework.Version)
 }

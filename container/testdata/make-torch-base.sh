@@ -1,18 +1,29 @@
 #!/usr/bin/env bash
-# make-torch-base.sh builds the local base image rival-test/torch-base:bookworm:
-# a minimal Debian bookworm root filesystem with Debian's PyTorch (python3-torch,
-# CPU only), numpy and the threaded OpenBLAS that makes torch's CPU matmuls fast.
+# make-torch-base.sh builds a local base image rival-test/torch-base:<suite>:
+# a minimal Debian root filesystem with Debian's PyTorch (python3-torch, CPU
+# only), numpy and the threaded OpenBLAS that makes torch's CPU matmuls fast.
 # No registry is reachable in CI, so the container tests get their Python+torch
 # base this way instead of pulling one. Skips when the image already exists.
 #
+#   bookworm (Debian 12): python3-torch 1.13.1, Python 3.11 (the default)
+#   trixie   (Debian 13): python3-torch 2.6.0,  Python 3.13 (FSDP2, SDPA)
+#
 # Needs: root, debootstrap, a running Docker daemon (DOCKER_HOST honoured).
-# Env:   IMAGE  (default rival-test/torch-base:bookworm)
+# Env:   SUITE  (default bookworm; trixie for the torch 2.6 image)
+#        IMAGE  (default rival-test/torch-base:$SUITE)
 #        MIRROR (default: the Debian mirror in /etc/apt/sources.list.d or
-#                /etc/apt/sources.list, else http://deb.debian.org/debian)
+#                /etc/apt/sources.list; there is no built-in one)
 set -euo pipefail
 
-IMAGE=${IMAGE:-rival-test/torch-base:bookworm}
-SUITE=bookworm
+SUITE=${SUITE:-bookworm}
+IMAGE=${IMAGE:-rival-test/torch-base:$SUITE}
+case "$SUITE" in
+bookworm | trixie) ;;
+*)
+	echo "make-torch-base: SUITE=$SUITE: known suites are bookworm and trixie" >&2
+	exit 1
+	;;
+esac
 PACKAGES=python3-torch,python3-numpy,libopenblas0-pthread
 
 if docker image inspect "$IMAGE" >/dev/null 2>&1; then
@@ -42,9 +53,13 @@ detect_mirror() {
 		uri=$(awk '$1 == "deb" && $0 !~ /security/ { for (i = 2; i <= NF; i++) if ($i ~ /^(https?|file):/) { print $i; exit } }' "$f")
 		if [ -n "$uri" ]; then echo "$uri"; return; fi
 	done
-	echo http://deb.debian.org/debian
 }
 MIRROR=${MIRROR:-$(detect_mirror)}
+if [ -z "$MIRROR" ]; then
+	echo "make-torch-base: no Debian mirror in /etc/apt/sources.list or /etc/apt/sources.list.d;" \
+		"set MIRROR=<your Debian mirror URL>" >&2
+	exit 1
+fi
 
 ROOTFS=$(mktemp -d /var/tmp/rival-torch-rootfs.XXXXXX)
 trap 'rm -rf "$ROOTFS"' EXIT

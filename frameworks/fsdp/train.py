@@ -5,6 +5,18 @@ QKV bias as in Qwen, untied output head) trained with AdamW on a Megatron indexe
 version 1). It prints Megatron-format iteration lines so that one log parser serves every framework.
 One process: `python3 train.py ...`; more: torchrun, which sets RANK, WORLD_SIZE and LOCAL_RANK.
 Exit codes: 0 done, 2 bad arguments or data, 3 torch/numpy missing or too old for what was asked.
+
+Which data-parallel path runs depends on the torch it finds (docs/fsdp.md); the run prints it as
+rival_fsdp_* entries of the arguments block:
+  fsdp2   torch >= 2.6: fully_shard per decoder block and the root, MixedPrecisionPolicy (bf16 parameters
+          for bf16 runs, fp32 gradient reduction), DTensor shards on a 1-D device mesh, parameters kept
+          gathered from forward to backward
+  fsdp1   torch 2.0-2.5: FullyShardedDataParallel per block, SHARD_GRAD_OP, MixedPrecision (same dtypes)
+  ddp     torch whose FSDP cannot be imported (Debian 12's 1.13 under Python 3.11): DistributedDataParallel,
+          fp32 parameters, bf16 runs under autocast
+  single  one process: fp32 parameters, bf16 runs under autocast
+Attention is scaled_dot_product_attention with enable_gqa (torch >= 2.5), else K/V repeated per group.
+AdamW is fused where torch has the kernel for the device (CUDA from 2.0, CPU from 2.4), else foreach.
 """
 import argparse
 import contextlib
@@ -102,6 +114,17 @@ def import_torch(args):
     if args.attention == "sdpa" and not has_sdpa:
         fail(f"--attention sdpa needs torch >= 2.0, this is {torch.__version__}. {HOW_TO_GET}", 3)
     args.attention = "sdpa" if args.attention in ("auto", "sdpa") and has_sdpa else "manual"
+    args.torch_version = version
+    # enable_gqa (torch >= 2.5) lets the kernel read each K/V head for its group of query heads;
+    # without it K and V are copied per group (repeat_interleave) before the call.
+    args.gqa_native = False
+    if args.attention == "sdpa" and args.kv_heads != args.heads:
+        q, kv = torch.zeros(1, 2, 2, 2), torch.zeros(1, 1, 2, 2)
+        try:
+            torch.nn.functional.scaled_dot_product_attention(q, kv, kv, is_causal=True, enable_gqa=True)
+            args.gqa_native = True
+        except TypeError:
+            pass
     return torch
 
 
@@ -190,12 +213,17 @@ def build_model(torch, args):
             v = self.v(x).view(b, t, args.kv_heads, head_dim).transpose(1, 2)
             cos, sin = cos.to(q.dtype), sin.to(q.dtype)
             q, k = rotate(q, cos, sin), rotate(k, cos, sin)
-            if args.kv_heads != args.heads:
-                k = k.repeat_interleave(args.heads // args.kv_heads, dim=1)
-                v = v.repeat_interleave(args.heads // args.kv_heads, dim=1)
-            if args.attention == "sdpa":
+            if args.gqa_native:
+                y = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+            elif args.attention == "sdpa":
+                if args.kv_heads != args.heads:
+                    k = k.repeat_interleave(args.heads // args.kv_heads, dim=1)
+                    v = v.repeat_interleave(args.heads // args.kv_heads, dim=1)
                 y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
             else:
+                if args.kv_heads != args.heads:
+                    k = k.repeat_interleave(args.heads // args.kv_heads, dim=1)
+                    v = v.repeat_interleave(args.heads // args.kv_heads, dim=1)
                 scores = (q @ k.transpose(-2, -1)).float() * head_dim ** -0.5
                 y = torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1).to(v.dtype) @ v
             return self.o(y.transpose(1, 2).reshape(b, t, args.heads * head_dim))
@@ -245,6 +273,136 @@ def build_model(torch, args):
     return Decoder(), Block
 
 
+def import_fsdp2(torch):
+    """FSDP2's fully_shard, MixedPrecisionPolicy and DTensor: public in torch.distributed.fsdp from 2.6 on."""
+    try:
+        from torch.distributed.fsdp import fully_shard, MixedPrecisionPolicy
+        from torch.distributed.tensor import DTensor
+    except ImportError:
+        return None
+    return fully_shard, MixedPrecisionPolicy, DTensor
+
+
+def cpu_stream_events(torch):
+    """FSDP2 orders its collectives with Stream.record_event and wait_event. torch 2.6's CPU stream stub
+    lacks both (torch 2.7 adds them, as no-ops: pytorch/pytorch#145935); on the CPU every op runs in
+    issue order on one stream, so the same no-ops are exact. Added only where missing."""
+    stream = torch.cpu.Stream
+    if not hasattr(stream, "record_event"):
+        def record_event(self, event=None):
+            event = event or torch.cpu.Event()
+            event.record(self)
+            return event
+        stream.record_event = record_event
+    if not hasattr(stream, "wait_event"):
+        stream.wait_event = lambda self, event: None
+
+
+def wrap(torch, model, Block, args, world, device, precision):
+    """Wraps the model for data parallelism on this torch: fsdp2, fsdp1, ddp or (one process) single.
+    Returns the model and what ran: path, the parameter dtype the matmuls see, the gradient reduction dtype,
+    whether bf16 comes from autocast, and why a newer path was not taken."""
+    cuda = device.type == "cuda"
+    bf16 = precision == "bf16"
+    dtype = torch.bfloat16 if bf16 else torch.float32
+    run = {"path": "single", "param_dtype": "fp32", "reduce_dtype": "none (one process)", "autocast": bf16,
+           "why": "", "sharding": ""}
+    if world == 1:
+        return model, run
+    run["reduce_dtype"] = "fp32"
+    fsdp2 = import_fsdp2(torch) if args.torch_version >= (2, 6) else None
+    if fsdp2:
+        fully_shard, MixedPrecisionPolicy, _ = fsdp2
+        if device.type == "cpu":
+            cpu_stream_events(torch)
+        from torch.distributed.device_mesh import init_device_mesh
+        mesh = init_device_mesh(device.type, (world,))
+        # Parameters all-gathered and used in bf16 (the sharded fp32 copy is what AdamW updates);
+        # gradients reduce-scattered in fp32, as Megatron's distributed optimizer does. Kept unsharded
+        # from forward to backward (ZeRO-2): one all-gather per step, as that optimizer does, not a
+        # second one in backward; torch 2.6 on the CPU also fails that second gather (docs/fsdp.md).
+        policy = MixedPrecisionPolicy(param_dtype=dtype, reduce_dtype=torch.float32)
+        for block in model.blocks:
+            fully_shard(block, mesh=mesh, mp_policy=policy, reshard_after_forward=False)
+        fully_shard(model, mesh=mesh, mp_policy=policy, reshard_after_forward=False)
+        run.update(path="fsdp2", param_dtype=precision, autocast=False)
+        return model, run
+    if args.torch_version >= (2, 6):
+        run["why"] = "torch.distributed.fsdp lacks fully_shard"
+    try:
+        from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, MixedPrecision, ShardingStrategy
+        from torch.distributed.fsdp.wrap import transformer_auto_wrap_policy
+        import inspect
+        # use_orig_params (torch >= 2.0) keeps per-parameter names for weight decay and torch.compile.
+        why = None if "use_orig_params" in inspect.signature(FSDP).parameters else "it lacks use_orig_params"
+    except (ImportError, ValueError) as e:  # Debian's torch 1.13 on Python 3.11 cannot import its FSDP
+        why = f"importing torch.distributed.fsdp raised {type(e).__name__}"
+    if why:
+        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if cuda else None)
+        run.update(path="ddp", why=f"this torch's FSDP is unusable: {why}")
+        return model, run
+    import functools
+    policy = functools.partial(transformer_auto_wrap_policy, transformer_layer_cls={Block})
+    mixed = MixedPrecision(param_dtype=dtype, reduce_dtype=torch.float32) if bf16 else None
+    # SHARD_GRAD_OP: the same one all-gather per step as fsdp2 above.
+    model = FSDP(model, auto_wrap_policy=policy, device_id=device if cuda else None, use_orig_params=True,
+                 mixed_precision=mixed, sharding_strategy=ShardingStrategy.SHARD_GRAD_OP)
+    run.update(path="fsdp1", param_dtype=precision, autocast=False)
+    return model, run
+
+
+def fsdp2_sharding(torch, model, world):
+    """Says how FSDP2 sharded the parameters: how many are DTensors, their placements, and the local
+    element count on every rank (gathered, so rank 0 can print all of them)."""
+    import torch.distributed as dist
+    from torch.distributed.tensor import DTensor
+    params = list(model.parameters())
+    shards = [p for p in params if isinstance(p, DTensor)]
+    placements = sorted({repr(pl) for p in shards for pl in p.placements})
+    local = sum(p.to_local().numel() for p in shards)
+    counts = [None] * world
+    dist.all_gather_object(counts, local)
+    return (f"{len(shards)} of {len(params)} parameters are DTensors {'/'.join(placements) or '-'} on a"
+            f" {world}-rank mesh | local elements per rank: {', '.join(str(c) for c in counts)}")
+
+
+def adamw(torch, groups, args):
+    """AdamW, fused where this torch has the kernel for the parameters' device, else foreach, else
+    torch's default loop. Returns the optimizer and the implementation's name."""
+    kw = dict(lr=args.lr, betas=(args.beta1, args.beta2), eps=1e-8)
+    for impl in ("fused", "foreach"):
+        try:
+            return torch.optim.AdamW(groups, **kw, **{impl: True}), impl
+        except (TypeError, RuntimeError, ValueError):  # unknown keyword, or no kernel for this device
+            pass
+    return torch.optim.AdamW(groups, **kw), "for-loop"
+
+
+SDP_BACKENDS = {0: "math", 1: "flash", 2: "efficient", 3: "cudnn", 4: "overrideable"}
+
+
+def attention_kernel(torch, args, device, dtype):
+    """Names the attention that runs: SDPA with enable_gqa or with repeated K/V, and the backend SDPA
+    picks for this run's shapes, dtype and device; or the manual matmul-softmax-matmul."""
+    if args.attention != "sdpa":
+        return "manual (K/V repeated per group)" if args.kv_heads != args.heads else "manual"
+    how = "enable_gqa" if args.gqa_native else ("K/V repeated per group" if args.kv_heads != args.heads else "MHA")
+    head_dim = args.hidden // args.heads
+    kv_heads = args.kv_heads if args.gqa_native else args.heads
+    backend = "backend unknown"
+    try:
+        q = torch.zeros(args.micro_batch, args.heads, args.seq_len, head_dim, device=device, dtype=dtype,
+                        requires_grad=True)
+        k = torch.zeros(args.micro_batch, kv_heads, args.seq_len, head_dim, device=device, dtype=dtype,
+                        requires_grad=True)
+        extra = {"enable_gqa": True} if args.gqa_native else {}
+        choice = int(torch._fused_sdp_choice(q, k, k, None, 0.0, True, **extra))
+        backend = SDP_BACKENDS.get(choice, f"backend {choice}")
+    except (AttributeError, RuntimeError, TypeError):
+        pass
+    return f"sdpa {how} {backend}"
+
+
 def flops_per_iteration(args, batch):
     """Megatron's num_floating_point_operations for a dense GQA + SwiGLU decoder: 3 (forward, wgrad, dgrad)
     x 2 (GEMMs per block) x 2 (multiply-add) x batch x seq x layers x hidden^2 x (attention with the causal
@@ -278,6 +436,9 @@ def spawn(n):
         port = s.getsockname()[1]
     env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(n),
                LOCAL_WORLD_SIZE=str(n), GROUP_RANK="0")
+    # From torch 2.4 on, env:// asks for a libuv TCPStore unless USE_LIBUV=0; Debian's python3-torch 2.6
+    # is built without libuv and would fail. The store only carries the rendezvous, so the plain one serves.
+    env.setdefault("USE_LIBUV", "0")
 
     def die_with_parent():
         try:
@@ -357,24 +518,7 @@ def main():
     # Megatron's rule: no weight decay on biases and norm weights. Decided by name, before wrapping,
     # because FSDP flattens sharded parameters to 1-D.
     no_decay = {n for n, _ in model.named_parameters() if n.endswith(("norm.weight", ".bias"))}
-    wrapper = "none (one process)"
-    if world > 1:
-        try:
-            from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
-            from torch.distributed.fsdp.wrap import transformer_auto_wrap_policy
-            import inspect
-            # use_orig_params (torch >= 2.0) keeps per-parameter names for weight decay and torch.compile.
-            why = None if "use_orig_params" in inspect.signature(FSDP).parameters else "it lacks use_orig_params"
-        except (ImportError, ValueError) as e:  # Debian's torch 1.13 on Python 3.11 cannot import its FSDP
-            why = f"importing torch.distributed.fsdp raised {type(e).__name__}"
-        if why:
-            model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank] if cuda else None)
-            wrapper = f"DDP, as this torch's FSDP is unusable ({why})"
-        else:
-            import functools
-            policy = functools.partial(transformer_auto_wrap_policy, transformer_layer_cls={Block})
-            model = FSDP(model, auto_wrap_policy=policy, device_id=device if cuda else None, use_orig_params=True)
-            wrapper = "FSDP (full shard, one unit per decoder block)"
+    model, run = wrap(torch, model, Block, args, world, device, precision)
 
     def bare(name):  # the name without the wrappers' prefixes
         name = name.replace("_fsdp_wrapped_module.", "").replace("_orig_mod.", "")
@@ -383,15 +527,22 @@ def main():
     assert {n for n, _ in named} >= no_decay, "parameter names changed under the wrapper"
     groups = [{"params": [p for n, p in named if n not in no_decay], "weight_decay": args.weight_decay},
               {"params": [p for n, p in named if n in no_decay], "weight_decay": 0.0}]
-    opt = torch.optim.AdamW(groups, lr=args.lr, betas=(args.beta1, args.beta2), eps=1e-8)
+    opt, run["optimizer"] = adamw(torch, groups, args)
+    run["attention"] = attention_kernel(torch, args, device, torch.bfloat16 if precision == "bf16" else torch.float32)
+    if run["path"] == "fsdp2":
+        run["sharding"] = fsdp2_sharding(torch, model, world)
     step_model = torch.compile(model) if args.compile else model
     gbs = args.micro_batch * args.grad_accum * world
     flops = flops_per_iteration(args, gbs)
 
+    param_dtype = run["param_dtype"] + (", bf16 autocast" if run["autocast"] else "")
     say(f"{PREFIX} torch version: {torch.__version__} | python: {sys.version.split()[0]}")
     say(f"{PREFIX} device: {device.type}{' ' + torch.cuda.get_device_name(device) if cuda else ''}"
-        f" | threads per process: {threads} | world size: {world} | data parallel: {wrapper}"
-        f" | gradient accumulation: {args.grad_accum}")
+        f" | threads per process: {threads} | world size: {world} | data parallel: {run['path']}"
+        f"{' (' + run['why'] + ')' if run['why'] else ''} | gradient accumulation: {args.grad_accum}")
+    say(f"{PREFIX} parameters: {param_dtype} | gradient reduction: {run['reduce_dtype']}")
+    if run["sharding"]:
+        say(f"{PREFIX} sharding: {run['sharding']}")
     # Megatron's arguments block and parameter line, so the one Megatron log parser reads these facts too.
     megatron = {
         "num_layers": args.layers, "hidden_size": args.hidden, "ffn_hidden_size": args.ffn,
@@ -406,6 +557,10 @@ def main():
         "clip_grad": 1.0, "seed": args.seed, "bf16": precision == "bf16", "log_interval": args.log_interval,
         "world_size": world, "data_parallel_size": world, "tensor_model_parallel_size": 1,
         "pipeline_model_parallel_size": 1, "context_parallel_size": 1, "data_path": args.data_prefix,
+        # What ran, for the result (docs/fsdp.md): read back by frameworks/fsdp.RuntimeFromArgs.
+        "rival_fsdp_path": run["path"], "rival_fsdp_torch": torch.__version__.split("+")[0],
+        "rival_fsdp_param_dtype": param_dtype, "rival_fsdp_reduce_dtype": run["reduce_dtype"],
+        "rival_fsdp_attention": run["attention"], "rival_fsdp_optimizer": "AdamW " + run["optimizer"],
     }
     say("------------------------ arguments ------------------------")
     for name in sorted(megatron):
@@ -414,8 +569,8 @@ def main():
     say(f" > number of parameters on (tensor, pipeline) model parallel rank (0, 0): {params}")
     say(f"{PREFIX} data: {args.data_prefix} | {len(tokens)} tokens ({dtype}) | {samples.count} samples"
         f" of seq length + 1 | seed {args.seed}")
-    say(f"{PREFIX} precision: {precision} | attention: {args.attention} | compile: {args.compile}")
-    say(f"{PREFIX} optimizer: AdamW lr {args.lr:g} betas ({args.beta1:g}, {args.beta2:g}) eps 1e-08"
+    say(f"{PREFIX} precision: {precision} | attention: {run['attention']} | compile: {args.compile}")
+    say(f"{PREFIX} optimizer: AdamW ({run['optimizer']}) lr {args.lr:g} betas ({args.beta1:g}, {args.beta2:g}) eps 1e-08"
         f" | weight decay {args.weight_decay:g} on {len(named) - len(no_decay)} tensors, none on"
         f" {len(no_decay)} (biases, norms) | grad clip 1.0")
     say(f"{PREFIX} lr schedule: linear warmup to {args.lr:g} over {args.warmup_steps} steps, cosine"
@@ -423,12 +578,24 @@ def main():
     say(f"{PREFIX} FLOPs per iteration: {flops:.6E} (Megatron num_floating_point_operations: causal"
         f" attention, GQA, SwiGLU, logit layer; throughput = FLOPs / time / world size)")
 
-    amp = (torch.autocast(device_type=device.type, dtype=torch.bfloat16) if precision == "bf16"
+    # fsdp2/fsdp1 hand the blocks bf16 parameters themselves; autocast only where the weights stay fp32.
+    amp = (torch.autocast(device_type=device.type, dtype=torch.bfloat16) if run["autocast"]
            else contextlib.nullcontext())
     loss_fn = torch.nn.functional.cross_entropy
     interval_loss, interval_iters, interval_time = 0.0, 0, 0.0
     skipped = nans = 0
     memory_reported = False
+    # What the first block's query projection really computes with in the first forward (the policy's
+    # word is not taken for it): its weight's dtype and that of its output.
+    seen = {}
+
+    def observe(module, inputs, output):
+        if not seen:
+            seen.update(weight=str(module.weight.dtype).replace("torch.", ""),
+                        output=str(output.dtype).replace("torch.", ""))
+    hook = model.blocks[0].attn.q.register_forward_hook(observe) if hasattr(model, "blocks") else None
+    if hook is None:  # DDP and FSDP1 keep the decoder under .module
+        hook = model.module.blocks[0].attn.q.register_forward_hook(observe)
     for it in range(1, args.train_iters + 1):
         start = time.perf_counter()
         lr = lr_at(args, it)
@@ -445,10 +612,13 @@ def main():
             loss = loss_fn(logits.float().reshape(-1, args.vocab), batch[:, 1:].reshape(-1))
             (loss / args.grad_accum).backward()
             loss_sum += loss.detach()
-        if hasattr(model, "clip_grad_norm_"):
-            grad_norm = float(model.clip_grad_norm_(1.0))  # FSDP: the norm over all shards
+        if run["path"] == "fsdp1":
+            grad_norm = model.clip_grad_norm_(1.0)  # the norm over all flat shards
         else:
-            grad_norm = float(torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0))
+            grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        if hasattr(grad_norm, "full_tensor"):  # fsdp2: a DTensor over the shards' partial norms
+            grad_norm = grad_norm.full_tensor()
+        grad_norm = float(grad_norm)
         if math.isfinite(grad_norm):
             opt.step()
         else:
@@ -482,6 +652,10 @@ def main():
                     f" | max allocated: {c.max_memory_allocated() / mb} | reserved: {c.memory_reserved() / mb}"
                     f" | max reserved: {c.max_memory_reserved() / mb}")
                 memory_reported = True
+        if hook is not None and seen:
+            hook.remove()
+            hook = None
+            say(f"{PREFIX} first forward: query projection weight {seen['weight']}, output {seen['output']}")
     if world > 1:
         dist.barrier()
         dist.destroy_process_group()
