@@ -70,6 +70,7 @@ type Launch struct {
 	Files             map[string][]byte // files to write next to the run (relative to OutputDir), e.g. entry scripts, patched yaml
 	EntryScriptDigest string            // BLAKE3 hex of the entry script(s) in Files; empty when there are none
 	FrameworkVersion  string            // the pinned version the arguments were checked against
+	Rendezvous        Rendezvous        // what the launch needs to know about its nodes (see rendezvous.go)
 }
 
 // Plan is a validated Request with everything derived: the model's shape, the process layout and the

@@ -109,23 +109,19 @@ func Build(p spec.Plan) (spec.Launch, error) {
 		l.Command = append(mega.Torchrun(p), "-m", "torchtitan.train", "--job.config_file", path.Join(p.OutputDir, TOMLName))
 		l.WorkDir = p.OutputDir
 		l.Env = map[string]string{"PYTHONUNBUFFERED": "1"}
+		l.Rendezvous = spec.Rendezvous{NNodes: p.NNodes, GPUsPerNode: p.GPUsPerNode}
 	case hw.PlatformAMD:
 		files[EXPName] = []byte(EXP(p))
 		l.Command = []string{"bash", prim.Script}
 		l.WorkDir = prim.Dir
+		l.Rendezvous = prim.Rendezvous(p)
 		l.Env = map[string]string{
-			"EXP":           path.Join(p.OutputDir, EXPName),
-			"NNODES":        spec.Int(p.NNodes),
-			"GPUS_PER_NODE": spec.Int(p.GPUsPerNode),
-			"TRAIN_LOG":     path.Join(p.OutputDir, "primus-train.log"),
+			"EXP":       path.Join(p.OutputDir, EXPName),
+			"TRAIN_LOG": path.Join(p.OutputDir, "primus-train.log"),
 			// Primus runs primus/cli/main.py from its own directory; custom_import finds the
 			// extension through PYTHONPATH.
 			"PYTHONPATH":       p.OutputDir,
 			"PYTHONUNBUFFERED": "1",
-		}
-		if p.NNodes == 1 {
-			l.Env["NODE_RANK"] = "0"
-			l.Env["MASTER_ADDR"] = "localhost"
 		}
 	default:
 		return spec.Launch{}, fmt.Errorf("titan: platform %q: TorchTitan runs on amd (through Primus) and nvd", p.Platform)
