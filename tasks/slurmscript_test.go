@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -50,6 +51,10 @@ func TestSlurmScriptTargetEveryCell(t *testing.T) {
 							t.Setenv("DP", "")
 						}
 						w.Config, _ = w.Config.With("test", map[string]string{"NNODES": fmt.Sprint(nnodes), "DP": fmt.Sprint(8 * nnodes)})
+						if platform == hw.PlatformNVIDIA {
+							// pyxis needs an image the nodes can pull (TestSlurmScriptPyxisImage).
+							t.Setenv("SLURM_IMAGE", pinnedRef)
+						}
 						if why := frameworkRefuses(platform, fw, model); why != "" {
 							t.Skipf("the framework refuses this cell on any executor: %s", why)
 						}
@@ -65,6 +70,9 @@ func TestSlurmScriptTargetEveryCell(t *testing.T) {
 		}
 	}
 }
+
+// pinnedRef is an image named by digest, as image:push prints it.
+var pinnedRef = "registry.example.com:5000/team/rival-nvd@sha256:" + strings.Repeat("ab", 32)
 
 // frameworkRefuses is the framework's own verdict on a cell, asked of the registry with a one-node
 // request: "" when it builds.
