@@ -98,7 +98,7 @@ func (e *Engine) Push(ctx context.Context, image, target string, progress io.Wri
 
 func pushHint(msg, domain string) string {
 	switch {
-	case strings.Contains(msg, "unauthorized") || strings.Contains(msg, "authentication required") || strings.Contains(msg, "denied"):
+	case strings.Contains(msg, "unauthorized") || strings.Contains(msg, "authentication required") || strings.Contains(msg, "denied") || strings.Contains(msg, "no basic auth credentials"):
 		return fmt.Sprintf(": log in to %s first (`docker login %s` stores the credentials Rival reads)", domain, domain)
 	case strings.Contains(msg, "server gave HTTP response to HTTPS client"):
 		return fmt.Sprintf(": %s speaks plain HTTP; give it TLS, or list it in the daemon's insecure-registries", domain)

@@ -57,6 +57,32 @@ func TestPushAndPullByDigest(t *testing.T) {
 	t.Cleanup(func() { e.Client().ImageRemove(ctx, p.Ref(), client.ImageRemoveOptions{Force: true}) })
 }
 
+// TestPushWithCredentialsFromDockerConfig pushes to a registry that requires a login: refused
+// without credentials (the error says to log in), accepted with the ones `docker login` would have
+// stored, and the password appears in no output.
+func TestPushWithCredentialsFromDockerConfig(t *testing.T) {
+	e := needProbe(t)
+	const user, password = "rival", "pa55-w0rd-for-the-test"
+	addr := registrytest.StartWithAuth(t, user, password)
+	ctx := context.Background()
+	repo := addr + "/rival-test/probe:auth"
+
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	var progress bytes.Buffer
+	_, err := e.Push(ctx, probeImage, repo, &progress)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "docker login "+addr)
+
+	writeDockerConfig(t, map[string]any{"auths": map[string]any{
+		addr: map[string]string{"auth": base64.StdEncoding.EncodeToString([]byte(user + ":" + password))}}})
+	progress.Reset()
+	p, err := e.Push(ctx, probeImage, repo, &progress)
+	require.NoError(t, err)
+	assert.Regexp(t, `^sha256:[0-9a-f]{64}$`, p.Digest)
+	assert.NotContains(t, progress.String(), password)
+	t.Cleanup(func() { e.Client().ImageRemove(context.Background(), repo, client.ImageRemoveOptions{Force: true}) })
+}
+
 func TestPushRefusesBadTargets(t *testing.T) {
 	e := needProbe(t)
 	for _, target := range []string{"UPPER/case", "repo@sha256:" + fmt.Sprintf("%064x", 1), ""} {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -26,6 +27,18 @@ const RequireEnv = "RIVAL_REQUIRE_REGISTRY"
 
 // Start runs a registry until the test ends and returns its host:port (127.0.0.1:PORT).
 func Start(t testing.TB) string {
+	t.Helper()
+	return start(t, "", "")
+}
+
+// StartWithAuth runs a registry that accepts only user with password (htpasswd, bcrypt; the hash is
+// made with python3's crypt module, as Debian 12's python3 ships it).
+func StartWithAuth(t testing.TB, user, password string) string {
+	t.Helper()
+	return start(t, user, password)
+}
+
+func start(t testing.TB, user, password string) string {
 	t.Helper()
 	if _, err := os.Stat(Binary); err != nil {
 		msg := fmt.Sprintf("no image registry to test against (%v): apt-get install docker-registry", err)
@@ -52,6 +65,19 @@ storage:
 http:
   addr: %s
 `, filepath.Join(dir, "storage"), addr)
+	if user != "" {
+		py := exec.Command("python3", "-W", "ignore", "-c",
+			"import crypt, sys; print(crypt.crypt(sys.argv[1], crypt.mksalt(crypt.METHOD_BLOWFISH)))", password)
+		hash, err := py.Output()
+		if err != nil {
+			t.Fatalf("bcrypt a test password with python3's crypt module: %v", err)
+		}
+		htpasswd := filepath.Join(dir, "htpasswd")
+		if err := os.WriteFile(htpasswd, []byte(user+":"+strings.TrimSpace(string(hash))+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		conf += fmt.Sprintf("auth:\n  htpasswd:\n    realm: rival-test\n    path: %s\n", htpasswd)
+	}
 	confPath := filepath.Join(dir, "config.yml")
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
@@ -84,7 +110,7 @@ http:
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v2/", nil)
 		if resp, err := http.DefaultClient.Do(req); err == nil {
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
+			if resp.StatusCode == http.StatusOK || (user != "" && resp.StatusCode == http.StatusUnauthorized) {
 				return addr
 			}
 		}
