@@ -9,6 +9,14 @@ plain python3 without PyTorch: torch, tyro, torchdata and tensorboard are served
 stand-in modules at import time, and torchtitan/__init__.py (which imports the model code) is
 skipped, so only the config modules execute.
 
+    python3 torchtitan_extract.py --register TREE DIR
+
+imports DIR/rival_titan.py (Rival's extension, with its rival_titan.json) into TREE's TorchTitan as
+the trainer's experimental.custom_import does, looks the train spec up as the trainer does, runs
+the model args' update_from_config on a default JobConfig, and prints the registered flavour's
+shape. The model code is imported too, so numpy, triton and the other optional packages are stood in
+as well.
+
     python3 torchtitan_extract.py --check TREE TOML
 
     python3 torchtitan_extract.py --primus PRIMUS_TREE FACTS_JSON VERSION COMMIT
@@ -16,6 +24,14 @@ skipped, so only the config modules execute.
 lists the options Primus's torchtitan module config (primus/configs/modules/torchtitan/
 pre_trainer.yaml and the files it extends, PyYAML) sets that FACTS_JSON's JobConfig lacks: Primus
 keeps them as extra attributes of its JobConfig, so an AMD experiment may set them too.
+
+    python3 torchtitan_extract.py --register TREE DIR
+
+imports DIR/rival_titan.py (Rival's extension, with its rival_titan.json) into TREE's TorchTitan as
+the trainer's experimental.custom_import does, looks the train spec up as the trainer does, runs
+the model args' update_from_config on a default JobConfig, and prints the registered flavour's
+shape. The model code is imported too, so numpy, triton and the other optional packages are stood in
+as well.
 
     python3 torchtitan_extract.py --check TREE TOML
 
@@ -58,8 +74,13 @@ class _Anything(types.ModuleType):
     def __getitem__(self, key):
         return self
 
+    def __or__(self, other):  # annotations such as `Placement | None`
+        return self
+
+    __ror__ = __or__
+
     def __mro_entries__(self, bases):
-        return (object,)
+        return ()
 
 
 class _Stubs(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -202,8 +223,35 @@ def primus_extras(tree, facts_path, version, commit):
             "extracted_by": "frameworks/facts/torchtitan_extract.py --primus", "sections": extra}
 
 
+def register(tree, ext_dir):
+    global STUBBED
+    STUBBED = STUBBED + ("torchao", "triton", "numpy", "safetensors", "tokenizers", "datasets", "fsspec",
+                         "huggingface_hub", "tiktoken", "blobfile", "sentencepiece", "wandb", "einops",
+                         "transformers", "torchft", "torchcomms")
+    sys.meta_path.insert(0, _Stubs())
+    sys.path[:0] = [ext_dir, tree]
+    import torchtitan.config.job_config as jc
+    from torchtitan.protocols.train_spec import get_train_spec
+
+    ext = importlib.import_module("rival_titan")
+    spec = get_train_spec(ext.SPEC_NAME)
+    (flavor, args), = spec.model_args.items()
+    job = jc.JobConfig()
+    job.training.seq_len = 2048
+    args.update_from_config(job)
+    out = {"spec": type(spec).__name__, "flavor": flavor, "args_class": type(args).__mro__[1].__name__,
+           "validator": spec.build_validator_fn is not None}
+    for k in ("dim", "n_layers", "n_heads", "n_kv_heads", "vocab_size", "multiple_of", "ffn_dim_multiplier",
+              "rope_theta", "max_seq_len"):
+        out[k] = getattr(args, k)
+    out["rope_scaling_factor"] = args.rope_scaling_args.scaling_factor
+    return out
+
+
 def main(argv):
-    if len(argv) == 6 and argv[1] == "--primus":
+    if len(argv) == 4 and argv[1] == "--register":
+        json.dump(register(argv[2], argv[3]), sys.stdout, indent=1, sort_keys=True)
+    elif len(argv) == 6 and argv[1] == "--primus":
         json.dump(primus_extras(*argv[2:]), sys.stdout, indent=1, sort_keys=True)
     elif len(argv) == 4 and argv[1] == "--check":
         json.dump(check(argv[2], argv[3]), sys.stdout, indent=1, sort_keys=True, default=repr)

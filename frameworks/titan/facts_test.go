@@ -1,6 +1,7 @@
 package titan
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -215,4 +216,46 @@ func TestNVIDIAImageInstallsThePin(t *testing.T) {
 	v := strings.TrimPrefix(Pinned[hw.PlatformNVIDIA].Version, "v")
 	assert.Contains(t, string(data), `pip install --no-cache-dir "torchtitan==`+v+`"`)
 	assert.Contains(t, string(data), `m.version('torchtitan') != '`+v+`'`)
+}
+
+// TestExtensionRegistersOnPinnedTrees imports rival_titan.py into each pinned TorchTitan tree
+// (torch and the model code's optional packages stood in) the way the trainer does, looks its train
+// spec up and checks the registered flavour against the model registry. Trees as for
+// TestConfigManagerAcceptsGeneratedTOML.
+func TestExtensionRegistersOnPinnedTrees(t *testing.T) {
+	trees := os.Getenv("RIVAL_TORCHTITAN_TREES")
+	if trees == "" {
+		t.Skip("RIVAL_TORCHTITAN_TREES names no checkouts of pytorch/torchtitan (nvd=DIR,amd=DIR at the pinned commits)")
+	}
+	for _, pair := range strings.Split(trees, ",") {
+		platform, dir, _ := strings.Cut(pair, "=")
+		for _, model := range []string{"llama", "llama-proxy", "mistral", "mistral-proxy"} {
+			t.Run(platform+"/"+model, func(t *testing.T) {
+				p := plan(t, platform, model)
+				ext := t.TempDir()
+				require.NoError(t, os.WriteFile(filepath.Join(ext, ScriptName), Script(), 0o644))
+				cfg, err := configJSON(p)
+				require.NoError(t, err)
+				require.NoError(t, os.WriteFile(filepath.Join(ext, ConfigName), cfg, 0o644))
+				out, err := exec.Command(python, "../facts/torchtitan_extract.py", "--register", dir, ext).Output()
+				if ee, ok := err.(*exec.ExitError); ok {
+					t.Fatalf("%v\n%s", err, ee.Stderr)
+				}
+				require.NoError(t, err)
+				var raw map[string]any
+				require.NoError(t, json.Unmarshal(out, &raw))
+				m := p.Model
+				assert.Equal(t, "TrainSpec", raw["spec"])
+				assert.Equal(t, "TransformerModelArgs", raw["args_class"], "the flavour's args subclass llama3's")
+				assert.Equal(t, model, raw["flavor"])
+				for k, want := range map[string]float64{"dim": float64(m.Hidden), "n_layers": float64(m.Layers),
+					"n_heads": float64(m.Heads), "n_kv_heads": float64(m.KVHeads), "vocab_size": float64(m.Vocab),
+					"multiple_of": float64(m.FFN), "rope_theta": m.RopeTheta, "rope_scaling_factor": 1,
+					"max_seq_len": float64(p.Fair.SL)} {
+					assert.Equal(t, want, raw[k], k)
+				}
+				assert.Equal(t, false, raw["validator"])
+			})
+		}
+	}
 }
