@@ -163,6 +163,14 @@ func (Image) Cpu(ctx context.Context) error {
 	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.ImageTarget(ctx, "cpu") })
 }
 
+// Push pushes a platform image to a registry for Slurm clusters: image:push PLATFORM REGISTRY/REPOSITORY[:TAG]
+// (credentials from `docker login`). Slurm runs of PLATFORM then name the pushed digest.
+func (Image) Push(ctx context.Context, platform, repository string) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
+		return w.ImagePushTarget(ctx, platform, repository)
+	})
+}
+
 // Run trains one framework on one model: train:run PLATFORM FRAMEWORK MODEL (platform amd, nvd or cpu).
 func (Train) Run(ctx context.Context, platform, framework, model string) error {
 	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {

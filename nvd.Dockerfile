@@ -23,3 +23,17 @@ LABEL org.opencontainers.image.title="rival-nvd" \
       org.opencontainers.image.description="Rival benchmark image for NVIDIA GPUs" \
       rival.platform="nvd" \
       rival.image-base="${IMAGE_BASE}"
+
+# TorchTitan for the titan framework: nvcr.io/nvidia/nemo:26.02 ships none. Release 0.2.0 is the
+# version frameworks/titan writes its job config for (titan.Pinned, checked against
+# frameworks/facts/torchtitan_v0.2.0.json). pip reads the image's configured package index; runs
+# never reach the network. The build stops if installing it changed the image's PyTorch or if
+# `torchrun -m torchtitan.train`'s module cannot be imported.
+RUN python -c "import torch; print(torch.__version__)" > /tmp/torch-before && \
+    python -m pip install --no-cache-dir "torchtitan==0.2.0" && \
+    python -c "import sys, torch, importlib.metadata as m; \
+before = open('/tmp/torch-before').read().strip(); \
+sys.exit(f'torch changed from {before} to {torch.__version__}' if torch.__version__ != before else None); \
+sys.exit('torchtitan ' + m.version('torchtitan') + ' is not 0.2.0' if m.version('torchtitan') != '0.2.0' else None)" && \
+    python -c "import torchtitan.train" && \
+    rm /tmp/torch-before

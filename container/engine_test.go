@@ -107,13 +107,33 @@ func TestConnectNegotiatesVersion(t *testing.T) {
 	assert.Regexp(t, `^1\.\d+$`, e.APIVersion)
 }
 
-// The repository's Dockerfiles build on any base given as IMAGE_BASE; here
-// the FROM-scratch probe image, whose entrypoint reports what it sees.
-func TestBuildRepositoryDockerfilesWithImageBase(t *testing.T) {
+// probeShellImage is the probe image with the probe also installed as /bin/sh, which records each
+// RUN step's command in /probe-sh.log: a base for Dockerfiles that run commands at build time.
+const probeShellImage = "rival-test/probe-sh:latest"
+
+func needProbeShell(t *testing.T) *Engine {
+	t.Helper()
 	e := needProbe(t)
+	dir := t.TempDir()
+	df := "FROM " + probeImage + "\nCOPY --from=" + probeImage + " /probe /bin/sh\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(df), 0o644))
+	_, err := e.Build(context.Background(), BuildSpec{ContextDir: dir, Tag: probeShellImage})
+	require.NoError(t, err)
+	return e
+}
+
+// The repository's Dockerfiles build on any base given as IMAGE_BASE; here
+// the FROM-scratch probe image, whose entrypoint reports what it sees (for
+// nvd, whose build installs TorchTitan, with the probe as its /bin/sh).
+func TestBuildRepositoryDockerfilesWithImageBase(t *testing.T) {
+	e := needProbeShell(t)
 	ctx := context.Background()
 	for _, platform := range []string{"amd", "nvd"} {
 		t.Run(platform, func(t *testing.T) {
+			base := probeImage
+			if platform == "nvd" {
+				base = probeShellImage
+			}
 			tag := "rival-test/" + platform + ":test"
 			removeImage(t, e, tag)
 			digest, err := ContextDigest("..", ContextOptions{Dockerfile: platform + ".Dockerfile"})
@@ -123,14 +143,14 @@ func TestBuildRepositoryDockerfilesWithImageBase(t *testing.T) {
 				ContextDir:    "..",
 				Dockerfile:    platform + ".Dockerfile",
 				Tag:           tag,
-				BuildArgs:     map[string]string{"IMAGE_BASE": probeImage},
+				BuildArgs:     map[string]string{"IMAGE_BASE": base},
 				Labels:        map[string]string{"rival.context": digest},
 				ContextDigest: digest,
 				Progress:      &progress,
 			})
 			require.NoError(t, err, progress.String())
 			assert.Regexp(t, `^sha256:[0-9a-f]{64}$`, id)
-			probeID, err := e.ImageID(ctx, probeImage)
+			probeID, err := e.ImageID(ctx, base)
 			require.NoError(t, err)
 			assert.Contains(t, progress.String(), "FROM ${IMAGE_BASE}\n ---> "+strings.TrimPrefix(probeID, "sha256:")[:12],
 				"IMAGE_BASE replaced the pinned base")
@@ -142,7 +162,7 @@ func TestBuildRepositoryDockerfilesWithImageBase(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, digest, img.Config.Labels["rival.context"])
 			assert.Equal(t, platform, img.Config.Labels["rival.platform"])
-			assert.Equal(t, probeImage, img.Config.Labels["rival.image-base"])
+			assert.Equal(t, base, img.Config.Labels["rival.image-base"])
 
 			var lines []string
 			code, err := e.Run(ctx, RunSpec{Image: tag, Network: "none", Cmd: []string{"env", "RIVAL_PLATFORM"}},
@@ -155,6 +175,16 @@ func TestBuildRepositoryDockerfilesWithImageBase(t *testing.T) {
 			_, err = e.Run(ctx, RunSpec{Image: tag, Network: "none", Cmd: []string{"pwd"}}, func(l string) { lines = append(lines, l) })
 			require.NoError(t, err)
 			assert.Equal(t, []string{"/rival"}, lines)
+
+			if platform == "nvd" {
+				// The build ran the TorchTitan install, with its checks, as one RUN step.
+				lines = nil
+				_, err = e.Run(ctx, RunSpec{Image: tag, Network: "none", Cmd: []string{"cat", "/probe-sh.log"}}, func(l string) { lines = append(lines, l) })
+				require.NoError(t, err)
+				require.Len(t, lines, 1)
+				assert.Contains(t, lines[0], `python -m pip install --no-cache-dir "torchtitan==0.2.0"`)
+				assert.Contains(t, lines[0], `python -c "import torchtitan.train"`)
+			}
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/rivalbench/rival/frameworks/nemo"
 	"github.com/rivalbench/rival/frameworks/prim"
+	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/models"
 )
@@ -73,6 +75,7 @@ type golden struct {
 	FrameworkVersion               string
 	Command                        []string
 	Env                            map[string]string
+	Rendezvous                     spec.Rendezvous
 	WorkDir                        string
 	Files                          map[string]string // text of each file; entry scripts by digest
 	EntryScriptDigest              string
@@ -88,8 +91,8 @@ func toGolden(l Launch) golden {
 		version = strings.ReplaceAll(version, l.EntryScriptDigest, digest)
 	}
 	g := golden{Framework: l.Framework, Requested: l.Requested, Remapped: l.Remapped,
-		FrameworkVersion: version, Command: l.Command, Env: l.Env, WorkDir: l.WorkDir,
-		EntryScriptDigest: digest}
+		FrameworkVersion: version, Command: l.Command, Env: l.Env, Rendezvous: l.Rendezvous,
+		WorkDir: l.WorkDir, EntryScriptDigest: digest}
 	if len(l.Files) > 0 {
 		g.Files = map[string]string{}
 		for n, b := range l.Files {
@@ -270,8 +273,9 @@ func changed(a, b Launch) []string {
 			out = append(out, k)
 		}
 	}
-	for k := range union(a.Env, b.Env) {
-		if a.Env[k] != b.Env[k] {
+	ea, eb := oneHostEnv(a), oneHostEnv(b)
+	for k := range union(ea, eb) {
+		if ea[k] != eb[k] {
 			out = append(out, "env:"+k)
 		}
 	}
@@ -312,6 +316,21 @@ func sectionKeys(b []byte) map[string]string {
 		}
 	}
 	return out
+}
+
+// oneHostEnv is the environment a launch gets on one host: Env plus the rendezvous variables it
+// asks for.
+func oneHostEnv(l Launch) map[string]string {
+	env := maps.Clone(l.Env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	if l.Rendezvous.Env {
+		for _, v := range spec.NodeEnv(l.Rendezvous.LocalNode()) {
+			env[v.Name] = v.Value
+		}
+	}
+	return env
 }
 
 // tomlKeys reads a flat TOML job config (sections of key = value lines) into section.key → value.

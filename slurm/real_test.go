@@ -17,11 +17,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/frameworks/fsdp"
 	"github.com/rivalbench/rival/frameworks/logparse"
+	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/indexed"
 	"github.com/rivalbench/rival/slurm"
 	"github.com/rivalbench/rival/slurm/slurmtest"
+	"github.com/rivalbench/rival/tasks"
 )
 
 // These tests submit real jobs to a real slurmctld with two slurmd nodes on this host.
@@ -311,6 +315,20 @@ func TestRealSlurm(t *testing.T) {
 		assert.Equal(t, final.Nodes[0], nodes[0].Node)
 	})
 
+	t.Run("prim-shaped and titan-shaped launches get their node's rendezvous", func(t *testing.T) {
+		c := cl.Client()
+		for _, cell := range []struct{ platform, framework string }{
+			{hw.PlatformAMD, spec.Prim},     // run_pretrain.sh: the layout from the environment
+			{hw.PlatformAMD, spec.Titan},    // Primus's torchtitan backend: the same
+			{hw.PlatformNVIDIA, spec.Titan}, // torchrun: --nnodes, the rest from PET_*
+			{hw.PlatformNVIDIA, spec.Mega},  // torchrun, Megatron
+		} {
+			t.Run(cell.platform+"-"+cell.framework, func(t *testing.T) {
+				runRendezvousJob(t, c, cl.Nodes, cell.platform, cell.framework)
+			})
+		}
+	})
+
 	// Last: it takes a node down for the rest of the cluster's life.
 	t.Run("node failure mid-run is reported as NODE_FAIL", func(t *testing.T) {
 		c := cl.Client()
@@ -397,4 +415,66 @@ func TestSubmitWithoutSbatch(t *testing.T) {
 	_, err = c.Submit(context.Background(), path)
 	assert.ErrorIs(t, err, slurm.ErrNotInstalled)
 	assert.Contains(t, err.Error(), "/nonexistent/bin/sbatch")
+}
+
+// standIn is the trainer a rendezvous job runs instead of the framework: it checks that the per-node
+// variables the framework reads arrived with this node's values, prints them, and fails otherwise.
+// $1 is the node's expected GPU count; the rest is the framework's own argv, printed as it arrived.
+const standIn = `set -u
+fail() { echo "stand-in on $SLURMD_NODENAME: $*" >&2; exit 7; }
+gpus=$1; shift
+[ "${NODE_RANK-}" = "$SLURM_NODEID" ] || fail "NODE_RANK=${NODE_RANK-unset}, SLURM_NODEID=$SLURM_NODEID"
+[ "${PET_NODE_RANK-}" = "$SLURM_NODEID" ] || fail "PET_NODE_RANK=${PET_NODE_RANK-unset}"
+[ "${NNODES-}" = "$SLURM_JOB_NUM_NODES" ] || fail "NNODES=${NNODES-unset}, nodes=$SLURM_JOB_NUM_NODES"
+[ "${PET_NNODES-}" = "$NNODES" ] || fail "PET_NNODES=${PET_NNODES-unset}"
+[ "${GPUS_PER_NODE-}" = "$gpus" ] || fail "GPUS_PER_NODE=${GPUS_PER_NODE-unset}, want $gpus"
+first=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+[ "${MASTER_ADDR-}" = "$first" ] || fail "MASTER_ADDR=${MASTER_ADDR-unset}, first host $first"
+[ "${PET_MASTER_ADDR-}" = "$first" ] || fail "PET_MASTER_ADDR=${PET_MASTER_ADDR-unset}"
+[ "${MASTER_PORT-}" = 29500 ] && [ "${PET_MASTER_PORT-}" = 29500 ] || fail "MASTER_PORT=${MASTER_PORT-unset}"
+echo "rendezvous node=$SLURMD_NODENAME NODE_RANK=$NODE_RANK NNODES=$NNODES GPUS_PER_NODE=$GPUS_PER_NODE MASTER_ADDR=$MASTER_ADDR MASTER_PORT=$MASTER_PORT"
+echo "argv $*"
+`
+
+// runRendezvousJob builds the real launch of one framework for two nodes of 2 GPUs, turns it into the
+// Slurm job the executor submits, and runs that job on the test cluster with the stand-in in place of
+// the framework's executable and on the hosts rather than in the image (the only change, besides
+// dropping --gpus-per-node, which a cluster without GPUs cannot grant).
+func runRendezvousJob(t *testing.T, c slurm.Cluster, nodes []string, platform, framework string) {
+	const nnodes, gpus = 2, 2
+	host := hw.Host{Platform: platform, GPUs: []hw.GPU{{Index: 0}, {Index: 1}}}
+	l, err := frameworks.Build(frameworks.Request{Platform: platform, Framework: framework, Model: "llama-proxy", Host: host,
+		NNodes: nnodes, Fair: frameworks.Fair{Seed: 42, MBS: 1, SL: 256, GA: 2, GBS: 8, TP: 1, PP: 1, DP: nnodes * gpus,
+			TrainIters: 3, WarmupSteps: 1, LR: 3e-4, MinLR: 3e-5, WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Precision: "bf16"},
+		DataPrefix: "/rival/data/bc", TokenizerPath: "/rival/tokenizer", OutputDir: "/rival/run", DataCacheDir: "/rival/cache"})
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, os.Chmod(dir, 0o755))
+	ex := &tasks.SlurmExecutor{Platform: platform, NNodes: nnodes, GPUsPerNode: gpus, DP: nnodes * gpus, Image: "rival/test@sha256:" + strings.Repeat("0", 64)}
+	job, _, err := ex.Job(l, []tasks.PathMap{{Host: dir, Inside: "/rival/run", Role: "run"}})
+	require.NoError(t, err, "the executor's job for %s %s", platform, framework)
+	standInPath := filepath.Join(dir, "stand-in.sh")
+	require.NoError(t, os.WriteFile(standInPath, []byte(standIn), 0o755))
+	job.Container, job.Mounts, job.DockerRunArgs, job.WorkDir, job.NodeHardware = slurm.ContainerNone, nil, nil, dir, false
+	job.Command = append([]string{"bash", standInPath, fmt.Sprint(gpus)}, job.Command...)
+	id := submit(t, c, job, func(s string) string {
+		return strings.Replace(s, fmt.Sprintf("#SBATCH --gpus-per-node=%d\n", gpus), "", 1)
+	})
+	var got lines
+	final, err := c.Follow(context.Background(), id, job.LogPath, got.add)
+	require.NoError(t, err, "log:\n%s", strings.Join(got.all(), "\n"))
+	assert.Equal(t, slurm.StateCompleted, final.State)
+	for rank, node := range nodes {
+		assert.Contains(t, got.all(), fmt.Sprintf("rendezvous node=%s NODE_RANK=%d NNODES=2 GPUS_PER_NODE=2 MASTER_ADDR=%s MASTER_PORT=29500",
+			node, rank, nodes[0]))
+	}
+	if !l.Rendezvous.Env {
+		// torchrun's own flags carry the layout.
+		for _, line := range got.all() {
+			if strings.HasPrefix(line, "argv ") {
+				assert.Contains(t, line, "--nnodes=2")
+				assert.Contains(t, line, "--nproc_per_node=2")
+			}
+		}
+	}
 }

@@ -7,8 +7,10 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
+	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/rivalbench/rival/hw"
 )
 
@@ -28,7 +30,7 @@ const (
 )
 
 // DefaultMasterPort is the rendezvous port when Job.MasterPort is 0 (torchrun's own default).
-const DefaultMasterPort = 29500
+const DefaultMasterPort = spec.DefaultMasterPort
 
 // Mount makes a host path visible inside the container.
 type Mount struct {
@@ -161,9 +163,11 @@ func IsSecretName(name string) bool {
 	return false
 }
 
-// variables the script sets itself; Env must not override them.
-var reserved = []string{"NODE_RANK", "MASTER_ADDR", "MASTER_PORT", "NNODES", "PET_NODE_RANK",
-	"PET_MASTER_ADDR", "PET_MASTER_PORT", "PET_NNODES", "GPUS_PER_NODE", "RIVAL_NODE", "RIVAL_NODE_HW"}
+// reservedName reports whether the script sets name itself, so Env must not: the rendezvous
+// variables (spec.RendezvousVars and their PET_ forms) and the script's own.
+func reservedName(name string) bool {
+	return spec.IsRendezvousVar(name) || name == "RIVAL_NODE" || name == "RIVAL_NODE_HW"
+}
 
 func validate(j Job) (Job, error) {
 	if err := Check(j.NNodes, j.GPUsPerNode, j.TP, j.PP, j.DP); err != nil {
@@ -226,8 +230,8 @@ func validate(j Job) (Job, error) {
 		if IsSecretName(k) {
 			return j, fmt.Errorf("slurm: Env key %s looks like a secret and the script is a readable file: list it in PassEnv so it is forwarded from the submitting environment by name", k)
 		}
-		if slices.Contains(reserved, k) {
-			return j, fmt.Errorf("slurm: Env key %s is set by the script itself, per node", k)
+		if reservedName(k) {
+			return j, fmt.Errorf("slurm: Env key %s is set by the script itself, per node: a launch states what it needs in Launch.Rendezvous", k)
 		}
 	}
 	for _, k := range j.PassEnv {
@@ -237,7 +241,7 @@ func validate(j Job) (Job, error) {
 		if _, dup := j.Env[k]; dup {
 			return j, fmt.Errorf("slurm: %s is in both Env and PassEnv: keep one", k)
 		}
-		if slices.Contains(reserved, k) {
+		if reservedName(k) {
 			return j, fmt.Errorf("slurm: PassEnv name %s is set by the script itself, per node", k)
 		}
 	}
@@ -252,8 +256,7 @@ func validate(j Job) (Job, error) {
 
 // nodeScript runs once per node inside srun: it sets this node's rank and fills the placeholders.
 // It reads its command from "$@", so the command's words are never re-parsed by a shell.
-const nodeScript = `export NODE_RANK="$SLURM_NODEID" PET_NODE_RANK="$SLURM_NODEID"
-args=()
+const nodeScript = `args=()
 for a in "$@"; do
   a=${a//@NODE_RANK@/"$NODE_RANK"}
   a=${a//@MASTER_ADDR@/"$MASTER_ADDR"}
@@ -332,14 +335,14 @@ func Script(job Job) (string, error) {
 	w("#SBATCH --chdir=%s\n", j.OutputDir)
 	w("\nset -eu\n\n")
 
-	w("# Rendezvous: the first host of the allocation is the master; each node's rank is its SLURM_NODEID.\n")
-	w("MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n")
-	w("MASTER_PORT=%d\n", j.MasterPort)
-	w("NNODES=%d\n", j.NNodes)
-	w("export MASTER_ADDR MASTER_PORT NNODES\n")
-	w("export PET_MASTER_ADDR=\"$MASTER_ADDR\" PET_MASTER_PORT=\"$MASTER_PORT\" PET_NNODES=\"$NNODES\"\n")
-	if j.GPUsPerNode > 0 {
-		w("export GPUS_PER_NODE=%d\n", j.GPUsPerNode)
+	w("# Rendezvous: the first host of the allocation is the master; each node's rank is its SLURM_NODEID,\n")
+	w("# set in the per-node task below. torchrun reads the PET_ forms.\n")
+	for _, v := range rendezvousEnv(j) {
+		if v.Name == spec.EnvNodeRank {
+			continue // per node, in nodeScript
+		}
+		w("%s=%s\n", v.Name, v.Value)
+		w("export %s PET_%s=\"$%s\"\n", v.Name, v.Name, v.Name)
 	}
 	envKeys := make([]string, 0, len(j.Env))
 	for k := range j.Env {
@@ -371,9 +374,16 @@ func Script(job Job) (string, error) {
 	}
 
 	w("\n# The per-node task: this node's rank, the placeholders filled in, then the launch.\n")
-	node := nodeScript + nodeExec
+	rank := ""
+	for _, v := range rendezvousEnv(j) {
+		if v.Name == spec.EnvNodeRank {
+			// Two commands: export expands all its words before it assigns any.
+			rank = fmt.Sprintf("export %s=%s\nexport PET_%s=\"$%s\"\n", v.Name, v.Value, v.Name, v.Name)
+		}
+	}
+	node := rank + nodeScript + nodeExec
 	if j.Container == ContainerDocker {
-		node = nodeScript + nodeDocker
+		node = rank + nodeScript + nodeDocker
 	}
 	w("read -r -d '' RIVAL_NODE <<'NODE' || true\n%sNODE\n\n", node)
 
@@ -399,12 +409,12 @@ func Script(job Job) (string, error) {
 		argv = j.Command
 	case ContainerDocker:
 		argv = []string{"--network=host", "--ipc=host"}
-		for _, k := range append(append([]string{"NODE_RANK", "PET_NODE_RANK", "MASTER_ADDR", "MASTER_PORT",
-			"PET_MASTER_ADDR", "PET_MASTER_PORT", "NNODES", "PET_NNODES"}, envKeys...), j.PassEnv...) {
-			argv = append(argv, "-e", k)
+		var names []string
+		for _, v := range rendezvousEnv(j) {
+			names = append(names, v.Name, "PET_"+v.Name)
 		}
-		if j.GPUsPerNode > 0 {
-			argv = append(argv, "-e", "GPUS_PER_NODE")
+		for _, k := range append(append(names, envKeys...), j.PassEnv...) {
+			argv = append(argv, "-e", k)
 		}
 		for _, m := range j.Mounts {
 			v := m.Host + ":" + m.Container
@@ -465,4 +475,22 @@ func quoteAll(args []string) string {
 		q[i] = quote(a)
 	}
 	return strings.Join(q, " ")
+}
+
+// rendezvousEnv is the job's rendezvous variables as the script sets them (spec.NodeEnv's names and
+// meaning): the rank per node, the master the allocation's first host. A CPU job (GPUsPerNode 0) has
+// no GPUS_PER_NODE.
+func rendezvousEnv(j Job) []spec.Var {
+	all := spec.NodeEnv(spec.Node{
+		NNodes: strconv.Itoa(j.NNodes), GPUsPerNode: strconv.Itoa(j.GPUsPerNode), Rank: `"$SLURM_NODEID"`,
+		MasterAddr: `$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)`, MasterPort: strconv.Itoa(j.MasterPort),
+	})
+	out := all[:0]
+	for _, v := range all {
+		if v.Name == spec.EnvGPUsPerNode && j.GPUsPerNode == 0 {
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
 }

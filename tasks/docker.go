@@ -177,7 +177,10 @@ func (d *DockerExecutor) Place(dirs []PathMap) []PathMap { return dirs }
 
 // Run implements Executor.
 func (d *DockerExecutor) Run(ctx context.Context, launch frameworks.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
-	spec := d.spec(launch, maps)
+	spec, err := d.spec(launch, maps)
+	if err != nil {
+		return ExecInfo{}, err
+	}
 	spec.RunID = fmt.Sprintf("%d-%d", time.Now().UnixNano(), os.Getpid())
 	spec.Name = "rival-" + spec.RunID
 	code, err := d.Engine.Run(ctx, spec, onLine)
@@ -191,12 +194,11 @@ func (d *DockerExecutor) Run(ctx context.Context, launch frameworks.Launch, maps
 }
 
 // spec is the container a launch runs in.
-func (d *DockerExecutor) spec(launch frameworks.Launch, maps []PathMap) container.RunSpec {
-	var env []string
-	for k, v := range launch.Env {
-		env = append(env, k+"="+v)
+func (d *DockerExecutor) spec(launch frameworks.Launch, maps []PathMap) (container.RunSpec, error) {
+	env, err := localEnv(launch)
+	if err != nil {
+		return container.RunSpec{}, err
 	}
-	sort.Strings(env)
 	var mounts []container.Mount
 	for _, m := range maps {
 		mounts = append(mounts, container.Mount{Source: m.Host, Target: m.Inside, ReadOnly: m.ReadOnly})
@@ -209,7 +211,7 @@ func (d *DockerExecutor) spec(launch frameworks.Launch, maps []PathMap) containe
 		Image: d.Image.ImageID, Cmd: launch.Command, Env: env, WorkDir: launch.WorkDir, Mounts: mounts,
 		Platform: container.Platform(d.Platform), Network: network,
 		Labels: map[string]string{"rival.image": ImageTag(d.Platform)},
-	}
+	}, nil
 }
 
 // ShellSpec is the container `shell` starts: the platform image with the
@@ -218,7 +220,7 @@ func (w *Workspace) ShellSpec(rec ImageRecord, platform string) container.RunSpe
 	d := &DockerExecutor{Image: rec, Platform: platform}
 	data, _ := filepath.Abs(w.Path("DATA_DIR"))
 	out, _ := filepath.Abs(w.Path("OUTPUT_DIR"))
-	spec := d.spec(frameworks.Launch{Command: []string{"bash"}, WorkDir: "/rival", Env: map[string]string{"PYTHONUNBUFFERED": "1"}},
+	spec, _ := d.spec(frameworks.Launch{Command: []string{"bash"}, WorkDir: "/rival", Env: map[string]string{"PYTHONUNBUFFERED": "1"}},
 		[]PathMap{{Host: data, Inside: "/rival/data", ReadOnly: true}, {Host: out, Inside: "/rival/output"}})
 	spec.Interactive = true
 	return spec

@@ -28,8 +28,10 @@ type SlurmExecutor struct {
 	NNodes      int
 	GPUsPerNode int
 	TP, PP, DP  int
-	// Image is the platform image (tag or digest) for container modes.
-	Image                   string
+	// Image is the platform image for container modes, in the syntax the mode reads (SlurmImage).
+	Image string
+	// ImageID is the image the nodes run, recorded in the result: the pushed repo@sha256:...
+	// reference, or the local image ID where each node's daemon holds the built image.
 	ImageID                 string
 	Partition, Account, Tim string
 }
@@ -41,15 +43,7 @@ func (s *SlurmExecutor) Kind() string { return "slurm" }
 func (s *SlurmExecutor) ImageDigest() string { return s.ImageID }
 
 // containerMode is how the job runs the launch on each node.
-func (s *SlurmExecutor) containerMode() string {
-	switch s.Platform {
-	case hw.PlatformNVIDIA:
-		return slurm.ContainerPyxis
-	case hw.PlatformAMD:
-		return slurm.ContainerDocker
-	}
-	return slurm.ContainerNone
-}
+func (s *SlurmExecutor) containerMode() string { return containerMode(s.Platform) }
 
 // Place implements Executor: in containers the usual /rival mount points,
 // on the hosts the paths themselves (a shared filesystem).

@@ -182,15 +182,19 @@ func (w *Workspace) executorFor(ctx context.Context, platform string, host hw.Ho
 		nothing = func() { e.Close() }
 	}
 	if UseSlurm(w.Config) {
-		image := os.Getenv("SLURM_IMAGE")
-		if image == "" {
-			image = rec.Tag
+		var built *ImageRecord
+		if needImage {
+			built = &rec
+		}
+		image, ran, err := w.SlurmImage(platform, built)
+		if err != nil {
+			return nil, nothing, err
 		}
 		cfg, err := w.platformConfig(platform)
 		if err != nil {
 			return nil, nothing, err
 		}
-		ex, err := w.NewSlurmExecutor(cfg, platform, host, image, rec.ImageID)
+		ex, err := w.NewSlurmExecutor(cfg, platform, host, image, ran)
 		return ex, nothing, err
 	}
 	if needImage {
@@ -223,15 +227,15 @@ func (w *Workspace) SlurmScriptTarget(ctx context.Context, platform, framework, 
 			}
 		}
 	}
-	image := os.Getenv("SLURM_IMAGE")
-	if image == "" && platform != hw.PlatformCPU {
-		image = ImageTag(platform)
+	image, ran, err := w.SlurmImage(platform, nil)
+	if err != nil {
+		return err
 	}
 	cfg, err := w.platformConfig(platform)
 	if err != nil {
 		return err
 	}
-	ex, err := w.NewSlurmExecutor(cfg, platform, host, image, "")
+	ex, err := w.NewSlurmExecutor(cfg, platform, host, image, ran)
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -493,16 +492,11 @@ func (HostExecutor) Run(ctx context.Context, launch frameworks.Launch, maps []Pa
 	}
 	cmd := exec.Command(launch.Command[0], launch.Command[1:]...)
 	cmd.Dir = launch.WorkDir
-	env := os.Environ()
-	keys := make([]string, 0, len(launch.Env))
-	for k := range launch.Env {
-		keys = append(keys, k)
+	local, envErr := localEnv(launch)
+	if envErr != nil {
+		return ExecInfo{}, envErr
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		env = append(env, k+"="+launch.Env[k])
-	}
-	cmd.Env = env
+	cmd.Env = append(os.Environ(), local...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw

@@ -244,18 +244,21 @@ func Build(p spec.Plan, stock []byte) (spec.Launch, error) {
 	cmd := append([]string{"bash", Script}, cli...)
 	env := map[string]string{
 		"EXP":              expPath,
-		"NNODES":           spec.Int(p.NNodes),
-		"GPUS_PER_NODE":    spec.Int(p.GPUsPerNode),
 		"TRAIN_LOG":        path.Join(p.OutputDir, "primus-train.log"),
 		"PRIMUS_WORKSPACE": path.Join(p.OutputDir, "primus"),
 	}
-	if p.NNodes == 1 {
-		env["NODE_RANK"] = "0"
-		env["MASTER_ADDR"] = "localhost"
-	}
-	l := spec.Launch{Framework: spec.Prim, Command: cmd, Env: env, WorkDir: Dir, FrameworkVersion: Version}
+	// run_pretrain.sh reads NNODES, GPUS_PER_NODE, NODE_RANK, MASTER_ADDR and MASTER_PORT from its
+	// environment; the executor sets them for each node.
+	l := spec.Launch{Framework: spec.Prim, Command: cmd, Env: env, WorkDir: Dir, FrameworkVersion: Version,
+		Rendezvous: Rendezvous(p)}
 	if len(files) > 0 {
 		l.Files = files
 	}
 	return l, nil
+}
+
+// Rendezvous is what examples/run_pretrain.sh needs to know about the nodes: the layout, read from
+// its environment.
+func Rendezvous(p spec.Plan) spec.Rendezvous {
+	return spec.Rendezvous{NNodes: p.NNodes, GPUsPerNode: p.GPUsPerNode, Env: true}
 }

@@ -79,6 +79,7 @@ type Launch struct {
 	FrameworkVersion  string            // the pinned version the arguments were checked against
 	LogFamily         string            // logparse family of the run's log; empty: the framework's name
 	RanFile           string            // file (relative to OutputDir) where the run records what ran; empty: none
+	Rendezvous        Rendezvous        // what the launch needs to know about its nodes (see rendezvous.go)
 }
 
 // LogFamilyName is the logparse family to read the run's log as.

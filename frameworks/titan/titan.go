@@ -14,6 +14,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/rivalbench/rival/frameworks/facts"
 	"github.com/rivalbench/rival/frameworks/mega"
 	"github.com/rivalbench/rival/frameworks/prim"
 	"github.com/rivalbench/rival/frameworks/spec"
@@ -21,9 +22,44 @@ import (
 	"github.com/zeebo/blake3"
 )
 
+// Pin is the TorchTitan one platform image runs.
+type Pin struct {
+	Version string // release tag or commit prefix; names frameworks/facts/torchtitan_<Version>.json
+	Commit  string // pytorch/torchtitan commit
+	Where   string // how it gets into the image
+	Primus  bool   // run through Primus's torchtitan backend, which adds options of its own
+}
+
+// Pinned is the TorchTitan each platform image runs. NVIDIA: release v0.2.0, installed by
+// nvd.Dockerfile (nvcr.io/nvidia/nemo:26.02 ships none); it is ten commits after the AMD pin, whose
+// JobConfig it shares, and both run on the images' PyTorch 2.10.0a0. AMD: the commit Primus v26.2
+// (1ec29c67) pins as its third_party/torchtitan submodule, as rocm/primus:v26.2 ships it.
+var Pinned = map[string]Pin{
+	hw.PlatformNVIDIA: {Version: "v0.2.0", Commit: "29624e37fa6dd319fd671b009338651b5c665da2",
+		Where: "pip install torchtitan==0.2.0 in nvd.Dockerfile"},
+	hw.PlatformAMD: {Version: "5fb7cc2e", Commit: "5fb7cc2e3bbb9b9dc0ab7af34ed5cc58b5f32021",
+		Where: "Primus v26.2 (1ec29c67) third_party/torchtitan, in rocm/primus:v26.2", Primus: true},
+}
+
+// generators writes the job config of one pinned TorchTitan version: option names and sections move
+// between versions (training.compile became [compile] on 2025-08-20, checkpoint.enable_checkpoint
+// and validation.enabled became enable on 2025-08-22, seed and deterministic moved to [debug] by
+// v0.2.2), so each pinned version has its own, checked against its extracted JobConfig.
+var generators = map[string]func(p spec.Plan, primus bool) []Section{
+	"v0.2.0":   sectionsV020,
+	"5fb7cc2e": sectionsV020, // v0.2.0's JobConfig is 5fb7cc2e's (frameworks/facts/torchtitan_*.json)
+}
+
 // Version names the sources every option name, class and function was checked against (see
-// docs/frameworks.md): upstream TorchTitan for NVIDIA, Primus's torchtitan backend for AMD.
-const Version = "pytorch/torchtitan (config/job_config.py@6404b932, models/llama3/model/args.py@08039091, models/llama3/model/model.py@08039091, components/dataloader.py@111df62d, protocols/train_spec.py with register_train_spec(name, spec)); AMD-AGI/Primus (configs/modules/torchtitan/pre_trainer.yaml@04aa8ac4, configs/models/torchtitan/llama3.1_8B.yaml@b1a78152, modules/trainer/torchtitan/pre_trainer.py@21fadc71)"
+// docs/frameworks.md).
+func Version(platform string) string {
+	pin := Pinned[platform]
+	v := fmt.Sprintf("pytorch/torchtitan %s (%s; config/job_config.py, protocols/train_spec.py, components/dataloader.py, models/llama3/model/args.py)", pin.Version, pin.Commit[:8])
+	if pin.Primus {
+		v += "; AMD-AGI/Primus v26.2 (1ec29c67: configs/modules/torchtitan/pre_trainer.yaml, backends/torchtitan/config_utils.py)"
+	}
+	return v
+}
 
 //go:embed rival_titan.py
 var script []byte
@@ -100,35 +136,39 @@ func Build(p spec.Plan) (spec.Launch, error) {
 		return spec.Launch{}, err
 	}
 	files := map[string][]byte{ScriptName: Script(), ConfigName: cfg}
-	l := spec.Launch{Framework: spec.Titan, EntryScriptDigest: ScriptDigest(), FrameworkVersion: Version, Files: files}
+	if p.Platform != hw.PlatformNVIDIA && p.Platform != hw.PlatformAMD {
+		return spec.Launch{}, fmt.Errorf("titan: platform %q: TorchTitan runs on amd (through Primus) and nvd", p.Platform)
+	}
+	l := spec.Launch{Framework: spec.Titan, EntryScriptDigest: ScriptDigest(), FrameworkVersion: Version(p.Platform), Files: files}
+	secs, err := Sections(p, p.Platform)
+	if err != nil {
+		return spec.Launch{}, err
+	}
+	if err := CheckSections(p.Platform, secs); err != nil {
+		return spec.Launch{}, err
+	}
 	switch p.Platform {
 	case hw.PlatformNVIDIA:
-		files[TOMLName] = []byte(TOML(Sections(p, hw.PlatformNVIDIA)))
+		files[TOMLName] = []byte(TOML(secs))
 		// torchrun -m runs the module with the working directory first on sys.path, which is how
 		// custom_import finds rival_titan.py.
 		l.Command = append(mega.Torchrun(p), "-m", "torchtitan.train", "--job.config_file", path.Join(p.OutputDir, TOMLName))
 		l.WorkDir = p.OutputDir
 		l.Env = map[string]string{"PYTHONUNBUFFERED": "1"}
+		l.Rendezvous = spec.Rendezvous{NNodes: p.NNodes, GPUsPerNode: p.GPUsPerNode}
 	case hw.PlatformAMD:
-		files[EXPName] = []byte(EXP(p))
+		files[EXPName] = []byte(renderEXP(p, secs))
 		l.Command = []string{"bash", prim.Script}
 		l.WorkDir = prim.Dir
+		l.Rendezvous = prim.Rendezvous(p)
 		l.Env = map[string]string{
-			"EXP":           path.Join(p.OutputDir, EXPName),
-			"NNODES":        spec.Int(p.NNodes),
-			"GPUS_PER_NODE": spec.Int(p.GPUsPerNode),
-			"TRAIN_LOG":     path.Join(p.OutputDir, "primus-train.log"),
+			"EXP":       path.Join(p.OutputDir, EXPName),
+			"TRAIN_LOG": path.Join(p.OutputDir, "primus-train.log"),
 			// Primus runs primus/cli/main.py from its own directory; custom_import finds the
 			// extension through PYTHONPATH.
 			"PYTHONPATH":       p.OutputDir,
 			"PYTHONUNBUFFERED": "1",
 		}
-		if p.NNodes == 1 {
-			l.Env["NODE_RANK"] = "0"
-			l.Env["MASTER_ADDR"] = "localhost"
-		}
-	default:
-		return spec.Launch{}, fmt.Errorf("titan: platform %q: TorchTitan runs on amd (through Primus) and nvd", p.Platform)
 	}
 	return l, nil
 }
@@ -156,10 +196,42 @@ type Section struct {
 	KVs  []KV
 }
 
-// Sections returns every job-config option the run sets, in a fixed order. Upstream TorchTitan and
-// Primus's vendored copy name three options differently (checkpointing, compile, the tokenizer
-// location), so the platform picks the names.
-func Sections(p spec.Plan, platform string) []Section {
+// Sections returns every job-config option the run sets on platform, in a fixed order, as the
+// TorchTitan pinned for that platform names them.
+func Sections(p spec.Plan, platform string) ([]Section, error) {
+	pin, ok := Pinned[platform]
+	if !ok {
+		return nil, fmt.Errorf("titan: no TorchTitan is pinned for platform %q (amd, nvd)", platform)
+	}
+	gen, ok := generators[pin.Version]
+	if !ok {
+		return nil, fmt.Errorf("titan: no job-config generator for TorchTitan %s: add one to frameworks/titan/titan.go", pin.Version)
+	}
+	return gen(p, pin.Primus), nil
+}
+
+// CheckSections checks every option against the JobConfig facts of the TorchTitan pinned for
+// platform (frameworks/facts/torchtitan_<version>.json, plus Primus's own options on AMD): an
+// option the pinned version does not have, or a value of the wrong type, fails here rather than in
+// the trainer's config loader on the GPU host.
+func CheckSections(platform string, secs []Section) error {
+	pin := Pinned[platform]
+	f, err := facts.TorchTitan(pin.Version, pin.Primus)
+	if err != nil {
+		return fmt.Errorf("titan: %w", err)
+	}
+	for _, s := range secs {
+		for _, kv := range s.KVs {
+			if err := f.Check(s.Name, kv.Key, kv.Value); err != nil {
+				return fmt.Errorf("titan: %s job config: %w", platform, err)
+			}
+		}
+	}
+	return nil
+}
+
+// sectionsV020 is the job config of TorchTitan v0.2.0 and of 5fb7cc2e (the same JobConfig).
+func sectionsV020(p spec.Plan, primus bool) []Section {
 	m, f := p.Model, p.Fair
 	i := spec.Int
 	param := "bfloat16"
@@ -173,7 +245,6 @@ func Sections(p spec.Plan, platform string) []Section {
 	if f.PP > 1 {
 		local = f.MBS * f.GA
 	}
-	model := Section{"model", []KV{{"name", q(SpecName)}, {"flavor", q(m.Name)}}}
 	training := Section{"training", []KV{
 		{"dataset", q("rival_megatron")}, {"dataset_path", q(p.DataPrefix)},
 		{"local_batch_size", i(local)}, {"global_batch_size", i(f.GBS)}, {"seq_len", i(f.SL)},
@@ -181,23 +252,14 @@ func Sections(p spec.Plan, platform string) []Section {
 		{"mixed_precision_param", q(param)}, {"mixed_precision_reduce", q("float32")},
 		{"seed", i(f.Seed)}, {"deterministic", "false"},
 	}}
-	var checkpoint, extra []Section
-	if platform == hw.PlatformAMD {
-		model.KVs = append(model.KVs, KV{"hf_assets_path", q(p.TokenizerPath)},
-			// Primus's stock model yaml sets n_layers; keep it equal to the run's depth.
-			KV{"n_layers", i(m.Layers)})
+	if primus {
+		// Primus's pre_trainer.yaml turns its synthetic data on by default.
 		training.KVs = append(training.KVs, KV{"mock_data", "false"})
-		checkpoint = []Section{{"checkpoint", []KV{{"enable", "false"}}}}
-		extra = []Section{{"compile", []KV{{"enable", "false"}}}, {"validation", []KV{{"enable", "false"}}}}
-	} else {
-		model.KVs = append(model.KVs, KV{"tokenizer_path", q(p.TokenizerPath)})
-		training.KVs = append(training.KVs, KV{"compile", "false"})
-		checkpoint = []Section{{"checkpoint", []KV{{"enable_checkpoint", "false"}}}}
-		extra = []Section{{"validation", []KV{{"enabled", "false"}}}}
 	}
-	out := []Section{
+	return []Section{
 		{"job", []KV{{"dump_folder", q(path.Join(p.OutputDir, "titan"))}, {"description", q("rival " + m.Name)}}},
-		model,
+		// hf_assets_path is the folder holding tokenizer.json (tokenizer_path is its deprecated alias).
+		{"model", []KV{{"name", q(SpecName)}, {"flavor", q(m.Name)}, {"hf_assets_path", q(p.TokenizerPath)}}},
 		{"optimizer", []KV{{"name", q("AdamW")}, {"lr", fl(f.LR)}, {"beta1", fl(f.Beta1)}, {"beta2", fl(f.Beta2)},
 			{"eps", fl(spec.AdamEps)}, {"weight_decay", fl(f.WeightDecay)}, {"implementation", q("fused")}}},
 		{"lr_scheduler", []KV{{"warmup_steps", i(f.WarmupSteps)}, {"decay_type", q("cosine")},
@@ -208,12 +270,12 @@ func Sections(p spec.Plan, platform string) []Section {
 			{"pipeline_parallel_microbatch_size", i(f.MBS)}, {"pipeline_parallel_schedule", q("1F1B")},
 			{"context_parallel_degree", "1"}}},
 		{"activation_checkpoint", []KV{{"mode", q("none")}}},
+		{"checkpoint", []KV{{"enable", "false"}}},
+		{"compile", []KV{{"enable", "false"}}},
+		{"metrics", []KV{{"log_freq", "1"}, {"enable_tensorboard", "false"}, {"disable_color_printing", "true"}}},
+		{"validation", []KV{{"enable", "false"}}},
+		{"experimental", []KV{{"custom_import", q(Module)}}},
 	}
-	out = append(out, checkpoint...)
-	out = append(out, Section{"metrics", []KV{{"log_freq", "1"}, {"enable_tensorboard", "false"},
-		{"disable_color_printing", "true"}}})
-	out = append(out, extra...)
-	return append(out, Section{"experimental", []KV{{"custom_import", q(Module)}}})
 }
 
 // TOML renders sections as TorchTitan's --job.config_file.
@@ -231,13 +293,21 @@ func TOML(secs []Section) string {
 
 // EXP renders the Primus experiment yaml of an AMD run: Primus's torchtitan module config and stock
 // Llama 3.1 8B model yaml, with every option the run sets as an override.
-func EXP(p spec.Plan) string {
+func EXP(p spec.Plan) (string, error) {
+	secs, err := Sections(p, hw.PlatformAMD)
+	if err != nil {
+		return "", err
+	}
+	return renderEXP(p, secs), nil
+}
+
+func renderEXP(p spec.Plan, secs []Section) string {
 	var b strings.Builder
 	b.WriteString("# Generated by Rival: one fair benchmark run on Primus's torchtitan backend.\n")
 	b.WriteString("work_group: ${PRIMUS_TEAM:amd}\nuser_name: ${PRIMUS_USER:root}\n")
 	fmt.Fprintf(&b, "exp_name: %s\nworkspace: %s\n", q("rival-titan-"+p.Model.Name), q(path.Join(p.OutputDir, "primus")))
 	b.WriteString("\nmodules:\n  pre_trainer:\n    framework: torchtitan\n    config: pre_trainer.yaml\n    model: llama3.1_8B.yaml\n    overrides:\n")
-	for _, s := range Sections(p, hw.PlatformAMD) {
+	for _, s := range secs {
 		fmt.Fprintf(&b, "      %s:\n", s.Name)
 		for _, kv := range s.KVs {
 			fmt.Fprintf(&b, "        %s: %s\n", kv.Key, kv.Value)

@@ -13,7 +13,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: probe lines N | exit CODE | sleep SECONDS | cat PATH | write PATH | env NAME | pwd | repl")
+		fmt.Fprintln(os.Stderr, "usage: probe lines N | exit CODE | sleep SECONDS | cat PATH | write PATH | env NAME | pwd | repl | -c COMMAND")
 		os.Exit(2)
 	}
 	arg := func(i int) string {
@@ -69,6 +69,14 @@ func main() {
 			}
 			fmt.Println("got:", sc.Text())
 		}
+	case "-c": // installed as /bin/sh: records each RUN step's command in /probe-sh.log and succeeds
+		f, err := os.OpenFile("/probe-sh.log", os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Fprintln(f, arg(2))
+		f.Close()
 	default:
 		fmt.Fprintf(os.Stderr, "probe: unknown subcommand %q\n", os.Args[1])
 		os.Exit(2)

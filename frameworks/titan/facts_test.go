@@ -1,0 +1,261 @@
+package titan
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rivalbench/rival/frameworks/facts"
+	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/models"
+)
+
+// option is one section.key = literal of a written job config.
+type option struct{ section, key, literal string }
+
+// tomlOptions reads the job config TOML a launch writes (sections of key = value lines).
+func tomlOptions(t *testing.T, text string) []option {
+	t.Helper()
+	var out []option
+	sec := ""
+	for n, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+		case strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]"):
+			sec = line[1 : len(line)-1]
+		default:
+			k, v, ok := strings.Cut(line, " = ")
+			require.True(t, ok, "line %d: %q", n+1, line)
+			out = append(out, option{sec, k, v})
+		}
+	}
+	return out
+}
+
+// expOptions reads modules.pre_trainer.overrides of a Primus experiment yaml a launch writes.
+func expOptions(t *testing.T, text string) []option {
+	t.Helper()
+	_, body, ok := strings.Cut(text, "\n    overrides:\n")
+	require.True(t, ok, "no overrides in\n%s", text)
+	var out []option
+	sec := ""
+	for _, line := range strings.Split(strings.TrimSuffix(body, "\n"), "\n") {
+		switch {
+		case strings.HasPrefix(line, "        "):
+			k, v, ok := strings.Cut(strings.TrimSpace(line), ": ")
+			require.True(t, ok, "%q", line)
+			out = append(out, option{sec, k, v})
+		case strings.HasPrefix(line, "      ") && strings.HasSuffix(line, ":"):
+			sec = strings.TrimSuffix(strings.TrimSpace(line), ":")
+		default:
+			t.Fatalf("unexpected override line %q", line)
+		}
+	}
+	return out
+}
+
+// launchOptions returns the job-config options a launch writes, read back from its files.
+func launchOptions(t *testing.T, platform string, l spec.Launch) []option {
+	if platform == hw.PlatformNVIDIA {
+		return tomlOptions(t, string(l.Files[TOMLName]))
+	}
+	return expOptions(t, string(l.Files[EXPName]))
+}
+
+// variants are the runs every titan launch is checked in.
+var variants = []struct {
+	name string
+	edit func(p *spec.Plan)
+}{
+	{"base", func(*spec.Plan) {}},
+	{"TP2", func(p *spec.Plan) { p.Fair.TP, p.Fair.DP = 2, 4; p.Fair.GBS = p.Fair.MBS * p.Fair.GA * 4 }},
+	{"fp8", func(p *spec.Plan) { p.Fair.Precision = spec.FP8 }},
+	{"fp32", func(p *spec.Plan) { p.Fair.Precision = spec.FP32 }},
+	{"PROFILE=1", func(p *spec.Plan) { p.Fair.Profile = true }},
+	{"SL8192", func(p *spec.Plan) { p.Fair.SL = 8192 }},
+	{"two nodes", func(p *spec.Plan) {
+		p.NNodes, p.World, p.Fair.DP = 2, 16, 16
+		p.Fair.GBS = p.Fair.MBS * p.Fair.GA * 16
+	}},
+}
+
+// TestEveryLaunchMatchesPinnedFacts builds every titan launch (each model the framework takes, in
+// each variant, on amd and nvd), reads back the job config it writes, and checks every option against
+// the JobConfig extracted from the TorchTitan pinned for that platform's image. A refused launch must
+// be refused by the framework's own rules, never by the facts check.
+func TestEveryLaunchMatchesPinnedFacts(t *testing.T) {
+	checked := 0
+	for _, platform := range []string{hw.PlatformNVIDIA, hw.PlatformAMD} {
+		pin := Pinned[platform]
+		f, err := facts.TorchTitan(pin.Version, pin.Primus)
+		require.NoError(t, err)
+		for _, model := range models.Names() {
+			for _, v := range variants {
+				t.Run(fmt.Sprintf("%s/%s/%s", platform, model, v.name), func(t *testing.T) {
+					p := plan(t, platform, model)
+					v.edit(&p)
+					l, err := Build(p)
+					if err != nil {
+						require.Error(t, check(p), "refused by something else than the framework's rules: %v", err)
+						t.Skipf("titan refuses it: %v", err)
+					}
+					opts := launchOptions(t, platform, l)
+					require.NotEmpty(t, opts)
+					for _, o := range opts {
+						assert.NoError(t, f.Check(o.section, o.key, o.literal))
+					}
+					checked++
+				})
+			}
+		}
+	}
+	assert.Greater(t, checked, 20)
+}
+
+// TestFactsNegativeControls: the checks fail on an option the pinned version lacks, on the names
+// older and newer TorchTitans use, on a value of the wrong type and on a value outside a Literal.
+func TestFactsNegativeControls(t *testing.T) {
+	nvd, err := facts.TorchTitan(Pinned[hw.PlatformNVIDIA].Version, false)
+	require.NoError(t, err)
+	amd, err := facts.TorchTitan(Pinned[hw.PlatformAMD].Version, true)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		f                     *facts.TitanConfig
+		section, key, literal string
+		errHas                string
+	}{
+		{nvd, "training", "no_such_option", "1", "is not an option"},
+		{nvd, "training", "compile", "false", "is not an option"},             // before 2025-08-20
+		{nvd, "checkpoint", "enable_checkpoint", "false", "is not an option"}, // before 2025-08-22
+		{nvd, "validation", "enabled", "false", "is not an option"},
+		{nvd, "debug", "seed", "42", "is not a section"},            // v0.2.2's place for it
+		{nvd, "training", "mock_data", "false", "is not an option"}, // Primus's, not upstream's
+		{nvd, "model", "n_layers", "32", "is not an option"},        // neither
+		{nvd, "training", "steps", `"500"`, "is a TOML str"},        // wrong type
+		{nvd, "training", "seq_len", "2048.5", "is a TOML float"},
+		{nvd, "compile", "enable", "0", "is a TOML int"},
+		{nvd, "optimizer", "implementation", `"fast"`, "is not one of"}, // Literal
+		{nvd, "training", "mixed_precision_param", `"float16"`, "is not one of"},
+		{amd, "training", "mock_data", "1", "is a TOML int"},
+	} {
+		t.Run(tc.section+"."+tc.key, func(t *testing.T) {
+			err := tc.f.Check(tc.section, tc.key, tc.literal)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.errHas)
+		})
+	}
+	// What passes: a float option takes an integer, as Python does; Primus's own option on AMD.
+	require.NoError(t, nvd.Check("training", "max_norm", "1"))
+	require.NoError(t, amd.Check("training", "mock_data", "false"))
+
+	// Build refuses a launch whose job config the pinned version would reject.
+	p := plan(t, hw.PlatformNVIDIA, "llama")
+	secs, err := Sections(p, hw.PlatformNVIDIA)
+	require.NoError(t, err)
+	secs = append(secs, Section{"training", []KV{{"compile", "false"}}})
+	err = CheckSections(hw.PlatformNVIDIA, secs)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "training.compile is not an option of TorchTitan v0.2.0")
+}
+
+// TestConfigManagerAcceptsGeneratedTOML runs TorchTitan's own ConfigManager (config/manager.py,
+// torch and tyro stood in) of each pinned tree on the job config each platform writes. The trees
+// are checkouts of pytorch/torchtitan at the pinned commits, named by RIVAL_TORCHTITAN_TREES
+// (platform=dir,platform=dir); docs/frameworks.md records the last run.
+func TestConfigManagerAcceptsGeneratedTOML(t *testing.T) {
+	trees := os.Getenv("RIVAL_TORCHTITAN_TREES")
+	if trees == "" {
+		t.Skip("RIVAL_TORCHTITAN_TREES names no checkouts of pytorch/torchtitan (nvd=DIR,amd=DIR at the pinned commits)")
+	}
+	for _, pair := range strings.Split(trees, ",") {
+		platform, dir, _ := strings.Cut(pair, "=")
+		t.Run(platform, func(t *testing.T) {
+			p := plan(t, platform, "llama")
+			secs, err := Sections(p, platform)
+			require.NoError(t, err)
+			var upstream []Section
+			for _, s := range secs {
+				var kvs []KV
+				for _, kv := range s.KVs {
+					if _, ok := mustFacts(t, platform).Lookup(s.Name, kv.Key); ok && !(platform == hw.PlatformAMD && s.Name == "training" && kv.Key == "mock_data") {
+						kvs = append(kvs, kv)
+					}
+				}
+				upstream = append(upstream, Section{s.Name, kvs})
+			}
+			toml := filepath.Join(t.TempDir(), TOMLName)
+			require.NoError(t, os.WriteFile(toml, []byte(TOML(upstream)), 0o644))
+			out, err := exec.Command(python, "../facts/torchtitan_extract.py", "--check", dir, toml).CombinedOutput()
+			require.NoError(t, err, string(out))
+			assert.Contains(t, string(out), `"custom_import": "rival_titan"`)
+		})
+	}
+}
+
+func mustFacts(t *testing.T, platform string) *facts.TitanConfig {
+	pin := Pinned[platform]
+	f, err := facts.TorchTitan(pin.Version, false)
+	require.NoError(t, err)
+	return f
+}
+
+// TestNVIDIAImageInstallsThePin: nvd.Dockerfile installs exactly the TorchTitan the NVIDIA job
+// config is written for.
+func TestNVIDIAImageInstallsThePin(t *testing.T) {
+	data, err := os.ReadFile("../../nvd.Dockerfile")
+	require.NoError(t, err)
+	v := strings.TrimPrefix(Pinned[hw.PlatformNVIDIA].Version, "v")
+	assert.Contains(t, string(data), `pip install --no-cache-dir "torchtitan==`+v+`"`)
+	assert.Contains(t, string(data), `m.version('torchtitan') != '`+v+`'`)
+}
+
+// TestExtensionRegistersOnPinnedTrees imports rival_titan.py into each pinned TorchTitan tree
+// (torch and the model code's optional packages stood in) the way the trainer does, looks its train
+// spec up and checks the registered flavour against the model registry. Trees as for
+// TestConfigManagerAcceptsGeneratedTOML.
+func TestExtensionRegistersOnPinnedTrees(t *testing.T) {
+	trees := os.Getenv("RIVAL_TORCHTITAN_TREES")
+	if trees == "" {
+		t.Skip("RIVAL_TORCHTITAN_TREES names no checkouts of pytorch/torchtitan (nvd=DIR,amd=DIR at the pinned commits)")
+	}
+	for _, pair := range strings.Split(trees, ",") {
+		platform, dir, _ := strings.Cut(pair, "=")
+		for _, model := range []string{"llama", "llama-proxy", "mistral", "mistral-proxy"} {
+			t.Run(platform+"/"+model, func(t *testing.T) {
+				p := plan(t, platform, model)
+				ext := t.TempDir()
+				require.NoError(t, os.WriteFile(filepath.Join(ext, ScriptName), Script(), 0o644))
+				cfg, err := configJSON(p)
+				require.NoError(t, err)
+				require.NoError(t, os.WriteFile(filepath.Join(ext, ConfigName), cfg, 0o644))
+				out, err := exec.Command(python, "../facts/torchtitan_extract.py", "--register", dir, ext).Output()
+				if ee, ok := err.(*exec.ExitError); ok {
+					t.Fatalf("%v\n%s", err, ee.Stderr)
+				}
+				require.NoError(t, err)
+				var raw map[string]any
+				require.NoError(t, json.Unmarshal(out, &raw))
+				m := p.Model
+				assert.Equal(t, "TrainSpec", raw["spec"])
+				assert.Equal(t, "TransformerModelArgs", raw["args_class"], "the flavour's args subclass llama3's")
+				assert.Equal(t, model, raw["flavor"])
+				for k, want := range map[string]float64{"dim": float64(m.Hidden), "n_layers": float64(m.Layers),
+					"n_heads": float64(m.Heads), "n_kv_heads": float64(m.KVHeads), "vocab_size": float64(m.Vocab),
+					"multiple_of": float64(m.FFN), "rope_theta": m.RopeTheta, "rope_scaling_factor": 1,
+					"max_seq_len": float64(p.Fair.SL)} {
+					assert.Equal(t, want, raw[k], k)
+				}
+				assert.Equal(t, false, raw["validator"])
+			})
+		}
+	}
+}

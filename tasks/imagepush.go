@@ -1,0 +1,179 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/distribution/reference"
+
+	"github.com/rivalbench/rival/cache"
+	"github.com/rivalbench/rival/container"
+	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/slurm"
+)
+
+// PushRecord is what image:push leaves in OUTPUT_DIR/images/<platform>-pushed.json: the platform
+// image as a registry holds it. Slurm runs of that platform name it by digest.
+type PushRecord struct {
+	Platform string `json:"platform"`
+	container.Pushed
+	PushedAt string `json:"pushed_at"`
+}
+
+// PushRecordPath is where image:push records the pushed image of platform.
+func (w *Workspace) PushRecordPath(platform string) string {
+	return w.Path("OUTPUT_DIR", "images", platform+"-pushed.json")
+}
+
+// ImagePushTarget builds the platform image if needed and pushes it to repository (image:push).
+func (w *Workspace) ImagePushTarget(ctx context.Context, platform, repository string) error {
+	if platform != hw.PlatformAMD && platform != hw.PlatformNVIDIA && platform != hw.PlatformCPU {
+		return fmt.Errorf("image:push: unknown platform %q (amd, nvd or cpu)", platform)
+	}
+	e, err := container.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	rec, _, err := w.EnsureImage(ctx, e, platform)
+	if err != nil {
+		return err
+	}
+	_, err = w.PushImage(ctx, e, rec, repository)
+	return err
+}
+
+// PushImage pushes a built platform image to repository and records it (PushRecordPath).
+func (w *Workspace) PushImage(ctx context.Context, e *container.Engine, rec ImageRecord, repository string) (PushRecord, error) {
+	p, err := e.Push(ctx, rec.ImageID, repository, w.Out)
+	if err != nil {
+		return PushRecord{}, fmt.Errorf("image:push %s: %w", rec.Platform, err)
+	}
+	r := PushRecord{Platform: rec.Platform, Pushed: p, PushedAt: time.Now().UTC().Format(time.RFC3339)}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return r, err
+	}
+	path := w.PushRecordPath(rec.Platform)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return r, err
+	}
+	if err := cache.WriteFileAtomic(path, append(data, '\n'), 0o644); err != nil {
+		return r, err
+	}
+	w.Printf("image %s: pushed %s (local %s); Slurm runs of %s now use it\n", rec.Platform, p.Ref(), shortID(p.LocalID), rec.Platform)
+	return r, nil
+}
+
+func (w *Workspace) readPushRecord(platform string) (*PushRecord, error) {
+	path := w.PushRecordPath(platform)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r PushRecord
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w (push the image again with image:push)", path, err)
+	}
+	if !strings.HasPrefix(r.Digest, "sha256:") || r.Repository == "" {
+		return nil, fmt.Errorf("%s names no pushed image: push it again with image:push", path)
+	}
+	return &r, nil
+}
+
+// SlurmImage is the image a Slurm run of platform names, in the syntax its container mode reads, and
+// the reference recorded in the result as the image the nodes ran. In order:
+//
+//   - SLURM_IMAGE, when set. pyxis runs need a reference that pins the content: repo@sha256:... or
+//     an enroot squashfs (an absolute path ending in .sqsh) on storage every node sees.
+//   - the image image:push pushed for the platform (by digest), provided built, when known, is
+//     still the image that was pushed.
+//   - for docker mode only, the local tag: each node's daemon must hold the same image.
+//
+// pyxis with neither refuses, saying how to deliver the image.
+func (w *Workspace) SlurmImage(platform string, built *ImageRecord) (image, ran string, err error) {
+	mode := containerMode(platform)
+	if v := os.Getenv("SLURM_IMAGE"); v != "" {
+		if mode != slurm.ContainerPyxis {
+			return v, v, nil
+		}
+		if strings.HasPrefix(v, "/") && strings.HasSuffix(v, ".sqsh") {
+			return v, v, nil
+		}
+		if strings.Contains(v, "#") && strings.Contains(v, "@sha256:") {
+			return v, v, nil // already enroot's REGISTRY#PATH@DIGEST
+		}
+		named, err := reference.ParseNormalizedNamed(v)
+		if err != nil {
+			return "", "", fmt.Errorf("SLURM_IMAGE=%s: not an image reference nor an absolute .sqsh path: %v", v, err)
+		}
+		if _, ok := named.(reference.Digested); !ok {
+			return "", "", fmt.Errorf("SLURM_IMAGE=%s is a tag, which every node resolves on its own when it pulls: name the image by digest (repo@sha256:..., as image:push prints) or give an enroot squashfs path", v)
+		}
+		return enrootRef(named), reference.FamiliarString(named), nil
+	}
+	rec, err := w.readPushRecord(platform)
+	if err != nil {
+		return "", "", err
+	}
+	if rec != nil {
+		if built != nil && built.ImageID != "" && built.ImageID != rec.LocalID {
+			return "", "", fmt.Errorf("the %s image was rebuilt (%s) after image:push pushed %s (%s): push it again with `mage image:push %s %s`",
+				platform, shortID(built.ImageID), rec.Ref(), shortID(rec.LocalID), platform, rec.Repository)
+		}
+		if mode == slurm.ContainerPyxis {
+			named, err := reference.ParseNormalizedNamed(rec.Ref())
+			if err != nil {
+				return "", "", fmt.Errorf("%s: %w", w.PushRecordPath(platform), err)
+			}
+			return enrootRef(named), rec.Ref(), nil
+		}
+		return rec.Ref(), rec.Ref(), nil
+	}
+	if mode == slurm.ContainerPyxis {
+		return "", "", fmt.Errorf("slurm: pyxis pulls the image on every node from a registry, and %s exists only in this host's Docker daemon: "+
+			"push it with `mage image:push %s REGISTRY/REPOSITORY[:TAG]` (credentials from `docker login`), "+
+			"or set SLURM_IMAGE to REPOSITORY@sha256:... or to an enroot squashfs (`enroot import -o /shared/rival-%s.sqsh dockerd://%s`) on storage every node sees",
+			ImageTag(platform), platform, platform, ImageTag(platform))
+	}
+	if built != nil && built.Tag != "" {
+		return built.Tag, built.ImageID, nil
+	}
+	if mode == slurm.ContainerNone {
+		return "", "", nil
+	}
+	return ImageTag(platform), "", nil
+}
+
+// enrootRef writes a registry reference in enroot's syntax (REGISTRY#PATH[:TAG][@DIGEST]), which
+// pyxis passes to `enroot import docker://`: enroot reads a registry only after '#'.
+func enrootRef(named reference.Named) string {
+	s := reference.Domain(named) + "#" + reference.Path(named)
+	if t, ok := named.(reference.Tagged); ok {
+		s += ":" + t.Tag()
+	}
+	if d, ok := named.(reference.Digested); ok {
+		s += "@" + d.Digest().String()
+	}
+	return s
+}
+
+// containerMode is how a Slurm job of platform runs its launch on each node.
+func containerMode(platform string) string {
+	switch platform {
+	case hw.PlatformNVIDIA:
+		return slurm.ContainerPyxis
+	case hw.PlatformAMD:
+		return slurm.ContainerDocker
+	}
+	return slurm.ContainerNone
+}

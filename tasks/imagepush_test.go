@@ -1,0 +1,116 @@
+package tasks
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/client"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rivalbench/rival/container"
+	"github.com/rivalbench/rival/container/registrytest"
+	"github.com/rivalbench/rival/hw"
+)
+
+func slurmScriptOf(t *testing.T, w *Workspace, platform, fw, model string) (string, error) {
+	t.Helper()
+	t.Setenv("GPUS_PER_NODE", "8")
+	return captureStdout(t, func() error { return w.SlurmScriptTarget(context.Background(), platform, fw, model) })
+}
+
+// TestSlurmScriptPyxisImage: a pyxis script names an image every node can pull, by digest, or the
+// target refuses and says how to deliver one.
+func TestSlurmScriptPyxisImage(t *testing.T) {
+	t.Setenv("SLURM_IMAGE", "")
+	w, _ := newWorkspace(t, "")
+	_, err := slurmScriptOf(t, w, hw.PlatformNVIDIA, "mega", "llama")
+	require.Error(t, err, "rival/nvd:latest exists only in the local daemon")
+	assert.Contains(t, err.Error(), "mage image:push nvd REGISTRY/REPOSITORY")
+	assert.Contains(t, err.Error(), "SLURM_IMAGE")
+
+	t.Setenv("SLURM_IMAGE", "registry.example.com/team/rival-nvd:latest")
+	_, err = slurmScriptOf(t, w, hw.PlatformNVIDIA, "mega", "llama")
+	require.ErrorContains(t, err, "is a tag")
+
+	t.Setenv("SLURM_IMAGE", pinnedRef)
+	out, err := slurmScriptOf(t, w, hw.PlatformNVIDIA, "mega", "llama")
+	require.NoError(t, err)
+	assert.Contains(t, out, "--container-image='registry.example.com:5000#team/rival-nvd@sha256:"+strings.Repeat("ab", 32)+"'")
+
+	t.Setenv("SLURM_IMAGE", "/shared/images/rival-nvd.sqsh")
+	out, err = slurmScriptOf(t, w, hw.PlatformNVIDIA, "mega", "llama")
+	require.NoError(t, err)
+	assert.Contains(t, out, "--container-image=/shared/images/rival-nvd.sqsh")
+
+	// AMD's docker mode keeps the local tag when nothing was pushed.
+	t.Setenv("SLURM_IMAGE", "")
+	out, err = slurmScriptOf(t, w, hw.PlatformAMD, "mega", "llama")
+	require.NoError(t, err)
+	assert.Contains(t, out, "rival/amd:latest")
+}
+
+// TestImagePushThenSlurmScript pushes a platform image to a real registry started here, then checks
+// that train:slurm-script names the pushed digest, that the executor records that digest as the image
+// the nodes ran, and that a daemon without the image pulls it by that reference.
+func TestImagePushThenSlurmScript(t *testing.T) {
+	addr := registrytest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	e, err := container.Connect(ctx)
+	if err != nil {
+		t.Skipf("no Docker daemon: %v", err)
+	}
+	defer e.Close()
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	t.Setenv("SLURM_IMAGE", "")
+
+	// A stand-in for the nvd image: FROM scratch with one file (the real one needs NVIDIA's base).
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "hello"), []byte(fmt.Sprintf("rival %d\n", time.Now().UnixNano())), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM scratch\nCOPY hello /hello\n"), 0o644))
+	tag := fmt.Sprintf("rival-test/nvd-push:%d", os.Getpid())
+	id, err := e.Build(ctx, container.BuildSpec{ContextDir: dir, Tag: tag})
+	require.NoError(t, err)
+	t.Cleanup(func() { e.Client().ImageRemove(context.Background(), id, client.ImageRemoveOptions{Force: true}) })
+
+	w, _ := newWorkspace(t, "")
+	rec := ImageRecord{Platform: hw.PlatformNVIDIA, Tag: tag, ImageID: id}
+	pushed, err := w.PushImage(ctx, e, rec, addr+"/team/rival-nvd:bench")
+	require.NoError(t, err)
+	assert.FileExists(t, w.PushRecordPath(hw.PlatformNVIDIA))
+
+	out, err := slurmScriptOf(t, w, hw.PlatformNVIDIA, "mega", "llama")
+	require.NoError(t, err)
+	assert.Contains(t, out, "--container-image='"+addr+"#team/rival-nvd@"+pushed.Digest+"'")
+
+	// What the result records as the image the nodes ran.
+	image, ran, err := w.SlurmImage(hw.PlatformNVIDIA, &rec)
+	require.NoError(t, err)
+	assert.Equal(t, addr+"#team/rival-nvd@"+pushed.Digest, image)
+	assert.Equal(t, addr+"/team/rival-nvd@"+pushed.Digest, ran)
+	ex, err := w.NewSlurmExecutor(w.Config, hw.PlatformNVIDIA, hw.Host{Platform: hw.PlatformNVIDIA, GPUs: []hw.GPU{{}, {}, {}, {}, {}, {}, {}, {}}}, image, ran)
+	require.NoError(t, err)
+	assert.Equal(t, ran, ex.ImageDigest())
+
+	// The pushed reference pulls into a daemon that has lost the image's names.
+	_, err = e.Client().ImageRemove(ctx, addr+"/team/rival-nvd:bench", client.ImageRemoveOptions{})
+	require.NoError(t, err)
+	pull := exec.CommandContext(ctx, "docker", "pull", ran)
+	outPull, err := pull.CombinedOutput()
+	require.NoError(t, err, string(outPull))
+	got, err := e.ImageID(ctx, ran)
+	require.NoError(t, err)
+	assert.Equal(t, id, got)
+	t.Cleanup(func() { e.Client().ImageRemove(context.Background(), ran, client.ImageRemoveOptions{Force: true}) })
+
+	// A rebuilt image is not the pushed one: Slurm runs refuse until it is pushed again.
+	_, _, err = w.SlurmImage(hw.PlatformNVIDIA, &ImageRecord{Platform: hw.PlatformNVIDIA, ImageID: "sha256:" + strings.Repeat("1", 64)})
+	require.ErrorContains(t, err, "push it again with `mage image:push nvd "+addr+"/team/rival-nvd`")
+}

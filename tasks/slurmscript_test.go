@@ -1,0 +1,127 @@
+package tasks
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rivalbench/rival/frameworks"
+	"github.com/rivalbench/rival/hw"
+)
+
+// captureStdout runs f with os.Stdout sent to a file and returns what it printed.
+func captureStdout(t *testing.T, f func() error) (string, error) {
+	t.Helper()
+	tmp, err := os.CreateTemp(t.TempDir(), "stdout")
+	require.NoError(t, err)
+	defer tmp.Close()
+	old := os.Stdout
+	os.Stdout = tmp
+	ferr := f()
+	os.Stdout = old
+	_, err = tmp.Seek(0, io.SeekStart)
+	require.NoError(t, err)
+	out, err := io.ReadAll(tmp)
+	require.NoError(t, err)
+	return string(out), ferr
+}
+
+// TestSlurmScriptTargetEveryCell runs train:slurm-script's entry point for every platform ×
+// framework × model, on one node and on two. A cell the framework itself refuses for the model
+// (the same refusal a one-host run gets) is skipped; every other cell must give a script.
+func TestSlurmScriptTargetEveryCell(t *testing.T) {
+	t.Setenv("SLURM_IMAGE", "")
+	t.Setenv("GPUS_PER_NODE", "8")
+	for _, nnodes := range []int{1, 2} {
+		for _, platform := range []string{hw.PlatformAMD, hw.PlatformNVIDIA, hw.PlatformCPU} {
+			for _, fw := range frameworks.Names() {
+				for _, model := range []string{"llama", "qwen", "mistral"} {
+					name := fmt.Sprintf("%s/%s/%s/%dnode", platform, fw, model, nnodes)
+					t.Run(name, func(t *testing.T) {
+						w, _ := newWorkspace(t, "")
+						t.Setenv("NNODES", fmt.Sprint(nnodes))
+						t.Setenv("DP", fmt.Sprint(8*nnodes))
+						if platform == hw.PlatformCPU {
+							t.Setenv("DP", "")
+						}
+						w.Config, _ = w.Config.With("test", map[string]string{"NNODES": fmt.Sprint(nnodes), "DP": fmt.Sprint(8 * nnodes)})
+						if platform == hw.PlatformNVIDIA {
+							// pyxis needs an image the nodes can pull (TestSlurmScriptPyxisImage).
+							t.Setenv("SLURM_IMAGE", pinnedRef)
+						}
+						if why := frameworkRefuses(platform, fw, model); why != "" {
+							t.Skipf("the framework refuses this cell on any executor: %s", why)
+						}
+						out, err := captureStdout(t, func() error {
+							return w.SlurmScriptTarget(context.Background(), platform, fw, model)
+						})
+						require.NoError(t, err)
+						assert.Contains(t, out, fmt.Sprintf("#SBATCH --nodes=%d\n", nnodes))
+						assert.Contains(t, out, "NODE_RANK=\"$SLURM_NODEID\"")
+					})
+				}
+			}
+		}
+	}
+}
+
+// pinnedRef is an image named by digest, as image:push prints it.
+var pinnedRef = "registry.example.com:5000/team/rival-nvd@sha256:" + strings.Repeat("ab", 32)
+
+// frameworkRefuses is the framework's own verdict on a cell, asked of the registry with a one-node
+// request: "" when it builds.
+func frameworkRefuses(platform, fw, model string) string {
+	if _, _, err := frameworks.Resolve(fw, platform); err != nil {
+		return err.Error()
+	}
+	host := hw.Host{Platform: platform}
+	dp := 8
+	if platform != hw.PlatformCPU {
+		for i := 0; i < 8; i++ {
+			host.GPUs = append(host.GPUs, hw.GPU{Index: i})
+		}
+	} else {
+		model += "-proxy"
+		dp = 1
+	}
+	_, err := frameworks.Build(frameworks.Request{Platform: platform, Framework: fw, Model: model, Host: host,
+		Fair: frameworks.Fair{Seed: 42, MBS: 1, SL: 2048, GA: 8, GBS: 8 * dp, TP: 1, PP: 1, DP: dp, TrainIters: 10, WarmupSteps: 1,
+			LR: 3e-4, MinLR: 3e-5, WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Precision: "bf16"},
+		DataPrefix: "/rival/data/x", TokenizerPath: "/rival/tokenizer", OutputDir: "/rival/run", DataCacheDir: "/rival/cache"})
+	if err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// TestLocalEnvGivesTheOnlyNode: on one host the executors give a launch that reads its rendezvous from
+// the environment the only node's values, and refuse a launch laid out for several nodes.
+func TestLocalEnvGivesTheOnlyNode(t *testing.T) {
+	host := hw.Host{Platform: hw.PlatformAMD}
+	for i := 0; i < 8; i++ {
+		host.GPUs = append(host.GPUs, hw.GPU{Index: i})
+	}
+	req := frameworks.Request{Platform: hw.PlatformAMD, Framework: "prim", Model: "llama", Host: host,
+		Fair: frameworks.Fair{Seed: 42, MBS: 1, SL: 2048, GA: 8, GBS: 64, TP: 1, PP: 1, DP: 8, TrainIters: 10, WarmupSteps: 1,
+			LR: 3e-4, MinLR: 3e-5, WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Precision: "bf16"},
+		DataPrefix: "/rival/data/x", TokenizerPath: "/rival/tokenizer", OutputDir: "/rival/run", DataCacheDir: "/rival/cache"}
+	l, err := frameworks.Build(req)
+	require.NoError(t, err)
+	d := &DockerExecutor{Platform: hw.PlatformAMD}
+	rs, err := d.spec(l, nil)
+	require.NoError(t, err)
+	for _, want := range []string{"NNODES=1", "GPUS_PER_NODE=8", "NODE_RANK=0", "MASTER_ADDR=localhost", "MASTER_PORT=29500"} {
+		assert.Contains(t, rs.Env, want)
+	}
+	req.NNodes, req.Fair.DP, req.Fair.GBS = 2, 16, 128
+	l, err = frameworks.Build(req)
+	require.NoError(t, err)
+	_, err = d.spec(l, nil)
+	require.ErrorContains(t, err, "laid out for 2 nodes")
+}
