@@ -98,7 +98,7 @@ func Build(req Request) (Launch, error) {
 	case spec.Mega:
 		l, err = mega.Build(p)
 	case spec.Prim:
-		l, err = prim.Build(p, req.StockConfig)
+		l, err = prim.Build(p)
 	case spec.Nemo:
 		l, err = nemo.Build(p)
 	case spec.Titan:

@@ -105,3 +105,26 @@ func TestPrimDataCacheIsWritable(t *testing.T) {
 	require.NotNil(t, v, "the launch sets data_cache_path")
 	assert.Equal(t, "/rival/cache", mountOf(mounts, v[1]))
 }
+
+// Every prim launch the targets build (through trainLaunch, as train:run and train:slurm-script do)
+// must be complete: Mistral and a masking sliding window need the stock experiment, which the
+// launch gets from the pinned release's facts, never from a field only tests fill in.
+func TestPrimLaunchesBuildThroughTheTargetsPath(t *testing.T) {
+	for _, model := range []string{"llama", "qwen", "mistral", "mistral-proxy"} {
+		for _, sl := range []string{"2048", "8192"} {
+			if sl == "8192" && model == "mistral-proxy" {
+				continue // past the proxy's 4096 positions
+			}
+			w, _ := newWorkspace(t, "SL="+sl+"\n")
+			host := eightGPUHost(hw.PlatformAMD)
+			cfg, err := w.platformConfig(hw.PlatformAMD)
+			require.NoError(t, err)
+			p, err := w.BuildPipeline()
+			require.NoError(t, err)
+			in, err := w.trainInputsForCfg(p, cfg, hw.PlatformAMD, "prim", model, host, &DockerExecutor{Platform: hw.PlatformAMD})
+			require.NoError(t, err)
+			_, _, _, err = w.trainLaunch(in, cfg, RunName(in.Platform, in.Framework, in.Model, in.Dataset, 0), "unencoded")
+			assert.NoError(t, err, "prim %s SL %s", model, sl)
+		}
+	}
+}

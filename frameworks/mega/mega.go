@@ -113,6 +113,10 @@ func Args(p spec.Plan) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	eps, err := p.NormEpsilon()
+	if err != nil {
+		return nil, err
+	}
 	i, fl := spec.Int, spec.Float
 	a := []string{
 		// Architecture (the model registry's shape).
@@ -122,7 +126,7 @@ func Args(p spec.Plan) ([]string, error) {
 		"--position-embedding-type", "rope", "--rotary-base", rope,
 		"--max-position-embeddings", i(m.MaxPositions),
 		"--normalization", "RMSNorm", "--swiglu", "--untie-embeddings-and-output-weights",
-		"--disable-bias-linear",
+		"--disable-bias-linear", "--norm-epsilon", spec.Float(eps),
 	}
 	if m.QKVBias {
 		a = append(a, "--add-qkv-bias")
@@ -150,8 +154,8 @@ func Args(p spec.Plan) ([]string, error) {
 		"--weight-decay", fl(f.WeightDecay), "--adam-beta1", fl(f.Beta1), "--adam-beta2", fl(f.Beta2),
 		"--adam-eps", fl(spec.AdamEps), "--clip-grad", fl(spec.ClipGrad),
 		"--tensor-model-parallel-size", i(f.TP), "--pipeline-model-parallel-size", i(f.PP),
-		"--use-distributed-optimizer",
 	)
+	a = append(a, FairnessArgs()...)
 	if p.SequenceParallel() {
 		a = append(a, "--sequence-parallel")
 	}
@@ -185,4 +189,38 @@ func Args(p spec.Plan) ([]string, error) {
 		a = append(a, "--tensorboard-dir", path.Join(p.OutputDir, "profile"))
 	}
 	return a, nil
+}
+
+// FairnessArgs sets every speed- or loss-relevant setting of spec.Fairness explicitly, so Megatron's
+// defaults do not decide them.
+func FairnessArgs() []string {
+	st := spec.Fairness
+	var a []string
+	on := func(b bool, flag string) {
+		if b {
+			a = append(a, flag)
+		}
+	}
+	off := func(b bool, flag string) {
+		if !b {
+			a = append(a, flag)
+		}
+	}
+	on(st.DistributedOptimizer, "--use-distributed-optimizer")
+	on(st.OverlapGradReduce, "--overlap-grad-reduce")
+	on(st.OverlapParamGather, "--overlap-param-gather")
+	on(st.GradReduceInBF16, "--grad-reduce-in-bf16")
+	if st.Recompute != "" {
+		a = append(a, "--recompute-granularity", st.Recompute)
+	}
+	on(st.EODMaskLoss, "--eod-mask-loss")
+	a = append(a, "--init-method-std", spec.Float(st.InitMethodStd), "--attention-backend", st.AttentionBackend)
+	off(st.GradAccumFusion, "--no-gradient-accumulation-fusion")
+	off(st.MaskedSoftmaxFusion, "--no-masked-softmax-fusion")
+	off(st.BiasSwiGLUFusion, "--no-bias-swiglu-fusion")
+	off(st.RopeFusion, "--no-rope-fusion")
+	off(st.BiasDropoutFusion, "--no-bias-dropout-fusion")
+	on(st.CrossEntropyFusion, "--cross-entropy-loss-fusion")
+	a = append(a, "--dataloader-type", st.DataloaderType, "--num-workers", spec.Int(st.NumWorkers))
+	return a
 }

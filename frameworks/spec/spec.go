@@ -52,11 +52,6 @@ type Request struct {
 	DataCacheDir    string // per-fingerprint --data-cache-path
 	TokenizerPath   string // directory holding the model's tokenizer.json
 	OutputDir       string
-	// StockConfig is the framework's stock config file as shipped in its image, read by the caller:
-	// the Primus EXP yaml a prim launch must patch (Mistral, an active sliding window, or a value the
-	// command line cannot carry). Ignored by the other frameworks; a launch that needs it and lacks it
-	// fails naming the file to read.
-	StockConfig []byte
 }
 
 // Launch is the exact launch of one run.
