@@ -11,7 +11,8 @@ TREE is a Primus checkout at COMMIT (fetched by a developer; not run in CI). Wri
     model configs Rival uses, both resolved by Primus's own yaml loader;
   - cli_typing: how the default ("core") runtime types `--key value` overrides, found by calling
     Primus's own coercion function on probe values;
-  - yaml_typing: how SafeLoader types the same texts written into a yaml file.
+  - yaml_typing: how SafeLoader types the same texts written into a yaml file;
+  - run_time_installs: what a default run pip-installs or builds before training.
 Needs PyYAML (Debian python3-yaml).
 """
 
@@ -29,6 +30,13 @@ EXP_DIR = "examples/megatron/configs/MI300X"
 EXPS = ["llama3.1_8B-BF16-pretrain.yaml", "llama3.1_8B-FP8-pretrain.yaml",
         "qwen2.5_7B-BF16-pretrain.yaml", "qwen2.5_7B-FP8-pretrain.yaml"]
 MODELS = ["llama3.1_8B.yaml", "qwen2.5_7B.yaml"]
+# What a default Megatron run (no MaxText, no REBUILD_*, no fault tolerance) installs or builds at run
+# time: the file, a text the line holds, and what it does. main() checks each is still there.
+RUN_TIME_INSTALLS = [
+    ("examples/run_pretrain.sh", 'pip install -r "$PRIMUS_PATH/requirements.txt"', "pip-requirements", "requirements.txt"),
+    ("examples/megatron/prepare.py", '["make"], cwd=dataset_cpp_dir', "make", "third_party/Megatron-LM/megatron/core/datasets"),
+    ("examples/megatron/prepare.py", '["pip", "install", "-e", str(emerging_optimizers_path)]', "pip-editable", "third_party/Emerging-Optimizers"),
+]
 PROBES = ["3e-05", "0.00003", "3.0e-05", "1e-08", "0.00000001", "None", "null", "[0,3]", "[0, 3]",
           "true", "True", "false", "1", "1.0", "0.1", "hybrid", "/rival/cache"]
 
@@ -61,6 +69,13 @@ def main():
     models = {m: loader.parse_yaml(os.path.join(tree, "primus/configs/models/megatron", m)) for m in MODELS}
     for d in [module] + list(models.values()):
         d.pop("extends", None)
+    installs = []
+    for f, text, kind, target in RUN_TIME_INSTALLS:
+        lines = open(os.path.join(tree, f)).read().splitlines()
+        at = [i + 1 for i, l in enumerate(lines) if text in l and not l.lstrip().startswith("#")]
+        if not at:
+            sys.exit("extract_primus: %s no longer holds %s: update RUN_TIME_INSTALLS" % (f, text))
+        installs.append({"file": f, "line": at[0], "kind": kind, "target": target})
     out = {
         "source": "AMD-AGI/Primus@" + commit + " (" + tag + ")",
         "tag": tag,
@@ -70,6 +85,7 @@ def main():
         "exps": exps,
         "module": {k: module[k] for k in sorted(module)},
         "models": {m: {k: v[k] for k in sorted(v)} for m, v in models.items()},
+        "run_time_installs": installs,
         "cli_typing": {p: typed(arg_utils._coerce_cli_value_modern(p)) for p in PROBES},
         "yaml_typing": {p: typed(yaml.load("v: " + p, Loader=yaml.SafeLoader)["v"]) for p in PROBES},
     }

@@ -22,18 +22,28 @@ type EXP struct {
 	Overrides  [][2]any          `json:"overrides"`
 }
 
+// Install is one thing a Primus run installs or builds at run time.
+type Install struct {
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	Kind   string `json:"kind"`   // pip-requirements | make | pip-editable
+	Target string `json:"target"` // relative to the Primus tree
+}
+
 // Primus is what one Primus release accepts.
 type Primus struct {
-	Source     string                    `json:"source"`
-	Tag        string                    `json:"tag"`
-	Commit     string                    `json:"commit"`
-	EXPDir     string                    `json:"exp_dir"`
-	EXPFiles   []string                  `json:"exp_files"`
-	EXPs       map[string]EXP            `json:"exps"`
-	Module     map[string]any            `json:"module"`
-	Models     map[string]map[string]any `json:"models"`
-	CLITyping  map[string]Typed          `json:"cli_typing"`
-	YAMLTyping map[string]Typed          `json:"yaml_typing"`
+	Source    string                    `json:"source"`
+	Tag       string                    `json:"tag"`
+	Commit    string                    `json:"commit"`
+	EXPDir    string                    `json:"exp_dir"`
+	EXPFiles  []string                  `json:"exp_files"`
+	EXPs      map[string]EXP            `json:"exps"`
+	Module    map[string]any            `json:"module"`
+	Models    map[string]map[string]any `json:"models"`
+	CLITyping map[string]Typed          `json:"cli_typing"`
+	// RunTimeInstalls are what a default run installs or builds before training.
+	RunTimeInstalls []Install        `json:"run_time_installs"`
+	YAMLTyping      map[string]Typed `json:"yaml_typing"`
 }
 
 var primuses = map[string]*Primus{}
