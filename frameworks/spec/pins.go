@@ -87,3 +87,26 @@ func short(c string) string {
 	}
 	return c
 }
+
+// PinsMarkdown renders Pins as the table docs/frameworks.md shows.
+func PinsMarkdown() string {
+	var b []byte
+	b = append(b, "| image | Megatron-LM | Megatron Core | framework | Transformer Engine | PyTorch | CUDA / ROCm | Python |\n|---|---|---|---|---|---|---|---|\n"...)
+	for _, p := range Pins {
+		fw := fmt.Sprintf("NeMo %s, Megatron-Bridge %s (`%s`)", p.NeMo, p.Bridge, short(p.BridgeCommit))
+		if p.Primus != "" {
+			fw = fmt.Sprintf("Primus %s (`%s`), TorchTitan `%s`", p.Primus, short(p.PrimusCommit), short(p.TorchTitanCommit))
+		}
+		stack := "CUDA " + p.CUDA
+		if p.ROCm != "" {
+			stack = "ROCm " + p.ROCm
+		}
+		py := p.Python
+		if py == "" {
+			py = "not stated"
+		}
+		b = append(b, fmt.Sprintf("| `%s` | `%s` at `%s` | %s | %s | %s | %s | %s | %s |\n",
+			p.Image, short(p.MegatronCommit), p.MegatronDir, p.MegatronCore, fw, p.TransformerEngine, p.Torch, stack, py)...)
+	}
+	return string(b)
+}
