@@ -143,7 +143,30 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return m
 
     def exec_module(self, module):
-        pass
+        if module.__name__ == "torch":
+            _torch_types(module)
+
+
+class _DType:
+    """torch.dtype's stand-in: a real type, so isinstance checks work, with named instances."""
+
+    def __init__(self, name, bits, floating):
+        self.name, self.itemsize, self.is_floating_point = name, bits // 8, floating
+
+    def __repr__(self):
+        return "torch." + self.name
+
+
+def _torch_types(torch):
+    torch.dtype = _DType
+    for name, bits, fl in [("float32", 32, True), ("float16", 16, True), ("bfloat16", 16, True),
+                           ("float64", 64, True), ("int64", 64, False), ("int32", 32, False),
+                           ("int8", 8, False), ("uint8", 8, False), ("bool", 8, False)]:
+        setattr(torch, name, _DType(name, bits, fl))
+    torch.float, torch.half, torch.double, torch.long, torch.int = (
+        torch.float32, torch.float16, torch.float64, torch.int64, torch.int32)
+    torch.Tensor = type("Tensor", (AnyBase,), {})
+    torch.Size = tuple
 
 
 def install():
