@@ -110,6 +110,9 @@ func Build(req Request) (Launch, error) {
 		return Launch{}, err
 	}
 	l.Requested, l.Remapped = req.Framework, reason
+	if err := preflight(p, &l); err != nil {
+		return Launch{}, err
+	}
 	return l, nil
 }
 

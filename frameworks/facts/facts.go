@@ -285,3 +285,19 @@ func ChoiceName(c any) string {
 	}
 	return s
 }
+
+//go:embed preflight.py pystubs.py
+var preflightFS embed.FS
+
+// PreflightFiles are the preflight script and its stand-in modules, by file name.
+func PreflightFiles() map[string][]byte {
+	out := map[string][]byte{}
+	for _, n := range []string{"preflight.py", "pystubs.py"} {
+		b, err := preflightFS.ReadFile(n)
+		if err != nil {
+			panic("facts: embedded " + n + " missing: " + err.Error()) // a build defect, not input
+		}
+		out[n] = b
+	}
+	return out
+}

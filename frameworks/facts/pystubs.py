@@ -167,6 +167,21 @@ def _torch_types(torch):
         torch.float32, torch.float16, torch.float64, torch.int64, torch.int32)
     torch.Tensor = type("Tensor", (AnyBase,), {})
     torch.Size = tuple
+    # The device the run targets, for validation checks that ask for it: RIVAL_DEVICE_CAPABILITY
+    # "major.minor" (H100 9.0; MI300X reports 9.4 through ROCm's CUDA interface).
+    major, _, minor = os.environ.get("RIVAL_DEVICE_CAPABILITY", "9.0").partition(".")
+    cap = (int(major), int(minor or 0))
+    props = types.SimpleNamespace(major=cap[0], minor=cap[1], name="stand-in", total_memory=80 << 30,
+                                  multi_processor_count=132)
+    cuda = types.ModuleType("torch.cuda")
+    cuda.__path__ = []
+    cuda.get_device_capability = lambda *a, **k: cap
+    cuda.get_device_properties = lambda *a, **k: props
+    cuda.is_available = lambda: False
+    cuda.device_count = lambda: 0
+    cuda.__getattr__ = lambda name: Any()
+    sys.modules["torch.cuda"] = cuda
+    torch.cuda = cuda
 
 
 def install():

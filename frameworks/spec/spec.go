@@ -65,6 +65,10 @@ type Launch struct {
 	Files             map[string][]byte // files to write next to the run (relative to OutputDir), e.g. entry scripts, patched yaml
 	EntryScriptDigest string            // BLAKE3 hex of the entry script(s) in Files; empty when there are none
 	FrameworkVersion  string            // the pinned version the arguments were checked against
+	// Preflight, when set, runs the framework's own argument parsing and config validation on this
+	// exact launch, in the same image and mounts, without GPUs; it exits non-zero with the framework's
+	// error on its last line ("preflight failed: ...").
+	Preflight *Launch `json:",omitempty"`
 }
 
 // Plan is a validated Request with everything derived: the model's shape, the process layout and the
