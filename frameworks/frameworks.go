@@ -37,6 +37,14 @@ var support = map[string][]string{
 	spec.FSDP:  {hw.PlatformAMD, hw.PlatformNVIDIA, hw.PlatformCPU},
 }
 
+// logFamily is the log format each framework prints, as frameworks/logparse names it.
+var logFamily = map[string]string{
+	spec.Mega: "megatron", spec.Prim: "primus", spec.Nemo: "nemo", spec.Titan: "titan", spec.FSDP: "fsdp",
+}
+
+// LogFamily returns the log parser name for a framework's logs ("" for an unknown framework).
+func LogFamily(framework string) string { return logFamily[framework] }
+
 // remap is the old suite's cross-platform rule: the platform's own Megatron-based stack stands in for
 // the other platform's. framework → platform → framework run instead.
 var remap = map[string]map[string]string{

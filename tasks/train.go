@@ -214,6 +214,9 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 				return err
 			}
 		}
+		if _, err := RunPreflight(ctx, in.Executor, name, launch, maps); err != nil {
+			return err
+		}
 		started := time.Now().UTC()
 		sampler := startPowerSampler(ctx, in.Platform, in.Executor.Kind() != "host" || in.Platform != hw.PlatformCPU)
 		info, runErr := w.runAndLog(ctx, x, in, launch, maps, logPath, cfg.Int("TRAIN_ITERS"))
@@ -378,7 +381,7 @@ func (w *Workspace) runAndLog(ctx context.Context, x *Exec, in TrainInputs, laun
 }
 
 func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch frameworks.Launch, logPath string) (*result.Result, error) {
-	lg, err := logparse.ParseFile(logPath, launch.Framework)
+	lg, err := logparse.ParseFile(logPath, frameworks.LogFamily(launch.Framework))
 	if err != nil {
 		return nil, err
 	}
