@@ -299,6 +299,12 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 				w.Printf("%s × %s: no preflight for %s\n", fw, in.Model, l.Framework)
 				continue
 			}
+			// The dataset may not be encoded yet: the folders still have to exist to be mounted.
+			for _, m := range maps {
+				if err := os.MkdirAll(m.Host, 0o755); err != nil {
+					return err
+				}
+			}
 			if err := writeLaunchFiles(maps, l); err != nil {
 				return err
 			}
