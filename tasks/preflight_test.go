@@ -2,6 +2,8 @@ package tasks
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rivalbench/rival/frameworks"
+	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/rivalbench/rival/hw"
 )
 
@@ -31,6 +34,7 @@ func (p *preflightExec) Run(ctx context.Context, l frameworks.Launch, maps []Pat
 			onLine("preflight failed: megatron validate_args: AssertionError (at arguments.py:836: assert args.min_lr <= args.lr)")
 			return ExecInfo{ExitCode: 1}, nil
 		}
+		onLine(`preflight ran: {"megatron_core": "0.16.0", "megatron_tree": "/opt/Megatron-Bridge/3rdparty/Megatron-LM", "torch": "2.10.0a0", "cuda": "13.0.2"}`)
 		onLine("preflight ok: megatron")
 		return ExecInfo{}, nil
 	}
@@ -60,6 +64,22 @@ func TestTrainRunsPreflightFirst(t *testing.T) {
 		} else {
 			require.NoError(t, err)
 			assert.Len(t, ex.commands, 2)
+			data, err := os.ReadFile(task.Outputs[0].Path)
+			require.NoError(t, err)
+			assert.Contains(t, string(data), `"version": "cuda 13.0.2, megatron_core 0.16.0, torch 2.10.0a0; built for Megatron-LM b0cc2706 (Megatron Core 0.16.0) in nvcr.io/nvidia/nemo:26.02"`,
+				"the result records what the image holds and the pin")
 		}
+	}
+}
+
+// The images the Dockerfiles build FROM are the pinned ones (spec.Pins), in the code and in the files.
+func TestDockerfileBasesArePinned(t *testing.T) {
+	for _, platform := range []string{hw.PlatformAMD, hw.PlatformNVIDIA} {
+		pin, err := spec.PinFor(platform)
+		require.NoError(t, err)
+		assert.Equal(t, pin.Image, defaultBases[platform])
+		df, err := os.ReadFile(filepath.Join("..", dockerfiles[platform]))
+		require.NoError(t, err)
+		assert.Contains(t, string(df), "\nARG IMAGE_BASE="+pin.Image+"\n", dockerfiles[platform])
 	}
 }

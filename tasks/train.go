@@ -214,8 +214,11 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 				return err
 			}
 		}
-		if _, err := RunPreflight(ctx, in.Executor, name, launch, maps); err != nil {
+		if _, ran, err := RunPreflight(ctx, in.Executor, name, launch, maps); err != nil {
 			return err
+		} else if ran != "" {
+			// What the image holds, read inside it, ahead of the pin the launch was built for.
+			launch.FrameworkVersion = ran + "; built for " + launch.FrameworkVersion
 		}
 		started := time.Now().UTC()
 		sampler := startPowerSampler(ctx, in.Platform, in.Executor.Kind() != "host" || in.Platform != hw.PlatformCPU)

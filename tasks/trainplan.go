@@ -2,10 +2,12 @@ package tasks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -177,13 +179,16 @@ func preflightExecutor(ex Executor) Executor {
 // RunPreflight runs a launch's preflight (the framework's own argument parsing and config
 // validation; see frameworks.Launch.Preflight). Its files must already be written. It fails quoting
 // the framework's error.
-func RunPreflight(ctx context.Context, ex Executor, name string, launch frameworks.Launch, maps []PathMap) (string, error) {
+//
+// It returns the preflight's summary line and what the image actually holds ("ran": Megatron Core,
+// the trees' commits, TE, torch, CUDA or ROCm, read inside the container), for the result.
+func RunPreflight(ctx context.Context, ex Executor, name string, launch frameworks.Launch, maps []PathMap) (ok, ran string, err error) {
 	if launch.Preflight == nil {
-		return "", nil
+		return "", "", nil
 	}
 	pex := preflightExecutor(ex)
 	if pex == nil {
-		return "", nil
+		return "", "", nil
 	}
 	var tail []string
 	info, err := pex.Run(ctx, *launch.Preflight, maps, func(l string) {
@@ -193,21 +198,44 @@ func RunPreflight(ctx context.Context, ex Executor, name string, launch framewor
 		tail = append(tail, l)
 	})
 	if err != nil {
-		return "", fmt.Errorf("preflight of %s: %w", name, err)
+		return "", "", fmt.Errorf("preflight of %s: %w", name, err)
 	}
 	last := ""
 	for _, l := range tail {
 		if strings.HasPrefix(l, "preflight ok: ") || strings.HasPrefix(l, "preflight failed: ") {
 			last = l
 		}
+		if j, found := strings.CutPrefix(l, "preflight ran: "); found {
+			ran = describeRan(j)
+		}
 	}
 	if info.ExitCode != 0 {
 		if last == "" {
 			last = "exit status " + strconv.Itoa(info.ExitCode) + ": " + strings.Join(tail, "\n")
 		}
-		return "", fmt.Errorf("preflight of %s stopped the run before it started: %s", name, strings.TrimPrefix(last, "preflight failed: "))
+		return "", "", fmt.Errorf("preflight of %s stopped the run before it started: %s", name, strings.TrimPrefix(last, "preflight failed: "))
 	}
-	return last, nil
+	return last, ran, nil
+}
+
+// describeRan turns the preflight's JSON of what the image holds into "key value, ..." (sorted).
+func describeRan(j string) string {
+	var m map[string]string
+	if json.Unmarshal([]byte(j), &m) != nil {
+		return ""
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if k != "megatron_tree" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + " " + m[k]
+	}
+	return strings.Join(parts, ", ")
 }
 
 // CheckTarget is train:check PLATFORM [FRAMEWORK [MODEL]] ("all" for every one): it builds each
@@ -308,13 +336,16 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 			if err := writeLaunchFiles(maps, l); err != nil {
 				return err
 			}
-			ok, err := RunPreflight(ctx, ex, name, l, maps)
+			ok, ran, err := RunPreflight(ctx, ex, name, l, maps)
 			if err != nil {
 				w.Printf("%s × %s: %v\n", fw, in.Model, err)
 				failed++
 				continue
 			}
 			w.Printf("%s × %s: %s\n", fw, in.Model, ok)
+			if ran != "" {
+				w.Printf("  in the image: %s\n", ran)
+			}
 		}
 	}
 	if failed > 0 {

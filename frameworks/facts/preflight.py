@@ -127,6 +127,66 @@ def check_types(arguments, values):
         sys.exit(1)
 
 
+def ran(megatron_tree=None, primus_tree=None):
+    """What this image actually holds, read without importing torch: distribution versions, Megatron
+    Core's package_info, the trees' git commits when they carry .git, and the CUDA or ROCm release."""
+    import importlib.metadata as md
+    import json
+    out = {}
+    for key, dists in [("torch", ["torch"]), ("transformer_engine", ["transformer_engine", "transformer-engine", "transformer_engine_torch"]),
+                       ("megatron_core", ["megatron-core", "megatron_core"]), ("megatron_bridge", ["megatron-bridge", "megatron_bridge"]),
+                       ("nemo", ["nemo_toolkit", "nemo-toolkit"]), ("primus", ["primus"])]:
+        for d in dists:
+            try:
+                out[key] = md.version(d)
+                break
+            except Exception:  # noqa: BLE001 (not installed under that name)
+                pass
+    if megatron_tree:
+        pkg = os.path.join(megatron_tree, "megatron", "core", "package_info.py")
+        if os.path.exists(pkg):
+            ns = {}
+            try:
+                exec(compile(open(pkg).read(), pkg, "exec"), ns)
+                out["megatron_core"] = ns.get("__version__", out.get("megatron_core"))
+            except Exception:  # noqa: BLE001
+                pass
+        out["megatron_tree"] = megatron_tree
+    for key, tree in (("megatron_commit", megatron_tree), ("primus_commit", primus_tree)):
+        c = git_head(tree) if tree else None
+        if c:
+            out[key] = c
+    if os.environ.get("CUDA_VERSION"):
+        out["cuda"] = os.environ["CUDA_VERSION"]
+    for f in ("/opt/rocm/.info/version",):
+        if os.path.exists(f):
+            out["rocm"] = open(f).read().strip()
+    print("preflight ran: " + json.dumps(out, sort_keys=True))
+
+
+def git_head(tree):
+    """The commit a checkout is at, from its .git (a directory, or a file pointing at a submodule's)."""
+    g = os.path.join(tree, ".git")
+    try:
+        if os.path.isfile(g):
+            line = open(g).read().strip()
+            if line.startswith("gitdir:"):
+                g = os.path.normpath(os.path.join(tree, line.split(":", 1)[1].strip()))
+        head = open(os.path.join(g, "HEAD")).read().strip()
+        if head.startswith("ref:"):
+            ref = head.split(":", 1)[1].strip()
+            p = os.path.join(g, ref)
+            if os.path.exists(p):
+                return open(p).read().strip()
+            for line in open(os.path.join(g, "packed-refs")):
+                if line.strip().endswith(" " + ref):
+                    return line.split()[0]
+            return None
+        return head
+    except OSError:
+        return None
+
+
 def main():
     if len(sys.argv) < 2 or sys.argv[1] not in ("mega", "prim"):
         sys.exit(__doc__)
@@ -137,6 +197,7 @@ def main():
         tree, world, argv = sys.argv[2], int(sys.argv[3]), sys.argv[5:]
         arguments, tree = megatron(tree)
         args, cfg = check_megatron(arguments, argv, world)
+        ran(megatron_tree=tree)
         print("preflight ok: megatron %s: %d arguments, world %d, TP %d PP %d DP %d, %s" % (
             tree, len(argv), world, args.tensor_model_parallel_size, args.pipeline_model_parallel_size,
             args.data_parallel_size, type(cfg).__name__))
@@ -178,6 +239,7 @@ def main():
         tcfg = arguments.core_transformer_config_from_args(args)
     except BaseException as e:  # noqa: B902
         fail("megatron TransformerConfig (from Primus's merged config)", e)
+    ran(megatron_tree=mtree, primus_tree=primus_tree)
     print("preflight ok: primus %s + megatron %s: %s, world %d, TP %d PP %d DP %d, %s" % (
         primus_tree, mtree, os.path.basename(exp), world, args.tensor_model_parallel_size,
         args.pipeline_model_parallel_size, args.data_parallel_size, type(tcfg).__name__))
