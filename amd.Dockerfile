@@ -15,6 +15,25 @@ ENV PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
     RIVAL_PLATFORM=amd
 
+# Primus's run_pretrain.sh pip-installs requirements.txt on every run, and its
+# Megatron prepare step builds Megatron's dataset helper and installs
+# Emerging-Optimizers in editable mode (frameworks/facts/primus_v26.2.json,
+# run_time_installs). Do all of it here, so that a run on a compute node
+# without a package index finds everything installed; the environment below
+# keeps pip from reaching for an index at run time (an editable reinstall
+# then builds from the installed build backend, without isolation). A base
+# image without Primus (a local test image) skips the step.
+RUN if [ -f /workspace/Primus/requirements.txt ]; then \
+        cd /workspace/Primus \
+        && pip install --no-cache-dir -r requirements.txt \
+        && make -C third_party/Megatron-LM/megatron/core/datasets \
+        && pip install --no-cache-dir -e third_party/Emerging-Optimizers; \
+    fi
+ENV PIP_NO_INDEX=1 \
+    PIP_NO_BUILD_ISOLATION=0 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    HF_HUB_OFFLINE=1
+
 # Runs mount the dataset, the output folder and the entry scripts below here.
 WORKDIR /rival
 

@@ -16,8 +16,9 @@ func main() {
 	os.Exit(mage.Main())
 }
 
-// spellings accepts `purge data` for purge:data and `verify:result A B`
-// for verify:results A B (mage cannot give a target optional arguments),
+// spellings accepts `purge data` for purge:data, `verify:result A B`
+// for verify:results A B and `train:check PLATFORM` with FRAMEWORK and
+// MODEL left out (mage cannot give a target optional arguments),
 // and train:slurm-script for mage's train:slurmscript (Go names have no dash).
 func spellings(args []string) []string {
 	var out []string
@@ -28,6 +29,17 @@ func spellings(args []string) []string {
 			i++
 		case args[i] == "train:slurm-script":
 			out = append(out, "train:slurmscript")
+		case args[i] == "train:check":
+			// train:check PLATFORM [FRAMEWORK [MODEL]]: what is left out is "all".
+			rest := []string{}
+			for j := i + 1; j < len(args) && len(rest) < 3 && !strings.Contains(args[j], ":") && !strings.HasPrefix(args[j], "-"); j++ {
+				rest = append(rest, args[j])
+			}
+			i += len(rest)
+			for len(rest) < 3 {
+				rest = append(rest, "all")
+			}
+			out = append(append(out, "train:check"), rest...)
 		case args[i] == "verify:result" && i+2 < len(args) && strings.HasSuffix(args[i+2], ".json"):
 			out = append(out, "verify:results", args[i+1], args[i+2])
 			i += 2

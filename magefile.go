@@ -193,6 +193,13 @@ func (Train) All(ctx context.Context) error {
 	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.TrainTarget(ctx, "", nil, nil) })
 }
 
+// Check runs each launch's framework validation in the platform image, without GPUs: train:check PLATFORM [FRAMEWORK [MODEL]].
+func (Train) Check(ctx context.Context, platform, framework, model string) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
+		return w.CheckTarget(ctx, platform, framework, model)
+	})
+}
+
 // SlurmScript prints the Slurm batch script of one run without submitting it: train:slurm-script PLATFORM FRAMEWORK MODEL.
 func (Train) SlurmScript(ctx context.Context, platform, framework, model string) error {
 	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {

@@ -27,14 +27,74 @@ type (
 	Plan    = spec.Plan
 )
 
-// support is the platform table: the platforms each framework runs on.
-var support = map[string][]string{
-	spec.Mega: {hw.PlatformAMD, hw.PlatformNVIDIA},
-	spec.Prim: {hw.PlatformAMD},
-	spec.Nemo: {hw.PlatformNVIDIA},
+// Framework is one row of the framework table: everything the rest of Rival reads about a framework.
+// Adding a framework is a row here, its package (a builder from a Plan to a Launch), and its log
+// family in frameworks/logparse when its logs are a new format (docs/frameworks.md).
+type Framework struct {
+	Name      string   // the name in mage targets and result files
+	Label     string   // what reports call it
+	Platforms []string // platforms it runs on
+	// Build returns the exact launch of one run from a validated plan.
+	Build func(Plan) (Launch, error)
+	// ScriptDigest returns the BLAKE3 of its embedded entry script(s); nil when the launch runs the
+	// framework's own entry point.
+	ScriptDigest func() string
+	LogFamily    string // the frameworks/logparse family its logs are read as
+}
+
+// table is the one framework table.
+var table = []Framework{
+	{Name: spec.Mega, Label: "Megatron-LM", Platforms: []string{hw.PlatformAMD, hw.PlatformNVIDIA},
+		Build: mega.Build, LogFamily: "megatron"},
+	{Name: spec.Prim, Label: "Primus", Platforms: []string{hw.PlatformAMD},
+		Build: prim.Build, LogFamily: "primus"},
+	{Name: spec.Nemo, Label: "NeMo", Platforms: []string{hw.PlatformNVIDIA},
+		Build: nemo.Build, ScriptDigest: nemo.ScriptDigest, LogFamily: "nemo"},
 	// TorchTitan: Primus's torchtitan backend on AMD, upstream TorchTitan on NVIDIA.
-	spec.Titan: {hw.PlatformAMD, hw.PlatformNVIDIA},
-	spec.FSDP:  {hw.PlatformAMD, hw.PlatformNVIDIA, hw.PlatformCPU},
+	{Name: spec.Titan, Label: "TorchTitan", Platforms: []string{hw.PlatformAMD, hw.PlatformNVIDIA},
+		Build: titan.Build, ScriptDigest: titan.ScriptDigest, LogFamily: "titan"},
+	{Name: spec.FSDP, Label: "FSDP", Platforms: []string{hw.PlatformAMD, hw.PlatformNVIDIA, hw.PlatformCPU},
+		Build: buildFSDP, ScriptDigest: fsdp.ScriptDigest, LogFamily: "fsdp"},
+}
+
+// Lookup returns a framework's row.
+func Lookup(name string) (Framework, bool) {
+	for _, f := range table {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Framework{}, false
+}
+
+// Table returns the framework table in its fixed order.
+func Table() []Framework { return append([]Framework(nil), table...) }
+
+// LogFamily returns the log parser name for a framework's logs ("" for an unknown framework).
+func LogFamily(framework string) string {
+	f, _ := Lookup(framework)
+	return f.LogFamily
+}
+
+// Label returns what reports call a framework (the name itself when unknown).
+func Label(framework string) string {
+	if f, ok := Lookup(framework); ok {
+		return f.Label
+	}
+	return framework
+}
+
+// EntryScriptDigest returns the digest of the framework's embedded entry script(s): "" when it runs
+// its own entry point, an error for an unknown framework.
+func EntryScriptDigest(framework string) (string, error) {
+	f, ok := Lookup(framework)
+	if !ok {
+		return "", fmt.Errorf("frameworks: unknown framework %q: known frameworks are %s", framework, strings.Join(Names(), ", "))
+	}
+	if f.ScriptDigest == nil {
+		return "", nil
+	}
+	return f.ScriptDigest(), nil
 }
 
 // remap is the old suite's cross-platform rule: the platform's own Megatron-based stack stands in for
@@ -46,9 +106,9 @@ var remap = map[string]map[string]string{
 
 // Names lists the frameworks Build accepts, sorted.
 func Names() []string {
-	out := make([]string, 0, len(support))
-	for n := range support {
-		out = append(out, n)
+	out := make([]string, 0, len(table))
+	for _, f := range table {
+		out = append(out, f.Name)
 	}
 	sort.Strings(out)
 	return out
@@ -56,19 +116,21 @@ func Names() []string {
 
 // Platforms returns the platforms a framework runs on (nil for an unknown framework).
 func Platforms(framework string) []string {
-	return append([]string(nil), support[framework]...)
+	f, _ := Lookup(framework)
+	return append([]string(nil), f.Platforms...)
 }
 
 // Resolve returns the framework that runs when framework is asked for on platform, and why it differs
 // (empty when it does not).
 func Resolve(framework, platform string) (run, reason string, err error) {
-	if _, ok := support[framework]; !ok {
+	f, ok := Lookup(framework)
+	if !ok {
 		return "", "", fmt.Errorf("frameworks: unknown framework %q: known frameworks are %s", framework, strings.Join(Names(), ", "))
 	}
 	if !validPlatform(platform) {
 		return "", "", fmt.Errorf("frameworks: Platform %q: want amd, nvd or cpu", platform)
 	}
-	for _, p := range support[framework] {
+	for _, p := range f.Platforms {
 		if p == platform {
 			return framework, "", nil
 		}
@@ -76,7 +138,7 @@ func Resolve(framework, platform string) (run, reason string, err error) {
 	if to, ok := remap[framework][platform]; ok {
 		return to, fmt.Sprintf("%s does not run on %s; the old suite's remap runs %s there instead", framework, platform, to), nil
 	}
-	return "", "", fmt.Errorf("frameworks: %s does not run on platform %s (it runs on %s)", framework, platform, strings.Join(support[framework], ", "))
+	return "", "", fmt.Errorf("frameworks: %s does not run on platform %s (it runs on %s)", framework, platform, strings.Join(f.Platforms, ", "))
 }
 
 func validPlatform(p string) bool {
@@ -93,23 +155,15 @@ func Build(req Request) (Launch, error) {
 	if err != nil {
 		return Launch{}, err
 	}
-	var l Launch
-	switch run {
-	case spec.Mega:
-		l, err = mega.Build(p)
-	case spec.Prim:
-		l, err = prim.Build(p, req.StockConfig)
-	case spec.Nemo:
-		l, err = nemo.Build(p)
-	case spec.Titan:
-		l, err = titan.Build(p)
-	case spec.FSDP:
-		l, err = buildFSDP(p)
-	}
+	f, _ := Lookup(run)
+	l, err := f.Build(p)
 	if err != nil {
 		return Launch{}, err
 	}
 	l.Requested, l.Remapped = req.Framework, reason
+	if err := preflight(p, &l); err != nil {
+		return Launch{}, err
+	}
 	return l, nil
 }
 

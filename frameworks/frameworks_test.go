@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zeebo/blake3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/rivalbench/rival/frameworks/nemo"
 	"github.com/rivalbench/rival/frameworks/prim"
@@ -48,12 +49,6 @@ func fair() Fair {
 		ProfileStepStart: 10, ProfileStepEnd: 12, ProfileRanks: []int{0}, Dataset: "bc"}
 }
 
-func stockEXP(t testing.TB) []byte {
-	b, err := os.ReadFile("prim/testdata/llama3.1_8B-pretrain.yaml")
-	require.NoError(t, err)
-	return b
-}
-
 // request is a run of model on platform with config.env's values; CPU runs use one process.
 func request(t testing.TB, platform, framework, model string) Request {
 	f := fair()
@@ -66,7 +61,7 @@ func request(t testing.TB, platform, framework, model string) Request {
 		Platform: platform, Framework: framework, Model: model, Fair: f, Host: host(platform, n),
 		DataPrefix: "/data/rival/" + model + "/bc-train_text_document", DataFingerprint: fp,
 		DataCacheDir: "/data/rival/cache/" + fp, TokenizerPath: "/data/rival/tokenizers/" + model,
-		OutputDir: "/output/" + platform + "-" + framework + "-" + model, StockConfig: stockEXP(t),
+		OutputDir: "/output/" + platform + "-" + framework + "-" + model,
 	}
 }
 
@@ -206,35 +201,39 @@ func TestBadRequests(t *testing.T) {
 	}
 }
 
-func TestPrimNeedsStockConfigOnlyWhenPatching(t *testing.T) {
+func TestPrimExperimentFromPinnedStock(t *testing.T) {
 	r := request(t, hw.PlatformAMD, "prim", "llama")
-	r.StockConfig = nil
 	l, err := Build(r)
-	require.NoError(t, err, "llama runs on the stock EXP with command-line overrides only")
-	assert.Empty(t, l.Files)
-	assert.Equal(t, "/workspace/Primus/examples/megatron/configs/MI300X/llama3.1_8B-pretrain.yaml", l.Env["EXP"])
+	require.NoError(t, err)
+	assert.Equal(t, "/output/amd-prim-llama/primus/llama-exp.yaml", l.Env["EXP"])
+	y := string(l.Files[prim.PatchedName("llama")])
+	assert.True(t, strings.HasPrefix(y, "# "+prim.StockComment+"llama3.1_8B-BF16-pretrain.yaml\n"), y)
+	assert.Contains(t, y, "min_lr: 0.00003")
+	assert.Contains(t, y, "adam_eps: 0.00000001")
+	assert.Contains(t, y, "fp8: null")
+	assert.Equal(t, []string{"bash", prim.Script}, l.Command)
 
-	r.Model = "mistral"
-	_, err = Build(r)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "llama3.1_8B-pretrain.yaml")
-	assert.Contains(t, err.Error(), "exp_name")
-	assert.Contains(t, err.Error(), "StockConfig")
+	r.Fair.Precision = "fp8"
+	l, err = Build(r)
+	require.NoError(t, err)
+	assert.Contains(t, string(l.Files[prim.PatchedName("llama")]), prim.StockComment+"llama3.1_8B-FP8-pretrain.yaml")
 
-	r.StockConfig = []byte("modules: [\n")
-	_, err = Build(r)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "llama3.1_8B-pretrain.yaml")
-
-	// Mistral at a length its window masks: window_size goes into the patched yaml.
+	// Mistral at a length its window masks: window_size goes into the experiment file.
 	r = request(t, hw.PlatformAMD, "prim", "mistral")
 	r.Fair.SL = 8192
 	l, err = Build(r)
 	require.NoError(t, err)
-	y := string(l.Files[prim.PatchedName("mistral")])
+	y = string(l.Files[prim.PatchedName("mistral")])
 	assert.Contains(t, y, "window_size: [4096, 0]")
-	assert.Contains(t, y, "exp_name: mistral_7B-pretrain")
+	assert.Contains(t, y, "exp_name: mistral-pretrain")
 	assert.Equal(t, "/output/amd-prim-mistral/primus/mistral-exp.yaml", l.Env["EXP"])
+
+	// Profiling: the traces Primus writes under its experiment folder land in OutputDir/profile.
+	r.Fair.Profile = true
+	l, err = Build(r)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"bash", "-c", `mkdir -p "$1" "$2" && ln -sfn "$1" "$2/tensorboard" && exec bash "$0"`,
+		prim.Script, "/output/amd-prim-mistral/profile", "/output/amd-prim-mistral/primus/rival/rival/mistral-pretrain"}, l.Command)
 }
 
 // flags groups argv into flag → values (a value-less flag maps to ""), with "--k=v" split; tokens
@@ -283,16 +282,19 @@ func changed(a, b Launch) []string {
 		if string(a.Files[k]) == string(b.Files[k]) {
 			continue
 		}
-		if !strings.HasSuffix(k, ".toml") && k != nemo.ConfigName {
+		var ta, tb map[string]string
+		switch {
+		case strings.HasSuffix(k, ".toml"):
+			ta, tb = tomlKeys(a.Files[k]), tomlKeys(b.Files[k])
+		case k == nemo.ConfigName:
+			ta, tb = sectionKeys(a.Files[k]), sectionKeys(b.Files[k])
+		case strings.HasPrefix(k, "primus/") && strings.HasSuffix(k, "-exp.yaml"):
+			ta, tb = expKeys(a.Files[k]), expKeys(b.Files[k])
+		default:
 			out = append(out, "file:"+k)
 			continue
 		}
 		// A job config changes where its keys change: report them as file:section.key.
-		keys := tomlKeys
-		if k == nemo.ConfigName {
-			keys = sectionKeys
-		}
-		ta, tb := keys(a.Files[k]), keys(b.Files[k])
 		for key := range union(ta, tb) {
 			if ta[key] != tb[key] {
 				out = append(out, k+":"+key)
@@ -331,6 +333,32 @@ func oneHostEnv(l Launch) map[string]string {
 		}
 	}
 	return env
+}
+
+// expKeys reads a Primus experiment file's root keys and pre_trainer overrides into key → yaml text.
+func expKeys(b []byte) map[string]string {
+	var v struct {
+		Root    map[string]any `yaml:",inline"`
+		Modules struct {
+			PreTrainer struct {
+				Overrides map[string]any `yaml:"overrides"`
+			} `yaml:"pre_trainer"`
+		} `yaml:"modules"`
+	}
+	out := map[string]string{}
+	if err := yaml.Unmarshal(b, &v); err != nil {
+		out["(unparsable)"] = err.Error()
+		return out
+	}
+	for k, x := range v.Root {
+		if k != "modules" {
+			out[k] = fmt.Sprint(x)
+		}
+	}
+	for k, x := range v.Modules.PreTrainer.Overrides {
+		out["overrides."+k] = fmt.Sprint(x)
+	}
+	return out
 }
 
 // tomlKeys reads a flat TOML job config (sections of key = value lines) into section.key → value.
@@ -373,68 +401,70 @@ func TestKnobs(t *testing.T) {
 	knobs := []knob{
 		{"SEED", func(r *Request) { r.Fair.Seed = 7 }, map[string][]string{
 			"titan": {"file:rival_titan.json", "rival_titan.toml:training.seed"},
-			"mega":  {"--seed"}, "prim": {"--seed"}, "nemo": {"rival_nemo.json:dataset.random_seed", "rival_nemo.json:rng.seed"}, "fsdp": {"--seed", "env:PYTHONHASHSEED"}}},
+			"mega":  {"--seed"}, "prim": {"primus/llama-exp.yaml:overrides.seed"}, "nemo": {"rival_nemo.json:dataset.random_seed", "rival_nemo.json:rng.seed"}, "fsdp": {"--seed", "env:PYTHONHASHSEED"}}},
 		{"MBS", func(r *Request) { r.Fair.MBS = 2 }, map[string][]string{
 			"titan": {"rival_titan.toml:parallelism.pipeline_parallel_microbatch_size", "rival_titan.toml:training.global_batch_size", "rival_titan.toml:training.local_batch_size"},
-			"mega":  {"--global-batch-size", "--micro-batch-size"}, "prim": {"--global_batch_size", "--micro_batch_size"},
+			"mega":  {"--global-batch-size", "--micro-batch-size"}, "prim": {"primus/llama-exp.yaml:overrides.global_batch_size", "primus/llama-exp.yaml:overrides.micro_batch_size"},
 			"nemo": {"rival_nemo.json:train.global_batch_size", "rival_nemo.json:train.micro_batch_size"}, "fsdp": {"--micro-batch"}}},
 		{"SL", func(r *Request) { r.Fair.SL = 4096 }, map[string][]string{
 			"titan": {"rival_titan.toml:training.seq_len"},
-			"mega":  {"--seq-length"}, "prim": {"--seq_length"}, "nemo": {"rival_nemo.json:dataset.seq_length", "rival_nemo.json:model.seq_length"}, "fsdp": {"--seq-len"}}},
+			"mega":  {"--seq-length"}, "prim": {"primus/llama-exp.yaml:overrides.seq_length"}, "nemo": {"rival_nemo.json:dataset.seq_length", "rival_nemo.json:model.seq_length"}, "fsdp": {"--seq-len"}}},
 		{"GA", func(r *Request) { r.Fair.GA = 4 }, map[string][]string{
 			"titan": {"rival_titan.toml:training.global_batch_size"},
-			"mega":  {"--global-batch-size"}, "prim": {"--global_batch_size"}, "nemo": {"rival_nemo.json:train.global_batch_size"}, "fsdp": {"--grad-accum"}}},
+			"mega":  {"--global-batch-size"}, "prim": {"primus/llama-exp.yaml:overrides.global_batch_size"}, "nemo": {"rival_nemo.json:train.global_batch_size"}, "fsdp": {"--grad-accum"}}},
 		{"TP", func(r *Request) { r.Fair.TP, r.Fair.DP = 2, 4 }, map[string][]string{
 			"titan": {"rival_titan.toml:parallelism.data_parallel_shard_degree", "rival_titan.toml:parallelism.tensor_parallel_degree", "rival_titan.toml:training.global_batch_size"},
 			"mega":  {"--global-batch-size", "--sequence-parallel", "--tensor-model-parallel-size"},
-			"prim":  {"--global_batch_size", "--sequence_parallel", "--tensor_model_parallel_size"},
+			"prim":  {"primus/llama-exp.yaml:overrides.global_batch_size", "primus/llama-exp.yaml:overrides.sequence_parallel", "primus/llama-exp.yaml:overrides.tensor_model_parallel_size"},
 			"nemo":  {"rival_nemo.json:model.sequence_parallel", "rival_nemo.json:model.tensor_model_parallel_size", "rival_nemo.json:train.global_batch_size"}}},
 		{"PP", func(r *Request) { r.Fair.PP, r.Fair.DP = 2, 4 }, map[string][]string{
 			"titan": {"rival_titan.toml:parallelism.data_parallel_shard_degree", "rival_titan.toml:parallelism.pipeline_parallel_degree", "rival_titan.toml:training.global_batch_size", "rival_titan.toml:training.local_batch_size"},
 			"mega":  {"--global-batch-size", "--pipeline-model-parallel-size"},
-			"prim":  {"--global_batch_size", "--pipeline_model_parallel_size"}, "nemo": {"rival_nemo.json:model.pipeline_model_parallel_size", "rival_nemo.json:train.global_batch_size"}}},
+			"prim":  {"primus/llama-exp.yaml:overrides.global_batch_size", "primus/llama-exp.yaml:overrides.pipeline_model_parallel_size"}, "nemo": {"rival_nemo.json:model.pipeline_model_parallel_size", "rival_nemo.json:train.global_batch_size"}}},
 		{"DP", func(r *Request) { r.GPUs, r.Fair.DP = 4, 4 }, map[string][]string{
 			"titan": {"--nproc_per_node", "rival_titan.toml:parallelism.data_parallel_shard_degree", "rival_titan.toml:training.global_batch_size"},
-			"mega":  {"--global-batch-size", "--nproc_per_node"}, "prim": {"--global_batch_size", "env:GPUS_PER_NODE"},
+			"mega":  {"--global-batch-size", "--nproc_per_node"}, "prim": {"env:GPUS_PER_NODE", "primus/llama-exp.yaml:overrides.global_batch_size"},
 			"nemo": {"--nproc_per_node", "rival_nemo.json:train.global_batch_size"}, "fsdp": {"--nproc_per_node"}}},
 		{"LR", func(r *Request) { r.Fair.LR = 1e-4 }, map[string][]string{
 			"titan": {"rival_titan.toml:lr_scheduler.min_lr_factor", "rival_titan.toml:optimizer.lr"},
-			"mega":  {"--lr"}, "prim": {"--lr"}, "nemo": {"rival_nemo.json:optimizer.lr"}, "fsdp": {"--lr"}}},
+			"mega":  {"--lr"}, "prim": {"primus/llama-exp.yaml:overrides.lr"}, "nemo": {"rival_nemo.json:optimizer.lr"}, "fsdp": {"--lr"}}},
 		{"MIN_LR", func(r *Request) { r.Fair.MinLR = 1e-5 }, map[string][]string{
 			"titan": {"rival_titan.toml:lr_scheduler.min_lr_factor"},
-			"mega":  {"--min-lr"}, "prim": {"--min_lr"}, "nemo": {"rival_nemo.json:optimizer.min_lr"}, "fsdp": {"--min-lr"}}},
+			"mega":  {"--min-lr"}, "prim": {"primus/llama-exp.yaml:overrides.min_lr"}, "nemo": {"rival_nemo.json:optimizer.min_lr"}, "fsdp": {"--min-lr"}}},
 		{"WARMUP_STEPS", func(r *Request) { r.Fair.WarmupSteps = 10 }, map[string][]string{
 			"titan": {"rival_titan.toml:lr_scheduler.warmup_steps"},
-			"mega":  {"--lr-warmup-iters"}, "prim": {"--lr_warmup_iters"}, "nemo": {"rival_nemo.json:scheduler.lr_warmup_iters"}, "fsdp": {"--warmup-steps"}}},
+			"mega":  {"--lr-warmup-iters"}, "prim": {"primus/llama-exp.yaml:overrides.lr_warmup_iters"}, "nemo": {"rival_nemo.json:scheduler.lr_warmup_iters"}, "fsdp": {"--warmup-steps"}}},
 		{"TRAIN_ITERS", func(r *Request) { r.Fair.TrainIters = 100 }, map[string][]string{
 			"titan": {"rival_titan.toml:training.steps"},
 			"mega":  {"--eval-interval", "--lr-decay-iters", "--train-iters"},
-			"prim":  {"--eval_interval", "--lr_decay_iters", "--train_iters"}, "nemo": {"rival_nemo.json:scheduler.lr_decay_iters", "rival_nemo.json:train.eval_interval", "rival_nemo.json:train.train_iters"}, "fsdp": {"--train-iters"}}},
+			"prim":  {"primus/llama-exp.yaml:overrides.eval_interval", "primus/llama-exp.yaml:overrides.lr_decay_iters", "primus/llama-exp.yaml:overrides.train_iters"}, "nemo": {"rival_nemo.json:scheduler.lr_decay_iters", "rival_nemo.json:train.eval_interval", "rival_nemo.json:train.train_iters"}, "fsdp": {"--train-iters"}}},
 		{"WEIGHT_DECAY", func(r *Request) { r.Fair.WeightDecay = 0.01 }, map[string][]string{
 			"titan": {"rival_titan.toml:optimizer.weight_decay"},
-			"mega":  {"--weight-decay"}, "prim": {"--weight_decay"}, "nemo": {"rival_nemo.json:optimizer.weight_decay", "rival_nemo.json:scheduler.end_weight_decay", "rival_nemo.json:scheduler.start_weight_decay"}, "fsdp": {"--weight-decay"}}},
+			"mega":  {"--weight-decay"}, "prim": {"primus/llama-exp.yaml:overrides.weight_decay"}, "nemo": {"rival_nemo.json:optimizer.weight_decay", "rival_nemo.json:scheduler.end_weight_decay", "rival_nemo.json:scheduler.start_weight_decay"}, "fsdp": {"--weight-decay"}}},
 		{"BETA2", func(r *Request) { r.Fair.Beta2 = 0.999 }, map[string][]string{
 			"titan": {"rival_titan.toml:optimizer.beta2"},
-			"mega":  {"--adam-beta2"}, "prim": {"--adam_beta2"}, "nemo": {"rival_nemo.json:optimizer.adam_beta2"}, "fsdp": {"--beta2"}}},
+			"mega":  {"--adam-beta2"}, "prim": {"primus/llama-exp.yaml:overrides.adam_beta2"}, "nemo": {"rival_nemo.json:optimizer.adam_beta2"}, "fsdp": {"--beta2"}}},
 		{"PRECISION=fp8", func(r *Request) { r.Fair.Precision = "fp8" }, map[string][]string{
 			"mega": {"--fp8-amax-compute-algo", "--fp8-amax-history-len", "--fp8-format", "--fp8-recipe"},
-			"prim": {"--fp8", "--fp8_amax_history_len", "--fp8_recipe"}, "nemo": {"rival_nemo.json:mixed_precision.fp8", "rival_nemo.json:mixed_precision.fp8_amax_compute_algo", "rival_nemo.json:mixed_precision.fp8_amax_history_len", "rival_nemo.json:mixed_precision.fp8_margin", "rival_nemo.json:mixed_precision.fp8_param", "rival_nemo.json:mixed_precision.fp8_param_gather", "rival_nemo.json:mixed_precision.fp8_recipe"}}},
+			"prim": {"primus/llama-exp.yaml:overrides.fp8", "primus/llama-exp.yaml:overrides.fp8_amax_history_len", "primus/llama-exp.yaml:overrides.fp8_recipe",
+				"primus/llama-exp.yaml:overrides.moe_use_legacy_grouped_gemm"}, "nemo": {"rival_nemo.json:mixed_precision.fp8", "rival_nemo.json:mixed_precision.fp8_amax_compute_algo", "rival_nemo.json:mixed_precision.fp8_amax_history_len", "rival_nemo.json:mixed_precision.fp8_margin", "rival_nemo.json:mixed_precision.fp8_param", "rival_nemo.json:mixed_precision.fp8_param_gather", "rival_nemo.json:mixed_precision.fp8_recipe"}}},
 		{"PRECISION=fp32", func(r *Request) { r.Fair.Precision = "fp32" }, map[string][]string{
 			"titan": {"rival_titan.toml:training.mixed_precision_param"},
-			"mega":  {"--bf16"}, "prim": {"--bf16"}, "nemo": {"rival_nemo.json:mixed_precision.bf16", "rival_nemo.json:mixed_precision.fp32", "rival_nemo.json:mixed_precision.grad_reduce_in_fp32", "rival_nemo.json:mixed_precision.params_dtype", "rival_nemo.json:mixed_precision.pipeline_dtype"}, "fsdp": {"--precision"}}},
+			"mega":  {"--bf16"}, "prim": {"primus/llama-exp.yaml:overrides.bf16"}, "nemo": {"rival_nemo.json:mixed_precision.bf16", "rival_nemo.json:mixed_precision.fp32", "rival_nemo.json:mixed_precision.grad_reduce_in_fp32", "rival_nemo.json:mixed_precision.params_dtype", "rival_nemo.json:mixed_precision.pipeline_dtype"}, "fsdp": {"--precision"}}},
 		{"PROFILE", profileOn, map[string][]string{
 			"mega": {"--profile", "--profile-ranks", "--profile-step-end", "--profile-step-start", "--tensorboard-dir", "--use-pytorch-profiler"},
-			"prim": {"--profile", "--profile_ranks", "--profile_step_end", "--profile_step_start", "--tensorboard_dir", "--use_pytorch_profiler"},
+			"prim": {"", // the command: the trace folder is linked to OutputDir/profile before the run
+				"primus/llama-exp.yaml:overrides.profile", "primus/llama-exp.yaml:overrides.profile_ranks", "primus/llama-exp.yaml:overrides.profile_step_end", "primus/llama-exp.yaml:overrides.profile_step_start", "primus/llama-exp.yaml:overrides.use_pytorch_profiler"},
 			"nemo": {"rival_nemo.json:logger.tensorboard_dir", "rival_nemo.json:profiling.use_pytorch_profiler"}}},
 	}
 	// Knobs of the profiler window, with profiling on in both launches.
 	for _, k := range []knob{
 		{"PROFILE_STEP_START", func(r *Request) { r.Fair.ProfileStepStart = 5 }, map[string][]string{
-			"mega": {"--profile-step-start"}, "prim": {"--profile_step_start"}, "nemo": {"rival_nemo.json:profiling.profile_step_start"}}},
+			"mega": {"--profile-step-start"}, "prim": {"primus/llama-exp.yaml:overrides.profile_step_start"}, "nemo": {"rival_nemo.json:profiling.profile_step_start"}}},
 		{"PROFILE_STEP_END", func(r *Request) { r.Fair.ProfileStepEnd = 20 }, map[string][]string{
-			"mega": {"--profile-step-end"}, "prim": {"--profile_step_end"}, "nemo": {"rival_nemo.json:profiling.profile_step_end"}}},
+			"mega": {"--profile-step-end"}, "prim": {"primus/llama-exp.yaml:overrides.profile_step_end"}, "nemo": {"rival_nemo.json:profiling.profile_step_end"}}},
 		{"PROFILE_RANKS", func(r *Request) { r.Fair.ProfileRanks = []int{0, 7} }, map[string][]string{
-			"mega": {"--profile-ranks"}, "prim": {"--profile_ranks"}, "nemo": {"rival_nemo.json:profiling.profile_ranks"}}},
+			"mega": {"--profile-ranks"}, "prim": {"primus/llama-exp.yaml:overrides.profile_ranks"}, "nemo": {"rival_nemo.json:profiling.profile_ranks"}}},
 	} {
 		edit := k.edit
 		k.edit = func(r *Request) { profileOn(r); edit(r) }

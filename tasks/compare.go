@@ -14,9 +14,6 @@ import (
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/compare"
 	"github.com/rivalbench/rival/frameworks"
-	"github.com/rivalbench/rival/frameworks/fsdp"
-	"github.com/rivalbench/rival/frameworks/nemo"
-	"github.com/rivalbench/rival/frameworks/titan"
 )
 
 // compareVersion changes compare's key when the report's computation changes.
@@ -224,20 +221,7 @@ func (v verifyWorkspace) ImageDigest(platform string) (string, error) {
 }
 
 func (v verifyWorkspace) EntryScriptDigest(framework string) (string, error) {
-	switch framework {
-	case "fsdp":
-		return fsdp.ScriptDigest(), nil
-	case "nemo":
-		return nemo.ScriptDigest(), nil
-	case "titan":
-		return titan.ScriptDigest(), nil
-	}
-	for _, n := range frameworks.Names() {
-		if n == framework {
-			return "", nil // runs the framework's own entry point
-		}
-	}
-	return "", fmt.Errorf("unknown framework %q", framework)
+	return frameworks.EntryScriptDigest(framework)
 }
 
 // VerifyResults implements verify:result: one file is checked against

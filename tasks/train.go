@@ -65,17 +65,28 @@ type PathMap struct {
 	Role         string // "data", "tokenizer", "run" or "cache"
 }
 
-// inside maps a host path through placed directories.
+// inside maps a host path through placed directories. The longest placed
+// directory that contains the path decides, as a mount table does: the
+// writable cache folder may lie inside the read-only data folder on the
+// host, and a path under it must map to the cache mount.
 func inside(maps []PathMap, host string) string {
-	for _, m := range maps {
-		if host == m.Host {
-			return m.Inside
+	best, bestRel := -1, ""
+	for i, m := range maps {
+		rel, err := filepath.Rel(m.Host, host)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			continue
 		}
-		if rel, err := filepath.Rel(m.Host, host); err == nil && !strings.HasPrefix(rel, "..") {
-			return filepath.ToSlash(filepath.Join(m.Inside, rel))
+		if best < 0 || len(m.Host) > len(maps[best].Host) {
+			best, bestRel = i, rel
 		}
 	}
-	return host
+	if best < 0 {
+		return host
+	}
+	if bestRel == "." {
+		return maps[best].Inside
+	}
+	return filepath.ToSlash(filepath.Join(maps[best].Inside, bestRel))
 }
 
 // ExecInfo is what an executor learned about a run.
@@ -202,6 +213,12 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 			if err := cache.WriteFileAtomic(filepath.Join(runDir, filepath.FromSlash(rel)), data, 0o644); err != nil {
 				return err
 			}
+		}
+		if _, ran, err := RunPreflight(ctx, in.Executor, name, launch, maps); err != nil {
+			return err
+		} else if ran != "" {
+			// What the image holds, read inside it, ahead of the pin the launch was built for.
+			launch.FrameworkVersion = ran + "; built for " + launch.FrameworkVersion
 		}
 		started := time.Now().UTC()
 		// Power is sampled where the job runs: not under Slurm, whose compute
@@ -370,7 +387,11 @@ func (w *Workspace) runAndLog(ctx context.Context, x *Exec, in TrainInputs, laun
 }
 
 func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch frameworks.Launch, logPath string) (*result.Result, error) {
-	lg, err := logparse.ParseFile(logPath, launch.LogFamilyName())
+	family := launch.LogFamily
+	if family == "" {
+		family = frameworks.LogFamily(launch.Framework)
+	}
+	lg, err := logparse.ParseFile(logPath, family)
 	if err != nil {
 		return nil, err
 	}

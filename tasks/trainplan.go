@@ -2,8 +2,17 @@ package tasks
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
+
+	"github.com/rivalbench/rival/cache"
+	"github.com/rivalbench/rival/container"
 
 	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/hw"
@@ -150,4 +159,213 @@ func (w *Workspace) platformConfig(platform string) (*Config, error) {
 		return w.Config, nil
 	}
 	return w.Config.With("train:cpu", map[string]string{"TP": "1", "PP": "1", "DP": w.Config.Get("NNODES"), "GBS": ""})
+}
+
+// preflightExecutor is where a preflight runs: in the run's image without GPUs and without a network
+// (a Docker run), or the run's own executor. Slurm runs skip it (a second job would queue twice);
+// train:check runs it for them before submitting.
+func preflightExecutor(ex Executor) Executor {
+	switch d := ex.(type) {
+	case *DockerExecutor:
+		c := *d
+		c.Platform = hw.PlatformCPU // no devices, --network none
+		return &c
+	case *SlurmExecutor:
+		return nil
+	}
+	return ex
+}
+
+// RunPreflight runs a launch's preflight (the framework's own argument parsing and config
+// validation; see frameworks.Launch.Preflight). Its files must already be written. It fails quoting
+// the framework's error.
+//
+// It returns the preflight's summary line and what the image actually holds ("ran": Megatron Core,
+// the trees' commits, TE, torch, CUDA or ROCm, read inside the container), for the result.
+func RunPreflight(ctx context.Context, ex Executor, name string, launch frameworks.Launch, maps []PathMap) (ok, ran string, err error) {
+	if launch.Preflight == nil {
+		return "", "", nil
+	}
+	pex := preflightExecutor(ex)
+	if pex == nil {
+		return "", "", nil
+	}
+	var tail []string
+	info, err := pex.Run(ctx, *launch.Preflight, maps, func(l string) {
+		if len(tail) == 40 {
+			tail = tail[1:]
+		}
+		tail = append(tail, l)
+	})
+	if err != nil {
+		return "", "", fmt.Errorf("preflight of %s: %w", name, err)
+	}
+	last := ""
+	for _, l := range tail {
+		if strings.HasPrefix(l, "preflight ok: ") || strings.HasPrefix(l, "preflight failed: ") {
+			last = l
+		}
+		if j, found := strings.CutPrefix(l, "preflight ran: "); found {
+			ran = describeRan(j)
+		}
+	}
+	if info.ExitCode != 0 {
+		if last == "" {
+			last = "exit status " + strconv.Itoa(info.ExitCode) + ": " + strings.Join(tail, "\n")
+		}
+		return "", "", fmt.Errorf("preflight of %s stopped the run before it started: %s", name, strings.TrimPrefix(last, "preflight failed: "))
+	}
+	return last, ran, nil
+}
+
+// describeRan turns the preflight's JSON of what the image holds into "key value, ..." (sorted).
+func describeRan(j string) string {
+	var m map[string]string
+	if json.Unmarshal([]byte(j), &m) != nil {
+		return ""
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if k != "megatron_tree" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + " " + m[k]
+	}
+	return strings.Join(parts, ", ")
+}
+
+// CheckTarget is train:check PLATFORM [FRAMEWORK [MODEL]] ("all" for every one): it builds each
+// launch exactly as the run would and runs its preflight inside the platform image, without GPUs.
+func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model string) error {
+	host := hw.Host{Platform: platform}
+	if platform != hw.PlatformCPU {
+		var err error
+		if host, err = w.DetectHost(ctx); err != nil {
+			return err
+		}
+		if host.Platform != platform || len(host.GPUs) == 0 {
+			// Checking from a machine without the platform's GPUs: GPUS_PER_NODE says how many.
+			n := 8
+			if v := os.Getenv("GPUS_PER_NODE"); v != "" {
+				fmt.Sscan(v, &n)
+			}
+			host = hw.Host{Platform: platform}
+			for i := 0; i < n; i++ {
+				host.GPUs = append(host.GPUs, hw.GPU{Index: i})
+			}
+		}
+	}
+	var fws, mdls []string
+	for _, f := range Frameworks() {
+		if framework == "all" || framework == f {
+			for _, p := range platformsOf(f) {
+				if p == platform {
+					fws = append(fws, f)
+				}
+			}
+		}
+	}
+	if len(fws) == 0 {
+		return fmt.Errorf("train:check: framework %q does not run on %s (known: %s, or all)", framework, platform, strings.Join(Frameworks(), ", "))
+	}
+	for _, m := range w.Config.List("MODELS") {
+		switch model {
+		case "all", m:
+			mdls = append(mdls, m)
+		case m + "-proxy":
+			mdls = append(mdls, model)
+		}
+	}
+	if len(mdls) == 0 {
+		return fmt.Errorf("train:check: model %q is not in MODELS=%s", model, w.Config.Get("MODELS"))
+	}
+	cfg, err := w.platformConfig(platform)
+	if err != nil {
+		return err
+	}
+	ex, closeEx, err := w.executorFor(ctx, platform, host)
+	if err != nil {
+		return err
+	}
+	defer closeEx()
+	if _, ok := ex.(*SlurmExecutor); ok {
+		// The check runs in the image on this machine, not as a job.
+		e, err := container.Connect(ctx)
+		if err != nil {
+			return fmt.Errorf("train:check: a Slurm setup is checked in the image on this machine: %w", err)
+		}
+		defer e.Close()
+		rec, _, err := w.EnsureImage(ctx, e, platform)
+		if err != nil {
+			return err
+		}
+		ex = &DockerExecutor{Engine: e, Image: rec, Platform: platform}
+	}
+	p, err := w.BuildPipeline()
+	if err != nil {
+		return err
+	}
+	failed := 0
+	for _, fw := range fws {
+		for _, m := range mdls {
+			in, err := w.trainInputsForCfg(p, cfg, platform, fw, m, host, ex)
+			if err != nil {
+				return err
+			}
+			name := RunName(platform, fw, in.Model, in.Dataset, 0)
+			l, maps, _, err := w.trainLaunch(in, cfg, name, "unencoded")
+			if err != nil {
+				w.Printf("%s × %s: %v\n", fw, in.Model, err)
+				failed++
+				continue
+			}
+			if l.Preflight == nil {
+				w.Printf("%s × %s: no preflight for %s\n", fw, in.Model, l.Framework)
+				continue
+			}
+			// The dataset may not be encoded yet: the folders still have to exist to be mounted.
+			for _, m := range maps {
+				if err := os.MkdirAll(m.Host, 0o755); err != nil {
+					return err
+				}
+			}
+			if err := writeLaunchFiles(maps, l); err != nil {
+				return err
+			}
+			ok, ran, err := RunPreflight(ctx, ex, name, l, maps)
+			if err != nil {
+				w.Printf("%s × %s: %v\n", fw, in.Model, err)
+				failed++
+				continue
+			}
+			w.Printf("%s × %s: %s\n", fw, in.Model, ok)
+			if ran != "" {
+				w.Printf("  in the image: %s\n", ran)
+			}
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("train:check %s: %d launch(es) failed their preflight", platform, failed)
+	}
+	return nil
+}
+
+// writeLaunchFiles writes a launch's files into the run folder (the placed folder with role "run").
+func writeLaunchFiles(maps []PathMap, l frameworks.Launch) error {
+	for _, m := range maps {
+		if m.Role != "run" {
+			continue
+		}
+		for rel, data := range l.Files {
+			if err := cache.WriteFileAtomic(filepath.Join(m.Host, filepath.FromSlash(rel)), data, 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return errors.New("train:check: the launch has no run folder")
 }

@@ -1,6 +1,7 @@
 // Package mega builds Megatron-LM launches: torchrun running pretrain_gpt.py with the model's
 // architecture, the fair configuration, the dataset and the logging and profiling knobs as
-// arguments. Every argument name was checked against megatron/training/arguments.py of Version.
+// arguments. Every argument is checked against the options of the pinned trees' megatron/training/
+// arguments.py (frameworks/facts).
 package mega
 
 import (
@@ -10,27 +11,56 @@ import (
 	"strconv"
 
 	"github.com/rivalbench/rival/frameworks/spec"
-	"github.com/rivalbench/rival/hw"
 )
 
-// Version is the Megatron-LM source the argument names were checked against (see docs/frameworks.md).
-const Version = "NVIDIA/Megatron-LM@000c4ac24f61159c138b0975def722c65245983c"
+// Script is Megatron-LM's GPT pretraining entry point, at the top of its tree.
+const Script = "pretrain_gpt.py"
 
-// Where the platform images keep Megatron-LM: the Primus image vendors it as a submodule, the NeMo
-// image installs it under /opt.
-var megatronDir = map[string]string{
-	hw.PlatformAMD:    "/workspace/Primus/third_party/Megatron-LM",
-	hw.PlatformNVIDIA: "/opt/megatron-lm",
-}
+// DirEnv names the environment variable that, when set in the container, names the Megatron-LM tree to
+// run instead of the pinned location.
+const DirEnv = "MEGATRON_LM_DIR"
 
-// Dir returns where the platform's image keeps Megatron-LM.
+// Dir returns where the platform's pinned image keeps Megatron-LM (spec.Pins).
 func Dir(platform string) (string, error) {
-	d, ok := megatronDir[platform]
-	if !ok {
-		return "", fmt.Errorf("mega: no Megatron-LM location known for platform %q (want amd or nvd)", platform)
+	pin, err := spec.PinFor(platform)
+	if err != nil {
+		return "", fmt.Errorf("mega: no Megatron-LM location known: %w", err)
 	}
-	return d, nil
+	return pin.MegatronDir, nil
 }
+
+// Version names the pinned Megatron-LM tree of the platform's image.
+func Version(platform string) string {
+	pin, err := spec.PinFor(platform)
+	if err != nil {
+		return ""
+	}
+	return pin.MegatronVersion()
+}
+
+// Candidates are the places, in order, the launch looks for pretrain_gpt.py inside the container:
+// $MEGATRON_LM_DIR when set, the pinned image's tree, then the top of the tree the installed
+// megatron package was imported from.
+func Candidates(platform string) []string {
+	dir, _ := Dir(platform)
+	return []string{"$" + DirEnv, dir, "python3 -c 'import megatron' (the tree above the package)"}
+}
+
+// locate is the shell prologue of every mega launch: it finds pretrain_gpt.py inside the container at
+// run time, changes into its tree and runs "$@" with the script inserted after the first $1 launcher
+// words. $0 is the pinned directory. When no candidate has the script it names every place it looked
+// and exits 2 before torchrun starts.
+const locate = `n=$1; shift; pinned=$0; looked=""
+for d in "${` + DirEnv + `:-}" "$pinned" "$(python3 -c 'import os, megatron; print(os.path.dirname(os.path.dirname(megatron.__file__)))' 2>/dev/null)"; do
+  [ -n "$d" ] || continue
+  if [ -f "$d/` + Script + `" ]; then
+    cd "$d" || exit 2
+    exec "${@:1:$n}" "$d/` + Script + `" "${@:$((n+1))}"
+  fi
+  looked="$looked $d/` + Script + `"
+done
+echo "mega: Megatron-LM's ` + Script + ` not found; looked for:${looked:- nothing} (\$` + DirEnv + ` unset or without it, pinned tree $pinned, the imported megatron package's tree); set ` + DirEnv + ` to the Megatron-LM tree in this image" >&2
+exit 2`
 
 // Build returns the launch of one Megatron-LM run.
 func Build(p spec.Plan) (spec.Launch, error) {
@@ -42,10 +72,11 @@ func Build(p spec.Plan) (spec.Launch, error) {
 	if err != nil {
 		return spec.Launch{}, err
 	}
-	cmd := append(Torchrun(p), path.Join(dir, "pretrain_gpt.py"))
+	tr := Torchrun(p)
+	cmd := append([]string{"bash", "-c", locate, dir, spec.Int(len(tr))}, tr...)
 	cmd = append(cmd, args...)
 	return spec.Launch{
-		Framework: spec.Mega, Command: cmd, WorkDir: dir, FrameworkVersion: Version,
+		Framework: spec.Mega, Command: cmd, WorkDir: p.OutputDir, FrameworkVersion: Version(p.Platform),
 		Env: map[string]string{
 			"PYTHONUNBUFFERED": "1",
 			// Megatron asserts this when tensor or sequence parallel communication overlaps compute.
@@ -82,6 +113,10 @@ func Args(p spec.Plan) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	eps, err := p.NormEpsilon()
+	if err != nil {
+		return nil, err
+	}
 	i, fl := spec.Int, spec.Float
 	a := []string{
 		// Architecture (the model registry's shape).
@@ -91,7 +126,7 @@ func Args(p spec.Plan) ([]string, error) {
 		"--position-embedding-type", "rope", "--rotary-base", rope,
 		"--max-position-embeddings", i(m.MaxPositions),
 		"--normalization", "RMSNorm", "--swiglu", "--untie-embeddings-and-output-weights",
-		"--disable-bias-linear",
+		"--disable-bias-linear", "--norm-epsilon", spec.Float(eps),
 	}
 	if m.QKVBias {
 		a = append(a, "--add-qkv-bias")
@@ -119,8 +154,8 @@ func Args(p spec.Plan) ([]string, error) {
 		"--weight-decay", fl(f.WeightDecay), "--adam-beta1", fl(f.Beta1), "--adam-beta2", fl(f.Beta2),
 		"--adam-eps", fl(spec.AdamEps), "--clip-grad", fl(spec.ClipGrad),
 		"--tensor-model-parallel-size", i(f.TP), "--pipeline-model-parallel-size", i(f.PP),
-		"--use-distributed-optimizer",
 	)
+	a = append(a, FairnessArgs()...)
 	if p.SequenceParallel() {
 		a = append(a, "--sequence-parallel")
 	}
@@ -154,4 +189,38 @@ func Args(p spec.Plan) ([]string, error) {
 		a = append(a, "--tensorboard-dir", path.Join(p.OutputDir, "profile"))
 	}
 	return a, nil
+}
+
+// FairnessArgs sets every speed- or loss-relevant setting of spec.Fairness explicitly, so Megatron's
+// defaults do not decide them.
+func FairnessArgs() []string {
+	st := spec.Fairness
+	var a []string
+	on := func(b bool, flag string) {
+		if b {
+			a = append(a, flag)
+		}
+	}
+	off := func(b bool, flag string) {
+		if !b {
+			a = append(a, flag)
+		}
+	}
+	on(st.DistributedOptimizer, "--use-distributed-optimizer")
+	on(st.OverlapGradReduce, "--overlap-grad-reduce")
+	on(st.OverlapParamGather, "--overlap-param-gather")
+	on(st.GradReduceInBF16, "--grad-reduce-in-bf16")
+	if st.Recompute != "" {
+		a = append(a, "--recompute-granularity", st.Recompute)
+	}
+	on(st.EODMaskLoss, "--eod-mask-loss")
+	a = append(a, "--init-method-std", spec.Float(st.InitMethodStd), "--attention-backend", st.AttentionBackend)
+	off(st.GradAccumFusion, "--no-gradient-accumulation-fusion")
+	off(st.MaskedSoftmaxFusion, "--no-masked-softmax-fusion")
+	off(st.BiasSwiGLUFusion, "--no-bias-swiglu-fusion")
+	off(st.RopeFusion, "--no-rope-fusion")
+	off(st.BiasDropoutFusion, "--no-bias-dropout-fusion")
+	on(st.CrossEntropyFusion, "--cross-entropy-loss-fusion")
+	a = append(a, "--dataloader-type", st.DataloaderType, "--num-workers", spec.Int(st.NumWorkers))
+	return a
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -42,16 +44,24 @@ func Patch(name string, src []byte, root map[string]string, overrides []Override
 	if err != nil {
 		return nil, err
 	}
+	first := true
 	for _, o := range overrides {
 		val, err := literalNode(o.Value)
 		if err != nil {
 			return nil, fmt.Errorf("prim: value of %s for %s: %w", o.Key, name, err)
 		}
 		if cur := lookup(ov, o.Key); cur != nil {
+			if cur.Kind == yaml.ScalarNode && val.Kind == yaml.ScalarNode && cur.Value != val.Value && cur.LineComment == "" {
+				val.LineComment = "# Rival; the stock value was " + cur.Value
+			}
 			*cur = *keepComments(cur, val)
 			continue
 		}
-		key := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: o.Key, HeadComment: "set by Rival"}
+		key := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: o.Key}
+		if first {
+			key.HeadComment = "set by Rival"
+			first = false
+		}
 		ov.Content = append(ov.Content, key, val)
 	}
 	var out bytes.Buffer
@@ -99,9 +109,14 @@ func setScalar(n *yaml.Node, v string) {
 }
 
 func keepComments(old, n *yaml.Node) *yaml.Node {
-	n.HeadComment, n.LineComment, n.FootComment = old.HeadComment, old.LineComment, old.FootComment
+	n.HeadComment, n.FootComment = old.HeadComment, old.FootComment
+	if n.LineComment == "" {
+		n.LineComment = old.LineComment
+	}
 	return n
 }
+
+var pyNumber = regexp.MustCompile(`^-?[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?$`)
 
 // literalNode turns the Python literal of an override into the YAML node Primus reads back as the
 // same value.
@@ -116,7 +131,12 @@ func literalNode(v string) (*yaml.Node, error) {
 		return scalar("!!null", "null"), nil
 	case pyNumber.MatchString(v):
 		if strings.ContainsAny(v, ".eE") {
-			return scalar("!!float", v), nil
+			// SafeLoader reads a float only with a dot: write 3e-05 as 0.00003.
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return nil, fmt.Errorf("float %q: %w", v, err)
+			}
+			return scalar("!!float", pyFloat(f)), nil
 		}
 		return scalar("!!int", v), nil
 	case strings.HasPrefix(v, "["):

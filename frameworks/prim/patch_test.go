@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/rivalbench/rival/frameworks/facts"
 )
 
 func TestPatchKeepsLayoutAndComments(t *testing.T) {
@@ -72,26 +74,38 @@ func TestPatchErrorsNameFileAndKey(t *testing.T) {
 	}
 }
 
-func TestOnCommandLine(t *testing.T) {
-	tests := []struct {
-		o    Override
-		want bool
-	}{
-		{Override{"lr", "0.0003"}, true},
-		{Override{"lr", "3e-05"}, true},
-		{Override{"bf16", "True"}, true},
-		{Override{"fp8", "None"}, true},
-		{Override{"profile_ranks", "[0,1]"}, true},
-		{Override{"tokenizer_model", "/data/tok/llama"}, true},
-		{Override{"tokenizer_model", "/data/my tok"}, false},     // a space would split under bash eval
-		{Override{"tokenizer_model", "tok/llama"}, false},        // relative: not a guaranteed Python syntax error
-		{Override{"fp8_amax_compute_algo", "max"}, false},        // eval("max") is Python's builtin
-		{Override{"window_size", "[4096, 0]"}, false},            // not a key of Primus's configs
-		{Override{"lr_decay_style", "cosine"}, true},             // not a Python name
-		{Override{"train_data_path", "/data/x$(reboot)"}, false}, // shell metacharacters
-	}
-	for _, tc := range tests {
-		assert.Equal(t, tc.want, onCommandLine(tc.o), "%s=%s", tc.o.Key, tc.o.Value)
+// Every value Rival writes reads back, under PyYAML's SafeLoader rules (facts.TypeYAML, checked
+// against SafeLoader itself in package facts), as the Python value meant: 3e-05 is a float, None is
+// null, a list is a list.
+func TestPatchedValuesKeepTheirPythonTypes(t *testing.T) {
+	src, err := os.ReadFile("testdata/llama3.1_8B-pretrain.yaml")
+	require.NoError(t, err)
+	out, err := Patch("llama.yaml", src, nil, []Override{
+		{"min_lr", "3e-05"}, {"adam_eps", "1e-08"}, {"lr", "0.0003"}, {"fp8", "None"}, {"bf16", "True"},
+		{"profile_ranks", "[0,3]"}, {"seq_length", "4096"}, {"tokenizer_model", "/rival/tokenizer"},
+	})
+	require.NoError(t, err)
+	var doc yaml.Node
+	require.NoError(t, yaml.Unmarshal(out, &doc))
+	v, err := facts.TypeYAML(&doc)
+	require.NoError(t, err)
+	ov := v.(map[string]any)["modules"].(map[string]any)["pre_trainer"].(map[string]any)["overrides"].(map[string]any)
+	assert.Equal(t, 3e-05, ov["min_lr"])
+	assert.Equal(t, 1e-08, ov["adam_eps"])
+	assert.Equal(t, 0.0003, ov["lr"])
+	assert.Nil(t, ov["fp8"])
+	assert.Contains(t, ov, "fp8")
+	assert.Equal(t, true, ov["bf16"])
+	assert.Equal(t, []any{int64(0), int64(3)}, ov["profile_ranks"])
+	assert.Equal(t, int64(4096), ov["seq_length"])
+	assert.Equal(t, "/rival/tokenizer", ov["tokenizer_model"])
+}
+
+func TestPyFloat(t *testing.T) {
+	for in, want := range map[float64]string{3e-05: "0.00003", 1e-08: "0.00000001", 1: "1.0", 0.1: "0.1", 0.0003: "0.0003", 1e6: "1000000.0"} {
+		assert.Equal(t, want, pyFloat(in))
+		assert.Equal(t, in, facts.TypeYAMLScalar(want))
+		assert.Equal(t, in, facts.TypeCLI(want))
 	}
 }
 

@@ -1,20 +1,22 @@
-// Package prim builds Primus launches (AMD): examples/run_pretrain.sh with EXP set to the model's
-// experiment yaml shipped in the Primus image and every fair-configuration key as a `--key value`
-// override, which Primus applies on top of the yaml. Keys the command line cannot carry are written
-// into a patched copy of the EXP yaml (see Patch), which keeps the file's layout and comments.
+// Package prim builds Primus launches (AMD): examples/run_pretrain.sh with EXP set to an experiment
+// file Rival writes next to the run. That file is the stock experiment Primus ships for the model's
+// family and precision (read from the pinned Primus release's facts, frameworks/facts) with every key
+// the run sets written under modules.pre_trainer.overrides as typed yaml values, so no value goes
+// through the command line's string typing.
 package prim
 
 import (
 	"fmt"
 	"path"
-	"regexp"
+	"strconv"
 	"strings"
 
-	"github.com/rivalbench/rival/frameworks/spec"
-)
+	"go.yaml.in/yaml/v3"
 
-// Version is the Primus source the keys and paths were checked against (see docs/frameworks.md).
-const Version = "AMD-AGI/Primus (run_pretrain.sh@0121ab7d, core/launcher/parser.py@0158a866, modules/megatron/trainer_base.yaml@05b350b3, models/megatron/language_model.yaml@0158a866)"
+	"github.com/rivalbench/rival/frameworks/facts"
+	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/hw"
+)
 
 // Dir is where the Primus image keeps Primus; run_pretrain.sh runs from there.
 const Dir = "/workspace/Primus"
@@ -22,99 +24,44 @@ const Dir = "/workspace/Primus"
 // Script is Primus's launcher, relative to Dir.
 const Script = "examples/run_pretrain.sh"
 
-// exp is the experiment yaml a model family starts from, relative to Dir. Mistral 7B has no Megatron
-// experiment in Primus; it shares Llama 3.1 8B's layer shapes, so its launch patches Llama's
-// experiment (renamed) and sets the differences (tokenizer, rope base, positions, window) as overrides.
-var exp = map[string]struct {
-	path    string
-	patched string // non-empty: the experiment name of the patched copy
-}{
-	"llama":   {path: "examples/megatron/configs/MI300X/llama3.1_8B-pretrain.yaml"},
-	"qwen":    {path: "examples/megatron/configs/MI300X/qwen2.5_7B-pretrain.yaml"},
-	"mistral": {path: "examples/megatron/configs/MI300X/llama3.1_8B-pretrain.yaml", patched: "mistral_7B-pretrain"},
+// Version names the pinned Primus tree the launches are built for.
+func Version() string {
+	pin, err := spec.PinFor(hw.PlatformAMD)
+	if err != nil {
+		return ""
+	}
+	return pin.PrimusVersion()
 }
 
-// EXP returns the path, relative to Dir, of the experiment yaml the model's launch starts from.
-func EXP(family string) (string, error) {
-	e, ok := exp[family]
+// StockComment starts the first line of every experiment file Rival writes, followed by the name of
+// the stock experiment it was made from.
+const StockComment = "Rival experiment from Primus's stock "
+
+// stockPrefix is the stock experiment a model family starts from. Mistral 7B has no Megatron
+// experiment in Primus; it shares Llama 3.1 8B's layer shapes, so it starts from Llama's and every
+// difference (tokenizer, rope base, positions, window) is set as an override.
+var stockPrefix = map[string]string{"llama": "llama3.1_8B", "qwen": "qwen2.5_7B", "mistral": "llama3.1_8B"}
+
+// StockEXP returns the name, under the pinned release's examples/megatron/configs/MI300X, of the stock
+// experiment a launch starts from: Primus ships one per precision (*-BF16-pretrain.yaml and
+// *-FP8-pretrain.yaml since Primus ca4ef23d); an fp32 run starts from the BF16 one.
+func StockEXP(family, precision string) (string, error) {
+	pre, ok := stockPrefix[family]
 	if !ok {
-		return "", fmt.Errorf("prim: no Primus experiment yaml known for model family %q (known: llama, qwen, mistral)", family)
+		return "", fmt.Errorf("prim: no Primus experiment known for model family %q (known: llama, qwen, mistral)", family)
 	}
-	return e.path, nil
+	p := "BF16"
+	if precision == spec.FP8 {
+		p = "FP8"
+	}
+	return pre + "-" + p + "-pretrain.yaml", nil
 }
 
-// cliKeys are the pre_trainer keys Primus accepts on the command line in Version: parser.py's
-// _check_keys_exist rejects any override key the merged module, model and experiment configs do not
-// define. Each was found in trainer_base.yaml or language_model.yaml.
-var cliKeys = map[string]bool{}
-
-func init() {
-	for _, k := range strings.Fields(`
-		num_layers hidden_size ffn_hidden_size num_attention_heads group_query_attention num_query_groups
-		position_embedding_type rotary_base use_rope_scaling max_position_embeddings normalization swiglu
-		untie_embeddings_and_output_weights add_bias_linear add_qkv_bias attention_dropout hidden_dropout
-		tokenizer_type tokenizer_model mock_data train_data_path data_cache_path seq_length
-		seed micro_batch_size global_batch_size train_iters lr min_lr lr_decay_style lr_warmup_iters
-		lr_decay_iters weight_decay adam_beta1 adam_beta2 adam_eps clip_grad
-		tensor_model_parallel_size pipeline_model_parallel_size sequence_parallel use_distributed_optimizer
-		bf16 fp8 fp8_recipe fp8_amax_history_len eval_iters eval_interval log_interval log_throughput
-		profile use_pytorch_profiler profile_step_start profile_step_end profile_ranks tensorboard_dir`) {
-		cliKeys[k] = true
-	}
-}
-
-// Override is one pre_trainer key with its value as the Python literal Primus evaluates.
+// Override is one pre_trainer key with its value as a Python literal: True/False/None, a number
+// (floats always with a dot), a list of numbers, or a string.
 type Override struct {
 	Key   string
 	Value string
-}
-
-// shellSafe are values that pass run_pretrain.sh's `eval "$CMD"` unchanged.
-var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./:,+=-]+$`)
-
-// pyString are string values Primus's override parser keeps as strings: it eval()s every value and
-// keeps the text only when eval fails, so a string is safe only if it is not a Python expression. An
-// absolute path fails to parse; the identifiers listed are not Python names.
-var pyString = regexp.MustCompile(`^/[A-Za-z0-9_./+-]*$`)
-
-var safeIdents = map[string]bool{
-	"HuggingFaceTokenizer": true, "cosine": true, "hybrid": true, "delayed": true, "RMSNorm": true, "rope": true,
-}
-
-// onCommandLine reports whether the override can be passed as `--key value`: the key must be one
-// Primus knows, the value must survive the shell and evaluate to what we mean.
-func onCommandLine(o Override) bool {
-	if !cliKeys[o.Key] {
-		return false
-	}
-	v := o.Value
-	switch {
-	case isPyLiteral(v):
-		return true
-	case strings.HasPrefix(v, "'"):
-		return false // a quoted Python string: only the yaml carries it unambiguously
-	case safeIdents[v]:
-		return true
-	default:
-		return pyString.MatchString(v) && shellSafe.MatchString(v)
-	}
-}
-
-var (
-	pyNumber = regexp.MustCompile(`^-?[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?$`)
-	pyList   = regexp.MustCompile(`^\[[0-9]+(,[0-9]+)*\]$`)
-)
-
-func isPyLiteral(v string) bool {
-	return v == "True" || v == "False" || v == "None" || pyNumber.MatchString(v) || pyList.MatchString(v)
-}
-
-// shellWord quotes v for one pass of bash's eval.
-func shellWord(v string) string {
-	if shellSafe.MatchString(v) {
-		return v
-	}
-	return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
 }
 
 func pyBool(b bool) string {
@@ -124,10 +71,25 @@ func pyBool(b bool) string {
 	return "False"
 }
 
+// pyFloat writes a float the way both PyYAML's SafeLoader and Primus's command-line typing read back
+// as a float: positional notation with a dot (3e-05 would stay the string "3e-05" in both).
+func pyFloat(v float64) string {
+	s := strconv.FormatFloat(v, 'f', -1, 64)
+	if !strings.Contains(s, ".") {
+		s += ".0"
+	}
+	return s
+}
+
 // Overrides returns every key the run sets, in a fixed order.
 func Overrides(p spec.Plan) ([]Override, error) {
 	m, f := p.Model, p.Fair
-	i, fl := spec.Int, spec.Float
+	i, fl := spec.Int, pyFloat
+	eps, err := p.NormEpsilon()
+	if err != nil {
+		return nil, err
+	}
+	st := spec.Fairness
 	if m.RopeTheta <= 0 || m.RopeTheta != float64(int64(m.RopeTheta)) {
 		return nil, fmt.Errorf("prim: rope theta %g is not a positive integer, which Megatron's rotary_base requires", m.RopeTheta)
 	}
@@ -140,6 +102,7 @@ func Overrides(p spec.Plan) ([]Override, error) {
 		{"max_position_embeddings", i(m.MaxPositions)}, {"normalization", "RMSNorm"}, {"swiglu", "True"},
 		{"untie_embeddings_and_output_weights", "True"}, {"add_bias_linear", "False"},
 		{"add_qkv_bias", pyBool(m.QKVBias)}, {"attention_dropout", "0.0"}, {"hidden_dropout", "0.0"},
+		{"norm_epsilon", fl(eps)}, {"init_method_std", fl(st.InitMethodStd)},
 	}
 	if p.WindowActive() {
 		// Not a key of Primus's configs: it reaches Megatron through the patched yaml.
@@ -156,7 +119,26 @@ func Overrides(p spec.Plan) ([]Override, error) {
 		Override{"adam_beta1", fl(f.Beta1)}, Override{"adam_beta2", fl(f.Beta2)},
 		Override{"adam_eps", fl(spec.AdamEps)}, Override{"clip_grad", fl(spec.ClipGrad)},
 		Override{"tensor_model_parallel_size", i(f.TP)}, Override{"pipeline_model_parallel_size", i(f.PP)},
-		Override{"sequence_parallel", pyBool(p.SequenceParallel())}, Override{"use_distributed_optimizer", "True"},
+		Override{"sequence_parallel", pyBool(p.SequenceParallel())},
+		// The fairness settings (spec.Fairness), in place of the stock experiment's choices.
+		Override{"use_distributed_optimizer", pyBool(st.DistributedOptimizer)},
+		Override{"overlap_grad_reduce", pyBool(st.OverlapGradReduce)},
+		Override{"overlap_param_gather", pyBool(st.OverlapParamGather)},
+		Override{"grad_reduce_in_bf16", pyBool(st.GradReduceInBF16)},
+		Override{"recompute_granularity", pyStrOrNone(st.Recompute)},
+		Override{"eod_mask_loss", pyBool(st.EODMaskLoss)},
+		Override{"attention_backend", st.AttentionBackend},
+		Override{"gradient_accumulation_fusion", pyBool(st.GradAccumFusion)},
+		Override{"masked_softmax_fusion", pyBool(st.MaskedSoftmaxFusion)},
+		Override{"bias_swiglu_fusion", pyBool(st.BiasSwiGLUFusion)},
+		Override{"apply_rope_fusion", pyBool(st.RopeFusion)},
+		Override{"bias_dropout_fusion", pyBool(st.BiasDropoutFusion)},
+		Override{"cross_entropy_loss_fusion", pyBool(st.CrossEntropyFusion)},
+		Override{"dataloader_type", st.DataloaderType},
+		Override{"num_workers", i(st.NumWorkers)},
+		Override{"enable_primus_turbo", pyBool(st.PrimusTurbo)},
+		Override{"use_turbo_attention", pyBool(st.PrimusTurbo)},
+		Override{"use_turbo_grouped_mlp", pyBool(st.PrimusTurbo)},
 	)
 	switch f.Precision {
 	case spec.BF16:
@@ -170,6 +152,9 @@ func Overrides(p spec.Plan) ([]Override, error) {
 	default:
 		return nil, fmt.Errorf("prim: precision %q: want bf16, fp8 or fp32", f.Precision)
 	}
+	// No checkpoints: a run never resumes or saves.
+	o = append(o, Override{"auto_continue_train", "False"}, Override{"finetune", "False"},
+		Override{"save", "None"}, Override{"load", "None"}, Override{"disable_last_saving", "True"})
 	o = append(o, Override{"eval_iters", "0"}, Override{"eval_interval", i(f.TrainIters)},
 		Override{"log_interval", "1"}, Override{"log_throughput", "True"})
 	if f.Profile {
@@ -177,84 +162,174 @@ func Overrides(p spec.Plan) ([]Override, error) {
 		for k, r := range f.ProfileRanks {
 			ranks[k] = i(r)
 		}
+		// Primus points tensorboard_dir (where the profiler writes its traces) at the experiment's
+		// own folder whatever is set; Build links that folder to OutputDir/profile.
 		o = append(o, Override{"profile", "True"}, Override{"use_pytorch_profiler", "True"},
 			Override{"profile_step_start", i(f.ProfileStepStart)}, Override{"profile_step_end", i(f.ProfileStepEnd)},
-			Override{"profile_ranks", "[" + strings.Join(ranks, ",") + "]"},
-			Override{"tensorboard_dir", path.Join(p.OutputDir, "profile")})
+			Override{"profile_ranks", "[" + strings.Join(ranks, ",") + "]"})
 	} else {
 		o = append(o, Override{"profile", "False"})
 	}
 	return o, nil
 }
 
-// PatchedName is where the patched EXP yaml is written, relative to the run's OutputDir.
+func pyStrOrNone(v string) string {
+	if v == "" {
+		return "None"
+	}
+	return v
+}
+
+// PatchedName is where the run's experiment file is written, relative to the run's OutputDir.
 func PatchedName(family string) string { return "primus/" + family + "-exp.yaml" }
 
-// Build returns the launch of one Primus run. stock is the EXP yaml as shipped in the image, read by
-// the caller; it is needed only when the launch must patch it (Mistral, a sliding window that masks,
-// or a value the command line cannot carry) and an error says so when it is missing.
-func Build(p spec.Plan, stock []byte) (spec.Launch, error) {
+// Experiment root keys Rival sets: Primus keeps its outputs under workspace/work_group/user_name/
+// exp_name, and points tensorboard_dir at tensorboard/ there.
+const (
+	workGroup = "rival"
+	userName  = "rival"
+)
+
+// Build returns the launch of one Primus run.
+func Build(p spec.Plan) (spec.Launch, error) {
 	family := p.Model.Name
 	if p.Model.Proxy {
 		family = p.Model.Base
 	}
-	e, ok := exp[family]
-	if !ok {
-		return spec.Launch{}, fmt.Errorf("prim: no Primus experiment yaml known for model family %q (known: llama, qwen, mistral)", family)
+	stockName, err := StockEXP(family, p.Fair.Precision)
+	if err != nil {
+		return spec.Launch{}, err
+	}
+	pin, err := spec.PinFor(hw.PlatformAMD)
+	if err != nil {
+		return spec.Launch{}, err
+	}
+	pf, err := facts.PrimusAt(pin.Primus)
+	if err != nil {
+		return spec.Launch{}, err
+	}
+	if !pf.HasEXP(stockName) {
+		return spec.Launch{}, fmt.Errorf("prim: Primus %s ships no %s under %s", pf.Tag, stockName, pf.EXPDir)
+	}
+	stock, err := pf.Stock(stockName)
+	if err != nil {
+		return spec.Launch{}, err
+	}
+	stockPath := path.Join(Dir, pf.EXPDir, stockName)
+	src, err := StockYAML(stockName, stock)
+	if err != nil {
+		return spec.Launch{}, err
 	}
 	all, err := Overrides(p)
 	if err != nil {
 		return spec.Launch{}, err
 	}
-	var cli []string
-	var toYAML []Override
-	for _, o := range all {
-		if onCommandLine(o) {
-			cli = append(cli, "--"+o.Key, shellWord(o.Value))
-		} else {
-			toYAML = append(toYAML, o)
-		}
+	expName := family + "-pretrain"
+	workspace := path.Join(p.OutputDir, "primus")
+	root := map[string]string{"work_group": workGroup, "user_name": userName, "exp_name": expName, "workspace": workspace}
+	patched, err := Patch(stockPath, src, root, all)
+	if err != nil {
+		return spec.Launch{}, err
 	}
-	expPath := path.Join(Dir, e.path)
-	files := map[string][]byte{}
-	if e.patched != "" || len(toYAML) > 0 {
-		if len(stock) == 0 {
-			keys := make([]string, 0, len(toYAML)+1)
-			if e.patched != "" {
-				keys = append(keys, "exp_name")
-			}
-			for _, o := range toYAML {
-				keys = append(keys, o.Key)
-			}
-			return spec.Launch{}, fmt.Errorf("prim: this launch must patch %s (keys %s cannot be passed on run_pretrain.sh's command line): read that file from the Primus image and pass it as Request.StockConfig",
-				expPath, strings.Join(keys, ", "))
-		}
-		root := map[string]string{}
-		if e.patched != "" {
-			root["exp_name"] = e.patched
-		}
-		patched, err := Patch(expPath, stock, root, toYAML)
-		if err != nil {
-			return spec.Launch{}, err
-		}
-		name := PatchedName(family)
-		files[name] = patched
-		expPath = path.Join(p.OutputDir, name)
-	}
-	cmd := append([]string{"bash", Script}, cli...)
+	name := PatchedName(family)
 	env := map[string]string{
-		"EXP":              expPath,
-		"TRAIN_LOG":        path.Join(p.OutputDir, "primus-train.log"),
-		"PRIMUS_WORKSPACE": path.Join(p.OutputDir, "primus"),
+		"EXP":       path.Join(p.OutputDir, name),
+		"TRAIN_LOG": path.Join(p.OutputDir, "primus-train.log"),
+		// run_pretrain.sh and prepare.py pip-install on every run; the image has installed all of it
+		// (amd.Dockerfile), so pip must find everything installed and never reach for an index.
+		"PIP_NO_INDEX": "1", "PIP_NO_BUILD_ISOLATION": "0", "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+		"HF_HUB_OFFLINE": "1",
 	}
 	// run_pretrain.sh reads NNODES, GPUS_PER_NODE, NODE_RANK, MASTER_ADDR and MASTER_PORT from its
-	// environment; the executor sets them for each node.
-	l := spec.Launch{Framework: spec.Prim, Command: cmd, Env: env, WorkDir: Dir, FrameworkVersion: Version,
-		Rendezvous: Rendezvous(p)}
-	if len(files) > 0 {
-		l.Files = files
+	// environment; the executor sets them for each node (Rendezvous).
+	cmd := []string{"bash", Script}
+	if p.Fair.Profile {
+		// Primus sets tensorboard_dir to <workspace>/<work_group>/<user_name>/<exp_name>/tensorboard,
+		// where the profiler writes its traces: link it to OutputDir/profile before the run starts.
+		expRoot := path.Join(workspace, workGroup, userName, expName)
+		cmd = []string{"bash", "-c", `mkdir -p "$1" "$2" && ln -sfn "$1" "$2/tensorboard" && exec bash "$0"`,
+			Script, path.Join(p.OutputDir, "profile"), expRoot}
 	}
-	return l, nil
+	return spec.Launch{
+		Framework: spec.Prim, Command: cmd, Env: env, WorkDir: Dir, FrameworkVersion: Version(),
+		Files: map[string][]byte{name: patched}, Rendezvous: Rendezvous(p),
+	}, nil
+}
+
+// StockYAML writes a stock experiment from the facts as the yaml Primus reads, headed by a comment
+// naming it (StockComment). Floats are written with a dot, strings quoted, so SafeLoader reads back
+// the values the stock file has.
+func StockYAML(name string, e facts.EXP) ([]byte, error) {
+	doc := &yaml.Node{Kind: yaml.MappingNode, HeadComment: StockComment + name + "\nwith the run's settings under modules.pre_trainer.overrides"}
+	add := func(m *yaml.Node, k string, v *yaml.Node) {
+		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: k}, v)
+	}
+	for _, k := range []string{"work_group", "user_name", "exp_name", "workspace"} {
+		v, ok := e.Root[k]
+		if !ok {
+			return nil, fmt.Errorf("prim: stock experiment %s has no root key %s", name, k)
+		}
+		n, err := valueNode(v)
+		if err != nil {
+			return nil, fmt.Errorf("prim: stock experiment %s, %s: %w", name, k, err)
+		}
+		add(doc, k, n)
+	}
+	pt := &yaml.Node{Kind: yaml.MappingNode}
+	for _, k := range []string{"framework", "config", "model"} {
+		v, ok := e.PreTrainer[k]
+		if !ok {
+			return nil, fmt.Errorf("prim: stock experiment %s has no modules.pre_trainer.%s", name, k)
+		}
+		add(pt, k, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v})
+	}
+	ov := &yaml.Node{Kind: yaml.MappingNode}
+	for _, kv := range e.Overrides {
+		k, _ := kv[0].(string)
+		n, err := valueNode(kv[1])
+		if err != nil {
+			return nil, fmt.Errorf("prim: stock experiment %s, override %s: %w", name, k, err)
+		}
+		add(ov, k, n)
+	}
+	add(pt, "overrides", ov)
+	mods := &yaml.Node{Kind: yaml.MappingNode}
+	add(mods, "pre_trainer", pt)
+	add(doc, "modules", mods)
+	out, err := yaml.Marshal(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{doc}})
+	if err != nil {
+		return nil, fmt.Errorf("prim: write stock experiment %s: %w", name, err)
+	}
+	return out, nil
+}
+
+func valueNode(v any) (*yaml.Node, error) {
+	sc := func(tag, s string, style yaml.Style) *yaml.Node {
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: s, Style: style}
+	}
+	switch x := v.(type) {
+	case nil:
+		return sc("!!null", "null", 0), nil
+	case bool:
+		return sc("!!bool", strconv.FormatBool(x), 0), nil
+	case int64:
+		return sc("!!int", strconv.FormatInt(x, 10), 0), nil
+	case float64:
+		return sc("!!float", pyFloat(x), 0), nil
+	case string:
+		return sc("!!str", x, yaml.DoubleQuotedStyle), nil
+	case []any:
+		seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
+		for _, e := range x {
+			n, err := valueNode(e)
+			if err != nil {
+				return nil, err
+			}
+			seq.Content = append(seq.Content, n)
+		}
+		return seq, nil
+	}
+	return nil, fmt.Errorf("value %v of type %T", v, v)
 }
 
 // Rendezvous is what examples/run_pretrain.sh needs to know about the nodes: the layout, read from

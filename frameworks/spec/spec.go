@@ -59,11 +59,6 @@ type Request struct {
 	DataCacheDir    string // per-fingerprint --data-cache-path
 	TokenizerPath   string // directory holding the model's tokenizer.json
 	OutputDir       string
-	// StockConfig is the framework's stock config file as shipped in its image, read by the caller:
-	// the Primus EXP yaml a prim launch must patch (Mistral, an active sliding window, or a value the
-	// command line cannot carry). Ignored by the other frameworks; a launch that needs it and lacks it
-	// fails naming the file to read.
-	StockConfig []byte
 }
 
 // Launch is the exact launch of one run.
@@ -80,6 +75,10 @@ type Launch struct {
 	LogFamily         string            // logparse family of the run's log; empty: the framework's name
 	RanFile           string            // file (relative to OutputDir) where the run records what ran; empty: none
 	Rendezvous        Rendezvous        // what the launch needs to know about its nodes (see rendezvous.go)
+	// Preflight, when set, runs the framework's own argument parsing and config validation on this
+	// exact launch, in the same image and mounts, without GPUs; it exits non-zero with the framework's
+	// error on its last line ("preflight failed: ...").
+	Preflight *Launch `json:",omitempty"`
 }
 
 // LogFamilyName is the logparse family to read the run's log as.

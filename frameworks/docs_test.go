@@ -1,0 +1,23 @@
+package frameworks
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rivalbench/rival/frameworks/spec"
+)
+
+// docs/frameworks.md shows the pinned-versions table of the code, not a copy that can drift.
+func TestDocsPinnedVersions(t *testing.T) {
+	b, err := os.ReadFile("../docs/frameworks.md")
+	require.NoError(t, err)
+	s := string(b)
+	start, end := strings.Index(s, "<!-- pins:begin -->\n"), strings.Index(s, "<!-- pins:end -->")
+	require.True(t, start >= 0 && end > start, "docs/frameworks.md has the pins markers")
+	assert.Equal(t, spec.PinsMarkdown(), s[start+len("<!-- pins:begin -->\n"):end],
+		"docs/frameworks.md's pinned-versions table differs from spec.Pins: paste spec.PinsMarkdown()")
+}

@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""Preflight: run the framework's own argument parsing and config validation on one exact launch,
+without GPUs, before the run starts.
+
+    preflight.py mega  MEGATRON_TREES WORLD_SIZE -- ARGS...      (the arguments after pretrain_gpt.py)
+    preflight.py prim  PRIMUS_TREES MEGATRON_TREES WORLD_SIZE EXP_YAML
+
+TREES are ':'-separated candidates (environment variables expanded); the first that holds the
+framework is used, and for Megatron the installed megatron package's tree after them.
+
+mega: Megatron's parse_args (its add_megatron_arguments parser), validate_args and
+core_transformer_config_from_args (TransformerConfig.__post_init__) with WORLD_SIZE processes.
+prim: Primus's own config load and override merge of the experiment file (PrimusParser), then the
+merged pre_trainer values go through the same Megatron steps as mega.
+
+torch and the GPU packages are stand-ins (pystubs.py), so this runs on plain python3 with PyYAML,
+inside the platform image or on a developer's machine against fetched trees. Exit 0 and one line
+"preflight ok: ..." on success; on failure exit 1 with the framework's own error as the last line,
+prefixed "preflight failed: ".
+"""
+
+import argparse
+import contextlib
+import importlib
+import io
+import os
+import sys
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pystubs  # noqa: E402
+
+
+def fail(stage, exc):
+    msg = " ".join(m.strip() for m in "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines())
+    tb = traceback.extract_tb(exc.__traceback__)
+    if tb:
+        last = tb[-1]
+        msg += " (at %s:%d: %s)" % (os.path.basename(last.filename), last.lineno, (last.line or "").strip())
+    sys.stderr.write("preflight failed: %s: %s\n" % (stage, msg))
+    sys.exit(1)
+
+
+def resolve(candidates, marker):
+    """The first of the ':'-separated candidate trees (environment variables expanded) that holds
+    marker; then, for Megatron, the tree the installed megatron package comes from."""
+    looked = []
+    for c in candidates.split(":"):
+        c = os.path.expandvars(c)
+        if not c or "$" in c:
+            continue
+        if os.path.exists(os.path.join(c, marker)):
+            return c
+        looked.append(os.path.join(c, marker))
+    if marker.startswith("megatron/"):
+        import importlib.util
+        spec = importlib.util.find_spec("megatron")
+        if spec and spec.submodule_search_locations:
+            top = os.path.dirname(list(spec.submodule_search_locations)[0])
+            if os.path.exists(os.path.join(top, marker)):
+                return top
+            looked.append(os.path.join(top, marker))
+    sys.stderr.write("preflight failed: %s not found; looked for: %s\n" % (marker, ", ".join(looked) or "nothing"))
+    sys.exit(1)
+
+
+def megatron(tree):
+    tree = resolve(tree, "megatron/training/arguments.py")
+    sys.path.insert(0, tree)
+    pystubs.skip_package_init("megatron.training", os.path.join(tree, "megatron", "training"))
+    return importlib.import_module("megatron.training.arguments"), tree
+
+
+def check_megatron(arguments, argv, world, defaults=None):
+    os.environ["WORLD_SIZE"] = str(world)
+    os.environ.setdefault("RANK", "0")
+    os.environ.setdefault("LOCAL_RANK", "0")
+    parser = argparse.ArgumentParser(allow_abbrev=False)
+    arguments.add_megatron_arguments(parser)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit:
+        sys.stderr.write("preflight failed: megatron parse_args rejected the arguments (argparse's message above)\n")
+        sys.exit(1)
+    args.rank = int(os.environ["RANK"])
+    args.world_size = world
+    for k, v in (defaults or {}).items():
+        setattr(args, k, v)
+    out = io.StringIO()  # validate_args prints every argument on rank 0
+    try:
+        with contextlib.redirect_stdout(out):
+            arguments.validate_args(args, {})
+    except BaseException as e:  # noqa: B902 (validate_args raises AssertionError and others)
+        fail("megatron validate_args", e)
+    try:
+        cfg = arguments.core_transformer_config_from_args(args)
+    except BaseException as e:  # noqa: B902
+        fail("megatron TransformerConfig", e)
+    return args, cfg
+
+
+def check_types(arguments, values):
+    """What argparse would have enforced had the values come on Megatron's command line: Primus's
+    builder copies them as they are, so a string where Megatron converts to a number, or a value
+    outside an option's choices, would only fail later, on the GPUs."""
+    parser = argparse.ArgumentParser(allow_abbrev=False)
+    arguments.add_megatron_arguments(parser)
+    errs = []
+    for a in parser._actions:
+        if not a.option_strings or a.dest not in values:
+            continue
+        v = values[a.dest]
+        if v is None:
+            continue
+        items = v if isinstance(v, (list, tuple)) and a.nargs not in (None, "?", 0) else [v]
+        for x in items:
+            if a.type in (int, float) and (isinstance(x, str) or isinstance(x, bool)):
+                errs.append("%s: %r is a %s where %s converts to %s" % (a.dest, x, type(x).__name__, a.option_strings[0], a.type.__name__))
+            elif a.choices is not None and a.type is None or (a.choices is not None and isinstance(x, str) and a.type is str):
+                names = [getattr(c, "name", c) for c in a.choices]
+                if x not in a.choices and x not in names:
+                    errs.append("%s: %r is not one of %s's choices %s" % (a.dest, x, a.option_strings[0], names))
+        if a.nargs in ("+", "*") and isinstance(v, str) and v.strip().startswith("["):
+            errs.append("%s: %r where %s takes a list" % (a.dest, v, a.option_strings[0]))
+    if errs:
+        sys.stderr.write("preflight failed: primus override typing: %s\n" % "; ".join(errs))
+        sys.exit(1)
+
+
+def ran(megatron_tree=None, primus_tree=None):
+    """What this image actually holds, read without importing torch: distribution versions, Megatron
+    Core's package_info, the trees' git commits when they carry .git, and the CUDA or ROCm release."""
+    import importlib.metadata as md
+    import json
+    out = {}
+    for key, dists in [("torch", ["torch"]), ("transformer_engine", ["transformer_engine", "transformer-engine", "transformer_engine_torch"]),
+                       ("megatron_core", ["megatron-core", "megatron_core"]), ("megatron_bridge", ["megatron-bridge", "megatron_bridge"]),
+                       ("nemo", ["nemo_toolkit", "nemo-toolkit"]), ("primus", ["primus"])]:
+        for d in dists:
+            try:
+                out[key] = md.version(d)
+                break
+            except Exception:  # noqa: BLE001 (not installed under that name)
+                pass
+    if megatron_tree:
+        pkg = os.path.join(megatron_tree, "megatron", "core", "package_info.py")
+        if os.path.exists(pkg):
+            ns = {}
+            try:
+                exec(compile(open(pkg).read(), pkg, "exec"), ns)
+                out["megatron_core"] = ns.get("__version__", out.get("megatron_core"))
+            except Exception:  # noqa: BLE001
+                pass
+        out["megatron_tree"] = megatron_tree
+    for key, tree in (("megatron_commit", megatron_tree), ("primus_commit", primus_tree)):
+        c = git_head(tree) if tree else None
+        if c:
+            out[key] = c
+    if os.environ.get("CUDA_VERSION"):
+        out["cuda"] = os.environ["CUDA_VERSION"]
+    for f in ("/opt/rocm/.info/version",):
+        if os.path.exists(f):
+            out["rocm"] = open(f).read().strip()
+    print("preflight ran: " + json.dumps(out, sort_keys=True))
+
+
+def git_head(tree):
+    """The commit a checkout is at, from its .git (a directory, or a file pointing at a submodule's)."""
+    g = os.path.join(tree, ".git")
+    try:
+        if os.path.isfile(g):
+            line = open(g).read().strip()
+            if line.startswith("gitdir:"):
+                g = os.path.normpath(os.path.join(tree, line.split(":", 1)[1].strip()))
+        head = open(os.path.join(g, "HEAD")).read().strip()
+        if head.startswith("ref:"):
+            ref = head.split(":", 1)[1].strip()
+            p = os.path.join(g, ref)
+            if os.path.exists(p):
+                return open(p).read().strip()
+            for line in open(os.path.join(g, "packed-refs")):
+                if line.strip().endswith(" " + ref):
+                    return line.split()[0]
+            return None
+        return head
+    except OSError:
+        return None
+
+
+def main():
+    if len(sys.argv) < 2 or sys.argv[1] not in ("mega", "prim"):
+        sys.exit(__doc__)
+    pystubs.install()
+    if sys.argv[1] == "mega":
+        if len(sys.argv) < 5 or sys.argv[4] != "--":
+            sys.exit(__doc__)
+        tree, world, argv = sys.argv[2], int(sys.argv[3]), sys.argv[5:]
+        arguments, tree = megatron(tree)
+        args, cfg = check_megatron(arguments, argv, world)
+        ran(megatron_tree=tree)
+        print("preflight ok: megatron %s: %d arguments, world %d, TP %d PP %d DP %d, %s" % (
+            tree, len(argv), world, args.tensor_model_parallel_size, args.pipeline_model_parallel_size,
+            args.data_parallel_size, type(cfg).__name__))
+        return
+    if len(sys.argv) != 6:
+        sys.exit(__doc__)
+    primus_tree, mtree, world, exp = sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+    os.environ["WORLD_SIZE"] = str(world)
+    os.environ.setdefault("RANK", "0")
+    os.environ.setdefault("LOCAL_RANK", "0")
+    primus_tree = resolve(primus_tree, "primus/core/config/primus_config.py")
+    sys.path.insert(0, primus_tree)
+    arguments, mtree = megatron(mtree)
+    try:
+        # The default ("core") runtime's path: Primus's config load and override merge, then its
+        # Megatron argument builder over Megatron's own defaults.
+        pc = importlib.import_module("primus.core.config.primus_config")
+        cfg = pc.load_primus_config(exp)
+        module = pc.get_module_config(cfg, "pre_trainer")
+        params = module.params
+        builder_mod = importlib.import_module("primus.backends.megatron.argument_builder")
+        ns = builder_mod.MegatronArgBuilder().update(params).to_namespace()
+    except BaseException as e:  # noqa: B902
+        fail("primus config load", e)
+    values = vars(ns)
+    # Primus's build_args patch (data_path_split_patches.py) splits the data paths on spaces.
+    for k in ("data_path", "train_data_path", "valid_data_path", "test_data_path"):
+        if isinstance(values.get(k), str):
+            values[k] = values[k].split(" ")
+    check_types(arguments, values)
+    args = argparse.Namespace(**values)
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            arguments.validate_args(args, {})
+    except BaseException as e:  # noqa: B902
+        fail("megatron validate_args (from Primus's merged config)", e)
+    try:
+        tcfg = arguments.core_transformer_config_from_args(args)
+    except BaseException as e:  # noqa: B902
+        fail("megatron TransformerConfig (from Primus's merged config)", e)
+    ran(megatron_tree=mtree, primus_tree=primus_tree)
+    print("preflight ok: primus %s + megatron %s: %s, world %d, TP %d PP %d DP %d, %s" % (
+        primus_tree, mtree, os.path.basename(exp), world, args.tensor_model_parallel_size,
+        args.pipeline_model_parallel_size, args.data_parallel_size, type(tcfg).__name__))
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+package frameworks
+
+import (
+	"path"
+
+	"github.com/rivalbench/rival/frameworks/facts"
+	"github.com/rivalbench/rival/frameworks/mega"
+	"github.com/rivalbench/rival/frameworks/prim"
+	"github.com/rivalbench/rival/frameworks/spec"
+)
+
+// PreflightDir is where a launch's preflight files are written, relative to OutputDir.
+const PreflightDir = "preflight"
+
+// PrimusDirEnv names the environment variable that, when set, names the Primus tree the preflight
+// reads instead of the image's.
+const PrimusDirEnv = "RIVAL_PRIMUS_DIR"
+
+// preflight returns the launch that checks l before it runs (mega and prim), and adds its files to l.
+func preflight(p Plan, l *Launch) error {
+	var args []string
+	script := path.Join(p.OutputDir, PreflightDir, "preflight.py")
+	megatronTrees := "$" + mega.DirEnv
+	if d, err := mega.Dir(p.Platform); err == nil {
+		megatronTrees += ":" + d
+	}
+	world := spec.Int(p.World)
+	switch l.Framework {
+	case spec.Mega:
+		n := 0
+		for i, a := range l.Command {
+			if a == "--num-layers" { // the first of Megatron's own arguments (mega.Args)
+				n = i
+				break
+			}
+		}
+		args = append([]string{"python3", script, "mega", megatronTrees, world, "--"}, l.Command[n:]...)
+	case spec.Prim:
+		args = []string{"python3", script, "prim", "$" + PrimusDirEnv + ":" + prim.Dir, megatronTrees, world, l.Env["EXP"]}
+	default:
+		return nil
+	}
+	if l.Files == nil {
+		l.Files = map[string][]byte{}
+	}
+	for n, b := range facts.PreflightFiles() {
+		l.Files[path.Join(PreflightDir, n)] = b
+	}
+	// The run's own environment, plus what run_pretrain.sh exports before training when unset.
+	env := map[string]string{}
+	for k, v := range l.Env {
+		env[k] = v
+	}
+	if l.Framework == spec.Prim && env["CUDA_DEVICE_MAX_CONNECTIONS"] == "" {
+		env["CUDA_DEVICE_MAX_CONNECTIONS"] = "1"
+	}
+	env["PYTHONDONTWRITEBYTECODE"], env["RIVAL_DEVICE_CAPABILITY"] = "1", capability(p)
+	l.Preflight = &Launch{
+		Framework: l.Framework, Requested: l.Requested, Command: args, WorkDir: p.OutputDir, Env: env,
+	}
+	return nil
+}
+
+// capability is the compute capability the run's GPUs report through torch.cuda (the preflight runs
+// without them): H100 9.0; MI300X's gfx942 reports 9.4 through ROCm.
+func capability(p Plan) string {
+	if p.Platform == "amd" {
+		return "9.4"
+	}
+	return "9.0"
+}

@@ -1,0 +1,52 @@
+package spec
+
+import "fmt"
+
+// Settings are the knobs that change speed or the loss in a Megatron-family run beyond the fair
+// configuration. Every mega and prim launch sets each of them explicitly to the value here, so neither
+// framework's defaults nor Primus's stock experiment decide them; docs/frameworks.md lists them with
+// the defaults they replace.
+type Settings struct {
+	OverlapGradReduce    bool    // overlap the data-parallel gradient reduce-scatter with backward
+	OverlapParamGather   bool    // overlap the distributed optimizer's parameter all-gather with forward
+	DistributedOptimizer bool    // shard optimizer state across data-parallel ranks
+	GradReduceInBF16     bool    // false: gradients are reduced in fp32
+	Recompute            string  // "" (none) | selective | full
+	EODMaskLoss          bool    // false: the token after an end-of-document counts in the loss
+	InitMethodStd        float64 // std of the normal weight init
+	AttentionBackend     string  // Megatron's --attention-backend
+	GradAccumFusion      bool    // fused weight-gradient accumulation (TE/APEX wgrad kernels)
+	MaskedSoftmaxFusion  bool
+	BiasSwiGLUFusion     bool
+	RopeFusion           bool
+	BiasDropoutFusion    bool
+	CrossEntropyFusion   bool   // fused cross-entropy (Megatron's --cross-entropy-loss-fusion)
+	DataloaderType       string // single: one pass in Megatron's sample order
+	NumWorkers           int    // data-loader workers per rank
+	PrimusTurbo          bool   // Primus Turbo kernels (GEMM, attention, grouped MLP): prim only
+}
+
+// Fairness is the one set of Settings every mega and prim launch uses.
+var Fairness = Settings{
+	OverlapGradReduce: true, OverlapParamGather: true, DistributedOptimizer: true,
+	GradReduceInBF16: false, Recompute: "", EODMaskLoss: false, InitMethodStd: 0.02,
+	AttentionBackend: "auto", GradAccumFusion: false, MaskedSoftmaxFusion: true,
+	BiasSwiGLUFusion: true, RopeFusion: true, BiasDropoutFusion: true, CrossEntropyFusion: false,
+	DataloaderType: "single", NumWorkers: 2, PrimusTurbo: false,
+}
+
+// normEps is each base model's RMSNorm epsilon (config.json rms_norm_eps).
+var normEps = map[string]float64{"llama": 1e-5, "qwen": 1e-6, "mistral": 1e-5}
+
+// NormEpsilon returns the RMSNorm epsilon of the plan's model (a proxy uses its base model's).
+func (p Plan) NormEpsilon() (float64, error) {
+	name := p.Model.Name
+	if p.Model.Proxy {
+		name = p.Model.Base
+	}
+	e, ok := normEps[name]
+	if !ok {
+		return 0, fmt.Errorf("spec: no RMSNorm epsilon known for model %s (config.json rms_norm_eps)", name)
+	}
+	return e, nil
+}

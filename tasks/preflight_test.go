@@ -1,0 +1,85 @@
+package tasks
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rivalbench/rival/frameworks"
+	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/hw"
+)
+
+// preflightExec stands in for the container: it answers the preflight launch like preflight.py does
+// (failing when fail is set) and the training launch like a trainer.
+type preflightExec struct {
+	scriptedExecutor
+	fail     bool
+	mu       sync.Mutex
+	commands [][]string
+}
+
+func (p *preflightExec) Run(ctx context.Context, l frameworks.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
+	p.mu.Lock()
+	p.commands = append(p.commands, l.Command)
+	p.mu.Unlock()
+	if len(l.Command) > 1 && strings.HasSuffix(l.Command[1], "/preflight/preflight.py") {
+		if p.fail {
+			onLine("preflight failed: megatron validate_args: AssertionError (at arguments.py:836: assert args.min_lr <= args.lr)")
+			return ExecInfo{ExitCode: 1}, nil
+		}
+		onLine(`preflight ran: {"megatron_core": "0.16.0", "megatron_tree": "/opt/Megatron-Bridge/3rdparty/Megatron-LM", "torch": "2.10.0a0", "cuda": "13.0.2"}`)
+		onLine("preflight ok: megatron")
+		return ExecInfo{}, nil
+	}
+	return p.scriptedExecutor.Run(ctx, l, maps, onLine)
+}
+
+// A train run starts with the launch's preflight; when it fails the run never starts, is not cached,
+// and the error quotes the framework.
+func TestTrainRunsPreflightFirst(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		w, _ := newWorkspace(t, "")
+		ex := &preflightExec{scriptedExecutor: scriptedExecutor{steps: 30}, fail: fail}
+		in := trainInputs(t, w, ex)
+		in.Platform, in.Framework = hw.PlatformNVIDIA, "mega"
+		in.Host = hw.Host{Platform: hw.PlatformNVIDIA, GPUs: []hw.GPU{{Index: 0, Name: "NVIDIA H100 80GB HBM3"}}}
+		task, err := w.TrainTask(in)
+		require.NoError(t, err)
+		err = w.Runner.Run(context.Background(), task)
+		require.NotEmpty(t, ex.commands)
+		assert.True(t, strings.HasSuffix(ex.commands[0][1], "/preflight/preflight.py"), "the preflight runs first: %v", ex.commands[0])
+		assert.Equal(t, "mega", ex.commands[0][2])
+		if fail {
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "preflight of train_nvd_mega_mistral-proxy_docs stopped the run before it started: megatron validate_args: AssertionError (at arguments.py:836: assert args.min_lr <= args.lr)")
+			assert.Len(t, ex.commands, 1, "the training launch never starts")
+			assert.Zero(t, ex.runs.Load())
+		} else {
+			require.NoError(t, err)
+			assert.Len(t, ex.commands, 2)
+			data, err := os.ReadFile(task.Outputs[0].Path)
+			require.NoError(t, err)
+			assert.Contains(t, string(data), `"version": "cuda 13.0.2, megatron_core 0.16.0, torch 2.10.0a0; built for Megatron-LM b0cc2706 (Megatron Core 0.16.0) in nvcr.io/nvidia/nemo:26.02"`,
+				"the result records what the image holds and the pin")
+		}
+	}
+}
+
+// The images the Dockerfiles build FROM are the pinned ones (spec.Pins), in the code and in the files.
+func TestDockerfileBasesArePinned(t *testing.T) {
+	for _, platform := range []string{hw.PlatformAMD, hw.PlatformNVIDIA} {
+		pin, err := spec.PinFor(platform)
+		require.NoError(t, err)
+		assert.Equal(t, pin.Image, defaultBases[platform])
+		df, err := os.ReadFile(filepath.Join("..", dockerfiles[platform]))
+		require.NoError(t, err)
+		assert.Contains(t, string(df), "\nARG IMAGE_BASE="+pin.Image+"\n", dockerfiles[platform])
+	}
+}
