@@ -204,11 +204,13 @@ func (v verifyWorkspace) ConfigFingerprint(platform, framework, model string) (s
 		if strings.HasSuffix(model, "-proxy") && model == DemoModel {
 			// The demo's shrunk configuration, as demo uses it.
 			if c, err2 := cfg.With("demo", demoConfig); err2 == nil {
-				return string(c.Fingerprint()), nil
+				cfg = c
 			}
+		} else if cfg, err = cfg.With("train:cpu", map[string]string{"TP": "1", "PP": "1", "DP": "1", "GBS": ""}); err != nil {
+			return "", err
 		}
-		cfg, err = cfg.With("train:cpu", map[string]string{"TP": "1", "PP": "1", "DP": "1", "GBS": ""})
-		if err != nil {
+		// The precision this CPU trains in, as the run recorded it.
+		if cfg, _, err = cpuTrainConfig(cfg); err != nil {
 			return "", err
 		}
 	}

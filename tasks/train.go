@@ -121,6 +121,17 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 	if cfg == nil {
 		cfg = w.Config
 	}
+	// A CPU trains in the precision it does fast; the configuration says so
+	// before anything is fingerprinted, so the key, the launch, the log and
+	// the result all name the precision that ran.
+	var cpuPrec CPUPrecision
+	if in.Platform == hw.PlatformCPU {
+		var err error
+		if cfg, cpuPrec, err = cpuTrainConfig(cfg); err != nil {
+			return nil, err
+		}
+		in.Config = cfg
+	}
 	name := RunName(in.Platform, in.Framework, in.Model, in.Dataset, in.RunIndex)
 	runDir := w.Path("OUTPUT_DIR", "runs", name)
 	logPath := w.Path("OUTPUT_DIR", "logs", name+".log")
@@ -203,6 +214,9 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 				return err
 			}
 		}
+		if cpuPrec.Precision != "" {
+			fmt.Fprintf(x.Log, "  %s: precision %s (%s)\n", t.ID, cpuPrec.Precision, cpuPrec.Reason)
+		}
 		started := time.Now().UTC()
 		sampler := startPowerSampler(ctx, in.Platform, in.Executor.Kind() != "host" || in.Platform != hw.PlatformCPU)
 		info, runErr := w.runAndLog(ctx, x, in, launch, maps, logPath, cfg.Int("TRAIN_ITERS"))
@@ -260,6 +274,9 @@ func (w *Workspace) trainLaunch(in TrainInputs, cfg *Config, name, fp string) (f
 		DataPrefix: inside(maps, absPrefix), DataCacheDir: inside(maps, cacheDir), TokenizerPath: inside(maps, tokDir),
 		OutputDir: inside(maps, runDir), DataFingerprint: fp, NNodes: cfg.Int("NNODES"),
 	}
+	if in.Platform == hw.PlatformCPU {
+		req.GPUs = cpuProcs(cfg)
+	}
 	l, err := frameworks.Build(req)
 	if err != nil {
 		return l, nil, "", fmt.Errorf("train %s: %w", name, err)
@@ -297,13 +314,18 @@ func runSuffix(run int) string {
 }
 
 // gpuCount is the number of processes a run uses for the TP×PP×DP check:
-// GPUs per node (one process on the cpu platform) times NNODES.
+// GPUs per node times NNODES; on the cpu platform, the data-parallel
+// processes DP asks for.
 func gpuCount(platform string, host hw.Host, cfg *Config) int {
-	perNode := len(host.GPUs)
 	if platform == hw.PlatformCPU {
-		perNode = 1
+		return cpuProcs(cfg) * cfg.Int("NNODES")
 	}
-	return perNode * cfg.Int("NNODES")
+	return len(host.GPUs) * cfg.Int("NNODES")
+}
+
+// cpuProcs is the processes per node of a CPU run: TP×PP×DP over NNODES.
+func cpuProcs(cfg *Config) int {
+	return max(1, cfg.Int("TP")*cfg.Int("PP")*cfg.Int("DP")/max(1, cfg.Int("NNODES")))
 }
 
 func failedLog(logPath string) string { return strings.TrimSuffix(logPath, ".log") + ".failed.log" }
@@ -386,10 +408,6 @@ func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch frameworks.L
 		TP: cfg.Int("TP"), PP: cfg.Int("PP"),
 		DatasetName: in.Dataset, DatasetFingerprint: manifest.Fingerprint.Digest, TokenizerFingerprint: string(manifest.TokenizerDigest),
 		ConfigFingerprint: string(cfg.Fingerprint()), ImageDigest: in.Executor.ImageDigest(), RivalVersion: Version,
-	}
-	if in.Platform == hw.PlatformCPU {
-		// The trainer runs fp32 on CPUs, whatever PRECISION asks of GPUs.
-		facts.Precision = "fp32"
 	}
 	if len(in.Host.GPUs) > 0 {
 		facts.GPUModel = in.Host.GPUs[0].Model

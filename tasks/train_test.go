@@ -73,6 +73,9 @@ func trainInputs(t *testing.T, w *Workspace, ex Executor) TrainInputs {
 }
 
 func TestTrainWritesValidResultAndCaches(t *testing.T) {
+	old := CPUFlagsPath
+	CPUFlagsPath = filepath.Join("testdata", "cpuinfo", "no-bf16.txt")
+	t.Cleanup(func() { CPUFlagsPath = old })
 	w, _ := newWorkspace(t, "")
 	ex := &scriptedExecutor{steps: 10}
 	in := trainInputs(t, w, ex)
