@@ -639,6 +639,9 @@ func writeAtomic(path string, data []byte) error {
 	tmp := f.Name()
 	_, err = f.Write(data)
 	if err == nil {
+		err = f.Chmod(0o644) // readable like report.md, not CreateTemp's 0600
+	}
+	if err == nil {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {

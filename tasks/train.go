@@ -33,12 +33,16 @@ const trainVersion = "1"
 type TrainInputs struct {
 	Platform, Framework, Model string
 	RunIndex                   int // 0-based repetition
-	Dataset                    string
-	TrainPrefix                string // the encoded train split, without .bin/.idx
-	Tokenizer                  TokenizerSpec
-	Encode                     *Task // the task producing TrainPrefix
-	Host                       hw.Host
-	Config                     *Config
+	// Variant tells apart configurations of one platform, framework and
+	// model trained side by side (the demo's "dp1" and "dp2"); it joins the
+	// run's name and task id. Empty for ordinary runs.
+	Variant     string
+	Dataset     string
+	TrainPrefix string // the encoded train split, without .bin/.idx
+	Tokenizer   TokenizerSpec
+	Encode      *Task // the task producing TrainPrefix
+	Host        hw.Host
+	Config      *Config
 	// Executor runs the launch: on the host for cpu, in a container otherwise.
 	Executor Executor
 }
@@ -132,7 +136,7 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 		}
 		in.Config = cfg
 	}
-	name := RunName(in.Platform, in.Framework, in.Model, in.Dataset, in.RunIndex)
+	name := variantName(in)
 	runDir := w.Path("OUTPUT_DIR", "runs", name)
 	logPath := w.Path("OUTPUT_DIR", "logs", name+".log")
 	resultPath := w.Path("OUTPUT_DIR", name+".json")
@@ -166,7 +170,7 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 	}
 	tools := map[string]string{"train": trainVersion, "executor": in.Executor.Kind(), "image": in.Executor.ImageDigest()}
 	t := &Task{
-		ID:        "train " + in.Platform + " " + in.Framework + " " + in.Model + runSuffix(in.RunIndex),
+		ID:        strings.Join(strings.Fields("train "+in.Platform+" "+in.Framework+" "+in.Model+" "+in.Variant), " ") + runSuffix(in.RunIndex),
 		Deps:      []*Task{in.Encode},
 		Files:     []string{in.Tokenizer.Path},
 		Params:    params,
@@ -304,6 +308,15 @@ func (w *Workspace) SlurmScript(in TrainInputs) (string, error) {
 	}
 	_, script, err := ex.Job(l, maps)
 	return script, err
+}
+
+// variantName is RunName with the variant before the repetition:
+// train_cpu_fsdp_mistral-proxy_sample_dp2_run3.
+func variantName(in TrainInputs) string {
+	if in.Variant == "" {
+		return RunName(in.Platform, in.Framework, in.Model, in.Dataset, in.RunIndex)
+	}
+	return RunName(in.Platform, in.Framework, in.Model, in.Dataset+"_"+in.Variant, in.RunIndex)
 }
 
 func runSuffix(run int) string {
