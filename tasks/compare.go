@@ -20,7 +20,7 @@ import (
 )
 
 // compareVersion changes compare's key when the report's computation changes.
-const compareVersion = "2"
+const compareVersion = "3"
 
 // resultFiles lists result JSON files under top (OUTPUT_DIR, leaving out
 // runs/, where runs keep scratch files such as generated configs) and under
@@ -82,12 +82,13 @@ func (w *Workspace) CompareTask(dirs []string, deps ...*Task) (*Task, error) {
 	outDir := w.Path("OUTPUT_DIR")
 	report := filepath.Join(outDir, "report.md")
 	png, svg := filepath.Join(outDir, "compare.png"), filepath.Join(outDir, "compare.svg")
+	page := filepath.Join(outDir, "report.html")
 	t := &Task{
 		ID:      strings.TrimSpace("compare " + strings.Join(relAll(w.Root, dirs), " ")),
 		Deps:    deps,
 		Params:  map[string]string{},
 		Tools:   map[string]string{"compare": compareVersion},
-		Outputs: []Output{{Path: report, Compress: true}, {Path: png}, {Path: svg, Compress: true}},
+		Outputs: []Output{{Path: report, Compress: true}, {Path: png}, {Path: svg, Compress: true}, {Path: page, Compress: true}},
 	}
 	var blobs [][]byte
 	var files []string
@@ -136,8 +137,12 @@ func (w *Workspace) CompareTask(dirs []string, deps ...*Task) (*Task, error) {
 		if err := rep.WritePlots(png, svg); err != nil {
 			return err
 		}
+		if err := cache.WriteAtomic(page, 0o644, func(bw *bufio.Writer) error { return rep.WriteHTML(bw) }); err != nil {
+			return err
+		}
 		var console strings.Builder
 		rep.Console(&console)
+		rep.ConsoleConfigs(&console)
 		x.SetMeta(map[string]string{"console": console.String()})
 		return nil
 	}
@@ -150,7 +155,7 @@ func (w *Workspace) ReportCompare(t *Task, out io.Writer) {
 	if err := t.Meta(&meta); err == nil {
 		fmt.Fprint(out, meta["console"])
 	}
-	w.Printf("compare: report %s, plots %s and %s\n", rel(w.Root, t.Outputs[0].Path), rel(w.Root, t.Outputs[1].Path), rel(w.Root, t.Outputs[2].Path))
+	w.Printf("compare: report %s and %s, plots %s and %s\n", rel(w.Root, t.Outputs[0].Path), rel(w.Root, t.Outputs[3].Path), rel(w.Root, t.Outputs[1].Path), rel(w.Root, t.Outputs[2].Path))
 }
 
 func priceEnv() []string {
