@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 )
 
 // CPUFlagsPath is where the kernel lists the CPU's feature flags.
@@ -144,4 +146,14 @@ func sudoPrefix() string {
 		return ""
 	}
 	return "sudo "
+}
+
+var precisionSaid sync.Map
+
+// sayPrecisionOnce tells once per process which precision CPU runs train
+// in and why, not once per run.
+func sayPrecisionOnce(w io.Writer, p CPUPrecision) {
+	if _, dup := precisionSaid.LoadOrStore(p, true); !dup {
+		fmt.Fprintf(w, "  CPU runs train in %s: %s\n", p.Precision, p.Reason)
+	}
 }

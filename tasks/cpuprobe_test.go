@@ -109,7 +109,7 @@ func TestCPURunRecordsAndFingerprintsThePrecisionItRan(t *testing.T) {
 			require.NotNil(t, r.ConfigFingerprint)
 			assert.Equal(t, string(ran.Fingerprint()), *r.ConfigFingerprint, "the fingerprint is of the configuration that ran")
 			assert.Equal(t, tc.want, r.Provenance.Config["PRECISION"])
-			assert.Contains(t, log.String(), "precision "+tc.want+" (")
+			assert.Contains(t, log.String(), "CPU runs train in "+tc.want+": ")
 		})
 	}
 }

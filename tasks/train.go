@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/rivalbench/rival/cache"
+	"github.com/rivalbench/rival/compare"
 	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/frameworks/logparse"
 	"github.com/rivalbench/rival/hw"
@@ -219,7 +220,7 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 			}
 		}
 		if cpuPrec.Precision != "" {
-			fmt.Fprintf(x.Log, "  %s: precision %s (%s)\n", t.ID, cpuPrec.Precision, cpuPrec.Reason)
+			sayPrecisionOnce(x.Log, cpuPrec)
 		}
 		started := time.Now().UTC()
 		sampler := startPowerSampler(ctx, in.Platform, in.Executor.Kind() != "host" || in.Platform != hw.PlatformCPU)
@@ -365,7 +366,7 @@ func (w *Workspace) runAndLog(ctx context.Context, x *Exec, in TrainInputs, laun
 		return ExecInfo{}, fmt.Errorf("log %s: %w", partial, err)
 	}
 	bw := bufio.NewWriterSize(f, 64<<10)
-	prog := newStepProgress(x.Log, x.Task.ID, total)
+	prog := newStepProgress(x.Log, x.Task.ID, total, in.Config.Int("SL"))
 	var writeErr error
 	var mu sync.Mutex
 	info, runErr := in.Executor.Run(ctx, launch, maps, func(line string) {
@@ -558,25 +559,47 @@ func (HostExecutor) Run(ctx context.Context, launch frameworks.Launch, maps []Pa
 	return ExecInfo{}, nil
 }
 
-// stepProgress shows "step N/M, X ms/step, ETA" from Megatron-style and
-// TorchTitan-style step lines, at most every two seconds.
+// stepProgress follows a trainer's Megatron-style (and TorchTitan-style)
+// step lines: on a terminal one live line with the step, ms/step,
+// tokens/s, the current loss and the ETA; at the end (and, off a terminal,
+// only then) one line with the steps, time, tokens/s and the loss from
+// first to last step.
 type stepProgress struct {
-	w     io.Writer
-	label string
-	total int
-	start time.Time
-	last  time.Time
-	step  int
-	ms    float64
+	live      *liveLine
+	label     string
+	total     int
+	seqLen    int
+	start     time.Time
+	step      int
+	ms        float64
+	tps       float64 // tokens/s of the last step
+	tokens    float64 // tokens of all steps seen
+	busy      float64 // their step times, seconds
+	loss      float64
+	firstLoss float64
+	hasLoss   bool
 }
 
 var (
 	megatronStep = regexp.MustCompile(`iteration\s+(\d+)\s*/\s*(\d+)\s*\|.*?elapsed time per iteration \(ms\):\s*([0-9.]+)`)
+	megatronGBS  = regexp.MustCompile(`global batch size:\s*(\d+)`)
+	megatronLoss = regexp.MustCompile(`lm loss:\s*([0-9.eE+-]+)`)
 	titanStep    = regexp.MustCompile(`step:\s*(\d+)\s`)
+	titanLoss    = regexp.MustCompile(`loss:\s*([0-9.eE+-]+)`)
+	titanTPS     = regexp.MustCompile(`tps:\s*([0-9,.]+)`)
 )
 
-func newStepProgress(w io.Writer, label string, total int) *stepProgress {
-	return &stepProgress{w: w, label: label, total: total, start: time.Now()}
+func newStepProgress(w io.Writer, label string, total, seqLen int) *stepProgress {
+	return &stepProgress{live: newLiveLine(w), label: label, total: total, seqLen: seqLen, start: time.Now()}
+}
+
+func (p *stepProgress) setLoss(s string) {
+	if v, err := strconv.ParseFloat(s, 64); err == nil {
+		if !p.hasLoss {
+			p.firstLoss = v
+		}
+		p.loss, p.hasLoss = v, true
+	}
 }
 
 func (p *stepProgress) line(l string) {
@@ -586,25 +609,51 @@ func (p *stepProgress) line(l string) {
 			p.total = t
 		}
 		p.ms, _ = strconv.ParseFloat(m[3], 64)
+		if g := megatronGBS.FindStringSubmatch(l); g != nil && p.ms > 0 && p.seqLen > 0 {
+			gbs, _ := strconv.Atoi(g[1])
+			p.tps = float64(gbs*p.seqLen) / (p.ms / 1000)
+			p.tokens += float64(gbs * p.seqLen)
+			p.busy += p.ms / 1000
+		}
+		if lm := megatronLoss.FindStringSubmatch(l); lm != nil {
+			p.setLoss(lm[1])
+		}
 	} else if m := titanStep.FindStringSubmatch(l); m != nil {
 		p.step, _ = strconv.Atoi(m[1])
+		if lm := titanLoss.FindStringSubmatch(l); lm != nil {
+			p.setLoss(lm[1])
+		}
+		if tm := titanTPS.FindStringSubmatch(l); tm != nil {
+			p.tps, _ = strconv.ParseFloat(strings.ReplaceAll(tm[1], ",", ""), 64)
+		}
 	} else {
 		return
 	}
-	if time.Since(p.last) < 2*time.Second && p.step != p.total {
-		return
+	s := fmt.Sprintf("%s: step %d/%d", p.label, p.step, p.total)
+	if p.ms > 0 {
+		s += fmt.Sprintf(", %.0f ms/step", p.ms)
 	}
-	p.last = time.Now()
-	eta := "?"
-	if p.step > 0 && p.total > 0 {
-		per := time.Since(p.start) / time.Duration(p.step)
-		eta = (per * time.Duration(p.total-p.step)).Round(time.Second).String()
+	if p.tps > 0 {
+		s += fmt.Sprintf(", %.0f tokens/s", p.tps)
 	}
-	fmt.Fprintf(p.w, "  %s: step %d/%d, %.0f ms/step, ETA %s\n", p.label, p.step, p.total, p.ms, eta)
+	if p.hasLoss {
+		s += fmt.Sprintf(", loss %.3f", p.loss)
+	}
+	p.live.Update(s + ", ETA " + eta(float64(p.step), float64(p.total), time.Since(p.start)))
 }
 
 func (p *stepProgress) finish() {
-	if p.step > 0 {
-		fmt.Fprintf(p.w, "  %s: %d steps in %s\n", p.label, p.step, time.Since(p.start).Round(time.Second))
+	if p.step == 0 {
+		p.live.Clear()
+		return
 	}
+	took := time.Since(p.start)
+	s := fmt.Sprintf("%s: %s in %s", p.label, compare.Plural(p.step, "step"), took.Round(100*time.Millisecond))
+	if p.busy > 0 {
+		s += fmt.Sprintf(", %.0f tokens/s", p.tokens/p.busy)
+	}
+	if p.hasLoss {
+		s += fmt.Sprintf(", loss %.3f → %.3f", p.firstLoss, p.loss)
+	}
+	p.live.Done(s)
 }
