@@ -651,3 +651,20 @@ func (h *htmlWriter) index(m *ModelSection, g *Group) int {
 	}
 	return 0
 }
+
+// deviceNoun is what a group's runs count: GPUs, or processes on a CPU.
+func deviceNoun(g *Group) string {
+	if g.Key.Platform == "cpu" {
+		return "process"
+	}
+	return "GPU"
+}
+
+// priceHint is the price cell of a group without a price: the PRICE_
+// variable to set for a GPU; nothing for a CPU run, which has no GPU-hour.
+func priceHint(g *Group) string {
+	if g.Key.Platform == "cpu" {
+		return "—"
+	}
+	return "— (no price: set PRICE_" + strings.ReplaceAll(strings.ToUpper(g.Key.GPU), " ", "_") + ")"
+}

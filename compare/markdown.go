@@ -209,14 +209,14 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 					energy += " (" + g.PowerSource + ")"
 				}
 			}
-			price, cost := "— (no price: set PRICE_"+strings.ReplaceAll(strings.ToUpper(g.Key.GPU), " ", "_")+")", "—"
+			price, cost := priceHint(g), "—"
 			if g.Price != nil {
 				price = "$" + num(g.Price.USDPerGPUHour, 2)
 				cost = "$" + num(*g.CostPer1T, 0)
 			}
 			days := "—"
 			if g.NumGPUs > 0 {
-				days = fmt.Sprintf("%s / %s on %d GPUs", num(g.DaysFor1T, 1), num(g.DaysFor15T, 1), g.NumGPUs)
+				days = fmt.Sprintf("%s / %s on %s", num(g.DaysFor1T, 1), num(g.DaysFor15T, 1), Plural(g.NumGPUs, deviceNoun(g)))
 			}
 			p("| %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(g.name()), energy, positive(g.PowerWatts, 0), price, cost, num(g.GPUHoursPer1T, 0), days)
 		}

@@ -116,7 +116,9 @@ func TestCPUOnlyRun(t *testing.T) {
 	var md bytes.Buffer
 	require.NoError(t, rep.WriteMarkdown(&md))
 	assert.Contains(t, md.String(), "| CPU FSDP | fp32 | — | 0.0179 | — |")
-	assert.Contains(t, md.String(), "| — | — | — (no price: set PRICE_CPU) |", "no power is a dash, not 0 W")
+	assert.Contains(t, md.String(), "| CPU FSDP | — | — | — | — |", "no power is a dash, not 0 W")
+	assert.NotContains(t, md.String(), "PRICE_CPU", "no hint at a setting compare refuses")
+	assert.Contains(t, md.String(), " on 1 process |")
 
 	svg := filepath.Join(t.TempDir(), "cpu.svg")
 	require.NoError(t, rep.WritePlots("", svg))
