@@ -1,9 +1,11 @@
 package tasks
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -140,11 +142,32 @@ func (w *Workspace) aptInstall(ctx context.Context, install []string) error {
 		w.Printf("demo: running %s\n", strings.Join(args, " "))
 		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("demo: %s failed (%w):\n%s", strings.Join(args, " "), err, tail(string(out), 20))
+		pr, pw := io.Pipe()
+		cmd.Stdout, cmd.Stderr = pw, pw
+		if err := cmd.Start(); err != nil {
+			return fmt.Errorf("demo: %s: %w", args[0], err)
 		}
-		w.Printf("demo: %s done in %s\n", args[1], time.Since(start).Round(time.Second))
+		// On a terminal, apt-get's latest line and the time so far.
+		live := newLiveLine(w.Out)
+		var out []string
+		done := make(chan struct{})
+		go func() {
+			sc := bufio.NewScanner(pr)
+			for sc.Scan() {
+				out = append(out, sc.Text())
+				live.Update(fmt.Sprintf("apt-get %s, %s: %s", args[1], time.Since(start).Round(time.Second), truncateLine(sc.Text(), 90)))
+			}
+			io.Copy(io.Discard, pr)
+			close(done)
+		}()
+		err := cmd.Wait()
+		pw.Close()
+		<-done
+		live.Clear()
+		if err != nil {
+			return fmt.Errorf("demo: %s failed (%w):\n%s", strings.Join(args, " "), err, tail(strings.Join(out, "\n"), 20))
+		}
+		w.Printf("demo: apt-get %s done in %s\n", args[1], time.Since(start).Round(time.Second))
 		return nil
 	}
 	if lists, _ := filepath.Glob("/var/lib/apt/lists/*Packages*"); len(lists) == 0 {
@@ -153,6 +176,13 @@ func (w *Workspace) aptInstall(ctx context.Context, install []string) error {
 		}
 	}
 	return run(install)
+}
+
+func truncateLine(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }
 
 // tail is the last n lines of s.
@@ -243,10 +273,10 @@ func (w *Workspace) Demo(ctx context.Context) error {
 			return err
 		}
 		defer done()
-		if _, host := ex.(HostExecutor); !host {
-			if runs, err = build(ex); err != nil {
-				return err
-			}
+		// Built again: the runs' keys hold the torch version, which the
+		// first build read before PyTorch was installed.
+		if runs, err = build(ex); err != nil {
+			return err
 		}
 		w.Printf("demo: training the %s %d times in each of %d configurations (%s): %d runs to train\n",
 			DemoModel, DemoRuns, len(demoVariants), "one process, two data-parallel processes", uncached)
