@@ -117,17 +117,30 @@ func (s *ModelSection) DisplayName(g *Group) string {
 			parts = append(parts, short+" "+v)
 		}
 	}
-	base := g.Label
+	// Only groups whose labels would repeat are told apart by their fields.
+	base, shared := baseLabel(g.Label), false
+	for _, h := range s.Groups {
+		shared = shared || h != g && baseLabel(h.Label) == base
+	}
+	if !shared {
+		parts = nil
+		base = g.Label
+	}
 	if len(parts) > 0 {
-		if i := strings.Index(base, " ["); i > 0 {
-			base = base[:i]
-		}
 		base += ", " + strings.Join(parts, ", ")
 	}
 	if g.Marked && len(parts) == 0 {
 		base += " †"
 	}
 	return base
+}
+
+// baseLabel is a group label without the disambiguating " [cfg …]".
+func baseLabel(l string) string {
+	if i := strings.Index(l, " ["); i > 0 {
+		return l[:i]
+	}
+	return l
 }
 
 // palette colours groups in every figure alike (Okabe–Ito, readable by

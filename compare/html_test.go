@@ -218,3 +218,24 @@ func TestHTMLReportInChromium(t *testing.T) {
 	require.NoError(t, os.MkdirAll(out, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(out, "report-html-chromium.png"), png, 0o644))
 }
+
+// TestWriteHTMLCrossPlatform renders the golden set (AMD and NVIDIA
+// groups, results with errors, unreadable files) without a configuration
+// comparison, headlines from the cross-platform analysis.
+func TestWriteHTMLCrossPlatform(t *testing.T) {
+	inputs, problems, err := Load([]string{filepath.Join("testdata", "results")}, nil)
+	require.NoError(t, err)
+	rep, err := Analyze(inputs, DefaultPrices())
+	require.NoError(t, err)
+	rep.Skipped = problems
+	var b bytes.Buffer
+	require.NoError(t, rep.WriteHTML(&b))
+	page := b.String()
+	assert.Contains(t, page, "MI300X Primus vs H100 NeMo, Llama 3.1 8B")
+	assert.Contains(t, page, `<h2 id="errors">Errors</h2>`)
+	assert.Contains(t, page, "mfu_above_100_percent")
+	assert.Contains(t, page, "broken.json")
+	assert.Equal(t, 3*len(rep.Models), strings.Count(page, `<svg class="fig"`))
+	assert.Equal(t, len(rep.Inputs), strings.Count(page, `<details class="run">`))
+	assert.NotContains(t, page, "version prim", "cross-platform groups keep their plain labels")
+}
