@@ -274,7 +274,11 @@ func (h *htmlWriter) swatch(g *Group) string {
 func (h *htmlWriter) model(i int, m *ModelSection) {
 	h.p("<h2 id=\"model-%d\">%s</h2>\n", i, e(m.Label))
 	if m.NoComparison != "" {
-		h.p("<p>%s.</p>\n", e(strings.ToUpper(m.NoComparison[:1])+m.NoComparison[1:]))
+		more := ""
+		if len(m.ConfigComparisons()) > 0 {
+			more = "; its configurations are compared with each other"
+		}
+		h.p("<p>%s%s.</p>\n", e(strings.ToUpper(m.NoComparison[:1])+m.NoComparison[1:]), more)
 	}
 	h.p("<h3>Groups</h3>\n<table class=\"groups\">\n<tr><th>group and configuration</th><th>runs</th><th>tokens/s/GPU (mean ± 95%% CI)</th><th>total tokens/s</th><th>step median (p10–p90) s</th><th>TFLOP/s/GPU (Rival)</th><th>MFU</th></tr>\n")
 	for _, g := range m.Groups {
