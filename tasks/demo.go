@@ -70,7 +70,7 @@ func lastLine(s string) string {
 // hostPython is the interpreter CPU runs on the host use.
 var hostPython = "/usr/bin/python3"
 
-// installPlan says how this machine can get PyTorch for CPU training:
+// installPlan says how the host can get PyTorch for CPU training:
 // Install is the command Rival may run itself (root with apt-get, and
 // RIVAL_NO_INSTALL unset); Manual is the one command to give a user.
 type installPlan struct {
@@ -83,7 +83,7 @@ func planInstall(root bool, aptGet string, noInstall bool) installPlan {
 	pkgs := strings.Join(demoPackages, " ")
 	switch {
 	case aptGet == "":
-		return installPlan{Manual: "pip install torch numpy", Why: "this machine has no apt-get"}
+		return installPlan{Manual: "pip install torch numpy", Why: "apt-get is not on PATH"}
 	case noInstall:
 		return installPlan{Manual: "apt-get install -y " + pkgs, Why: "RIVAL_NO_INSTALL=1 forbids installing"}
 	case !root:
