@@ -3,6 +3,7 @@ package tasks
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/rivalbench/rival/frameworks/fsdp"
 	"github.com/rivalbench/rival/frameworks/nemo"
 	"github.com/rivalbench/rival/frameworks/titan"
+	"github.com/rivalbench/rival/result"
 )
 
 // compareVersion changes compare's key when the report's computation changes.
@@ -179,7 +181,12 @@ func relAll(root string, ps []string) []string {
 
 // verifyWorkspace recomputes input fingerprints from this workspace for
 // verify:result.
-type verifyWorkspace struct{ w *Workspace }
+type verifyWorkspace struct {
+	w *Workspace
+	// demoDP is the DP the result recorded, to pick the demo configuration
+	// it ran ("1" or "2"); empty for other results.
+	demoDP string
+}
 
 func (v verifyWorkspace) DatasetFingerprint(dataset, model string) (string, error) {
 	prefix := v.w.DatasetPrefix(dataset, model, "train")
@@ -210,6 +217,13 @@ func (v verifyWorkspace) ConfigFingerprint(platform, framework, model string) (s
 			// The demo's shrunk configuration, as demo uses it.
 			if c, err2 := cfg.With("demo", demoConfig); err2 == nil {
 				cfg = c
+				for _, dv := range demoVariants {
+					if dv.Values["DP"] == v.demoDP {
+						if c, err2 := cfg.With("demo "+dv.Name, dv.Values); err2 == nil {
+							cfg = c
+						}
+					}
+				}
 			}
 		} else if cfg, err = cfg.With("train:cpu", map[string]string{"TP": "1", "PP": "1", "DP": "1", "GBS": ""}); err != nil {
 			return "", err
@@ -259,7 +273,12 @@ func (w *Workspace) VerifyResults(paths []string, out io.Writer) error {
 		datas[i] = d
 	}
 	if len(paths) == 1 {
-		checks, err := compare.VerifyResult(datas[0], verifyWorkspace{w})
+		vw := verifyWorkspace{w: w}
+		var rec result.Result
+		if json.Unmarshal(datas[0], &rec) == nil && rec.Provenance != nil {
+			vw.demoDP = rec.Provenance.Config["DP"]
+		}
+		checks, err := compare.VerifyResult(datas[0], vw)
 		if err != nil {
 			return err
 		}
