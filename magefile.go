@@ -48,7 +48,7 @@ var Aliases = map[string]interface{}{
 	"encode":  Encode.Datasets,
 }
 
-// Demo runs the whole pipeline on the shipped sample: filter, encode, verify, train a proxy on the CPU, compare.
+// Demo runs the whole pipeline on the shipped sample: filter, encode, verify, train a proxy on the CPU in one process and in two (three runs each), compare; installs PyTorch when it may.
 func Demo(ctx context.Context) error {
 	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
 		return w.Demo(ctx)

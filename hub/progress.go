@@ -56,6 +56,8 @@ func (b *bar) start(total, offset int64) {
 				decor.AverageSpeed(decor.SizeB1024(0), "% .1f"),
 				decor.Name(" "),
 				decor.Percentage(),
+				decor.Name(" ETA "),
+				decor.AverageETA(decor.ET_STYLE_GO),
 			))
 		if err != nil {
 			return

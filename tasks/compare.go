@@ -3,6 +3,7 @@ package tasks
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,10 +15,11 @@ import (
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/compare"
 	"github.com/rivalbench/rival/frameworks"
+	"github.com/rivalbench/rival/result"
 )
 
 // compareVersion changes compare's key when the report's computation changes.
-const compareVersion = "2"
+const compareVersion = "3"
 
 // resultFiles lists result JSON files under top (OUTPUT_DIR, leaving out
 // runs/, where runs keep scratch files such as generated configs) and under
@@ -79,12 +81,13 @@ func (w *Workspace) CompareTask(dirs []string, deps ...*Task) (*Task, error) {
 	outDir := w.Path("OUTPUT_DIR")
 	report := filepath.Join(outDir, "report.md")
 	png, svg := filepath.Join(outDir, "compare.png"), filepath.Join(outDir, "compare.svg")
+	page := filepath.Join(outDir, "report.html")
 	t := &Task{
 		ID:      strings.TrimSpace("compare " + strings.Join(relAll(w.Root, dirs), " ")),
 		Deps:    deps,
 		Params:  map[string]string{},
 		Tools:   map[string]string{"compare": compareVersion},
-		Outputs: []Output{{Path: report, Compress: true}, {Path: png}, {Path: svg, Compress: true}},
+		Outputs: []Output{{Path: report, Compress: true}, {Path: png}, {Path: svg, Compress: true}, {Path: page, Compress: true}},
 	}
 	var blobs [][]byte
 	var files []string
@@ -133,8 +136,12 @@ func (w *Workspace) CompareTask(dirs []string, deps ...*Task) (*Task, error) {
 		if err := rep.WritePlots(png, svg); err != nil {
 			return err
 		}
+		if err := cache.WriteAtomic(page, 0o644, func(bw *bufio.Writer) error { return rep.WriteHTML(bw) }); err != nil {
+			return err
+		}
 		var console strings.Builder
 		rep.Console(&console)
+		rep.ConsoleConfigs(&console)
 		x.SetMeta(map[string]string{"console": console.String()})
 		return nil
 	}
@@ -147,7 +154,7 @@ func (w *Workspace) ReportCompare(t *Task, out io.Writer) {
 	if err := t.Meta(&meta); err == nil {
 		fmt.Fprint(out, meta["console"])
 	}
-	w.Printf("compare: report %s, plots %s and %s\n", rel(w.Root, t.Outputs[0].Path), rel(w.Root, t.Outputs[1].Path), rel(w.Root, t.Outputs[2].Path))
+	w.Printf("compare: report %s and %s, plots %s and %s\n", rel(w.Root, t.Outputs[0].Path), rel(w.Root, t.Outputs[3].Path), rel(w.Root, t.Outputs[1].Path), rel(w.Root, t.Outputs[2].Path))
 }
 
 func priceEnv() []string {
@@ -171,7 +178,12 @@ func relAll(root string, ps []string) []string {
 
 // verifyWorkspace recomputes input fingerprints from this workspace for
 // verify:result.
-type verifyWorkspace struct{ w *Workspace }
+type verifyWorkspace struct {
+	w *Workspace
+	// demoDP is the DP the result recorded, to pick the demo configuration
+	// it ran ("1" or "2"); empty for other results.
+	demoDP string
+}
 
 func (v verifyWorkspace) DatasetFingerprint(dataset, model string) (string, error) {
 	prefix := v.w.DatasetPrefix(dataset, model, "train")
@@ -201,11 +213,20 @@ func (v verifyWorkspace) ConfigFingerprint(platform, framework, model string) (s
 		if strings.HasSuffix(model, "-proxy") && model == DemoModel {
 			// The demo's shrunk configuration, as demo uses it.
 			if c, err2 := cfg.With("demo", demoConfig); err2 == nil {
-				return string(c.Fingerprint()), nil
+				cfg = c
+				for _, dv := range demoVariants {
+					if dv.Values["DP"] == v.demoDP {
+						if c, err2 := cfg.With("demo "+dv.Name, dv.Values); err2 == nil {
+							cfg = c
+						}
+					}
+				}
 			}
+		} else if cfg, err = cfg.With("train:cpu", map[string]string{"TP": "1", "PP": "1", "DP": "1", "GBS": ""}); err != nil {
+			return "", err
 		}
-		cfg, err = cfg.With("train:cpu", map[string]string{"TP": "1", "PP": "1", "DP": "1", "GBS": ""})
-		if err != nil {
+		// The precision this CPU trains in, as the run recorded it.
+		if cfg, _, err = cpuTrainConfig(cfg); err != nil {
 			return "", err
 		}
 	}
@@ -236,7 +257,12 @@ func (w *Workspace) VerifyResults(paths []string, out io.Writer) error {
 		datas[i] = d
 	}
 	if len(paths) == 1 {
-		checks, err := compare.VerifyResult(datas[0], verifyWorkspace{w})
+		vw := verifyWorkspace{w: w}
+		var rec result.Result
+		if json.Unmarshal(datas[0], &rec) == nil && rec.Provenance != nil {
+			vw.demoDP = rec.Provenance.Config["DP"]
+		}
+		checks, err := compare.VerifyResult(datas[0], vw)
 		if err != nil {
 			return err
 		}

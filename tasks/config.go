@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rivalbench/rival/cache"
+	"github.com/rivalbench/rival/compare"
 )
 
 type keyKind int
@@ -306,8 +307,8 @@ func (c *Config) CheckGPUs(gpus int) error {
 	}
 	tp, pp, dp := c.Int("TP"), c.Int("PP"), c.Int("DP")
 	if tp*pp*dp != gpus {
-		return fmt.Errorf("config TP×PP×DP = %d×%d×%d = %d, but the run has %d GPUs; set DP=%d (or adjust TP, PP)",
-			tp, pp, dp, tp*pp*dp, gpus, max(1, gpus/(tp*pp)))
+		return fmt.Errorf("config TP×PP×DP = %d×%d×%d = %d, but the run has %s; set DP=%d (or adjust TP, PP)",
+			tp, pp, dp, tp*pp*dp, compare.Plural(gpus, "GPU"), max(1, gpus/(tp*pp)))
 	}
 	return nil
 }

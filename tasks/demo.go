@@ -1,13 +1,19 @@
 package tasks
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/rivalbench/rival/compare"
+	"github.com/rivalbench/rival/container"
 	"github.com/rivalbench/rival/hw"
 )
 
@@ -15,12 +21,32 @@ import (
 // Apache-2.0 tokenizer, shrunk to train in seconds on two CPU cores.
 const DemoModel = "mistral-proxy"
 
+// DemoRuns is how often the demo repeats each configuration, so the
+// report has confidence intervals.
+const DemoRuns = 3
+
 // demoConfig shrinks the fair configuration to a CPU-sized run; every
 // other key (seed, optimizer) stays as config.env says.
 var demoConfig = map[string]string{
-	"SL": "128", "MBS": "4", "GA": "1", "DP": "1", "TP": "1", "PP": "1", "GBS": "",
-	"TRAIN_ITERS": "30", "WARMUP_STEPS": "3", "LR": "1.0e-3", "MIN_LR": "1.0e-4", "PROFILE": "0",
+	"SL": "128", "MBS": "2", "GA": "2", "DP": "1", "TP": "1", "PP": "1", "GBS": "",
+	"TRAIN_ITERS": "16", "WARMUP_STEPS": "2", "LR": "1.0e-3", "MIN_LR": "1.0e-4", "PROFILE": "0",
 }
+
+// demoVariant is one configuration the demo compares: the same global
+// batch (MBS × DP × GA = 4) in one process or in two data-parallel ones.
+type demoVariant struct {
+	Name   string // joins the run's name: train_cpu_fsdp_mistral-proxy_sample_dp2.json
+	Values map[string]string
+}
+
+var demoVariants = []demoVariant{
+	{Name: "dp1", Values: map[string]string{"DP": "1", "GA": "2"}},
+	{Name: "dp2", Values: map[string]string{"DP": "2", "GA": "1"}},
+}
+
+// demoPackages are the Debian packages CPU training needs: PyTorch, numpy,
+// and OpenBLAS (without it Debian's torch uses the reference BLAS).
+var demoPackages = []string{"python3-torch", "python3-numpy", "libopenblas0-pthread"}
 
 // ErrNoTorch explains how to get PyTorch for CPU training runs.
 var ErrNoTorch = errors.New("training on the CPU needs python3 with PyTorch, which this machine lacks: " +
@@ -29,11 +55,8 @@ var ErrNoTorch = errors.New("training on the CPU needs python3 with PyTorch, whi
 
 // checkTorch fails with ErrNoTorch unless python3 can import torch and numpy.
 func checkTorch(ctx context.Context, python string) error {
-	out, err := exec.CommandContext(ctx, python, "-c", "import torch, numpy; print(torch.__version__)").CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("%w (%s: %s)", ErrNoTorch, python, strings.TrimSpace(lastLine(string(out))))
-	}
-	return nil
+	_, err := probeTorch(ctx, python)
+	return err
 }
 
 func lastLine(s string) string {
@@ -44,10 +67,152 @@ func lastLine(s string) string {
 	return s
 }
 
+// hostPython is the interpreter CPU runs on the host use.
+var hostPython = "/usr/bin/python3"
+
+// installPlan says how the host can get PyTorch for CPU training:
+// Install is the command Rival may run itself (root with apt-get, and
+// RIVAL_NO_INSTALL unset); Manual is the one command to give a user.
+type installPlan struct {
+	Install []string
+	Manual  string
+	Why     string // why Rival does not install, when Install is nil
+}
+
+func planInstall(root bool, aptGet string, noInstall bool) installPlan {
+	pkgs := strings.Join(demoPackages, " ")
+	switch {
+	case aptGet == "":
+		return installPlan{Manual: "pip install torch numpy", Why: "apt-get is not on PATH"}
+	case noInstall:
+		return installPlan{Manual: "apt-get install -y " + pkgs, Why: "RIVAL_NO_INSTALL=1 forbids installing"}
+	case !root:
+		return installPlan{Manual: "sudo apt-get install -y " + pkgs, Why: "installing Debian packages needs root"}
+	}
+	return installPlan{Install: append([]string{aptGet, "install", "-y", "-q", "--no-install-recommends"}, demoPackages...)}
+}
+
+// provisionTorch makes sure CPU training can run: PyTorch on the host,
+// installed with apt-get when Rival runs as root on Debian or Ubuntu, or
+// the cpu image through a Docker engine (CONTAINER=1, or IMAGE_BASE set
+// and an engine answering). It returns the executor the runs use.
+func (w *Workspace) provisionTorch(ctx context.Context) (Executor, func(), error) {
+	nothing := func() {}
+	if os.Getenv("CONTAINER") == "1" {
+		return w.demoImageExecutor(ctx)
+	}
+	probe, err := probeTorch(ctx, hostPython)
+	if err == nil {
+		w.Printf("demo: training on the CPU with %s, PyTorch %s\n", hostPython, probe.Version)
+		w.Printf("%s", blasAdvice(probe))
+		return HostExecutor{}, nothing, nil
+	}
+	aptGet, _ := exec.LookPath("apt-get")
+	plan := planInstall(os.Geteuid() == 0, aptGet, os.Getenv("RIVAL_NO_INSTALL") == "1")
+	if plan.Install == nil {
+		if os.Getenv("IMAGE_BASE") != "" {
+			if ex, done, derr := w.demoImageExecutor(ctx); derr == nil {
+				return ex, done, nil
+			} else {
+				w.Printf("demo: the cpu image is not usable either: %v\n", derr)
+			}
+		}
+		return nil, nothing, fmt.Errorf("demo: training on the CPU needs python3 with PyTorch, which %s cannot import, and Rival does not install it because %s: run\n\n    %s\n\nthen `go run mage.go demo` again (or set IMAGE_BASE to an image with PyTorch to train in Docker)",
+			hostPython, plan.Why, plan.Manual)
+	}
+	if err := w.aptInstall(ctx, plan.Install); err != nil {
+		return nil, nothing, err
+	}
+	probe, err = probeTorch(ctx, hostPython)
+	if err != nil {
+		return nil, nothing, fmt.Errorf("demo: apt-get installed %s but %s still cannot import torch: %w", strings.Join(demoPackages, " "), hostPython, err)
+	}
+	w.Printf("demo: training on the CPU with %s, PyTorch %s\n", hostPython, probe.Version)
+	w.Printf("%s", blasAdvice(probe))
+	return HostExecutor{}, nothing, nil
+}
+
+// aptInstall runs apt-get install (after apt-get update when the package
+// lists are empty, as on a fresh container), saying what and where.
+func (w *Workspace) aptInstall(ctx context.Context, install []string) error {
+	w.Printf("demo: %s cannot import PyTorch; installing the Debian packages %s system-wide with apt-get "+
+		"(into /usr/lib/python3/dist-packages; RIVAL_NO_INSTALL=1 stops Rival from installing)\n", hostPython, strings.Join(demoPackages, " "))
+	run := func(args []string) error {
+		start := time.Now()
+		w.Printf("demo: running %s\n", strings.Join(args, " "))
+		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+		pr, pw := io.Pipe()
+		cmd.Stdout, cmd.Stderr = pw, pw
+		if err := cmd.Start(); err != nil {
+			return fmt.Errorf("demo: %s: %w", args[0], err)
+		}
+		// On a terminal, apt-get's latest line and the time so far.
+		live := newLiveLine(w.Out)
+		var out []string
+		done := make(chan struct{})
+		go func() {
+			sc := bufio.NewScanner(pr)
+			for sc.Scan() {
+				out = append(out, sc.Text())
+				live.Update(fmt.Sprintf("apt-get %s, %s: %s", args[1], time.Since(start).Round(time.Second), truncateLine(sc.Text(), 90)))
+			}
+			io.Copy(io.Discard, pr)
+			close(done)
+		}()
+		err := cmd.Wait()
+		pw.Close()
+		<-done
+		live.Clear()
+		if err != nil {
+			return fmt.Errorf("demo: %s failed (%w):\n%s", strings.Join(args, " "), err, tail(strings.Join(out, "\n"), 20))
+		}
+		w.Printf("demo: apt-get %s done in %s\n", args[1], time.Since(start).Round(time.Second))
+		return nil
+	}
+	if lists, _ := filepath.Glob("/var/lib/apt/lists/*Packages*"); len(lists) == 0 {
+		if err := run([]string{install[0], "update", "-q"}); err != nil {
+			return err
+		}
+	}
+	return run(install)
+}
+
+func truncateLine(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// tail is the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// demoImageExecutor trains in the cpu image (cpu.Dockerfile FROM IMAGE_BASE).
+func (w *Workspace) demoImageExecutor(ctx context.Context) (Executor, func(), error) {
+	e, err := container.Connect(ctx)
+	if err != nil {
+		return nil, func() {}, err
+	}
+	rec, _, err := w.EnsureImage(ctx, e, hw.PlatformCPU)
+	if err != nil {
+		e.Close()
+		return nil, func() {}, err
+	}
+	w.Printf("demo: training in the cpu image %s (%s) through the Docker engine\n", rec.Tag, shortID(rec.ImageID))
+	return &DockerExecutor{Engine: e, Image: rec, Platform: hw.PlatformCPU}, func() { e.Close() }, nil
+}
+
 // Demo runs the whole pipeline on the sample corpus in testdata/sample:
 // filter, encode with the bundled Mistral 7B tokenizer, verify the
-// datasets, train the Mistral proxy for a few steps on the CPU, and
-// compare every result there is.
+// datasets, train the Mistral proxy on the CPU in two configurations (one
+// process, two data-parallel processes) DemoRuns times each, and compare.
 func (w *Workspace) Demo(ctx context.Context) error {
 	in := filepath.Join(w.Root, "testdata", "sample", "corpus.jsonl")
 	filtered := w.Path("DATA_DIR", "demo", "sample-filtered.jsonl")
@@ -67,32 +232,72 @@ func (w *Workspace) Demo(ctx context.Context) error {
 		return err
 	}
 
-	cfg, err := w.Config.With("demo", demoConfig)
+	build := func(ex Executor) ([]*Task, error) {
+		var runs []*Task
+		for _, v := range demoVariants {
+			cfg, err := w.Config.With("demo", demoConfig)
+			if err != nil {
+				return nil, err
+			}
+			if cfg, err = cfg.With("demo "+v.Name, v.Values); err != nil {
+				return nil, err
+			}
+			for i := 0; i < DemoRuns; i++ {
+				tt, err := w.TrainTask(TrainInputs{
+					Platform: hw.PlatformCPU, Framework: "fsdp", Model: DemoModel, Dataset: "sample", Variant: v.Name, RunIndex: i,
+					TrainPrefix: prefix + "-train", Tokenizer: tok, Encode: et, Host: hw.Host{Platform: hw.PlatformCPU},
+					Config: cfg, Executor: ex,
+				})
+				if err != nil {
+					return nil, err
+				}
+				runs = append(runs, tt)
+			}
+		}
+		return runs, nil
+	}
+	runs, err := build(HostExecutor{})
 	if err != nil {
 		return err
 	}
-	tt, err := w.TrainTask(TrainInputs{
-		Platform: hw.PlatformCPU, Framework: "fsdp", Model: DemoModel, Dataset: "sample",
-		TrainPrefix: prefix + "-train", Tokenizer: tok, Encode: et, Host: hw.Host{Platform: hw.PlatformCPU},
-		Config: cfg, Executor: HostExecutor{},
-	})
-	if err != nil {
-		return err
-	}
-	// PyTorch is needed only when the run is not already cached.
-	if !w.Runner.IsCached(tt) {
-		if err := checkTorch(ctx, "/usr/bin/python3"); err != nil {
-			return err
+	// PyTorch is needed only when a run is not already cached.
+	uncached := 0
+	for _, tt := range runs {
+		if !w.Runner.IsCached(tt) {
+			uncached++
 		}
 	}
-	ct, err := w.CompareTask(nil, tt)
+	if uncached > 0 {
+		ex, done, err := w.provisionTorch(ctx)
+		if err != nil {
+			return err
+		}
+		defer done()
+		// Built again: the runs' keys hold the torch version, which the
+		// first build read before PyTorch was installed.
+		if runs, err = build(ex); err != nil {
+			return err
+		}
+		w.Printf("demo: training the %s %d times in each of %d configurations (%s): %d runs to train\n",
+			DemoModel, DemoRuns, len(demoVariants), "one process, two data-parallel processes", uncached)
+	}
+	// Training runs are exclusive host-wide: they run one after the other.
+	if err := w.Runner.Run(ctx, runs...); err != nil {
+		return err
+	}
+	ct, err := w.CompareTask(nil, runs...)
 	if err != nil {
 		return err
 	}
 	if err := w.Runner.Run(ctx, ct); err != nil {
 		return err
 	}
-	w.Printf("demo: result %s\n", rel(w.Root, tt.Outputs[0].Path))
+	w.Printf("demo: %s, in %s\n", plural(len(runs), "result"), rel(w.Root, filepath.Dir(runs[0].Outputs[0].Path)))
 	w.ReportCompare(ct, w.Out)
 	return nil
+}
+
+// plural is "1 result", "6 results".
+func plural(n int, noun string) string {
+	return compare.Plural(n, noun)
 }

@@ -271,6 +271,7 @@ func shortFP(s string) string {
 // the input read, documents, speed and the time left, every 2 s.
 type progress struct {
 	x     *Exec
+	live  *liveLine
 	label string
 	total int64 // input bytes; 0 when unknown
 	start time.Time
@@ -281,16 +282,16 @@ type progress struct {
 
 func newProgress(x *Exec, label string, total int64) *progress {
 	now := time.Now()
-	return &progress{x: x, label: label, total: total, start: now, last: now}
+	return &progress{x: x, live: newLiveLine(x.Log), label: label, total: total, start: now, last: now}
 }
 
 func (p *progress) update(docs, bytes int64) {
 	p.docs, p.bytes = docs, bytes
-	if time.Since(p.last) < 2*time.Second {
+	if time.Since(p.last) < liveEvery {
 		return
 	}
 	p.last = time.Now()
-	fmt.Fprintf(p.x.Log, "  %s\n", p.line(time.Since(p.start)))
+	p.live.Update(p.line(time.Since(p.start)))
 }
 
 // line is one progress report after elapsed.
@@ -311,6 +312,8 @@ func (p *progress) line(elapsed time.Duration) string {
 func (p *progress) done() {
 	if time.Since(p.start) > 2*time.Second {
 		secs := time.Since(p.start).Seconds()
-		fmt.Fprintf(p.x.Log, "  %s: %d documents, %s in %.1fs (%.1f MB/s)\n", p.label, p.docs, HumanBytes(p.bytes), secs, float64(p.bytes)/1e6/secs)
+		p.live.Done(fmt.Sprintf("%s: %d documents, %s in %.1fs (%.1f MB/s)", p.label, p.docs, HumanBytes(p.bytes), secs, float64(p.bytes)/1e6/secs))
+		return
 	}
+	p.live.Clear()
 }

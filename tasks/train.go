@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/rivalbench/rival/cache"
+	"github.com/rivalbench/rival/compare"
 	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/frameworks/fsdp"
 	"github.com/rivalbench/rival/frameworks/logparse"
@@ -33,12 +34,16 @@ const trainVersion = "1"
 type TrainInputs struct {
 	Platform, Framework, Model string
 	RunIndex                   int // 0-based repetition
-	Dataset                    string
-	TrainPrefix                string // the encoded train split, without .bin/.idx
-	Tokenizer                  TokenizerSpec
-	Encode                     *Task // the task producing TrainPrefix
-	Host                       hw.Host
-	Config                     *Config
+	// Variant tells apart configurations of one platform, framework and
+	// model trained side by side (the demo's "dp1" and "dp2"); it joins the
+	// run's name and task id. Empty for ordinary runs.
+	Variant     string
+	Dataset     string
+	TrainPrefix string // the encoded train split, without .bin/.idx
+	Tokenizer   TokenizerSpec
+	Encode      *Task // the task producing TrainPrefix
+	Host        hw.Host
+	Config      *Config
 	// Executor runs the launch: on the host for cpu, in a container otherwise.
 	Executor Executor
 }
@@ -132,7 +137,18 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 	if cfg == nil {
 		cfg = w.Config
 	}
-	name := RunName(in.Platform, in.Framework, in.Model, in.Dataset, in.RunIndex)
+	// A CPU trains in the precision it does fast; the configuration says so
+	// before anything is fingerprinted, so the key, the launch, the log and
+	// the result all name the precision that ran.
+	var cpuPrec CPUPrecision
+	if in.Platform == hw.PlatformCPU {
+		var err error
+		if cfg, cpuPrec, err = cpuTrainConfig(cfg); err != nil {
+			return nil, err
+		}
+		in.Config = cfg
+	}
+	name := variantName(in)
 	runDir := w.Path("OUTPUT_DIR", "runs", name)
 	logPath := w.Path("OUTPUT_DIR", "logs", name+".log")
 	resultPath := w.Path("OUTPUT_DIR", name+".json")
@@ -166,7 +182,7 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 	}
 	tools := map[string]string{"train": trainVersion, "executor": in.Executor.Kind(), "image": in.Executor.ImageDigest()}
 	t := &Task{
-		ID:        "train " + in.Platform + " " + in.Framework + " " + in.Model + runSuffix(in.RunIndex),
+		ID:        strings.Join(strings.Fields("train "+in.Platform+" "+in.Framework+" "+in.Model+" "+in.Variant), " ") + runSuffix(in.RunIndex),
 		Deps:      []*Task{in.Encode},
 		Files:     []string{in.Tokenizer.Path},
 		Params:    params,
@@ -219,6 +235,9 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 		} else if ran != "" {
 			// What the image holds, read inside it, ahead of the pin the launch was built for.
 			launch.FrameworkVersion = ran + "; built for " + launch.FrameworkVersion
+		}
+		if cpuPrec.Precision != "" {
+			sayPrecisionOnce(x.Log, cpuPrec)
 		}
 		started := time.Now().UTC()
 		// Power is sampled where the job runs: not under Slurm, whose compute
@@ -280,6 +299,9 @@ func (w *Workspace) trainLaunch(in TrainInputs, cfg *Config, name, fp string) (f
 		DataPrefix: inside(maps, absPrefix), DataCacheDir: inside(maps, cacheDir), TokenizerPath: inside(maps, tokDir),
 		OutputDir: inside(maps, runDir), DataFingerprint: fp, NNodes: cfg.Int("NNODES"),
 	}
+	if in.Platform == hw.PlatformCPU {
+		req.GPUs = cpuProcs(cfg)
+	}
 	l, err := frameworks.Build(req)
 	if err != nil {
 		return l, nil, "", fmt.Errorf("train %s: %w", name, err)
@@ -309,6 +331,15 @@ func (w *Workspace) SlurmScript(in TrainInputs) (string, error) {
 	return script, err
 }
 
+// variantName is RunName with the variant before the repetition:
+// train_cpu_fsdp_mistral-proxy_sample_dp2_run3.
+func variantName(in TrainInputs) string {
+	if in.Variant == "" {
+		return RunName(in.Platform, in.Framework, in.Model, in.Dataset, in.RunIndex)
+	}
+	return RunName(in.Platform, in.Framework, in.Model, in.Dataset+"_"+in.Variant, in.RunIndex)
+}
+
 func runSuffix(run int) string {
 	if run == 0 {
 		return ""
@@ -317,13 +348,18 @@ func runSuffix(run int) string {
 }
 
 // gpuCount is the number of processes a run uses for the TP×PP×DP check:
-// GPUs per node (one process on the cpu platform) times NNODES.
+// GPUs per node times NNODES; on the cpu platform, the data-parallel
+// processes DP asks for.
 func gpuCount(platform string, host hw.Host, cfg *Config) int {
-	perNode := len(host.GPUs)
 	if platform == hw.PlatformCPU {
-		perNode = 1
+		return cpuProcs(cfg) * cfg.Int("NNODES")
 	}
-	return perNode * cfg.Int("NNODES")
+	return len(host.GPUs) * cfg.Int("NNODES")
+}
+
+// cpuProcs is the processes per node of a CPU run: TP×PP×DP over NNODES.
+func cpuProcs(cfg *Config) int {
+	return max(1, cfg.Int("TP")*cfg.Int("PP")*cfg.Int("DP")/max(1, cfg.Int("NNODES")))
 }
 
 func failedLog(logPath string) string { return strings.TrimSuffix(logPath, ".log") + ".failed.log" }
@@ -350,7 +386,7 @@ func (w *Workspace) runAndLog(ctx context.Context, x *Exec, in TrainInputs, laun
 		return ExecInfo{}, fmt.Errorf("log %s: %w", partial, err)
 	}
 	bw := bufio.NewWriterSize(f, 64<<10)
-	prog := newStepProgress(x.Log, x.Task.ID, total)
+	prog := newStepProgress(x.Log, x.Task.ID, total, in.Config.Int("SL"))
 	var writeErr error
 	var mu sync.Mutex
 	info, runErr := in.Executor.Run(ctx, launch, maps, func(line string) {
@@ -419,10 +455,6 @@ func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch frameworks.L
 		TP: cfg.Int("TP"), PP: cfg.Int("PP"),
 		DatasetName: in.Dataset, DatasetFingerprint: manifest.Fingerprint.Digest, TokenizerFingerprint: string(manifest.TokenizerDigest),
 		ConfigFingerprint: string(cfg.Fingerprint()), ImageDigest: in.Executor.ImageDigest(), RivalVersion: Version,
-	}
-	if in.Platform == hw.PlatformCPU {
-		// The trainer runs fp32 on CPUs, whatever PRECISION asks of GPUs.
-		facts.Precision = "fp32"
 	}
 	if len(in.Host.GPUs) > 0 {
 		facts.GPUModel = in.Host.GPUs[0].Model
@@ -561,25 +593,47 @@ func (HostExecutor) Run(ctx context.Context, launch frameworks.Launch, maps []Pa
 	return ExecInfo{}, nil
 }
 
-// stepProgress shows "step N/M, X ms/step, ETA" from Megatron-style and
-// TorchTitan-style step lines, at most every two seconds.
+// stepProgress follows a trainer's Megatron-style (and TorchTitan-style)
+// step lines: on a terminal one live line with the step, ms/step,
+// tokens/s, the current loss and the ETA; at the end (and, off a terminal,
+// only then) one line with the steps, time, tokens/s and the loss from
+// first to last step.
 type stepProgress struct {
-	w     io.Writer
-	label string
-	total int
-	start time.Time
-	last  time.Time
-	step  int
-	ms    float64
+	live      *liveLine
+	label     string
+	total     int
+	seqLen    int
+	start     time.Time
+	step      int
+	ms        float64
+	tps       float64 // tokens/s of the last step
+	tokens    float64 // tokens of all steps seen
+	busy      float64 // their step times, seconds
+	loss      float64
+	firstLoss float64
+	hasLoss   bool
 }
 
 var (
 	megatronStep = regexp.MustCompile(`iteration\s+(\d+)\s*/\s*(\d+)\s*\|.*?elapsed time per iteration \(ms\):\s*([0-9.]+)`)
+	megatronGBS  = regexp.MustCompile(`global batch size:\s*(\d+)`)
+	megatronLoss = regexp.MustCompile(`lm loss:\s*([0-9.eE+-]+)`)
 	titanStep    = regexp.MustCompile(`step:\s*(\d+)\s`)
+	titanLoss    = regexp.MustCompile(`loss:\s*([0-9.eE+-]+)`)
+	titanTPS     = regexp.MustCompile(`tps:\s*([0-9,.]+)`)
 )
 
-func newStepProgress(w io.Writer, label string, total int) *stepProgress {
-	return &stepProgress{w: w, label: label, total: total, start: time.Now()}
+func newStepProgress(w io.Writer, label string, total, seqLen int) *stepProgress {
+	return &stepProgress{live: newLiveLine(w), label: label, total: total, seqLen: seqLen, start: time.Now()}
+}
+
+func (p *stepProgress) setLoss(s string) {
+	if v, err := strconv.ParseFloat(s, 64); err == nil {
+		if !p.hasLoss {
+			p.firstLoss = v
+		}
+		p.loss, p.hasLoss = v, true
+	}
 }
 
 func (p *stepProgress) line(l string) {
@@ -589,25 +643,51 @@ func (p *stepProgress) line(l string) {
 			p.total = t
 		}
 		p.ms, _ = strconv.ParseFloat(m[3], 64)
+		if g := megatronGBS.FindStringSubmatch(l); g != nil && p.ms > 0 && p.seqLen > 0 {
+			gbs, _ := strconv.Atoi(g[1])
+			p.tps = float64(gbs*p.seqLen) / (p.ms / 1000)
+			p.tokens += float64(gbs * p.seqLen)
+			p.busy += p.ms / 1000
+		}
+		if lm := megatronLoss.FindStringSubmatch(l); lm != nil {
+			p.setLoss(lm[1])
+		}
 	} else if m := titanStep.FindStringSubmatch(l); m != nil {
 		p.step, _ = strconv.Atoi(m[1])
+		if lm := titanLoss.FindStringSubmatch(l); lm != nil {
+			p.setLoss(lm[1])
+		}
+		if tm := titanTPS.FindStringSubmatch(l); tm != nil {
+			p.tps, _ = strconv.ParseFloat(strings.ReplaceAll(tm[1], ",", ""), 64)
+		}
 	} else {
 		return
 	}
-	if time.Since(p.last) < 2*time.Second && p.step != p.total {
-		return
+	s := fmt.Sprintf("%s: step %d/%d", p.label, p.step, p.total)
+	if p.ms > 0 {
+		s += fmt.Sprintf(", %.0f ms/step", p.ms)
 	}
-	p.last = time.Now()
-	eta := "?"
-	if p.step > 0 && p.total > 0 {
-		per := time.Since(p.start) / time.Duration(p.step)
-		eta = (per * time.Duration(p.total-p.step)).Round(time.Second).String()
+	if p.tps > 0 {
+		s += fmt.Sprintf(", %.0f tokens/s", p.tps)
 	}
-	fmt.Fprintf(p.w, "  %s: step %d/%d, %.0f ms/step, ETA %s\n", p.label, p.step, p.total, p.ms, eta)
+	if p.hasLoss {
+		s += fmt.Sprintf(", loss %.3f", p.loss)
+	}
+	p.live.Update(s + ", ETA " + eta(float64(p.step), float64(p.total), time.Since(p.start)))
 }
 
 func (p *stepProgress) finish() {
-	if p.step > 0 {
-		fmt.Fprintf(p.w, "  %s: %d steps in %s\n", p.label, p.step, time.Since(p.start).Round(time.Second))
+	if p.step == 0 {
+		p.live.Clear()
+		return
 	}
+	took := time.Since(p.start)
+	s := fmt.Sprintf("%s: %s in %s", p.label, compare.Plural(p.step, "step"), took.Round(100*time.Millisecond))
+	if p.busy > 0 {
+		s += fmt.Sprintf(", %.0f tokens/s", p.tokens/p.busy)
+	}
+	if p.hasLoss {
+		s += fmt.Sprintf(", loss %.3f → %.3f", p.firstLoss, p.loss)
+	}
+	p.live.Done(s)
 }

@@ -73,6 +73,9 @@ func trainInputs(t *testing.T, w *Workspace, ex Executor) TrainInputs {
 }
 
 func TestTrainWritesValidResultAndCaches(t *testing.T) {
+	old := CPUFlagsPath
+	CPUFlagsPath = filepath.Join("testdata", "cpuinfo", "no-bf16.txt")
+	t.Cleanup(func() { CPUFlagsPath = old })
 	w, _ := newWorkspace(t, "")
 	ex := &scriptedExecutor{steps: 10}
 	in := trainInputs(t, w, ex)
@@ -168,10 +171,13 @@ func TestTrainRefusesInconsistentParallelism(t *testing.T) {
 	w, _ := newWorkspace(t, "")
 	in := trainInputs(t, w, &scriptedExecutor{})
 	var err error
-	in.Config, err = in.Config.With("test", map[string]string{"DP": "2"})
+	// Two nodes of one process each cannot hold DP=1 (a CPU run has as
+	// many processes per node as TP×PP×DP over NNODES asks).
+	in.Config, err = in.Config.With("test", map[string]string{"NNODES": "2", "DP": "1"})
 	require.NoError(t, err)
 	_, err = w.TrainTask(in)
 	require.Error(t, err)
+	assert.Contains(t, err.Error(), "TP×PP×DP")
 }
 
 func TestHostExecutorKillsTheProcessGroupOnCancel(t *testing.T) {

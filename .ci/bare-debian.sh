@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# bare-debian.sh: the README's first command on a bare Debian 12 machine.
+#
+# Builds (once) rival-test/bare-debian:bookworm, a debootstrap minbase
+# bookworm with python3 and nothing else (no PyTorch, no Docker engine),
+# then runs `go run mage.go demo` twice in a fresh container of it as root,
+# with the host's Go bind-mounted read-only and the module cache mounted:
+# the first run must install PyTorch with apt-get itself and finish, the
+# second must be all cache hits.
+#
+# Needs: root, debootstrap, a running Docker engine, Go in /usr/local/go,
+#        the modules downloaded (go mod download).
+# Env:   MIRROR (default: the Debian mirror of the host's apt configuration)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+IMAGE=rival-test/bare-debian:bookworm
+GOROOT_HOST=$(go env GOROOT)
+GOMODCACHE_HOST=$(go env GOMODCACHE)
+
+# The first non-security Debian mirror the host's apt already uses (as
+# container/testdata/make-torch-base.sh reads it).
+detect_mirror() {
+	local f uri
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -r "$f" ] || continue
+		uri=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' "$f")
+		if [ -n "$uri" ]; then echo "$uri"; return; fi
+	done
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -r "$f" ] || continue
+		uri=$(awk '$1 == "deb" && $0 !~ /security/ { for (i = 2; i <= NF; i++) if ($i ~ /^(https?|file):/) { print $i; exit } }' "$f")
+		if [ -n "$uri" ]; then echo "$uri"; return; fi
+	done
+}
+
+if ! docker image inspect "$IMAGE" >/dev/null 2>&1; then
+	MIRROR=${MIRROR:-$(detect_mirror)}
+	if [ -z "$MIRROR" ]; then
+		echo "bare-debian: no Debian mirror in /etc/apt/sources.list*; set MIRROR" >&2
+		exit 1
+	fi
+	ROOTFS=$(mktemp -d /var/tmp/rival-bare-rootfs.XXXXXX)
+	trap 'rm -rf "$ROOTFS"' EXIT
+	echo "bare-debian: debootstrap bookworm (minbase, python3) from $MIRROR"
+	debootstrap --variant=minbase --include=python3,ca-certificates bookworm "$ROOTFS" "$MIRROR" >/dev/null
+	rm -rf "$ROOTFS"/var/cache/apt/archives/*.deb "$ROOTFS"/var/lib/apt/lists/*
+	tar --numeric-owner -C "$ROOTFS" -c . |
+		docker import \
+			--change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+			--change 'ENV LANG=C.UTF-8' \
+			--change 'CMD ["/bin/bash"]' \
+			--message "Debian bookworm minbase + python3 (rival bare-machine test)" \
+			- "$IMAGE" >/dev/null
+	rm -rf "$ROOTFS"
+	trap - EXIT
+fi
+
+# The working tree as a user would have it: tracked and untracked files, no
+# build outputs.
+SRC=$(mktemp -d /var/tmp/rival-bare-src.XXXXXX)
+trap 'rm -rf "$SRC"' EXIT
+git ls-files -z -co --exclude-standard | tar --null -T - -c | tar -x -C "$SRC"
+
+echo "bare-debian: python3 in the image, without PyTorch:"
+docker run --rm "$IMAGE" sh -c 'python3 --version; python3 -c "import torch" 2>&1 | tail -1'
+
+# --network host: apt-get reaches the mirror the image was made from; the
+# engine CI starts has no bridge. No Docker socket inside.
+docker run --rm --network host \
+	-v "$GOROOT_HOST":/usr/local/go:ro \
+	-v "$GOMODCACHE_HOST":/gomod:ro \
+	-v "$SRC":/src \
+	-e PATH=/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+	-e GOMODCACHE=/gomod -e GOFLAGS=-mod=mod -e GOPROXY=off -e GOTOOLCHAIN=local -e HOME=/root \
+	-w /src "$IMAGE" bash -c '
+set -euo pipefail
+go version
+echo "== first run"
+go run mage.go demo
+echo "== second run"
+go run mage.go demo 2>&1 | tee /tmp/second
+last=$(tail -n 1 /tmp/second)
+case "$last" in
+"tasks: 0 run, "*" cached") echo "bare-debian: second run all cached: $last" ;;
+*) echo "bare-debian: second run was not all cache hits: $last"; exit 1 ;;
+esac
+test -s output/report.html
+'

@@ -1,0 +1,159 @@
+package tasks
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+)
+
+// CPUFlagsPath is where the kernel lists the CPU's feature flags.
+var CPUFlagsPath = "/proc/cpuinfo"
+
+// bf16Flags are /proc/cpuinfo flags of native bf16 arithmetic: AVX-512
+// BF16 (Cooper Lake, Sapphire Rapids, Zen 4 and later) and AMX-BF16.
+var bf16Flags = []string{"avx512_bf16", "amx_bf16"}
+
+// CPUBF16 reports whether the CPU computes bf16 natively, from the flags
+// line of cpuinfo, and the flag that says so ("" when none does).
+func CPUBF16(cpuinfo []byte) (bool, string) {
+	sc := bufio.NewScanner(bytes.NewReader(cpuinfo))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		key, val, ok := strings.Cut(sc.Text(), ":")
+		if !ok || strings.TrimSpace(key) != "flags" {
+			continue
+		}
+		for _, f := range strings.Fields(val) {
+			for _, want := range bf16Flags {
+				if f == want {
+					return true, f
+				}
+			}
+		}
+		return false, "" // the first processor's flags speak for all
+	}
+	return false, ""
+}
+
+// CPUPrecision is the precision a CPU run trains in and why.
+type CPUPrecision struct {
+	Precision string // "fp32" or "bf16"
+	Reason    string // for the log line, e.g. "the CPU has no native bf16 (no avx512_bf16 or amx_bf16 flag)"
+	Changed   bool   // Precision differs from what the configuration asked
+}
+
+// ChooseCPUPrecision picks what the CPU trains fast: bf16 autocast only
+// where the CPU has native bf16 (without it PyTorch emulates bf16 and a
+// step takes about ten times longer), fp32 otherwise. A PRECISION set in
+// the environment is honoured as given; one from config.env or the
+// default (written for GPUs) yields to the CPU.
+func ChooseCPUPrecision(asked, source string, cpuinfo []byte) CPUPrecision {
+	native, flag := CPUBF16(cpuinfo)
+	switch {
+	case source == "environment" || asked == "fp32":
+		p := CPUPrecision{Precision: asked, Reason: "PRECISION=" + asked + " from the " + source}
+		if asked == "bf16" && !native {
+			p.Reason += "; this CPU has no native bf16 (no " + strings.Join(bf16Flags, " or ") + " flag), so bf16 runs emulated and slowly"
+		}
+		return p
+	case native:
+		return CPUPrecision{Precision: "bf16", Reason: "the CPU has native bf16 (" + flag + ")", Changed: asked != "bf16"}
+	default:
+		return CPUPrecision{Precision: "fp32", Reason: "the CPU has no native bf16 (no " + strings.Join(bf16Flags, " or ") + " flag in " + CPUFlagsPath + ")", Changed: asked != "fp32"}
+	}
+}
+
+// cpuTrainConfig returns cfg with PRECISION set to what this CPU trains in,
+// so the configuration fingerprint, the launch and the result all name
+// the precision that ran.
+func cpuTrainConfig(cfg *Config) (*Config, CPUPrecision, error) {
+	info, _ := os.ReadFile(CPUFlagsPath)
+	p := ChooseCPUPrecision(cfg.Get("PRECISION"), cfg.sources["PRECISION"], info)
+	if !p.Changed {
+		return cfg, p, nil
+	}
+	n, err := cfg.With("cpu precision: "+p.Reason, map[string]string{"PRECISION": p.Precision})
+	return n, p, err
+}
+
+// TorchProbe is what python3 says about its PyTorch.
+type TorchProbe struct {
+	Version string
+	BLAS    []string // shared BLAS libraries mapped once torch is imported
+}
+
+// ReferenceBLAS names the generic reference BLAS among the mapped
+// libraries (Debian's libblas3, in .../blas/libblas.so.3), or "".
+func (p TorchProbe) ReferenceBLAS() string {
+	for _, l := range p.BLAS {
+		if strings.Contains(l, "/blas/libblas.so") && !strings.Contains(l, "openblas") {
+			return l
+		}
+	}
+	return ""
+}
+
+// torchProbeScript imports torch and numpy, prints torch's version, then
+// every BLAS library the process maps (the kernel resolves the alternatives
+// symlinks, so the real library shows).
+const torchProbeScript = `import torch, numpy
+print("torch", torch.__version__)
+seen = set()
+for line in open("/proc/self/maps"):
+    f = line.split()[-1]
+    if "blas" in f.rsplit("/", 1)[-1] and f not in seen:
+        seen.add(f)
+        print("blas", f)
+`
+
+// probeTorch runs python with the probe script; an error means torch or
+// numpy cannot be imported.
+func probeTorch(ctx context.Context, python string) (TorchProbe, error) {
+	var p TorchProbe
+	out, err := exec.CommandContext(ctx, python, "-c", torchProbeScript).CombinedOutput()
+	if err != nil {
+		return p, fmt.Errorf("%w (%s: %s)", ErrNoTorch, python, strings.TrimSpace(lastLine(string(out))))
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		switch k, v, _ := strings.Cut(strings.TrimSpace(l), " "); k {
+		case "torch":
+			p.Version = v
+		case "blas":
+			p.BLAS = append(p.BLAS, v)
+		}
+	}
+	return p, nil
+}
+
+// blasAdvice is the warning for a torch on the reference BLAS, or "".
+func blasAdvice(p TorchProbe) string {
+	lib := p.ReferenceBLAS()
+	if lib == "" {
+		return ""
+	}
+	return fmt.Sprintf("warning: PyTorch %s uses the generic reference BLAS (%s), which trains about 14 times slower than OpenBLAS: "+
+		"install it with `%sapt-get install libopenblas0-pthread` (Debian, Ubuntu)\n", p.Version, lib, sudoPrefix())
+}
+
+func sudoPrefix() string {
+	if os.Geteuid() == 0 {
+		return ""
+	}
+	return "sudo "
+}
+
+var precisionSaid sync.Map
+
+// sayPrecisionOnce tells once per process which precision CPU runs train
+// in and why, not once per run.
+func sayPrecisionOnce(w io.Writer, p CPUPrecision) {
+	if _, dup := precisionSaid.LoadOrStore(p, true); !dup {
+		fmt.Fprintf(w, "  CPU runs train in %s: %s\n", p.Precision, p.Reason)
+	}
+}
