@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 )
 
 // CPUFlagsPath is where the kernel lists the CPU's feature flags.
@@ -148,12 +147,11 @@ func sudoPrefix() string {
 	return "sudo "
 }
 
-var precisionSaid sync.Map
 
-// sayPrecisionOnce tells once per process which precision CPU runs train
+// sayPrecisionOnce tells once per workspace which precision CPU runs train
 // in and why, not once per run.
-func sayPrecisionOnce(w io.Writer, p CPUPrecision) {
-	if _, dup := precisionSaid.LoadOrStore(p, true); !dup {
+func (ws *Workspace) sayPrecisionOnce(w io.Writer, p CPUPrecision) {
+	if _, dup := ws.precisionSaid.LoadOrStore(p, true); !dup {
 		fmt.Fprintf(w, "  CPU runs train in %s: %s\n", p.Precision, p.Reason)
 	}
 }

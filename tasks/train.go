@@ -237,7 +237,7 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 			launch.FrameworkVersion = ran + "; built for " + launch.FrameworkVersion
 		}
 		if cpuPrec.Precision != "" {
-			sayPrecisionOnce(x.Log, cpuPrec)
+			w.sayPrecisionOnce(x.Log, cpuPrec)
 		}
 		started := time.Now().UTC()
 		// Power is sampled where the job runs: not under Slurm, whose compute

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 
 	"github.com/magefile/mage/mg"
@@ -25,6 +26,10 @@ type Workspace struct {
 	Cache  *cache.Cache
 	Runner *Runner
 	Out    io.Writer
+
+	// precisionSaid remembers which CPU precisions this workspace has explained, so the
+	// explanation appears once per invocation, not once per run.
+	precisionSaid sync.Map
 }
 
 // OpenWorkspace loads config.env and secrets.env from root and opens the
