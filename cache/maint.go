@@ -245,6 +245,7 @@ type VerifyReport struct {
 	RecordsDropped  int
 	OutputsChecked  int
 	ModifiedOutputs []string // materialized files that no longer match their record
+	Readopted       []string // intact workspace copies stored again in place of corrupt blobs
 }
 
 // Verify rehashes every blob and every materialized output still present.
@@ -290,21 +291,31 @@ func (c *Cache) Verify(ctx context.Context, progress func(done, total int)) (Ver
 	for _, r := range recs {
 		bad := false
 		for _, o := range r.rec.Outputs {
-			if corrupt[o.Digest] {
-				bad = true
+			intact := false
+			if o.AbsPath != "" {
+				if _, err := os.Stat(o.AbsPath); err == nil {
+					rep.OutputsChecked++
+					c.Forget(o.AbsPath)
+					d, _, err := c.FileDigest(o.AbsPath)
+					if err != nil || d != o.Digest {
+						rep.ModifiedOutputs = append(rep.ModifiedOutputs, o.AbsPath)
+					} else {
+						intact = true
+					}
+				}
 			}
-			if o.AbsPath == "" {
+			if !corrupt[o.Digest] || c.HasBlob(o.Digest) {
 				continue
 			}
-			if _, err := os.Stat(o.AbsPath); err != nil {
-				continue
+			// The workspace still holds the content the record names: store
+			// it again rather than forget the record.
+			if intact {
+				if d, _, err := c.PutFile(o.AbsPath, o.Compressed); err == nil && d == o.Digest {
+					rep.Readopted = append(rep.Readopted, o.AbsPath)
+					continue
+				}
 			}
-			rep.OutputsChecked++
-			c.Forget(o.AbsPath)
-			d, _, err := c.FileDigest(o.AbsPath)
-			if err != nil || d != o.Digest {
-				rep.ModifiedOutputs = append(rep.ModifiedOutputs, o.AbsPath)
-			}
+			bad = true
 		}
 		if bad {
 			os.Remove(r.path)

@@ -51,7 +51,7 @@ func OpenWorkspace(root string, verbose bool, out io.Writer) (*Workspace, error)
 		Root:   root,
 		Config: cfg,
 		Cache:  c,
-		Runner: &Runner{Cache: c, Jobs: cfg.Int("JOBS"), Verbose: verbose, Out: out},
+		Runner: &Runner{Cache: c, Root: root, Jobs: cfg.Int("JOBS"), Verbose: verbose, Out: out},
 		Out:    out,
 	}, nil
 }
@@ -84,6 +84,7 @@ func Main(ctx context.Context, fn func(ctx context.Context, w *Workspace) error)
 		fmt.Fprintln(os.Stderr, "tasks: 0 run, 0 cached; failed")
 		return err
 	}
+	w.markOwnDirs()
 	err = fn(ctx, w)
 	line := w.Runner.Summary()
 	if err != nil {
