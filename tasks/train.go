@@ -474,7 +474,7 @@ func (HostExecutor) Run(ctx context.Context, launch frameworks.Launch, maps []Pa
 	}
 	cmd := exec.Command(launch.Command[0], launch.Command[1:]...)
 	cmd.Dir = launch.WorkDir
-	env := os.Environ()
+	env := hostEnv(os.Environ())
 	keys := make([]string, 0, len(launch.Env))
 	for k := range launch.Env {
 		keys = append(keys, k)
@@ -490,6 +490,7 @@ func (HostExecutor) Run(ctx context.Context, launch frameworks.Launch, maps []Pa
 	if err := cmd.Start(); err != nil {
 		return ExecInfo{}, fmt.Errorf("start %s: %w", launch.Command[0], err)
 	}
+	defer trackGroup(cmd.Process.Pid)()
 	done := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(pr)

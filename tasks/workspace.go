@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
+	"time"
 
 	"github.com/magefile/mage/mg"
 
@@ -73,7 +72,7 @@ func (w *Workspace) Printf(format string, args ...any) { fmt.Fprintf(w.Out, form
 // directory, cancels on Ctrl-C or SIGTERM, and always ends with the
 // `tasks: R run, C cached` line.
 func Main(ctx context.Context, fn func(ctx context.Context, w *Workspace) error) error {
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := handleSignals(ctx, os.Stderr, grace())
 	defer stop()
 	root, err := os.Getwd()
 	if err != nil {
@@ -98,7 +97,8 @@ func Main(ctx context.Context, fn func(ctx context.Context, w *Workspace) error)
 // its environment variables describe a log, not this workspace's
 // configuration), ending with the same summary line.
 func Bare(ctx context.Context, fn func(ctx context.Context) error) error {
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	// Nothing to clean up but open files: a short grace.
+	ctx, stop := handleSignals(ctx, os.Stderr, 2*time.Second)
 	defer stop()
 	err := fn(ctx)
 	line := "tasks: 0 run, 0 cached"
