@@ -288,28 +288,45 @@ func (c *Cache) Verify(ctx context.Context, progress func(done, total int)) (Ver
 	if err != nil {
 		return rep, err
 	}
+	// Several records may name one path (the same output asked for with
+	// other inputs): the file is modified only when it matches none of them.
+	named := map[string]map[Digest]bool{}
+	for _, r := range recs {
+		for _, o := range r.rec.Outputs {
+			if o.AbsPath != "" {
+				if named[o.AbsPath] == nil {
+					named[o.AbsPath] = map[Digest]bool{}
+				}
+				named[o.AbsPath][o.Digest] = true
+			}
+		}
+	}
+	current := map[string]Digest{}
+	for p := range named {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		rep.OutputsChecked++
+		c.Forget(p)
+		d, _, err := c.FileDigest(p)
+		if err != nil || !named[p][d] {
+			rep.ModifiedOutputs = append(rep.ModifiedOutputs, p)
+			continue
+		}
+		current[p] = d
+	}
 	for _, r := range recs {
 		bad := false
 		for _, o := range r.rec.Outputs {
-			intact := false
-			if o.AbsPath != "" {
-				if _, err := os.Stat(o.AbsPath); err == nil {
-					rep.OutputsChecked++
-					c.Forget(o.AbsPath)
-					d, _, err := c.FileDigest(o.AbsPath)
-					if err != nil || d != o.Digest {
-						rep.ModifiedOutputs = append(rep.ModifiedOutputs, o.AbsPath)
-					} else {
-						intact = true
-					}
-				}
-			}
 			if !corrupt[o.Digest] || c.HasBlob(o.Digest) {
 				continue
 			}
 			// The workspace still holds the content the record names: store
 			// it again rather than forget the record.
-			if intact {
+			if o.AbsPath != "" && current[o.AbsPath] == o.Digest {
 				if d, _, err := c.PutFile(o.AbsPath, o.Compressed); err == nil && d == o.Digest {
 					rep.Readopted = append(rep.Readopted, o.AbsPath)
 					continue
