@@ -144,6 +144,7 @@ type TrimReport struct {
 	BlobsRemoved   int
 	BytesFreed     int64
 	BytesKept      int64
+	TempRemoved    int // temporary files killed processes left behind
 }
 
 // orphanGrace protects blobs that a running task stored but has not yet
@@ -211,7 +212,33 @@ func (c *Cache) Trim(ctx context.Context, maxBytes int64, maxAge time.Duration) 
 		}
 	}
 	rep.BytesKept = kept
+	rep.TempRemoved += c.removeDebris(now)
 	return rep, c.compactHits(recs)
+}
+
+// removeDebris removes the temporary files of atomic writes (".NAME.tmp-*")
+// and blob stores (".put-*") older than orphanGrace: a process that was
+// killed left them, a live one renames its own within moments.
+func (c *Cache) removeDebris(now time.Time) int {
+	n := 0
+	for _, sub := range []string{"blobs", "actions", "stat", "tasks", "locks"} {
+		filepath.WalkDir(filepath.Join(c.Dir, sub), func(p string, de fs.DirEntry, err error) error {
+			if err != nil || de.IsDir() || !de.Type().IsRegular() {
+				return nil
+			}
+			name := de.Name()
+			if !(strings.HasPrefix(name, ".") && (strings.Contains(name, ".tmp-") || strings.HasPrefix(name, ".put-"))) {
+				return nil
+			}
+			if fi, err := de.Info(); err == nil && now.Sub(fi.ModTime()) > orphanGrace {
+				if os.Remove(p) == nil {
+					n++
+				}
+			}
+			return nil
+		})
+	}
+	return n
 }
 
 // compactHits rewrites the hit log without the keys of removed records.

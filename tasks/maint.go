@@ -115,6 +115,9 @@ func (w *Workspace) CacheTrim(ctx context.Context) error {
 	}
 	w.Printf("cache:trim (max %s, unused for %s): removed %d records and %d blobs, freed %s; %s kept\n",
 		maxSize, maxAge, rep.RecordsRemoved, rep.BlobsRemoved, HumanBytes(rep.BytesFreed), HumanBytes(rep.BytesKept))
+	if rep.TempRemoved > 0 {
+		w.Printf("cache:trim: removed %d temporary files left by killed runs\n", rep.TempRemoved)
+	}
 	return nil
 }
 
