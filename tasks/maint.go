@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -54,10 +55,15 @@ func ParseSize(s string) (int64, error) {
 		}
 	}
 	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || f < 0 {
+	if err != nil || !(f >= 0) || math.IsInf(f, 0) {
 		return 0, fmt.Errorf("%q is not a size (examples: 500MB, 20GiB)", s)
 	}
-	return int64(f * float64(mult)), nil
+	// 2^63 is the first float64 that does not fit an int64.
+	if b := f * float64(mult); b >= math.Ldexp(1, 63) {
+		return 0, fmt.Errorf("%q is more bytes than any disk holds (examples: 500MB, 20GiB)", s)
+	} else {
+		return int64(b), nil
+	}
 }
 
 // ParseAge reads durations such as 30d, 12h, 90m.
@@ -65,10 +71,13 @@ func ParseAge(s string) (time.Duration, error) {
 	t := strings.TrimSpace(s)
 	if strings.HasSuffix(t, "d") {
 		n, err := strconv.ParseFloat(strings.TrimSuffix(t, "d"), 64)
-		if err != nil || n < 0 {
+		if err != nil || !(n >= 0) || math.IsInf(n, 0) {
 			return 0, fmt.Errorf("%q is not an age (examples: 30d, 12h)", s)
 		}
-		return time.Duration(n * 24 * float64(time.Hour)), nil
+		if ns := n * 24 * float64(time.Hour); ns < math.Ldexp(1, 63) {
+			return time.Duration(ns), nil
+		}
+		return 0, fmt.Errorf("%q is longer than %s, the longest age (examples: 30d, 12h)", s, time.Duration(math.MaxInt64).Round(time.Hour))
 	}
 	d, err := time.ParseDuration(t)
 	if err != nil || d < 0 {
