@@ -269,9 +269,18 @@ func (w *Workspace) WrapTask() (*Task, string, error) {
 	zipPath := filepath.Join(filepath.Dir(outDir), "rival-results-"+sanitize(host)+".zip")
 	t := &Task{
 		ID:      "wrap " + rel(w.Root, outDir),
-		Files:   []string{outDir},
 		Tools:   map[string]string{"rival": Version},
 		Outputs: []Output{{Path: zipPath}},
+	}
+	// The inputs are the regular files the zip holds: links and sockets
+	// under output/ are not results and must not block a wrap.
+	t.Prepare = func(ctx context.Context) error {
+		files, err := wrapFiles(outDir)
+		if err != nil {
+			return err
+		}
+		t.Files = files
+		return nil
 	}
 	t.Run = func(ctx context.Context, x *Exec) error {
 		return cache.WriteAtomic(zipPath, 0o644, func(bw *bufio.Writer) error {
@@ -279,6 +288,24 @@ func (w *Workspace) WrapTask() (*Task, string, error) {
 		})
 	}
 	return t, zipPath, nil
+}
+
+// wrapFiles lists the regular files writeWrap puts in the zip.
+func wrapFiles(dir string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, de fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if de.Type().IsRegular() && de.Name() != "secrets.env" {
+			out = append(out, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("wrap %s: %w", dir, err)
+	}
+	return out, nil
 }
 
 func sanitize(s string) string {
