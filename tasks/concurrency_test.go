@@ -282,3 +282,20 @@ func TestKillNineAtEveryPhase(t *testing.T) {
 	}
 	t.Logf("%d kill -9 rounds, each followed by a byte-identical rerun", total)
 }
+
+// SIGTERM (timeout, systemd, Slurm) stops the real target binary even when
+// the target is stuck reading outside its context: extract of /dev/zero.
+func TestSIGTERMStopsExtractOfDevZero(t *testing.T) {
+	bin := rivalBinary(t)
+	ws := newSuiteWS(t, t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd, out := ws.target(ctx, bin, "extract", "/dev/zero")
+	require.NoError(t, cmd.Start())
+	time.Sleep(time.Second)
+	start := time.Now()
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	cmd.Wait()
+	assert.Less(t, time.Since(start), 6*time.Second, "output:\n%s", out)
+	assert.NotEqual(t, 0, cmd.ProcessState.ExitCode())
+}

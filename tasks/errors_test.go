@@ -79,3 +79,20 @@ func TestSymlinksDoNotBlockWrapOrCompare(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, w.Runner.Run(context.Background(), ct))
 }
+
+// verify:data with a FIFO in place of the .idx refuses it at once.
+func TestVerifyDataRefusesFIFO(t *testing.T) {
+	w, _ := newWorkspace(t, "")
+	et, prefix, _ := demoDataset(t, w)
+	require.NoError(t, w.Runner.Run(context.Background(), et))
+	require.NoError(t, os.Remove(prefix+".idx"))
+	require.NoError(t, syscall.Mkfifo(prefix+".idx", 0o644))
+	done := make(chan error, 1)
+	go func() { done <- w.VerifyData([]string{prefix}) }()
+	select {
+	case err := <-done:
+		require.Error(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("verify:data blocked on a FIFO")
+	}
+}
