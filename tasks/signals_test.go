@@ -32,7 +32,11 @@ func TestMain(m *testing.M) {
 	case "blocked":
 		os.Exit(blockedChild())
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if rivalBin.path != "" && os.Getenv("RIVAL_TEST_BIN") == "" {
+		os.RemoveAll(filepath.Dir(rivalBin.path)) // the compiled targets
+	}
+	os.Exit(code)
 }
 
 func mageLikeHandler(cancel func()) {
