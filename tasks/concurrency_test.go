@@ -234,7 +234,7 @@ func TestKillNineAtEveryPhase(t *testing.T) {
 	want := reference(t, bin, in, "out/big")
 	args := []string{"encode:file", "big.jsonl", suiteTokenizer, "out/big"}
 
-	// How long a run and a restore take here, to spread the kills.
+	// How long a run and a restore take, to spread the kills over them.
 	ws.cache = t.TempDir()
 	start := time.Now()
 	ws.run(t, bin, args...)
@@ -243,7 +243,7 @@ func TestKillNineAtEveryPhase(t *testing.T) {
 	start = time.Now()
 	ws.run(t, bin, args...)
 	restoreTime := time.Since(start)
-	t.Logf("run %v, restore %v on this host", runTime, restoreTime)
+	t.Logf("a run took %v, a restore %v", runTime, restoreTime)
 
 	total := 0
 	for _, phase := range []struct {
