@@ -77,6 +77,7 @@ func suiteCorpus(t *testing.T, dir, name, variant string, n int) string {
 
 type suiteWS struct {
 	root, cache string
+	env         []string // extra KEY=VALUE settings
 }
 
 func newSuiteWS(t *testing.T, cacheDir string) suiteWS {
@@ -91,7 +92,7 @@ var suiteTokenizer, _ = filepath.Abs("../tokenizer/testdata/mistral-7b-v0.1/toke
 func (ws suiteWS) target(ctx context.Context, bin string, args ...string) (*exec.Cmd, *bytes.Buffer) {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = ws.root
-	cmd.Env = append(os.Environ(), "RIVAL_CACHE="+ws.cache, "RIVAL_CONFIG=")
+	cmd.Env = append(append(os.Environ(), "RIVAL_CACHE="+ws.cache, "RIVAL_CONFIG="), ws.env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	return cmd, &out
@@ -298,4 +299,42 @@ func TestSIGTERMStopsExtractOfDevZero(t *testing.T) {
 	cmd.Wait()
 	assert.Less(t, time.Since(start), 6*time.Second, "output:\n%s", out)
 	assert.NotEqual(t, 0, cmd.ProcessState.ExitCode())
+}
+
+// Two filters of one corpus with different thresholds, writing one output
+// path at once (the pipeline's filter under two FILTER_MIN_WORDS): each
+// threshold's cache hit must give its own filtered corpus.
+func TestConcurrentFiltersDifferentSettingsOneOutput(t *testing.T) {
+	bin := rivalBinary(t)
+	ws := newSuiteWS(t, t.TempDir())
+	suiteCorpus(t, ws.root, "big.jsonl", "a", 16)
+	want := map[string][]byte{}
+	for _, words := range []string{"1", "60"} {
+		ref := ws
+		ref.cache, ref.env = t.TempDir(), []string{"FILTER_MIN_CHARS=1", "FILTER_MIN_WORDS=" + words}
+		ref.run(t, bin, "filter:file", "big.jsonl", "out/kept.jsonl")
+		b, err := os.ReadFile(filepath.Join(ws.root, "out/kept.jsonl"))
+		require.NoError(t, err)
+		want[words] = b
+	}
+	require.NotEqual(t, want["1"], want["60"])
+	for round := 0; round < suiteRounds; round++ {
+		shared := t.TempDir()
+		a, b := ws, ws
+		a.cache, b.cache = shared, shared
+		a.env = []string{"FILTER_MIN_CHARS=1", "FILTER_MIN_WORDS=1"}
+		b.env = []string{"FILTER_MIN_CHARS=1", "FILTER_MIN_WORDS=60"}
+		args := []string{"filter:file", "big.jsonl", "out/kept.jsonl"}
+		sideBySide(t, bin, []suiteWS{a, b}, [][]string{args, args})
+		for _, c := range []struct {
+			ws    suiteWS
+			words string
+		}{{a, "1"}, {b, "60"}} {
+			out := c.ws.run(t, bin, args...)
+			assert.Contains(t, out, "tasks: 0 run, 1 cached")
+			got, err := os.ReadFile(filepath.Join(ws.root, "out/kept.jsonl"))
+			require.NoError(t, err)
+			assert.Equal(t, want[c.words], got, "round %d: FILTER_MIN_WORDS=%s", round, c.words)
+		}
+	}
 }
