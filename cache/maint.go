@@ -144,6 +144,7 @@ type TrimReport struct {
 	BlobsRemoved   int
 	BytesFreed     int64
 	BytesKept      int64
+	TempRemoved    int // temporary files killed processes left behind
 }
 
 // orphanGrace protects blobs that a running task stored but has not yet
@@ -211,7 +212,33 @@ func (c *Cache) Trim(ctx context.Context, maxBytes int64, maxAge time.Duration) 
 		}
 	}
 	rep.BytesKept = kept
+	rep.TempRemoved += c.removeDebris(now)
 	return rep, c.compactHits(recs)
+}
+
+// removeDebris removes the temporary files of atomic writes (".NAME.tmp-*")
+// and blob stores (".put-*") older than orphanGrace: a process that was
+// killed left them, a live one renames its own within moments.
+func (c *Cache) removeDebris(now time.Time) int {
+	n := 0
+	for _, sub := range []string{"blobs", "actions", "stat", "tasks", "locks"} {
+		filepath.WalkDir(filepath.Join(c.Dir, sub), func(p string, de fs.DirEntry, err error) error {
+			if err != nil || de.IsDir() || !de.Type().IsRegular() {
+				return nil
+			}
+			name := de.Name()
+			if !(strings.HasPrefix(name, ".") && (strings.Contains(name, ".tmp-") || strings.HasPrefix(name, ".put-"))) {
+				return nil
+			}
+			if fi, err := de.Info(); err == nil && now.Sub(fi.ModTime()) > orphanGrace {
+				if os.Remove(p) == nil {
+					n++
+				}
+			}
+			return nil
+		})
+	}
+	return n
 }
 
 // compactHits rewrites the hit log without the keys of removed records.
@@ -245,6 +272,7 @@ type VerifyReport struct {
 	RecordsDropped  int
 	OutputsChecked  int
 	ModifiedOutputs []string // materialized files that no longer match their record
+	Readopted       []string // intact workspace copies stored again in place of corrupt blobs
 }
 
 // Verify rehashes every blob and every materialized output still present.
@@ -287,24 +315,51 @@ func (c *Cache) Verify(ctx context.Context, progress func(done, total int)) (Ver
 	if err != nil {
 		return rep, err
 	}
+	// Several records may name one path (the same output asked for with
+	// other inputs): the file is modified only when it matches none of them.
+	named := map[string]map[Digest]bool{}
+	for _, r := range recs {
+		for _, o := range r.rec.Outputs {
+			if o.AbsPath != "" {
+				if named[o.AbsPath] == nil {
+					named[o.AbsPath] = map[Digest]bool{}
+				}
+				named[o.AbsPath][o.Digest] = true
+			}
+		}
+	}
+	current := map[string]Digest{}
+	for p := range named {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		rep.OutputsChecked++
+		c.Forget(p)
+		d, _, err := c.FileDigest(p)
+		if err != nil || !named[p][d] {
+			rep.ModifiedOutputs = append(rep.ModifiedOutputs, p)
+			continue
+		}
+		current[p] = d
+	}
 	for _, r := range recs {
 		bad := false
 		for _, o := range r.rec.Outputs {
-			if corrupt[o.Digest] {
-				bad = true
-			}
-			if o.AbsPath == "" {
+			if !corrupt[o.Digest] || c.HasBlob(o.Digest) {
 				continue
 			}
-			if _, err := os.Stat(o.AbsPath); err != nil {
-				continue
+			// The workspace still holds the content the record names: store
+			// it again rather than forget the record.
+			if o.AbsPath != "" && current[o.AbsPath] == o.Digest {
+				if d, _, err := c.PutFile(o.AbsPath, o.Compressed); err == nil && d == o.Digest {
+					rep.Readopted = append(rep.Readopted, o.AbsPath)
+					continue
+				}
 			}
-			rep.OutputsChecked++
-			c.Forget(o.AbsPath)
-			d, _, err := c.FileDigest(o.AbsPath)
-			if err != nil || d != o.Digest {
-				rep.ModifiedOutputs = append(rep.ModifiedOutputs, o.AbsPath)
-			}
+			bad = true
 		}
 		if bad {
 			os.Remove(r.path)

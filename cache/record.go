@@ -13,7 +13,7 @@ import (
 
 // Output is one file a task produced, stored as a blob.
 type Output struct {
-	Path       string `json:"path"`     // as the task declared it
+	Path       string `json:"path"`     // workspace-relative when inside the workspace, else absolute
 	AbsPath    string `json:"abs_path"` // where it was materialized, for verify
 	Digest     Digest `json:"digest"`
 	Size       int64  `json:"size"`
@@ -86,6 +86,21 @@ func (c *Cache) LastInputs(task string) ([]KeyPart, bool) {
 // GetRecord returns the record for key. A record whose output blobs are gone
 // (trimmed, or dropped as corrupt) is as good as absent.
 func (c *Cache) GetRecord(key Digest) (*Record, error) {
+	r, err := c.LookupRecord(key)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range r.Outputs {
+		if !c.HasBlob(o.Digest) {
+			return nil, ErrNotFound
+		}
+	}
+	return r, nil
+}
+
+// LookupRecord returns the record for key even when some of its blobs are
+// gone, so a caller holding an intact copy of an output can store it again.
+func (c *Cache) LookupRecord(key Digest) (*Record, error) {
 	data, err := os.ReadFile(c.recordPath(key))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, ErrNotFound
@@ -98,11 +113,6 @@ func (c *Cache) GetRecord(key Digest) (*Record, error) {
 		c.warn("cache: record %s is unreadable; dropped", key.Short())
 		os.Remove(c.recordPath(key))
 		return nil, ErrNotFound
-	}
-	for _, o := range r.Outputs {
-		if !c.HasBlob(o.Digest) {
-			return nil, ErrNotFound
-		}
 	}
 	return &r, nil
 }

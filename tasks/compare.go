@@ -38,6 +38,11 @@ func resultFiles(top string, dirs []string) ([]string, error) {
 				return filepath.SkipDir
 			}
 			if !de.IsDir() && strings.HasSuffix(p, ".json") {
+				if de.Type()&os.ModeSymlink != 0 {
+					if _, err := os.Stat(p); err != nil {
+						return nil // a dangling link is no result; it must not block the others
+					}
+				}
 				out = append(out, p)
 			}
 			return nil
@@ -123,6 +128,9 @@ func (w *Workspace) CompareTask(dirs []string, deps ...*Task) (*Task, error) {
 			return err
 		}
 		rep, err := compare.Analyze(inputs, prices)
+		if errors.Is(err, compare.ErrNoResults) && len(problems) > 0 {
+			return noResultsBecause(problems)
+		}
 		if err != nil {
 			return err
 		}
@@ -146,6 +154,34 @@ func (w *Workspace) CompareTask(dirs []string, deps ...*Task) (*Task, error) {
 		return nil
 	}
 	return t, nil
+}
+
+// noResultsBecause says why no file could be compared: every rejected
+// result with its reason (the first 20), files that are not results
+// counted.
+func noResultsBecause(problems []compare.Problem) error {
+	var b strings.Builder
+	invalid, ignored := 0, 0
+	for _, p := range problems {
+		if p.Kind == "ignored" {
+			ignored++
+			continue
+		}
+		invalid++
+		if invalid <= 20 {
+			fmt.Fprintf(&b, "\n  %s: %s", p.Source, p.Reason)
+		}
+	}
+	if invalid > 20 {
+		fmt.Fprintf(&b, "\n  ... and %d more", invalid-20)
+	}
+	if ignored > 0 {
+		fmt.Fprintf(&b, "\n  (%d JSON files that are not results were ignored)", ignored)
+	}
+	if invalid == 0 {
+		return fmt.Errorf("%w%s", compare.ErrNoResults, b.String())
+	}
+	return fmt.Errorf("no results to compare: %d result files were rejected:%s", invalid, b.String())
 }
 
 // ReportCompare prints compare's console summary and where the files are.

@@ -3,6 +3,7 @@ package tasks
 import (
 	"bufio"
 	"fmt"
+	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -123,23 +124,33 @@ func parseEnvFile(path string, each func(line int, key, value string) error) err
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	n := 0
+	seen := map[string]int{}
 	for sc.Scan() {
 		n++
-		line := strings.TrimSpace(sc.Text())
+		text := sc.Text()
+		if n == 1 {
+			text = strings.TrimPrefix(text, "\ufeff") // a UTF-8 byte-order mark
+		}
+		line := strings.TrimSpace(text)
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
 		line = strings.TrimPrefix(line, "export ")
 		k, v, ok := strings.Cut(line, "=")
-		if !ok {
-			return fmt.Errorf("%s:%d: expected KEY=VALUE, got %q", path, n, line)
-		}
 		k = strings.TrimSpace(k)
-		v = strings.TrimSpace(v)
-		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
-			v = v[1 : len(v)-1]
-		} else if i := strings.Index(v, " #"); i >= 0 {
-			v = strings.TrimSpace(v[:i])
+		// Never echo a line or a key that is not a plain KEY: it may be a
+		// token pasted on its own line, or the first line of a file that
+		// is no configuration at all.
+		if !ok || !isKeyName(k) {
+			return fmt.Errorf("%s:%d: expected KEY=VALUE with KEY made of A-Z, 0-9 and _ (the line is not shown: it may hold a secret)", path, n)
+		}
+		if first, dup := seen[k]; dup {
+			return fmt.Errorf("%s:%d: %s is already set on line %d; keep one", path, n, k, first)
+		}
+		seen[k] = n
+		v, err := envValue(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("%s:%d: %s: %w", path, n, k, err)
 		}
 		if err := each(n, k, v); err != nil {
 			return err
@@ -149,6 +160,39 @@ func parseEnvFile(path string, each func(line int, key, value string) error) err
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
+}
+
+// isKeyName reports whether k is spelled like a configuration key.
+func isKeyName(k string) bool {
+	if k == "" || len(k) > 64 || (k[0] >= '0' && k[0] <= '9') {
+		return false
+	}
+	for _, c := range k {
+		if !(c == '_' || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+			return false
+		}
+	}
+	return true
+}
+
+// envValue reads a value: "quoted" or 'quoted' (then only a # comment may
+// follow), or bare up to a " #" comment.
+func envValue(v string) (string, error) {
+	if v != "" && (v[0] == '"' || v[0] == '\'') {
+		end := strings.IndexByte(v[1:], v[0])
+		if end < 0 {
+			return "", fmt.Errorf("no closing %c", v[0])
+		}
+		rest := strings.TrimSpace(v[end+2:])
+		if rest != "" && !strings.HasPrefix(rest, "#") {
+			return "", fmt.Errorf("text after the closing quote (put a comment after \" #\")")
+		}
+		return v[1 : end+1], nil
+	}
+	if i := strings.Index(v, " #"); i >= 0 {
+		v = strings.TrimSpace(v[:i])
+	}
+	return v, nil
 }
 
 // LoadConfig reads path (config.env; a missing file means all defaults),
@@ -217,8 +261,11 @@ func (c *Config) validate() error {
 			}
 		case kFloat:
 			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
+			if err != nil && !math.IsInf(f, 0) {
 				return c.fieldErr(k.name, "%q is not a number", v)
+			}
+			if math.IsNaN(f) || math.IsInf(f, 0) {
+				return c.fieldErr(k.name, "%s is not a finite number", v)
 			}
 			if f < k.min || (k.max > 0 && f > k.max) {
 				return c.fieldErr(k.name, "%g is out of range [%g, %g]", f, k.min, k.max)
@@ -254,7 +301,10 @@ func (c *Config) validate() error {
 	if split <= 0 || split > 1 {
 		return c.fieldErr("TRAIN_SPLIT", "%g must be in (0, 1]", split)
 	}
-	product := c.Int("MBS") * c.Int("DP") * c.Int("GA")
+	product, ok := mulNoOverflow(c.Int("MBS"), c.Int("DP"), c.Int("GA"))
+	if !ok {
+		return c.fieldErr("MBS", "MBS×DP×GA overflows (%d×%d×%d); these are a micro batch, a GPU count and a step count", c.Int("MBS"), c.Int("DP"), c.Int("GA"))
+	}
 	if c.values["GBS"] == "" {
 		c.values["GBS"] = strconv.Itoa(product)
 		c.sources["GBS"] = "derived MBS×DP×GA"
@@ -266,14 +316,33 @@ func (c *Config) validate() error {
 		return c.fieldErr("PROFILE_STEP_END", "%d is before PROFILE_STEP_START=%d", c.Int("PROFILE_STEP_END"), c.Int("PROFILE_STEP_START"))
 	}
 	for _, k := range []string{"TRAIN_TIMEOUT", "SLURM_PENDING_TIMEOUT"} {
-		if _, err := ParseAge(c.values[k]); err != nil {
+		d, err := ParseAge(c.values[k])
+		if err != nil {
 			return c.fieldErr(k, "%v", err)
+		}
+		if d <= 0 {
+			return c.fieldErr(k, "%s is no limit at all; give a duration such as 12h (a run still going after it is stopped)", c.values[k])
 		}
 	}
 	if c.Int("WARMUP_STEPS") > c.Int("TRAIN_ITERS") {
 		return c.fieldErr("WARMUP_STEPS", "%d exceeds TRAIN_ITERS=%d", c.Int("WARMUP_STEPS"), c.Int("TRAIN_ITERS"))
 	}
 	return nil
+}
+
+// mulNoOverflow multiplies positive ints, reporting overflow.
+func mulNoOverflow(ns ...int) (int, bool) {
+	p := 1
+	for _, n := range ns {
+		if n <= 0 {
+			return 0, false
+		}
+		if p > math.MaxInt/n {
+			return 0, false
+		}
+		p *= n
+	}
+	return p, true
 }
 
 // With returns a copy with some keys replaced, validated again; source

@@ -83,7 +83,7 @@ func TestContainerizedTrainingEndToEnd(t *testing.T) {
 	assert.Empty(t, ourContainers(t), "the container is removed after the run")
 
 	// Unchanged inputs: the second train is a cache hit.
-	r2 := &Runner{Cache: w.Cache, Out: w.Out}
+	r2 := &Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}
 	in2 := in
 	in2.Encode, _, _ = demoDataset(t, w)
 	task2, err := w.TrainTask(in2)

@@ -142,6 +142,14 @@ func (w *Workspace) EncodeTask(in string, tok TokenizerSpec, outPrefix string, s
 		t.Files = append(t.Files, in)
 	}
 	t.Deps = append(t.Deps, more...)
+	if upstream == nil {
+		// Stat before anything opens it: a directory or a FIFO named as
+		// the corpus is a mistake to name, not a tree to hash or a read
+		// that never ends.
+		t.Prepare = func(ctx context.Context) error {
+			return checkRegularInput(in, "a JSONL corpus")
+		}
+	}
 	for _, p := range prefixes {
 		t.Outputs = append(t.Outputs, Output{Path: indexed.BinPath(p)}, Output{Path: indexed.IdxPath(p)}, Output{Path: ManifestPath(p), Compress: true})
 	}
@@ -221,6 +229,22 @@ func (w *Workspace) EncodeTask(in string, tok TokenizerSpec, outPrefix string, s
 		return nil
 	}
 	return t
+}
+
+// checkRegularInput refuses an input that is not a regular file (after
+// symlinks), saying what was expected.
+func checkRegularInput(path, want string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("input %w", err)
+	}
+	switch {
+	case fi.IsDir():
+		return fmt.Errorf("%s is a directory; give %s file", path, want)
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("%s is not a regular file (%s); give %s file", path, fi.Mode().Type(), want)
+	}
+	return nil
 }
 
 // storedFingerprint stores the dataset's two files in the cache (which the

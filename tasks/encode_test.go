@@ -63,7 +63,7 @@ func TestEncodeFileAndVerify(t *testing.T) {
 	assert.Len(t, fp.Digest, 64)
 
 	// A second identical call is a cache hit.
-	r2 := &Runner{Cache: w.Cache, Out: w.Out}
+	r2 := &Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}
 	require.NoError(t, r2.Run(context.Background(), w.EncodeTask(in, tok, out, 0, nil)))
 	assert.Equal(t, "tasks: 0 run, 1 cached", r2.Summary())
 }
@@ -122,12 +122,12 @@ func TestChangedTokenizerReencodesOnlyThatModel(t *testing.T) {
 		}
 		return ts
 	}
-	require.NoError(t, (&Runner{Cache: w.Cache, Out: w.Out}).Run(context.Background(), tasksFor()...))
+	require.NoError(t, (&Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}).Run(context.Background(), tasksFor()...))
 	// Rewrite the Qwen file with one byte of whitespace more: a new digest.
 	b, err := os.ReadFile(qw)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(qw, append(b, '\n'), 0o644))
-	r := &Runner{Cache: w.Cache, Out: w.Out}
+	r := &Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}
 	require.NoError(t, r.Run(context.Background(), tasksFor()...))
 	assert.Equal(t, "tasks: 1 run, 1 cached", r.Summary())
 	for _, p := range []string{"mistral.json-train", "mistral.json-test", "qwen.json-train", "qwen.json-test"} {

@@ -5,9 +5,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -53,10 +55,15 @@ func ParseSize(s string) (int64, error) {
 		}
 	}
 	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || f < 0 {
+	if err != nil || !(f >= 0) || math.IsInf(f, 0) {
 		return 0, fmt.Errorf("%q is not a size (examples: 500MB, 20GiB)", s)
 	}
-	return int64(f * float64(mult)), nil
+	// 2^63 is the first float64 that does not fit an int64.
+	if b := f * float64(mult); b >= math.Ldexp(1, 63) {
+		return 0, fmt.Errorf("%q is more bytes than any disk holds (examples: 500MB, 20GiB)", s)
+	} else {
+		return int64(b), nil
+	}
 }
 
 // ParseAge reads durations such as 30d, 12h, 90m.
@@ -64,10 +71,13 @@ func ParseAge(s string) (time.Duration, error) {
 	t := strings.TrimSpace(s)
 	if strings.HasSuffix(t, "d") {
 		n, err := strconv.ParseFloat(strings.TrimSuffix(t, "d"), 64)
-		if err != nil || n < 0 {
+		if err != nil || !(n >= 0) || math.IsInf(n, 0) {
 			return 0, fmt.Errorf("%q is not an age (examples: 30d, 12h)", s)
 		}
-		return time.Duration(n * 24 * float64(time.Hour)), nil
+		if ns := n * 24 * float64(time.Hour); ns < math.Ldexp(1, 63) {
+			return time.Duration(ns), nil
+		}
+		return 0, fmt.Errorf("%q is longer than %s, the longest age (examples: 30d, 12h)", s, time.Duration(math.MaxInt64).Round(time.Hour))
 	}
 	d, err := time.ParseDuration(t)
 	if err != nil || d < 0 {
@@ -114,6 +124,9 @@ func (w *Workspace) CacheTrim(ctx context.Context) error {
 	}
 	w.Printf("cache:trim (max %s, unused for %s): removed %d records and %d blobs, freed %s; %s kept\n",
 		maxSize, maxAge, rep.RecordsRemoved, rep.BlobsRemoved, HumanBytes(rep.BytesFreed), HumanBytes(rep.BytesKept))
+	if rep.TempRemoved > 0 {
+		w.Printf("cache:trim: removed %d temporary files left by killed runs\n", rep.TempRemoved)
+	}
 	return nil
 }
 
@@ -127,6 +140,9 @@ func (w *Workspace) CacheVerify(ctx context.Context) error {
 	for _, d := range rep.CorruptBlobs {
 		w.Printf("  corrupt blob %s: dropped\n", d)
 	}
+	for _, p := range rep.Readopted {
+		w.Printf("  %s matches its record: stored again in place of the corrupt blob\n", p)
+	}
 	if rep.RecordsDropped > 0 {
 		w.Printf("  %d records that needed them dropped; their tasks will run again\n", rep.RecordsDropped)
 	}
@@ -139,21 +155,94 @@ func (w *Workspace) CacheVerify(ctx context.Context) error {
 	return nil
 }
 
-// Purge removes OUTPUT_DIR, and DATA_DIR too when data is true. The cache
-// stays: a later run materializes from it.
-func (w *Workspace) Purge(data bool) error {
-	dirs := []string{w.Path("OUTPUT_DIR")}
-	if data {
-		dirs = append(dirs, w.Path("DATA_DIR"))
+// DirMarker is the file Rival writes into an OUTPUT_DIR or DATA_DIR it
+// creates outside the workspace: purge removes such a directory only when
+// it carries the marker, so a mistyped OUTPUT_DIR=.. never costs a project.
+const DirMarker = ".rival-dir"
+
+// markOwnDirs creates OUTPUT_DIR and DATA_DIR when they lie outside the
+// workspace and do not exist yet, and marks them as Rival's.
+func (w *Workspace) markOwnDirs() {
+	for _, k := range []string{"OUTPUT_DIR", "DATA_DIR"} {
+		d := w.Path(k)
+		if _, err := os.Lstat(d); err == nil || within(resolve(w.Root), resolve(d)) {
+			continue
+		}
+		if os.MkdirAll(d, 0o755) == nil {
+			os.WriteFile(filepath.Join(d, DirMarker), []byte("created by Rival as "+k+"; purge may remove this directory\n"), 0o644)
+		}
 	}
-	for _, d := range dirs {
-		if d == w.Root || d == "/" {
-			return fmt.Errorf("purge: refusing to remove %s", d)
+}
+
+// resolve is p made absolute with its symlinks resolved, as far as the
+// path exists.
+func resolve(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return filepath.Clean(p)
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		return r
+	}
+	// Resolve the existing parent, keep the missing tail.
+	parent := resolve(filepath.Dir(abs))
+	if parent == filepath.Dir(abs) && parent == abs {
+		return abs
+	}
+	return filepath.Join(parent, filepath.Base(abs))
+}
+
+// within reports whether p lies strictly inside dir (both resolved).
+func within(dir, p string) bool {
+	r, err := filepath.Rel(dir, p)
+	return err == nil && r != "." && r != ".." && !strings.HasPrefix(r, "../") && !filepath.IsAbs(r)
+}
+
+// Purge removes OUTPUT_DIR, and DATA_DIR too when data is true. The cache
+// stays: a later run materializes from it. A directory is removed only
+// when, symlinks resolved, it lies inside the workspace, or it carries
+// Rival's marker; never one that holds the workspace or the cache.
+func (w *Workspace) Purge(data bool) error {
+	keys := []string{"OUTPUT_DIR"}
+	if data {
+		keys = append(keys, "DATA_DIR")
+	}
+	root := resolve(w.Root)
+	cacheDir := resolve(w.Cache.Dir)
+	type victim struct{ key, path, real string }
+	var victims []victim
+	// Check every directory before removing any.
+	for _, k := range keys {
+		d := w.Path(k)
+		real := resolve(d)
+		if _, err := os.Lstat(d); errors.Is(err, fs.ErrNotExist) {
+			w.Printf("purge: %s (%s) does not exist; nothing to remove\n", k, d)
+			continue
 		}
-		if err := os.RemoveAll(d); err != nil {
-			return fmt.Errorf("purge %s: %w", d, err)
+		if real == root || within(real, root) {
+			return fmt.Errorf("purge: %s=%s resolves to %s, which holds the workspace %s; refusing (set %s to a directory of its own)", k, w.Config.Get(k), real, root, k)
 		}
-		w.Printf("purge: removed %s\n", d)
+		if real == cacheDir || within(real, cacheDir) {
+			return fmt.Errorf("purge: %s=%s resolves to %s, which holds the cache %s; refusing (use cache:trim for the cache)", k, w.Config.Get(k), real, cacheDir)
+		}
+		if !within(root, real) {
+			fi, err := os.Stat(filepath.Join(real, DirMarker))
+			if err != nil || !fi.Mode().IsRegular() {
+				return fmt.Errorf("purge: %s=%s resolves to %s, outside the workspace %s, and has no %s marker (Rival marks the directories it creates); refusing: remove it by hand if you mean it", k, w.Config.Get(k), real, root, DirMarker)
+			}
+		}
+		victims = append(victims, victim{k, d, real})
+	}
+	for _, v := range victims {
+		// Remove what the path names: a symlinked OUTPUT_DIR loses its
+		// target's contents only when that target passed the checks above.
+		if err := os.RemoveAll(v.real); err != nil {
+			return fmt.Errorf("purge %s: %w", v.real, err)
+		}
+		if v.real != v.path {
+			os.Remove(v.path) // the link itself
+		}
+		w.Printf("purge: removed %s\n", v.path)
 	}
 	return nil
 }
@@ -180,9 +269,18 @@ func (w *Workspace) WrapTask() (*Task, string, error) {
 	zipPath := filepath.Join(filepath.Dir(outDir), "rival-results-"+sanitize(host)+".zip")
 	t := &Task{
 		ID:      "wrap " + rel(w.Root, outDir),
-		Files:   []string{outDir},
 		Tools:   map[string]string{"rival": Version},
 		Outputs: []Output{{Path: zipPath}},
+	}
+	// The inputs are the regular files the zip holds: links and sockets
+	// under output/ are not results and must not block a wrap.
+	t.Prepare = func(ctx context.Context) error {
+		files, err := wrapFiles(outDir)
+		if err != nil {
+			return err
+		}
+		t.Files = files
+		return nil
 	}
 	t.Run = func(ctx context.Context, x *Exec) error {
 		return cache.WriteAtomic(zipPath, 0o644, func(bw *bufio.Writer) error {
@@ -190,6 +288,24 @@ func (w *Workspace) WrapTask() (*Task, string, error) {
 		})
 	}
 	return t, zipPath, nil
+}
+
+// wrapFiles lists the regular files writeWrap puts in the zip.
+func wrapFiles(dir string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, de fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if de.Type().IsRegular() && de.Name() != "secrets.env" {
+			out = append(out, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("wrap %s: %w", dir, err)
+	}
+	return out, nil
 }
 
 func sanitize(s string) string {

@@ -60,7 +60,7 @@ func TestCompareIsCachedWhenNoResultChanged(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(report), "mistral-proxy")
 
-	r2 := &Runner{Cache: w.Cache, Out: w.Out}
+	r2 := &Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}
 	ct2, err := w.CompareTask(nil)
 	require.NoError(t, err)
 	require.NoError(t, r2.Run(context.Background(), ct2))

@@ -27,7 +27,11 @@ var secretEnv = map[string]bool{"HF_TOKEN": true, "HUGGING_FACE_HUB_TOKEN": true
 
 // Runner executes tasks over a cache.
 type Runner struct {
-	Cache   *cache.Cache
+	Cache *cache.Cache
+	// Root is the workspace the tasks belong to: paths under it enter keys
+	// and records by their workspace-relative names, so two checkouts that
+	// share one cache share its hits but each gets its own files.
+	Root    string
 	Jobs    int       // tasks run in parallel; 0 means the CPU count
 	Verbose bool      // explain every task (mage -v)
 	Out     io.Writer // messages; standard error when nil
@@ -240,13 +244,18 @@ func (r *Runner) inputs(t *Task) ([]cache.KeyPart, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: input %w", t.ID, err)
 		}
-		parts = append(parts, cache.KeyPart{Kind: "file", Name: f, Value: string(d)})
+		parts = append(parts, cache.KeyPart{Kind: "file", Name: r.name(f), Value: string(d)})
 	}
 	for _, dep := range t.Deps {
 		ds := dep.getState()
 		for path, d := range ds.outputs {
-			parts = append(parts, cache.KeyPart{Kind: "dep", Name: dep.ID + ": " + path, Value: string(d)})
+			parts = append(parts, cache.KeyPart{Kind: "dep", Name: dep.ID + ": " + r.name(path), Value: string(d)})
 		}
+	}
+	// Where the outputs go is part of what was asked: a record made for
+	// other paths must not answer for these.
+	for i, o := range t.Outputs {
+		parts = append(parts, cache.KeyPart{Kind: "output", Name: fmt.Sprintf("%03d", i), Value: r.name(o.Path)})
 	}
 	sort.Slice(parts, func(i, j int) bool {
 		if parts[i].Kind != parts[j].Kind {
@@ -257,25 +266,81 @@ func (r *Runner) inputs(t *Task) ([]cache.KeyPart, error) {
 	return parts, nil
 }
 
+// Test hooks: storeHook runs between a task's return and the store of its
+// outputs, materializeHook before each output is restored.
+var (
+	storeHook       func()
+	materializeHook func(path string)
+)
+
+// name is how a path enters keys and records: relative to the workspace
+// when it lies inside it, else absolute.
+func (r *Runner) name(p string) string {
+	if r.Root == "" {
+		if abs, err := filepath.Abs(p); err == nil {
+			return abs
+		}
+		return p
+	}
+	return rel(r.Root, p)
+}
+
+// lockAll takes the action key's lock and one lock per output path, in one
+// global order so that two processes never wait on each other. The output
+// locks make run-and-store atomic for a path: a task with another key that
+// writes the same file waits until this one's outputs are stored.
+func (r *Runner) lockAll(ctx context.Context, t *Task, key cache.Digest) (func(), error) {
+	names := []string{string(key)}
+	for _, o := range t.Outputs {
+		abs, err := filepath.Abs(o.Path)
+		if err != nil {
+			return nil, fmt.Errorf("output %s: %w", o.Path, err)
+		}
+		names = append(names, "out-"+string(cache.HashBytes([]byte(abs))))
+	}
+	sort.Strings(names)
+	var held []*cache.Lock
+	release := func() {
+		for i := len(held) - 1; i >= 0; i-- {
+			held[i].Unlock()
+		}
+	}
+	for i, n := range names {
+		if i > 0 && n == names[i-1] {
+			continue // one path declared twice
+		}
+		lk, err := r.Cache.Lock(ctx, n)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		held = append(held, lk)
+	}
+	return release, nil
+}
+
 func (r *Runner) execute(ctx context.Context, t *Task, st *taskState) error {
 	parts, err := r.inputs(t)
 	if err != nil {
 		return err
 	}
 	key := cache.ActionKey(parts)
-	lk, err := r.Cache.Lock(ctx, string(key))
+	unlock, err := r.lockAll(ctx, t, key)
 	if err != nil {
 		return fmt.Errorf("%s: %w", t.ID, err)
 	}
-	defer lk.Unlock()
+	defer unlock()
+	// Temporary files a killed run left beside these outputs are ours to
+	// remove: the locks say no other run is writing them now.
+	cleanDebris(t.Outputs)
 
 	if !t.Force {
-		if rec, err := r.Cache.GetRecord(key); err == nil {
-			if err := r.materialize(rec); err == nil {
+		if rec, err := r.Cache.LookupRecord(key); err == nil {
+			if err := r.materialize(t, rec); err == nil {
 				r.Cache.Hit(key)
 				st.cached = true
 				st.meta = rec.Meta
-				st.outputs = outputDigests(rec)
+				st.outputs = r.outputDigests(t, rec)
 				r.cached.Add(1)
 				if r.Verbose {
 					r.printf("cached %s\n", t.ID)
@@ -305,6 +370,20 @@ func (r *Runner) execute(ctx context.Context, t *Task, st *taskState) error {
 		return fmt.Errorf("%s: %w", t.ID, err)
 	}
 	r.ran.Add(1)
+	// The identity of each output as the task left it: an output that is
+	// not the same file when it has been stored was changed by someone
+	// else in between, and is not recorded under this key.
+	written := make([]string, len(t.Outputs))
+	for i, o := range t.Outputs {
+		id, err := cache.Stat(o.Path)
+		if err != nil {
+			return fmt.Errorf("%s: output %s: %w", t.ID, o.Path, err)
+		}
+		written[i] = id
+	}
+	if storeHook != nil {
+		storeHook()
+	}
 	rec := cache.Record{Key: key, Task: t.ID, Created: time.Now().UTC(), DurationMS: time.Since(start).Milliseconds(), Inputs: parts}
 	for _, o := range t.Outputs {
 		d, n, err := r.Cache.PutOutput(o.Path, o.Compress)
@@ -317,7 +396,7 @@ func (r *Runner) execute(ctx context.Context, t *Task, st *taskState) error {
 		if fi != nil {
 			mode = uint32(fi.Mode().Perm())
 		}
-		rec.Outputs = append(rec.Outputs, cache.Output{Path: o.Path, AbsPath: abs, Digest: d, Size: n, Mode: mode, Compressed: o.Compress})
+		rec.Outputs = append(rec.Outputs, cache.Output{Path: r.name(o.Path), AbsPath: abs, Digest: d, Size: n, Mode: mode, Compressed: o.Compress})
 	}
 	if x.meta != nil {
 		m, err := json.Marshal(x.meta)
@@ -327,7 +406,13 @@ func (r *Runner) execute(ctx context.Context, t *Task, st *taskState) error {
 		rec.Meta = m
 	}
 	st.meta = rec.Meta
-	st.outputs = outputDigests(&rec)
+	st.outputs = r.outputDigests(t, &rec)
+	for i, o := range t.Outputs {
+		if id, err := cache.Stat(o.Path); err != nil || id != written[i] {
+			r.printf("warning: %s: %s changed after the task wrote it; result not cached\n", t.ID, o.Path)
+			return nil
+		}
+	}
 	// Inputs that changed while the task ran make its outputs suspect: the
 	// run stands, but it is not recorded, so the next run redoes it.
 	after, err := r.inputs(t)
@@ -341,32 +426,115 @@ func (r *Runner) execute(ctx context.Context, t *Task, st *taskState) error {
 	return nil
 }
 
-func outputDigests(rec *cache.Record) map[string]cache.Digest {
+// outputDigests maps the task's own output paths (not the ones the record
+// was made with) to their digests, for dependents.
+func (r *Runner) outputDigests(t *Task, rec *cache.Record) map[string]cache.Digest {
 	m := map[string]cache.Digest{}
-	for _, o := range rec.Outputs {
-		m[o.Path] = o.Digest
+	for i, o := range rec.Outputs {
+		if i < len(t.Outputs) {
+			m[t.Outputs[i].Path] = o.Digest
+		}
 	}
 	return m
 }
 
-// materialize puts a record's outputs in place, skipping files that already
-// hold the right content (a stat, not a read, when unchanged).
-func (r *Runner) materialize(rec *cache.Record) error {
-	for _, o := range rec.Outputs {
-		if d, _, err := r.Cache.FileDigest(o.Path); err == nil && d == o.Digest {
+// materialize puts a record's outputs in place at the task's declared
+// paths, skipping files that already hold the right content (a stat, not
+// a read, when unchanged). Outputs are restored in their declared order
+// (data, then index, then manifest), and the stale ones are first removed
+// in the reverse order, so a kill part-way leaves a missing manifest or
+// index, never a new .bin beside an old .idx that a reader would trust.
+// An output whose blob is gone (trimmed, or dropped as corrupt) but whose
+// workspace copy still matches the recorded digest is stored again.
+func (r *Runner) materialize(t *Task, rec *cache.Record) error {
+	if len(rec.Outputs) != len(t.Outputs) {
+		return fmt.Errorf("record has %d outputs, the task declares %d", len(rec.Outputs), len(t.Outputs))
+	}
+	stale := make([]bool, len(t.Outputs))
+	for i, o := range rec.Outputs {
+		path := t.Outputs[i].Path
+		if d, _, err := r.Cache.FileDigest(path); err == nil && d == o.Digest {
+			if !r.Cache.HasBlob(o.Digest) {
+				// Adopt the intact workspace copy again.
+				if d2, _, err := r.Cache.PutOutput(path, o.Compressed); err != nil || d2 != o.Digest {
+					return fmt.Errorf("store %s again: digest %s, want %s (%v)", path, d2.Short(), o.Digest.Short(), err)
+				}
+			}
 			continue
 		}
+		if !r.Cache.HasBlob(o.Digest) {
+			return fmt.Errorf("blob %s of %s: %w", o.Digest.Short(), path, cache.ErrNotFound)
+		}
+		stale[i] = true
+	}
+	for i := len(t.Outputs) - 1; i >= 0; i-- {
+		if stale[i] {
+			if err := os.Remove(t.Outputs[i].Path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("replace %s: %w", t.Outputs[i].Path, err)
+			}
+		}
+	}
+	for i, o := range rec.Outputs {
+		if !stale[i] {
+			continue
+		}
+		path := t.Outputs[i].Path
 		mode := os.FileMode(o.Mode)
 		if mode == 0 {
 			mode = 0o644
 		}
-		if err := r.Cache.Materialize(o.Digest, o.Path, mode); err != nil {
+		if materializeHook != nil {
+			materializeHook(path)
+		}
+		if err := r.Cache.Materialize(o.Digest, path, mode); err != nil {
 			return err
 		}
 		// Seed the stat cache so the next run does not reread it.
-		r.Cache.FileDigest(o.Path)
+		r.Cache.FileDigest(path)
 	}
 	return nil
+}
+
+// cleanDebris removes the temporary files that writers of these outputs
+// leave when killed: cache.WriteAtomic's ".NAME.tmp-*", the dataset
+// writer's "NAME.tmp*" and "PREFIX.docs.tmp*". A rename is the last step of
+// every writer, so such a file is never a finished output.
+func cleanDebris(outs []Output) {
+	for _, o := range outs {
+		dir, base := filepath.Split(o.Path)
+		pats := []string{"." + base + ".tmp-*"}
+		if strings.HasSuffix(base, ".idx") {
+			pats = append(pats, base+".tmp*")
+		}
+		if p, ok := strings.CutSuffix(base, ".bin"); ok {
+			pats = append(pats, base+".tmp*", p+".docs.tmp*")
+		}
+		for _, pat := range pats {
+			matches, _ := filepath.Glob(filepath.Join(dir, globEscape(pat)))
+			for _, m := range matches {
+				if fi, err := os.Lstat(m); err == nil && fi.Mode().IsRegular() {
+					os.Remove(m)
+				}
+			}
+		}
+	}
+}
+
+// globEscape quotes the glob metacharacters of a file name pattern, except
+// its final "*".
+func globEscape(pat string) string {
+	body, star := strings.CutSuffix(pat, "*")
+	var b strings.Builder
+	for _, c := range body {
+		if strings.ContainsRune(`*?[\`, c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	if star {
+		b.WriteByte('*')
+	}
+	return b.String()
 }
 
 // explain says which inputs changed since the last recorded run of the

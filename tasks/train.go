@@ -239,6 +239,9 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 		if cpuPrec.Precision != "" {
 			w.sayPrecisionOnce(x.Log, cpuPrec)
 		}
+		// A rerun (FORCE=1) keeps the previous good log aside until it
+		// succeeds: a failure puts it back where the earlier result points.
+		keepPrevLog(logPath)
 		started := time.Now().UTC()
 		// Power is sampled where the job runs: not under Slurm, whose compute
 		// nodes are not this host. runAndLog grows logPath+".partial".
@@ -268,7 +271,14 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 		if err := result.Validate(data); err != nil {
 			return fmt.Errorf("result of %s does not match the schema: %w", name, err)
 		}
-		return cache.WriteFileAtomic(resultPath, append(data, '\n'), 0o644)
+		if err := cache.WriteFileAtomic(resultPath, append(data, '\n'), 0o644); err != nil {
+			return err
+		}
+		// This run stands: an earlier failure's leftovers are stale.
+		os.Remove(logPath + ".prev")
+		os.Remove(failedLog(logPath))
+		os.Remove(filepath.Join(runDir, "failure.json"))
+		return nil
 	}
 	return t, nil
 }
@@ -362,12 +372,29 @@ func cpuProcs(cfg *Config) int {
 	return max(1, cfg.Int("TP")*cfg.Int("PP")*cfg.Int("DP")/max(1, cfg.Int("NNODES")))
 }
 
+// keepPrevLog links an existing log to LOG.prev (no copy).
+func keepPrevLog(logPath string) {
+	os.Remove(logPath + ".prev")
+	if _, err := os.Stat(logPath); err == nil {
+		if os.Link(logPath, logPath+".prev") != nil {
+			os.Rename(logPath, logPath+".prev")
+		}
+	}
+}
+
 func failedLog(logPath string) string { return strings.TrimSuffix(logPath, ".log") + ".failed.log" }
 
 // recordFailure keeps a failed run's log under a name that is not an
 // output, and writes why it failed next to the run's files.
 func (w *Workspace) recordFailure(runDir, logPath, name string, cause error) {
-	os.Rename(logPath, failedLog(logPath))
+	if _, err := os.Stat(logPath + ".partial"); err == nil {
+		os.Rename(logPath+".partial", failedLog(logPath))
+	} else {
+		os.Rename(logPath, failedLog(logPath))
+	}
+	if _, err := os.Stat(logPath + ".prev"); err == nil {
+		os.Rename(logPath+".prev", logPath)
+	}
 	data, _ := json.MarshalIndent(map[string]string{
 		"run": name, "failed_at": time.Now().UTC().Format(time.RFC3339), "reason": cause.Error(), "log": failedLog(logPath),
 	}, "", "  ")
@@ -407,9 +434,11 @@ func (w *Workspace) runAndLog(ctx context.Context, x *Exec, in TrainInputs, laun
 		writeErr = err
 	}
 	f.Close()
-	// Keep the log under its final name whatever happened; a failure is
-	// renamed again by recordFailure.
-	os.Rename(partial, logPath)
+	// A finished run's log takes its final name; a failed one's stays
+	// partial for recordFailure, so it never replaces a good log.
+	if writeErr == nil && runErr == nil {
+		os.Rename(partial, logPath)
+	}
 	if writeErr != nil {
 		return info, fmt.Errorf("saving the log %s: %w", logPath, writeErr)
 	}
@@ -549,13 +578,14 @@ func (HostExecutor) Run(ctx context.Context, launch frameworks.Launch, maps []Pa
 	if envErr != nil {
 		return ExecInfo{}, envErr
 	}
-	cmd.Env = append(os.Environ(), local...)
+	cmd.Env = append(hostEnv(os.Environ()), local...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	if err := cmd.Start(); err != nil {
 		return ExecInfo{}, fmt.Errorf("start %s: %w", launch.Command[0], err)
 	}
+	defer trackGroup(cmd.Process.Pid)()
 	done := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(pr)

@@ -101,7 +101,7 @@ func TestTrainWritesValidResultAndCaches(t *testing.T) {
 	assert.Equal(t, filepath.Base(task.Outputs[0].Path), "train_cpu_fsdp_mistral-proxy_docs.json")
 
 	// Unchanged inputs: a cache hit, nothing runs.
-	r2 := &Runner{Cache: w.Cache, Out: w.Out}
+	r2 := &Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}
 	task2, err := w.TrainTask(trainInputs(t, w, ex))
 	require.NoError(t, err)
 	require.NoError(t, r2.Run(context.Background(), task2))
@@ -114,7 +114,7 @@ func TestTrainWritesValidResultAndCaches(t *testing.T) {
 	require.NoError(t, err)
 	task3, err := w.TrainTask(in3)
 	require.NoError(t, err)
-	require.NoError(t, (&Runner{Cache: w.Cache, Out: w.Out}).Run(context.Background(), task3))
+	require.NoError(t, (&Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}).Run(context.Background(), task3))
 	assert.EqualValues(t, 2, ex.runs.Load())
 	in4 := trainInputs(t, w, ex)
 	in4.RunIndex = 1
@@ -139,7 +139,7 @@ func TestFailedTrainKeepsLogAndIsNotCached(t *testing.T) {
 	b, _ := os.ReadFile(failed)
 	assert.Contains(t, string(b), "iteration")
 	ex.exit = 0
-	r := &Runner{Cache: w.Cache, Out: w.Out}
+	r := &Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}
 	task2, err := w.TrainTask(trainInputs(t, w, ex))
 	require.NoError(t, err)
 	require.NoError(t, r.Run(context.Background(), task2))

@@ -34,6 +34,13 @@ func (w *Workspace) ConfiguredDatasets() []string {
 // the manifest written when it was encoded. It returns the fingerprint.
 func VerifyDataset(prefix string) (indexed.Fingerprint, error) {
 	var fp indexed.Fingerprint
+	// Stat before opening: a FIFO or a device in place of a dataset file
+	// is refused, not read until the end of time.
+	for _, p := range []string{ManifestPath(prefix), indexed.IdxPath(prefix), indexed.BinPath(prefix)} {
+		if fi, err := os.Stat(p); err == nil && !fi.Mode().IsRegular() {
+			return fp, fmt.Errorf("%s: %s is not a regular file (%s): remove it and run `go run mage.go encode`", prefix, p, fi.Mode().Type())
+		}
+	}
 	data, err := os.ReadFile(ManifestPath(prefix))
 	if errors.Is(err, fs.ErrNotExist) {
 		return fp, fmt.Errorf("%s: not encoded yet (no %s): run `go run mage.go encode`", prefix, ManifestPath(prefix))

@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"sync"
-	"syscall"
+	"time"
 
 	"github.com/magefile/mage/mg"
 
@@ -56,7 +55,7 @@ func OpenWorkspace(root string, verbose bool, out io.Writer) (*Workspace, error)
 		Root:   root,
 		Config: cfg,
 		Cache:  c,
-		Runner: &Runner{Cache: c, Jobs: cfg.Int("JOBS"), Verbose: verbose, Out: out},
+		Runner: &Runner{Cache: c, Root: root, Jobs: cfg.Int("JOBS"), Verbose: verbose, Out: out},
 		Out:    out,
 	}, nil
 }
@@ -78,7 +77,7 @@ func (w *Workspace) Printf(format string, args ...any) { fmt.Fprintf(w.Out, form
 // directory, cancels on Ctrl-C or SIGTERM, and always ends with the
 // `tasks: R run, C cached` line.
 func Main(ctx context.Context, fn func(ctx context.Context, w *Workspace) error) error {
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := handleSignals(ctx, os.Stderr, grace())
 	defer stop()
 	root, err := os.Getwd()
 	if err != nil {
@@ -89,6 +88,7 @@ func Main(ctx context.Context, fn func(ctx context.Context, w *Workspace) error)
 		fmt.Fprintln(os.Stderr, "tasks: 0 run, 0 cached; failed")
 		return err
 	}
+	w.markOwnDirs()
 	err = fn(ctx, w)
 	line := w.Runner.Summary()
 	if err != nil {
@@ -102,7 +102,8 @@ func Main(ctx context.Context, fn func(ctx context.Context, w *Workspace) error)
 // its environment variables describe a log, not this workspace's
 // configuration), ending with the same summary line.
 func Bare(ctx context.Context, fn func(ctx context.Context) error) error {
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	// Nothing to clean up but open files: a short grace.
+	ctx, stop := handleSignals(ctx, os.Stderr, 2*time.Second)
 	defer stop()
 	err := fn(ctx)
 	line := "tasks: 0 run, 0 cached"

@@ -46,7 +46,7 @@ func TestFilterTaskIsCachedAndReports(t *testing.T) {
 	assert.Contains(t, log.String(), "1 malformed (lines 3)")
 
 	w2, log2 := w, &bytes.Buffer{}
-	w2.Runner = &Runner{Cache: w.Cache, Verbose: true, Out: log2}
+	w2.Runner = &Runner{Cache: w.Cache, Root: w.Root, Verbose: true, Out: log2}
 	t2 := w2.FilterTask(in, out, nil)
 	require.NoError(t, w2.Runner.Run(context.Background(), t2))
 	assert.Equal(t, "tasks: 0 run, 1 cached", w2.Runner.Summary())

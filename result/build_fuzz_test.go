@@ -1,0 +1,40 @@
+package result
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/rivalbench/rival/frameworks/logparse"
+)
+
+// FuzzBuild turns any log text the parsers accept, with any run facts,
+// into a result or an error: never a panic. A result that builds must
+// encode as JSON (no NaN or infinity can hide in it).
+func FuzzBuild(f *testing.F) {
+	for _, p := range []string{"../frameworks/logparse/testdata/real/megatron-2024-issue756.log", "../frameworks/logparse/testdata/real/torchtitan.log"} {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		if len(data) > 8<<10 {
+			data = data[:8<<10]
+		}
+		f.Add(data, 8, 8192, 64, 1, "bf16", "H100 SXM", "llama")
+	}
+	f.Add([]byte("iteration 1/ 10 | elapsed time per iteration (ms): 1e309 | global batch size: 4 | lm loss: 1.0E+00 |\n"), 1, 1, 1, 1, "fp8", "MI300X", "qwen")
+	f.Fuzz(func(t *testing.T, data []byte, gpus, seqLen, gbs, mbs int, precision, gpu, model string) {
+		log, err := logparse.Parse(bytes.NewReader(data), "")
+		if err != nil || log == nil {
+			return
+		}
+		r, err := Build(log, Facts{GPUs: gpus, SeqLen: seqLen, GBS: gbs, MBS: mbs, Precision: precision, Platform: "nvd", GPUModel: gpu, Model: model})
+		if err != nil {
+			return
+		}
+		if _, err := json.Marshal(r); err != nil {
+			t.Fatalf("result does not encode: %v", err)
+		}
+	})
+}

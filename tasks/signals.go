@@ -1,0 +1,138 @@
+package tasks
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// stopGrace is how long Rival waits, after the first Ctrl-C or SIGTERM,
+// for running tasks to stop their trainers and remove their containers
+// before it stops at once. It covers a container's stop (SIGTERM, 10 s,
+// SIGKILL, removal) with room to spare; RIVAL_STOP_GRACE overrides it.
+const stopGrace = 2 * time.Minute
+
+// groups are the process groups of the host processes Rival started and
+// has not reaped yet: a forced stop kills them before Rival exits.
+var groups = struct {
+	sync.Mutex
+	pgids map[int]bool
+}{pgids: map[int]bool{}}
+
+// trackGroup remembers a started process group until the returned func is
+// called (after the process was reaped).
+func trackGroup(pgid int) func() {
+	groups.Lock()
+	groups.pgids[pgid] = true
+	groups.Unlock()
+	return func() {
+		groups.Lock()
+		delete(groups.pgids, pgid)
+		groups.Unlock()
+	}
+}
+
+func killGroups() {
+	groups.Lock()
+	defer groups.Unlock()
+	for pgid := range groups.pgids {
+		syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+}
+
+func grace() time.Duration {
+	if v := os.Getenv("RIVAL_STOP_GRACE"); v != "" {
+		if d, err := time.ParseDuration(v); err == nil && d > 0 {
+			return d
+		}
+	}
+	return stopGrace
+}
+
+// exitCode is the shell's status for a process stopped by s.
+func exitCode(s os.Signal) int {
+	if n, ok := s.(syscall.Signal); ok {
+		return 128 + int(n)
+	}
+	return 1
+}
+
+// handleSignals makes Rival, not the process around it, own Ctrl-C and
+// SIGTERM for the life of a target. The first signal cancels ctx and Rival
+// stays up until its tasks have stopped their processes and removed their
+// containers; a second signal, or a stop still unfinished after the grace
+// period, kills the remaining host process groups and exits at once, with
+// the signal's usual default restored.
+//
+// signal.Ignore first detaches every earlier handler, including the one
+// mage's generated main installs, which would exit 5 s after Ctrl-C and
+// leave a slow trainer running without Rival.
+func handleSignals(parent context.Context, out io.Writer, g time.Duration) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(parent)
+	ch := make(chan os.Signal, 4)
+	take := func() {
+		signal.Ignore(os.Interrupt, syscall.SIGTERM)
+		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	}
+	take()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		// mage installs its handler as the target starts: take the signals
+		// back once it has.
+		retake := time.NewTimer(50 * time.Millisecond)
+		defer retake.Stop()
+		var first os.Signal
+		for first == nil {
+			select {
+			case first = <-ch:
+			case <-retake.C:
+				take()
+			case <-done:
+				return
+			}
+		}
+		fmt.Fprintf(out, "\n%s: stopping; waiting up to %s for running tasks to stop their processes and remove their containers (press Ctrl-C again to stop at once)\n", sigName(first), g)
+		cancel()
+		timer := time.NewTimer(g)
+		defer timer.Stop()
+		code := exitCode(first)
+		select {
+		case s := <-ch:
+			fmt.Fprintf(out, "%s again: stopping at once\n", sigName(s))
+			code = exitCode(s)
+		case <-timer.C:
+			fmt.Fprintf(out, "still running %s after %s: stopping at once\n", sigName(first), g)
+		case <-done:
+			return
+		}
+		killGroups()
+		signal.Reset(os.Interrupt, syscall.SIGTERM)
+		fmt.Fprintln(out, "tasks: stopped; failed")
+		os.Exit(code)
+	}()
+	return ctx, func() {
+		close(done)
+		wg.Wait()
+		signal.Stop(ch)
+		signal.Reset(os.Interrupt, syscall.SIGTERM)
+		cancel()
+	}
+}
+
+func sigName(s os.Signal) string {
+	if s == os.Interrupt {
+		return "Ctrl-C"
+	}
+	if s == syscall.SIGTERM {
+		return "SIGTERM"
+	}
+	return s.String()
+}
