@@ -131,9 +131,9 @@ func (ws suiteWS) debris(dir string) []string {
 	return found
 }
 
-// reference encodes in (copied into a fresh workspace and cache under
+// serialReference encodes in (copied into a fresh workspace and cache under
 // the same name) serially.
-func reference(t *testing.T, bin, in, out string) map[string][]byte {
+func serialReference(t *testing.T, bin, in, out string) map[string][]byte {
 	ws := newSuiteWS(t, t.TempDir())
 	data, err := os.ReadFile(in)
 	require.NoError(t, err)
@@ -164,7 +164,7 @@ func TestConcurrentTargetsSameKey(t *testing.T) {
 	bin := rivalBinary(t)
 	ws := newSuiteWS(t, t.TempDir())
 	in := suiteCorpus(t, ws.root, "big.jsonl", "a", 16)
-	want := reference(t, bin, in, "out/big")
+	want := serialReference(t, bin, in, "out/big")
 	for round := 0; round < suiteRounds; round++ {
 		require.NoError(t, os.RemoveAll(filepath.Join(ws.root, "out")))
 		ws.cache = t.TempDir()
@@ -181,8 +181,8 @@ func TestConcurrentTargetsDifferentKeysOneOutputPath(t *testing.T) {
 	inA := suiteCorpus(t, ws.root, "big.jsonl", "a", 16)
 	inB := suiteCorpus(t, ws.root, "big2.jsonl", "b", 12)
 	// The serial references are written to out/big by each input alone.
-	wantA := reference(t, bin, inA, "out/big")
-	wantB := reference(t, bin, inB, "out/big")
+	wantA := serialReference(t, bin, inA, "out/big")
+	wantB := serialReference(t, bin, inB, "out/big")
 	require.NotEqual(t, wantA[".bin"], wantB[".bin"])
 	for round := 0; round < suiteRounds; round++ {
 		ws.cache = t.TempDir()
@@ -209,7 +209,7 @@ func TestConcurrentTargetsTwoWorkspacesOneCache(t *testing.T) {
 	data, err := os.ReadFile(in)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(b.root, "big.jsonl"), data, 0o644))
-	want := reference(t, bin, in, "out/big")
+	want := serialReference(t, bin, in, "out/big")
 	args := []string{"encode:file", "big.jsonl", suiteTokenizer, "out/big"}
 	for round := 0; round < suiteRounds; round++ {
 		for _, ws := range []suiteWS{a, b} {
@@ -232,7 +232,7 @@ func TestKillNineAtEveryPhase(t *testing.T) {
 	}
 	ws := newSuiteWS(t, t.TempDir())
 	in := suiteCorpus(t, ws.root, "big.jsonl", "a", 32)
-	want := reference(t, bin, in, "out/big")
+	want := serialReference(t, bin, in, "out/big")
 	args := []string{"encode:file", "big.jsonl", suiteTokenizer, "out/big"}
 
 	// How long a run and a restore take, to spread the kills over them.
