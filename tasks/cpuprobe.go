@@ -147,7 +147,6 @@ func sudoPrefix() string {
 	return "sudo "
 }
 
-
 // sayPrecisionOnce tells once per workspace which precision CPU runs train
 // in and why, not once per run.
 func (ws *Workspace) sayPrecisionOnce(w io.Writer, p CPUPrecision) {
