@@ -123,17 +123,15 @@ func needProbeShell(t *testing.T) *Engine {
 }
 
 // The repository's Dockerfiles build on any base given as IMAGE_BASE; here
-// the FROM-scratch probe image, whose entrypoint reports what it sees (for
-// nvd, whose build installs TorchTitan, with the probe as its /bin/sh).
+// the FROM-scratch probe image with the probe as its /bin/sh, which records
+// the build's RUN steps (nvd installs TorchTitan, amd what Primus runs would
+// otherwise pip-install).
 func TestBuildRepositoryDockerfilesWithImageBase(t *testing.T) {
 	e := needProbeShell(t)
 	ctx := context.Background()
 	for _, platform := range []string{"amd", "nvd"} {
 		t.Run(platform, func(t *testing.T) {
-			base := probeImage
-			if platform == "nvd" {
-				base = probeShellImage
-			}
+			base := probeShellImage
 			tag := "rival-test/" + platform + ":test"
 			removeImage(t, e, tag)
 			digest, err := ContextDigest("..", ContextOptions{Dockerfile: platform + ".Dockerfile"})
@@ -176,14 +174,18 @@ func TestBuildRepositoryDockerfilesWithImageBase(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, []string{"/rival"}, lines)
 
-			if platform == "nvd" {
-				// The build ran the TorchTitan install, with its checks, as one RUN step.
-				lines = nil
-				_, err = e.Run(ctx, RunSpec{Image: tag, Network: "none", Cmd: []string{"cat", "/probe-sh.log"}}, func(l string) { lines = append(lines, l) })
-				require.NoError(t, err)
-				require.Len(t, lines, 1)
+			// The build ran its install step, with its checks, as one RUN step.
+			lines = nil
+			_, err = e.Run(ctx, RunSpec{Image: tag, Network: "none", Cmd: []string{"cat", "/probe-sh.log"}}, func(l string) { lines = append(lines, l) })
+			require.NoError(t, err)
+			require.Len(t, lines, 1)
+			switch platform {
+			case "nvd":
 				assert.Contains(t, lines[0], `python -m pip install --no-cache-dir "torchtitan==0.2.0"`)
 				assert.Contains(t, lines[0], `python -c "import torchtitan.train"`)
+			case "amd":
+				assert.Contains(t, lines[0], "pip install --no-cache-dir -r requirements.txt")
+				assert.Contains(t, lines[0], "make -C third_party/Megatron-LM/megatron/core/datasets")
 			}
 		})
 	}

@@ -433,7 +433,7 @@ first=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
 [ "${PET_MASTER_ADDR-}" = "$first" ] || fail "PET_MASTER_ADDR=${PET_MASTER_ADDR-unset}"
 [ "${MASTER_PORT-}" = 29500 ] && [ "${PET_MASTER_PORT-}" = 29500 ] || fail "MASTER_PORT=${MASTER_PORT-unset}"
 echo "rendezvous node=$SLURMD_NODENAME NODE_RANK=$NODE_RANK NNODES=$NNODES GPUS_PER_NODE=$GPUS_PER_NODE MASTER_ADDR=$MASTER_ADDR MASTER_PORT=$MASTER_PORT"
-echo "argv $*"
+printf argv; printf ' %q' "$@"; echo
 `
 
 // runRendezvousJob builds the real launch of one framework for two nodes of 2 GPUs, turns it into the
