@@ -450,7 +450,7 @@ func TestKnobs(t *testing.T) {
 				"primus/llama-exp.yaml:overrides.moe_use_legacy_grouped_gemm"}, "nemo": {"rival_nemo.json:mixed_precision.fp8", "rival_nemo.json:mixed_precision.fp8_amax_compute_algo", "rival_nemo.json:mixed_precision.fp8_amax_history_len", "rival_nemo.json:mixed_precision.fp8_margin", "rival_nemo.json:mixed_precision.fp8_param", "rival_nemo.json:mixed_precision.fp8_param_gather", "rival_nemo.json:mixed_precision.fp8_recipe"}}},
 		{"PRECISION=fp32", func(r *Request) { r.Fair.Precision = "fp32" }, map[string][]string{
 			"titan": {"rival_titan.toml:training.mixed_precision_param"},
-			"mega":  {"--bf16"}, "prim": {"primus/llama-exp.yaml:overrides.bf16"}, "nemo": {"rival_nemo.json:mixed_precision.bf16", "rival_nemo.json:mixed_precision.fp32", "rival_nemo.json:mixed_precision.grad_reduce_in_fp32", "rival_nemo.json:mixed_precision.params_dtype", "rival_nemo.json:mixed_precision.pipeline_dtype"}, "fsdp": {"--precision"}}},
+			"mega":  {"--bf16"}, "prim": {"primus/llama-exp.yaml:overrides.bf16"}, "nemo": {"rival_nemo.json:mixed_precision.bf16", "rival_nemo.json:mixed_precision.fp32", "rival_nemo.json:mixed_precision.params_dtype", "rival_nemo.json:mixed_precision.pipeline_dtype"}, "fsdp": {"--precision"}}},
 		{"PROFILE", profileOn, map[string][]string{
 			"mega": {"--profile", "--profile-ranks", "--profile-step-end", "--profile-step-start", "--tensorboard-dir", "--use-pytorch-profiler"},
 			"prim": {"", // the command: the trace folder is linked to OutputDir/profile before the run

@@ -10,7 +10,9 @@ For each matrix cell (../testdata/matrix/*.json, written by go test ./frameworks
 -update) the entry script's build_config builds the ConfigContainer, Bridge's runtime_config_update
 applies mixed precision and runs ConfigContainer.validate with the cell's world size, and Megatron
 Core's OptimizerParamScheduler is built from the result as Bridge's optimizer setup builds it."""
+import contextlib
 import glob
+import io
 import json
 import math
 import os
@@ -102,14 +104,20 @@ class BridgeValidatesEveryCell(unittest.TestCase):
             with open(good, "w", encoding="utf-8") as f:
                 json.dump(c["config"], f)
             os.environ["WORLD_SIZE"] = str(c["world_size"])
-            self.assertEqual(rival_nemo.main(["--config", good, "--ran", os.path.join(d, "ran.json"), "--check"]), 0)
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                self.assertEqual(rival_nemo.main(["--config", good, "--ran", os.path.join(d, "ran.json"), "--check"]), 0)
             self.assertFalse(os.path.exists(os.path.join(d, "ran.json")), "--check records nothing")
+            self.assertIn("preflight ok: megatron-bridge configuration valid for", out.getvalue().splitlines()[-1])
             c["config"]["optimizer"]["min_lr"] = 1.0
             bad = os.path.join(d, "bad.json")
             with open(bad, "w", encoding="utf-8") as f:
                 json.dump(c["config"], f)
-            with self.assertRaises(AssertionError):
-                rival_nemo.main(["--config", bad, "--ran", os.path.join(d, "ran.json"), "--check"])
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                self.assertEqual(rival_nemo.main(["--config", bad, "--ran", os.path.join(d, "ran.json"), "--check"]), 1)
+            last = out.getvalue().splitlines()[-1]
+            self.assertTrue(last.startswith("preflight failed: megatron-bridge configuration: AssertionError"), last)
 
     def test_warmup_is_megatrons_formula(self):
         """lr at iteration k of the warm-up is lr·k/warmup (Megatron's), not NeMo 2's lr·(k+1)/(warmup+1)."""
