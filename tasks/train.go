@@ -209,6 +209,12 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 				return err
 			}
 		}
+		if launch.RanFile != "" {
+			// A reused run folder may hold an earlier run's record: this run must write its own.
+			if err := os.Remove(filepath.Join(runDir, filepath.FromSlash(launch.RanFile))); err != nil && !os.IsNotExist(err) {
+				return fmt.Errorf("train %s: removing an earlier run's record of what ran: %w", name, err)
+			}
+		}
 		for rel, data := range launch.Files {
 			if err := cache.WriteFileAtomic(filepath.Join(runDir, filepath.FromSlash(rel)), data, 0o644); err != nil {
 				return err
@@ -216,7 +222,8 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 		}
 		if _, ran, err := RunPreflight(ctx, in.Executor, name, launch, maps); err != nil {
 			return err
-		} else if ran != "" {
+		} else if ran != "" && launch.RanFile == "" {
+			// (A launch with a RanFile records what ran itself, from the training processes.)
 			// What the image holds, read inside it, ahead of the pin the launch was built for.
 			launch.FrameworkVersion = ran + "; built for " + launch.FrameworkVersion
 		}
