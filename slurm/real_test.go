@@ -160,6 +160,35 @@ func TestRealSlurm(t *testing.T) {
 		assert.Contains(t, got.all(), "about to fail")
 	})
 
+	t.Run("a failing preflight ends the job before the launch on any node", func(t *testing.T) {
+		c := cl.Client()
+		job := hostJob(t, "preflight", 2, `echo "launched on $SLURMD_NODENAME"`)
+		job.Preflight = []string{"bash", "-c", `echo "preflight on $SLURMD_NODENAME"; echo "preflight failed: min_lr above lr"; exit 1`}
+		id := submit(t, c, job, nil)
+		var got lines
+		final, err := c.Follow(context.Background(), id, job.LogPath, got.add)
+		require.Error(t, err)
+		assert.Equal(t, slurm.StateFailed, final.State)
+		assert.Contains(t, got.all(), "preflight on "+cl.Nodes[0], "once, on the first node")
+		assert.Contains(t, got.all(), "preflight failed: min_lr above lr")
+		for _, l := range got.all() {
+			assert.NotContains(t, l, "launched on", "the launch never starts")
+			assert.NotContains(t, l, "preflight on "+cl.Nodes[1])
+		}
+
+		job = hostJob(t, "preflight-ok", 2, `echo "launched on $SLURMD_NODENAME"`)
+		job.Preflight = []string{"bash", "-c", `echo "preflight ok: checked"`}
+		id = submit(t, c, job, nil)
+		got = lines{}
+		final, err = c.Follow(context.Background(), id, job.LogPath, got.add)
+		require.NoError(t, err)
+		assert.Equal(t, slurm.StateCompleted, final.State)
+		all := strings.Join(got.all(), "\n")
+		assert.Less(t, strings.Index(all, "preflight ok: checked"), strings.Index(all, "launched on"))
+		assert.Equal(t, 1, strings.Count(all, "preflight ok: checked"))
+		assert.Equal(t, 2, strings.Count(all, "launched on"))
+	})
+
 	t.Run("interrupt cancels the job and leaves no process", func(t *testing.T) {
 		c := cl.Client()
 		job := hostJob(t, "cancelled", 2, `while true; do echo "tick $SLURMD_NODENAME"; sleep 0.2; done`)
