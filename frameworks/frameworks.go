@@ -27,35 +27,40 @@ type (
 	Plan    = spec.Plan
 )
 
-// Framework is one row of the framework table: everything the rest of Rival reads about a framework.
-// Adding a framework is a row here, its package (a builder from a Plan to a Launch), and its log
-// family in frameworks/logparse when its logs are a new format (docs/frameworks.md).
+// Framework is one row of the framework table: the names, label, platforms and log family every
+// part of Rival reads (spec.Info, the table in frameworks/spec/table.go) and the builder.
+// Adding a framework is a row there, its package (a builder from a Plan to a Launch) with its entry in
+// builders, and its log family in frameworks/logparse when its logs are a new format
+// (docs/frameworks.md).
 type Framework struct {
-	Name      string   // the name in mage targets and result files
-	Label     string   // what reports call it
-	Platforms []string // platforms it runs on
+	spec.Info
 	// Build returns the exact launch of one run from a validated plan.
 	Build func(Plan) (Launch, error)
 	// ScriptDigest returns the BLAKE3 of its embedded entry script(s); nil when the launch runs the
 	// framework's own entry point.
 	ScriptDigest func() string
-	LogFamily    string // the frameworks/logparse family its logs are read as
 }
 
-// table is the one framework table.
-var table = []Framework{
-	{Name: spec.Mega, Label: "Megatron-LM", Platforms: []string{hw.PlatformAMD, hw.PlatformNVIDIA},
-		Build: mega.Build, LogFamily: "megatron"},
-	{Name: spec.Prim, Label: "Primus", Platforms: []string{hw.PlatformAMD},
-		Build: prim.Build, LogFamily: "primus"},
-	{Name: spec.Nemo, Label: "NeMo", Platforms: []string{hw.PlatformNVIDIA},
-		Build: nemo.Build, ScriptDigest: nemo.ScriptDigest, LogFamily: "nemo"},
-	// TorchTitan: Primus's torchtitan backend on AMD, upstream TorchTitan on NVIDIA.
-	{Name: spec.Titan, Label: "TorchTitan", Platforms: []string{hw.PlatformAMD, hw.PlatformNVIDIA},
-		Build: titan.Build, ScriptDigest: titan.ScriptDigest, LogFamily: "titan"},
-	{Name: spec.FSDP, Label: "FSDP", Platforms: []string{hw.PlatformAMD, hw.PlatformNVIDIA, hw.PlatformCPU},
-		Build: buildFSDP, ScriptDigest: fsdp.ScriptDigest, LogFamily: "fsdp"},
+// builders are each framework's builder and entry-script digest, by name.
+var builders = map[string]Framework{
+	spec.Mega:  {Build: mega.Build},
+	spec.Prim:  {Build: prim.Build},
+	spec.Nemo:  {Build: nemo.Build, ScriptDigest: nemo.ScriptDigest},
+	spec.Titan: {Build: titan.Build, ScriptDigest: titan.ScriptDigest},
+	spec.FSDP:  {Build: buildFSDP, ScriptDigest: fsdp.ScriptDigest},
 }
+
+// table is the one framework table: spec's rows with their builders (TestFrameworkTable checks that
+// every row has one and every builder a row).
+var table = func() []Framework {
+	var out []Framework
+	for _, info := range spec.Frameworks() {
+		f := builders[info.Name]
+		f.Info = info
+		out = append(out, f)
+	}
+	return out
+}()
 
 // Lookup returns a framework's row.
 func Lookup(name string) (Framework, bool) {

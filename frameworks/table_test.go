@@ -30,6 +30,9 @@ func TestFrameworkTable(t *testing.T) {
 	for _, n := range []string{spec.Mega, spec.Prim, spec.Nemo, spec.Titan, spec.FSDP} {
 		assert.True(t, names[n], "%s has a row", n)
 	}
+	for n := range builders {
+		assert.True(t, names[n], "the builder of %s has a row in spec's framework table", n)
+	}
 	assert.Equal(t, "Megatron-LM", Label(spec.Mega))
 	assert.Equal(t, "megatron", LogFamily(spec.Mega))
 	assert.Equal(t, []string{hw.PlatformAMD}, Platforms(spec.Prim))
