@@ -46,7 +46,7 @@ func host(platform string, n int) hw.Host {
 func fair() Fair {
 	return Fair{Seed: 42, MBS: 1, SL: 2048, GA: 8, TP: 1, PP: 1, DP: 8, TrainIters: 500, WarmupSteps: 50,
 		LR: 3e-4, MinLR: 3e-5, WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Precision: "bf16",
-		ProfileStepStart: 10, ProfileStepEnd: 12, ProfileRanks: []int{0}, Dataset: "bc"}
+		ProfileStepStart: 10, ProfileStepEnd: 12, ProfileRanks: []int{0}}
 }
 
 // request is a run of model on platform with config.env's values; CPU runs use one process.
@@ -59,7 +59,7 @@ func request(t testing.TB, platform, framework, model string) Request {
 	fp := "3f2a9c1d"
 	return Request{
 		Platform: platform, Framework: framework, Model: model, Fair: f, Host: host(platform, n),
-		DataPrefix: "/data/rival/" + model + "/bc-train_text_document", DataFingerprint: fp,
+		DataPrefix: "/data/rival/" + model + "/bc-train_text_document",
 		DataCacheDir: "/data/rival/cache/" + fp, TokenizerPath: "/data/rival/tokenizers/" + model,
 		OutputDir: "/output/" + platform + "-" + framework + "-" + model,
 	}

@@ -122,7 +122,7 @@ func fairFromConfig(c *Config) frameworks.Fair {
 		TP: c.Int("TP"), PP: c.Int("PP"), DP: c.Int("DP"), TrainIters: c.Int("TRAIN_ITERS"), WarmupSteps: c.Int("WARMUP_STEPS"),
 		LR: c.Float("LR"), MinLR: c.Float("MIN_LR"), WeightDecay: c.Float("WEIGHT_DECAY"), Beta1: c.Float("BETA1"), Beta2: c.Float("BETA2"),
 		Precision: c.Get("PRECISION"), Profile: c.Bool("PROFILE"), ProfileStepStart: c.Int("PROFILE_STEP_START"),
-		ProfileStepEnd: c.Int("PROFILE_STEP_END"), ProfileRanks: ranks, Dataset: c.Get("DATASET"),
+		ProfileStepEnd: c.Int("PROFILE_STEP_END"), ProfileRanks: ranks,
 	}
 }
 
@@ -285,7 +285,7 @@ func (w *Workspace) trainLaunch(in TrainInputs, cfg *Config, name, fp string) (f
 	req := frameworks.Request{
 		Platform: in.Platform, Framework: in.Framework, Model: in.Model, Fair: fairFromConfig(cfg), Host: in.Host,
 		DataPrefix: inside(maps, absPrefix), DataCacheDir: inside(maps, cacheDir), TokenizerPath: inside(maps, tokDir),
-		OutputDir: inside(maps, runDir), DataFingerprint: fp, NNodes: cfg.Int("NNODES"),
+		OutputDir: inside(maps, runDir), NNodes: cfg.Int("NNODES"),
 	}
 	l, err := frameworks.Build(req)
 	if err != nil {

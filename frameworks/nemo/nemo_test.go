@@ -49,7 +49,7 @@ func request(model string) frameworks.Request {
 		Platform: hw.PlatformNVIDIA, Framework: "nemo", Model: model, Host: nvidiaHost(8),
 		Fair: frameworks.Fair{Seed: 42, MBS: 1, SL: 2048, GA: 8, TP: 1, PP: 1, TrainIters: 500, WarmupSteps: 50,
 			LR: 3e-4, MinLR: 3e-5, WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Precision: "bf16",
-			ProfileStepStart: 10, ProfileStepEnd: 12, ProfileRanks: []int{0}, Dataset: "bc"},
+			ProfileStepStart: 10, ProfileStepEnd: 12, ProfileRanks: []int{0}},
 		DataPrefix: "/rival/data/bc-train_text_document", DataCacheDir: "/rival/cache",
 		TokenizerPath: "/rival/tokenizer", OutputDir: "/rival/run",
 	}

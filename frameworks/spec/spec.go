@@ -42,23 +42,21 @@ type Fair struct {
 	Profile                                                     bool
 	ProfileStepStart, ProfileStepEnd                            int
 	ProfileRanks                                                []int
-	Dataset                                                     string
 }
 
 // Request asks for the launch of one benchmark run.
 type Request struct {
-	Platform        string // amd | nvd | cpu
-	Framework       string // mega | prim | nemo | titan | fsdp
-	Model           string // registry name, proxies allowed
-	Fair            Fair
-	Host            hw.Host
-	GPUs            int    // processes (GPUs) per node; 0: the host's detected GPU count
-	NNodes          int    // 0: 1
-	DataPrefix      string // encoded train dataset inside the container, without .bin/.idx
-	DataFingerprint string
-	DataCacheDir    string // per-fingerprint --data-cache-path
-	TokenizerPath   string // directory holding the model's tokenizer.json
-	OutputDir       string
+	Platform      string // amd | nvd | cpu
+	Framework     string // mega | prim | nemo | titan | fsdp
+	Model         string // registry name, proxies allowed
+	Fair          Fair
+	Host          hw.Host
+	GPUs          int    // processes (GPUs) per node; 0: the host's detected GPU count
+	NNodes        int    // 0: 1
+	DataPrefix    string // encoded train dataset inside the container, without .bin/.idx
+	DataCacheDir  string // the writable index cache for this dataset (one folder per dataset fingerprint)
+	TokenizerPath string // directory holding the model's tokenizer.json
+	OutputDir     string
 }
 
 // Launch is the exact launch of one run.
