@@ -208,16 +208,8 @@ func Validate(req Request, framework string) (Plan, error) {
 	p.World = p.GPUsPerNode * p.NNodes
 
 	f := &p.Fair
-	for _, c := range []struct {
-		name string
-		v    int
-	}{{"MBS", f.MBS}, {"SL", f.SL}, {"GA", f.GA}, {"TP", f.TP}, {"PP", f.PP}, {"TRAIN_ITERS", f.TrainIters}} {
-		if c.v <= 0 {
-			return p, fmt.Errorf("frameworks: %s is %d: it must be >= 1", c.name, c.v)
-		}
-	}
-	if f.DP < 0 {
-		return p, fmt.Errorf("frameworks: DP is %d: it must be >= 1 (or 0 to derive it from the GPU count)", f.DP)
+	if err := spec.CheckFair(*f); err != nil {
+		return p, fmt.Errorf("frameworks: %w", err)
 	}
 	if f.DP == 0 {
 		if p.World%(f.TP*f.PP) != 0 {
@@ -231,7 +223,7 @@ func Validate(req Request, framework string) (Plan, error) {
 	}
 	gbs := f.MBS * f.DP * f.GA
 	if f.GBS != 0 && f.GBS != gbs {
-		return p, fmt.Errorf("frameworks: GBS %d does not equal MBS×DP×GA = %d×%d×%d = %d", f.GBS, f.MBS, f.DP, f.GA, gbs)
+		return p, fmt.Errorf("frameworks: %w", spec.CheckFair(*f))
 	}
 	f.GBS = gbs
 	if m.Heads%f.TP != 0 {
@@ -246,43 +238,13 @@ func Validate(req Request, framework string) (Plan, error) {
 	if f.SL > m.MaxPositions {
 		return p, fmt.Errorf("frameworks: SL %d exceeds the %d positions of %s", f.SL, m.MaxPositions, m.Name)
 	}
-	if f.LR <= 0 {
-		return p, fmt.Errorf("frameworks: LR is %g: it must be > 0", f.LR)
-	}
-	if f.MinLR < 0 || f.MinLR > f.LR {
-		return p, fmt.Errorf("frameworks: MIN_LR %g must lie in [0, LR %g]", f.MinLR, f.LR)
-	}
-	if f.WarmupSteps < 0 || f.WarmupSteps > f.TrainIters {
-		return p, fmt.Errorf("frameworks: WARMUP_STEPS %d must lie in [0, TRAIN_ITERS %d]", f.WarmupSteps, f.TrainIters)
-	}
-	if f.WeightDecay < 0 {
-		return p, fmt.Errorf("frameworks: WEIGHT_DECAY is %g: it must be >= 0", f.WeightDecay)
-	}
-	if f.Beta1 < 0 || f.Beta1 >= 1 || f.Beta2 < 0 || f.Beta2 >= 1 {
-		return p, fmt.Errorf("frameworks: BETA1 %g and BETA2 %g must lie in [0, 1)", f.Beta1, f.Beta2)
-	}
-	if f.Seed < 0 {
-		return p, fmt.Errorf("frameworks: SEED is %d: it must be >= 0", f.Seed)
-	}
-	switch f.Precision {
-	case spec.BF16, spec.FP32:
-	case spec.FP8:
-		if req.Platform == hw.PlatformCPU {
-			return p, fmt.Errorf("frameworks: PRECISION fp8 needs a GPU with FP8 units; use bf16 or fp32 on cpu")
-		}
-	default:
-		return p, fmt.Errorf("frameworks: PRECISION %q: want bf16, fp8 or fp32", f.Precision)
+	if f.Precision == spec.FP8 && req.Platform == hw.PlatformCPU {
+		return p, fmt.Errorf("frameworks: PRECISION fp8 needs a GPU with FP8 units; use bf16 or fp32 on cpu")
 	}
 	if len(f.ProfileRanks) == 0 {
 		f.ProfileRanks = []int{0}
 	}
 	if f.Profile {
-		if f.ProfileStepStart < 0 || f.ProfileStepEnd <= f.ProfileStepStart {
-			return p, fmt.Errorf("frameworks: PROFILE_STEP_START %d and PROFILE_STEP_END %d: want 0 <= start < end", f.ProfileStepStart, f.ProfileStepEnd)
-		}
-		if f.ProfileStepEnd > f.TrainIters {
-			return p, fmt.Errorf("frameworks: PROFILE_STEP_END %d is past TRAIN_ITERS %d", f.ProfileStepEnd, f.TrainIters)
-		}
 		for _, r := range f.ProfileRanks {
 			if r < 0 || r >= p.World {
 				return p, fmt.Errorf("frameworks: PROFILE_RANKS has rank %d, outside the %d processes", r, p.World)

@@ -59,7 +59,7 @@ func request(t testing.TB, platform, framework, model string) Request {
 	fp := "3f2a9c1d"
 	return Request{
 		Platform: platform, Framework: framework, Model: model, Fair: f, Host: host(platform, n),
-		DataPrefix: "/data/rival/" + model + "/bc-train_text_document",
+		DataPrefix:   "/data/rival/" + model + "/bc-train_text_document",
 		DataCacheDir: "/data/rival/cache/" + fp, TokenizerPath: "/data/rival/tokenizers/" + model,
 		OutputDir: "/output/" + platform + "-" + framework + "-" + model,
 	}
