@@ -24,7 +24,9 @@ func TestFairRulesOneValidator(t *testing.T) {
 		{"MIN_LR above LR", map[string]string{"LR": "0.0003", "MIN_LR": "0.01"},
 			func(f *frameworks.Fair, fc *fsdp.Config) { f.MinLR, fc.MinLR = 0.01, 0.01 }, "MIN_LR 0.01 must lie in [0, LR 0.0003]"},
 		{"warm-up past training", map[string]string{"TRAIN_ITERS": "100", "WARMUP_STEPS": "200"},
-			func(f *frameworks.Fair, fc *fsdp.Config) { f.TrainIters, f.WarmupSteps, fc.TrainIters, fc.WarmupSteps = 100, 200, 100, 200 },
+			func(f *frameworks.Fair, fc *fsdp.Config) {
+				f.TrainIters, f.WarmupSteps, fc.TrainIters, fc.WarmupSteps = 100, 200, 100, 200
+			},
 			"WARMUP_STEPS 200 must lie in [0, TRAIN_ITERS 100]"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
