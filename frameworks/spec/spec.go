@@ -22,7 +22,7 @@ import (
 const (
 	Mega  = "mega"  // Megatron-LM pretrain_gpt.py
 	Prim  = "prim"  // Primus (AMD), Megatron backend
-	Nemo  = "nemo"  // NeMo 2.0 recipes (NVIDIA)
+	Nemo  = "nemo"  // NVIDIA NeMo LLM training: Megatron-Bridge in the NeMo image
 	Titan = "titan" // TorchTitan (Primus backend on AMD, upstream on NVIDIA)
 	FSDP  = "fsdp"  // Rival's plain-PyTorch FSDP trainer
 )
@@ -149,7 +149,7 @@ func (p Plan) WindowActive() bool {
 }
 
 // AdamEps is the Adam epsilon every framework is given explicitly (Megatron's and TorchTitan's
-// default; NeMo's recipes would otherwise use 1e-5).
+// default and Megatron-Bridge's; NeMo 2's recipes used 1e-5).
 const AdamEps = 1e-8
 
 // ClipGrad is the gradient-norm clip every framework is given explicitly.
