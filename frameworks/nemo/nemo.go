@@ -228,7 +228,7 @@ func Preflight(p spec.Plan, run spec.Launch) *spec.Launch {
 	for k, v := range run.Env {
 		env[k] = v
 	}
-	return &spec.Launch{Framework: spec.Nemo, Command: CheckCommand(p), WorkDir: p.OutputDir, Env: env}
+	return &spec.Launch{Framework: spec.Nemo, Command: CheckCommand(p), WorkDir: p.OutputDir, Env: env, Devices: true}
 }
 
 // Build returns the launch of one nemo run.

@@ -77,6 +77,10 @@ type Launch struct {
 	// exact launch, in the same image and mounts, without GPUs; it exits non-zero with the framework's
 	// error on its last line ("preflight failed: ...").
 	Preflight *Launch `json:",omitempty"`
+	// Devices, on a preflight, asks for the run's GPU devices and driver: the preflight imports the
+	// image's real GPU stack (nemo's imports Transformer Engine, whose library may need libcuda),
+	// where mega's and prim's run on stand-ins in a container without devices. It uses no GPU memory.
+	Devices bool `json:",omitempty"`
 }
 
 // LogFamilyName is the logparse family to read the run's log as.
