@@ -90,6 +90,15 @@ class BridgeValidatesEveryCell(unittest.TestCase):
                 self.assertEqual(cfg.model.bf16, prec.get("bf16", False))
                 self.assertEqual(cfg.model.fp8, prec.get("fp8"))
                 self.assertEqual(cfg.ddp.overlap_grad_reduce, c["config"]["ddp"]["overlap_grad_reduce"])
+                # The fairness settings survive Bridge's runtime update as written (spec.Fairness):
+                # mixed precision copies its grad_reduce_in_fp32 onto ddp, overlap needs the
+                # distributed optimizer, the attention backend is Megatron Core's enum member.
+                self.assertTrue(cfg.ddp.overlap_grad_reduce and cfg.ddp.overlap_param_gather)
+                self.assertTrue(cfg.ddp.use_distributed_optimizer and cfg.optimizer.use_distributed_optimizer)
+                self.assertTrue(cfg.ddp.grad_reduce_in_fp32)
+                self.assertEqual(cfg.model.attention_backend.name, "auto")
+                self.assertFalse(cfg.model.gradient_accumulation_fusion)
+                self.assertFalse(cfg.dataset.eod_mask_loss)
                 window = c["config"]["model"]["window_size"]
                 self.assertEqual(cfg.model.window_size, None if window is None else tuple(window))
         print(f"\nBridge validated {len(cells())} cells from {MATRIX}", file=sys.stderr)
