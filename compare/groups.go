@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/models"
 	"github.com/rivalbench/rival/result"
@@ -155,19 +156,12 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-var frameworkNames = map[string]string{
-	"megatron": "Megatron-LM", "megatron-lm": "Megatron-LM", "mega": "Megatron-LM",
-	"primus": "Primus", "prim": "Primus", "nemo": "NeMo", "nemo2": "NeMo",
-	"megatron-bridge": "Megatron-Bridge", "bridge": "Megatron-Bridge", "mbridge": "Megatron-Bridge",
-	"torchtitan": "TorchTitan", "titan": "TorchTitan", "fsdp": "FSDP",
-}
+// frameworkNames are what reports call each framework, by name and alias (the framework table,
+// frameworks/spec).
+var frameworkNames = spec.FrameworkLabels()
 
-// frameworkTargets are the framework arguments of train:run.
-var frameworkTargets = map[string]string{
-	"megatron": "mega", "megatron-lm": "mega", "mega": "mega", "primus": "prim", "prim": "prim",
-	"nemo": "nemo", "nemo2": "nemo", "megatron-bridge": "nemo", "bridge": "nemo", "mbridge": "nemo",
-	"torchtitan": "titan", "titan": "titan", "fsdp": "fsdp",
-}
+// frameworkTargets are the framework arguments of train:run, by name and alias.
+var frameworkTargets = spec.FrameworkTargets()
 
 func frameworkLabel(name string) string {
 	if l, ok := frameworkNames[strings.ToLower(name)]; ok {

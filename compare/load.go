@@ -22,6 +22,7 @@ import (
 
 	"github.com/zeebo/blake3"
 
+	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/models"
 	"github.com/rivalbench/rival/result"
@@ -353,10 +354,7 @@ type oldResult struct {
 }
 
 // oldFrameworks maps the old suite's file-name abbreviations to framework names.
-var oldFrameworks = map[string]string{
-	"prim": "primus", "nemo": "nemo", "mega": "megatron", "fsdp": "fsdp",
-	"titan": "torchtitan", "tran": "transformers", "deep": "deepspeed",
-}
+var oldFrameworks = spec.OldSuiteNames(map[string]string{"tran": "transformers", "deep": "deepspeed"})
 
 // gbToMiB converts the old suite's decimal gigabytes (10^9 bytes, as its
 // total_memory_gb shows: 85.0 for an 80 GB H100) to MiB.

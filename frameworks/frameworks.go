@@ -27,35 +27,40 @@ type (
 	Plan    = spec.Plan
 )
 
-// Framework is one row of the framework table: everything the rest of Rival reads about a framework.
-// Adding a framework is a row here, its package (a builder from a Plan to a Launch), and its log
-// family in frameworks/logparse when its logs are a new format (docs/frameworks.md).
+// Framework is one row of the framework table: the names, label, platforms and log family every
+// part of Rival reads (spec.Info, the table in frameworks/spec/table.go) and the builder.
+// Adding a framework is a row there, its package (a builder from a Plan to a Launch) with its entry in
+// builders, and its log family in frameworks/logparse when its logs are a new format
+// (docs/frameworks.md).
 type Framework struct {
-	Name      string   // the name in mage targets and result files
-	Label     string   // what reports call it
-	Platforms []string // platforms it runs on
+	spec.Info
 	// Build returns the exact launch of one run from a validated plan.
 	Build func(Plan) (Launch, error)
 	// ScriptDigest returns the BLAKE3 of its embedded entry script(s); nil when the launch runs the
 	// framework's own entry point.
 	ScriptDigest func() string
-	LogFamily    string // the frameworks/logparse family its logs are read as
 }
 
-// table is the one framework table.
-var table = []Framework{
-	{Name: spec.Mega, Label: "Megatron-LM", Platforms: []string{hw.PlatformAMD, hw.PlatformNVIDIA},
-		Build: mega.Build, LogFamily: "megatron"},
-	{Name: spec.Prim, Label: "Primus", Platforms: []string{hw.PlatformAMD},
-		Build: prim.Build, LogFamily: "primus"},
-	{Name: spec.Nemo, Label: "NeMo", Platforms: []string{hw.PlatformNVIDIA},
-		Build: nemo.Build, ScriptDigest: nemo.ScriptDigest, LogFamily: "nemo"},
-	// TorchTitan: Primus's torchtitan backend on AMD, upstream TorchTitan on NVIDIA.
-	{Name: spec.Titan, Label: "TorchTitan", Platforms: []string{hw.PlatformAMD, hw.PlatformNVIDIA},
-		Build: titan.Build, ScriptDigest: titan.ScriptDigest, LogFamily: "titan"},
-	{Name: spec.FSDP, Label: "FSDP", Platforms: []string{hw.PlatformAMD, hw.PlatformNVIDIA, hw.PlatformCPU},
-		Build: buildFSDP, ScriptDigest: fsdp.ScriptDigest, LogFamily: "fsdp"},
+// builders are each framework's builder and entry-script digest, by name.
+var builders = map[string]Framework{
+	spec.Mega:  {Build: mega.Build},
+	spec.Prim:  {Build: prim.Build},
+	spec.Nemo:  {Build: nemo.Build, ScriptDigest: nemo.ScriptDigest},
+	spec.Titan: {Build: titan.Build, ScriptDigest: titan.ScriptDigest},
+	spec.FSDP:  {Build: buildFSDP, ScriptDigest: fsdp.ScriptDigest},
 }
+
+// table is the one framework table: spec's rows with their builders (TestFrameworkTable checks that
+// every row has one and every builder a row).
+var table = func() []Framework {
+	var out []Framework
+	for _, info := range spec.Frameworks() {
+		f := builders[info.Name]
+		f.Info = info
+		out = append(out, f)
+	}
+	return out
+}()
 
 // Lookup returns a framework's row.
 func Lookup(name string) (Framework, bool) {
@@ -203,16 +208,8 @@ func Validate(req Request, framework string) (Plan, error) {
 	p.World = p.GPUsPerNode * p.NNodes
 
 	f := &p.Fair
-	for _, c := range []struct {
-		name string
-		v    int
-	}{{"MBS", f.MBS}, {"SL", f.SL}, {"GA", f.GA}, {"TP", f.TP}, {"PP", f.PP}, {"TRAIN_ITERS", f.TrainIters}} {
-		if c.v <= 0 {
-			return p, fmt.Errorf("frameworks: %s is %d: it must be >= 1", c.name, c.v)
-		}
-	}
-	if f.DP < 0 {
-		return p, fmt.Errorf("frameworks: DP is %d: it must be >= 1 (or 0 to derive it from the GPU count)", f.DP)
+	if err := spec.CheckFair(*f); err != nil {
+		return p, fmt.Errorf("frameworks: %w", err)
 	}
 	if f.DP == 0 {
 		if p.World%(f.TP*f.PP) != 0 {
@@ -226,7 +223,7 @@ func Validate(req Request, framework string) (Plan, error) {
 	}
 	gbs := f.MBS * f.DP * f.GA
 	if f.GBS != 0 && f.GBS != gbs {
-		return p, fmt.Errorf("frameworks: GBS %d does not equal MBS×DP×GA = %d×%d×%d = %d", f.GBS, f.MBS, f.DP, f.GA, gbs)
+		return p, fmt.Errorf("frameworks: %w", spec.CheckFair(*f))
 	}
 	f.GBS = gbs
 	if m.Heads%f.TP != 0 {
@@ -241,43 +238,13 @@ func Validate(req Request, framework string) (Plan, error) {
 	if f.SL > m.MaxPositions {
 		return p, fmt.Errorf("frameworks: SL %d exceeds the %d positions of %s", f.SL, m.MaxPositions, m.Name)
 	}
-	if f.LR <= 0 {
-		return p, fmt.Errorf("frameworks: LR is %g: it must be > 0", f.LR)
-	}
-	if f.MinLR < 0 || f.MinLR > f.LR {
-		return p, fmt.Errorf("frameworks: MIN_LR %g must lie in [0, LR %g]", f.MinLR, f.LR)
-	}
-	if f.WarmupSteps < 0 || f.WarmupSteps > f.TrainIters {
-		return p, fmt.Errorf("frameworks: WARMUP_STEPS %d must lie in [0, TRAIN_ITERS %d]", f.WarmupSteps, f.TrainIters)
-	}
-	if f.WeightDecay < 0 {
-		return p, fmt.Errorf("frameworks: WEIGHT_DECAY is %g: it must be >= 0", f.WeightDecay)
-	}
-	if f.Beta1 < 0 || f.Beta1 >= 1 || f.Beta2 < 0 || f.Beta2 >= 1 {
-		return p, fmt.Errorf("frameworks: BETA1 %g and BETA2 %g must lie in [0, 1)", f.Beta1, f.Beta2)
-	}
-	if f.Seed < 0 {
-		return p, fmt.Errorf("frameworks: SEED is %d: it must be >= 0", f.Seed)
-	}
-	switch f.Precision {
-	case spec.BF16, spec.FP32:
-	case spec.FP8:
-		if req.Platform == hw.PlatformCPU {
-			return p, fmt.Errorf("frameworks: PRECISION fp8 needs a GPU with FP8 units; use bf16 or fp32 on cpu")
-		}
-	default:
-		return p, fmt.Errorf("frameworks: PRECISION %q: want bf16, fp8 or fp32", f.Precision)
+	if f.Precision == spec.FP8 && req.Platform == hw.PlatformCPU {
+		return p, fmt.Errorf("frameworks: PRECISION fp8 needs a GPU with FP8 units; use bf16 or fp32 on cpu")
 	}
 	if len(f.ProfileRanks) == 0 {
 		f.ProfileRanks = []int{0}
 	}
 	if f.Profile {
-		if f.ProfileStepStart < 0 || f.ProfileStepEnd <= f.ProfileStepStart {
-			return p, fmt.Errorf("frameworks: PROFILE_STEP_START %d and PROFILE_STEP_END %d: want 0 <= start < end", f.ProfileStepStart, f.ProfileStepEnd)
-		}
-		if f.ProfileStepEnd > f.TrainIters {
-			return p, fmt.Errorf("frameworks: PROFILE_STEP_END %d is past TRAIN_ITERS %d", f.ProfileStepEnd, f.TrainIters)
-		}
 		for _, r := range f.ProfileRanks {
 			if r < 0 || r >= p.World {
 				return p, fmt.Errorf("frameworks: PROFILE_RANKS has rank %d, outside the %d processes", r, p.World)

@@ -46,7 +46,7 @@ func host(platform string, n int) hw.Host {
 func fair() Fair {
 	return Fair{Seed: 42, MBS: 1, SL: 2048, GA: 8, TP: 1, PP: 1, DP: 8, TrainIters: 500, WarmupSteps: 50,
 		LR: 3e-4, MinLR: 3e-5, WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Precision: "bf16",
-		ProfileStepStart: 10, ProfileStepEnd: 12, ProfileRanks: []int{0}, Dataset: "bc"}
+		ProfileStepStart: 10, ProfileStepEnd: 12, ProfileRanks: []int{0}}
 }
 
 // request is a run of model on platform with config.env's values; CPU runs use one process.
@@ -59,7 +59,7 @@ func request(t testing.TB, platform, framework, model string) Request {
 	fp := "3f2a9c1d"
 	return Request{
 		Platform: platform, Framework: framework, Model: model, Fair: f, Host: host(platform, n),
-		DataPrefix: "/data/rival/" + model + "/bc-train_text_document", DataFingerprint: fp,
+		DataPrefix:   "/data/rival/" + model + "/bc-train_text_document",
 		DataCacheDir: "/data/rival/cache/" + fp, TokenizerPath: "/data/rival/tokenizers/" + model,
 		OutputDir: "/output/" + platform + "-" + framework + "-" + model,
 	}
@@ -450,7 +450,7 @@ func TestKnobs(t *testing.T) {
 				"primus/llama-exp.yaml:overrides.moe_use_legacy_grouped_gemm"}, "nemo": {"rival_nemo.json:mixed_precision.fp8", "rival_nemo.json:mixed_precision.fp8_amax_compute_algo", "rival_nemo.json:mixed_precision.fp8_amax_history_len", "rival_nemo.json:mixed_precision.fp8_margin", "rival_nemo.json:mixed_precision.fp8_param", "rival_nemo.json:mixed_precision.fp8_param_gather", "rival_nemo.json:mixed_precision.fp8_recipe"}}},
 		{"PRECISION=fp32", func(r *Request) { r.Fair.Precision = "fp32" }, map[string][]string{
 			"titan": {"rival_titan.toml:training.mixed_precision_param"},
-			"mega":  {"--bf16"}, "prim": {"primus/llama-exp.yaml:overrides.bf16"}, "nemo": {"rival_nemo.json:mixed_precision.bf16", "rival_nemo.json:mixed_precision.fp32", "rival_nemo.json:mixed_precision.grad_reduce_in_fp32", "rival_nemo.json:mixed_precision.params_dtype", "rival_nemo.json:mixed_precision.pipeline_dtype"}, "fsdp": {"--precision"}}},
+			"mega":  {"--bf16"}, "prim": {"primus/llama-exp.yaml:overrides.bf16"}, "nemo": {"rival_nemo.json:mixed_precision.bf16", "rival_nemo.json:mixed_precision.fp32", "rival_nemo.json:mixed_precision.params_dtype", "rival_nemo.json:mixed_precision.pipeline_dtype"}, "fsdp": {"--precision"}}},
 		{"PROFILE", profileOn, map[string][]string{
 			"mega": {"--profile", "--profile-ranks", "--profile-step-end", "--profile-step-start", "--tensorboard-dir", "--use-pytorch-profiler"},
 			"prim": {"", // the command: the trace folder is linked to OutputDir/profile before the run

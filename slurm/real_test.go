@@ -160,6 +160,35 @@ func TestRealSlurm(t *testing.T) {
 		assert.Contains(t, got.all(), "about to fail")
 	})
 
+	t.Run("a failing preflight ends the job before the launch on any node", func(t *testing.T) {
+		c := cl.Client()
+		job := hostJob(t, "preflight", 2, `echo "launched on $SLURMD_NODENAME"`)
+		job.Preflight = []string{"bash", "-c", `echo "preflight on $SLURMD_NODENAME"; echo "preflight failed: min_lr above lr"; exit 1`}
+		id := submit(t, c, job, nil)
+		var got lines
+		final, err := c.Follow(context.Background(), id, job.LogPath, got.add)
+		require.Error(t, err)
+		assert.Equal(t, slurm.StateFailed, final.State)
+		assert.Contains(t, got.all(), "preflight on "+cl.Nodes[0], "once, on the first node")
+		assert.Contains(t, got.all(), "preflight failed: min_lr above lr")
+		for _, l := range got.all() {
+			assert.NotContains(t, l, "launched on", "the launch never starts")
+			assert.NotContains(t, l, "preflight on "+cl.Nodes[1])
+		}
+
+		job = hostJob(t, "preflight-ok", 2, `echo "launched on $SLURMD_NODENAME"`)
+		job.Preflight = []string{"bash", "-c", `echo "preflight ok: checked"`}
+		id = submit(t, c, job, nil)
+		got = lines{}
+		final, err = c.Follow(context.Background(), id, job.LogPath, got.add)
+		require.NoError(t, err)
+		assert.Equal(t, slurm.StateCompleted, final.State)
+		all := strings.Join(got.all(), "\n")
+		assert.Less(t, strings.Index(all, "preflight ok: checked"), strings.Index(all, "launched on"))
+		assert.Equal(t, 1, strings.Count(all, "preflight ok: checked"))
+		assert.Equal(t, 2, strings.Count(all, "launched on"))
+	})
+
 	t.Run("interrupt cancels the job and leaves no process", func(t *testing.T) {
 		c := cl.Client()
 		job := hostJob(t, "cancelled", 2, `while true; do echo "tick $SLURMD_NODENAME"; sleep 0.2; done`)
@@ -439,7 +468,7 @@ printf argv; printf ' %q' "$@"; echo
 // runRendezvousJob builds the real launch of one framework for two nodes of 2 GPUs, turns it into the
 // Slurm job the executor submits, and runs that job on the test cluster with the stand-in in place of
 // the framework's executable and on the hosts rather than in the image (the only change, besides
-// dropping --gpus-per-node, which a cluster without GPUs cannot grant).
+// dropping --gpus-per-node, which a cluster without GPUs cannot grant, and the preflight step).
 func runRendezvousJob(t *testing.T, c slurm.Cluster, nodes []string, platform, framework string) {
 	const nnodes, gpus = 2, 2
 	host := hw.Host{Platform: platform, GPUs: []hw.GPU{{Index: 0}, {Index: 1}}}
@@ -456,6 +485,10 @@ func runRendezvousJob(t *testing.T, c slurm.Cluster, nodes []string, platform, f
 	standInPath := filepath.Join(dir, "stand-in.sh")
 	require.NoError(t, os.WriteFile(standInPath, []byte(standIn), 0o755))
 	job.Container, job.Mounts, job.DockerRunArgs, job.WorkDir, job.NodeHardware = slurm.ContainerNone, nil, nil, dir, false
+	if l.Preflight != nil {
+		require.NotEmpty(t, job.Preflight, "the executor's job runs the launch's preflight first")
+	}
+	job.Preflight = nil // its files are not written here; the preflight step has its own subtest
 	job.Command = append([]string{"bash", standInPath, fmt.Sprint(gpus)}, job.Command...)
 	id := submit(t, c, job, func(s string) string {
 		return strings.Replace(s, fmt.Sprintf("#SBATCH --gpus-per-node=%d\n", gpus), "", 1)
@@ -469,12 +502,10 @@ func runRendezvousJob(t *testing.T, c slurm.Cluster, nodes []string, platform, f
 			node, rank, nodes[0]))
 	}
 	if !l.Rendezvous.Env {
-		// torchrun's own flags carry the layout.
-		for _, line := range got.all() {
-			if strings.HasPrefix(line, "argv ") {
-				assert.Contains(t, line, "--nnodes=2")
-				assert.Contains(t, line, "--nproc_per_node=2")
-			}
-		}
+		// torchrun's own flags carry the layout. The argv may span lines (mega's launch is a bash -c
+		// script that finds pretrain_gpt.py, then torchrun), so the whole log is searched, per node.
+		all := strings.Join(got.all(), "\n")
+		assert.GreaterOrEqual(t, strings.Count(all, "--nnodes=2"), len(nodes), all)
+		assert.GreaterOrEqual(t, strings.Count(all, "--nproc_per_node=2"), len(nodes), all)
 	}
 }

@@ -71,6 +71,11 @@ type Job struct {
 	LogPath       string   // absolute; the job's stdout and stderr (sbatch --output)
 	DockerRunArgs []string // docker mode: device, ulimit, shm flags (e.g. --gpus all, --device /dev/kfd)
 
+	// Preflight, when set, runs once on the first node, in the same container, mounts and environment,
+	// after the node-hardware step and before Command: the framework's own validation of the launch
+	// (spec.Launch.Preflight). A non-zero exit ends the job before torchrun starts.
+	Preflight []string
+
 	// NodeHardware runs a first step on every node that records its hostname and GPU tools' output
 	// under OutputDir/nodes/<node>/ (see ReadNodeHardware). Best effort: a failure does not fail the job.
 	NodeHardware bool
@@ -406,7 +411,6 @@ func Script(job Job) (string, error) {
 		if j.WorkDir != "" {
 			srun = append(srun, "--container-workdir="+quote(j.WorkDir))
 		}
-		argv = j.Command
 	case ContainerDocker:
 		argv = []string{"--network=host", "--ipc=host"}
 		var names []string
@@ -428,13 +432,22 @@ func Script(job Job) (string, error) {
 		}
 		argv = append(argv, j.DockerRunArgs...)
 		argv = append(argv, j.Image)
-		argv = append(argv, j.Command...)
 	case ContainerNone:
 		if j.WorkDir != "" {
 			w("cd %s\n", quote(j.WorkDir))
 		}
-		argv = j.Command
 	}
+	if len(j.Preflight) > 0 {
+		w("# The preflight: the framework's own validation of this launch, once, on the first node; a\n")
+		w("# failure ends the job here, before torchrun.\n")
+		w("srun --nodes=1 --ntasks=1 \\\n")
+		for _, opt := range srun[4:] {
+			w("  %s \\\n", opt)
+		}
+		w("  bash -c \"$RIVAL_NODE\" rival-preflight \\\n")
+		w("%s\n\n", argLines(append(append([]string(nil), argv...), j.Preflight...), "    "))
+	}
+	argv = append(argv, j.Command...)
 	w("%s \\\n", strings.Join(srun[:4], " "))
 	for _, opt := range srun[4:] {
 		w("  %s \\\n", opt)

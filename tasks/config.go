@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/compare"
+	"github.com/rivalbench/rival/frameworks/spec"
 )
 
 type keyKind int
@@ -308,12 +310,11 @@ func (c *Config) validate() error {
 	if c.values["GBS"] == "" {
 		c.values["GBS"] = strconv.Itoa(product)
 		c.sources["GBS"] = "derived MBS×DP×GA"
-	} else if c.Int("GBS") != product {
-		return c.fieldErr("GBS", "%d but MBS×DP×GA = %d×%d×%d = %d; set GBS=%d or adjust MBS, DP, GA",
-			c.Int("GBS"), c.Int("MBS"), c.Int("DP"), c.Int("GA"), product, product)
 	}
-	if c.Int("PROFILE_STEP_END") < c.Int("PROFILE_STEP_START") {
-		return c.fieldErr("PROFILE_STEP_END", "%d is before PROFILE_STEP_START=%d", c.Int("PROFILE_STEP_END"), c.Int("PROFILE_STEP_START"))
+	// The fair configuration's own rules, with the messages every framework gives (spec.CheckFair).
+	var fe *spec.FairError
+	if err := spec.CheckFair(fairFromConfig(c)); errors.As(err, &fe) {
+		return c.fieldErr(fe.Key, "%s", fe.Msg)
 	}
 	for _, k := range []string{"TRAIN_TIMEOUT", "SLURM_PENDING_TIMEOUT"} {
 		d, err := ParseAge(c.values[k])
@@ -323,9 +324,6 @@ func (c *Config) validate() error {
 		if d <= 0 {
 			return c.fieldErr(k, "%s is no limit at all; give a duration such as 12h (a run still going after it is stopped)", c.values[k])
 		}
-	}
-	if c.Int("WARMUP_STEPS") > c.Int("TRAIN_ITERS") {
-		return c.fieldErr("WARMUP_STEPS", "%d exceeds TRAIN_ITERS=%d", c.Int("WARMUP_STEPS"), c.Int("TRAIN_ITERS"))
 	}
 	return nil
 }

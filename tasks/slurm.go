@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/frameworks"
@@ -81,12 +82,36 @@ func (s *SlurmExecutor) Job(launch frameworks.Launch, maps []PathMap) (slurm.Job
 		Command: slurm.PerNodeArgs(launch.Command), WorkDir: launch.WorkDir, Env: env, Mounts: mounts,
 		OutputDir: runDir, LogPath: filepath.Join(runDir, "slurm.log"), NodeHardware: true,
 	}
+	if launch.Preflight != nil {
+		job.Preflight = slurmPreflight(launch)
+	}
 	if s.containerMode() == slurm.ContainerDocker {
 		job.DockerRunArgs = []string{"--device", "/dev/kfd", "--device", "/dev/dri", "--group-add", "video",
 			"--security-opt", "seccomp=unconfined", "--ipc", "host", "--network", "host", "--shm-size", "16g"}
 	}
 	script, err := slurm.Script(job)
 	return job, script, err
+}
+
+// slurmPreflight is the launch's preflight as the job's first step runs it: the job exports the
+// run's environment, and `env` adds what the preflight sets beyond it (the world size, the GPU's
+// compute capability), so the training step never inherits those.
+func slurmPreflight(launch frameworks.Launch) []string {
+	var keys []string
+	for k, v := range launch.Preflight.Env {
+		if rv, ok := launch.Env[k]; !ok || rv != v {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	argv := []string{"env"}
+	for _, k := range keys {
+		argv = append(argv, k+"="+launch.Preflight.Env[k])
+	}
+	if launch.Preflight.WorkDir != "" && launch.Preflight.WorkDir != launch.WorkDir {
+		argv = append(argv, "-C", launch.Preflight.WorkDir)
+	}
+	return append(argv, launch.Preflight.Command...)
 }
 
 // Run implements Executor.
@@ -104,8 +129,17 @@ func (s *SlurmExecutor) Run(ctx context.Context, launch frameworks.Launch, maps 
 		return ExecInfo{}, err
 	}
 	fmt.Fprintf(os.Stderr, "slurm: submitted job %s (%s)\n", id, path)
-	final, err := s.Cluster.Follow(ctx, id, job.LogPath, onLine)
+	preflightFailed := ""
+	final, err := s.Cluster.Follow(ctx, id, job.LogPath, func(l string) {
+		if msg, ok := strings.CutPrefix(l, "preflight failed: "); ok && preflightFailed == "" {
+			preflightFailed = msg
+		}
+		onLine(l)
+	})
 	info := ExecInfo{SlurmJobID: id, NodeList: final.Nodes, ExitCode: final.ExitCode, ImageID: s.ImageID}
+	if preflightFailed != "" && final.ExitCode != 0 {
+		return info, fmt.Errorf("preflight of Slurm job %s stopped the run before torchrun started: %s (log: %s)", id, preflightFailed, job.LogPath)
+	}
 	if hwNodes, herr := slurm.ReadNodeHardware(job.OutputDir); herr == nil {
 		for _, n := range hwNodes {
 			info.NodeList = appendUnique(info.NodeList, n.Node)

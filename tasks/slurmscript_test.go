@@ -125,3 +125,51 @@ func TestLocalEnvGivesTheOnlyNode(t *testing.T) {
 	_, err = d.spec(l, nil)
 	require.ErrorContains(t, err, "laid out for 2 nodes")
 }
+
+// A Slurm run checks its launch before torchrun: the batch script's first step after the node
+// hardware runs the launch's preflight once, on the first node, in the run's image, so a launch the
+// framework rejects ends the job in seconds instead of failing in every rank.
+func TestSlurmScriptRunsPreflightBeforeTorchrun(t *testing.T) {
+	t.Setenv("GPUS_PER_NODE", "8")
+	for _, c := range []struct{ platform, fw, check string }{
+		{hw.PlatformNVIDIA, "mega", "/rival/run/preflight/preflight.py"},
+		{hw.PlatformNVIDIA, "nemo", "/rival/run/rival_nemo.py"},
+		{hw.PlatformAMD, "mega", "/rival/run/preflight/preflight.py"},
+		{hw.PlatformAMD, "prim", "/rival/run/preflight/preflight.py"},
+	} {
+		t.Run(c.platform+"/"+c.fw, func(t *testing.T) {
+			w, _ := newWorkspace(t, "")
+			t.Setenv("NNODES", "2")
+			t.Setenv("DP", "16")
+			t.Setenv("SLURM_IMAGE", "")
+			if c.platform == hw.PlatformNVIDIA {
+				t.Setenv("SLURM_IMAGE", pinnedRef)
+			}
+			w.Config, _ = w.Config.With("test", map[string]string{"NNODES": "2", "DP": "16"})
+			out, err := captureStdout(t, func() error {
+				return w.SlurmScriptTarget(context.Background(), c.platform, c.fw, "llama")
+			})
+			require.NoError(t, err)
+			pre := strings.Index(out, "srun --nodes=1 --ntasks=1 \\\n")
+			run := strings.Index(out, "rival-node \\\n")
+			require.GreaterOrEqual(t, pre, 0, "the script has a preflight step:\n%s", out)
+			require.Greater(t, run, pre, "the preflight runs before the launch")
+			step := out[pre:run]
+			assert.Contains(t, step, "rival-preflight")
+			assert.Contains(t, step, c.check)
+			assert.NotContains(t, step, "torchrun")
+			if c.fw == "nemo" {
+				assert.Contains(t, step, "WORLD_SIZE=16")
+				assert.Contains(t, step, "--check")
+			} else {
+				assert.Contains(t, step, "RIVAL_DEVICE_CAPABILITY=")
+			}
+			if c.platform == hw.PlatformNVIDIA {
+				assert.Contains(t, step, "--container-image=", "in the run's image")
+			} else {
+				assert.Contains(t, step, "rival/amd", "in the run's image (docker run, from RIVAL_NODE)")
+				assert.Contains(t, step, "--device /dev/kfd")
+			}
+		})
+	}
+}

@@ -127,7 +127,7 @@ func fairFromConfig(c *Config) frameworks.Fair {
 		TP: c.Int("TP"), PP: c.Int("PP"), DP: c.Int("DP"), TrainIters: c.Int("TRAIN_ITERS"), WarmupSteps: c.Int("WARMUP_STEPS"),
 		LR: c.Float("LR"), MinLR: c.Float("MIN_LR"), WeightDecay: c.Float("WEIGHT_DECAY"), Beta1: c.Float("BETA1"), Beta2: c.Float("BETA2"),
 		Precision: c.Get("PRECISION"), Profile: c.Bool("PROFILE"), ProfileStepStart: c.Int("PROFILE_STEP_START"),
-		ProfileStepEnd: c.Int("PROFILE_STEP_END"), ProfileRanks: ranks, Dataset: c.Get("DATASET"),
+		ProfileStepEnd: c.Int("PROFILE_STEP_END"), ProfileRanks: ranks,
 	}
 }
 
@@ -225,6 +225,12 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 				return err
 			}
 		}
+		if launch.RanFile != "" {
+			// A reused run folder may hold an earlier run's record: this run must write its own.
+			if err := os.Remove(filepath.Join(runDir, filepath.FromSlash(launch.RanFile))); err != nil && !os.IsNotExist(err) {
+				return fmt.Errorf("train %s: removing an earlier run's record of what ran: %w", name, err)
+			}
+		}
 		for rel, data := range launch.Files {
 			if err := cache.WriteFileAtomic(filepath.Join(runDir, filepath.FromSlash(rel)), data, 0o644); err != nil {
 				return err
@@ -232,7 +238,8 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 		}
 		if _, ran, err := RunPreflight(ctx, in.Executor, name, launch, maps); err != nil {
 			return err
-		} else if ran != "" {
+		} else if ran != "" && launch.RanFile == "" {
+			// (A launch with a RanFile records what ran itself, from the training processes.)
 			// What the image holds, read inside it, ahead of the pin the launch was built for.
 			launch.FrameworkVersion = ran + "; built for " + launch.FrameworkVersion
 		}
@@ -307,7 +314,7 @@ func (w *Workspace) trainLaunch(in TrainInputs, cfg *Config, name, fp string) (f
 	req := frameworks.Request{
 		Platform: in.Platform, Framework: in.Framework, Model: in.Model, Fair: fairFromConfig(cfg), Host: in.Host,
 		DataPrefix: inside(maps, absPrefix), DataCacheDir: inside(maps, cacheDir), TokenizerPath: inside(maps, tokDir),
-		OutputDir: inside(maps, runDir), DataFingerprint: fp, NNodes: cfg.Int("NNODES"),
+		OutputDir: inside(maps, runDir), NNodes: cfg.Int("NNODES"),
 	}
 	if in.Platform == hw.PlatformCPU {
 		req.GPUs = cpuProcs(cfg)

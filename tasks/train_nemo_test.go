@@ -21,15 +21,28 @@ import (
 // on rank 0 (the versions it finds) and prints Megatron-Bridge's log lines, in the format of the real
 // Bridge log in frameworks/logparse/testdata/real/megatron-bridge-dgxc-h100.log.
 type bridgeExecutor struct {
-	steps int
-	ran   map[string]string
-	last  frameworks.Launch
+	steps    int
+	ran      map[string]string
+	last     frameworks.Launch
+	commands [][]string
+	failPre  bool
 }
 
 func (b *bridgeExecutor) Kind() string                   { return "scripted" }
 func (b *bridgeExecutor) ImageDigest() string            { return "" }
 func (b *bridgeExecutor) Place(dirs []PathMap) []PathMap { return HostExecutor{}.Place(dirs) }
 func (b *bridgeExecutor) Run(ctx context.Context, l frameworks.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
+	b.commands = append(b.commands, l.Command)
+	if l.Command[len(l.Command)-1] == "--check" {
+		// The preflight: rival_nemo.py --check's lines, as Bridge's validation prints them.
+		onLine(`preflight ran: {"cuda": "13.0", "megatron_bridge": "0.3.0", "megatron_core": "0.16.0rc0", "torch": "2.10.0a0+nv26.02"}`)
+		if b.failPre {
+			onLine("preflight failed: megatron-bridge configuration: AssertionError: min_lr must be <= lr (at config.py:412: assert self.min_lr <= self.lr)")
+			return ExecInfo{ExitCode: 1}, nil
+		}
+		onLine("preflight ok: megatron-bridge configuration valid for 1 processes")
+		return ExecInfo{}, nil
+	}
 	b.last = l
 	if b.ran != nil {
 		data, err := json.Marshal(b.ran)
@@ -78,6 +91,54 @@ func TestTrainNemoReadsBridgeLogAndWhatRan(t *testing.T) {
 	assert.Contains(t, v, "torch 2.10.0a0+nv26.02")
 	assert.Contains(t, v, "pinned: megatron-bridge 0.3.0 (NVIDIA-NeMo/Megatron-Bridge@21b02e0c")
 	assert.Equal(t, "nemo", r.Framework.Name, "the framework keeps its name")
+}
+
+// A nemo run starts with Bridge's own validation (the launch's preflight, rival_nemo.py --check);
+// when it fails the training launch never starts and the error quotes Bridge.
+func TestTrainNemoRunsPreflightFirst(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		w, _ := newWorkspace(t, "")
+		ex := &bridgeExecutor{steps: 30, failPre: fail, ran: map[string]string{"framework": "megatron-bridge", "version": "0.3.0"}}
+		in := trainInputs(t, w, ex)
+		in.Platform, in.Framework = hw.PlatformNVIDIA, "nemo"
+		in.Host = hw.Host{Platform: hw.PlatformNVIDIA, GPUs: []hw.GPU{{Index: 0, Vendor: hw.VendorNVIDIA, Model: "H100 SXM"}}}
+		task, err := w.TrainTask(in)
+		require.NoError(t, err)
+		err = w.Runner.Run(context.Background(), task)
+		require.NotEmpty(t, ex.commands)
+		first := ex.commands[0]
+		assert.Equal(t, "--check", first[len(first)-1], "the preflight runs first: %v", first)
+		assert.True(t, strings.HasSuffix(first[1], "/rival_nemo.py"), first)
+		if fail {
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "stopped the run before it started: megatron-bridge configuration: AssertionError: min_lr must be <= lr")
+			assert.Len(t, ex.commands, 1, "the training launch never starts")
+		} else {
+			require.NoError(t, err)
+			assert.Len(t, ex.commands, 2)
+		}
+	}
+}
+
+// A reused run folder may hold an earlier run's record of what ran; the run removes it before
+// launching, so a run that records nothing fails instead of reporting the earlier run's versions.
+func TestTrainNemoIgnoresStaleWhatRan(t *testing.T) {
+	w, _ := newWorkspace(t, "")
+	ex := &bridgeExecutor{steps: 30}
+	in := trainInputs(t, w, ex)
+	in.Platform, in.Framework = hw.PlatformNVIDIA, "nemo"
+	in.Host = hw.Host{Platform: hw.PlatformNVIDIA, GPUs: []hw.GPU{{Index: 0, Vendor: hw.VendorNVIDIA, Model: "H100 SXM"}}}
+	task, err := w.TrainTask(in)
+	require.NoError(t, err)
+	runDir := w.Path("OUTPUT_DIR", "runs", RunName(in.Platform, in.Framework, in.Model, in.Dataset, in.RunIndex))
+	require.NoError(t, os.MkdirAll(runDir, 0o755))
+	stale := `{"framework": "megatron-bridge", "version": "0.2.0", "megatron_core": "0.15.0"}`
+	require.NoError(t, os.WriteFile(filepath.Join(runDir, "rival_nemo_ran.json"), []byte(stale), 0o644))
+	err = w.Runner.Run(context.Background(), task)
+	require.Error(t, err, "the earlier run's versions must not be reported")
+	assert.Contains(t, err.Error(), "rival_nemo_ran.json")
+	data, rerr := os.ReadFile(task.Outputs[0].Path)
+	assert.True(t, os.IsNotExist(rerr), "no result: %s", data)
 }
 
 // TestTrainNemoWithoutWhatRanFails: a run that did not record what ran has no trustworthy version.

@@ -162,11 +162,15 @@ func (w *Workspace) platformConfig(platform string) (*Config, error) {
 }
 
 // preflightExecutor is where a preflight runs: in the run's image without GPUs and without a network
-// (a Docker run), or the run's own executor. Slurm runs skip it (a second job would queue twice);
-// train:check runs it for them before submitting.
-func preflightExecutor(ex Executor) Executor {
+// (a Docker run; with the run's devices when the preflight asks for them), or the run's own
+// executor. Slurm runs it as the job's first step (SlurmExecutor.Job), not as a second job;
+// train:check runs it in the image on the login node.
+func preflightExecutor(ex Executor, pre frameworks.Launch) Executor {
 	switch d := ex.(type) {
 	case *DockerExecutor:
+		if pre.Devices {
+			return ex
+		}
 		c := *d
 		c.Platform = hw.PlatformCPU // no devices, --network none
 		return &c
@@ -186,7 +190,7 @@ func RunPreflight(ctx context.Context, ex Executor, name string, launch framewor
 	if launch.Preflight == nil {
 		return "", "", nil
 	}
-	pex := preflightExecutor(ex)
+	pex := preflightExecutor(ex, *launch.Preflight)
 	if pex == nil {
 		return "", "", nil
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+
+	"github.com/rivalbench/rival/frameworks/spec"
 )
 
 // Launchers for runs of more than one process.
@@ -188,26 +190,16 @@ func normalize(c Config) (Config, error) {
 	if c.MaxPositions > 0 && c.SeqLen > c.MaxPositions {
 		return c, fmt.Errorf("fsdp: SeqLen (SL) %d exceeds the model's %d positions", c.SeqLen, c.MaxPositions)
 	}
-	if c.LR <= 0 {
-		return c, fmt.Errorf("fsdp: LR is %g: it must be > 0", c.LR)
-	}
 	if c.MinLR == 0 {
 		c.MinLR = c.LR / 10
 	}
-	if c.MinLR < 0 || c.MinLR > c.LR {
-		return c, fmt.Errorf("fsdp: MinLR %g must lie in [0, LR %g]", c.MinLR, c.LR)
-	}
-	if c.WarmupSteps < 0 || c.WarmupSteps > c.TrainIters {
-		return c, fmt.Errorf("fsdp: WarmupSteps (WARMUP_STEPS) %d must lie in [0, TrainIters %d]", c.WarmupSteps, c.TrainIters)
-	}
-	if c.WeightDecay < 0 {
-		return c, fmt.Errorf("fsdp: WeightDecay (WEIGHT_DECAY) is %g: it must be >= 0", c.WeightDecay)
-	}
-	if c.Beta1 < 0 || c.Beta1 >= 1 {
-		return c, fmt.Errorf("fsdp: Beta1 (BETA1) is %g: it must lie in [0, 1)", c.Beta1)
-	}
-	if c.Beta2 < 0 || c.Beta2 >= 1 {
-		return c, fmt.Errorf("fsdp: Beta2 (BETA2) is %g: it must lie in [0, 1)", c.Beta2)
+	// The fair configuration's own rules, with the messages every framework gives (spec.CheckFair).
+	if err := spec.CheckFair(spec.Fair{
+		MBS: c.MicroBatch, SL: c.SeqLen, GA: c.GradAccum, TP: 1, PP: 1, TrainIters: c.TrainIters,
+		WarmupSteps: c.WarmupSteps, LR: c.LR, MinLR: c.MinLR, WeightDecay: c.WeightDecay,
+		Beta1: c.Beta1, Beta2: c.Beta2, Precision: spec.BF16, // the trainer checks its own seed range and precisions below
+	}); err != nil {
+		return c, fmt.Errorf("fsdp: %w", err)
 	}
 	if c.Seed < 0 || c.Seed > 1<<32-1 {
 		return c, fmt.Errorf("fsdp: Seed (SEED) %d must lie in [0, 2^32-1] (numpy's and Python's hash seed range)", c.Seed)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/rivalbench/rival/frameworks/spec"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden/*.json from the parser's output")
@@ -339,4 +341,24 @@ func TestCanonical(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want, got, in)
 	}
+}
+
+// Every framework of the framework table, by name and alias, reads as the family its runs print,
+// except where the name is a log format's own ("nemo" stays NeMo 2's format for extract).
+func TestCanonicalReadsTheFrameworkTable(t *testing.T) {
+	for _, f := range spec.Frameworks() {
+		for _, n := range append([]string{f.Name}, f.Aliases...) {
+			fam, err := Canonical(n)
+			require.NoError(t, err, "framework %s (name %q)", f.Name, n)
+			want := f.LogFamily
+			switch n {
+			case "nemo", "nemo2", "nemo-2":
+				want = NeMo
+			}
+			assert.Equal(t, want, fam, "framework %s (name %q)", f.Name, n)
+		}
+	}
+	fam, err := Canonical("mega")
+	require.NoError(t, err)
+	assert.Equal(t, Megatron, fam)
 }

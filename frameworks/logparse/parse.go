@@ -9,6 +9,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/rivalbench/rival/frameworks/spec"
 )
 
 // MaxLineBytes bounds how much of one line is kept; the rest of a longer line is
@@ -18,17 +20,29 @@ const MaxLineBytes = 1 << 20
 // ErrNoSteps is wrapped by the error returned when a log holds no training step.
 var ErrNoSteps = errors.New("no training steps found")
 
-// aliases maps the framework names users and Rival's configs use to families. Rival's
-// own fsdp trainer prints Megatron-format iteration lines.
-var aliases = map[string]string{
-	"": "", "auto": "",
-	"megatron": Megatron, "megatron-lm": Megatron, "mlm": Megatron, "fsdp": Megatron,
-	"megatron-deepspeed": MegatronDeepSpeed, "mds": MegatronDeepSpeed,
-	"primus": Primus, "prim": Primus,
-	"megatron-bridge": MegatronBridge, "bridge": MegatronBridge, "mbridge": MegatronBridge,
-	"nemo": NeMo, "nemo2": NeMo, "nemo-2": NeMo,
-	"torchtitan": TorchTitan, "titan": TorchTitan,
-}
+// aliases maps names to log families: the log formats' own names, then every framework of Rival's
+// framework table (frameworks/spec) and its aliases, read as the family its runs print. A format's
+// own name wins: "nemo" reads NeMo 2 logs (train reads a nemo run, which prints Megatron-Bridge's
+// lines, through its launch's log family).
+var aliases = func() map[string]string {
+	m := map[string]string{
+		"": "", "auto": "",
+		"megatron": Megatron, "megatron-lm": Megatron, "mlm": Megatron,
+		"megatron-deepspeed": MegatronDeepSpeed, "mds": MegatronDeepSpeed,
+		"primus":          Primus,
+		"megatron-bridge": MegatronBridge, "bridge": MegatronBridge, "mbridge": MegatronBridge,
+		"nemo": NeMo, "nemo2": NeMo, "nemo-2": NeMo,
+		"torchtitan": TorchTitan,
+	}
+	for _, f := range spec.Frameworks() {
+		for _, n := range append([]string{f.Name}, f.Aliases...) {
+			if _, ok := m[n]; !ok {
+				m[n] = f.LogFamily
+			}
+		}
+	}
+	return m
+}()
 
 // Canonical returns the family a framework name stands for ("" for auto-detection).
 func Canonical(framework string) (string, error) {

@@ -61,6 +61,7 @@ func LoadFacts(b []byte) (*Facts, error) {
 var (
 	dtypeNames    = []string{"bfloat16", "float16", "float32"}
 	callableNames = []string{"silu", "gelu"}
+	enumNames     = []string{"megatron.core.transformer.enums.AttnBackend"} // rival_nemo.py's ENUMS
 )
 
 // CheckConfig checks a launch's Bridge configuration (the JSON file a launch ships) against the facts:
@@ -288,7 +289,13 @@ func matches(t Type, v any) error {
 		}
 		return fmt.Errorf("%s fits none of the alternatives (%s)", show(v), strings.Join(reasons, "; "))
 	case "enum":
-		return fmt.Errorf("%s: the entry script does not convert to the enum %s; leave the field at its default", show(v), t.Name)
+		if !contains(enumNames, t.Name) {
+			return fmt.Errorf("%s: the entry script does not convert to the enum %s; leave the field at its default", show(v), t.Name)
+		}
+		if s, ok := v.(string); ok && contains(t.Members, s) {
+			return nil
+		}
+		return fmt.Errorf("%s is not a member of %s (%s)", show(v), t.Name, strings.Join(t.Members, ", "))
 	case "class":
 		return fmt.Errorf("%s: a %s cannot be written in JSON; leave the field at its default", show(v), t.Name)
 	default:

@@ -67,14 +67,36 @@ func ScriptDigest() string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Fusion and communication settings written explicitly, each set to Megatron-LM's command-line
-// default so nemo and mega runs execute the same kernels and overlap (Bridge's own defaults differ:
-// GPTModelProvider turns cross-entropy fusion on and the rope/SwiGLU/persistent-LayerNorm fusions off,
-// bf16_mixed reduces gradients in fp32).
-var fusions = map[string]any{
-	"apply_rope_fusion": true, "bias_activation_fusion": true, "bias_dropout_fusion": true,
-	"masked_softmax_fusion": true, "persist_layer_norm": true, "gradient_accumulation_fusion": true,
-	"cross_entropy_loss_fusion": false,
+// Fairness maps every setting of spec.Fairness (the one table mega and prim read) onto the Bridge
+// field that carries it, by ConfigContainer section, so nemo runs the same overlap, fusions, attention
+// backend, init, EOD masking, optimizer sharding, gradient-reduce dtype, recompute and data loader as
+// mega and prim. Field names are Megatron-Bridge 0.3.0's (frameworks/facts/bridge_0.3.0.json; the
+// tests check each against the facts). The RMSNorm epsilon is the model's (spec.Plan.NormEpsilon).
+// spec.Fairness.PrimusTurbo has no Bridge field: Primus Turbo kernels exist only in Primus.
+func Fairness() map[string]Section {
+	st := spec.Fairness
+	var recompute any
+	if st.Recompute != "" {
+		recompute = st.Recompute
+	}
+	return map[string]Section{
+		"model": {
+			"recompute_granularity": recompute, "init_method_std": st.InitMethodStd,
+			"attention_backend":            st.AttentionBackend,
+			"gradient_accumulation_fusion": st.GradAccumFusion, "masked_softmax_fusion": st.MaskedSoftmaxFusion,
+			"bias_activation_fusion": st.BiasSwiGLUFusion, "apply_rope_fusion": st.RopeFusion,
+			"bias_dropout_fusion": st.BiasDropoutFusion, "cross_entropy_loss_fusion": st.CrossEntropyFusion,
+			// Megatron-LM's command line keeps persist_layer_norm on (--no-persist-layer-norm turns it off);
+			// Bridge's GPTModelProvider defaults it off.
+			"persist_layer_norm": true,
+		},
+		"optimizer": {"use_distributed_optimizer": st.DistributedOptimizer},
+		"ddp": {
+			"overlap_grad_reduce": st.OverlapGradReduce, "overlap_param_gather": st.OverlapParamGather,
+			"use_distributed_optimizer": st.DistributedOptimizer, "grad_reduce_in_fp32": !st.GradReduceInBF16,
+		},
+		"dataset": {"eod_mask_loss": st.EODMaskLoss, "dataloader_type": st.DataloaderType, "num_workers": st.NumWorkers},
+	}
 }
 
 // Section is one ConfigContainer section: field name → JSON value.
@@ -94,6 +116,10 @@ func Config(p spec.Plan) (map[string]Section, error) {
 	if _, err := mega.RotaryBase(m.RopeTheta); err != nil {
 		return nil, fmt.Errorf("nemo: %w", err)
 	}
+	eps, err := p.NormEpsilon()
+	if err != nil {
+		return nil, fmt.Errorf("nemo: %w", err)
+	}
 	var window any
 	if p.WindowActive() {
 		window = []int{m.SlidingWindow, 0}
@@ -102,15 +128,12 @@ func Config(p spec.Plan) (map[string]Section, error) {
 		"num_layers": m.Layers, "hidden_size": m.Hidden, "ffn_hidden_size": m.FFN,
 		"num_attention_heads": m.Heads, "num_query_groups": m.KVHeads, "kv_channels": m.HeadDim(),
 		"seq_length": f.SL, "position_embedding_type": "rope", "rotary_base": int(m.RopeTheta), "rotary_percent": 1.0,
-		"normalization": "RMSNorm", "layernorm_epsilon": 1e-5, "activation_func": "silu", "gated_linear_unit": true,
+		"normalization": "RMSNorm", "layernorm_epsilon": eps, "activation_func": "silu", "gated_linear_unit": true,
 		"add_bias_linear": false, "add_qkv_bias": m.QKVBias, "share_embeddings_and_output_weights": m.TiedEmbeddings,
-		"hidden_dropout": 0.0, "attention_dropout": 0.0, "init_method_std": 0.02, "window_size": window,
+		"hidden_dropout": 0.0, "attention_dropout": 0.0, "window_size": window,
 		"make_vocab_size_divisible_by": 128, "vocab_size": nil,
 		"tensor_model_parallel_size": f.TP, "pipeline_model_parallel_size": f.PP, "context_parallel_size": 1,
 		"virtual_pipeline_model_parallel_size": nil, "sequence_parallel": p.SequenceParallel(),
-	}
-	for k, v := range fusions {
-		model[k] = v
 	}
 	cfg := map[string]Section{
 		"model": model,
@@ -121,7 +144,6 @@ func Config(p spec.Plan) (map[string]Section, error) {
 		"optimizer": {
 			"optimizer": "adam", "lr": f.LR, "min_lr": f.MinLR, "weight_decay": f.WeightDecay,
 			"adam_beta1": f.Beta1, "adam_beta2": f.Beta2, "adam_eps": spec.AdamEps, "clip_grad": spec.ClipGrad,
-			"use_distributed_optimizer": true,
 		},
 		// Megatron Core's OptimizerParamScheduler: lr·step/warmup during warm-up (lr_warmup_init 0),
 		// then cosine to min_lr at train_iters, the same formula and steps as mega's
@@ -134,23 +156,24 @@ func Config(p spec.Plan) (map[string]Section, error) {
 		"dataset": {
 			"blend": []any{[]string{p.DataPrefix}, nil}, "split": "100,0,0", "seq_length": f.SL,
 			"random_seed": f.Seed, "path_to_cache": p.DataCacheDir,
-			"reset_position_ids": false, "reset_attention_mask": false, "eod_mask_loss": false,
-			"num_dataset_builder_threads": 1, "dataloader_type": "single", "num_workers": 2,
+			"reset_position_ids": false, "reset_attention_mask": false, "num_dataset_builder_threads": 1,
 		},
 		"logger":     {"log_interval": 1, "log_throughput": true, "timing_log_level": 0},
 		"tokenizer":  {"tokenizer_type": "HuggingFaceTokenizer", "tokenizer_model": p.TokenizerPath},
 		"checkpoint": {"save": nil, "load": nil, "ckpt_format": "torch_dist"},
 		"rng":        {"seed": f.Seed},
-		"ddp": {
-			"overlap_grad_reduce": false, "overlap_param_gather": false, "use_distributed_optimizer": true,
-			"grad_reduce_in_fp32": false, "check_for_nan_in_grad": true,
-		},
-		"dist": {"distributed_backend": "nccl"},
+		"ddp":        {"check_for_nan_in_grad": true},
+		"dist":       {"distributed_backend": "nccl"},
 		"profiling": {
 			"use_pytorch_profiler": f.Profile, "use_nsys_profiler": false,
 			"profile_step_start": f.ProfileStepStart, "profile_step_end": f.ProfileStepEnd,
 			"profile_ranks": append([]int{}, f.ProfileRanks...), "record_shapes": false,
 		},
+	}
+	for sec, fields := range Fairness() {
+		for k, v := range fields {
+			cfg[sec][k] = v
+		}
 	}
 	if f.Profile {
 		// Bridge's PyTorch profiler writes its traces through the TensorBoard handler into this directory.
@@ -160,7 +183,8 @@ func Config(p spec.Plan) (map[string]Section, error) {
 	case spec.BF16, spec.FP8:
 		cfg["mixed_precision"] = Section{
 			"bf16": true, "fp16": false, "params_dtype": "bfloat16", "pipeline_dtype": "bfloat16",
-			"autocast_enabled": false, "grad_reduce_in_fp32": false,
+			// Bridge's mixed-precision setup copies this onto ddp.grad_reduce_in_fp32.
+			"autocast_enabled": false, "grad_reduce_in_fp32": !spec.Fairness.GradReduceInBF16,
 		}
 		if f.Precision == spec.FP8 {
 			// Delayed-scaling hybrid FP8 with the amax settings mega uses (Bridge's
@@ -183,13 +207,28 @@ func Config(p spec.Plan) (map[string]Section, error) {
 	return cfg, nil
 }
 
+// PreflightRanFile is where the preflight's --ran argument points, relative to OutputDir. The check
+// writes nothing there; it keeps the run's own RanFile untouched.
+const PreflightRanFile = "preflight/" + RanFile
+
 // CheckCommand is the preflight of a launch built for p: the entry script with --check builds the
 // configuration and runs Bridge's own validation (runtime_config_update, then Megatron Core's
 // scheduler) for the run's world size, in seconds and without GPUs, inside the NeMo image, with the
-// launch's files written to OutputDir. It exits non-zero quoting Bridge's error.
+// launch's files written to OutputDir. It prints "preflight ran: {json}" (what the image holds) and
+// ends with "preflight ok: ..." or "preflight failed: <Bridge's error>", exiting 1 on failure.
+// WORLD_SIZE and RANK come from the environment (see Preflight).
 func CheckCommand(p spec.Plan) []string {
-	return []string{"env", "WORLD_SIZE=" + spec.Int(p.World), "RANK=0", "python3", path.Join(p.OutputDir, ScriptName),
-		"--config", path.Join(p.OutputDir, ConfigName), "--ran", path.Join(p.OutputDir, RanFile), "--check"}
+	return []string{"python3", path.Join(p.OutputDir, ScriptName), "--config", path.Join(p.OutputDir, ConfigName),
+		"--ran", path.Join(p.OutputDir, PreflightRanFile), "--check"}
+}
+
+// Preflight is the launch of CheckCommand: the run's environment plus the world size, no GPUs.
+func Preflight(p spec.Plan, run spec.Launch) *spec.Launch {
+	env := map[string]string{"WORLD_SIZE": spec.Int(p.World), "RANK": "0", "LOCAL_RANK": "0", "PYTHONDONTWRITEBYTECODE": "1"}
+	for k, v := range run.Env {
+		env[k] = v
+	}
+	return &spec.Launch{Framework: spec.Nemo, Command: CheckCommand(p), WorkDir: p.OutputDir, Env: env, Devices: true}
 }
 
 // Build returns the launch of one nemo run.
@@ -204,7 +243,7 @@ func Build(p spec.Plan) (spec.Launch, error) {
 	}
 	cmd := append(mega.Torchrun(p), path.Join(p.OutputDir, ScriptName),
 		"--config", path.Join(p.OutputDir, ConfigName), "--ran", path.Join(p.OutputDir, RanFile))
-	return spec.Launch{
+	l := spec.Launch{
 		Framework: spec.Nemo, Command: cmd, WorkDir: p.OutputDir, FrameworkVersion: Version,
 		Env: map[string]string{
 			"PYTHONUNBUFFERED":            "1",
@@ -215,5 +254,7 @@ func Build(p spec.Plan) (spec.Launch, error) {
 		},
 		Files:             map[string][]byte{ScriptName: Script(), ConfigName: append(doc, '\n')},
 		EntryScriptDigest: ScriptDigest(), LogFamily: LogFamily, RanFile: RanFile,
-	}, nil
+	}
+	l.Preflight = Preflight(p, l)
+	return l, nil
 }

@@ -49,7 +49,7 @@ func request(model string) frameworks.Request {
 		Platform: hw.PlatformNVIDIA, Framework: "nemo", Model: model, Host: nvidiaHost(8),
 		Fair: frameworks.Fair{Seed: 42, MBS: 1, SL: 2048, GA: 8, TP: 1, PP: 1, TrainIters: 500, WarmupSteps: 50,
 			LR: 3e-4, MinLR: 3e-5, WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Precision: "bf16",
-			ProfileStepStart: 10, ProfileStepEnd: 12, ProfileRanks: []int{0}, Dataset: "bc"},
+			ProfileStepStart: 10, ProfileStepEnd: 12, ProfileRanks: []int{0}},
 		DataPrefix: "/rival/data/bc-train_text_document", DataCacheDir: "/rival/cache",
 		TokenizerPath: "/rival/tokenizer", OutputDir: "/rival/run",
 	}
@@ -349,14 +349,80 @@ func TestEntryScriptPython(t *testing.T) {
 	}
 }
 
-func TestCheckCommand(t *testing.T) {
-	r := request("llama")
-	r.NNodes = 2
-	r.Host = nvidiaHost(8)
-	p, err := frameworks.Validate(r, "nemo")
-	require.NoError(t, err)
-	assert.Equal(t, []string{"env", "WORLD_SIZE=16", "RANK=0", "python3", "/rival/run/rival_nemo.py",
-		"--config", "/rival/run/rival_nemo.json", "--ran", "/rival/run/rival_nemo_ran.json", "--check"}, nemo.CheckCommand(p))
+// Every nemo launch carries its preflight: the entry script's --check on the exact configuration, with
+// the run's world size and environment (what train and train:check run before the launch).
+func TestEveryLaunchCarriesPreflight(t *testing.T) {
+	for _, model := range models.Names() {
+		t.Run(model, func(t *testing.T) {
+			r := request(model)
+			r.NNodes = 2
+			l, err := frameworks.Build(r)
+			require.NoError(t, err)
+			require.NotNil(t, l.Preflight, "a nemo launch carries Bridge's own validation as its preflight")
+			assert.Equal(t, []string{"python3", "/rival/run/rival_nemo.py", "--config", "/rival/run/rival_nemo.json",
+				"--ran", "/rival/run/preflight/rival_nemo_ran.json", "--check"}, l.Preflight.Command)
+			assert.Equal(t, "16", l.Preflight.Env["WORLD_SIZE"])
+			assert.Equal(t, "0", l.Preflight.Env["RANK"])
+			assert.Equal(t, "1", l.Preflight.Env["HF_HUB_OFFLINE"], "the run's own environment")
+			assert.Equal(t, "/rival/run", l.Preflight.WorkDir)
+			assert.NotContains(t, l.Preflight.Command, "/rival/run/"+nemo.RanFile, "the check leaves the run's record alone")
+		})
+	}
+}
+
+// Fairness: every speed- or loss-relevant setting reaches Bridge under Bridge 0.3.0's own field name,
+// with the value mega and prim use. The expected field names are read from Megatron-Bridge v0.3.0
+// (bridge_0.3.0.json), the values from docs/frameworks.md's fairness table; the RMSNorm epsilons are
+// config.json's rms_norm_eps of each model (Llama 3.1 8B 1e-5, Qwen 2.5 7B 1e-6, Mistral 7B v0.3 1e-5).
+func TestFairnessReachesBridge(t *testing.T) {
+	facts := loadFacts(t)
+	want := []struct {
+		setting, section, field string
+		value                   any
+	}{
+		{"overlap grad reduce", "ddp", "overlap_grad_reduce", true},
+		{"overlap param gather", "ddp", "overlap_param_gather", true},
+		{"distributed optimizer", "ddp", "use_distributed_optimizer", true},
+		{"distributed optimizer", "optimizer", "use_distributed_optimizer", true},
+		{"gradient reduce dtype fp32", "ddp", "grad_reduce_in_fp32", true},
+		{"gradient reduce dtype fp32", "mixed_precision", "grad_reduce_in_fp32", true},
+		{"recompute none", "model", "recompute_granularity", nil},
+		{"EOD loss masking off", "dataset", "eod_mask_loss", false},
+		{"init method std", "model", "init_method_std", 0.02},
+		{"attention backend", "model", "attention_backend", "auto"},
+		{"gradient-accumulation fusion off", "model", "gradient_accumulation_fusion", false},
+		{"masked-softmax fusion", "model", "masked_softmax_fusion", true},
+		{"bias-SwiGLU fusion", "model", "bias_activation_fusion", true},
+		{"RoPE fusion", "model", "apply_rope_fusion", true},
+		{"bias-dropout fusion", "model", "bias_dropout_fusion", true},
+		{"cross-entropy fusion off", "model", "cross_entropy_loss_fusion", false},
+		{"data loader", "dataset", "dataloader_type", "single"},
+		{"data loader workers", "dataset", "num_workers", 2.0},
+	}
+	eps := map[string]float64{"llama": 1e-5, "qwen": 1e-6, "mistral": 1e-5}
+	for _, model := range models.Names() {
+		t.Run(model, func(t *testing.T) {
+			l, err := frameworks.Build(request(model))
+			require.NoError(t, err)
+			var cfg map[string]map[string]any
+			require.NoError(t, json.Unmarshal(l.Files[nemo.ConfigName], &cfg))
+			for _, w := range want {
+				sec, ok := facts.Sections[w.section]
+				require.True(t, ok, "section %s in the facts", w.section)
+				_, known := sec.Fields[w.field]
+				assert.True(t, known, "%s: %s.%s is a Bridge 0.3.0 field", w.setting, w.section, w.field)
+				got, set := cfg[w.section][w.field]
+				assert.True(t, set, "%s: %s.%s is written explicitly", w.setting, w.section, w.field)
+				assert.Equal(t, w.value, got, "%s: %s.%s", w.setting, w.section, w.field)
+			}
+			m, _ := models.Lookup(model)
+			base := model
+			if m.Proxy {
+				base = m.Base
+			}
+			assert.Equal(t, eps[base], cfg["model"]["layernorm_epsilon"], "RMSNorm epsilon of %s", base)
+		})
+	}
 }
 
 // TestFactsArePinned: the facts come from the trees the launch is pinned to.
@@ -368,4 +434,98 @@ func TestFactsArePinned(t *testing.T) {
 	assert.Equal(t, nemo.MegatronCoreCommit, f.Source.MegatronCore.Commit)
 	assert.Contains(t, nemo.Version, nemo.BridgeCommit[:8])
 	assert.Contains(t, nemo.Version, nemo.MegatronCoreCommit[:8])
+}
+
+// bridgeTrees returns the fetched Megatron-Bridge and Megatron-LM trees the preflight runs against,
+// or skips (docs/frameworks.md, "NeMo": RIVAL_BRIDGE_TREE at v0.3.0, RIVAL_MEGATRON_TREE at b0cc2706).
+func bridgeTrees(t *testing.T) (bridge, megatron string) {
+	bridge, megatron = os.Getenv("RIVAL_BRIDGE_TREE"), os.Getenv("RIVAL_MEGATRON_TREE")
+	if bridge == "" || megatron == "" {
+		t.Skip("set RIVAL_BRIDGE_TREE and RIVAL_MEGATRON_TREE to fetched Megatron-Bridge v0.3.0 and Megatron-LM b0cc2706 trees")
+	}
+	return bridge, megatron
+}
+
+// runPreflight writes the launch's files under OutputDir and runs its preflight command with the
+// fetched trees standing in for the image's packages (torch stubbed by bridgecheck/stubs.py).
+func runPreflight(t *testing.T, l frameworks.Launch, out, bridge, megatron string) (string, error) {
+	t.Helper()
+	require.NotNil(t, l.Preflight)
+	for name, b := range l.Files {
+		p := filepath.Join(out, filepath.FromSlash(name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, b, 0o644))
+	}
+	require.Equal(t, "python3", l.Preflight.Command[0])
+	here, err := filepath.Abs("bridgecheck")
+	require.NoError(t, err)
+	wrapper := "import runpy, sys; sys.path[:0] = [sys.argv[1]]; import stubs; stubs.install(); " +
+		"stubs.add_trees(sys.argv[2], sys.argv[3]); sys.argv = sys.argv[4:]; runpy.run_path(sys.argv[0], run_name='__main__')"
+	py := os.Getenv("RIVAL_PREFLIGHT_PYTHON")
+	if py == "" {
+		py = "/usr/bin/python3" // Debian's, with PyYAML, packaging and NumPy
+	}
+	cmd := exec.Command(py, append([]string{"-W", "ignore", "-c", wrapper, here, bridge, megatron}, l.Preflight.Command[1:]...)...)
+	cmd.Dir = out
+	cmd.Env = os.Environ()
+	for k, v := range l.Preflight.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	b, err := cmd.CombinedOutput()
+	return string(b), err
+}
+
+// TestPreflightOnUpstreamTrees runs every nemo launch's preflight, as train and train:check run it,
+// on the fetched Bridge tree: each cell the registry accepts passes Bridge's own validation.
+func TestPreflightOnUpstreamTrees(t *testing.T) {
+	bridge, megatron := bridgeTrees(t)
+	n := 0
+	for _, model := range models.Names() {
+		for _, v := range variants {
+			r := request(model)
+			v.edit(&r)
+			dir := t.TempDir()
+			r.OutputDir, r.DataCacheDir = dir, filepath.Join(dir, "cache")
+			l, err := frameworks.Build(r)
+			if err != nil {
+				continue // refused by the registry: TestMatrixAgainstBridgeFacts checks why
+			}
+			n++
+			t.Run(model+"-"+v.name, func(t *testing.T) {
+				out, err := runPreflight(t, l, dir, bridge, megatron)
+				require.NoError(t, err, out)
+				assert.Contains(t, out, "preflight ok: megatron-bridge configuration valid for")
+			})
+		}
+	}
+	assert.Equal(t, 39, n)
+}
+
+// The preflight stops a launch Bridge would reject, quoting Bridge's own error.
+func TestPreflightNegativeControlsOnUpstreamTrees(t *testing.T) {
+	bridge, megatron := bridgeTrees(t)
+	for _, c := range []struct {
+		name string
+		edit func(c map[string]map[string]any)
+		want string
+	}{
+		{"min_lr above lr", func(c map[string]map[string]any) { c["optimizer"]["min_lr"] = 1e-3 }, "preflight failed: megatron-bridge configuration: AssertionError"},
+		{"unknown field", func(c map[string]map[string]any) { c["model"]["num_layer"] = 32 }, "GPTModelProvider rejects the fields"},
+		{"unknown attention backend", func(c map[string]map[string]any) { c["model"]["attention_backend"] = "fastest" }, "model.attention_backend: 'fastest' is not one of"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := request("llama")
+			dir := t.TempDir()
+			r.OutputDir, r.DataCacheDir = dir, filepath.Join(dir, "cache")
+			l, err := frameworks.Build(r)
+			require.NoError(t, err)
+			var cfg map[string]map[string]any
+			require.NoError(t, json.Unmarshal(l.Files[nemo.ConfigName], &cfg))
+			c.edit(cfg)
+			l.Files[nemo.ConfigName] = mustJSON(t, cfg)
+			out, err := runPreflight(t, l, dir, bridge, megatron)
+			require.Error(t, err, out)
+			assert.Contains(t, out, c.want)
+		})
+	}
 }

@@ -33,6 +33,8 @@ SECTIONS = {
 REQUIRED = ("model", "train", "optimizer", "scheduler", "dataset", "logger", "tokenizer", "checkpoint", "rng")
 DTYPE_FIELDS = ("params_dtype", "pipeline_dtype", "autocast_dtype")
 DTYPES = ("bfloat16", "float16", "float32")
+# Enum fields, written in JSON by member name: (section, field) -> (module, enum class).
+ENUMS = {("model", "attention_backend"): ("megatron.core.transformer.enums", "AttnBackend")}
 
 
 def _class(section):
@@ -52,6 +54,12 @@ def _value(section, field, v):
         if v not in ("silu", "gelu"):
             raise ValueError(f"model.activation_func: {v!r}, want silu or gelu")
         return getattr(F, v)
+    if (section, field) in ENUMS and isinstance(v, str):
+        module, name = ENUMS[(section, field)]
+        enum = getattr(__import__(module, fromlist=[name]), name)
+        if v not in enum.__members__:
+            raise ValueError(f"{section}.{field}: {v!r} is not one of {', '.join(enum.__members__)}")
+        return enum[v]
     if section == "model" and field == "window_size" and v is not None:
         return tuple(v)
     if section == "dataset" and field == "blend" and v is not None:
@@ -127,14 +135,45 @@ def check(cfg):
           f"(data parallel {cfg.data_parallel_size})", flush=True)
 
 
+def _where(e):
+    """The innermost frame that raised e, as file:line: code."""
+    import traceback
+    tb = traceback.extract_tb(e.__traceback__)
+    if not tb:
+        return ""
+    f = tb[-1]
+    return f" (at {os.path.basename(f.filename)}:{f.lineno}: {(f.line or '').strip()})"
+
+
+def preflight(o):
+    """--check: the run's preflight. Prints "preflight ran: {json}" (what the image holds, read now),
+    then "preflight ok: ..." or "preflight failed: <Bridge's error>" as the last line; exit 0 or 1."""
+    try:
+        r = ran()
+        r["megatron_bridge"] = r.pop("version")
+        del r["framework"]
+        print("preflight ran: " + json.dumps(r, sort_keys=True), flush=True)
+    except Exception:  # what ran is a record, not a condition of the check
+        pass
+    try:
+        with open(o.config, encoding="utf-8") as f:
+            cfg = build_config(json.load(f))
+        check(cfg)
+    except Exception as e:  # the framework's own error, quoted
+        print(f"preflight failed: megatron-bridge configuration: {type(e).__name__}: {e}{_where(e)}", flush=True)
+        return 1
+    print(f"preflight ok: megatron-bridge configuration valid for {os.environ.get('WORLD_SIZE', '1')} processes",
+          flush=True)
+    return 0
+
+
 def main(argv=None):
     o = parse(argv)
+    if o.check:
+        return preflight(o)
     with open(o.config, encoding="utf-8") as f:
         doc = json.load(f)
     cfg = build_config(doc)
-    if o.check:
-        check(cfg)
-        return 0
     if int(os.environ.get("RANK", "0")) == 0:
         r = ran()
         tmp = o.ran + ".partial"

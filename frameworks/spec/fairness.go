@@ -3,9 +3,9 @@ package spec
 import "fmt"
 
 // Settings are the knobs that change speed or the loss in a Megatron-family run beyond the fair
-// configuration. Every mega and prim launch sets each of them explicitly to the value here, so neither
-// framework's defaults nor Primus's stock experiment decide them; docs/frameworks.md lists them with
-// the defaults they replace.
+// configuration. Every mega, prim and nemo launch sets each of them explicitly to the value here, so
+// no framework's defaults, Primus's stock experiment or Bridge's config defaults decide them;
+// docs/frameworks.md lists them with the defaults they replace.
 type Settings struct {
 	OverlapGradReduce    bool    // overlap the data-parallel gradient reduce-scatter with backward
 	OverlapParamGather   bool    // overlap the distributed optimizer's parameter all-gather with forward
@@ -26,7 +26,8 @@ type Settings struct {
 	PrimusTurbo          bool   // Primus Turbo kernels (GEMM, attention, grouped MLP): prim only
 }
 
-// Fairness is the one set of Settings every mega and prim launch uses.
+// Fairness is the one set of Settings every mega, prim and nemo launch uses (nemo.Fairness maps it
+// onto Megatron-Bridge's fields).
 var Fairness = Settings{
 	OverlapGradReduce: true, OverlapParamGather: true, DistributedOptimizer: true,
 	GradReduceInBF16: false, Recompute: "", EODMaskLoss: false, InitMethodStd: 0.02,

@@ -22,7 +22,7 @@ import (
 const (
 	Mega  = "mega"  // Megatron-LM pretrain_gpt.py
 	Prim  = "prim"  // Primus (AMD), Megatron backend
-	Nemo  = "nemo"  // NeMo 2.0 recipes (NVIDIA)
+	Nemo  = "nemo"  // NVIDIA NeMo LLM training: Megatron-Bridge in the NeMo image
 	Titan = "titan" // TorchTitan (Primus backend on AMD, upstream on NVIDIA)
 	FSDP  = "fsdp"  // Rival's plain-PyTorch FSDP trainer
 )
@@ -42,23 +42,21 @@ type Fair struct {
 	Profile                                                     bool
 	ProfileStepStart, ProfileStepEnd                            int
 	ProfileRanks                                                []int
-	Dataset                                                     string
 }
 
 // Request asks for the launch of one benchmark run.
 type Request struct {
-	Platform        string // amd | nvd | cpu
-	Framework       string // mega | prim | nemo | titan | fsdp
-	Model           string // registry name, proxies allowed
-	Fair            Fair
-	Host            hw.Host
-	GPUs            int    // processes (GPUs) per node; 0: the host's detected GPU count
-	NNodes          int    // 0: 1
-	DataPrefix      string // encoded train dataset inside the container, without .bin/.idx
-	DataFingerprint string
-	DataCacheDir    string // per-fingerprint --data-cache-path
-	TokenizerPath   string // directory holding the model's tokenizer.json
-	OutputDir       string
+	Platform      string // amd | nvd | cpu
+	Framework     string // mega | prim | nemo | titan | fsdp
+	Model         string // registry name, proxies allowed
+	Fair          Fair
+	Host          hw.Host
+	GPUs          int    // processes (GPUs) per node; 0: the host's detected GPU count
+	NNodes        int    // 0: 1
+	DataPrefix    string // encoded train dataset inside the container, without .bin/.idx
+	DataCacheDir  string // the writable index cache for this dataset (one folder per dataset fingerprint)
+	TokenizerPath string // directory holding the model's tokenizer.json
+	OutputDir     string
 }
 
 // Launch is the exact launch of one run.
@@ -79,6 +77,10 @@ type Launch struct {
 	// exact launch, in the same image and mounts, without GPUs; it exits non-zero with the framework's
 	// error on its last line ("preflight failed: ...").
 	Preflight *Launch `json:",omitempty"`
+	// Devices, on a preflight, asks for the run's GPU devices and driver: the preflight imports the
+	// image's real GPU stack (nemo's imports Transformer Engine, whose library may need libcuda),
+	// where mega's and prim's run on stand-ins in a container without devices. It uses no GPU memory.
+	Devices bool `json:",omitempty"`
 }
 
 // LogFamilyName is the logparse family to read the run's log as.
@@ -151,7 +153,7 @@ func (p Plan) WindowActive() bool {
 }
 
 // AdamEps is the Adam epsilon every framework is given explicitly (Megatron's and TorchTitan's
-// default; NeMo's recipes would otherwise use 1e-5).
+// default and Megatron-Bridge's; NeMo 2's recipes used 1e-5).
 const AdamEps = 1e-8
 
 // ClipGrad is the gradient-norm clip every framework is given explicitly.

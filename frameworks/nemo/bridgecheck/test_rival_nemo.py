@@ -10,7 +10,9 @@ For each matrix cell (../testdata/matrix/*.json, written by go test ./frameworks
 -update) the entry script's build_config builds the ConfigContainer, Bridge's runtime_config_update
 applies mixed precision and runs ConfigContainer.validate with the cell's world size, and Megatron
 Core's OptimizerParamScheduler is built from the result as Bridge's optimizer setup builds it."""
+import contextlib
 import glob
+import io
 import json
 import math
 import os
@@ -88,6 +90,15 @@ class BridgeValidatesEveryCell(unittest.TestCase):
                 self.assertEqual(cfg.model.bf16, prec.get("bf16", False))
                 self.assertEqual(cfg.model.fp8, prec.get("fp8"))
                 self.assertEqual(cfg.ddp.overlap_grad_reduce, c["config"]["ddp"]["overlap_grad_reduce"])
+                # The fairness settings survive Bridge's runtime update as written (spec.Fairness):
+                # mixed precision copies its grad_reduce_in_fp32 onto ddp, overlap needs the
+                # distributed optimizer, the attention backend is Megatron Core's enum member.
+                self.assertTrue(cfg.ddp.overlap_grad_reduce and cfg.ddp.overlap_param_gather)
+                self.assertTrue(cfg.ddp.use_distributed_optimizer and cfg.optimizer.use_distributed_optimizer)
+                self.assertTrue(cfg.ddp.grad_reduce_in_fp32)
+                self.assertEqual(cfg.model.attention_backend.name, "auto")
+                self.assertFalse(cfg.model.gradient_accumulation_fusion)
+                self.assertFalse(cfg.dataset.eod_mask_loss)
                 window = c["config"]["model"]["window_size"]
                 self.assertEqual(cfg.model.window_size, None if window is None else tuple(window))
         print(f"\nBridge validated {len(cells())} cells from {MATRIX}", file=sys.stderr)
@@ -102,14 +113,20 @@ class BridgeValidatesEveryCell(unittest.TestCase):
             with open(good, "w", encoding="utf-8") as f:
                 json.dump(c["config"], f)
             os.environ["WORLD_SIZE"] = str(c["world_size"])
-            self.assertEqual(rival_nemo.main(["--config", good, "--ran", os.path.join(d, "ran.json"), "--check"]), 0)
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                self.assertEqual(rival_nemo.main(["--config", good, "--ran", os.path.join(d, "ran.json"), "--check"]), 0)
             self.assertFalse(os.path.exists(os.path.join(d, "ran.json")), "--check records nothing")
+            self.assertIn("preflight ok: megatron-bridge configuration valid for", out.getvalue().splitlines()[-1])
             c["config"]["optimizer"]["min_lr"] = 1.0
             bad = os.path.join(d, "bad.json")
             with open(bad, "w", encoding="utf-8") as f:
                 json.dump(c["config"], f)
-            with self.assertRaises(AssertionError):
-                rival_nemo.main(["--config", bad, "--ran", os.path.join(d, "ran.json"), "--check"])
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                self.assertEqual(rival_nemo.main(["--config", bad, "--ran", os.path.join(d, "ran.json"), "--check"]), 1)
+            last = out.getvalue().splitlines()[-1]
+            self.assertTrue(last.startswith("preflight failed: megatron-bridge configuration: AssertionError"), last)
 
     def test_warmup_is_megatrons_formula(self):
         """lr at iteration k of the warm-up is lr·k/warmup (Megatron's), not NeMo 2's lr·(k+1)/(warmup+1)."""
