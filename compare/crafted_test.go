@@ -109,6 +109,7 @@ func TestCraftedIdenticalHeadlineFirstBestByMFU(t *testing.T) {
 	fast := groupBySource(t, rep, "nvd_fast.json")
 	for _, c := range m.Headlines {
 		assert.NotSame(t, fast, c.Faster, "H100's best by MFU is the BF16 group, not the FP8 SL 4096 one")
+		assert.NotSame(t, fast, c.Slower, "H100's best by MFU is the BF16 group, not the FP8 SL 4096 one")
 	}
 }
 
@@ -130,9 +131,18 @@ func TestCraftedConsistencyUsesStepSeriesAndWorksWithoutNumGPUs(t *testing.T) {
 		bad[filepath.Base(e.Source)] = true
 	}
 	assert.True(t, bad["amd_slow_series.json"], "series twice as slow as its stated mean")
-	assert.True(t, bad["nvd_no_gpus.json"], "inflated tokens/s/GPU without num_gpus")
-	assert.False(t, bad["amd_ok.json"])
-	assert.False(t, bad["nvd_ok.json"])
+	assert.True(t, bad["nvd_no_gpus.json"], "no GPU count anywhere: unverifiable")
+	assert.True(t, bad["nvd_2x_device_count.json"], "2x inflated tokens/s/GPU caught by gpu_info.device_count")
+	for _, f := range []string{"amd_ok", "nvd_ok", "amd_slow_series", "nvd_no_gpus", "nvd_2x_device_count", "amd_device_count_ok"} {
+		assert.Equal(t, oracle(t, "consistency", f) == 1, bad[f+".json"], f)
+	}
+	unverifiable := false
+	for _, e := range rep.Errors {
+		if filepath.Base(e.Source) == "nvd_no_gpus.json" && e.Name == "gpu_count_unrecorded" {
+			unverifiable = true
+		}
+	}
+	assert.True(t, unverifiable, "the report says why the run is left out")
 }
 
 func TestCraftedIdenticalRunsGiveNoCertainty(t *testing.T) {

@@ -33,7 +33,8 @@ GPU = {
 
 def run(platform, framework, tps_gpu, *, sl=8192, gbs=128, mbs=1, gpus=8, precision="bf16",
         cfg="cfg-a", ds="ds-a", tok="tok-a", steps=11, warm=1, loss=None, series=None,
-        tps_total=None, avg_step=None, model="llama", proxy=False, version=None, power=None):
+        tps_total=None, avg_step=None, model="llama", proxy=False, version=None, power=None,
+        device_count=None):
     g = GPU[platform]
     tokens_per_step = gbs * sl
     total = tps_gpu * gpus if gpus else tps_gpu * 8
@@ -79,6 +80,8 @@ def run(platform, framework, tps_gpu, *, sl=8192, gbs=128, mbs=1, gpus=8, precis
         del r["parallelism_config"]["data_parallel"]
         del r["gpu_info"]["device_count"]
         r["performance_metrics"]["tokens_per_second"] = tps_total if tps_total is not None else tps_gpu * 8
+        if device_count is not None:
+            r["gpu_info"]["device_count"] = device_count
     if power is not None:
         r["power_metrics"] = {"source": "nvidia-smi" if platform == "nvd" else "amd-smi", "samples": 40,
                               "interval_seconds": 5, "avg_power_watts_per_gpu": power}
@@ -142,7 +145,38 @@ SETS["consistency"] = {
     "nvd_no_gpus": run("nvd", "megatron", 27000.0, gpus=None, tps_total=8000.0 * 8,
                        avg_step=128 * 8192 / (8000.0 * 8)),
     "nvd_ok": run("nvd", "megatron", 8000.0),
+    # 2x inflated: tokens/s / tokens/s/GPU is a whole 4, but gpu_info says 8.
+    "nvd_2x_device_count": run("nvd", "megatron", 16000.0, gpus=None, tps_total=8000.0 * 8,
+                               avg_step=128 * 8192 / (8000.0 * 8), device_count=8,
+                               series=[128 * 8192 / (8000.0 * 8) * 2.5] + [128 * 8192 / (8000.0 * 8)] * 10),
+    # Consistent on device_count alone: kept.
+    "amd_device_count_ok": run("amd", "primus", 9000.0, gpus=None, tps_total=9000.0 * 8,
+                               avg_step=128 * 8192 / (9000.0 * 8), device_count=8),
 }
+
+
+def consistency_error(r):
+    """1 when tokens/s/GPU cannot be trusted: no GPU count recorded anywhere
+    (unverifiable), or count x tokens/s/GPU (or the step series' mean) more
+    than 2 % off tokens/s (the stated mean step time)."""
+    tc, pc, gi = r["training_config"], r["parallelism_config"], r["gpu_info"]
+    n = tc.get("num_gpus")
+    if not n and all(pc.get(k) for k in ("tensor_parallel", "pipeline_parallel", "context_parallel", "data_parallel")):
+        n = pc["tensor_parallel"] * pc["pipeline_parallel"] * pc["context_parallel"] * pc["data_parallel"]
+    if not n:
+        n = gi.get("device_count")
+    pm = r["performance_metrics"]
+    if not n:
+        return 1.0
+    if abs(pm["tokens_per_second_per_gpu"] * n - pm["tokens_per_second"]) / pm["tokens_per_second"] > 0.02:
+        return 1.0
+    steps = r["step_times"][r["warmup_steps_excluded"]:]
+    if abs(sum(steps) / len(steps) - pm["avg_step_time_seconds"]) / pm["avg_step_time_seconds"] > 0.02:
+        return 1.0
+    return 0.0
+
+
+ORACLE["consistency"] = {k: consistency_error(v) for k, v in SETS["consistency"].items()}
 
 # 8. Two byte-different but numerically identical runs per side.
 a0 = run("amd", "primus", 9000.0)
