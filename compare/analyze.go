@@ -192,10 +192,14 @@ type Report struct {
 	// Skipped lists what Load could not use; the caller sets it (Analyze only
 	// sees usable inputs) so the report shows it.
 	Skipped []Problem
-	Errors  []RunError
-	Groups  []*Group
-	Models  []*ModelSection
-	Prices  PriceTable
+	// ConfigDefaults are the configuration keys' defaults; the caller sets
+	// them so reproduce commands name only the keys a run changed (nil:
+	// every recorded key is named).
+	ConfigDefaults map[string]string
+	Errors         []RunError
+	Groups         []*Group
+	Models         []*ModelSection
+	Prices         PriceTable
 	// Platforms seen among usable runs, sorted.
 	Platforms []string
 }

@@ -176,13 +176,40 @@ func frameworkLabel(name string) string {
 	return name
 }
 
-// reproduceCommand is the target that reruns a result's configuration.
-func reproduceCommand(r *result.Result) string {
+// reproduceCommand is the command that reruns a result's configuration:
+// every recorded configuration key (provenance.config) whose value differs
+// from defaults set in front of the train:run target, in key order. With
+// nil defaults every recorded key is set.
+func reproduceCommand(r *result.Result, defaults map[string]string) string {
 	fw := strOr(r.Framework.Requested, r.Framework.Name)
 	if t, ok := frameworkTargets[strings.ToLower(fw)]; ok {
 		fw = t
 	}
-	return fmt.Sprintf("mage train:run %s %s %s", platformOf(r), fw, modelKey(r))
+	var env []string
+	if r.Provenance != nil {
+		for k, v := range r.Provenance.Config {
+			if d, ok := defaults[k]; ok && d == v {
+				continue
+			}
+			env = append(env, k+"="+shellQuote(v))
+		}
+	}
+	sort.Strings(env)
+	if len(env) > 0 {
+		env = append(env, "")
+	}
+	return fmt.Sprintf("%sgo run mage.go train:run %s %s %s", strings.Join(env, " "), shellQuote(platformOf(r)), shellQuote(fw), shellQuote(modelKey(r)))
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but letters,
+// digits and -_.,:/+@%=.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_.,:/+@%=", c))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func platformOf(r *result.Result) string { return strOr(r.Platform, unknown) }

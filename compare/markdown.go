@@ -223,8 +223,8 @@ func (r *Report) writeHeadlines(m md) {
 			for _, g := range []*Group{h.Faster, h.Slower} {
 				m.p("  - %s: %s; %s\n", g.Label, g.Setup, g.Stack)
 			}
-			m.p("  - evidence: %s; reproduce: `%s` and `%s`; check: `mage verify:results %s %s`\n", h.Evidence,
-				reproduceCommand(firstRun(h.Faster)), reproduceCommand(firstRun(h.Slower)), sourceOf(h.Faster), sourceOf(h.Slower))
+			m.p("  - evidence: %s; reproduce: `%s` and `%s`; check: `go run mage.go verify:results %s %s`\n", h.Evidence,
+				reproduceCommand(firstRun(h.Faster), r.ConfigDefaults), reproduceCommand(firstRun(h.Slower), r.ConfigDefaults), sourceOf(h.Faster), sourceOf(h.Slower))
 			m.p("  - warm-up sensitivity: %s with Rival's rule (first 10%% of logged steps, at least one, left out); ", h.Ratio.String())
 			if h.FixedWindow != nil {
 				m.p("%s over NVIDIA's fixed window (iterations %d-%d of 50)\n", h.FixedWindow.String(), FixedWindowFirst, FixedWindowLast)

@@ -259,6 +259,20 @@ ORACLE["fixed-window"] = {
 }
 
 
+# 15. Reproduce commands: FP8 at GBS 256 on Qwen; the recorded configuration
+#     keys that differ from their defaults (PRECISION, GBS) go in front of
+#     train:run, the ones at their default (SL 2048, SEED 42) do not.
+def repro_run(platform, framework, tps_gpu):
+    r = run(platform, framework, tps_gpu, precision="fp8", gbs=256, sl=2048, model="qwen", cfg="cfg-fp8-256")
+    r["model"]["display_name"] = "Qwen 2.5 7B"
+    r["provenance"] = {"config": {"PRECISION": "fp8", "GBS": "256", "SL": "2048", "SEED": "42"}}
+    r["framework"]["requested"] = framework
+    return r
+
+
+SETS["reproduce"] = {"amd": repro_run("amd", "prim", 14000.0), "nvd": repro_run("nvd", "mega", 12000.0)}
+
+
 def main():
     for name, files in SETS.items():
         d = os.path.join(HERE, name)
