@@ -138,13 +138,19 @@ func setupLine(r *result.Result) string {
 	return s
 }
 
-// stackLine is the software stack of a result: framework and version, image.
-func stackLine(r *result.Result) string {
+// stackLine is the software stack of a result: framework and version, the
+// platform stack when only that was recorded (old suite), image.
+func stackLine(in *Input) string {
+	r := in.Result
 	img := "no image (host run)"
 	if r.ImageDigest != nil && *r.ImageDigest != "" {
 		img = "image " + truncate(*r.ImageDigest, 19)
 	}
-	return fmt.Sprintf("%s %s, %s", frameworkLabel(r.Framework.Name), strOr(r.Framework.Version, "version not recorded"), img)
+	fw := fmt.Sprintf("%s %s", frameworkLabel(r.Framework.Name), strOr(r.Framework.Version, "version not recorded"))
+	if in.PlatformStack != "" {
+		fw += " (platform stack " + in.PlatformStack + ")"
+	}
+	return fw + ", " + img
 }
 
 // plural is "1 GPU", "8 GPUs".
@@ -314,7 +320,7 @@ func (g *Group) compute(prices PriceTable) {
 	var pooled []float64
 	configs := map[string][]string{}
 	first := g.Runs[0].Input.Result
-	g.Setup, g.Stack = setupLine(first), stackLine(first)
+	g.Setup, g.Stack = setupLine(first), stackLine(g.Runs[0].Input)
 	g.Proxy, g.CPU = isProxy(first), platformOf(first) == hw.PlatformCPU || g.Key.GPU == "CPU"
 	for _, run := range g.Runs {
 		r := run.Input.Result

@@ -359,10 +359,14 @@ func writeConfigurations(m md, s *ModelSection) {
 // the Configurations table).
 func shortSetup(g *Group) string {
 	c := g.Config
+	ver := c["framework_version"]
+	if ver == unknown {
+		ver = "version not recorded"
+	}
 	return fmt.Sprintf("%s, SL %s, GBS %s, MBS %s, TP %s PP %s CP %s DP %s · %s %s",
 		c["precision"], c["sequence_length"], c["global_batch_size"], c["micro_batch_size"],
 		c["tensor_parallel"], c["pipeline_parallel"], c["context_parallel"], c["data_parallel"],
-		frameworkLabel(c["framework"]), c["framework_version"])
+		frameworkLabel(c["framework"]), ver)
 }
 
 func writeThroughput(m md, s *ModelSection) {
