@@ -33,6 +33,10 @@ const (
 	// (iterations 35-44 of a 50-iteration run, as Megatron-Bridge's
 	// performance recipes time them).
 	FixedWindowFirst, FixedWindowLast = 35, 44
+	// FixedWindowRunLength is the run length the fixed window belongs to: it
+	// applies only to runs of at least this many iterations (in a shorter run
+	// iterations 35-44 are its last steps, not a settled middle).
+	FixedWindowRunLength = 50
 	// PartitionShare: a GPU exposing less than this share of its datasheet
 	// memory is a partition (CPX, MIG) and is compared against the whole GPU's
 	// peak only with a mark.
@@ -67,8 +71,10 @@ type Run struct {
 	Peak        *float64
 	Errors      []result.Problem // sanity errors: the run is left out of stats and plots
 	// FixedWindowTPS is tokens/s/GPU over iterations FixedWindowFirst to
-	// FixedWindowLast; nil when the run did not log them or lacks GBS/SL/GPUs.
-	FixedWindowTPS *float64
+	// FixedWindowLast; nil (FixedWindowNote says why) when the run is shorter
+	// than FixedWindowRunLength, did not log them or lacks GBS/SL/GPUs.
+	FixedWindowTPS  *float64
+	FixedWindowNote string
 }
 
 // Group is every repetition of one configuration on one platform.
@@ -296,7 +302,7 @@ func evaluate(in *Input) *Run {
 	if !finite(run.TPSPerGPU) || run.TPSPerGPU <= 0 {
 		fail("no_throughput", "tokens/s/GPU is missing or not a positive number")
 	}
-	run.FixedWindowTPS = fixedWindowTPS(r)
+	run.FixedWindowTPS, run.FixedWindowNote = fixedWindowTPS(r)
 	// One name once: the result's own flag and Rival's recomputation can agree.
 	seen := map[string]bool{}
 	var uniq []result.Problem
@@ -310,12 +316,28 @@ func evaluate(in *Input) *Run {
 	return run
 }
 
+// runLength is the run's iteration count: train_iters, else the last
+// logged step number.
+func runLength(r *result.Result) int {
+	if n := r.TrainingConfig.TrainIters; n != nil && *n > 0 {
+		return *n
+	}
+	last := 0
+	for _, st := range r.StepNumbers {
+		last = max(last, st)
+	}
+	return last
+}
+
 // fixedWindowTPS is tokens/s/GPU = GBS × SL / (mean step time of iterations
-// FixedWindowFirst..FixedWindowLast) / GPUs, or nil.
-func fixedWindowTPS(r *result.Result) *float64 {
+// FixedWindowFirst..FixedWindowLast) / GPUs, or nil and why not.
+func fixedWindowTPS(r *result.Result) (*float64, string) {
 	gbs, sl, gpus := r.TrainingConfig.GlobalBatchSize, r.TrainingConfig.SequenceLength, gpuCount(r)
+	if n := runLength(r); n < FixedWindowRunLength {
+		return nil, fmt.Sprintf("does not apply: ran %s, the window is defined for runs of at least %d", plural(n, "iteration"), FixedWindowRunLength)
+	}
 	if gbs == nil || sl == nil || gpus == 0 {
-		return nil
+		return nil, "GBS, SL or GPU count not recorded"
 	}
 	var ts []float64
 	for i, st := range r.StepNumbers {
@@ -324,10 +346,10 @@ func fixedWindowTPS(r *result.Result) *float64 {
 		}
 	}
 	if len(ts) != FixedWindowLast-FixedWindowFirst+1 {
-		return nil
+		return nil, fmt.Sprintf("did not log iterations %d-%d", FixedWindowFirst, FixedWindowLast)
 	}
 	v := float64(*gbs) * float64(*sl) / mean(ts) / float64(gpus)
-	return &v
+	return &v, ""
 }
 
 // Analyze groups the inputs, computes every figure and every comparison.

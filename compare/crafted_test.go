@@ -74,6 +74,7 @@ func TestCraftedIdenticalNeedsEqualRecordedConfiguration(t *testing.T) {
 	assert.False(t, h.Identical, "equal fingerprints but GBS 384 vs 128")
 	assert.Contains(t, h.Why, "GBS 384 vs 128")
 	assert.Contains(t, h.Headline(m.Label), "GBS 384 vs 128")
+	assert.Contains(t, h.Headline(m.Label), "GA 48 vs 16", "the headline names the gradient accumulation too")
 	inMD(t, md, false, "identical configuration; same hyperparameters")
 }
 
@@ -250,4 +251,14 @@ func TestCraftedWarmupSensitivity(t *testing.T) {
 	require.NotNil(t, h.FixedWindow, h.FixedWindowNote)
 	sig3(t, oracle(t, "fixed-window", "fixed_ratio"), h.FixedWindow.Value, "iterations 35-44")
 	inMD(t, md, true, "over NVIDIA's fixed window (iterations 35-44 of 50)")
+}
+
+func TestCraftedFixedWindowNeedsFiftyIterations(t *testing.T) {
+	rep, md := crafted(t, "short-window", DefaultPrices())
+	require.Empty(t, rep.Errors)
+	h := rep.Models[0].Headlines[0]
+	assert.Nil(t, h.FixedWindow, "iterations 35-44 of a 44-iteration run are not NVIDIA's window")
+	assert.Contains(t, h.FixedWindowNote, "does not apply: ran 44 iterations")
+	inMD(t, md, false, "over NVIDIA's fixed window")
+	inMD(t, md, true, "not used: MI300X Megatron-LM: does not apply: ran 44 iterations, the window is defined for runs of at least 50")
 }

@@ -227,9 +227,9 @@ func (r *Report) writeHeadlines(m md) {
 				reproduceCommand(firstRun(h.Faster), r.ConfigDefaults), reproduceCommand(firstRun(h.Slower), r.ConfigDefaults), sourceOf(h.Faster), sourceOf(h.Slower))
 			m.p("  - warm-up sensitivity: %s with Rival's rule (first 10%% of logged steps, at least one, left out); ", h.Ratio.String())
 			if h.FixedWindow != nil {
-				m.p("%s over NVIDIA's fixed window (iterations %d-%d of 50)\n", h.FixedWindow.String(), FixedWindowFirst, FixedWindowLast)
+				m.p("%s over NVIDIA's fixed window (iterations %d-%d of %d)\n", h.FixedWindow.String(), FixedWindowFirst, FixedWindowLast, FixedWindowRunLength)
 			} else {
-				m.p("NVIDIA's fixed window (iterations %d-%d of 50) not available: %s\n", FixedWindowFirst, FixedWindowLast, h.FixedWindowNote)
+				m.p("NVIDIA's fixed window (iterations %d-%d of %d) not used: %s\n", FixedWindowFirst, FixedWindowLast, FixedWindowRunLength, h.FixedWindowNote)
 			}
 			if v := costVerdict(h); v != "" {
 				m.p("  - cost: %s\n", v)

@@ -259,6 +259,13 @@ ORACLE["fixed-window"] = {
 }
 
 
+# 14b. 44-iteration runs log iterations 35-44, but as their last steps:
+#      NVIDIA's fixed window (of a 50-iteration run) does not apply.
+SETS["short-window"] = {
+    "amd": run("amd", "megatron", 9000.0, steps=44),
+    "nvd": run("nvd", "megatron", 8000.0, steps=44),
+}
+
 # 15. Reproduce commands: FP8 at GBS 256 on Qwen; the recorded configuration
 #     keys that differ from their defaults (PRECISION, GBS) go in front of
 #     train:run, the ones at their default (SL 2048, SEED 42) do not.
