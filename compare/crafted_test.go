@@ -178,7 +178,7 @@ func TestCraftedLossParity(t *testing.T) {
 	sig3(t, oracle(t, "parity", "fp8_vs_amd_gap"), prec.TailGap, "tail-mean gap")
 	title := lossTitle(m)
 	assert.Contains(t, title, fp8.Label, "every diverged pair is named in the figure")
-	inMD(t, md, true, "- "+fp8.Label+" vs "+amd.Label+" (precision only: fp8 vs bf16): **diverged**")
+	inMD(t, md, true, "- "+mdEscape(fp8.Label)+" vs "+mdEscape(amd.Label)+" (precision only: fp8 vs bf16): **diverged**")
 }
 
 func TestCraftedPricesAnyGPU(t *testing.T) {
@@ -235,7 +235,7 @@ func TestCraftedPriceHintIsAccepted(t *testing.T) {
 	rep, md := crafted(t, "prices", DefaultPrices())
 	a100 := groupBySource(t, rep, "a100.json")
 	hint := PriceKey(a100.Key.GPU)
-	inMD(t, md, true, "no price: set "+hint)
+	inMD(t, md, true, "no price: set "+mdEscape(hint))
 	prices, err := ParsePriceEnv(DefaultPrices(), []string{hint + "=1.29"})
 	require.NoError(t, err)
 	p, ok := prices.Lookup(a100.Key.GPU)
@@ -261,4 +261,56 @@ func TestCraftedFixedWindowNeedsFiftyIterations(t *testing.T) {
 	assert.Contains(t, h.FixedWindowNote, "does not apply: ran 44 iterations")
 	inMD(t, md, false, "over NVIDIA's fixed window")
 	inMD(t, md, true, "not used: MI300X Megatron-LM: does not apply: ran 44 iterations, the window is defined for runs of at least 50")
+}
+
+// cells counts the cells of a Markdown table row: unescaped | separators
+// (a | preceded by an odd number of backslashes is text).
+func cells(line string) int {
+	n, bs := 0, 0
+	for _, c := range line {
+		switch {
+		case c == '\\':
+			bs++
+			continue
+		case c == '|' && bs%2 == 0:
+			n++
+		}
+		bs = 0
+	}
+	return n - 1
+}
+
+func TestCraftedMarkdownCharactersAreEscaped(t *testing.T) {
+	rep, md := crafted(t, "markdown-chars", DefaultPrices())
+	require.Empty(t, rep.Errors)
+	const version = "core_r0.12*rc|`x`"
+	const escaped = "core\\_r0.12\\*rc\\|\\`x\\`"
+	inMD(t, md, false, version, "recorded text appears unescaped")
+	inMD(t, md, true, "## Llama \\*3.1\\* \\| 8B\n")
+	inMD(t, md, true, "; Megatron-LM "+escaped+", image sha256:img-amd\n", "headline stack line")
+	var header, rows int
+	for _, line := range strings.Split(md, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			header = 0
+			continue
+		}
+		if header == 0 {
+			header = cells(line)
+			continue
+		}
+		rows++
+		assert.Equal(t, header, cells(line), "row has its header's column count: %s", line)
+	}
+	assert.Greater(t, rows, 20)
+	// The version sits in real cells: the configurations table's stack
+	// column and the throughput table.
+	inMD(t, md, true, " | Megatron-LM "+escaped+", image sha256:img-amd |")
+	inMD(t, md, true, " · Megatron-LM "+escaped+" | 1 |")
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(line, "- ") || strings.HasPrefix(line, "  - ") {
+			for _, bad := range []string{"Llama *3.1*", "*rc|"} {
+				assert.NotContains(t, line, bad, "raw markup in a list line")
+			}
+		}
+	}
 }

@@ -148,8 +148,46 @@ func (g *Group) name() string {
 	return g.Label
 }
 
+// mdSpecial are the characters that Markdown (CommonMark with GitHub's
+// tables) could read as markup inside a line; each is backslash-escaped.
+const mdSpecial = "\\`*_[]<>|#~&!"
+
+// mdEscape makes s literal text in a Markdown line or table cell: every
+// markup character is backslash-escaped and line breaks become spaces.
 func mdEscape(s string) string {
-	return strings.NewReplacer("|", "\\|", "\n", " ").Replace(s)
+	var b strings.Builder
+	for _, c := range s {
+		switch {
+		case c == '\n' || c == '\r':
+			b.WriteByte(' ')
+		case strings.ContainsRune(mdSpecial, c):
+			b.WriteByte('\\')
+			b.WriteRune(c)
+		default:
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
+}
+
+// mdCode is s as a Markdown code span: fenced by more backticks than the
+// longest backtick run inside it, padded when it starts or ends with one.
+func mdCode(s string) string {
+	s = strings.NewReplacer("\n", " ", "\r", " ").Replace(s)
+	longest, run := 0, 0
+	for _, c := range s {
+		if c == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
 }
 
 func dashIfEmpty(s string) string {
@@ -168,6 +206,11 @@ func (m md) row(cells ...string) {
 	for i := range cells {
 		cells[i] = mdEscape(cells[i])
 	}
+	m.p("| %s |\n", strings.Join(cells, " | "))
+}
+
+// rowRaw writes a row whose cells the caller has already rendered.
+func (m md) rowRaw(cells ...string) {
 	m.p("| %s |\n", strings.Join(cells, " | "))
 }
 
@@ -201,7 +244,7 @@ func (r *Report) writeSummary(m md) {
 	if len(r.Platforms) == 1 {
 		pl = "platform"
 	}
-	m.p("%s in %s, %s, %s: %s.", plural(len(r.Inputs), "result"), plural(len(r.Groups), "group"), plural(len(r.Models), "model"), pl, strings.Join(r.Platforms, ", "))
+	m.p("%s in %s, %s, %s: %s.", plural(len(r.Inputs), "result"), plural(len(r.Groups), "group"), plural(len(r.Models), "model"), pl, mdEscape(strings.Join(r.Platforms, ", ")))
 	if len(r.Errors) > 0 {
 		m.p(" **%s in results: those runs are left out of every figure (see Errors).**", plural(len(r.Errors), "error"))
 	}
@@ -215,24 +258,25 @@ func (r *Report) writeHeadlines(m md) {
 	m.p("## Headlines\n\n")
 	for _, s := range r.Models {
 		if s.NoComparison != "" {
-			m.p("- %s: %s.\n", s.Label, s.NoComparison)
+			m.p("- %s: %s.\n", mdEscape(s.Label), mdEscape(s.NoComparison))
 			continue
 		}
 		for _, h := range s.Headlines {
-			m.p("- %s\n", h.Headline(s.Label))
+			m.p("- %s\n", mdEscape(h.Headline(s.Label)))
 			for _, g := range []*Group{h.Faster, h.Slower} {
-				m.p("  - %s: %s; %s\n", g.Label, g.Setup, g.Stack)
+				m.p("  - %s: %s; %s\n", mdEscape(g.Label), mdEscape(g.Setup), mdEscape(g.Stack))
 			}
-			m.p("  - evidence: %s; reproduce: `%s` and `%s`; check: `go run mage.go verify:results %s %s`\n", h.Evidence,
-				reproduceCommand(firstRun(h.Faster), r.ConfigDefaults), reproduceCommand(firstRun(h.Slower), r.ConfigDefaults), sourceOf(h.Faster), sourceOf(h.Slower))
-			m.p("  - warm-up sensitivity: %s with Rival's rule (first 10%% of logged steps, at least one, left out); ", h.Ratio.String())
+			m.p("  - evidence: %s; reproduce: %s and %s; check: %s\n", mdEscape(h.Evidence),
+				mdCode(reproduceCommand(firstRun(h.Faster), r.ConfigDefaults)), mdCode(reproduceCommand(firstRun(h.Slower), r.ConfigDefaults)),
+				mdCode("go run mage.go verify:results "+shellQuote(sourceOf(h.Faster))+" "+shellQuote(sourceOf(h.Slower))))
+			m.p("  - warm-up sensitivity: %s with Rival's rule (first 10%% of logged steps, at least one, left out); ", mdEscape(h.Ratio.String()))
 			if h.FixedWindow != nil {
-				m.p("%s over NVIDIA's fixed window (iterations %d-%d of %d)\n", h.FixedWindow.String(), FixedWindowFirst, FixedWindowLast, FixedWindowRunLength)
+				m.p("%s over NVIDIA's fixed window (iterations %d-%d of %d)\n", mdEscape(h.FixedWindow.String()), FixedWindowFirst, FixedWindowLast, FixedWindowRunLength)
 			} else {
-				m.p("NVIDIA's fixed window (iterations %d-%d of %d) not used: %s\n", FixedWindowFirst, FixedWindowLast, FixedWindowRunLength, h.FixedWindowNote)
+				m.p("NVIDIA's fixed window (iterations %d-%d of %d) not used: %s\n", FixedWindowFirst, FixedWindowLast, FixedWindowRunLength, mdEscape(h.FixedWindowNote))
 			}
 			if v := costVerdict(h); v != "" {
-				m.p("  - cost: %s\n", v)
+				m.p("  - cost: %s\n", mdEscape(v))
 			}
 		}
 	}
@@ -321,15 +365,15 @@ func (r *Report) writeErrors(m md) {
 	m.p("## Errors\n\n")
 	m.header("result", "error", "detail")
 	for _, e := range r.Errors {
-		m.row(e.Source, "`"+e.Name+"`", e.Detail)
+		m.rowRaw(mdEscape(e.Source), mdCode(e.Name), mdEscape(e.Detail))
 	}
 	m.p("\n")
 }
 
 func (r *Report) writeModel(m md, s *ModelSection) {
-	m.p("## %s\n\n", s.Label)
+	m.p("## %s\n\n", mdEscape(s.Label))
 	if s.NoComparison != "" {
-		m.p("%s.\n\n", strings.ToUpper(s.NoComparison[:1])+s.NoComparison[1:])
+		m.p("%s.\n\n", mdEscape(strings.ToUpper(s.NoComparison[:1])+s.NoComparison[1:]))
 	}
 	writeConfigurations(m, s)
 	writeThroughput(m, s)
@@ -476,7 +520,7 @@ func writeSpeedups(m md, s *ModelSection) {
 func writeFairness(m md, s *ModelSection) {
 	m.p("\n### Fairness\n\n")
 	if len(s.Fairness) == 0 {
-		m.p("Every recorded configuration field is equal across the groups of %s.\n", s.Label)
+		m.p("Every recorded configuration field is equal across the groups of %s.\n", mdEscape(s.Label))
 	} else {
 		m.p("Configuration fields that differ between groups:\n\n")
 		head := []string{"field"}
@@ -500,24 +544,24 @@ func writeFairness(m md, s *ModelSection) {
 func writeParity(m md, s *ModelSection) {
 	m.p("\n### Loss parity\n\n")
 	if len(s.Parity) == 0 {
-		m.p("No pair of groups of %s ran on the same data with an equal recorded configuration (apart from precision), so loss curves are not compared.\n\n", s.Label)
+		m.p("No pair of groups of %s ran on the same data with an equal recorded configuration (apart from precision), so loss curves are not compared.\n\n", mdEscape(s.Label))
 		return
 	}
 	for _, lp := range s.Parity {
 		kind := ""
 		if lp.PrecisionOnly {
-			kind = fmt.Sprintf(" (precision only: %s vs %s)", lp.A.Config["precision"], lp.B.Config["precision"])
+			kind = mdEscape(fmt.Sprintf(" (precision only: %s vs %s)", lp.A.Config["precision"], lp.B.Config["precision"]))
 		}
 		switch {
 		case !lp.Available:
-			m.p("- %s vs %s%s: the loss curves share no step after warm-up.\n", lp.A.Label, lp.B.Label, kind)
+			m.p("- %s vs %s%s: the loss curves share no step after warm-up.\n", mdEscape(lp.A.Label), mdEscape(lp.B.Label), kind)
 		default:
 			verdict := "in parity"
 			if lp.Diverged {
 				verdict = "**diverged**"
 			}
 			m.p("- %s vs %s%s: %s: mean loss over the last %s differs by %.2f%% (threshold %.0f%%); largest single-step gap %.2f%% at step %d, over %s after %s.\n",
-				lp.A.Label, lp.B.Label, kind, verdict, plural(lp.TailSteps, "step"), 100*lp.TailGap, 100*LossDivergenceThreshold, 100*lp.MaxGap, lp.AtStep, plural(lp.Steps, "step"), plural(lp.Warmup, "warm-up step"))
+				mdEscape(lp.A.Label), mdEscape(lp.B.Label), kind, verdict, plural(lp.TailSteps, "step"), 100*lp.TailGap, 100*LossDivergenceThreshold, 100*lp.MaxGap, lp.AtStep, plural(lp.Steps, "step"), plural(lp.Warmup, "warm-up step"))
 		}
 	}
 	m.p("\n")
@@ -532,8 +576,8 @@ func (r *Report) writeInputs(m md) {
 		if len(in.Duplicates) > 0 {
 			notes = append(notes, "identical copies counted once: "+strings.Join(in.Duplicates, ", "))
 		}
-		m.row(in.Source, "`"+in.Fingerprint+"`", in.Format, platformOf(res), res.Framework.Name, modelLabel(res),
-			dashIfEmpty(strings.Join(in.Missing, ", ")), dashIfEmpty(strings.Join(notes, "; ")))
+		m.rowRaw(mdEscape(in.Source), mdCode(in.Fingerprint), mdEscape(in.Format), mdEscape(platformOf(res)), mdEscape(res.Framework.Name), mdEscape(modelLabel(res)),
+			mdEscape(dashIfEmpty(strings.Join(in.Missing, ", "))), mdEscape(dashIfEmpty(strings.Join(notes, "; "))))
 	}
 }
 

@@ -280,6 +280,16 @@ def repro_run(platform, framework, tps_gpu):
 SETS["reproduce"] = {"amd": repro_run("amd", "prim", 14000.0), "nvd": repro_run("nvd", "mega", 12000.0)}
 
 
+# 16. Markdown characters in recorded text: a framework version with *, _,
+#     a backtick and |, a model name with * and |, a file name with [ ] and _.
+#     Every table keeps its column count; nothing renders as markup.
+md_amd = run("amd", "megatron", 9000.0, version="core_r0.12*rc|`x`")
+md_nvd = run("nvd", "megatron", 8000.0, version="core_r0.12*rc|`x`")
+for r in (md_amd, md_nvd):
+    r["model"]["display_name"] = "Llama *3.1* | 8B"
+SETS["markdown-chars"] = {"amd_[1]": md_amd, "nvd_[1]": md_nvd}
+
+
 def main():
     for name, files in SETS.items():
         d = os.path.join(HERE, name)
