@@ -33,6 +33,13 @@ const (
 	// (iterations 35-44 of a 50-iteration run, as Megatron-Bridge's
 	// performance recipes time them).
 	FixedWindowFirst, FixedWindowLast = 35, 44
+	// DecimatedSeriesTolerance replaces TokensConsistencyTolerance when the
+	// step series keeps every step_series_stride-th step only: its mean is a
+	// sample of the measured steps, not their exact mean.
+	DecimatedSeriesTolerance = 0.10
+	// OldSuiteWarmupShare is the warm-up rule applied to old-suite results,
+	// which record none: this share of the logged steps, at least one.
+	OldSuiteWarmupShare = 0.10
 	// FixedWindowRunLength is the run length the fixed window belongs to: it
 	// applies only to runs of at least this many iterations (in a shorter run
 	// iterations 35-44 are its last steps, not a settled middle).
@@ -79,23 +86,26 @@ type Run struct {
 
 // Group is every repetition of one configuration on one platform.
 type Group struct {
-	Key          GroupKey
-	Label        string // "MI300X Primus"
-	ModelLabel   string // "Llama 3.1 8B"
-	Runs         []*Run
-	TPS          Summary // tokens/s/GPU over runs
-	TotalTPS     Summary // tokens/s over runs
-	StepTime     Summary // mean step time over runs, seconds
-	StepMedian   float64 // pooled measured steps of all runs
-	StepP10      float64
-	StepP90      float64
-	StepSamples  []float64 // pooled measured step times (sorted)
-	TFLOPs, MFU  *float64  // Rival's, mean over runs
-	FrameworkTF  *float64  // framework's own printed TFLOP/s/GPU, mean over runs that print it
-	FrameworkMFU *float64
-	Peak         *float64
-	Precision    string
-	NumGPUs      int
+	Key        GroupKey
+	Label      string // "MI300X Primus"
+	ModelLabel string // "Llama 3.1 8B"
+	Runs       []*Run
+	TPS        Summary // tokens/s/GPU over runs
+	TotalTPS   Summary // tokens/s over runs
+	StepTime   Summary // mean step time over runs, seconds
+	StepMedian float64 // pooled measured steps of all runs
+	StepP10    float64
+	StepP90    float64
+	// StepStatsRecorded: median/p10/p90 are the results' own (over every
+	// measured step), not recomputed from the step series.
+	StepStatsRecorded bool
+	StepSamples       []float64 // pooled measured step times (sorted)
+	TFLOPs, MFU       *float64  // Rival's, mean over runs
+	FrameworkTF       *float64  // framework's own printed TFLOP/s/GPU, mean over runs that print it
+	FrameworkMFU      *float64
+	Peak              *float64
+	Precision         string
+	NumGPUs           int
 
 	// Setup is the configuration line: precision and FP8 recipe, SL, GBS,
 	// MBS, GA, TP/PP/CP/DP, DDP or FSDP, recompute.
@@ -212,6 +222,14 @@ type Report struct {
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
+// recordsStatistics says whether a result carries the step-time statistics
+// Rival's extract computes over every measured step (headline_statistic set):
+// those are used as recorded; older and imported results are recomputed from
+// their step series.
+func recordsStatistics(r *result.Result) bool {
+	return r.PerformanceMetrics.HeadlineStatistic != ""
+}
+
 // gpuCount is the run's GPU count: num_gpus, else TP×PP×CP×DP when all four
 // are recorded, else gpu_info.device_count; 0 when unknown.
 func gpuCount(r *result.Result) int {
@@ -231,8 +249,12 @@ func gpuCount(r *result.Result) int {
 }
 
 // measuredSteps are the finite positive step times after the run's warm-up.
+// warmup_steps_excluded counts logged steps; a series decimated to every
+// step_series_stride-th logged step (the first included) starts measuring
+// at entry ⌈warm-up / stride⌉.
 func measuredSteps(r *result.Result) []float64 {
-	w := min(max(0, r.WarmupStepsExcluded), len(r.StepTimes))
+	stride := max(1, r.StepSeriesStride)
+	w := min((max(0, r.WarmupStepsExcluded)+stride-1)/stride, len(r.StepTimes))
 	var out []float64
 	for _, t := range r.StepTimes[w:] {
 		if t != nil && *t > 0 && finite(*t) {
@@ -265,16 +287,25 @@ func evaluate(in *Input) *Run {
 		fail("gpu_count_unrecorded", "tokens/s/GPU cannot be checked: no num_gpus, no TP×PP×CP×DP and no gpu_info.device_count is recorded; record the GPU count to compare this run")
 	}
 	gbs, sl := r.TrainingConfig.GlobalBatchSize, r.TrainingConfig.SequenceLength
-	if gbs != nil && sl != nil && run.StepTime > 0 && run.TPS > 0 {
-		want := float64(*gbs) * float64(*sl) / run.StepTime
+	// tokens/s follows from the result's headline statistic: the median step
+	// time where the result records it so, else the mean.
+	stated, statName := run.StepTime, "mean step time"
+	if recordsStatistics(r) && pm.MedianStepTimeSeconds > 0 {
+		stated, statName = pm.MedianStepTimeSeconds, "median step time"
+	}
+	if gbs != nil && sl != nil && stated > 0 && run.TPS > 0 {
+		want := float64(*gbs) * float64(*sl) / stated
 		if rel := math.Abs(want-run.TPS) / want; rel > TokensConsistencyTolerance {
-			fail("tokens_per_second_inconsistent", "GBS %d × SL %d / step time %.4g s = %.1f tokens/s but the result says %.1f (%.1f%% apart)", *gbs, *sl, run.StepTime, want, run.TPS, 100*rel)
+			fail("tokens_per_second_inconsistent", "GBS %d × SL %d / %s %.4g s = %.1f tokens/s but the result says %.1f (%.1f%% apart)", *gbs, *sl, statName, stated, want, run.TPS, 100*rel)
 		}
 	}
 	if steps := measuredSteps(r); len(steps) > 0 && run.StepTime > 0 {
-		m := mean(steps)
-		if rel := math.Abs(m-run.StepTime) / run.StepTime; rel > TokensConsistencyTolerance {
-			fail("step_time_inconsistent", "the %d measured steps of the step series average %.4g s but avg_step_time_seconds is %.4g s (%.1f%% apart)", len(steps), m, run.StepTime, 100*rel)
+		m, tol := mean(steps), TokensConsistencyTolerance
+		if r.StepSeriesStride > 1 {
+			tol = DecimatedSeriesTolerance
+		}
+		if rel := math.Abs(m-run.StepTime) / run.StepTime; rel > tol {
+			fail("step_time_inconsistent", "the %d measured steps of the step series average %.4g s but avg_step_time_seconds is %.4g s (%.1f%% apart, more than %.0f%%)", len(steps), m, run.StepTime, 100*rel, 100*tol)
 		}
 	}
 	for _, p := range r.Problems {

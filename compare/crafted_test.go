@@ -314,3 +314,15 @@ func TestCraftedMarkdownCharactersAreEscaped(t *testing.T) {
 		}
 	}
 }
+
+func TestCraftedRecordedStatisticsAreUsed(t *testing.T) {
+	rep, md := crafted(t, "recorded-stats", DefaultPrices())
+	require.Empty(t, rep.Errors, "a median-based tokens/s is the result's headline statistic, not an inconsistency")
+	g := groupBySource(t, rep, "amd.json")
+	assert.InDelta(t, oracle(t, "recorded-stats", "median"), g.StepMedian, 1e-12)
+	assert.InDelta(t, oracle(t, "recorded-stats", "p10"), g.StepP10, 1e-12, "recorded over every measured step, not the decimated series")
+	assert.InDelta(t, oracle(t, "recorded-stats", "p90"), g.StepP90, 1e-12)
+	assert.InDelta(t, oracle(t, "recorded-stats", "measured_series_mean"), mean(measuredSteps(g.Runs[0].Input.Result)), 1e-12,
+		"the recorded warm-up counts logged steps, not entries of a decimated series")
+	inMD(t, md, true, "recorded by the result")
+}

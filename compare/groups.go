@@ -377,9 +377,24 @@ func (g *Group) compute(prices PriceTable) {
 	g.TPS, g.TotalTPS, g.StepTime = summarize(tps), summarize(total), summarize(step)
 	sort.Float64s(pooled)
 	g.StepSamples = pooled
-	if len(pooled) > 0 {
+	recorded := true
+	for _, run := range g.Runs {
+		recorded = recorded && recordsStatistics(run.Input.Result)
+	}
+	switch {
+	case recorded:
+		// Each result's own figures, over every measured step (a long log's
+		// step series is decimated); several runs give their mean.
+		var med, p10, p90 []float64
+		for _, run := range g.Runs {
+			pm := run.Input.Result.PerformanceMetrics
+			med, p10, p90 = append(med, pm.MedianStepTimeSeconds), append(p10, pm.P10StepTimeSeconds), append(p90, pm.P90StepTimeSeconds)
+		}
+		g.StepMedian, g.StepP10, g.StepP90 = mean(med), mean(p10), mean(p90)
+		g.StepStatsRecorded = true
+	case len(pooled) > 0:
 		g.StepMedian, g.StepP10, g.StepP90 = percentile(pooled, 0.5), percentile(pooled, 0.1), percentile(pooled, 0.9)
-	} else if len(g.Runs) == 1 {
+	case len(g.Runs) == 1:
 		pm := g.Runs[0].Input.Result.PerformanceMetrics
 		g.StepMedian, g.StepP10, g.StepP90 = pm.MedianStepTimeSeconds, pm.P10StepTimeSeconds, pm.P90StepTimeSeconds
 	}

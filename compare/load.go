@@ -474,8 +474,9 @@ func upgradeOld(base string, data []byte) (*result.Result, []string, string, err
 		pm.TokensPerStep = int64(*tc.GlobalBatchSize) * int64(*tc.SequenceLength)
 	}
 	// The old suite's own averages are kept; the spread is recomputed from its
-	// step series with Rival's warm-up rule (10% of logged steps, at least 1).
-	warm := min(max(1, n/10), max(0, n-1))
+	// step series, leaving out OldSuiteWarmupShare of the logged steps (at
+	// least 1) as warm-up: the old suite recorded none.
+	warm := min(max(1, int(float64(n)*OldSuiteWarmupShare)), max(0, n-1))
 	r.WarmupStepsExcluded = warm
 	var times []float64
 	for _, t := range o.StepTimes[warm:] {

@@ -3,6 +3,7 @@ package compare
 import (
 	"bufio"
 	"fmt"
+	"github.com/rivalbench/rival/result"
 	"io"
 	"math"
 	"path/filepath"
@@ -269,7 +270,7 @@ func (r *Report) writeHeadlines(m md) {
 			m.p("  - evidence: %s; reproduce: %s and %s; check: %s\n", mdEscape(h.Evidence),
 				mdCode(reproduceCommand(firstRun(h.Faster), r.ConfigDefaults)), mdCode(reproduceCommand(firstRun(h.Slower), r.ConfigDefaults)),
 				mdCode("go run mage.go verify:results "+shellQuote(sourceOf(h.Faster))+" "+shellQuote(sourceOf(h.Slower))))
-			m.p("  - warm-up sensitivity: %s with Rival's rule (first 10%% of logged steps, at least one, left out); ", mdEscape(h.Ratio.String()))
+			m.p("  - warm-up sensitivity: %s with the results' recorded warm-up (see Methodology); ", mdEscape(h.Ratio.String()))
 			if h.FixedWindow != nil {
 				m.p("%s over NVIDIA's fixed window (iterations %d-%d of %d)\n", mdEscape(h.FixedWindow.String()), FixedWindowFirst, FixedWindowLast, FixedWindowRunLength)
 			} else {
@@ -351,10 +352,11 @@ func (r *Report) writeMethodology(m md) {
 	m.p("- **%s** needs every recorded hyperparameter (precision, SL, GBS, MBS, TP, PP, CP, DP, GPU count) and the dataset, tokenizer and config fingerprints recorded and equal on both sides; the label also says whether the frameworks differ. Headlines show the identical-configuration pair first, then **%s**: each platform's group with the highest MFU (else model TFLOP/s), naming every field that differs.\n", MethodIdentical, MethodBest)
 	m.p("- TFLOP/s/GPU and MFU are Rival's own: models.TrainFLOPsPerToken (Megatron's dense GQA + SwiGLU count with causal attention) × tokens/s/GPU, over the GPU's dense peak at the run's precision (%s TFLOP/s BF16; FP8 %s and %s). The framework's own printed figures are shown next to them, labelled; frameworks count FLOPs differently, so only Rival's are compared. A run on a GPU partition (CPX, MIG: less than %.0f%% of the datasheet memory exposed) is marked: its MFU is against the whole GPU's peak.\n",
 		peakList("H100 SXM", "MI300X"), num(h100.FP8DenseTFLOPs, 1), num(mi300.FP8DenseTFLOPs, 1), 100*PartitionShare)
-	m.p("- Step time median/p10/p90 pool the measured steps of all runs of a group (linear interpolation, as numpy).\n")
+	m.p("- Warm-up: each result's recorded `warmup_steps_excluded` is used: Rival's extract finds it from the data (the first logged step, then every following step slower than %.1f× the median of the steps after the first). Old-suite results record none: the first %.0f%% of their logged steps (at least one) are left out. Tokens/s/GPU is each result's headline figure: from its median step time where `headline_statistic` says so, else from its mean step time.\n", result.WarmupFactor, 100*OldSuiteWarmupShare)
+	m.p("- Step time median/p10/p90: marked *recorded by the result* when every run records its own (over every measured step, even where the stored step series keeps every `step_series_stride`-th step only; several runs give the mean of their figures); marked *from the step series* otherwise, pooling the measured steps of all runs of the group (linear interpolation, as numpy).\n")
 	m.p("- Energy is GPU board power only (no CPU, memory, network or cooling). Tokens per watt-hour use sampled power (samples between the first and the last measured step, the run's GPUs only) when every run of the group has it, else the GPU's TDP (marked *TDP*: an upper bound on board power, so a lower bound on efficiency). Slurm jobs are not sampled: their GPUs are on the compute nodes.\n")
 	m.p("- Cost per 1T tokens = 10¹² / (tokens/s/GPU × 3600) GPU-hours × price per GPU-hour; days for 1T/15T tokens are on the group's GPU count. Proxy models and CPU runs get neither.\n")
-	m.p("- Sanity: MFU above 100%%, tokens/s more than %.0f%% away from GBS × SL / step time or from tokens/s/GPU × GPUs (without a GPU count, tokens/s / tokens/s/GPU must be a whole number), or a measured step series whose mean is more than %.0f%% away from the stated mean step time is an error in the result; the run is named under Errors and left out.\n", 100*TokensConsistencyTolerance, 100*TokensConsistencyTolerance)
+	m.p("- Sanity: MFU above 100%%, tokens/s more than %.0f%% away from GBS × SL / the headline step time (median or mean, as the result records) or from tokens/s/GPU × GPUs (GPU count from num_gpus, TP×PP×CP×DP or gpu_info.device_count; a GPU run with none is unverifiable), or a measured step series whose mean is more than %.0f%% (%.0f%% for a decimated series) away from the stated mean step time is an error in the result; the run is named under Errors and left out.\n", 100*TokensConsistencyTolerance, 100*TokensConsistencyTolerance, 100*DecimatedSeriesTolerance)
 	m.p("- Loss parity: for pairs on the same data and seed whose recorded configuration is equal (across platforms), or differs in precision only (BF16 against FP8, a convergence check), the first run of each is compared after warm-up (the larger of the runs' excluded warm-up and 10%% of the common steps). The verdict is on the mean loss over the last %.0f%% of the common steps: gap = |a−b| / ((a+b)/2) above %.0f%% is divergence; the largest single-step gap is shown for information.\n\n", 100*LossTailShare, 100*LossDivergenceThreshold)
 }
 
@@ -413,12 +415,21 @@ func shortSetup(g *Group) string {
 		frameworkLabel(c["framework"]), ver)
 }
 
+// stepStatsCell is a group's step median / p10 / p90 and where they come from.
+func stepStatsCell(g *Group) string {
+	c := fmt.Sprintf("%s / %s / %s", num(g.StepMedian, 3), num(g.StepP10, 3), num(g.StepP90, 3))
+	if g.StepStatsRecorded {
+		return c + " (recorded by the result)"
+	}
+	return c + " (from the step series)"
+}
+
 func writeThroughput(m md, s *ModelSection) {
 	m.p("### Throughput\n\n")
 	m.header("group", "configuration · stack", "runs", "tokens/s/GPU (mean ± 95% CI)", "olympic mean", "total tokens/s", "step time mean (s)", "step median / p10 / p90 (s)")
 	for _, g := range s.Groups {
 		m.row(g.name(), shortSetup(g), strconv.Itoa(g.TPS.N), summaryCell(g.TPS, 1), olympicCell(g.TPS, 1),
-			num(g.TotalTPS.Mean, 0), summaryCell(g.StepTime, 3), fmt.Sprintf("%s / %s / %s", num(g.StepMedian, 3), num(g.StepP10, 3), num(g.StepP90, 3)))
+			num(g.TotalTPS.Mean, 0), summaryCell(g.StepTime, 3), stepStatsCell(g))
 	}
 }
 

@@ -290,6 +290,34 @@ for r in (md_amd, md_nvd):
 SETS["markdown-chars"] = {"amd_[1]": md_amd, "nvd_[1]": md_nvd}
 
 
+# 17. A result that records its own statistics (as extract writes them): a
+#     data-found warm-up of 3 logged steps, a step series decimated to every
+#     2nd of 40 logged steps, the median as headline statistic (tokens/s from
+#     the median step time, 10 % below the mean's). Compare uses the recorded
+#     median/p10/p90 (taken over all 37 measured steps) and the recorded
+#     warm-up, and does not call the median-based tokens/s inconsistent.
+def recorded_stats_run():
+    median, mean_step, p10, p90 = 20.0, 22.0, 19.5, 25.5
+    tps_gpu = 128 * 8192 / median / 8
+    # series: logged steps 1, 3, ..., 39; steps 1-3 are warm-up.
+    measured = [20.0] * 12 + [26.0] * 6        # steps 5, 7, ..., 39: mean 22
+    series = [300.0, 100.0] + measured
+    r = run("amd", "megatron", tps_gpu, series=series, warm=3, avg_step=mean_step)
+    r["step_series_stride"] = 2
+    r["step_numbers"] = list(range(1, 41, 2))
+    r["training_config"]["train_iters"] = r["training_config"]["steps_logged"] = 40
+    pm = r["performance_metrics"]
+    pm.update({"headline_statistic": "median_step_time", "median_step_time_seconds": median,
+               "p10_step_time_seconds": p10, "p90_step_time_seconds": p90, "measured_steps": 37,
+               "tokens_per_second_per_gpu_mean": 128 * 8192 / mean_step / 8})
+    return r, dict(median=median, p10=p10, p90=p90, measured_series_mean=sum(measured) / len(measured))
+
+
+rs, rs_oracle = recorded_stats_run()
+SETS["recorded-stats"] = {"amd": rs, "nvd": run("nvd", "megatron", 8000.0)}
+ORACLE["recorded-stats"] = rs_oracle
+
+
 def main():
     for name, files in SETS.items():
         d = os.path.join(HERE, name)
