@@ -27,9 +27,9 @@ type powerSample struct {
 // the log file is buffered.
 type stepClock struct {
 	mu    sync.Mutex
-	steps []int       // distinct step numbers, in the order first seen
-	first []time.Time // when each was first seen
-	last  time.Time   // when the latest step line was seen
+	seen  map[int]bool // step numbers seen
+	first []time.Time  // when each distinct step number was first seen, in order
+	last  time.Time    // when the latest step line was seen
 }
 
 // stepNumber reads the step number of a training step line: Megatron-format
@@ -57,27 +57,26 @@ func (c *stepClock) line(l string, at time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.last = at
-	if k := len(c.steps); k == 0 || c.steps[k-1] != n {
-		for _, s := range c.steps {
-			if s == n {
-				return
-			}
-		}
-		c.steps = append(c.steps, n)
+	if c.seen == nil {
+		c.seen = map[int]bool{}
+	}
+	if !c.seen[n] {
+		c.seen[n] = true
 		c.first = append(c.first, at)
 	}
 }
 
-// window is the span of the measured steps: from the line of the first step
-// after the warmup excluded ones to the last step line. ok is false when the
-// run printed no measured step.
+// window is the span of the measured steps: from the start of the first
+// measured step (the line that ended the last of the warmup excluded steps;
+// the first measured step's own line when none was excluded) to the last
+// step line. ok is false when the run printed no measured step.
 func (c *stepClock) window(warmup int) (from, to time.Time, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if warmup < 0 || warmup >= len(c.first) {
 		return from, to, false
 	}
-	return c.first[warmup], c.last, true
+	return c.first[max(0, warmup-1)], c.last, true
 }
 
 // powerSampler polls the platform's smi tool while a run trains.

@@ -69,8 +69,11 @@ func TestStepClockWindow(t *testing.T) {
 	}
 	from, to, ok := c.window(1)
 	require.True(t, ok)
-	assert.Equal(t, t0.Add(2*time.Second), from)
+	assert.Equal(t, t0.Add(1*time.Second), from, "the measured step 2 starts when warm-up step 1 ends")
 	assert.Equal(t, t0.Add(4*time.Second), to)
+	from, _, ok = c.window(0)
+	require.True(t, ok)
+	assert.Equal(t, t0.Add(1*time.Second), from)
 	_, _, ok = c.window(3)
 	assert.False(t, ok, "no measured step")
 }
