@@ -33,6 +33,17 @@ const (
 	// (iterations 35-44 of a 50-iteration run, as Megatron-Bridge's
 	// performance recipes time them).
 	FixedWindowFirst, FixedWindowLast = 35, 44
+	// DecimatedSeriesTolerance replaces TokensConsistencyTolerance when the
+	// step series keeps every step_series_stride-th step only: its mean is a
+	// sample of the measured steps, not their exact mean.
+	DecimatedSeriesTolerance = 0.10
+	// OldSuiteWarmupShare is the warm-up rule applied to old-suite results,
+	// which record none: this share of the logged steps, at least one.
+	OldSuiteWarmupShare = 0.10
+	// FixedWindowRunLength is the run length the fixed window belongs to: it
+	// applies only to runs of at least this many iterations (in a shorter run
+	// iterations 35-44 are its last steps, not a settled middle).
+	FixedWindowRunLength = 50
 	// PartitionShare: a GPU exposing less than this share of its datasheet
 	// memory is a partition (CPX, MIG) and is compared against the whole GPU's
 	// peak only with a mark.
@@ -67,29 +78,34 @@ type Run struct {
 	Peak        *float64
 	Errors      []result.Problem // sanity errors: the run is left out of stats and plots
 	// FixedWindowTPS is tokens/s/GPU over iterations FixedWindowFirst to
-	// FixedWindowLast; nil when the run did not log them or lacks GBS/SL/GPUs.
-	FixedWindowTPS *float64
+	// FixedWindowLast; nil (FixedWindowNote says why) when the run is shorter
+	// than FixedWindowRunLength, did not log them or lacks GBS/SL/GPUs.
+	FixedWindowTPS  *float64
+	FixedWindowNote string
 }
 
 // Group is every repetition of one configuration on one platform.
 type Group struct {
-	Key          GroupKey
-	Label        string // "MI300X Primus"
-	ModelLabel   string // "Llama 3.1 8B"
-	Runs         []*Run
-	TPS          Summary // tokens/s/GPU over runs
-	TotalTPS     Summary // tokens/s over runs
-	StepTime     Summary // mean step time over runs, seconds
-	StepMedian   float64 // pooled measured steps of all runs
-	StepP10      float64
-	StepP90      float64
-	StepSamples  []float64 // pooled measured step times (sorted)
-	TFLOPs, MFU  *float64  // Rival's, mean over runs
-	FrameworkTF  *float64  // framework's own printed TFLOP/s/GPU, mean over runs that print it
-	FrameworkMFU *float64
-	Peak         *float64
-	Precision    string
-	NumGPUs      int
+	Key        GroupKey
+	Label      string // "MI300X Primus"
+	ModelLabel string // "Llama 3.1 8B"
+	Runs       []*Run
+	TPS        Summary // tokens/s/GPU over runs
+	TotalTPS   Summary // tokens/s over runs
+	StepTime   Summary // mean step time over runs, seconds
+	StepMedian float64 // pooled measured steps of all runs
+	StepP10    float64
+	StepP90    float64
+	// StepStatsRecorded: median/p10/p90 are the results' own (over every
+	// measured step), not recomputed from the step series.
+	StepStatsRecorded bool
+	StepSamples       []float64 // pooled measured step times (sorted)
+	TFLOPs, MFU       *float64  // Rival's, mean over runs
+	FrameworkTF       *float64  // framework's own printed TFLOP/s/GPU, mean over runs that print it
+	FrameworkMFU      *float64
+	Peak              *float64
+	Precision         string
+	NumGPUs           int
 
 	// Setup is the configuration line: precision and FP8 recipe, SL, GBS,
 	// MBS, GA, TP/PP/CP/DP, DDP or FSDP, recompute.
@@ -192,18 +208,30 @@ type Report struct {
 	// Skipped lists what Load could not use; the caller sets it (Analyze only
 	// sees usable inputs) so the report shows it.
 	Skipped []Problem
-	Errors  []RunError
-	Groups  []*Group
-	Models  []*ModelSection
-	Prices  PriceTable
+	// ConfigDefaults are the configuration keys' defaults; the caller sets
+	// them so reproduce commands name only the keys a run changed (nil:
+	// every recorded key is named).
+	ConfigDefaults map[string]string
+	Errors         []RunError
+	Groups         []*Group
+	Models         []*ModelSection
+	Prices         PriceTable
 	// Platforms seen among usable runs, sorted.
 	Platforms []string
 }
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
+// recordsStatistics says whether a result carries the step-time statistics
+// Rival's extract computes over every measured step (headline_statistic set):
+// those are used as recorded; older and imported results are recomputed from
+// their step series.
+func recordsStatistics(r *result.Result) bool {
+	return r.PerformanceMetrics.HeadlineStatistic != ""
+}
+
 // gpuCount is the run's GPU count: num_gpus, else TP×PP×CP×DP when all four
-// are recorded; 0 when unknown.
+// are recorded, else gpu_info.device_count; 0 when unknown.
 func gpuCount(r *result.Result) int {
 	if r.TrainingConfig.NumGPUs != nil && *r.TrainingConfig.NumGPUs > 0 {
 		return *r.TrainingConfig.NumGPUs
@@ -214,12 +242,19 @@ func gpuCount(r *result.Result) int {
 			return n
 		}
 	}
+	if r.GPUInfo.DeviceCount != nil && *r.GPUInfo.DeviceCount > 0 {
+		return *r.GPUInfo.DeviceCount
+	}
 	return 0
 }
 
 // measuredSteps are the finite positive step times after the run's warm-up.
+// warmup_steps_excluded counts logged steps; a series decimated to every
+// step_series_stride-th logged step (the first included) starts measuring
+// at entry ⌈warm-up / stride⌉.
 func measuredSteps(r *result.Result) []float64 {
-	w := min(max(0, r.WarmupStepsExcluded), len(r.StepTimes))
+	stride := max(1, r.StepSeriesStride)
+	w := min((max(0, r.WarmupStepsExcluded)+stride-1)/stride, len(r.StepTimes))
 	var out []float64
 	for _, t := range r.StepTimes[w:] {
 		if t != nil && *t > 0 && finite(*t) {
@@ -246,24 +281,31 @@ func evaluate(in *Input) *Run {
 		if rel := math.Abs(run.TPSPerGPU*float64(gpus)-run.TPS) / run.TPS; rel > TokensConsistencyTolerance {
 			fail("tokens_per_second_inconsistent", "tokens/s/GPU %.1f × %d GPUs = %.1f but tokens/s is %.1f (%.1f%% apart)", run.TPSPerGPU, gpus, run.TPSPerGPU*float64(gpus), run.TPS, 100*rel)
 		}
-	case run.TPS > 0 && run.TPSPerGPU > 0:
-		// No GPU count: tokens/s over tokens/s/GPU must still be a whole number of GPUs.
-		n := run.TPS / run.TPSPerGPU
-		if whole := math.Max(1, math.Round(n)); math.Abs(n-whole)/whole > TokensConsistencyTolerance {
-			fail("tokens_per_second_inconsistent", "tokens/s %.1f / tokens/s/GPU %.1f = %.2f GPUs, not a whole number (num_gpus is not recorded)", run.TPS, run.TPSPerGPU, n)
-		}
+	case gpus == 0 && r.Platform != nil && *r.Platform != hw.PlatformCPU:
+		// A whole ratio proves nothing (2×, 4×, 8× inflation all divide):
+		// without a GPU count the per-GPU figure cannot be verified.
+		fail("gpu_count_unrecorded", "tokens/s/GPU cannot be checked: no num_gpus, no TP×PP×CP×DP and no gpu_info.device_count is recorded; record the GPU count to compare this run")
 	}
 	gbs, sl := r.TrainingConfig.GlobalBatchSize, r.TrainingConfig.SequenceLength
-	if gbs != nil && sl != nil && run.StepTime > 0 && run.TPS > 0 {
-		want := float64(*gbs) * float64(*sl) / run.StepTime
+	// tokens/s follows from the result's headline statistic: the median step
+	// time where the result records it so, else the mean.
+	stated, statName := run.StepTime, "mean step time"
+	if recordsStatistics(r) && pm.MedianStepTimeSeconds > 0 {
+		stated, statName = pm.MedianStepTimeSeconds, "median step time"
+	}
+	if gbs != nil && sl != nil && stated > 0 && run.TPS > 0 {
+		want := float64(*gbs) * float64(*sl) / stated
 		if rel := math.Abs(want-run.TPS) / want; rel > TokensConsistencyTolerance {
-			fail("tokens_per_second_inconsistent", "GBS %d × SL %d / step time %.4g s = %.1f tokens/s but the result says %.1f (%.1f%% apart)", *gbs, *sl, run.StepTime, want, run.TPS, 100*rel)
+			fail("tokens_per_second_inconsistent", "GBS %d × SL %d / %s %.4g s = %.1f tokens/s but the result says %.1f (%.1f%% apart)", *gbs, *sl, statName, stated, want, run.TPS, 100*rel)
 		}
 	}
 	if steps := measuredSteps(r); len(steps) > 0 && run.StepTime > 0 {
-		m := mean(steps)
-		if rel := math.Abs(m-run.StepTime) / run.StepTime; rel > TokensConsistencyTolerance {
-			fail("step_time_inconsistent", "the %d measured steps of the step series average %.4g s but avg_step_time_seconds is %.4g s (%.1f%% apart)", len(steps), m, run.StepTime, 100*rel)
+		m, tol := mean(steps), TokensConsistencyTolerance
+		if r.StepSeriesStride > 1 {
+			tol = DecimatedSeriesTolerance
+		}
+		if rel := math.Abs(m-run.StepTime) / run.StepTime; rel > tol {
+			fail("step_time_inconsistent", "the %d measured steps of the step series average %.4g s but avg_step_time_seconds is %.4g s (%.1f%% apart, more than %.0f%%)", len(steps), m, run.StepTime, 100*rel, 100*tol)
 		}
 	}
 	for _, p := range r.Problems {
@@ -291,7 +333,7 @@ func evaluate(in *Input) *Run {
 	if !finite(run.TPSPerGPU) || run.TPSPerGPU <= 0 {
 		fail("no_throughput", "tokens/s/GPU is missing or not a positive number")
 	}
-	run.FixedWindowTPS = fixedWindowTPS(r)
+	run.FixedWindowTPS, run.FixedWindowNote = fixedWindowTPS(r)
 	// One name once: the result's own flag and Rival's recomputation can agree.
 	seen := map[string]bool{}
 	var uniq []result.Problem
@@ -305,12 +347,28 @@ func evaluate(in *Input) *Run {
 	return run
 }
 
+// runLength is the run's iteration count: train_iters, else the last
+// logged step number.
+func runLength(r *result.Result) int {
+	if n := r.TrainingConfig.TrainIters; n != nil && *n > 0 {
+		return *n
+	}
+	last := 0
+	for _, st := range r.StepNumbers {
+		last = max(last, st)
+	}
+	return last
+}
+
 // fixedWindowTPS is tokens/s/GPU = GBS × SL / (mean step time of iterations
-// FixedWindowFirst..FixedWindowLast) / GPUs, or nil.
-func fixedWindowTPS(r *result.Result) *float64 {
+// FixedWindowFirst..FixedWindowLast) / GPUs, or nil and why not.
+func fixedWindowTPS(r *result.Result) (*float64, string) {
 	gbs, sl, gpus := r.TrainingConfig.GlobalBatchSize, r.TrainingConfig.SequenceLength, gpuCount(r)
+	if n := runLength(r); n < FixedWindowRunLength {
+		return nil, fmt.Sprintf("does not apply: ran %s, the window is defined for runs of at least %d", plural(n, "iteration"), FixedWindowRunLength)
+	}
 	if gbs == nil || sl == nil || gpus == 0 {
-		return nil
+		return nil, "GBS, SL or GPU count not recorded"
 	}
 	var ts []float64
 	for i, st := range r.StepNumbers {
@@ -319,10 +377,10 @@ func fixedWindowTPS(r *result.Result) *float64 {
 		}
 	}
 	if len(ts) != FixedWindowLast-FixedWindowFirst+1 {
-		return nil
+		return nil, fmt.Sprintf("did not log iterations %d-%d", FixedWindowFirst, FixedWindowLast)
 	}
 	v := float64(*gbs) * float64(*sl) / mean(ts) / float64(gpus)
-	return &v
+	return &v, ""
 }
 
 // Analyze groups the inputs, computes every figure and every comparison.

@@ -74,6 +74,7 @@ func TestCraftedIdenticalNeedsEqualRecordedConfiguration(t *testing.T) {
 	assert.False(t, h.Identical, "equal fingerprints but GBS 384 vs 128")
 	assert.Contains(t, h.Why, "GBS 384 vs 128")
 	assert.Contains(t, h.Headline(m.Label), "GBS 384 vs 128")
+	assert.Contains(t, h.Headline(m.Label), "GA 48 vs 16", "the headline names the gradient accumulation too")
 	inMD(t, md, false, "identical configuration; same hyperparameters")
 }
 
@@ -109,6 +110,7 @@ func TestCraftedIdenticalHeadlineFirstBestByMFU(t *testing.T) {
 	fast := groupBySource(t, rep, "nvd_fast.json")
 	for _, c := range m.Headlines {
 		assert.NotSame(t, fast, c.Faster, "H100's best by MFU is the BF16 group, not the FP8 SL 4096 one")
+		assert.NotSame(t, fast, c.Slower, "H100's best by MFU is the BF16 group, not the FP8 SL 4096 one")
 	}
 }
 
@@ -130,9 +132,18 @@ func TestCraftedConsistencyUsesStepSeriesAndWorksWithoutNumGPUs(t *testing.T) {
 		bad[filepath.Base(e.Source)] = true
 	}
 	assert.True(t, bad["amd_slow_series.json"], "series twice as slow as its stated mean")
-	assert.True(t, bad["nvd_no_gpus.json"], "inflated tokens/s/GPU without num_gpus")
-	assert.False(t, bad["amd_ok.json"])
-	assert.False(t, bad["nvd_ok.json"])
+	assert.True(t, bad["nvd_no_gpus.json"], "no GPU count anywhere: unverifiable")
+	assert.True(t, bad["nvd_2x_device_count.json"], "2x inflated tokens/s/GPU caught by gpu_info.device_count")
+	for _, f := range []string{"amd_ok", "nvd_ok", "amd_slow_series", "nvd_no_gpus", "nvd_2x_device_count", "amd_device_count_ok"} {
+		assert.Equal(t, oracle(t, "consistency", f) == 1, bad[f+".json"], f)
+	}
+	unverifiable := false
+	for _, e := range rep.Errors {
+		if filepath.Base(e.Source) == "nvd_no_gpus.json" && e.Name == "gpu_count_unrecorded" {
+			unverifiable = true
+		}
+	}
+	assert.True(t, unverifiable, "the report says why the run is left out")
 }
 
 func TestCraftedIdenticalRunsGiveNoCertainty(t *testing.T) {
@@ -167,7 +178,7 @@ func TestCraftedLossParity(t *testing.T) {
 	sig3(t, oracle(t, "parity", "fp8_vs_amd_gap"), prec.TailGap, "tail-mean gap")
 	title := lossTitle(m)
 	assert.Contains(t, title, fp8.Label, "every diverged pair is named in the figure")
-	inMD(t, md, true, "- "+fp8.Label+" vs "+amd.Label+" (precision only: fp8 vs bf16): **diverged**")
+	inMD(t, md, true, "- "+mdEscape(fp8.Label)+" vs "+mdEscape(amd.Label)+" (precision only: fp8 vs bf16): **diverged**")
 }
 
 func TestCraftedPricesAnyGPU(t *testing.T) {
@@ -224,7 +235,7 @@ func TestCraftedPriceHintIsAccepted(t *testing.T) {
 	rep, md := crafted(t, "prices", DefaultPrices())
 	a100 := groupBySource(t, rep, "a100.json")
 	hint := PriceKey(a100.Key.GPU)
-	inMD(t, md, true, "no price: set "+hint)
+	inMD(t, md, true, "no price: set "+mdEscape(hint))
 	prices, err := ParsePriceEnv(DefaultPrices(), []string{hint + "=1.29"})
 	require.NoError(t, err)
 	p, ok := prices.Lookup(a100.Key.GPU)
@@ -240,4 +251,78 @@ func TestCraftedWarmupSensitivity(t *testing.T) {
 	require.NotNil(t, h.FixedWindow, h.FixedWindowNote)
 	sig3(t, oracle(t, "fixed-window", "fixed_ratio"), h.FixedWindow.Value, "iterations 35-44")
 	inMD(t, md, true, "over NVIDIA's fixed window (iterations 35-44 of 50)")
+}
+
+func TestCraftedFixedWindowNeedsFiftyIterations(t *testing.T) {
+	rep, md := crafted(t, "short-window", DefaultPrices())
+	require.Empty(t, rep.Errors)
+	h := rep.Models[0].Headlines[0]
+	assert.Nil(t, h.FixedWindow, "iterations 35-44 of a 44-iteration run are not NVIDIA's window")
+	assert.Contains(t, h.FixedWindowNote, "does not apply: ran 44 iterations")
+	inMD(t, md, false, "over NVIDIA's fixed window")
+	inMD(t, md, true, "not used: MI300X Megatron-LM: does not apply: ran 44 iterations, the window is defined for runs of at least 50")
+}
+
+// cells counts the cells of a Markdown table row: unescaped | separators
+// (a | preceded by an odd number of backslashes is text).
+func cells(line string) int {
+	n, bs := 0, 0
+	for _, c := range line {
+		switch {
+		case c == '\\':
+			bs++
+			continue
+		case c == '|' && bs%2 == 0:
+			n++
+		}
+		bs = 0
+	}
+	return n - 1
+}
+
+func TestCraftedMarkdownCharactersAreEscaped(t *testing.T) {
+	rep, md := crafted(t, "markdown-chars", DefaultPrices())
+	require.Empty(t, rep.Errors)
+	const version = "core_r0.12*rc|`x`"
+	const escaped = "core\\_r0.12\\*rc\\|\\`x\\`"
+	inMD(t, md, false, version, "recorded text appears unescaped")
+	inMD(t, md, true, "## Llama \\*3.1\\* \\| 8B\n")
+	inMD(t, md, true, "; Megatron-LM "+escaped+", image sha256:img-amd\n", "headline stack line")
+	var header, rows int
+	for _, line := range strings.Split(md, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			header = 0
+			continue
+		}
+		if header == 0 {
+			header = cells(line)
+			continue
+		}
+		rows++
+		assert.Equal(t, header, cells(line), "row has its header's column count: %s", line)
+	}
+	assert.Greater(t, rows, 20)
+	// The version sits in real cells: the configurations table's stack
+	// column and the throughput table.
+	inMD(t, md, true, " | Megatron-LM "+escaped+", image sha256:img-amd |")
+	inMD(t, md, true, " · Megatron-LM "+escaped+" | 1 |")
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(line, "- ") || strings.HasPrefix(line, "  - ") {
+			for _, bad := range []string{"Llama *3.1*", "*rc|"} {
+				assert.NotContains(t, line, bad, "raw markup in a list line")
+			}
+		}
+	}
+}
+
+func TestCraftedRecordedStatisticsAreUsed(t *testing.T) {
+	rep, md := crafted(t, "recorded-stats", DefaultPrices())
+	require.Empty(t, rep.Errors, "a median-based tokens/s is the result's headline statistic, not an inconsistency")
+	g := groupBySource(t, rep, "amd.json")
+	assert.InDelta(t, oracle(t, "recorded-stats", "median"), g.StepMedian, 1e-12)
+	assert.InDelta(t, oracle(t, "recorded-stats", "p10"), g.StepP10, 1e-12, "recorded over every measured step, not the decimated series")
+	assert.InDelta(t, oracle(t, "recorded-stats", "p90"), g.StepP90, 1e-12)
+	assert.InDelta(t, oracle(t, "recorded-stats", "measured_series_mean"), mean(measuredSteps(g.Runs[0].Input.Result)), 1e-12,
+		"the recorded warm-up counts logged steps, not entries of a decimated series")
+	inMD(t, md, true, "recorded by the result")
 }

@@ -139,13 +139,19 @@ func setupLine(r *result.Result) string {
 	return s
 }
 
-// stackLine is the software stack of a result: framework and version, image.
-func stackLine(r *result.Result) string {
+// stackLine is the software stack of a result: framework and version, the
+// platform stack when only that was recorded (old suite), image.
+func stackLine(in *Input) string {
+	r := in.Result
 	img := "no image (host run)"
 	if r.ImageDigest != nil && *r.ImageDigest != "" {
 		img = "image " + truncate(*r.ImageDigest, 19)
 	}
-	return fmt.Sprintf("%s %s, %s", frameworkLabel(r.Framework.Name), strOr(r.Framework.Version, "version not recorded"), img)
+	fw := fmt.Sprintf("%s %s", frameworkLabel(r.Framework.Name), strOr(r.Framework.Version, "version not recorded"))
+	if in.PlatformStack != "" {
+		fw += " (platform stack " + in.PlatformStack + ")"
+	}
+	return fw + ", " + img
 }
 
 // plural is "1 GPU", "8 GPUs".
@@ -170,13 +176,40 @@ func frameworkLabel(name string) string {
 	return name
 }
 
-// reproduceCommand is the target that reruns a result's configuration.
-func reproduceCommand(r *result.Result) string {
+// reproduceCommand is the command that reruns a result's configuration:
+// every recorded configuration key (provenance.config) whose value differs
+// from defaults set in front of the train:run target, in key order. With
+// nil defaults every recorded key is set.
+func reproduceCommand(r *result.Result, defaults map[string]string) string {
 	fw := strOr(r.Framework.Requested, r.Framework.Name)
 	if t, ok := frameworkTargets[strings.ToLower(fw)]; ok {
 		fw = t
 	}
-	return fmt.Sprintf("mage train:run %s %s %s", platformOf(r), fw, modelKey(r))
+	var env []string
+	if r.Provenance != nil {
+		for k, v := range r.Provenance.Config {
+			if d, ok := defaults[k]; ok && d == v {
+				continue
+			}
+			env = append(env, k+"="+shellQuote(v))
+		}
+	}
+	sort.Strings(env)
+	if len(env) > 0 {
+		env = append(env, "")
+	}
+	return fmt.Sprintf("%sgo run mage.go train:run %s %s %s", strings.Join(env, " "), shellQuote(platformOf(r)), shellQuote(fw), shellQuote(modelKey(r)))
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but letters,
+// digits and -_.,:/+@%=.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_.,:/+@%=", c))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func platformOf(r *result.Result) string { return strOr(r.Platform, unknown) }
@@ -281,7 +314,7 @@ func (g *Group) compute(prices PriceTable) {
 	var pooled []float64
 	configs := map[string][]string{}
 	first := g.Runs[0].Input.Result
-	g.Setup, g.Stack = setupLine(first), stackLine(first)
+	g.Setup, g.Stack = setupLine(first), stackLine(g.Runs[0].Input)
 	g.Proxy, g.CPU = isProxy(first), platformOf(first) == hw.PlatformCPU || g.Key.GPU == "CPU"
 	for _, run := range g.Runs {
 		r := run.Input.Result
@@ -338,9 +371,24 @@ func (g *Group) compute(prices PriceTable) {
 	g.TPS, g.TotalTPS, g.StepTime = summarize(tps), summarize(total), summarize(step)
 	sort.Float64s(pooled)
 	g.StepSamples = pooled
-	if len(pooled) > 0 {
+	recorded := true
+	for _, run := range g.Runs {
+		recorded = recorded && recordsStatistics(run.Input.Result)
+	}
+	switch {
+	case recorded:
+		// Each result's own figures, over every measured step (a long log's
+		// step series is decimated); several runs give their mean.
+		var med, p10, p90 []float64
+		for _, run := range g.Runs {
+			pm := run.Input.Result.PerformanceMetrics
+			med, p10, p90 = append(med, pm.MedianStepTimeSeconds), append(p10, pm.P10StepTimeSeconds), append(p90, pm.P90StepTimeSeconds)
+		}
+		g.StepMedian, g.StepP10, g.StepP90 = mean(med), mean(p10), mean(p90)
+		g.StepStatsRecorded = true
+	case len(pooled) > 0:
 		g.StepMedian, g.StepP10, g.StepP90 = percentile(pooled, 0.5), percentile(pooled, 0.1), percentile(pooled, 0.9)
-	} else if len(g.Runs) == 1 {
+	case len(g.Runs) == 1:
 		pm := g.Runs[0].Input.Result.PerformanceMetrics
 		g.StepMedian, g.StepP10, g.StepP90 = pm.MedianStepTimeSeconds, pm.P10StepTimeSeconds, pm.P90StepTimeSeconds
 	}

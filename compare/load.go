@@ -53,6 +53,9 @@ type Input struct {
 	Notes []string
 	// Duplicates lists other sources with byte-identical content, counted once.
 	Duplicates []string
+	// PlatformStack is the platform software an old-suite result recorded
+	// (ROCm or CUDA stack and version, torch): not the framework's version.
+	PlatformStack string
 }
 
 // Problem is a file or blob that could not be used, and why.
@@ -213,11 +216,11 @@ func parseDoc(source string, data []byte) (*Input, *Problem) {
 			in.Notes = append(in.Notes, fmt.Sprintf("schema version %q is not %s, the version this Rival writes: fields it does not know are ignored and missing ones are shown as missing", ver, result.SchemaVersion))
 		}
 	case hasPerf || oldName.MatchString(base):
-		r, notes, err := upgradeOld(base, clean)
+		r, notes, stack, err := upgradeOld(base, clean)
 		if err != nil {
 			return invalid(err.Error())
 		}
-		in.Format, in.Result = FormatOldSuite, r
+		in.Format, in.Result, in.PlatformStack = FormatOldSuite, r, stack
 		in.Notes = append(in.Notes, notes...)
 	default:
 		return nil, &Problem{Source: source, Kind: "ignored", Reason: "JSON without schema_version or performance_metrics: not a result"}
@@ -362,10 +365,10 @@ func gbToMiB(gb float64) float64 { return gb * 1e9 / (1 << 20) }
 
 // upgradeOld maps an old-suite result onto the unified schema; what the old
 // suite never recorded stays null and is listed as missing.
-func upgradeOld(base string, data []byte) (*result.Result, []string, error) {
+func upgradeOld(base string, data []byte) (*result.Result, []string, string, error) {
 	var o oldResult
 	if err := json.Unmarshal(data, &o); err != nil {
-		return nil, nil, fmt.Errorf("old-suite result does not decode: %v", err)
+		return nil, nil, "", fmt.Errorf("old-suite result does not decode: %v", err)
 	}
 	notes := []string{"old-suite result upgraded to schema " + result.SchemaVersion + "; fields it never recorded are null"}
 	r := &result.Result{SchemaVersion: result.SchemaVersion, Problems: []result.Problem{}}
@@ -413,12 +416,14 @@ func upgradeOld(base string, data []byte) (*result.Result, []string, error) {
 		mib := int64(math.Round(gbToMiB(*o.GPUInfo.TotalMemoryGB)))
 		gi.MemoryPerGPUMiB = &mib
 	}
+	// The old suite recorded the platform stack, never the framework's
+	// version: framework.version stays unknown.
+	var stack string
 	if o.GPUInfo.SoftwareStack != nil && o.GPUInfo.SoftwareVersion != nil {
-		v := *o.GPUInfo.SoftwareStack + " " + *o.GPUInfo.SoftwareVersion
+		stack = *o.GPUInfo.SoftwareStack + " " + *o.GPUInfo.SoftwareVersion
 		if o.GPUInfo.PyTorchVersion != nil {
-			v += ", torch " + *o.GPUInfo.PyTorchVersion
+			stack += ", torch " + *o.GPUInfo.PyTorchVersion
 		}
-		r.Framework.Version = &v
 	}
 
 	tc := &r.TrainingConfig
@@ -467,8 +472,9 @@ func upgradeOld(base string, data []byte) (*result.Result, []string, error) {
 		pm.TokensPerStep = int64(*tc.GlobalBatchSize) * int64(*tc.SequenceLength)
 	}
 	// The old suite's own averages are kept; the spread is recomputed from its
-	// step series with Rival's warm-up rule (10% of logged steps, at least 1).
-	warm := min(max(1, n/10), max(0, n-1))
+	// step series, leaving out OldSuiteWarmupShare of the logged steps (at
+	// least 1) as warm-up: the old suite recorded none.
+	warm := min(max(1, int(float64(n)*OldSuiteWarmupShare)), max(0, n-1))
 	r.WarmupStepsExcluded = warm
 	var times []float64
 	for _, t := range o.StepTimes[warm:] {
@@ -498,7 +504,7 @@ func upgradeOld(base string, data []byte) (*result.Result, []string, error) {
 		r.MemoryMetrics.PeakReservedMiB = &v
 	}
 	r.Log.Source = base
-	return r, notes, nil
+	return r, notes, stack, nil
 }
 
 // resolveSpec names the spec-table key of a result's GPU: the recorded

@@ -177,3 +177,26 @@ func fuzzOne(t *testing.T, name string, data []byte) {
 		_, _ = CompareInputs(data, data)
 	}
 }
+
+// The old suite recorded its platform stack (ROCm or CUDA version, torch),
+// not the framework's version: the report must not print it as the
+// framework's ("Primus rocm 7.1.0").
+func TestOldSuiteStackIsNotTheFrameworkVersion(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"train_amd_prim_mistral.json", "train_nvd_nemo_mistral.json"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f), golden(t, f), 0o644))
+	}
+	inputs, _, err := Load([]string{dir}, nil)
+	require.NoError(t, err)
+	rep, err := Analyze(inputs, DefaultPrices())
+	require.NoError(t, err)
+	var b strings.Builder
+	require.NoError(t, rep.WriteMarkdown(&b))
+	md := b.String()
+	assert.NotContains(t, md, "Primus rocm")
+	assert.NotContains(t, md, "NeMo nemo")
+	assert.Contains(t, md, "Primus version not recorded (platform stack rocm 7.1.0, torch 2.7.0)")
+	for _, in := range inputs {
+		assert.Nil(t, in.Result.Framework.Version, in.Source)
+	}
+}

@@ -3,6 +3,7 @@ package compare
 import (
 	"bufio"
 	"fmt"
+	"github.com/rivalbench/rival/result"
 	"io"
 	"math"
 	"path/filepath"
@@ -148,8 +149,46 @@ func (g *Group) name() string {
 	return g.Label
 }
 
+// mdSpecial are the characters that Markdown (CommonMark with GitHub's
+// tables) could read as markup inside a line; each is backslash-escaped.
+const mdSpecial = "\\`*_[]<>|#~&!"
+
+// mdEscape makes s literal text in a Markdown line or table cell: every
+// markup character is backslash-escaped and line breaks become spaces.
 func mdEscape(s string) string {
-	return strings.NewReplacer("|", "\\|", "\n", " ").Replace(s)
+	var b strings.Builder
+	for _, c := range s {
+		switch {
+		case c == '\n' || c == '\r':
+			b.WriteByte(' ')
+		case strings.ContainsRune(mdSpecial, c):
+			b.WriteByte('\\')
+			b.WriteRune(c)
+		default:
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
+}
+
+// mdCode is s as a Markdown code span: fenced by more backticks than the
+// longest backtick run inside it, padded when it starts or ends with one.
+func mdCode(s string) string {
+	s = strings.NewReplacer("\n", " ", "\r", " ").Replace(s)
+	longest, run := 0, 0
+	for _, c := range s {
+		if c == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
 }
 
 func dashIfEmpty(s string) string {
@@ -168,6 +207,11 @@ func (m md) row(cells ...string) {
 	for i := range cells {
 		cells[i] = mdEscape(cells[i])
 	}
+	m.p("| %s |\n", strings.Join(cells, " | "))
+}
+
+// rowRaw writes a row whose cells the caller has already rendered.
+func (m md) rowRaw(cells ...string) {
 	m.p("| %s |\n", strings.Join(cells, " | "))
 }
 
@@ -201,7 +245,7 @@ func (r *Report) writeSummary(m md) {
 	if len(r.Platforms) == 1 {
 		pl = "platform"
 	}
-	m.p("%s in %s, %s, %s: %s.", plural(len(r.Inputs), "result"), plural(len(r.Groups), "group"), plural(len(r.Models), "model"), pl, strings.Join(r.Platforms, ", "))
+	m.p("%s in %s, %s, %s: %s.", plural(len(r.Inputs), "result"), plural(len(r.Groups), "group"), plural(len(r.Models), "model"), pl, mdEscape(strings.Join(r.Platforms, ", ")))
 	if len(r.Errors) > 0 {
 		m.p(" **%s in results: those runs are left out of every figure (see Errors).**", plural(len(r.Errors), "error"))
 	}
@@ -215,24 +259,25 @@ func (r *Report) writeHeadlines(m md) {
 	m.p("## Headlines\n\n")
 	for _, s := range r.Models {
 		if s.NoComparison != "" {
-			m.p("- %s: %s.\n", s.Label, s.NoComparison)
+			m.p("- %s: %s.\n", mdEscape(s.Label), mdEscape(s.NoComparison))
 			continue
 		}
 		for _, h := range s.Headlines {
-			m.p("- %s\n", h.Headline(s.Label))
+			m.p("- %s\n", mdEscape(h.Headline(s.Label)))
 			for _, g := range []*Group{h.Faster, h.Slower} {
-				m.p("  - %s: %s; %s\n", g.Label, g.Setup, g.Stack)
+				m.p("  - %s: %s; %s\n", mdEscape(g.Label), mdEscape(g.Setup), mdEscape(g.Stack))
 			}
-			m.p("  - evidence: %s; reproduce: `%s` and `%s`; check: `mage verify:results %s %s`\n", h.Evidence,
-				reproduceCommand(firstRun(h.Faster)), reproduceCommand(firstRun(h.Slower)), sourceOf(h.Faster), sourceOf(h.Slower))
-			m.p("  - warm-up sensitivity: %s with Rival's rule (first 10%% of logged steps, at least one, left out); ", h.Ratio.String())
+			m.p("  - evidence: %s; reproduce: %s and %s; check: %s\n", mdEscape(h.Evidence),
+				mdCode(reproduceCommand(firstRun(h.Faster), r.ConfigDefaults)), mdCode(reproduceCommand(firstRun(h.Slower), r.ConfigDefaults)),
+				mdCode("go run mage.go verify:results "+shellQuote(sourceOf(h.Faster))+" "+shellQuote(sourceOf(h.Slower))))
+			m.p("  - warm-up sensitivity: %s with the results' recorded warm-up (see Methodology); ", mdEscape(h.Ratio.String()))
 			if h.FixedWindow != nil {
-				m.p("%s over NVIDIA's fixed window (iterations %d-%d of 50)\n", h.FixedWindow.String(), FixedWindowFirst, FixedWindowLast)
+				m.p("%s over NVIDIA's fixed window (iterations %d-%d of %d)\n", mdEscape(h.FixedWindow.String()), FixedWindowFirst, FixedWindowLast, FixedWindowRunLength)
 			} else {
-				m.p("NVIDIA's fixed window (iterations %d-%d of 50) not available: %s\n", FixedWindowFirst, FixedWindowLast, h.FixedWindowNote)
+				m.p("NVIDIA's fixed window (iterations %d-%d of %d) not used: %s\n", FixedWindowFirst, FixedWindowLast, FixedWindowRunLength, mdEscape(h.FixedWindowNote))
 			}
 			if v := costVerdict(h); v != "" {
-				m.p("  - cost: %s\n", v)
+				m.p("  - cost: %s\n", mdEscape(v))
 			}
 		}
 	}
@@ -307,10 +352,11 @@ func (r *Report) writeMethodology(m md) {
 	m.p("- **%s** needs every recorded hyperparameter (precision, SL, GBS, MBS, TP, PP, CP, DP, GPU count) and the dataset, tokenizer and config fingerprints recorded and equal on both sides; the label also says whether the frameworks differ. Headlines show the identical-configuration pair first, then **%s**: each platform's group with the highest MFU (else model TFLOP/s), naming every field that differs.\n", MethodIdentical, MethodBest)
 	m.p("- TFLOP/s/GPU and MFU are Rival's own: models.TrainFLOPsPerToken (Megatron's dense GQA + SwiGLU count with causal attention) × tokens/s/GPU, over the GPU's dense peak at the run's precision (%s TFLOP/s BF16; FP8 %s and %s). The framework's own printed figures are shown next to them, labelled; frameworks count FLOPs differently, so only Rival's are compared. A run on a GPU partition (CPX, MIG: less than %.0f%% of the datasheet memory exposed) is marked: its MFU is against the whole GPU's peak.\n",
 		peakList("H100 SXM", "MI300X"), num(h100.FP8DenseTFLOPs, 1), num(mi300.FP8DenseTFLOPs, 1), 100*PartitionShare)
-	m.p("- Step time median/p10/p90 pool the measured steps of all runs of a group (linear interpolation, as numpy).\n")
+	m.p("- Warm-up: each result's recorded `warmup_steps_excluded` is used: Rival's extract finds it from the data (the first logged step, then every following step slower than %.1f× the median of the steps after the first). Old-suite results record none: the first %.0f%% of their logged steps (at least one) are left out. Tokens/s/GPU is each result's headline figure: from its median step time where `headline_statistic` says so, else from its mean step time.\n", result.WarmupFactor, 100*OldSuiteWarmupShare)
+	m.p("- Step time median/p10/p90: marked *recorded by the result* when every run records its own (over every measured step, even where the stored step series keeps every `step_series_stride`-th step only; several runs give the mean of their figures); marked *from the step series* otherwise, pooling the measured steps of all runs of the group (linear interpolation, as numpy).\n")
 	m.p("- Energy is GPU board power only (no CPU, memory, network or cooling). Tokens per watt-hour use sampled power (samples between the first and the last measured step, the run's GPUs only) when every run of the group has it, else the GPU's TDP (marked *TDP*: an upper bound on board power, so a lower bound on efficiency). Slurm jobs are not sampled: their GPUs are on the compute nodes.\n")
 	m.p("- Cost per 1T tokens = 10¹² / (tokens/s/GPU × 3600) GPU-hours × price per GPU-hour; days for 1T/15T tokens are on the group's GPU count. Proxy models and CPU runs get neither.\n")
-	m.p("- Sanity: MFU above 100%%, tokens/s more than %.0f%% away from GBS × SL / step time or from tokens/s/GPU × GPUs (without a GPU count, tokens/s / tokens/s/GPU must be a whole number), or a measured step series whose mean is more than %.0f%% away from the stated mean step time is an error in the result; the run is named under Errors and left out.\n", 100*TokensConsistencyTolerance, 100*TokensConsistencyTolerance)
+	m.p("- Sanity: MFU above 100%%, tokens/s more than %.0f%% away from GBS × SL / the headline step time (median or mean, as the result records) or from tokens/s/GPU × GPUs (GPU count from num_gpus, TP×PP×CP×DP or gpu_info.device_count; a GPU run with none is unverifiable), or a measured step series whose mean is more than %.0f%% (%.0f%% for a decimated series) away from the stated mean step time is an error in the result; the run is named under Errors and left out.\n", 100*TokensConsistencyTolerance, 100*TokensConsistencyTolerance, 100*DecimatedSeriesTolerance)
 	m.p("- Loss parity: for pairs on the same data and seed whose recorded configuration is equal (across platforms), or differs in precision only (BF16 against FP8, a convergence check), the first run of each is compared after warm-up (the larger of the runs' excluded warm-up and 10%% of the common steps). The verdict is on the mean loss over the last %.0f%% of the common steps: gap = |a−b| / ((a+b)/2) above %.0f%% is divergence; the largest single-step gap is shown for information.\n\n", 100*LossTailShare, 100*LossDivergenceThreshold)
 }
 
@@ -321,15 +367,15 @@ func (r *Report) writeErrors(m md) {
 	m.p("## Errors\n\n")
 	m.header("result", "error", "detail")
 	for _, e := range r.Errors {
-		m.row(e.Source, "`"+e.Name+"`", e.Detail)
+		m.rowRaw(mdEscape(e.Source), mdCode(e.Name), mdEscape(e.Detail))
 	}
 	m.p("\n")
 }
 
 func (r *Report) writeModel(m md, s *ModelSection) {
-	m.p("## %s\n\n", s.Label)
+	m.p("## %s\n\n", mdEscape(s.Label))
 	if s.NoComparison != "" {
-		m.p("%s.\n\n", strings.ToUpper(s.NoComparison[:1])+s.NoComparison[1:])
+		m.p("%s.\n\n", mdEscape(strings.ToUpper(s.NoComparison[:1])+s.NoComparison[1:]))
 	}
 	writeConfigurations(m, s)
 	writeThroughput(m, s)
@@ -359,10 +405,23 @@ func writeConfigurations(m md, s *ModelSection) {
 // the Configurations table).
 func shortSetup(g *Group) string {
 	c := g.Config
+	ver := c["framework_version"]
+	if ver == unknown {
+		ver = "version not recorded"
+	}
 	return fmt.Sprintf("%s, SL %s, GBS %s, MBS %s, TP %s PP %s CP %s DP %s · %s %s",
 		c["precision"], c["sequence_length"], c["global_batch_size"], c["micro_batch_size"],
 		c["tensor_parallel"], c["pipeline_parallel"], c["context_parallel"], c["data_parallel"],
-		frameworkLabel(c["framework"]), c["framework_version"])
+		frameworkLabel(c["framework"]), ver)
+}
+
+// stepStatsCell is a group's step median / p10 / p90 and where they come from.
+func stepStatsCell(g *Group) string {
+	c := fmt.Sprintf("%s / %s / %s", num(g.StepMedian, 3), num(g.StepP10, 3), num(g.StepP90, 3))
+	if g.StepStatsRecorded {
+		return c + " (recorded by the result)"
+	}
+	return c + " (from the step series)"
 }
 
 func writeThroughput(m md, s *ModelSection) {
@@ -370,7 +429,7 @@ func writeThroughput(m md, s *ModelSection) {
 	m.header("group", "configuration · stack", "runs", "tokens/s/GPU (mean ± 95% CI)", "olympic mean", "total tokens/s", "step time mean (s)", "step median / p10 / p90 (s)")
 	for _, g := range s.Groups {
 		m.row(g.name(), shortSetup(g), strconv.Itoa(g.TPS.N), summaryCell(g.TPS, 1), olympicCell(g.TPS, 1),
-			num(g.TotalTPS.Mean, 0), summaryCell(g.StepTime, 3), fmt.Sprintf("%s / %s / %s", num(g.StepMedian, 3), num(g.StepP10, 3), num(g.StepP90, 3)))
+			num(g.TotalTPS.Mean, 0), summaryCell(g.StepTime, 3), stepStatsCell(g))
 	}
 }
 
@@ -472,7 +531,7 @@ func writeSpeedups(m md, s *ModelSection) {
 func writeFairness(m md, s *ModelSection) {
 	m.p("\n### Fairness\n\n")
 	if len(s.Fairness) == 0 {
-		m.p("Every recorded configuration field is equal across the groups of %s.\n", s.Label)
+		m.p("Every recorded configuration field is equal across the groups of %s.\n", mdEscape(s.Label))
 	} else {
 		m.p("Configuration fields that differ between groups:\n\n")
 		head := []string{"field"}
@@ -496,24 +555,24 @@ func writeFairness(m md, s *ModelSection) {
 func writeParity(m md, s *ModelSection) {
 	m.p("\n### Loss parity\n\n")
 	if len(s.Parity) == 0 {
-		m.p("No pair of groups of %s ran on the same data with an equal recorded configuration (apart from precision), so loss curves are not compared.\n\n", s.Label)
+		m.p("No pair of groups of %s ran on the same data with an equal recorded configuration (apart from precision), so loss curves are not compared.\n\n", mdEscape(s.Label))
 		return
 	}
 	for _, lp := range s.Parity {
 		kind := ""
 		if lp.PrecisionOnly {
-			kind = fmt.Sprintf(" (precision only: %s vs %s)", lp.A.Config["precision"], lp.B.Config["precision"])
+			kind = mdEscape(fmt.Sprintf(" (precision only: %s vs %s)", lp.A.Config["precision"], lp.B.Config["precision"]))
 		}
 		switch {
 		case !lp.Available:
-			m.p("- %s vs %s%s: the loss curves share no step after warm-up.\n", lp.A.Label, lp.B.Label, kind)
+			m.p("- %s vs %s%s: the loss curves share no step after warm-up.\n", mdEscape(lp.A.Label), mdEscape(lp.B.Label), kind)
 		default:
 			verdict := "in parity"
 			if lp.Diverged {
 				verdict = "**diverged**"
 			}
 			m.p("- %s vs %s%s: %s: mean loss over the last %s differs by %.2f%% (threshold %.0f%%); largest single-step gap %.2f%% at step %d, over %s after %s.\n",
-				lp.A.Label, lp.B.Label, kind, verdict, plural(lp.TailSteps, "step"), 100*lp.TailGap, 100*LossDivergenceThreshold, 100*lp.MaxGap, lp.AtStep, plural(lp.Steps, "step"), plural(lp.Warmup, "warm-up step"))
+				mdEscape(lp.A.Label), mdEscape(lp.B.Label), kind, verdict, plural(lp.TailSteps, "step"), 100*lp.TailGap, 100*LossDivergenceThreshold, 100*lp.MaxGap, lp.AtStep, plural(lp.Steps, "step"), plural(lp.Warmup, "warm-up step"))
 		}
 	}
 	m.p("\n")
@@ -528,8 +587,8 @@ func (r *Report) writeInputs(m md) {
 		if len(in.Duplicates) > 0 {
 			notes = append(notes, "identical copies counted once: "+strings.Join(in.Duplicates, ", "))
 		}
-		m.row(in.Source, "`"+in.Fingerprint+"`", in.Format, platformOf(res), res.Framework.Name, modelLabel(res),
-			dashIfEmpty(strings.Join(in.Missing, ", ")), dashIfEmpty(strings.Join(notes, "; ")))
+		m.rowRaw(mdEscape(in.Source), mdCode(in.Fingerprint), mdEscape(in.Format), mdEscape(platformOf(res)), mdEscape(res.Framework.Name), mdEscape(modelLabel(res)),
+			mdEscape(dashIfEmpty(strings.Join(in.Missing, ", "))), mdEscape(dashIfEmpty(strings.Join(notes, "; "))))
 	}
 }
 

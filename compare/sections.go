@@ -3,6 +3,7 @@ package compare
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -32,6 +33,11 @@ func identical(a, b *Group) (ok bool, why, stack string) {
 			}
 		}
 	}
+	// Gradient accumulation follows from GBS / (MBS × DP); it is named too,
+	// since equal GBS at different DP accumulates differently.
+	if x, y := gradAccum(a.Config), gradAccum(b.Config); x != "" && y != "" && x != y {
+		diffs = append(diffs, fmt.Sprintf("GA %s vs %s", x, y))
+	}
 	var st []string
 	if a.Config["framework"] != b.Config["framework"] {
 		st = append(st, "frameworks differ")
@@ -39,6 +45,18 @@ func identical(a, b *Group) (ok bool, why, stack string) {
 		st = append(st, "framework versions differ")
 	}
 	return len(diffs) == 0, strings.Join(diffs, ", "), strings.Join(st, ", ")
+}
+
+// gradAccum is GBS / (MBS × DP) from a group's recorded configuration, ""
+// when a field is unknown or GBS is not a whole multiple.
+func gradAccum(c map[string]string) string {
+	gbs, e1 := strconv.Atoi(c["global_batch_size"])
+	mbs, e2 := strconv.Atoi(c["micro_batch_size"])
+	dp, e3 := strconv.Atoi(c["data_parallel"])
+	if e1 != nil || e2 != nil || e3 != nil || mbs <= 0 || dp <= 0 || gbs%(mbs*dp) != 0 {
+		return ""
+	}
+	return strconv.Itoa(gbs / (mbs * dp))
 }
 
 func (rep *Report) buildModels() {
@@ -120,7 +138,7 @@ func fixedWindowRatio(a, b *Group) (*Ratio, string) {
 	}{{a, &xa}, {b, &xb}} {
 		for _, r := range g.g.Runs {
 			if r.FixedWindowTPS == nil {
-				return nil, fmt.Sprintf("%s did not log iterations %d-%d (with GBS, SL and GPU count)", g.g.Label, FixedWindowFirst, FixedWindowLast)
+				return nil, g.g.Label + ": " + r.FixedWindowNote
 			}
 			*g.xs = append(*g.xs, *r.FixedWindowTPS)
 		}

@@ -135,6 +135,10 @@ func (w *Workspace) CompareTask(dirs []string, deps ...*Task) (*Task, error) {
 			return err
 		}
 		rep.Skipped = problems
+		rep.ConfigDefaults = map[string]string{}
+		for _, k := range ConfigKeys() {
+			rep.ConfigDefaults[k.Name] = k.Default
+		}
 		if err := os.MkdirAll(outDir, 0o755); err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package tasks
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -26,4 +27,21 @@ func TestComparePriceSettingsForAnyGPU(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, os.FileMode(0o644), st.Mode().Perm(), o.Path)
 	}
+}
+
+// A headline's reproduce command sets, in front of train:run, every recorded
+// configuration key that differs from its default (here an FP8 run at GBS
+// 256), and leaves out the keys at their defaults.
+func TestCompareReproduceCommandCarriesTheRecordedConfig(t *testing.T) {
+	w, _ := newWorkspace(t, "")
+	dir, err := filepath.Abs(filepath.Join("..", "compare", "testdata", "crafted", "reproduce"))
+	require.NoError(t, err)
+	ct, err := w.CompareTask([]string{dir})
+	require.NoError(t, err)
+	require.NoError(t, w.Runner.Run(context.Background(), ct))
+	report, err := os.ReadFile(ct.Outputs[0].Path)
+	require.NoError(t, err)
+	assert.Contains(t, string(report), "`GBS=256 PRECISION=fp8 go run mage.go train:run amd prim qwen`")
+	assert.Contains(t, string(report), "`GBS=256 PRECISION=fp8 go run mage.go train:run nvd mega qwen`")
+	assert.NotContains(t, string(report), "SEED=42")
 }

@@ -2,8 +2,8 @@ package tasks
 
 import (
 	"context"
-	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,14 +14,69 @@ import (
 )
 
 // powerInterval is how often GPU power and memory are sampled during a run.
-const powerInterval = 5 * time.Second
+var powerInterval = 5 * time.Second
 
-// powerSample is one reading with when it was taken and how long the run's
-// log was then (the log stops growing when the last step is written).
+// powerSample is one reading with the time the query was started.
 type powerSample struct {
-	at      time.Time
-	logSize int64
+	at time.Time
 	hw.PowerSample
+}
+
+// stepClock records when each step line of a run was seen while the run's
+// output streamed in: the wall-clock dates of its steps, independent of how
+// the log file is buffered.
+type stepClock struct {
+	mu    sync.Mutex
+	seen  map[int]bool // step numbers seen
+	first []time.Time  // when each distinct step number was first seen, in order
+	last  time.Time    // when the latest step line was seen
+}
+
+// stepNumber reads the step number of a training step line: Megatron-format
+// iteration lines (Megatron-LM, Primus, Megatron-Bridge, Rival's fsdp
+// trainer), TorchTitan "step:" lines and NeMo/Lightning "global_step" lines.
+func stepNumber(line string) (int, bool) {
+	for _, re := range []*regexp.Regexp{megatronStep, titanStep, nemoStep} {
+		if m := re.FindStringSubmatch(line); m != nil {
+			n, err := strconv.Atoi(m[1])
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
+
+var nemoStep = regexp.MustCompile(`global_step[=:]\s*(\d+)`)
+
+// line notes the time of a step line (other lines are ignored). Lines of
+// other ranks repeating a step number keep its first date.
+func (c *stepClock) line(l string, at time.Time) {
+	n, ok := stepNumber(l)
+	if !ok {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.last = at
+	if c.seen == nil {
+		c.seen = map[int]bool{}
+	}
+	if !c.seen[n] {
+		c.seen[n] = true
+		c.first = append(c.first, at)
+	}
+}
+
+// window is the span of the measured steps: from the start of the first
+// measured step (the line that ended the last of the warmup excluded steps;
+// the first measured step's own line when none was excluded) to the last
+// step line. ok is false when the run printed no measured step.
+func (c *stepClock) window(warmup int) (from, to time.Time, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if warmup < 0 || warmup >= len(c.first) {
+		return from, to, false
+	}
+	return c.first[max(0, warmup-1)], c.last, true
 }
 
 // powerSampler polls the platform's smi tool while a run trains.
@@ -30,16 +85,14 @@ type powerSampler struct {
 	done    chan struct{}
 	mu      sync.Mutex
 	source  string
-	logPath string
 	samples []powerSample
 }
 
 // startPowerSampler begins sampling on GPU platforms; on the cpu platform
-// (or when enabled is false) it records nothing. logPath is the run's log,
-// whose growth dates the last step.
-func startPowerSampler(ctx context.Context, platform string, enabled bool, logPath string) *powerSampler {
+// (or when enabled is false) it records nothing.
+func startPowerSampler(ctx context.Context, platform string, enabled bool) *powerSampler {
 	ctx, cancel := context.WithCancel(ctx)
-	s := &powerSampler{cancel: cancel, done: make(chan struct{}), source: "none", logPath: logPath}
+	s := &powerSampler{cancel: cancel, done: make(chan struct{}), source: "none"}
 	tool, args := hw.PowerQuery(platform)
 	if !enabled || tool == "" {
 		close(s.done)
@@ -55,11 +108,12 @@ func startPowerSampler(ctx context.Context, platform string, enabled bool, logPa
 		t := time.NewTicker(powerInterval)
 		defer t.Stop()
 		for {
+			at := time.Now()
 			out, err := exec.CommandContext(ctx, tool, args...).Output()
 			if err == nil {
 				if sample, err := hw.ParsePowerSample(platform, out); err == nil {
 					s.mu.Lock()
-					s.samples = append(s.samples, powerSample{at: time.Now(), logSize: fileSize(s.logPath), PowerSample: sample})
+					s.samples = append(s.samples, powerSample{at: at, PowerSample: sample})
 					s.mu.Unlock()
 				}
 			}
@@ -73,53 +127,28 @@ func startPowerSampler(ctx context.Context, platform string, enabled bool, logPa
 	return s
 }
 
-func fileSize(path string) int64 {
-	if st, err := os.Stat(path); err == nil {
-		return st.Size()
-	}
-	return -1
-}
-
 // halt ends sampling.
 func (s *powerSampler) halt() {
 	s.cancel()
 	<-s.done
 }
 
-// summary summarises the samples taken while the measured steps ran, on the
-// run's GPUs only (gpus: indices in the tool's listing; nil means all it
-// lists).
-func (s *powerSampler) summary(measured time.Duration, gpus []int) *result.PowerMetrics {
+// summary summarises the samples taken between from and to (the measured
+// steps), on the run's GPUs only (gpus: indices in the tool's listing; nil
+// means all it lists). ok false (no measured step was dated) keeps no sample.
+func (s *powerSampler) summary(from, to time.Time, ok bool, gpus []int) *result.PowerMetrics {
 	s.halt()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return summarisePower(s.source, s.samples, measured, gpus)
+	return summarisePower(s.source, s.samples, from, to, ok, gpus)
 }
 
-// measuredWindow is [end − measured, end], end being the first sample taken
-// once the log had reached its final length: start-up, index building,
-// compilation and warm-up steps fall before it, shutdown after.
-func measuredWindow(samples []powerSample, measured time.Duration) (from, to time.Time, ok bool) {
-	if len(samples) == 0 || measured <= 0 {
-		return from, to, false
-	}
-	final := samples[len(samples)-1].logSize
-	for _, s := range samples {
-		if s.logSize == final {
-			to = s.at
-			break
-		}
-	}
-	return to.Add(-measured), to, true
-}
-
-func summarisePower(source string, samples []powerSample, measured time.Duration, gpus []int) *result.PowerMetrics {
+func summarisePower(source string, samples []powerSample, from, to time.Time, ok bool, gpus []int) *result.PowerMetrics {
 	pm := &result.PowerMetrics{Source: source, IntervalSeconds: powerInterval.Seconds()}
 	if source == "none" {
 		pm.IntervalSeconds = 0
 		return pm
 	}
-	from, to, ok := measuredWindow(samples, measured)
 	if !ok {
 		return pm
 	}
@@ -194,15 +223,4 @@ func runGPUs(env map[string]string, host hw.Host) []int {
 		out = append(out, g.Index)
 	}
 	return out
-}
-
-// measuredDuration is the total time of a result's measured steps.
-func measuredDuration(r *result.Result) time.Duration {
-	var sum float64
-	for i, t := range r.StepTimes {
-		if i >= r.WarmupStepsExcluded && t != nil && *t > 0 {
-			sum += *t
-		}
-	}
-	return time.Duration(sum * float64(time.Second))
 }

@@ -251,10 +251,12 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 		keepPrevLog(logPath)
 		started := time.Now().UTC()
 		// Power is sampled where the job runs: not under Slurm, whose compute
-		// nodes are not this host. runAndLog grows logPath+".partial".
+		// nodes are not this host. Step lines are dated as they stream in, and
+		// only samples between the first and last measured step count.
 		sampleable := in.Executor.Kind() != "slurm" && (in.Executor.Kind() != "host" || in.Platform != hw.PlatformCPU)
-		sampler := startPowerSampler(ctx, in.Platform, sampleable, logPath+".partial")
-		info, runErr := w.runAndLog(ctx, x, in, launch, maps, logPath, cfg.Int("TRAIN_ITERS"))
+		sampler := startPowerSampler(ctx, in.Platform, sampleable)
+		clock := &stepClock{}
+		info, runErr := w.runAndLog(ctx, x, in, launch, maps, logPath, cfg.Int("TRAIN_ITERS"), clock)
 		sampler.halt()
 		finished := time.Now().UTC()
 		if runErr != nil {
@@ -270,7 +272,8 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 			return fmt.Errorf("%w; log kept at %s", err, failedLog(logPath))
 		}
 		res.Provenance = w.provenance(in, cfg, launch, info, started, finished, absPrefix)
-		res.PowerMetrics = sampler.summary(measuredDuration(res), runGPUs(launch.Env, in.Host))
+		from, to, dated := clock.window(res.WarmupStepsExcluded)
+		res.PowerMetrics = sampler.summary(from, to, dated, runGPUs(launch.Env, in.Host))
 		data, err := json.MarshalIndent(res, "", "  ")
 		if err != nil {
 			return err
@@ -410,7 +413,7 @@ func (w *Workspace) recordFailure(runDir, logPath, name string, cause error) {
 
 // runAndLog runs the launch, writing every line to the log (through a
 // partial file renamed at the end) and showing step progress.
-func (w *Workspace) runAndLog(ctx context.Context, x *Exec, in TrainInputs, launch frameworks.Launch, maps []PathMap, logPath string, total int) (ExecInfo, error) {
+func (w *Workspace) runAndLog(ctx context.Context, x *Exec, in TrainInputs, launch frameworks.Launch, maps []PathMap, logPath string, total int, clock *stepClock) (ExecInfo, error) {
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
 		return ExecInfo{}, err
 	}
@@ -424,6 +427,7 @@ func (w *Workspace) runAndLog(ctx context.Context, x *Exec, in TrainInputs, laun
 	var writeErr error
 	var mu sync.Mutex
 	info, runErr := in.Executor.Run(ctx, launch, maps, func(line string) {
+		clock.line(line, time.Now())
 		mu.Lock()
 		defer mu.Unlock()
 		if writeErr == nil {

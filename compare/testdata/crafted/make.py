@@ -33,7 +33,8 @@ GPU = {
 
 def run(platform, framework, tps_gpu, *, sl=8192, gbs=128, mbs=1, gpus=8, precision="bf16",
         cfg="cfg-a", ds="ds-a", tok="tok-a", steps=11, warm=1, loss=None, series=None,
-        tps_total=None, avg_step=None, model="llama", proxy=False, version=None, power=None):
+        tps_total=None, avg_step=None, model="llama", proxy=False, version=None, power=None,
+        device_count=None):
     g = GPU[platform]
     tokens_per_step = gbs * sl
     total = tps_gpu * gpus if gpus else tps_gpu * 8
@@ -79,6 +80,8 @@ def run(platform, framework, tps_gpu, *, sl=8192, gbs=128, mbs=1, gpus=8, precis
         del r["parallelism_config"]["data_parallel"]
         del r["gpu_info"]["device_count"]
         r["performance_metrics"]["tokens_per_second"] = tps_total if tps_total is not None else tps_gpu * 8
+        if device_count is not None:
+            r["gpu_info"]["device_count"] = device_count
     if power is not None:
         r["power_metrics"] = {"source": "nvidia-smi" if platform == "nvd" else "amd-smi", "samples": 40,
                               "interval_seconds": 5, "avg_power_watts_per_gpu": power}
@@ -142,7 +145,38 @@ SETS["consistency"] = {
     "nvd_no_gpus": run("nvd", "megatron", 27000.0, gpus=None, tps_total=8000.0 * 8,
                        avg_step=128 * 8192 / (8000.0 * 8)),
     "nvd_ok": run("nvd", "megatron", 8000.0),
+    # 2x inflated: tokens/s / tokens/s/GPU is a whole 4, but gpu_info says 8.
+    "nvd_2x_device_count": run("nvd", "megatron", 16000.0, gpus=None, tps_total=8000.0 * 8,
+                               avg_step=128 * 8192 / (8000.0 * 8), device_count=8,
+                               series=[128 * 8192 / (8000.0 * 8) * 2.5] + [128 * 8192 / (8000.0 * 8)] * 10),
+    # Consistent on device_count alone: kept.
+    "amd_device_count_ok": run("amd", "primus", 9000.0, gpus=None, tps_total=9000.0 * 8,
+                               avg_step=128 * 8192 / (9000.0 * 8), device_count=8),
 }
+
+
+def consistency_error(r):
+    """1 when tokens/s/GPU cannot be trusted: no GPU count recorded anywhere
+    (unverifiable), or count x tokens/s/GPU (or the step series' mean) more
+    than 2 % off tokens/s (the stated mean step time)."""
+    tc, pc, gi = r["training_config"], r["parallelism_config"], r["gpu_info"]
+    n = tc.get("num_gpus")
+    if not n and all(pc.get(k) for k in ("tensor_parallel", "pipeline_parallel", "context_parallel", "data_parallel")):
+        n = pc["tensor_parallel"] * pc["pipeline_parallel"] * pc["context_parallel"] * pc["data_parallel"]
+    if not n:
+        n = gi.get("device_count")
+    pm = r["performance_metrics"]
+    if not n:
+        return 1.0
+    if abs(pm["tokens_per_second_per_gpu"] * n - pm["tokens_per_second"]) / pm["tokens_per_second"] > 0.02:
+        return 1.0
+    steps = r["step_times"][r["warmup_steps_excluded"]:]
+    if abs(sum(steps) / len(steps) - pm["avg_step_time_seconds"]) / pm["avg_step_time_seconds"] > 0.02:
+        return 1.0
+    return 0.0
+
+
+ORACLE["consistency"] = {k: consistency_error(v) for k, v in SETS["consistency"].items()}
 
 # 8. Two byte-different but numerically identical runs per side.
 a0 = run("amd", "primus", 9000.0)
@@ -223,6 +257,65 @@ ORACLE["fixed-window"] = {
     "rival_ratio": (1 / amd_avg) / (1 / nvd_avg),
     "fixed_ratio": (1 / (12.0 * 0.95)) / (1 / 14.0),
 }
+
+
+# 14b. 44-iteration runs log iterations 35-44, but as their last steps:
+#      NVIDIA's fixed window (of a 50-iteration run) does not apply.
+SETS["short-window"] = {
+    "amd": run("amd", "megatron", 9000.0, steps=44),
+    "nvd": run("nvd", "megatron", 8000.0, steps=44),
+}
+
+# 15. Reproduce commands: FP8 at GBS 256 on Qwen; the recorded configuration
+#     keys that differ from their defaults (PRECISION, GBS) go in front of
+#     train:run, the ones at their default (SL 2048, SEED 42) do not.
+def repro_run(platform, framework, tps_gpu):
+    r = run(platform, framework, tps_gpu, precision="fp8", gbs=256, sl=2048, model="qwen", cfg="cfg-fp8-256")
+    r["model"]["display_name"] = "Qwen 2.5 7B"
+    r["provenance"] = {"config": {"PRECISION": "fp8", "GBS": "256", "SL": "2048", "SEED": "42"}}
+    r["framework"]["requested"] = framework
+    return r
+
+
+SETS["reproduce"] = {"amd": repro_run("amd", "prim", 14000.0), "nvd": repro_run("nvd", "mega", 12000.0)}
+
+
+# 16. Markdown characters in recorded text: a framework version with *, _,
+#     a backtick and |, a model name with * and |, a file name with [ ] and _.
+#     Every table keeps its column count; nothing renders as markup.
+md_amd = run("amd", "megatron", 9000.0, version="core_r0.12*rc|`x`")
+md_nvd = run("nvd", "megatron", 8000.0, version="core_r0.12*rc|`x`")
+for r in (md_amd, md_nvd):
+    r["model"]["display_name"] = "Llama *3.1* | 8B"
+SETS["markdown-chars"] = {"amd_[1]": md_amd, "nvd_[1]": md_nvd}
+
+
+# 17. A result that records its own statistics (as extract writes them): a
+#     data-found warm-up of 3 logged steps, a step series decimated to every
+#     2nd of 40 logged steps, the median as headline statistic (tokens/s from
+#     the median step time, 10 % below the mean's). Compare uses the recorded
+#     median/p10/p90 (taken over all 37 measured steps) and the recorded
+#     warm-up, and does not call the median-based tokens/s inconsistent.
+def recorded_stats_run():
+    median, mean_step, p10, p90 = 20.0, 22.0, 19.5, 25.5
+    tps_gpu = 128 * 8192 / median / 8
+    # series: logged steps 1, 3, ..., 39; steps 1-3 are warm-up.
+    measured = [20.0] * 12 + [26.0] * 6        # steps 5, 7, ..., 39: mean 22
+    series = [300.0, 100.0] + measured
+    r = run("amd", "megatron", tps_gpu, series=series, warm=3, avg_step=mean_step)
+    r["step_series_stride"] = 2
+    r["step_numbers"] = list(range(1, 41, 2))
+    r["training_config"]["train_iters"] = r["training_config"]["steps_logged"] = 40
+    pm = r["performance_metrics"]
+    pm.update({"headline_statistic": "median_step_time", "median_step_time_seconds": median,
+               "p10_step_time_seconds": p10, "p90_step_time_seconds": p90, "measured_steps": 37,
+               "tokens_per_second_per_gpu_mean": 128 * 8192 / mean_step / 8})
+    return r, dict(median=median, p10=p10, p90=p90, measured_series_mean=sum(measured) / len(measured))
+
+
+rs, rs_oracle = recorded_stats_run()
+SETS["recorded-stats"] = {"amd": rs, "nvd": run("nvd", "megatron", 8000.0)}
+ORACLE["recorded-stats"] = rs_oracle
 
 
 def main():
