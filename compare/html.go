@@ -208,7 +208,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	}
 	h.errors()
 	h.provenance()
-	h.p("<h2>Method</h2>\n<p>Each run contributes its mean tokens/s/GPU over the measured steps (warm-up excluded). A group's interval is the 95%% Student-t confidence interval of the mean over its runs; a ratio's interval uses the delta method with Welch–Satterthwaite degrees of freedom. Loss parity compares the first run of each group step by step after warm-up; a relative gap above %.0f%% is divergence. report.md holds the same figures with the full methodology.</p>\n", 100*LossDivergenceThreshold)
+	h.p("<h2>Method</h2>\n<p>Each run contributes its headline tokens/s/GPU over the measured steps (warm-up excluded; from the median step time where the result records it so, else the mean). A group's interval is the 95%% Student-t confidence interval of the mean over its runs; a ratio's interval uses the delta method with Welch–Satterthwaite degrees of freedom. Loss parity compares the first run of each group: the verdict is the relative gap between the mean losses over the last 10%% of the common steps, above %.0f%% is divergence; the largest single-step gap is shown beside it. report.md holds the same figures with the full methodology.</p>\n", 100*LossDivergenceThreshold)
 	h.p("</main>\n</body>\n</html>\n")
 	return h.w.Flush()
 }
@@ -330,7 +330,7 @@ func (h *htmlWriter) model(i int, m *ModelSection) {
 	if len(rows) == 0 {
 		h.p("<p>No two groups of %s ran on identical data with the same seed, so loss curves are not compared.</p>\n", e(m.Label))
 	} else {
-		h.p("<table class=\"parity\">\n<tr><th>groups</th><th>kind</th><th>largest relative gap</th><th>at step</th><th>steps compared (after warm-up)</th><th>verdict</th></tr>\n%s</table>\n", strings.Join(rows, ""))
+		h.p("<table class=\"parity\">\n<tr><th>groups</th><th>kind</th><th>gap of the tail means</th><th>largest step gap (at step)</th><th>steps compared (after warm-up)</th><th>verdict</th></tr>\n%s</table>\n", strings.Join(rows, ""))
 	}
 }
 
@@ -342,8 +342,8 @@ func parityRow(m *ModelSection, lp LossParity, kind string) string {
 	if lp.Diverged {
 		verdict = "<span class=\"bad\">diverged</span>"
 	}
-	return fmt.Sprintf("<tr><td>%s vs %s</td><td>%s</td><td class=\"num\">%.2f%% (threshold %.0f%%)</td><td class=\"num\">%d</td><td class=\"num\">%d (after %d)</td><td>%s</td></tr>\n",
-		e(m.DisplayName(lp.A)), e(m.DisplayName(lp.B)), kind, 100*lp.MaxGap, 100*LossDivergenceThreshold, lp.AtStep, lp.Steps, lp.Warmup, verdict)
+	return fmt.Sprintf("<tr><td>%s vs %s</td><td>%s</td><td class=\"num\">%.2f%% over the last %d (threshold %.0f%%)</td><td class=\"num\">%.2f%% (%d)</td><td class=\"num\">%d (after %d)</td><td>%s</td></tr>\n",
+		e(m.DisplayName(lp.A)), e(m.DisplayName(lp.B)), kind, 100*lp.TailGap, lp.TailSteps, 100*LossDivergenceThreshold, 100*lp.MaxGap, lp.AtStep, lp.Steps, lp.Warmup, verdict)
 }
 
 // niceTicks returns about n round tick values covering [lo, hi].
@@ -654,7 +654,7 @@ func (r *Report) ConsoleConfigs(w io.Writer) {
 				if lp.Diverged {
 					verdict = "DIVERGED"
 				}
-				fmt.Fprintf(w, "    loss: largest relative gap %.2f%% at step %d over %d steps: %s\n", 100*lp.MaxGap, lp.AtStep, lp.Steps, verdict)
+				fmt.Fprintf(w, "    loss: tail-mean gap %.2f%% over the last %d steps (largest step gap %.2f%% at step %d): %s\n", 100*lp.TailGap, lp.TailSteps, 100*lp.MaxGap, lp.AtStep, verdict)
 			}
 		}
 	}
