@@ -3,6 +3,7 @@ package compare
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/rivalbench/rival/frameworks/spec"
@@ -279,12 +280,18 @@ func disambiguate(groups []*Group) {
 		for _, g := range groups {
 			count[g.ModelLabel+"|"+g.Label]++
 		}
+		// Every repeated label is extended from the same starting point: extending
+		// one before reading the next would leave the last of a pair unnamed.
+		ext := map[*Group]string{}
 		for _, g := range groups {
 			if count[g.ModelLabel+"|"+g.Label] > 1 {
 				if e := extra(g); e != "" {
-					g.Label += " [" + e + "]"
+					ext[g] = e
 				}
 			}
+		}
+		for g, e := range ext {
+			g.Label += " [" + e + "]"
 		}
 	}
 }
@@ -299,7 +306,12 @@ func setupDiff(g *Group, groups []*Group) string {
 				if f == "precision" {
 					parts = append(parts, g.Config[f])
 				} else {
-					parts = append(parts, setupNames[f]+" "+g.Config[f])
+					if f == "num_gpus" && (g.Key.Platform == hw.PlatformCPU || g.Key.GPU == "CPU") {
+						n, _ := strconv.Atoi(g.Config[f])
+						parts = append(parts, Plural(n, "process"))
+					} else {
+						parts = append(parts, setupNames[f]+" "+g.Config[f])
+					}
 				}
 				break
 			}

@@ -96,6 +96,7 @@ func (s *ModelSection) DisplayName(g *Group) string {
 		}
 	}
 	var parts []string
+	version := ""
 	for _, row := range s.Fairness {
 		short, ok := shownFields[row.Field]
 		if !ok || idx < 0 {
@@ -103,6 +104,9 @@ func (s *ModelSection) DisplayName(g *Group) string {
 		}
 		v := row.Values[idx]
 		switch {
+		case row.Field == "framework_version":
+			// A version tells groups apart only when nothing shorter does.
+			version = "version " + truncate(v, 24)
 		case row.Field == "num_gpus":
 			n := 0
 			fmt.Sscan(v, &n)
@@ -116,6 +120,9 @@ func (s *ModelSection) DisplayName(g *Group) string {
 		default:
 			parts = append(parts, short+" "+v)
 		}
+	}
+	if len(parts) == 0 && version != "" {
+		parts = append(parts, version)
 	}
 	// Only groups whose labels would repeat are told apart by their fields.
 	base, shared := baseLabel(g.Label), false

@@ -19,7 +19,7 @@ import (
 )
 
 // compareVersion changes compare's key when the report's computation changes.
-const compareVersion = "3"
+const compareVersion = "4"
 
 // resultFiles lists result JSON files under top (OUTPUT_DIR, leaving out
 // runs/, where runs keep scratch files such as generated configs) and under
