@@ -109,7 +109,10 @@ type parser struct {
 	// got one (a log grepped for Step Time).
 	pendingBridge *Step
 	bridgeOnly    series
-	mem           []MemoryNote
+	// megaCut counts iteration lines skipped as cut; when there are any, Step Time
+	// lines are never numbered in their place.
+	megaCut int
+	mem     []MemoryNote
 	// params per (tensor, pipeline) model-parallel rank, as Megatron prints them.
 	params map[[2]int]int64
 
@@ -361,6 +364,12 @@ func (p *parser) finish(asked, source string) (*Log, error) {
 	p.endWrap()
 	if p.pendingBridge != nil {
 		p.flushBridge()
+	}
+	if p.mega.n == 0 && p.bridgeOnly.n > 0 && p.megaCut > 0 {
+		return nil, fmt.Errorf("%v in %s: its %d iteration line(s) are all cut (ended mid-way, hard-wrapped beyond repair or truncated) "+
+			"and its %d \"Step Time\" line(s) carry no step number, so they are not numbered 1..%d in their place; "+
+			"rejoin the wrapped lines (extract -v names them) and extract again: %w",
+			ErrNoSteps, source, p.megaCut, p.bridgeOnly.n, p.bridgeOnly.n, ErrNoSteps)
 	}
 	if p.mega.n == 0 && p.bridgeOnly.n > 0 {
 		p.mega = p.bridgeOnly
