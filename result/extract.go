@@ -35,6 +35,7 @@ func ExtractTraced(path string, env func(string) string, trace func(logparse.Eve
 		name string
 		dst  *int
 	}{{"GPUS", &facts.GPUs}, {"SL", &facts.SeqLen}, {"GBS", &facts.GBS}, {"MBS", &facts.MBS}} {
+		limit := factLimit[v.name]
 		raw := strings.TrimSpace(env(v.name))
 		if raw == "" {
 			continue
@@ -42,6 +43,9 @@ func ExtractTraced(path string, env func(string) string, trace func(logparse.Eve
 		n, err := strconv.Atoi(raw)
 		if err != nil || n <= 0 {
 			return nil, fmt.Errorf("extract %s: %s=%q is not a positive integer", path, v.name, raw)
+		}
+		if n > limit {
+			return nil, fmt.Errorf("extract %s: %s=%d is above %d, more than any training run uses; check the value", path, v.name, n, limit)
 		}
 		*v.dst = n
 	}

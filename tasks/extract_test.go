@@ -3,6 +3,9 @@ package tasks
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -36,4 +39,22 @@ func TestExtractExplained(t *testing.T) {
 	var quiet bytes.Buffer
 	require.NoError(t, Extract("testdata/extract-wrapped.log", &quiet))
 	assert.Equal(t, out.String(), quiet.String(), "-v changes only what goes to the explanation")
+}
+
+// TestExtractAbsurdStepTime: a log whose step times are 1e-300 ms is refused with a
+// message naming the log and the field, not a bare JSON encoding error
+// (GBS×SL/step time overflows to +Inf).
+func TestExtractAbsurdStepTime(t *testing.T) {
+	t.Setenv("GPUS", "8")
+	t.Setenv("SL", "8192")
+	p := filepath.Join(t.TempDir(), "train.log")
+	line := " iteration %d/ 3 | elapsed time per iteration (ms): 1e-300 | global batch size: 512 | lm loss: 1.0E+00 |\n"
+	require.NoError(t, os.WriteFile(p, []byte(fmt.Sprintf(line+line+line, 1, 2, 3)), 0o644))
+	var out bytes.Buffer
+	err := Extract(p, &out)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), p)
+	assert.Contains(t, err.Error(), "median step time")
+	assert.NotContains(t, err.Error(), "json:")
+	assert.Zero(t, out.Len(), "no half-written result")
 }
