@@ -404,6 +404,7 @@ func (r *Result) performance(log *logparse.Log, f Facts, m models.Model, haveMod
 	var w int
 	if f.WarmupSteps != nil {
 		w = min(max(0, *f.WarmupSteps), len(log.Steps), max(0, n-1))
+		r.warmupRule = fmt.Sprintf("the run's configuration names %d warm-up step(s)", *f.WarmupSteps)
 	} else {
 		// the median of every step after the first, in the head's unit
 		sc, tail := 1.0, log.Tail.StepTime
@@ -417,6 +418,7 @@ func (r *Result) performance(log *logparse.Log, f Facts, m models.Model, haveMod
 		rest.Merge(&tail)
 		ref := rest.Summary().Median * sc
 		w = warmupFound(head, ref, n)
+		r.warmupRule = fmt.Sprintf("the first logged step, and every following step slower than %.1f× the median of the steps after the first (%.4g s)", WarmupFactor, ref)
 		if w == 0 && n > 0 {
 			r.problem("warmup_included", fmt.Sprintf("only %d logged step(s): no warm-up step could be excluded", n))
 		}

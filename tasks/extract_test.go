@@ -58,3 +58,35 @@ func TestExtractAbsurdStepTime(t *testing.T) {
 	assert.NotContains(t, err.Error(), "json:")
 	assert.Zero(t, out.Len(), "no half-written result")
 }
+
+// TestExtractExplainedSources: extract -v on the real Megatron-Bridge PR #841 paste
+// says where each fact came from, which steps the warm-up rule left out and why, and
+// what the other lines were; on Megatron-DeepSpeed it does not call the segment it
+// reads the sequence length from "not mapped".
+func TestExtractExplainedSources(t *testing.T) {
+	t.Setenv("GPUS", "8")
+	t.Setenv("SL", "4096")
+	var out, explain bytes.Buffer
+	require.NoError(t, ExtractExplained("../frameworks/logparse/testdata/corpus/megatron-bridge-pr841-wrapped.log", &out, &explain))
+	e := explain.String()
+	for _, want := range []string{
+		"fact\tglobal batch size 512: from the log (the step line of step 10)",
+		"fact\tsequence length 4096: from the environment (SL=4096)",
+		"fact\tGPU count 8: from the environment (GPUS=8)",
+		"fact\ttrain iterations 50: from the log (the step line of step 10)",
+		"warm-up\tstep 10 left out: the first logged step",
+		"lines\t19 lines read",
+		"1 memory report",
+		"line 6\tstep -\tjoined\tline 6 continues the memory report of line 5",
+	} {
+		assert.Contains(t, e, want)
+	}
+	assert.NotContains(t, e, "step number counted")
+
+	t.Setenv("SL", "")
+	explain.Reset()
+	require.NoError(t, ExtractExplained("../frameworks/logparse/testdata/corpus/megatron-deepspeed.log", &out, &explain))
+	e = explain.String()
+	assert.Contains(t, e, "fact\tsequence length 4096: from the log (line 5 (\"actual seqlen\" of the first step))")
+	assert.NotContains(t, e, "actual seqlen,")
+}

@@ -368,10 +368,9 @@ func (p *parser) megatronStep(w *pendingLine) {
 			p.deepspeedSigns++
 			if n, ok := integer(val); ok && p.actualSeq == nil {
 				p.actualSeq = ptr(n)
+				p.actualSeqLine = w.line
 			}
-			if keepExtra {
-				st.extra(key, val)
-			}
+			// mapped: the sequence length, not an unmapped extra
 		case "learning rate":
 			st.setFloat(&st.LearningRate, "learning_rate", val, 1)
 		case "global batch size":

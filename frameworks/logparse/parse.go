@@ -130,9 +130,13 @@ type parser struct {
 	// wrap is the iteration line held until the next line shows whether it continues.
 	wrap *pendingLine
 	// actualSeq is Megatron-DeepSpeed's "actual seqlen" of the first step.
-	actualSeq *int
-	lineNo    int64
-	trace     func(Event)
+	actualSeq     *int
+	actualSeqLine int64
+	// factAt and argAt remember where facts and arguments were printed (Sources).
+	factAt map[**int]string
+	argAt  map[string]int64
+	lineNo int64
+	trace  func(Event)
 }
 
 // notef reports a decision to the trace, if any; the message is only formatted
@@ -182,7 +186,7 @@ func describeStep(s *Step) string {
 }
 
 func newParser() *parser {
-	return &parser{params: map[[2]int]int64{}, keys: map[string]string{}, nemoLast: map[string]string{}}
+	return &parser{params: map[[2]int]int64{}, keys: map[string]string{}, nemoLast: map[string]string{}, factAt: map[**int]string{}, argAt: map[string]int64{}}
 }
 
 // read splits the input into logical lines of at most MaxLineBytes and feeds them
@@ -413,6 +417,7 @@ func (p *parser) finish(asked, source string) (*Log, error) {
 	}
 	if p.pre.WorldSize == nil && s.world > 0 {
 		p.pre.WorldSize = ptr(s.world)
+		p.factAt[&p.pre.WorldSize] = "the rank prefix of the step lines"
 	}
 	p.finishPreamble(s.steps)
 	st := p.stats
