@@ -548,10 +548,13 @@ func (r *Result) memory(log *logparse.Log) {
 			*dst = f64p(*v)
 		}
 	}
-	all := log.Tail
+	// A fresh aggregate: copying log.Tail would share its histogram (slice and
+	// sketch map), and adding the head steps would then write into the log.
+	var all logparse.Aggregate
 	for i := range log.Steps {
 		all.AddStep(&log.Steps[i])
 	}
+	all.Merge(&log.Tail)
 	upd(&mm.PeakAllocatedMiB, all.PeakAllocatedMiB)
 	upd(&mm.PeakReservedMiB, all.PeakReservedMiB)
 	upd(&mm.PeakDeviceUsedMiB, all.PeakDeviceUsedMiB)

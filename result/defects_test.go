@@ -32,7 +32,7 @@ func TestWarmupOutliers(t *testing.T) {
 		for i, ms := range times {
 			lines = append(lines, primusLine(i+1, 10, ms, 8*256/8/(ms/1000)))
 		}
-		r, err := Extract(writeLog(t, lines...), envOf(map[string]string{"PLATFORM": "amd", "GPU": "MI300X", "MODEL": "llama-proxy", "PRECISION": "bf16"}))
+		r, err := Extract(writeLog(t, lines...), envOf(map[string]string{"SL": "256", "PLATFORM": "amd", "GPU": "MI300X", "MODEL": "llama-proxy", "PRECISION": "bf16"}))
 		require.NoError(t, err)
 		pm := r.PerformanceMetrics
 		assert.Equal(t, 2, r.WarmupStepsExcluded)
