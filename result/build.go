@@ -369,6 +369,14 @@ func (r *Result) performance(log *logparse.Log, f Facts, m models.Model, haveMod
 		return fmt.Errorf("%w: tokens/s per GPU needs the GPU count: the log does not print it; set GPUS=<GPUs in the run, e.g. 8>", ErrMissingFact)
 	}
 	gbs, sl, gpus := *tc.GlobalBatchSize, *tc.SequenceLength, *tc.NumGPUs
+	for _, v := range []struct {
+		name string
+		n    int
+	}{{"GBS", gbs}, {"SL", sl}, {"GPUS", gpus}} {
+		if v.n <= 0 || v.n > factLimit[v.name] {
+			return fmt.Errorf("build result from %s: %s=%d is outside 1..%d, more than any training run uses; check the log or the environment", log.Source, v.name, v.n, factLimit[v.name])
+		}
+	}
 	tokensPerStep := int64(gbs) * int64(sl)
 	// A derived step time is tokens per step / (tokens/s per GPU × GPUs).
 	k := float64(tokensPerStep) / float64(gpus)
@@ -396,6 +404,7 @@ func (r *Result) performance(log *logparse.Log, f Facts, m models.Model, haveMod
 	var w int
 	if f.WarmupSteps != nil {
 		w = min(max(0, *f.WarmupSteps), len(log.Steps), max(0, n-1))
+		r.warmupRule = fmt.Sprintf("the run's configuration names %d warm-up step(s)", *f.WarmupSteps)
 	} else {
 		// the median of every step after the first, in the head's unit
 		sc, tail := 1.0, log.Tail.StepTime
@@ -409,6 +418,7 @@ func (r *Result) performance(log *logparse.Log, f Facts, m models.Model, haveMod
 		rest.Merge(&tail)
 		ref := rest.Summary().Median * sc
 		w = warmupFound(head, ref, n)
+		r.warmupRule = fmt.Sprintf("the first logged step, and every following step slower than %.1f× the median of the steps after the first (%.4g s)", WarmupFactor, ref)
 		if w == 0 && n > 0 {
 			r.problem("warmup_included", fmt.Sprintf("only %d logged step(s): no warm-up step could be excluded", n))
 		}
@@ -447,6 +457,9 @@ func (r *Result) performance(log *logparse.Log, f Facts, m models.Model, haveMod
 	pm.TokensPerSecond = float64(tokensPerStep) / headline
 	pm.TokensPerSecondPerGPU = pm.TokensPerSecond / float64(gpus)
 	pm.TokensPerSecondPerGPUMean = float64(tokensPerStep) / pm.AvgStepTimeSeconds / float64(gpus)
+	if err := sane(log.Source, pm); err != nil {
+		return err
+	}
 	if gap := pm.AvgStepTimeSeconds/pm.MedianStepTimeSeconds - 1; math.Abs(gap) > 0.10 {
 		r.problem("step_time_outliers", fmt.Sprintf(
 			"the mean step time %.4g s is %.0f%% away from the median %.4g s (slow steps: max %.4g s); the headline uses the median, the mean gives %.1f tokens/s/GPU",
@@ -472,11 +485,56 @@ func (r *Result) performance(log *logparse.Log, f Facts, m models.Model, haveMod
 	}
 	if fw := pm.FrameworkReportedTokensPerSecondPerGPU; fw != nil && !derived {
 		gap := 100 * (*fw - pm.TokensPerSecondPerGPU) / pm.TokensPerSecondPerGPU
+		if math.IsInf(gap, 0) || math.IsNaN(gap) {
+			return fmt.Errorf("build result from %s: the framework's tokens/s/GPU %g cannot be compared with %g; the log's tokens/s values are not real ones", log.Source, *fw, pm.TokensPerSecondPerGPU)
+		}
 		pm.FrameworkTokensPerSecondGapPercent = &gap
 		if math.Abs(gap) > 10 {
 			r.problem("tokens_per_second_inconsistent", fmt.Sprintf(
 				"the framework prints %.1f tokens/s/GPU (mean over the measured steps) but GBS×SL/median step time/GPUS gives %.1f (%+.0f%%; the mean step time gives %.1f): check GBS, SL and GPUS",
 				*fw, pm.TokensPerSecondPerGPU, gap, pm.TokensPerSecondPerGPUMean))
+		}
+	}
+	return nil
+}
+
+// factLimit bounds the run facts, far above any real run (16 Mi sequences per step,
+// 16 Mi tokens per sequence, 1 Mi GPUs) so that tokens per step (at most 2^48) and
+// every rate derived from it stay exact in an int64 and finite in a float64.
+var factLimit = map[string]int{"GBS": 1 << 24, "SL": 1 << 24, "GPUS": 1 << 20, "MBS": 1 << 24}
+
+// Step times outside [minStepTime, maxStepTime] seconds are no real training step
+// (a nanosecond, or about 115 days) and would make the rates meaningless or infinite.
+const (
+	minStepTime = 1e-9
+	maxStepTime = 1e7
+)
+
+// sane refuses a headline or derived figure that is not finite or is absurd, naming
+// the log and the field, before it can reach a result file.
+func sane(source string, pm *PerformanceMetrics) error {
+	for _, v := range []struct {
+		name string
+		x    float64
+	}{
+		{"median step time", pm.MedianStepTimeSeconds}, {"mean step time", pm.AvgStepTimeSeconds},
+		{"min step time", pm.MinStepTimeSeconds}, {"max step time", pm.MaxStepTimeSeconds},
+	} {
+		if math.IsNaN(v.x) || v.x < minStepTime || v.x > maxStepTime {
+			return fmt.Errorf("build result from %s: the %s is %g s, outside %g..%g s: the log's step times are not real ones (check the \"elapsed time\" or tokens/s values it prints)",
+				source, v.name, v.x, minStepTime, maxStepTime)
+		}
+	}
+	for _, v := range []struct {
+		name string
+		x    float64
+	}{
+		{"steps per second", pm.StepsPerSecond}, {"tokens per second", pm.TokensPerSecond},
+		{"tokens per second per GPU", pm.TokensPerSecondPerGPU}, {"tokens per second per GPU (mean)", pm.TokensPerSecondPerGPUMean},
+		{"p10 step time", pm.P10StepTimeSeconds}, {"p90 step time", pm.P90StepTimeSeconds}, {"step time std", pm.StdStepTimeSeconds},
+	} {
+		if math.IsNaN(v.x) || math.IsInf(v.x, 0) {
+			return fmt.Errorf("build result from %s: the %s is %g: the log's step times are not real ones", source, v.name, v.x)
 		}
 	}
 	return nil
@@ -490,10 +548,13 @@ func (r *Result) memory(log *logparse.Log) {
 			*dst = f64p(*v)
 		}
 	}
-	all := log.Tail
+	// A fresh aggregate: copying log.Tail would share its histogram (slice and
+	// sketch map), and adding the head steps would then write into the log.
+	var all logparse.Aggregate
 	for i := range log.Steps {
 		all.AddStep(&log.Steps[i])
 	}
+	all.Merge(&log.Tail)
 	upd(&mm.PeakAllocatedMiB, all.PeakAllocatedMiB)
 	upd(&mm.PeakReservedMiB, all.PeakReservedMiB)
 	upd(&mm.PeakDeviceUsedMiB, all.PeakDeviceUsedMiB)

@@ -32,7 +32,7 @@ func TestWarmupOutliers(t *testing.T) {
 		for i, ms := range times {
 			lines = append(lines, primusLine(i+1, 10, ms, 8*256/8/(ms/1000)))
 		}
-		r, err := Extract(writeLog(t, lines...), envOf(map[string]string{"PLATFORM": "amd", "GPU": "MI300X", "MODEL": "llama-proxy", "PRECISION": "bf16"}))
+		r, err := Extract(writeLog(t, lines...), envOf(map[string]string{"SL": "256", "PLATFORM": "amd", "GPU": "MI300X", "MODEL": "llama-proxy", "PRECISION": "bf16"}))
 		require.NoError(t, err)
 		pm := r.PerformanceMetrics
 		assert.Equal(t, 2, r.WarmupStepsExcluded)
@@ -151,4 +151,39 @@ func TestFP16FromLog(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "fp16", r.TrainingConfig.Precision)
 	assert.Contains(t, names(r.Problems), "precision_mismatch")
+}
+
+// megatronLines are Megatron-LM iteration lines with the given step times (ms).
+func megatronLines(ms ...string) []string {
+	var out []string
+	for i, v := range ms {
+		out = append(out, fmt.Sprintf(" iteration %8d/%8d | consumed samples: %12d | elapsed time per iteration (ms): %s | learning rate: 1.000000E-04 | global batch size:     8 | lm loss: 1.010000E+01 | loss scale: 1.0 | grad norm: 0.900 | number of skipped iterations:   0 | number of nan iterations:   0 |",
+			i+1, len(ms), (i+1)*8, v))
+	}
+	return out
+}
+
+func TestAbsurdHeadline(t *testing.T) {
+	// 1e-300 ms is a finite step time, but 1/step time overflows to +Inf
+	path := writeLog(t, megatronLines("1e-300", "1e-300", "1e-300", "1e-300")...)
+	_, err := Extract(path, envOf(map[string]string{"GPUS": "8", "SL": "4096"}))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), path)
+	assert.Contains(t, err.Error(), "step time")
+}
+
+func TestFactBounds(t *testing.T) {
+	path := writeLog(t, megatronLines("1000", "1000", "1000")...)
+	for _, c := range []struct{ name, gbs, sl, gpus, field string }{
+		{"tokens per step wraps int64", "9223372036854775", "8192", "8", "GBS"},
+		{"huge sequence length", "", "1099511627776", "8", "SL"},
+		{"huge GPU count", "", "4096", "1099511627776", "GPUS"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Extract(path, envOf(map[string]string{"GBS": c.gbs, "SL": c.sl, "GPUS": c.gpus, "FRAMEWORK": "megatron"}))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), path)
+			assert.Contains(t, err.Error(), c.field)
+		})
+	}
 }

@@ -35,6 +35,7 @@ func ExtractTraced(path string, env func(string) string, trace func(logparse.Eve
 		name string
 		dst  *int
 	}{{"GPUS", &facts.GPUs}, {"SL", &facts.SeqLen}, {"GBS", &facts.GBS}, {"MBS", &facts.MBS}} {
+		limit := factLimit[v.name]
 		raw := strings.TrimSpace(env(v.name))
 		if raw == "" {
 			continue
@@ -42,6 +43,9 @@ func ExtractTraced(path string, env func(string) string, trace func(logparse.Eve
 		n, err := strconv.Atoi(raw)
 		if err != nil || n <= 0 {
 			return nil, fmt.Errorf("extract %s: %s=%q is not a positive integer", path, v.name, raw)
+		}
+		if n > limit {
+			return nil, fmt.Errorf("extract %s: %s=%d is above %d, more than any training run uses; check the value", path, v.name, n, limit)
 		}
 		*v.dst = n
 	}
@@ -59,5 +63,74 @@ func ExtractTraced(path string, env func(string) string, trace func(logparse.Eve
 	if err != nil {
 		return nil, fmt.Errorf("extract %s: %w", path, err)
 	}
+	if trace != nil {
+		explain(r, log, env, trace)
+	}
 	return r, nil
+}
+
+// explain reports where each fact came from, which steps the warm-up rule left out
+// and what the lines that were not steps were (extract -v). Events have no line
+// number (0) unless they name one.
+func explain(r *Result, log *logparse.Log, env func(string) string, trace func(logparse.Event)) {
+	say := func(action, format string, args ...any) {
+		trace(logparse.Event{Step: -1, Action: action, Detail: fmt.Sprintf(format, args...)})
+	}
+	tc := r.TrainingConfig
+	for _, f := range []struct {
+		what, key, env string
+		v, logged      *int
+	}{
+		{"global batch size", "global_batch_size", "GBS", tc.GlobalBatchSize, log.Preamble.GlobalBatchSize},
+		{"sequence length", "seq_length", "SL", tc.SequenceLength, log.Preamble.SeqLength},
+		{"GPU count", "world_size", "GPUS", tc.NumGPUs, log.Preamble.WorldSize},
+		{"micro batch size", "micro_batch_size", "MBS", tc.MicroBatchSize, log.Preamble.MicroBatchSize},
+		{"train iterations", "train_iters", "", tc.TrainIters, log.Preamble.TrainIters},
+	} {
+		switch {
+		case f.v == nil || *f.v == 0:
+			say("fact", "%s: unknown (the log does not print it and %s is not set)", f.what, f.env)
+		case f.logged != nil:
+			where := log.Preamble.Sources[f.key]
+			if where == "" {
+				where = "its arguments"
+			}
+			extra := ""
+			if e := strings.TrimSpace(env(f.env)); f.env != "" && e != "" {
+				extra = fmt.Sprintf("; %s=%s is overridden", f.env, e)
+			}
+			say("fact", "%s %d: from the log (%s)%s", f.what, *f.v, where, extra)
+		default:
+			say("fact", "%s %d: from the environment (%s=%s)", f.what, *f.v, f.env, strings.TrimSpace(env(f.env)))
+		}
+	}
+	if w := r.WarmupStepsExcluded; w > 0 && len(r.StepNumbers) >= w {
+		steps := fmt.Sprint(r.StepNumbers[0])
+		if w > 1 {
+			steps = fmt.Sprintf("%d..%d", r.StepNumbers[0], r.StepNumbers[w-1])
+		}
+		say("warm-up", "step %s left out: %s", steps, r.warmupRule)
+	} else {
+		say("warm-up", "no step left out (%s)", r.warmupRule)
+	}
+	st := log.Stats
+	say("lines", "%d lines read: %d step(s) kept, %d duplicate, %d of other ranks, %d cut, %d longer than the line bound; %d memory report(s)%s; "+
+		"every other line (arguments, progress bars, profiler and library messages) is noise for the steps and was only searched for facts",
+		st.Lines, log.StepCount, st.DuplicateSteps, st.OtherRankLines, st.CutLines, st.LongLines, len(log.Memory), memorySummary(log.Memory))
+}
+
+// memorySummary names the first memory report, if any.
+func memorySummary(notes []logparse.MemoryNote) string {
+	if len(notes) == 0 {
+		return ""
+	}
+	n := notes[0]
+	s := fmt.Sprintf(" (rank %d after %d iterations", n.Rank, n.AfterIterations)
+	if n.MaxAllocatedMiB != nil {
+		s += fmt.Sprintf(": max allocated %.1f MiB", *n.MaxAllocatedMiB)
+	}
+	if n.MaxReservedMiB != nil {
+		s += fmt.Sprintf(", max reserved %.1f MiB", *n.MaxReservedMiB)
+	}
+	return s + "; used for the memory figures)"
 }

@@ -49,6 +49,8 @@ type Result struct {
 	// Set for runs Rival launched (absent from extracted logs).
 	PowerMetrics *PowerMetrics `json:"power_metrics,omitempty"`
 	Provenance   *Provenance   `json:"provenance,omitempty"`
+	// warmupRule says which rule chose WarmupStepsExcluded, for extract -v.
+	warmupRule string
 }
 
 // PowerMetrics summarise GPU power and memory sampled while a run trained.

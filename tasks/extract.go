@@ -24,6 +24,10 @@ func ExtractExplained(logfile string, out, explain io.Writer) error {
 	var trace func(logparse.Event)
 	if explain != nil {
 		trace = func(e logparse.Event) {
+			if e.Line == 0 {
+				fmt.Fprintf(explain, "%s\t%s\n", e.Action, e.Detail)
+				return
+			}
 			step := "-"
 			if e.Step >= 0 {
 				step = fmt.Sprint(e.Step)
@@ -59,7 +63,7 @@ func explainResult(w io.Writer, r *result.Result) {
 	tc := r.TrainingConfig
 	fmt.Fprintf(w, "summary\tframework %s (lines look like %s); %d steps kept\n", r.Framework.Name, deref(r.Log.FrameworkDetected), tc.StepsLogged)
 	if n := r.WarmupStepsExcluded; n > 0 && len(r.StepNumbers) > 0 {
-		fmt.Fprintf(w, "summary\twarm-up: the first %d logged step(s) are left out of the statistics\n", n)
+		fmt.Fprintf(w, "summary\twarm-up: the first %d logged step(s) are left out of the statistics (the warm-up line above says by which rule)\n", n)
 	}
 	fmt.Fprintf(w, "summary\tstep time (%s) over %d measured steps: median %.6g s (the headline), mean %.6g s, p10 %.6g s, p90 %.6g s, min %.6g s, max %.6g s\n",
 		pm.StepTimeSource, pm.MeasuredSteps, pm.MedianStepTimeSeconds, pm.AvgStepTimeSeconds, pm.P10StepTimeSeconds, pm.P90StepTimeSeconds, pm.MinStepTimeSeconds, pm.MaxStepTimeSeconds)

@@ -39,6 +39,13 @@ func (p *parser) bridgeStepTime(s string) bool {
 func (p *parser) flushBridge() {
 	st := *p.pendingBridge
 	p.pendingBridge = nil
+	if p.mega.n > 0 || p.megaCut > 0 {
+		// the log prints iteration lines: a Step Time line without one is never
+		// numbered in its place
+		p.stats.CutLines++
+		p.notef(-1, "skipped", "a \"Step Time\" line with no iteration line after it (the log ends or the line was lost); not counted as a step")
+		return
+	}
 	st.Step = p.bridgeOnly.n + 1
 	p.bridgeOnly.add(p, st, 0, false, 0)
 }

@@ -59,6 +59,36 @@ func TestHardWrappedLines(t *testing.T) {
 		require.Len(t, log.Steps, 1)
 		assert.InDelta(t, 9.0932, f64(t, log.Steps[0].StepTimeSeconds), 1e-9)
 	})
+	t.Run("Megatron-Bridge PR #841 paste (no trailing spaces)", func(t *testing.T) {
+		// the pasted log breaks keys inside words: "global batch" + "size:",
+		// "number of s" + "kipped", "max alloca" + "ted:"
+		log, err := ParseFile("testdata/corpus/megatron-bridge-pr841-wrapped.log", "")
+		require.NoError(t, err)
+		require.Len(t, log.Steps, 2)
+		assert.Equal(t, 10, log.Steps[0].Step)
+		assert.Equal(t, 20, log.Steps[1].Step)
+		assert.False(t, log.Steps[0].NumberInferred)
+		assert.InDelta(t, 13.2127, f64(t, log.Steps[0].StepTimeSeconds), 1e-9)
+		assert.InDelta(t, 14.2603, f64(t, log.Steps[1].StepTimeSeconds), 1e-9)
+		assert.Equal(t, 512, iv(t, log.Steps[1].GlobalBatchSize))
+		assert.InDelta(t, 0.08797448, f64(t, log.Steps[1].Loss), 1e-12)
+		// the excerpt ends with the Step Time line of step 30, whose iteration line
+		// it does not hold
+		assert.Equal(t, 1, log.Stats.CutLines)
+		require.Len(t, log.Memory, 1)
+		assert.InDelta(t, 12712.43603515625, f64(t, log.Memory[0].MaxAllocatedMiB), 1e-9)
+		assert.Equal(t, MegatronBridge, log.Framework)
+	})
+	t.Run("Step Time lines are not numbered when iteration lines were cut", func(t *testing.T) {
+		l := bridgeLine(10, 9093.2)
+		i := strings.Index(l, " elapsed")
+		// the fragment ends inside "consumed samples: 5120 |"
+		in := "Step Time : 9.09s GPU utilization: 58.2TFLOP/s/GPU\n" + l[:i-4] + "\nunrelated\n" +
+			"Step Time : 9.10s GPU utilization: 58.2TFLOP/s/GPU\n"
+		_, err := Parse(strings.NewReader(in), "")
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "iteration line")
+	})
 	t.Run("fragment without its continuation is flagged cut", func(t *testing.T) {
 		l := bridgeLine(10, 9093.2)
 		i := strings.Index(l, " elapsed")

@@ -99,7 +99,7 @@ func cpuTime() time.Duration {
 func resetPeakRSS() { os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
 
 // BenchmarkParseLargeLog parses a generated Megatron-LM log of
-// RIVAL_BENCH_LOG_BYTES bytes (default 256 MiB; docs/extract.md records a 2 GiB
+// RIVAL_BENCH_LOG_BYTES bytes (default 256 MiB; docs/result-schema.md ("Bounded memory") records a 2 GiB
 // run) written to a temporary folder, and reports throughput and the process's
 // peak RSS while parsing. Run it on one core:
 //

@@ -116,6 +116,9 @@ type Preamble struct {
 	ContextParallel     *int   `json:"context_parallel,omitempty"`
 	DataParallel        *int   `json:"data_parallel,omitempty"`
 	TrainIters          *int   `json:"train_iters,omitempty"`
+	// Sources says where the log printed each fact it gives ("line 12 (argument
+	// seq_length)", "the step line of step 10"), keyed by the JSON names above.
+	Sources map[string]string `json:"-"`
 	// Args is Megatron's printed arguments block ("  name ....... value"), bounded.
 	Args map[string]string `json:"args,omitempty"`
 }

@@ -169,13 +169,21 @@ type pendingLine struct {
 	world   int
 	line    int64
 	joined  int
+	// memory marks a memory report, which wraps like the iteration line
+	memory bool
 }
 
-// continues joins s to the held iteration line when s is its hard-wrapped
-// continuation (a terminal or a paste tool breaks long lines at a fixed column). The
-// pieces prove it when the segment that spans the break has a key the iteration
-// line prints ("consumed samp" + "les: 5120 |", or "... |" + " elapsed time per
-// iteration (ms): 9093.2 |") and s starts no line of its own.
+// continues joins s to the held line when s is its hard-wrapped continuation (a
+// terminal or a paste tool breaks long lines at a fixed column, often inside a word
+// and without a trailing space). The pieces prove it when
+//   - the segment that spans the break has a key the held line prints, compared with
+//     whitespace removed ("consumed samp" + "les: 5120 |", "global batch" + "size:",
+//     "max alloca" + "ted: 12712.4"), or the break fell after a whole segment
+//     ("... |" + " elapsed time per iteration (ms): 9093.2 |");
+//   - or s holds a whole "|"-delimited segment with such a key;
+//   - or the held line ends inside a value and s starts with the rest of the number;
+//
+// and s starts no line of its own.
 func (p *parser) continues(s string) bool {
 	w := p.wrap
 	if w == nil || len(w.text)+len(s) > MaxLineBytes || w.joined >= 16 {
@@ -185,37 +193,105 @@ func (p *parser) continues(s string) bool {
 		if _, ok := matchIteration(s); ok {
 			return false
 		}
+		if memoryHeader.MatchString(s) {
+			return false
+		}
+	}
+	if strings.Contains(s, "Step Time") || strings.Contains(s, "Training epoch") {
+		return false
+	}
+	known := knownSegment
+	if w.memory {
+		known = knownMemoryKey
 	}
 	head := w.text[strings.LastIndexByte(w.text, '|')+1:]
-	tail := s
-	if i := strings.IndexByte(s, '|'); i >= 0 {
-		tail = s[:i]
-	} else if !strings.HasSuffix(strings.TrimRight(w.text, " "), "|") {
-		// the break fell inside the last segment, which ends the line
-		tail = s
+	tail, after, hasBar := strings.Cut(s, "|")
+	ok := false
+	if hk, _, inValue := strings.Cut(head, ":"); inValue {
+		// the break fell inside the value of a whole key: s must start with the rest
+		// of the number and go on with more segments
+		ok = known[squeeze(p.canonicalKey(hk))] && hasBar && numberFragment(tail) && !strings.HasSuffix(head, " ")
+	} else if key, _, found := strings.Cut(head+tail, ":"); found && known[squeeze(p.canonicalKey(key))] {
+		ok = true
 	}
-	key, _, found := strings.Cut(head+tail, ":")
-	if !found || !knownSegment[p.canonicalKey(key)] {
+	if !ok && hasBar {
+		// a whole segment of s has a known key
+		for rest := after; !ok; {
+			seg, more, whole := strings.Cut(rest, "|")
+			if !whole {
+				break
+			}
+			if key, _, found := strings.Cut(seg, ":"); found && known[squeeze(p.canonicalKey(key))] {
+				ok = true
+			}
+			rest = more
+		}
+	}
+	if !ok {
 		return false
 	}
 	w.text += s
 	w.joined++
-	p.notef(-1, "joined", "line %d continues the iteration line of line %d (hard-wrapped)", p.lineNo, w.line)
+	what := "iteration line"
+	if w.memory {
+		what = "memory report"
+	}
+	p.notef(-1, "joined", "line %d continues the %s of line %d (hard-wrapped)", p.lineNo, what, w.line)
 	return true
 }
 
-// knownSegment lists the keys of the iteration line's segments (canonical form), the
-// proof that a line continues a wrapped one.
-var knownSegment = map[string]bool{
-	"consumed samples": true, "consumed tokens": true, "elapsed time per iteration (ms)": true,
-	"throughput per gpu (tflop/s/gpu)": true, "learning rate": true, "global batch size": true,
-	"lm loss": true, "loss": true, "total loss": true, "loss scale": true, "grad norm": true, "num zeros": true,
-	"params norm": true, "number of skipped iterations": true, "number of nan iterations": true,
-	"actual seqlen": true, "samples per second": true, "tflops": true, "mtp_1 loss": true,
-	"load_balancing_loss": true, "z_loss": true, "decoupled learning rate": true,
-	"compute per gpu (tflop/s/gpu)": true, "tokens per gpu (tokens/s/gpu)": true,
-	"tokens/s/gpu inst/harmonic mean": true, "mem usages": true,
-	"hip mem usage/free/total/usage_ratio": true, "rocm mem usage/free/total/usage_ratio": true,
+// numberFragment reports whether s (spaces trimmed) is the rest of a number.
+func numberFragment(s string) bool {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-' || c == '/') {
+			return false
+		}
+	}
+	return true
+}
+
+// squeeze removes every space, so keys split by a wrap compare equal.
+func squeeze(k string) string {
+	if !strings.Contains(k, " ") {
+		return k
+	}
+	return strings.ReplaceAll(k, " ", "")
+}
+
+// knownSegment lists the keys of the iteration line's segments, spaces removed, the
+// proof that a line continues a wrapped one; squeezedKey maps each back to its
+// canonical form.
+var knownSegment, squeezedKey = squeezed(
+	"consumed samples", "consumed tokens", "elapsed time per iteration (ms)",
+	"throughput per gpu (tflop/s/gpu)", "learning rate", "global batch size",
+	"lm loss", "loss", "total loss", "loss scale", "grad norm", "num zeros",
+	"params norm", "number of skipped iterations", "number of nan iterations",
+	"actual seqlen", "samples per second", "tflops", "mtp_1 loss",
+	"load_balancing_loss", "z_loss", "decoupled learning rate",
+	"compute per gpu (tflop/s/gpu)", "tokens per gpu (tokens/s/gpu)",
+	"tokens/s/gpu inst/harmonic mean", "mem usages",
+	"hip mem usage/free/total/usage_ratio", "rocm mem usage/free/total/usage_ratio",
+)
+
+// knownMemoryKey lists the keys of Megatron's memory report, spaces removed.
+var knownMemoryKey, squeezedMemoryKey = squeezed(
+	"allocated", "max allocated", "reserved", "max reserved",
+	"mem-allocated-gigabytes", "mem-active-gigabytes", "mem-inactive-gigabytes",
+	"mem-reserved-gigabytes", "mem-max-allocated-gigabytes", "mem-max-active-gigabytes",
+	"mem-max-inactive-gigabytes", "mem-max-reserved-gigabytes",
+)
+
+func squeezed(keys ...string) (map[string]bool, map[string]string) {
+	set, back := map[string]bool{}, map[string]string{}
+	for _, k := range keys {
+		set[squeeze(k)] = true
+		back[squeeze(k)] = k
+	}
+	return set, back
 }
 
 // endWrap reads the held iteration line, if any, as a step.
@@ -225,6 +301,10 @@ func (p *parser) endWrap() {
 		return
 	}
 	p.wrap = nil
+	if w.memory {
+		p.memoryReport(w)
+		return
+	}
 	p.megatronStep(w)
 }
 
@@ -238,6 +318,7 @@ func (p *parser) megatronStep(w *pendingLine) {
 	n, total, rest := m.n, m.total, s[m.end:]
 	if !megatronComplete(rest) {
 		p.stats.CutLines++
+		p.megaCut++
 		p.notef(n, "cut", "the iteration line ends mid-way (no closing \"|\"); step skipped")
 		return
 	}
@@ -287,10 +368,9 @@ func (p *parser) megatronStep(w *pendingLine) {
 			p.deepspeedSigns++
 			if n, ok := integer(val); ok && p.actualSeq == nil {
 				p.actualSeq = ptr(n)
+				p.actualSeqLine = w.line
 			}
-			if keepExtra {
-				st.extra(key, val)
-			}
+			// mapped: the sequence length, not an unmapped extra
 		case "learning rate":
 			st.setFloat(&st.LearningRate, "learning_rate", val, 1)
 		case "global batch size":
@@ -379,6 +459,10 @@ func (p *parser) canonicalKey(k string) string {
 		return c
 	}
 	c := strings.Join(strings.Fields(strings.ToLower(k)), " ")
+	if known, ok := squeezedKey[squeeze(c)]; ok {
+		// a key rejoined from a wrap without its space ("global batchsize")
+		c = known
+	}
 	if len(p.keys) < 1024 {
 		p.keys[k] = c
 	}
@@ -391,9 +475,20 @@ func (p *parser) canonicalKey(k string) string {
 var memoryHeader = regexp.MustCompile(`\[Rank (\d+)\] \(after (\d+) iterations\) memory \(([A-Za-z]+)\)`)
 
 func (p *parser) memoryLine(s string) bool {
+	if !memoryHeader.MatchString(s) {
+		return false
+	}
+	p.endWrap()
+	p.wrap = &pendingLine{text: s, line: p.lineNo, memory: true}
+	return true
+}
+
+// memoryReport reads a whole memory report.
+func (p *parser) memoryReport(w *pendingLine) {
+	s := w.text
 	m := memoryHeader.FindStringSubmatchIndex(s)
 	if m == nil {
-		return false
+		return
 	}
 	rank, _ := integer(s[m[2]:m[3]])
 	after, _ := integer(s[m[4]:m[5]])
@@ -413,6 +508,9 @@ func (p *parser) memoryLine(s string) bool {
 		}
 		key = strings.TrimSpace(key)
 		lk := strings.ToLower(key)
+		if k, ok := squeezedMemoryKey[squeeze(lk)]; ok {
+			lk = k // rejoined from a wrap without its space
+		}
 		f, finite, ok := number(val)
 		if !ok || !finite {
 			note.setExtra(key, val)
@@ -446,7 +544,6 @@ func (p *parser) memoryLine(s string) bool {
 	if len(p.mem) < maxMemoryNotes {
 		p.mem = append(p.mem, note)
 	}
-	return true
 }
 
 // maxMemoryNotes bounds the memory reports kept (Megatron prints one per

@@ -81,6 +81,10 @@ func (p *parser) nemoLine(s string, rank int, hasRank bool) bool {
 // more than 10x away from it ("1.2" where "1.253e+03" was printed). Values use
 // Python's ":.4" format, so a real change of that size between two log intervals
 // does not shorten the printed value and move it tenfold at once.
+//
+// The first NeMo line has no previous line: a value cut there inside its digits
+// ("1.2" of "1.253e+03") looks like a whole number and cannot be caught; only a value
+// that ends where a number cannot ("6.", "1.2e+") is.
 func (p *parser) nemoCut(segs []string) bool {
 	last := segs[len(segs)-1]
 	key, v, found := strings.Cut(last, ": ")

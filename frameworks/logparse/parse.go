@@ -123,7 +123,10 @@ type parser struct {
 	// got one (a log grepped for Step Time).
 	pendingBridge *Step
 	bridgeOnly    series
-	mem           []MemoryNote
+	// megaCut counts iteration lines skipped as cut; when there are any, Step Time
+	// lines are never numbered in their place.
+	megaCut int
+	mem     []MemoryNote
 	// params per (tensor, pipeline) model-parallel rank, as Megatron prints them.
 	params map[[2]int]int64
 
@@ -141,9 +144,13 @@ type parser struct {
 	// wrap is the iteration line held until the next line shows whether it continues.
 	wrap *pendingLine
 	// actualSeq is Megatron-DeepSpeed's "actual seqlen" of the first step.
-	actualSeq *int
-	lineNo    int64
-	trace     func(Event)
+	actualSeq     *int
+	actualSeqLine int64
+	// factAt and argAt remember where facts and arguments were printed (Sources).
+	factAt map[**int]string
+	argAt  map[string]int64
+	lineNo int64
+	trace  func(Event)
 }
 
 // notef reports a decision to the trace, if any; the message is only formatted
@@ -193,7 +200,7 @@ func describeStep(s *Step) string {
 }
 
 func newParser() *parser {
-	return &parser{params: map[[2]int]int64{}, keys: map[string]string{}, nemoLast: map[string]string{}}
+	return &parser{params: map[[2]int]int64{}, keys: map[string]string{}, nemoLast: map[string]string{}, factAt: map[**int]string{}, argAt: map[string]int64{}}
 }
 
 // read splits the input into logical lines of at most MaxLineBytes and feeds them
@@ -376,6 +383,12 @@ func (p *parser) finish(asked, source string) (*Log, error) {
 	if p.pendingBridge != nil {
 		p.flushBridge()
 	}
+	if p.mega.n == 0 && p.bridgeOnly.n > 0 && p.megaCut > 0 {
+		return nil, fmt.Errorf("%v in %s: its %d iteration line(s) are all cut (ended mid-way, hard-wrapped beyond repair or truncated) "+
+			"and its %d \"Step Time\" line(s) carry no step number, so they are not numbered 1..%d in their place; "+
+			"rejoin the wrapped lines (extract -v names them) and extract again: %w",
+			ErrNoSteps, source, p.megaCut, p.bridgeOnly.n, p.bridgeOnly.n, ErrNoSteps)
+	}
 	if p.mega.n == 0 && p.bridgeOnly.n > 0 {
 		p.mega = p.bridgeOnly
 	} else {
@@ -418,6 +431,7 @@ func (p *parser) finish(asked, source string) (*Log, error) {
 	}
 	if p.pre.WorldSize == nil && s.world > 0 {
 		p.pre.WorldSize = ptr(s.world)
+		p.factAt[&p.pre.WorldSize] = "the rank prefix of the step lines"
 	}
 	p.finishPreamble(s.steps)
 	st := p.stats

@@ -1,6 +1,7 @@
 package logparse
 
 import (
+	"fmt"
 	"math"
 	"regexp"
 	"strconv"
@@ -54,6 +55,9 @@ func (p *parser) preambleLine(s string) {
 			}
 			if len(p.pre.Args) < maxArgs {
 				p.pre.Args[m[1]] = m[2]
+				if _, seen := p.argAt[m[1]]; !seen {
+					p.argAt[m[1]] = p.lineNo
+				}
 			}
 		}
 	case strings.Contains(s, "using world size:"):
@@ -64,15 +68,15 @@ func (p *parser) preambleLine(s string) {
 			}
 			switch m[1] {
 			case "world":
-				setIfNil(&p.pre.WorldSize, n)
+				p.setFact(&p.pre.WorldSize, n)
 			case "data-parallel":
-				setIfNil(&p.pre.DataParallel, n)
+				p.setFact(&p.pre.DataParallel, n)
 			case "context-parallel":
-				setIfNil(&p.pre.ContextParallel, n)
+				p.setFact(&p.pre.ContextParallel, n)
 			case "tensor-model-parallel":
-				setIfNil(&p.pre.TensorParallel, n)
+				p.setFact(&p.pre.TensorParallel, n)
 			case "pipeline-model-parallel":
-				setIfNil(&p.pre.PipelineParallel, n)
+				p.setFact(&p.pre.PipelineParallel, n)
 			}
 		}
 	case strings.Contains(s, "number of parameters on"):
@@ -107,21 +111,21 @@ func (p *parser) preambleLine(s string) {
 		}{{titanLocalBatch, &p.pre.MicroBatchSize}, {titanGlobalBatch, &p.pre.GlobalBatchSize}, {titanSeqLen, &p.pre.SeqLength}} {
 			if m := f.re.FindStringSubmatch(s); m != nil {
 				if n, ok := integer(m[1]); ok {
-					setIfNil(f.dst, n)
+					p.setFact(f.dst, n)
 				}
 			}
 		}
 	case strings.Contains(s, "initialized with seq_len:"):
 		if m := primusSeqLen.FindStringSubmatch(s); m != nil {
 			if n, ok := integer(m[1]); ok {
-				setIfNil(&p.pre.SeqLength, n)
+				p.setFact(&p.pre.SeqLength, n)
 			}
 		}
 	case strings.Contains(s, "Starting with") || strings.Contains(s, "MEMBER:"):
 		if m := lightningWorld.FindStringSubmatch(s); m != nil {
 			for _, g := range m[1:] {
 				if n, ok := integer(g); ok {
-					setIfNil(&p.pre.WorldSize, n)
+					p.setFact(&p.pre.WorldSize, n)
 				}
 			}
 		}
@@ -135,6 +139,14 @@ func (p *parser) approxParams(v string, scale float64) {
 		return
 	}
 	p.pre.ParameterCount = ptr(int64(math.Round(f * scale)))
+}
+
+// setFact sets a preamble fact the first time it is printed and remembers the line.
+func (p *parser) setFact(dst **int, n int) {
+	if *dst == nil {
+		*dst = ptr(n)
+		p.factAt[dst] = fmt.Sprintf("line %d", p.lineNo)
+	}
 }
 
 func setIfNil(dst **int, n int) {
@@ -159,14 +171,27 @@ func (p *parser) finishPreamble(steps []Step) {
 		"train_iters":                  &pre.TrainIters,
 	} {
 		if v, ok := pre.Args[arg]; ok {
-			if n, ok := integer(v); ok {
-				setIfNil(dst, n)
+			if n, ok := integer(v); ok && *dst == nil {
+				*dst = ptr(n)
+				p.factAt[dst] = fmt.Sprintf("line %d (argument %s)", p.argAt[arg], arg)
 			}
 		}
 	}
 	if pre.SeqLength == nil && p.actualSeq != nil {
 		pre.SeqLength = ptr(*p.actualSeq)
+		p.factAt[&pre.SeqLength] = fmt.Sprintf("line %d (\"actual seqlen\" of the first step)", p.actualSeqLine)
 	}
+	pre.Sources = map[string]string{}
+	defer func() {
+		for name, dst := range map[string]**int{
+			"world_size": &pre.WorldSize, "seq_length": &pre.SeqLength, "micro_batch_size": &pre.MicroBatchSize,
+			"global_batch_size": &pre.GlobalBatchSize, "train_iters": &pre.TrainIters,
+		} {
+			if at, ok := p.factAt[dst]; ok && *dst != nil {
+				pre.Sources[name] = at
+			}
+		}
+	}()
 	if len(p.params) > 0 {
 		var sum int64
 		for _, n := range p.params {
@@ -188,9 +213,11 @@ func (p *parser) finishPreamble(steps []Step) {
 	for _, st := range steps {
 		if pre.GlobalBatchSize == nil && st.GlobalBatchSize != nil {
 			pre.GlobalBatchSize = ptr(*st.GlobalBatchSize)
+			p.factAt[&pre.GlobalBatchSize] = fmt.Sprintf("the step line of step %d", st.Step)
 		}
 		if pre.TrainIters == nil && st.TotalSteps != nil {
 			pre.TrainIters = ptr(*st.TotalSteps)
+			p.factAt[&pre.TrainIters] = fmt.Sprintf("the step line of step %d", st.Step)
 		}
 		if pre.GlobalBatchSize != nil && pre.TrainIters != nil {
 			break

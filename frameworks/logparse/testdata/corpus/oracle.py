@@ -10,6 +10,10 @@ Rules it applies, stated once here:
 - NeMo: "Training epoch E, iteration N/T | ... train_step_timing in s: X" is step
   N+1 of T+1 (NeMo counts from 0).
 - TorchTitan: "step: N loss: L ... tps: K"; the step time is GBS*SL/(tps*GPUS).
+- Hard-wrapped pastes: an iteration line without its "elapsed time per iteration"
+  segment goes on over the following physical lines, glued without a separator,
+  until the text holds that segment and ends with "|";
+  segment keys are compared with all whitespace removed.
 - Warm-up: the first step, then every leading step slower than 1.2 x the median of
   the steps after the first; never all steps.
 - Headline: the median step time of the rest (numpy-style linear interpolation);
@@ -29,6 +33,7 @@ CASES = {
     "corpus/megatron-deepspeed.log": ("megatron-deepspeed", {"GPUS": 8}),
     "real/primus-legacy-2025.log": ("primus", {"SL": 4096}),
     "real/megatron-bridge-dgxc-h100.log": ("megatron-bridge", {"GPUS": 8, "SL": 8192}),
+    "corpus/megatron-bridge-pr841-wrapped.log": ("megatron-bridge", {"GPUS": 8, "SL": 4096}),
     "real/nemo2-bionemo.log": ("nemo", {"GPUS": 1, "SL": 1024}),
     "real/torchtitan.log": ("torchtitan", {"GPUS": 8, "SL": 8192, "GBS": 8}),
     "corpus/torchtitan-2025-pr1287.log": ("torchtitan", {"GPUS": 8, "SL": 8192, "GBS": 8}),
@@ -36,6 +41,7 @@ CASES = {
 }
 
 MEGA = re.compile(r"iteration\s+(\d+)\s*/\s*(\d+)\s*\|(.*)$")
+MEGA_START = re.compile(r"iteration\s+\d+\s*/\s*\d+\s*\|")
 RANK = re.compile(r"\[rank-(\d+)/(\d+)\]")
 NEMO = re.compile(r"Training epoch \d+, iteration (\d+)/(\d+) \|(.*)$")
 TITAN = re.compile(r"step:\s*(\d+)\s+loss:\s*([0-9.]+).*?tps:\s*([0-9,]+)")
@@ -44,10 +50,28 @@ TITAN = re.compile(r"step:\s*(\d+)\s+loss:\s*([0-9.]+).*?tps:\s*([0-9,]+)")
 def seg(rest, key):
     for part in rest.split("|"):
         k, _, v = part.partition(":")
-        if k.strip().lower() == key:
+        if "".join(k.split()).lower() == "".join(key.split()):
             v = v.strip().split("/")[0].split()[0]
             return float(v)
     return None
+
+
+def physical_to_logical(path):
+    held = None
+    for line in open(path, encoding="utf-8"):
+        line = line.rstrip("\n")
+        if held is not None:
+            held += line
+            if line.rstrip().endswith("|") and "elapsed" in held:
+                yield held
+                held = None
+            continue
+        if MEGA_START.search(line) and "elapsed" not in line:
+            held = line
+            continue
+        yield line
+    if held is not None:
+        yield held
 
 
 def read(path, family, facts):
@@ -55,8 +79,7 @@ def read(path, family, facts):
     gbs, sl, world, total = facts.get("GBS"), facts.get("SL"), facts.get("GPUS"), None
     best_rank = -1
     rows = []
-    for line in open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", path), encoding="utf-8"):
-        line = line.rstrip("\n")
+    for line in physical_to_logical(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", path)):
         if family in ("megatron", "megatron-deepspeed", "primus", "megatron-bridge"):
             m = MEGA.search(line)
             if not m or not m.group(3).rstrip().endswith("|") and "usage_ratio" not in m.group(3):
