@@ -2,7 +2,9 @@ package slurm_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,4 +106,46 @@ func FuzzParseNodePower(f *testing.F) {
 		}
 		slurm.WindowPower([]slurm.NodePower{n}, time.Unix(0, 0), time.Unix(1e10, 0))
 	})
+}
+
+// TestScriptPowerBlock: the sampler block is in the per-node task only when asked for, uses the
+// query the parser reads, writes where the per-node task sees OutputDir, and the script parses.
+func TestScriptPowerBlock(t *testing.T) {
+	base := slurm.Job{Name: "p", NNodes: 2, GPUsPerNode: 8, Command: []string{"python3", "train.py"},
+		OutputDir: "/shared/run", LogPath: "/shared/run/slurm.log"}
+	cases := []struct {
+		name, platform, container, image, want, dir string
+	}{
+		{"off", "", slurm.ContainerNone, "", "", ""},
+		{"nvidia host", hw.PlatformNVIDIA, slurm.ContainerNone, "", "nvidia-smi --query-gpu=index,power.draw,memory.used --format=csv,noheader,nounits", "d=/shared/run/nodes/"},
+		{"nvidia pyxis", hw.PlatformNVIDIA, slurm.ContainerPyxis, "rival/nvd@sha256:" + strings.Repeat("0", 64), `sel=(-i "$ids")`, "d=/rival/run/nodes/"},
+		{"amd docker", hw.PlatformAMD, slurm.ContainerDocker, "rival/amd:latest", "amd-smi metric --power --mem-usage --json", "d=/shared/run/nodes/"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			j := base
+			j.PowerPlatform, j.Container, j.Image = c.platform, c.container, c.image
+			if c.container == slurm.ContainerPyxis {
+				j.Mounts = []slurm.Mount{{Host: "/shared/run", Container: "/rival/run"}}
+			}
+			script, err := slurm.Script(j)
+			require.NoError(t, err)
+			if c.want == "" {
+				assert.NotContains(t, script, slurm.PowerFile)
+				return
+			}
+			assert.Contains(t, script, c.want)
+			assert.Contains(t, script, c.dir)
+			assert.Less(t, strings.Index(script, c.want), strings.Index(script, "export NODE_RANK"), "the sampler starts before the launch")
+			if _, err := exec.LookPath("bash"); err == nil {
+				out, err := exec.Command("bash", "-n", "-c", script).CombinedOutput()
+				assert.NoError(t, err, "%s", out)
+				// The per-node task itself (a quoted here-document, not parsed above).
+				_, node, _ := strings.Cut(script, "<<'NODE' || true\n")
+				node, _, _ = strings.Cut(node, "\nNODE\n")
+				out, err = exec.Command("bash", "-n", "-c", node).CombinedOutput()
+				assert.NoError(t, err, "%s\n%s", out, node)
+			}
+		})
+	}
 }
