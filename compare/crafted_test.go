@@ -197,6 +197,19 @@ func TestCraftedEnergyColumnsMarked(t *testing.T) {
 	assert.Regexp(t, `\| 700 \(TDP`, md[strings.Index(md, "## Llama"):])
 }
 
+// TestCraftedSlurmEnergySampledOnNodes: a Slurm run whose compute nodes sampled its GPUs shows
+// sampled power, and the report no longer says Slurm runs are not sampled; a Slurm run whose
+// nodes recorded nothing still says why its figure is the TDP.
+func TestCraftedSlurmEnergySampledOnNodes(t *testing.T) {
+	_, md := crafted(t, "slurm-energy", DefaultPrices())
+	section := md[strings.Index(md, "## Llama"):]
+	assert.Regexp(t, `\| 610 \(sampled\) \|`, section, "MI300X's nodes sampled its power")
+	assert.Equal(t, 1, strings.Count(md, "not sampled"), "only H100's figure says it was not sampled")
+	assert.Regexp(t, `\| 700 \(TDP; not sampled on the Slurm compute nodes\) \|`, section)
+	inMD(t, md, false, "Slurm jobs are not sampled")
+	inMD(t, md, true, "Slurm jobs are sampled on their compute nodes")
+}
+
 func TestCraftedProxyGetsNoTimeOrCost(t *testing.T) {
 	rep, md := crafted(t, "proxy", DefaultPrices())
 	for _, g := range rep.Groups {

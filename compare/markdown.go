@@ -284,8 +284,9 @@ func (r *Report) writeHeadlines(m md) {
 	m.p("\n† marks a group that no group of another platform it is compared with matches in configuration: every comparison of it is **%s**.\n\n", NotIdentical)
 }
 
-// underSlurm says whether a run of the group ran as a Slurm job, where
-// power is not sampled (the sampler would read the submitting host).
+// underSlurm says whether a run of the group ran as a Slurm job, whose power
+// comes from its compute nodes' samples: a Slurm group on its TDP had nodes
+// that recorded none.
 func underSlurm(g *Group) bool {
 	for _, run := range g.Runs {
 		if p := run.Input.Result.Provenance; p != nil && p.SlurmJobID != nil {
@@ -354,7 +355,7 @@ func (r *Report) writeMethodology(m md) {
 		peakList("H100 SXM", "MI300X"), num(h100.FP8DenseTFLOPs, 1), num(mi300.FP8DenseTFLOPs, 1), 100*PartitionShare)
 	m.p("- Warm-up: each result's recorded `warmup_steps_excluded` is used: Rival's extract finds it from the data (the first logged step, then every following step slower than %.1f× the median of the steps after the first). Old-suite results record none: the first %.0f%% of their logged steps (at least one) are left out. Tokens/s/GPU is each result's headline figure: from its median step time where `headline_statistic` says so, else from its mean step time.\n", result.WarmupFactor, 100*OldSuiteWarmupShare)
 	m.p("- Step time median/p10/p90: marked *recorded by the result* when every run records its own (over every measured step, even where the stored step series keeps every `step_series_stride`-th step only; several runs give the mean of their figures); marked *from the step series* otherwise, pooling the measured steps of all runs of the group (linear interpolation, as numpy).\n")
-	m.p("- Energy is GPU board power only (no CPU, memory, network or cooling). Tokens per watt-hour use sampled power (samples between the first and the last measured step, the run's GPUs only) when every run of the group has it, else the GPU's TDP (marked *TDP*: an upper bound on board power, so a lower bound on efficiency). Slurm jobs are not sampled: their GPUs are on the compute nodes.\n")
+	m.p("- Energy is GPU board power only (no CPU, memory, network or cooling). Tokens per watt-hour use sampled power (samples between the first and the last measured step, the run's GPUs only) when every run of the group has it, else the GPU's TDP (marked *TDP*: an upper bound on board power, so a lower bound on efficiency). Slurm jobs are sampled on their compute nodes, each node its own GPUs once a second; the window's dates come from the submitting host's clock, which the nodes' clocks are taken to match (NTP), and each edge is known to about one sample.\n")
 	m.p("- Cost per 1T tokens = 10¹² / (tokens/s/GPU × 3600) GPU-hours × price per GPU-hour; days for 1T/15T tokens are on the group's GPU count. Proxy models and CPU runs get neither.\n")
 	m.p("- Sanity: MFU above 100%%, tokens/s more than %.0f%% away from GBS × SL / the headline step time (median or mean, as the result records) or from tokens/s/GPU × GPUs (GPU count from num_gpus, TP×PP×CP×DP or gpu_info.device_count; a GPU run with none is unverifiable), or a measured step series whose mean is more than %.0f%% (%.0f%% for a decimated series) away from the stated mean step time is an error in the result; the run is named under Errors and left out.\n", 100*TokensConsistencyTolerance, 100*TokensConsistencyTolerance, 100*DecimatedSeriesTolerance)
 	m.p("- Loss parity: for pairs on the same data and seed whose recorded configuration is equal (across platforms), or differs in precision only (BF16 against FP8, a convergence check), the first run of each is compared after warm-up (the larger of the runs' excluded warm-up and 10%% of the common steps). The verdict is on the mean loss over the last %.0f%% of the common steps: gap = |a−b| / ((a+b)/2) above %.0f%% is divergence; the largest single-step gap is shown for information.\n\n", 100*LossTailShare, 100*LossDivergenceThreshold)
@@ -476,7 +477,7 @@ func writeEnergyCost(m md, s *ModelSection) {
 				energy += " (TDP estimate)"
 				power = num(g.PowerWatts, 0) + " (TDP)"
 				if underSlurm(g) {
-					power = num(g.PowerWatts, 0) + " (TDP; not sampled: Slurm compute nodes)"
+					power = num(g.PowerWatts, 0) + " (TDP; not sampled on the Slurm compute nodes)"
 				}
 			}
 		}

@@ -79,6 +79,9 @@ type Job struct {
 	// NodeHardware runs a first step on every node that records its hostname and GPU tools' output
 	// under OutputDir/nodes/<node>/ (see ReadNodeHardware). Best effort: a failure does not fail the job.
 	NodeHardware bool
+	// PowerPlatform ("nvidia" or "amd"), when set, has every node sample its GPUs' board power
+	// into OutputDir/nodes/<node>/power.log while the launch runs (see nodePower, ReadNodePower).
+	PowerPlatform string
 }
 
 // Check refuses a layout whose process count differs from its shards: NNODES × processes per node
@@ -390,6 +393,7 @@ func Script(job Job) (string, error) {
 	if j.Container == ContainerDocker {
 		node = rank + nodeScript + nodeDocker
 	}
+	node = nodePower(j) + node
 	w("read -r -d '' RIVAL_NODE <<'NODE' || true\n%sNODE\n\n", node)
 
 	// One task per node, given all of the node's CPUs; a failing node ends the others.

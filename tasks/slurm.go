@@ -82,6 +82,9 @@ func (s *SlurmExecutor) Job(launch frameworks.Launch, maps []PathMap) (slurm.Job
 		Command: slurm.PerNodeArgs(launch.Command), WorkDir: launch.WorkDir, Env: env, Mounts: mounts,
 		OutputDir: runDir, LogPath: filepath.Join(runDir, "slurm.log"), NodeHardware: true,
 	}
+	if s.Platform != hw.PlatformCPU {
+		job.PowerPlatform = s.Platform
+	}
 	if launch.Preflight != nil {
 		job.Preflight = slurmPreflight(launch)
 	}

@@ -250,8 +250,8 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 		// succeeds: a failure puts it back where the earlier result points.
 		keepPrevLog(logPath)
 		started := time.Now().UTC()
-		// Power is sampled where the job runs: not under Slurm, whose compute
-		// nodes are not this host. Step lines are dated as they stream in, and
+		// Power is sampled where the job runs: under Slurm each compute node
+		// samples its own GPUs (slurmPower reads them after the job). Step lines are dated as they stream in, and
 		// only samples between the first and last measured step count.
 		sampleable := in.Executor.Kind() != "slurm" && (in.Executor.Kind() != "host" || in.Platform != hw.PlatformCPU)
 		sampler := startPowerSampler(ctx, in.Platform, sampleable)
@@ -274,6 +274,9 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 		res.Provenance = w.provenance(in, cfg, launch, info, started, finished, absPrefix)
 		from, to, dated := clock.window(res.WarmupStepsExcluded)
 		res.PowerMetrics = sampler.summary(from, to, dated, runGPUs(launch.Env, in.Host))
+		if in.Executor.Kind() == "slurm" {
+			res.PowerMetrics = slurmPower(runDir, in.Platform, from, to, dated)
+		}
 		data, err := json.MarshalIndent(res, "", "  ")
 		if err != nil {
 			return err

@@ -227,6 +227,16 @@ SETS["energy"] = {
     "nvd": run("nvd", "megatron", 8000.0),
 }
 
+# 11b. Slurm runs: MI300X sampled on its compute nodes (the measured window,
+#      one sample a second per node), H100 whose nodes recorded no samples.
+slurm_amd = run("amd", "megatron", 9000.0, power=610.0)
+slurm_amd["power_metrics"].update({"samples": 24, "interval_seconds": 1})
+slurm_amd["provenance"] = {"slurm_job_id": "4242", "node_list": ["mi-a", "mi-b"]}
+slurm_nvd = run("nvd", "megatron", 8000.0)
+slurm_nvd["power_metrics"] = {"source": "none", "samples": 0, "interval_seconds": 0}
+slurm_nvd["provenance"] = {"slurm_job_id": "4243", "node_list": ["h-a", "h-b"]}
+SETS["slurm-energy"] = {"amd": slurm_amd, "nvd": slurm_nvd}
+
 # 12. Proxy runs: no time-to-train or cost.
 SETS["proxy"] = {
     "amd": run("amd", "fsdp", 90000.0, gpus=1, proxy=True, model="llama-proxy", sl=1024, gbs=8),

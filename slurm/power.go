@@ -1,0 +1,199 @@
+package slurm
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rivalbench/rival/hw"
+)
+
+// PowerFile is the name of a node's power samples under OutputDir/nodes/<node>/.
+const PowerFile = "power.log"
+
+// PowerInterval is the pause between two of a node's power samples.
+const PowerInterval = time.Second
+
+// nodePower is the per-node block that samples the node's GPUs' board power in the background
+// while the per-node task runs. It writes OutputDir/nodes/<node>/power.log as blocks: a line
+// "@ <epoch seconds>" (the node's clock, read just before the query) followed by the smi tool's
+// output, in the format hw.ParsePowerSample reads. It samples only the GPUs the step was given
+// (CUDA_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES, else SLURM_STEP_GPUS, else SLURM_JOB_GPUS) and
+// stops once the task's process ($$, which the launch replaces by exec) is gone. A node without
+// the tool, or whose output folder cannot be made, records nothing and the launch runs as usual.
+func nodePower(j Job) string {
+	tool, args := hw.PowerQuery(j.PowerPlatform)
+	if tool == "" {
+		return ""
+	}
+	ids, sel := `${CUDA_VISIBLE_DEVICES:-${SLURM_STEP_GPUS:-${SLURM_JOB_GPUS:-}}}`, `sel=(-i "$ids")`
+	if j.PowerPlatform == hw.PlatformAMD {
+		ids = `${ROCR_VISIBLE_DEVICES:-${HIP_VISIBLE_DEVICES:-${SLURM_STEP_GPUS:-${SLURM_JOB_GPUS:-}}}}`
+		sel = `sel=(-g ${ids//,/ })`
+	}
+	return `# This node's GPU board power while the launch runs, in the background.
+(
+  d=` + quote(filepath.Join(nodeOutputDir(j), "nodes")) + `/"${SLURMD_NODENAME:-$(hostname)}"
+  command -v ` + tool + ` >/dev/null 2>&1 && mkdir -p "$d" || exit 0
+  ids=` + ids + `
+  sel=()
+  if [ -n "$ids" ]; then ` + sel + `; fi
+  while kill -0 $$ 2>/dev/null; do
+    t=$(date +%s.%N)
+    if out=$(` + tool + ` ` + quoteAll(args) + ` ${sel[@]+"${sel[@]}"} 2>/dev/null); then
+      printf '@ %s\n%s\n' "$t" "$out" >> "$d/` + PowerFile + `"
+    fi
+    sleep ` + strconv.Itoa(int(PowerInterval/time.Second)) + `
+  done
+) </dev/null >/dev/null 2>&1 &
+`
+}
+
+// nodeOutputDir is OutputDir as the per-node task sees it: inside the container under pyxis
+// (the per-node task runs there), where a mount shows it; the host path otherwise.
+func nodeOutputDir(j Job) string {
+	if j.Container != ContainerPyxis {
+		return j.OutputDir
+	}
+	for _, m := range j.Mounts {
+		if rel, err := filepath.Rel(m.Host, j.OutputDir); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return filepath.Join(m.Container, rel)
+		}
+	}
+	return j.OutputDir
+}
+
+// PowerSample is one reading of a node's GPUs, dated by the node's clock.
+type PowerSample struct {
+	At time.Time
+	hw.PowerSample
+}
+
+// NodePower is the power a node recorded while the job ran.
+type NodePower struct {
+	Node    string
+	Samples []PowerSample
+	Skipped int // blocks that could not be read (a query cut short when the job ended)
+}
+
+// ReadNodePower reads every node's power.log under outputDir/nodes/, parsing each sample with
+// the platform's hw.ParsePowerSample. Nodes that recorded nothing are left out; a missing
+// folder gives none.
+func ReadNodePower(outputDir, platform string) ([]NodePower, error) {
+	root := filepath.Join(outputDir, "nodes")
+	entries, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("slurm: read node power: %w", err)
+	}
+	var nodes []NodePower
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		path := filepath.Join(root, e.Name(), PowerFile)
+		data, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("slurm: read node power: %w", err)
+		}
+		n := ParseNodePower(e.Name(), platform, data)
+		if len(n.Samples) > 0 {
+			nodes = append(nodes, n)
+		}
+	}
+	return nodes, nil
+}
+
+// ParseNodePower reads one node's power.log: "@ <epoch seconds>" lines, each followed by one
+// query's output. A block whose date or output does not parse is counted in Skipped.
+func ParseNodePower(node, platform string, data []byte) NodePower {
+	n := NodePower{Node: node}
+	var at time.Time
+	var block bytes.Buffer
+	open := false
+	flush := func() {
+		if !open {
+			return
+		}
+		if s, err := hw.ParsePowerSample(platform, block.Bytes()); err == nil && !at.IsZero() {
+			n.Samples = append(n.Samples, PowerSample{At: at, PowerSample: s})
+		} else {
+			n.Skipped++
+		}
+		block.Reset()
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
+	for sc.Scan() {
+		line := sc.Text()
+		if stamp, ok := strings.CutPrefix(line, "@ "); ok {
+			flush()
+			open, at = true, epoch(strings.TrimSpace(stamp))
+			continue
+		}
+		if open {
+			block.WriteString(line)
+			block.WriteByte('\n')
+		}
+	}
+	flush()
+	return n
+}
+
+// epoch reads "seconds[.fraction]" since 1970 as `date +%s.%N` prints it; zero when it does not parse.
+func epoch(s string) time.Time {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 || f > 1e11 {
+		return time.Time{}
+	}
+	sec, frac := math.Modf(f)
+	return time.Unix(int64(sec), int64(frac*1e9))
+}
+
+// WindowPower summarises the samples every node dated between from and to (the measured
+// steps, dated as the job's log streamed in): the mean of every GPU's readings over all nodes,
+// the highest reading, the number of samples (one per node per query) and the highest memory
+// in use. ok is false when no sample falls in the window.
+//
+// The window's dates come from the submitting host's clock and the samples' from each node's;
+// they agree as far as the clocks are synchronised (NTP keeps them within milliseconds). The
+// step lines are seen up to the log poll (a quarter second) after the job printed them, so a
+// sample at either edge may fall on the other side of the true edge: at one sample a second,
+// at most one sample per node at each end.
+func WindowPower(nodes []NodePower, from, to time.Time) (avg, maxW float64, samples int, maxMem float64, ok bool) {
+	var sum float64
+	n := 0
+	for _, node := range nodes {
+		for _, s := range node.Samples {
+			if s.At.Before(from) || s.At.After(to) || len(s.PowerWatts) == 0 {
+				continue
+			}
+			samples++
+			for _, w := range s.PowerWatts {
+				sum += w
+				n++
+				maxW = max(maxW, w)
+			}
+			for _, m := range s.MemoryUsedMiB {
+				maxMem = max(maxMem, m)
+			}
+		}
+	}
+	if n == 0 {
+		return 0, 0, 0, 0, false
+	}
+	return sum / float64(n), maxW, samples, maxMem, true
+}
