@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -183,4 +184,63 @@ func TestEnrootRefParsesInEnroot3And4(t *testing.T) {
 		assert.Equal(t, "registry.example.com:5000\nteam/rival-nvd\n"+digest+"\n", string(out),
 			"enroot %s parses %s into registry, image, tag (the manifest it requests is /v2/IMAGE/manifests/TAG)", name, uri)
 	}
+}
+
+// TestImagePushTargetCPU goes through image:push's entry point for the cpu platform: it builds the
+// cpu image from the repository's cpu.Dockerfile (on a small local base) and pushes it to a registry
+// started here; the record names the built image and a digest that a daemon without the image's
+// names pulls it by.
+func TestImagePushTargetCPU(t *testing.T) {
+	addr := registrytest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	e, err := container.Connect(ctx)
+	if err != nil {
+		t.Skipf("no Docker daemon: %v", err)
+	}
+	defer e.Close()
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+
+	// The base: FROM scratch with one file, unique per run, so that nothing cached stands in.
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "hello"), []byte(fmt.Sprintf("rival %d\n", time.Now().UnixNano())), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM scratch\nCOPY hello /hello\n"), 0o644))
+	base := fmt.Sprintf("rival-test/cpu-push-base:%d", os.Getpid())
+	baseID, err := e.Build(ctx, container.BuildSpec{ContextDir: dir, Tag: base})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		e.Client().ImageRemove(context.Background(), baseID, client.ImageRemoveOptions{Force: true, PruneChildren: true})
+	})
+	t.Setenv("IMAGE_BASE", base)
+
+	w, log := newWorkspace(t, "")
+	useRepoDockerfiles(t, w)
+	repo := addr + "/team/rival-cpu"
+	require.NoError(t, w.ImagePushTarget(ctx, hw.PlatformCPU, repo+":bench"))
+	data, err := os.ReadFile(w.PushRecordPath(hw.PlatformCPU))
+	require.NoError(t, err)
+	var rec PushRecord
+	require.NoError(t, json.Unmarshal(data, &rec))
+	assert.Equal(t, hw.PlatformCPU, rec.Platform)
+	assert.Equal(t, repo, rec.Repository)
+	require.True(t, strings.HasPrefix(rec.Digest, "sha256:"), rec.Digest)
+	built, err := e.ImageID(ctx, ImageTag(hw.PlatformCPU))
+	require.NoError(t, err)
+	assert.Equal(t, built, rec.LocalID, "the record names the cpu image image:push built")
+	assert.Contains(t, log.String(), "image cpu: pushed "+repo+"@"+rec.Digest)
+	t.Cleanup(func() {
+		e.Client().ImageRemove(context.Background(), repo+":bench", client.ImageRemoveOptions{Force: true})
+	})
+
+	// The registry serves the manifest under that digest: a daemon without the image's names pulls it.
+	_, err = e.Client().ImageRemove(ctx, repo+":bench", client.ImageRemoveOptions{})
+	require.NoError(t, err)
+	out, err := exec.CommandContext(ctx, "docker", "pull", repo+"@"+rec.Digest).CombinedOutput()
+	require.NoError(t, err, string(out))
+	got, err := e.ImageID(ctx, repo+"@"+rec.Digest)
+	require.NoError(t, err)
+	assert.Equal(t, built, got)
+
+	// Unknown platforms are refused by name.
+	require.ErrorContains(t, w.ImagePushTarget(ctx, "tpu", repo), `unknown platform "tpu"`)
 }
