@@ -25,15 +25,22 @@ LABEL org.opencontainers.image.title="rival-nvd" \
       rival.image-base="${IMAGE_BASE}"
 
 # TorchTitan for the titan framework: nvcr.io/nvidia/nemo:26.02 ships none. Release 0.2.0 is the
-# version frameworks/titan writes its job config for (titan.Pinned, checked against
+# version frameworks/titan writes its job config for (spec.Pins, checked against
 # frameworks/facts/torchtitan_v0.2.0.json). pip reads the image's configured package index; runs
-# never reach the network. The build stops if installing it changed the image's PyTorch or if
-# `torchrun -m torchtitan.train`'s module cannot be imported.
-RUN python -c "import torch; print(torch.__version__)" > /tmp/torch-before && \
-    python -m pip install --no-cache-dir "torchtitan==0.2.0" && \
-    python -c "import sys, torch, importlib.metadata as m; \
-before = open('/tmp/torch-before').read().strip(); \
-sys.exit(f'torch changed from {before} to {torch.__version__}' if torch.__version__ != before else None); \
+# never reach the network. Every package the image already has is a constraint (name==version from
+# `pip list --format=freeze`, which also writes packages installed from files or URLs that way;
+# editable trees such as Megatron-Bridge are left out, pip refuses them as constraints), so pip adds
+# TorchTitan's missing dependencies and changes none of NeMo's, PyTorch included. The build stops
+# if `pip check` reports a broken requirement the base image did not already have, if the version
+# is not 0.2.0, or if `torchrun -m torchtitan.train`'s module cannot be imported.
+RUN python -m pip list --format=freeze --exclude-editable > /tmp/rival-constraints.txt && \
+    { python -m pip check > /tmp/rival-check-before || true; } && \
+    python -m pip install --no-cache-dir -c /tmp/rival-constraints.txt "torchtitan==0.2.0" && \
+    { python -m pip check > /tmp/rival-check-after || true; } && \
+    if grep -vxF -f /tmp/rival-check-before /tmp/rival-check-after | grep -v '^No broken requirements found' ; then \
+        echo "installing torchtitan broke the requirements above (pip check)" >&2; exit 1; \
+    fi && \
+    python -c "import sys, importlib.metadata as m; \
 sys.exit('torchtitan ' + m.version('torchtitan') + ' is not 0.2.0' if m.version('torchtitan') != '0.2.0' else None)" && \
     python -c "import torchtitan.train" && \
-    rm /tmp/torch-before
+    rm /tmp/rival-constraints.txt /tmp/rival-check-before /tmp/rival-check-after

@@ -12,12 +12,17 @@ import (
 )
 
 // docs/frameworks.md shows the pinned-versions table of the code, not a copy that can drift.
+// `go test ./frameworks -run TestDocsPinnedVersions -update` writes spec.PinsMarkdown() between the markers.
 func TestDocsPinnedVersions(t *testing.T) {
 	b, err := os.ReadFile("../docs/frameworks.md")
 	require.NoError(t, err)
 	s := string(b)
 	start, end := strings.Index(s, "<!-- pins:begin -->\n"), strings.Index(s, "<!-- pins:end -->")
 	require.True(t, start >= 0 && end > start, "docs/frameworks.md has the pins markers")
+	if *update {
+		s = s[:start+len("<!-- pins:begin -->\n")] + spec.PinsMarkdown() + s[end:]
+		require.NoError(t, os.WriteFile("../docs/frameworks.md", []byte(s), 0o644))
+	}
 	assert.Equal(t, spec.PinsMarkdown(), s[start+len("<!-- pins:begin -->\n"):end],
 		"docs/frameworks.md's pinned-versions table differs from spec.Pins: paste spec.PinsMarkdown()")
 }

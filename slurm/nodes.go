@@ -75,3 +75,48 @@ func ReadNodeHardware(outputDir string) ([]NodeHardware, error) {
 	sort.Slice(nodes, func(i, k int) bool { return nodes[i].Node < nodes[k].Node })
 	return nodes, nil
 }
+
+// NodeImageID reads the image ID each docker-mode node recorded (NodeImageIDName) and returns the one
+// they all ran, or "" when no node recorded one. Nodes that ran different images are an error naming
+// each node's ID: the run mixed builds and its result would not say what ran.
+func NodeImageID(outputDir string) (string, error) {
+	root := filepath.Join(outputDir, "nodes")
+	entries, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("slurm: read the nodes' image IDs: %w", err)
+	}
+	ids := map[string][]string{}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		path := filepath.Join(root, e.Name(), NodeImageIDName)
+		data, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("slurm: read the nodes' image IDs: %w", err)
+		}
+		id := strings.TrimSpace(string(data))
+		if !strings.HasPrefix(id, "sha256:") || strings.ContainsAny(id, " \n") {
+			return "", fmt.Errorf("slurm: %s holds %q, not an image ID (sha256:...)", path, id)
+		}
+		ids[id] = append(ids[id], e.Name())
+	}
+	if len(ids) > 1 {
+		var parts []string
+		for id, nodes := range ids {
+			parts = append(parts, fmt.Sprintf("%s on %s", id, strings.Join(nodes, ", ")))
+		}
+		sort.Strings(parts)
+		return "", fmt.Errorf("slurm: the nodes ran different images (%s): make every node's daemon hold the same build, or push it with mage image:push so that every node pulls one digest", strings.Join(parts, "; "))
+	}
+	for id := range ids {
+		return id, nil
+	}
+	return "", nil
+}

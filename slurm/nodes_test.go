@@ -3,6 +3,7 @@ package slurm
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -54,4 +55,38 @@ func TestReadNodeHardware(t *testing.T) {
 	none, err := ReadNodeHardware(t.TempDir())
 	require.NoError(t, err)
 	assert.Empty(t, none)
+}
+
+func TestNodeImageID(t *testing.T) {
+	a, b := "sha256:"+strings.Repeat("a", 64), "sha256:"+strings.Repeat("b", 64)
+	write := func(t *testing.T, ids map[string]string) string {
+		dir := t.TempDir()
+		for node, id := range ids {
+			require.NoError(t, os.MkdirAll(filepath.Join(dir, "nodes", node), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "nodes", node, NodeImageIDName), []byte(id+"\n"), 0o644))
+		}
+		return dir
+	}
+	for _, tc := range []struct {
+		name    string
+		ids     map[string]string
+		want    string
+		wantErr string
+	}{
+		{"no records", nil, "", ""},
+		{"one node", map[string]string{"n1": a}, a, ""},
+		{"two nodes agree", map[string]string{"n1": a, "n2": a}, a, ""},
+		{"two nodes differ", map[string]string{"n1": a, "n2": b}, "", "the nodes ran different images (" + a + " on n1; " + b + " on n2)"},
+		{"not an ID", map[string]string{"n1": "Error: no such image"}, "", "not an image ID"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := NodeImageID(write(t, tc.ids))
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
 }

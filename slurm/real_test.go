@@ -271,6 +271,26 @@ func TestRealSlurm(t *testing.T) {
 		assert.Contains(t, got.all(), "RIVAL_PROBE=it's here")
 		assert.Contains(t, got.all(), "PET_NNODES=2")
 		assert.Empty(t, containers(t, cl.Name, id), "--rm removes finished containers")
+		// Each node recorded the ID of the image its daemon ran, which is what docker itself reports.
+		want, err := exec.Command("docker", "image", "inspect", "-f", "{{.Id}}", image).Output()
+		require.NoError(t, err)
+		ran, err := slurm.NodeImageID(job.OutputDir)
+		require.NoError(t, err)
+		assert.Equal(t, strings.TrimSpace(string(want)), ran)
+		recorded, err := filepath.Glob(filepath.Join(job.OutputDir, "nodes", "*", slurm.NodeImageIDName))
+		require.NoError(t, err)
+		assert.Len(t, recorded, len(cl.Nodes), "one record per node")
+
+		// A node whose daemon lacks the image stops before docker run would pull the tag.
+		job = hostJob(t, "docker-missing", 2, "")
+		job.Container, job.Image = slurm.ContainerDocker, "rival-test/not-built:nowhere"
+		id = submit(t, c, job, nil)
+		got = lines{}
+		final, err = c.Follow(context.Background(), id, job.LogPath, got.add)
+		require.Error(t, err)
+		assert.Equal(t, slurm.StateFailed, final.State)
+		logText, _ := os.ReadFile(job.LogPath)
+		assert.Contains(t, string(logText), "rival: image rival-test/not-built:nowhere is not in the Docker daemon of node", "lines: %q", got.all())
 
 		job = hostJob(t, "docker-cancel", 2, "")
 		job.Container, job.Image = slurm.ContainerDocker, image

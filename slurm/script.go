@@ -283,6 +283,27 @@ docker run --rm --name "$name" "${args[@]}" &
 wait $!
 `
 
+// NodeImageIDName is the file under OutputDir/nodes/<node>/ where a docker-mode node records the ID
+// of the image it runs (`docker image inspect -f {{.Id}}` of Job.Image in that node's daemon).
+const NodeImageIDName = "image-id.txt"
+
+// nodeImageID records the ID of Job.Image in this node's Docker daemon before the node runs it, and
+// stops the node when its daemon lacks the image (docker run would otherwise pull the tag from a
+// registry).
+func nodeImageID(j Job) string {
+	d := quote(filepath.Join(j.OutputDir, "nodes")) + `/"$SLURMD_NODENAME"`
+	img := quote(j.Image)
+	return `d=` + d + `
+mkdir -p "$d"
+if ! docker image inspect -f '{{.Id}}' ` + img + ` > "$d/` + NodeImageIDName + `.tmp"; then
+  rm -f "$d/` + NodeImageIDName + `.tmp"
+  echo "rival: image ` + strings.ReplaceAll(j.Image, `"`, ``) + ` is not in the Docker daemon of node $SLURMD_NODENAME: load it there, or push it with mage image:push and run by digest" >&2
+  exit 1
+fi
+mv "$d/` + NodeImageIDName + `.tmp" "$d/` + NodeImageIDName + `"
+`
+}
+
 // nodeHardware records one node's hardware under "$1/<node>/", each file written whole or not at all.
 func nodeHardware() string {
 	q := func(args []string) string { return quoteAll(args) }
@@ -391,7 +412,7 @@ func Script(job Job) (string, error) {
 	}
 	node := rank + nodeScript + nodeExec
 	if j.Container == ContainerDocker {
-		node = rank + nodeScript + nodeDocker
+		node = rank + nodeScript + nodeImageID(j) + nodeDocker
 	}
 	node = nodePower(j) + node
 	w("read -r -d '' RIVAL_NODE <<'NODE' || true\n%sNODE\n\n", node)

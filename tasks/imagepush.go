@@ -109,8 +109,17 @@ func (w *Workspace) SlurmImage(platform string, built *ImageRecord) (image, ran 
 		if strings.HasPrefix(v, "/") && strings.HasSuffix(v, ".sqsh") {
 			return v, v, nil
 		}
-		if strings.Contains(v, "#") && strings.Contains(v, "@sha256:") {
-			return v, v, nil // already enroot's REGISTRY#PATH@DIGEST
+		if reg, rest, ok := strings.Cut(v, "#"); ok {
+			// Already enroot's syntax: REGISTRY#PATH:sha256:<hex> (any enroot) or REGISTRY#PATH@sha256:<hex> (enroot >= 4).
+			p, dgst, ok := strings.Cut(rest, "@sha256:")
+			if !ok {
+				p, dgst, ok = strings.Cut(rest, ":sha256:")
+			}
+			named, err := reference.ParseNormalizedNamed(reg + "/" + p + "@sha256:" + dgst)
+			if !ok || err != nil {
+				return "", "", fmt.Errorf("SLURM_IMAGE=%s: enroot's REGISTRY#PATH form must name a digest, REGISTRY#PATH:sha256:<hex>", v)
+			}
+			return enrootRef(named), reference.FamiliarString(named), nil
 		}
 		named, err := reference.ParseNormalizedNamed(v)
 		if err != nil {
@@ -154,15 +163,19 @@ func (w *Workspace) SlurmImage(platform string, built *ImageRecord) (image, ran 
 	return ImageTag(platform), "", nil
 }
 
-// enrootRef writes a registry reference in enroot's syntax (REGISTRY#PATH[:TAG][@DIGEST]), which
-// pyxis passes to `enroot import docker://`: enroot reads a registry only after '#'.
+// enrootRef writes a registry reference in enroot's syntax, which pyxis passes to
+// `enroot import docker://`: enroot reads a registry only after '#'. A digest is written as the tag,
+// REGISTRY#PATH:sha256:<hex>: enroot puts the tag straight into /v2/PATH/manifests/<tag>, which a
+// registry answers by digest. That form parses in enroot 3.x (docker.sh's tag pattern allows ':')
+// and 4.x alike, while REGISTRY#PATH@sha256:<hex> parses only from enroot 4.0.0. A digest wins over
+// a tag, which enroot 4 also ignores when both are given.
 func enrootRef(named reference.Named) string {
 	s := reference.Domain(named) + "#" + reference.Path(named)
+	if d, ok := named.(reference.Digested); ok {
+		return s + ":" + d.Digest().String()
+	}
 	if t, ok := named.(reference.Tagged); ok {
 		s += ":" + t.Tag()
-	}
-	if d, ok := named.(reference.Digested); ok {
-		s += "@" + d.Digest().String()
 	}
 	return s
 }

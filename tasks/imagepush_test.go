@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/distribution/reference"
 	"github.com/moby/moby/client"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -42,7 +44,22 @@ func TestSlurmScriptPyxisImage(t *testing.T) {
 	t.Setenv("SLURM_IMAGE", pinnedRef)
 	out, err := slurmScriptOf(t, w, hw.PlatformNVIDIA, "mega", "llama")
 	require.NoError(t, err)
-	assert.Contains(t, out, "--container-image='registry.example.com:5000#team/rival-nvd@sha256:"+strings.Repeat("ab", 32)+"'")
+	enrootForm := "--container-image='registry.example.com:5000#team/rival-nvd:sha256:" + strings.Repeat("ab", 32) + "'"
+	assert.Contains(t, out, enrootForm, "the digest as enroot's tag, which enroot 3 and 4 both parse")
+
+	// enroot's own syntax in SLURM_IMAGE, either digest form, becomes the form every enroot parses.
+	for _, v := range []string{
+		"registry.example.com:5000#team/rival-nvd@sha256:" + strings.Repeat("ab", 32),
+		"registry.example.com:5000#team/rival-nvd:sha256:" + strings.Repeat("ab", 32),
+	} {
+		t.Setenv("SLURM_IMAGE", v)
+		out, err = slurmScriptOf(t, w, hw.PlatformNVIDIA, "mega", "llama")
+		require.NoError(t, err, v)
+		assert.Contains(t, out, enrootForm, v)
+	}
+	t.Setenv("SLURM_IMAGE", "registry.example.com:5000#team/rival-nvd:latest")
+	_, err = slurmScriptOf(t, w, hw.PlatformNVIDIA, "mega", "llama")
+	require.ErrorContains(t, err, "must name a digest")
 
 	t.Setenv("SLURM_IMAGE", "/shared/images/rival-nvd.sqsh")
 	out, err = slurmScriptOf(t, w, hw.PlatformNVIDIA, "mega", "llama")
@@ -88,12 +105,12 @@ func TestImagePushThenSlurmScript(t *testing.T) {
 
 	out, err := slurmScriptOf(t, w, hw.PlatformNVIDIA, "mega", "llama")
 	require.NoError(t, err)
-	assert.Contains(t, out, "--container-image='"+addr+"#team/rival-nvd@"+pushed.Digest+"'")
+	assert.Contains(t, out, "--container-image='"+addr+"#team/rival-nvd:"+pushed.Digest+"'")
 
 	// What the result records as the image the nodes ran.
 	image, ran, err := w.SlurmImage(hw.PlatformNVIDIA, &rec)
 	require.NoError(t, err)
-	assert.Equal(t, addr+"#team/rival-nvd@"+pushed.Digest, image)
+	assert.Equal(t, addr+"#team/rival-nvd:"+pushed.Digest, image)
 	assert.Equal(t, addr+"/team/rival-nvd@"+pushed.Digest, ran)
 	ex, err := w.NewSlurmExecutor(w.Config, hw.PlatformNVIDIA, hw.Host{Platform: hw.PlatformNVIDIA, GPUs: []hw.GPU{{}, {}, {}, {}, {}, {}, {}, {}}}, image, ran)
 	require.NoError(t, err)
@@ -113,4 +130,117 @@ func TestImagePushThenSlurmScript(t *testing.T) {
 	// A rebuilt image is not the pushed one: Slurm runs refuse until it is pushed again.
 	_, _, err = w.SlurmImage(hw.PlatformNVIDIA, &ImageRecord{Platform: hw.PlatformNVIDIA, ImageID: "sha256:" + strings.Repeat("1", 64)})
 	require.ErrorContains(t, err, "push it again with `mage image:push nvd "+addr+"/team/rival-nvd`")
+}
+
+// TestEnrootRefParsesInEnroot3And4 runs the image-reference parsing of enroot's own docker.sh, at
+// v3.5.0 (the pattern in docker::import) and v4.0.0 (docker::_parse_uri), on the reference the
+// pyxis script names, and checks that both request the pushed digest's manifest. It needs a clone
+// of NVIDIA/enroot: RIVAL_ENROOT_REPO=/path/to/enroot (a work tree or a bare git directory).
+func TestEnrootRefParsesInEnroot3And4(t *testing.T) {
+	repo := os.Getenv("RIVAL_ENROOT_REPO")
+	if repo == "" {
+		t.Skip("set RIVAL_ENROOT_REPO to a clone of NVIDIA/enroot to run enroot's own parser")
+	}
+	digest := "sha256:" + strings.Repeat("ab", 32)
+	named, err := reference.ParseNormalizedNamed("registry.example.com:5000/team/rival-nvd:v1@" + digest)
+	require.NoError(t, err)
+	uri := "docker://" + enrootRef(named)
+	show := func(rev string) string {
+		out, err := exec.Command("git", "--git-dir="+repo, "show", rev+":src/docker.sh").Output()
+		if err != nil {
+			out, err = exec.Command("git", "-C", repo, "show", rev+":src/docker.sh").Output()
+		}
+		require.NoError(t, err, "git show %s:src/docker.sh in %s", rev, repo)
+		return string(out)
+	}
+	// v3.5.0: the reg_* patterns and the `if [[ "${uri}" =~ ...` test in docker::import.
+	var v3 []string
+	for _, line := range strings.Split(show("v3.5.0"), "\n") {
+		l := strings.TrimSpace(line)
+		if strings.HasPrefix(l, "local -r reg_") {
+			v3 = append(v3, l)
+		}
+		if strings.HasPrefix(l, `if [[ "${uri}" =~ ^docker://`) {
+			v3 = append(v3, l+` echo "${BASH_REMATCH[4]}"; echo "${BASH_REMATCH[5]}"; echo "${BASH_REMATCH[7]}"; else echo invalid; fi`)
+			break
+		}
+	}
+	require.Len(t, v3, 5, "docker.sh v3.5.0 no longer has the patterns this test reads")
+	// v4.0.0: docker::_parse_uri, whole, printing user, registry, image, tag.
+	src := show("v4.0.0")
+	i := strings.Index(src, "docker::_parse_uri() {")
+	require.GreaterOrEqual(t, i, 0)
+	j := strings.Index(src[i:], "\n}\n")
+	require.Greater(t, j, 0)
+	v4 := "common::err() { echo invalid; exit 0; }\n" + src[i:i+j+3] + `docker::_parse_uri "$uri" | tail -n 3` + "\n"
+	for name, script := range map[string]string{
+		"v3.5.0": "f() {\n" + strings.Join(v3, "\n") + "\n}\nf\n",
+		"v4.0.0": v4,
+	} {
+		cmd := exec.Command("bash", "-c", script)
+		cmd.Env = append(os.Environ(), "uri="+uri)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s: %s", name, out)
+		assert.Equal(t, "registry.example.com:5000\nteam/rival-nvd\n"+digest+"\n", string(out),
+			"enroot %s parses %s into registry, image, tag (the manifest it requests is /v2/IMAGE/manifests/TAG)", name, uri)
+	}
+}
+
+// TestImagePushTargetCPU goes through image:push's entry point for the cpu platform: it builds the
+// cpu image from the repository's cpu.Dockerfile (on a small local base) and pushes it to a registry
+// started here; the record names the built image and a digest that a daemon without the image's
+// names pulls it by.
+func TestImagePushTargetCPU(t *testing.T) {
+	addr := registrytest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	e, err := container.Connect(ctx)
+	if err != nil {
+		t.Skipf("no Docker daemon: %v", err)
+	}
+	defer e.Close()
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+
+	// The base: FROM scratch with one file, unique per run, so that nothing cached stands in.
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "hello"), []byte(fmt.Sprintf("rival %d\n", time.Now().UnixNano())), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM scratch\nCOPY hello /hello\n"), 0o644))
+	base := fmt.Sprintf("rival-test/cpu-push-base:%d", os.Getpid())
+	baseID, err := e.Build(ctx, container.BuildSpec{ContextDir: dir, Tag: base})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		e.Client().ImageRemove(context.Background(), baseID, client.ImageRemoveOptions{Force: true, PruneChildren: true})
+	})
+	t.Setenv("IMAGE_BASE", base)
+
+	w, log := newWorkspace(t, "")
+	useRepoDockerfiles(t, w)
+	repo := addr + "/team/rival-cpu"
+	require.NoError(t, w.ImagePushTarget(ctx, hw.PlatformCPU, repo+":bench"))
+	data, err := os.ReadFile(w.PushRecordPath(hw.PlatformCPU))
+	require.NoError(t, err)
+	var rec PushRecord
+	require.NoError(t, json.Unmarshal(data, &rec))
+	assert.Equal(t, hw.PlatformCPU, rec.Platform)
+	assert.Equal(t, repo, rec.Repository)
+	require.True(t, strings.HasPrefix(rec.Digest, "sha256:"), rec.Digest)
+	built, err := e.ImageID(ctx, ImageTag(hw.PlatformCPU))
+	require.NoError(t, err)
+	assert.Equal(t, built, rec.LocalID, "the record names the cpu image image:push built")
+	assert.Contains(t, log.String(), "image cpu: pushed "+repo+"@"+rec.Digest)
+	t.Cleanup(func() {
+		e.Client().ImageRemove(context.Background(), repo+":bench", client.ImageRemoveOptions{Force: true})
+	})
+
+	// The registry serves the manifest under that digest: a daemon without the image's names pulls it.
+	_, err = e.Client().ImageRemove(ctx, repo+":bench", client.ImageRemoveOptions{})
+	require.NoError(t, err)
+	out, err := exec.CommandContext(ctx, "docker", "pull", repo+"@"+rec.Digest).CombinedOutput()
+	require.NoError(t, err, string(out))
+	got, err := e.ImageID(ctx, repo+"@"+rec.Digest)
+	require.NoError(t, err)
+	assert.Equal(t, built, got)
+
+	// Unknown platforms are refused by name.
+	require.ErrorContains(t, w.ImagePushTarget(ctx, "tpu", repo), `unknown platform "tpu"`)
 }

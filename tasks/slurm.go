@@ -32,7 +32,8 @@ type SlurmExecutor struct {
 	// Image is the platform image for container modes, in the syntax the mode reads (SlurmImage).
 	Image string
 	// ImageID is the image the nodes run, recorded in the result: the pushed repo@sha256:...
-	// reference, or the local image ID where each node's daemon holds the built image.
+	// reference, or in docker mode without a push the ID each node's daemon reported for the image it
+	// ran (slurm.NodeImageID; nodes that disagree fail the run), else this host's build ID.
 	ImageID                 string
 	Partition, Account, Tim string
 }
@@ -149,6 +150,16 @@ func (s *SlurmExecutor) Run(ctx context.Context, launch frameworks.Launch, maps 
 		}
 	}
 	sort.Strings(info.NodeList)
+	if s.containerMode() == slurm.ContainerDocker {
+		// What each node's daemon ran, not what this host built: the same tag may name other builds there.
+		ranID, ierr := slurm.NodeImageID(job.OutputDir)
+		if ierr != nil {
+			return info, fmt.Errorf("Slurm job %s: %w", id, ierr)
+		}
+		if ranID != "" && !strings.Contains(s.ImageID, "@sha256:") {
+			info.ImageID = ranID // a pushed repo@sha256 reference already names the content
+		}
+	}
 	var jerr *slurm.JobError
 	if errors.As(err, &jerr) && jerr.Final.State == "FAILED" && jerr.Final.ExitCode != 0 {
 		// A job that ran and exited non-zero: report it like a process exit.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -75,7 +76,7 @@ func listTree(t *testing.T, dir string) []string {
 func runInImage(t *testing.T, e *container.Engine, image string, cfg Config) ([]string, Launch, int) {
 	t.Helper()
 	dataDir := filepath.Dir(cfg.DataPrefix)
-	runDir := t.TempDir()
+	runDir, tmpDir := t.TempDir(), t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(runDir, ScriptName), Script(), 0o644))
 	cfg.ScriptPath, cfg.WorkDir = "/rival/run/"+ScriptName, "/rival/run"
 	cfg.DataPrefix = "/rival/data/" + filepath.Base(cfg.DataPrefix)
@@ -96,6 +97,7 @@ func runInImage(t *testing.T, e *container.Engine, image string, cfg Config) ([]
 		Mounts: []container.Mount{
 			{Source: dataDir, Target: "/rival/data", ReadOnly: true},
 			{Source: runDir, Target: "/rival/run"},
+			{Source: tmpDir, Target: "/tmp"}, // the container's /tmp, to see what the launch leaves there
 		},
 	}
 	var lines []string
@@ -107,7 +109,17 @@ func runInImage(t *testing.T, e *container.Engine, image string, cfg Config) ([]
 	require.NoError(t, err)
 	assert.Empty(t, left, "the run's container (and with it every process) is gone")
 	assert.Equal(t, beforeData, listTree(t, dataDir), "the dataset folder is unchanged")
-	assert.Equal(t, beforeRun, listTree(t, runDir), "the run leaves no file behind")
+	var afterRun []string
+	for _, f := range listTree(t, runDir) {
+		if strings.HasPrefix(f, TorchrunLogDir) && slices.Contains(l.Command, "torchrun") {
+			continue // torchrun's own log folders, kept with the run's outputs
+		}
+		afterRun = append(afterRun, f)
+	}
+	assert.Equal(t, beforeRun, afterRun, "the run leaves no file behind (the rendezvous store is gone)")
+	leftInTmp, err := os.ReadDir(tmpDir)
+	require.NoError(t, err)
+	assert.Empty(t, leftInTmp, "the run leaves nothing in /tmp")
 	return lines, l, code
 }
 
@@ -136,8 +148,10 @@ func shardOracle(c Config, world int) (tensors int, perRank []int) {
 
 var shardingLine = regexp.MustCompile(`^\[rival-fsdp\] sharding: (\d+) of (\d+) parameters are DTensors (\S+) on a (\d+)-rank mesh \| local elements per rank: ([\d, ]+)$`)
 
-// Two processes under torchrun on gloo, in Debian 13's torch 2.6 (the FSDP2 path GPU hosts take)
-// and in Debian 12's torch 1.13 with the script's own launcher (the DDP path): the path each
+// Two processes on gloo: in Debian 13's torch 2.6 under torchrun as GPU hosts start it
+// (LauncherTorchrun, with the file rendezvous store in the run folder) and with the script's own
+// launcher, both the FSDP2 path GPU hosts take; in Debian 12's torch 1.13 with the script's own
+// launcher (the DDP path), whose torchrun cannot start under Python 3.11. The path each
 // torch takes, the dtypes, the attention and the optimizer, FSDP2's DTensor shards against an
 // independent count, 30 steps of falling loss, the two paths' losses agreeing step by step,
 // and nothing left behind.
@@ -156,6 +170,19 @@ func TestTrainTwoProcessesInTorchImages(t *testing.T) {
 				Attention: "sdpa enable_gqa", Optimizer: "AdamW fused"},
 			forward:  "weight bfloat16, output bfloat16",
 			launcher: []string{"python3", "/rival/run/" + ScriptName},
+		},
+		{
+			name: "trixie torch 2.6 FSDP2 torchrun", image: imageTrixie, suite: "trixie",
+			edit: func(c *Config) {
+				c.Precision, c.Attention = "bf16", "sdpa"
+				c.Launcher, c.Torchrun, c.Rendezvous = LauncherTorchrun, "torchrun", RendezvousFile
+			},
+			want: Runtime{Path: PathFSDP2, Torch: "2.6.0", ParamDType: "bf16", ReduceDType: "fp32",
+				Attention: "sdpa enable_gqa", Optimizer: "AdamW fused"},
+			forward: "weight bfloat16, output bfloat16",
+			launcher: []string{"sh", "-c", fileStoreWrapper, "sh", "/rival/run/" + RendezvousStoreName, "torchrun", "--nnodes=1", "--rdzv-backend=c10d",
+				"--rdzv-endpoint=/rival/run/" + RendezvousStoreName, "--rdzv-conf=store_type=file",
+				"--local-addr=127.0.0.1", "--log-dir=/rival/run/" + TorchrunLogDir, "--nproc_per_node=2", "/rival/run/" + ScriptName},
 		},
 		{
 			name: "bookworm torch 1.13 DDP", image: imageBookworm, suite: "bookworm",
@@ -228,17 +255,24 @@ func TestTrainTwoProcessesInTorchImages(t *testing.T) {
 			assert.InDelta(t, 7.62, its[0].loss, 0.3, "an untrained model predicts about ln(2048)")
 			assert.Less(t, last, first-1.0, "loss must fall over 30 steps: first five %.3f, last five %.3f", first, last)
 			for _, it := range its {
-				losses[tc.want.Path] = append(losses[tc.want.Path], it.loss)
+				losses[tc.name] = append(losses[tc.name], it.loss)
 			}
 		})
 	}
 	// Same seed, same samples, same global batch: FSDP2 with bf16 parameters on torch 2.6 must follow
 	// DDP in fp32 on torch 1.13 step by step, up to bf16 rounding (1%; they agree to 0.1% on the
 	// 2-core reference machine). A wrong gradient average or shard would drift far more.
-	a, b := losses[PathFSDP2], losses[PathDDP]
-	if len(a) == 30 && len(b) == 30 {
-		for i := range a {
-			assert.InEpsilon(t, b[i], a[i], 0.01, "iteration %d: fsdp2 bf16 %g, ddp fp32 %g", i+1, a[i], b[i])
+	// The two launchers of the FSDP2 path run the same computation, so they agree exactly.
+	b := losses[cases[len(cases)-1].name]
+	for _, tc := range cases[:len(cases)-1] {
+		a := losses[tc.name]
+		if len(a) == 30 && len(b) == 30 {
+			for i := range a {
+				assert.InEpsilon(t, b[i], a[i], 0.01, "%s iteration %d: fsdp2 bf16 %g, ddp fp32 %g", tc.name, i+1, a[i], b[i])
+			}
 		}
+	}
+	if a, c := losses[cases[0].name], losses[cases[1].name]; len(a) == 30 && len(c) == 30 {
+		assert.Equal(t, a, c, "the script's launcher and torchrun train the same FSDP2 run")
 	}
 }

@@ -3,6 +3,7 @@ package fsdp
 import (
 	"errors"
 	"fmt"
+	"path"
 	"path/filepath"
 	"strconv"
 
@@ -15,6 +16,30 @@ const (
 	LauncherSpawn    = "spawn"    // the script starts its own workers: one node only, any torch version
 )
 
+// Rendezvous stores for one-node torchrun launches (Config.Rendezvous).
+const (
+	// RendezvousStandalone is torchrun --standalone: a c10d rendezvous on a TCPStore at a free local port.
+	RendezvousStandalone = "standalone"
+	// RendezvousFile is torchrun's c10d rendezvous on a FileStore, the file RendezvousStoreName in
+	// the run's working directory, with the libuv TCPStore turned off (USE_LIBUV=0,
+	// TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1) and the workers' store on 127.0.0.1. It needs no
+	// resolvable hostname and no libuv, so it starts where --standalone cannot: torch builds without
+	// libuv (Debian's torch 2.6) and containers without a network.
+	RendezvousFile = "file"
+)
+
+// RendezvousStoreName is the FileStore's file in the working directory for RendezvousFile; torch
+// removes it when the last process closes it.
+const RendezvousStoreName = "torchrun-rdzv.store"
+
+// fileStoreWrapper runs "$@" (torchrun) and removes the store file $1 when it ends.
+const fileStoreWrapper = `store="$1"; shift; "$@" & pid=$!; trap 'kill -TERM $pid 2>/dev/null' INT TERM; ` +
+	`while :; do wait $pid; rc=$?; kill -0 $pid 2>/dev/null || break; done; rm -f "$store"; exit $rc`
+
+// TorchrunLogDir is the folder in the working directory where RendezvousFile launches have torchrun
+// keep its per-attempt folders, which it otherwise makes in the temporary directory and never removes.
+const TorchrunLogDir = "torchrun-logs"
+
 // DefaultPython is the interpreter used when Config.Python is empty: Debian's, which python3-torch serves.
 const DefaultPython = "/usr/bin/python3"
 
@@ -26,7 +51,10 @@ type Config struct {
 	// Launcher for more than one process: LauncherTorchrun or LauncherSpawn; empty: torchrun on GPUs or
 	// several nodes, spawn for CPU runs on one node (their torch is Debian's 1.13, whose torchrun
 	// cannot start under Python 3.11).
-	Launcher   string
+	Launcher string
+	// Rendezvous for one-node torchrun launches: RendezvousStandalone or RendezvousFile; empty:
+	// standalone. Several nodes always meet at MasterAddr:MasterPort.
+	Rendezvous string
 	ScriptPath string // where the caller wrote Script(); required
 	WorkDir    string // working directory; empty: the script's directory
 	DataPrefix string // Megatron dataset path without .bin/.idx; required
@@ -95,20 +123,37 @@ func BuildLaunch(cfg Config) (Launch, error) {
 		} else {
 			cmd = []string{c.Python, "-m", "torch.distributed.run"}
 		}
-		if c.NNodes == 1 {
+		switch {
+		case c.NNodes == 1 && c.Rendezvous == RendezvousFile:
+			// A FileStore in the run's own folder: concurrent runs do not collide either.
+			cmd = append(cmd, "--nnodes=1", "--rdzv-backend=c10d",
+				"--rdzv-endpoint="+path.Join(c.WorkDir, RendezvousStoreName), "--rdzv-conf=store_type=file",
+				"--local-addr=127.0.0.1", "--log-dir="+path.Join(c.WorkDir, TorchrunLogDir))
+		case c.NNodes == 1:
 			// --standalone: a local rendezvous on a free port, so concurrent runs do not collide.
 			cmd = append(cmd, "--standalone", "--nnodes=1")
-		} else {
+		default:
 			cmd = append(cmd, "--nnodes="+strconv.Itoa(c.NNodes), "--node_rank="+strconv.Itoa(c.NodeRank),
 				"--master_addr="+c.MasterAddr, "--master_port="+strconv.Itoa(c.MasterPort))
 		}
 		cmd = append(cmd, "--nproc_per_node="+strconv.Itoa(c.NProcPerNode), c.ScriptPath)
 		cmd = append(cmd, script...)
+		if c.NNodes == 1 && c.Rendezvous == RendezvousFile {
+			// torch leaves the FileStore's file behind; a shell around torchrun removes it
+			// however torchrun ends, passing on INT and TERM and torchrun's exit status.
+			cmd = append([]string{"sh", "-c", fileStoreWrapper, "sh", path.Join(c.WorkDir, RendezvousStoreName)}, cmd...)
+		}
 	}
 	env := map[string]string{
 		"PYTHONUNBUFFERED": "1",
 		// Python's hash seed too, so that "seed everywhere" includes set and dict iteration order.
 		"PYTHONHASHSEED": strconv.FormatInt(c.Seed, 10),
+	}
+	if c.Launcher == LauncherTorchrun && c.NNodes == 1 && c.Rendezvous == RendezvousFile && world > 1 {
+		// torchrun's TCPStore for the workers' env:// rendezvous would ask for libuv; the workers
+		// open their own on 127.0.0.1 instead of sharing the agent's.
+		env["USE_LIBUV"] = "0"
+		env["TORCH_DISABLE_SHARE_RDZV_TCP_STORE"] = "1"
 	}
 	if c.Threads > 0 {
 		env["OMP_NUM_THREADS"] = strconv.Itoa(c.Threads)
@@ -290,6 +335,20 @@ func layout(c Config) (Config, error) {
 		}
 	default:
 		return c, fmt.Errorf("fsdp: Launcher %q: want %q or %q", c.Launcher, LauncherTorchrun, LauncherSpawn)
+	}
+	switch c.Rendezvous {
+	case "":
+		c.Rendezvous = RendezvousStandalone
+	case RendezvousStandalone:
+	case RendezvousFile:
+		if c.NNodes > 1 {
+			return c, fmt.Errorf("fsdp: Rendezvous %q is a file in one node's run folder, but NNodes is %d: leave it empty so the nodes meet at MasterAddr", c.Rendezvous, c.NNodes)
+		}
+		if c.Launcher != LauncherTorchrun {
+			return c, fmt.Errorf("fsdp: Rendezvous %q is torchrun's, but Launcher is %q: set Launcher %q", c.Rendezvous, c.Launcher, LauncherTorchrun)
+		}
+	default:
+		return c, fmt.Errorf("fsdp: Rendezvous %q: want %q or %q", c.Rendezvous, RendezvousStandalone, RendezvousFile)
 	}
 	return c, nil
 }

@@ -197,6 +197,9 @@ func TestBuildLaunchRejects(t *testing.T) {
 		{func(c *Config) { c.Threads = -2 }, "Threads"},
 		{func(c *Config) { c.Launcher = "mpirun" }, `Launcher "mpirun"`},
 		{func(c *Config) { c.Launcher, c.NNodes, c.MasterAddr, c.DP = LauncherSpawn, 2, "h", 16 }, "one node only"},
+		{func(c *Config) { c.Rendezvous = "etcd" }, `Rendezvous "etcd"`},
+		{func(c *Config) { c.Rendezvous, c.NNodes, c.MasterAddr, c.DP = RendezvousFile, 2, "h", 16 }, "one node's run folder"},
+		{func(c *Config) { c.Rendezvous, c.Launcher = RendezvousFile, LauncherSpawn }, "torchrun's"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.want, func(t *testing.T) {

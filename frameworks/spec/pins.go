@@ -18,8 +18,10 @@ type Pin struct {
 
 	// Primus (amd): release tag, commit, and where the image keeps it.
 	Primus, PrimusCommit, PrimusDir string
-	// TorchTitan commit vendored by Primus (amd); none in the NVIDIA image.
-	TorchTitanCommit string
+	// TorchTitan: the release (empty where the image runs a commit), the commit, and how it gets into
+	// the image. amd: the commit Primus vendors; nvd: the release nvd.Dockerfile installs (the base
+	// image ships none).
+	TorchTitan, TorchTitanCommit, TorchTitanWhere string
 
 	// NeMo and Megatron-Bridge (nvd).
 	NeMo, Bridge, BridgeCommit, BridgeDir string
@@ -37,12 +39,15 @@ var Pins = []Pin{
 		MegatronCommit: "b0cc2706ddc60d2aefd5fff346445b5c013036a8", MegatronCore: "0.16.0",
 		MegatronDir: "/opt/Megatron-Bridge/3rdparty/Megatron-LM",
 		NeMo:        "2.7.0", Bridge: "0.3.0", BridgeCommit: "21b02e0cfb2f8ff907e0d8baee0c5205876c6812",
-		BridgeDir: "/opt/Megatron-Bridge",
+		BridgeDir:  "/opt/Megatron-Bridge",
+		TorchTitan: "v0.2.0", TorchTitanCommit: "29624e37fa6dd319fd671b009338651b5c665da2",
+		TorchTitanWhere: "pip install torchtitan==0.2.0 in nvd.Dockerfile",
 		Sources: []string{
 			"NVIDIA-NeMo/Megatron-Bridge@v0.3.0 docs/releases/software-versions.md (NeMo Framework 26.02)",
 			"NVIDIA-NeMo/Megatron-Bridge@v0.3.0 3rdparty/Megatron-LM (submodule b0cc2706)",
 			"NVIDIA-NeMo/Megatron-Bridge@v0.3.0 docker/Dockerfile.ci (the tree at /opt/Megatron-Bridge, Megatron-LM under 3rdparty/)",
 			"NVIDIA/Megatron-LM@b0cc2706 megatron/core/package_info.py (0.16.0)",
+			"pytorch/torchtitan@v0.2.0 (29624e37), installed by nvd.Dockerfile",
 		},
 	},
 	{
@@ -52,6 +57,7 @@ var Pins = []Pin{
 		MegatronDir: "/workspace/Primus/third_party/Megatron-LM",
 		Primus:      "v26.2", PrimusCommit: "1ec29c67dd22e79d638abed65a42bfb39622491a", PrimusDir: "/workspace/Primus",
 		TorchTitanCommit: "5fb7cc2e3bbb9b9dc0ab7af34ed5cc58b5f32021",
+		TorchTitanWhere:  "Primus v26.2 (1ec29c67) third_party/torchtitan, in rocm/primus:v26.2",
 		Sources: []string{
 			"AMD-AGI/Primus@0c279c53 docs/01-getting-started/release-notes.md (rocm/primus:v26.2 row)",
 			"AMD-AGI/Primus@v26.2 (1ec29c67) third_party/Megatron-LM and third_party/torchtitan submodules",
@@ -93,7 +99,7 @@ func PinsMarkdown() string {
 	var b []byte
 	b = append(b, "| image | Megatron-LM | Megatron Core | framework | Transformer Engine | PyTorch | CUDA / ROCm | Python |\n|---|---|---|---|---|---|---|---|\n"...)
 	for _, p := range Pins {
-		fw := fmt.Sprintf("NeMo %s, Megatron-Bridge %s (`%s`)", p.NeMo, p.Bridge, short(p.BridgeCommit))
+		fw := fmt.Sprintf("NeMo %s, Megatron-Bridge %s (`%s`), TorchTitan %s (`%s`)", p.NeMo, p.Bridge, short(p.BridgeCommit), p.TorchTitan, short(p.TorchTitanCommit))
 		if p.Primus != "" {
 			fw = fmt.Sprintf("Primus %s (`%s`), TorchTitan `%s`", p.Primus, short(p.PrimusCommit), short(p.TorchTitanCommit))
 		}

@@ -214,8 +214,16 @@ func TestNVIDIAImageInstallsThePin(t *testing.T) {
 	data, err := os.ReadFile("../../nvd.Dockerfile")
 	require.NoError(t, err)
 	v := strings.TrimPrefix(Pinned[hw.PlatformNVIDIA].Version, "v")
-	assert.Contains(t, string(data), `pip install --no-cache-dir "torchtitan==`+v+`"`)
-	assert.Contains(t, string(data), `m.version('torchtitan') != '`+v+`'`)
+	df := string(data)
+	assert.Contains(t, df, `m.version('torchtitan') != '`+v+`'`)
+	// NeMo's packages stay as the image has them: every installed package is a constraint, and the
+	// build compares pip check before and after.
+	i := strings.Index(df, `pip list --format=freeze --exclude-editable > /tmp/rival-constraints.txt`)
+	j := strings.Index(df, `pip install --no-cache-dir -c /tmp/rival-constraints.txt "torchtitan==`+v+`"`)
+	k := strings.Index(df, `pip check > /tmp/rival-check-after`)
+	require.True(t, i >= 0 && j > i && k > j, "nvd.Dockerfile writes the constraints, installs torchtitan under them, then runs pip check:\n%s", df)
+	assert.Contains(t, df, `pip check > /tmp/rival-check-before`)
+	assert.Contains(t, df, `grep -vxF -f /tmp/rival-check-before /tmp/rival-check-after`)
 }
 
 // TestExtensionRegistersOnPinnedTrees imports rival_titan.py into each pinned TorchTitan tree

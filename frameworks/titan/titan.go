@@ -30,15 +30,23 @@ type Pin struct {
 	Primus  bool   // run through Primus's torchtitan backend, which adds options of its own
 }
 
-// Pinned is the TorchTitan each platform image runs. NVIDIA: release v0.2.0, installed by
-// nvd.Dockerfile (nvcr.io/nvidia/nemo:26.02 ships none); it is ten commits after the AMD pin, whose
-// JobConfig it shares, and both run on the images' PyTorch 2.10.0a0. AMD: the commit Primus v26.2
-// (1ec29c67) pins as its third_party/torchtitan submodule, as rocm/primus:v26.2 ships it.
-var Pinned = map[string]Pin{
-	hw.PlatformNVIDIA: {Version: "v0.2.0", Commit: "29624e37fa6dd319fd671b009338651b5c665da2",
-		Where: "pip install torchtitan==0.2.0 in nvd.Dockerfile"},
-	hw.PlatformAMD: {Version: "5fb7cc2e", Commit: "5fb7cc2e3bbb9b9dc0ab7af34ed5cc58b5f32021",
-		Where: "Primus v26.2 (1ec29c67) third_party/torchtitan, in rocm/primus:v26.2", Primus: true},
+// Pinned is the TorchTitan each platform image runs, taken from the one pinned-versions table
+// (spec.Pins). NVIDIA: release v0.2.0, installed by nvd.Dockerfile (nvcr.io/nvidia/nemo:26.02 ships
+// none); it is ten commits after the AMD pin, whose JobConfig it shares, and both run on the images'
+// PyTorch 2.10.0a0. AMD: the commit Primus v26.2 (1ec29c67) pins as its third_party/torchtitan
+// submodule, as rocm/primus:v26.2 ships it, run through Primus's backend.
+var Pinned = pinnedFromSpec()
+
+func pinnedFromSpec() map[string]Pin {
+	m := map[string]Pin{}
+	for _, p := range spec.Pins {
+		v := p.TorchTitan
+		if v == "" {
+			v = p.TorchTitanCommit[:8]
+		}
+		m[p.Platform] = Pin{Version: v, Commit: p.TorchTitanCommit, Where: p.TorchTitanWhere, Primus: p.Primus != ""}
+	}
+	return m
 }
 
 // generators writes the job config of one pinned TorchTitan version: option names and sections move
