@@ -134,7 +134,7 @@ func (Verify) Data(ctx context.Context) error {
 	})
 }
 
-// Cpu trains the fsdp framework on the proxies of MODELS on this machine's CPU, no container needed.
+// Cpu trains the fsdp framework on the proxies of MODELS on the host's CPU, no container needed.
 func (Train) Cpu(ctx context.Context) error {
 	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
 		return w.TrainTarget(ctx, "cpu", []string{"fsdp"}, nil)

@@ -30,7 +30,7 @@ func DefaultDetector() Detector {
 	return Detector{Run: runTool, SysRoot: "/", LookPath: exec.LookPath}
 }
 
-// Detect inspects this machine with DefaultDetector.
+// Detect inspects the host with DefaultDetector.
 func Detect(ctx context.Context) (Host, error) { return DefaultDetector().Detect(ctx) }
 
 func runTool(ctx context.Context, name string, args ...string) ([]byte, error) {

@@ -49,7 +49,7 @@ var demoVariants = []demoVariant{
 var demoPackages = []string{"python3-torch", "python3-numpy", "libopenblas0-pthread"}
 
 // ErrNoTorch explains how to get PyTorch for CPU training runs.
-var ErrNoTorch = errors.New("training on the CPU needs python3 with PyTorch, which this machine lacks: " +
+var ErrNoTorch = errors.New("training on the CPU needs python3 with PyTorch, which this host lacks: " +
 	"install it with `sudo apt-get install python3-torch python3-numpy libopenblas0-pthread` (Debian, Ubuntu) " +
 	"or `pip install torch numpy`, then run the command again")
 

@@ -22,7 +22,7 @@ import (
 // Frameworks lists the framework short names in a fixed order.
 func Frameworks() []string { return frameworks.Names() }
 
-// DetectHost detects the GPUs of this machine, printing any warnings.
+// DetectHost detects the GPUs of the host, printing any warnings.
 func (w *Workspace) DetectHost(ctx context.Context) (hw.Host, error) {
 	h, err := hw.Detect(ctx)
 	if err != nil {
@@ -297,10 +297,10 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 	}
 	defer closeEx()
 	if _, ok := ex.(*SlurmExecutor); ok {
-		// The check runs in the image on this machine, not as a job.
+		// The check runs in the image on this host, not as a job.
 		e, err := container.Connect(ctx)
 		if err != nil {
-			return fmt.Errorf("train:check: a Slurm setup is checked in the image on this machine: %w", err)
+			return fmt.Errorf("train:check: a Slurm setup is checked in the image on this host: %w", err)
 		}
 		defer e.Close()
 		rec, _, err := w.EnsureImage(ctx, e, platform)
