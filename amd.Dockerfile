@@ -22,12 +22,16 @@ ENV PYTHONUNBUFFERED=1 \
 # without a package index finds everything installed; the environment below
 # keeps pip from reaching for an index at run time (an editable reinstall
 # then builds from the installed build backend, without isolation). A base
-# image without Primus (a local test image) skips the step.
+# image without Primus (a local test image) skips the step; the pinned base
+# without it stops the build.
 RUN if [ -f /workspace/Primus/requirements.txt ]; then \
         cd /workspace/Primus \
         && pip install --no-cache-dir -r requirements.txt \
         && make -C third_party/Megatron-LM/megatron/core/datasets \
         && pip install --no-cache-dir -e third_party/Emerging-Optimizers; \
+    elif [ "${IMAGE_BASE}" = "rocm/primus:v26.2" ]; then \
+        echo "amd.Dockerfile: ${IMAGE_BASE} has no /workspace/Primus/requirements.txt; runs would need a package index at run time" >&2; \
+        exit 1; \
     fi
 ENV PIP_NO_INDEX=1 \
     PIP_NO_BUILD_ISOLATION=0 \

@@ -222,5 +222,7 @@ func FairnessArgs() []string {
 	off(st.BiasDropoutFusion, "--no-bias-dropout-fusion")
 	on(st.CrossEntropyFusion, "--cross-entropy-loss-fusion")
 	a = append(a, "--dataloader-type", st.DataloaderType, "--num-workers", spec.Int(st.NumWorkers))
+	a = append(a, "--rerun-mode", st.RerunMode)
+	on(st.AttentionSoftmaxInFP32, "--attention-softmax-in-fp32")
 	return a
 }

@@ -73,6 +73,8 @@ func ScriptDigest() string {
 // mega and prim. Field names are Megatron-Bridge 0.3.0's (frameworks/facts/bridge_0.3.0.json; the
 // tests check each against the facts). The RMSNorm epsilon is the model's (spec.Plan.NormEpsilon).
 // spec.Fairness.PrimusTurbo has no Bridge field: Primus Turbo kernels exist only in Primus.
+// spec.Fairness.RerunMode is Bridge 0.3.0's default (RerunStateMachineConfig rerun_mode "disabled"),
+// so the configuration leaves that section to it.
 func Fairness() map[string]Section {
 	st := spec.Fairness
 	var recompute any
@@ -88,7 +90,8 @@ func Fairness() map[string]Section {
 			"bias_dropout_fusion": st.BiasDropoutFusion, "cross_entropy_loss_fusion": st.CrossEntropyFusion,
 			// Megatron-LM's command line keeps persist_layer_norm on (--no-persist-layer-norm turns it off);
 			// Bridge's GPTModelProvider defaults it off.
-			"persist_layer_norm": true,
+			"persist_layer_norm":        true,
+			"attention_softmax_in_fp32": st.AttentionSoftmaxInFP32,
 		},
 		"optimizer": {"use_distributed_optimizer": st.DistributedOptimizer},
 		"ddp": {

@@ -139,6 +139,8 @@ func Overrides(p spec.Plan) ([]Override, error) {
 		Override{"enable_primus_turbo", pyBool(st.PrimusTurbo)},
 		Override{"use_turbo_attention", pyBool(st.PrimusTurbo)},
 		Override{"use_turbo_grouped_mlp", pyBool(st.PrimusTurbo)},
+		Override{"rerun_mode", st.RerunMode},
+		Override{"attention_softmax_in_fp32", pyBool(st.AttentionSoftmaxInFP32)},
 	)
 	switch f.Precision {
 	case spec.BF16:

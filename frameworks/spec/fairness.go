@@ -24,6 +24,12 @@ type Settings struct {
 	DataloaderType       string // single: one pass in Megatron's sample order
 	NumWorkers           int    // data-loader workers per rank
 	PrimusTurbo          bool   // Primus Turbo kernels (GEMM, attention, grouped MLP): prim only
+	// RerunMode is Megatron's rerun state machine: "disabled" skips the per-iteration result
+	// validation that Megatron-LM's command line enables by default (validate_results).
+	RerunMode string
+	// AttentionSoftmaxInFP32 computes the unfused attention softmax in fp32 (Primus's Llama 3.1
+	// model file turns it on; Megatron-LM's and Bridge's defaults leave it off).
+	AttentionSoftmaxInFP32 bool
 }
 
 // Fairness is the one set of Settings every mega, prim and nemo launch uses (nemo.Fairness maps it
@@ -34,6 +40,7 @@ var Fairness = Settings{
 	AttentionBackend: "auto", GradAccumFusion: false, MaskedSoftmaxFusion: true,
 	BiasSwiGLUFusion: true, RopeFusion: true, BiasDropoutFusion: true, CrossEntropyFusion: false,
 	DataloaderType: "single", NumWorkers: 2, PrimusTurbo: false,
+	RerunMode: "disabled", AttentionSoftmaxInFP32: false,
 }
 
 // normEps is each base model's RMSNorm epsilon (config.json rms_norm_eps).
