@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -242,6 +243,25 @@ func describeRan(j string) string {
 	return strings.Join(parts, ", ")
 }
 
+// checkFrameworks is what train:check PLATFORM FRAMEWORK checks: every framework that runs on the
+// platform for "all", else the one asked for when it runs there or the old suite's remap runs another
+// in its place (prim on nvd is checked as the nemo launch train:run would build).
+func checkFrameworks(platform, framework string) ([]string, error) {
+	var native []string
+	for _, f := range Frameworks() {
+		if slices.Contains(platformsOf(f), platform) {
+			native = append(native, f)
+		}
+	}
+	if framework == "all" {
+		return native, nil
+	}
+	if _, _, err := frameworks.Resolve(framework, platform); err != nil {
+		return nil, fmt.Errorf("train:check: framework %q does not run on %s (there: %s, or all)", framework, platform, strings.Join(native, ", "))
+	}
+	return []string{framework}, nil
+}
+
 // CheckTarget is train:check PLATFORM [FRAMEWORK [MODEL]] ("all" for every one): it builds each
 // launch exactly as the run would and runs its preflight inside the platform image, without GPUs.
 func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model string) error {
@@ -263,19 +283,11 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 			}
 		}
 	}
-	var fws, mdls []string
-	for _, f := range Frameworks() {
-		if framework == "all" || framework == f {
-			for _, p := range platformsOf(f) {
-				if p == platform {
-					fws = append(fws, f)
-				}
-			}
-		}
+	fws, err := checkFrameworks(platform, framework)
+	if err != nil {
+		return err
 	}
-	if len(fws) == 0 {
-		return fmt.Errorf("train:check: framework %q does not run on %s (known: %s, or all)", framework, platform, strings.Join(Frameworks(), ", "))
-	}
+	var mdls []string
 	for _, m := range w.Config.List("MODELS") {
 		switch model {
 		case "all", m:
