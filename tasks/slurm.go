@@ -133,16 +133,14 @@ func (s *SlurmExecutor) Run(ctx context.Context, launch frameworks.Launch, maps 
 		return ExecInfo{}, err
 	}
 	fmt.Fprintf(os.Stderr, "slurm: submitted job %s (%s)\n", id, path)
-	preflightFailed := ""
+	var pf preflightLines
 	final, err := s.Cluster.Follow(ctx, id, job.LogPath, func(l string) {
-		if msg, ok := strings.CutPrefix(l, "preflight failed: "); ok && preflightFailed == "" {
-			preflightFailed = msg
-		}
+		pf.see(l)
 		onLine(l)
 	})
-	info := ExecInfo{SlurmJobID: id, NodeList: final.Nodes, ExitCode: final.ExitCode, ImageID: s.ImageID}
-	if preflightFailed != "" && final.ExitCode != 0 {
-		return info, fmt.Errorf("preflight of Slurm job %s stopped the run before torchrun started: %s (log: %s)", id, preflightFailed, job.LogPath)
+	info := ExecInfo{SlurmJobID: id, NodeList: final.Nodes, ExitCode: final.ExitCode, ImageID: s.ImageID, Ran: pf.ran}
+	if pf.failed != "" && final.ExitCode != 0 {
+		return info, fmt.Errorf("preflight of Slurm job %s stopped the run before torchrun started: %s (log: %s)", id, pf.failed, job.LogPath)
 	}
 	if hwNodes, herr := slurm.ReadNodeHardware(job.OutputDir); herr == nil {
 		for _, n := range hwNodes {
@@ -198,4 +196,17 @@ func (w *Workspace) NewSlurmExecutor(cfg *Config, platform string, host hw.Host,
 		TP: cfg.Int("TP"), PP: cfg.Int("PP"), DP: cfg.Int("DP"), Image: image, ImageID: imageID,
 		Partition: cfg.Get("SLURM_PARTITION"), Account: cfg.Get("SLURM_ACCOUNT"), Tim: cfg.Get("SLURM_TIME"),
 	}, nil
+}
+
+// preflightLines keeps what a Slurm job's preflight step printed: its first failure and what it read
+// in the image ("preflight ran: {json}", described as on one host).
+type preflightLines struct{ failed, ran string }
+
+func (p *preflightLines) see(l string) {
+	if msg, ok := strings.CutPrefix(l, "preflight failed: "); ok && p.failed == "" {
+		p.failed = msg
+	}
+	if j, ok := strings.CutPrefix(l, "preflight ran: "); ok && p.ran == "" {
+		p.ran = describeRan(j)
+	}
 }

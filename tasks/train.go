@@ -101,6 +101,9 @@ type ExecInfo struct {
 	ImageID     string
 	SlurmJobID  string
 	NodeList    []string
+	// Ran is what the image held, read inside it by a Slurm job's preflight step ("key value, ...");
+	// one-host runs read it from RunPreflight before the launch.
+	Ran string
 }
 
 // RunName is the file-name stem of a run: train_<platform>_<framework>_<model>_<dataset>[_runN]
@@ -265,6 +268,10 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 				return fmt.Errorf("stopped after TRAIN_TIMEOUT=%s; log kept at %s", cfg.Get("TRAIN_TIMEOUT"), failedLog(logPath))
 			}
 			return fmt.Errorf("%w; log kept at %s", runErr, failedLog(logPath))
+		}
+		if info.Ran != "" && launch.RanFile == "" && !strings.Contains(launch.FrameworkVersion, "; built for ") {
+			// Under Slurm the preflight is the job's first step: what it read in the image.
+			launch.FrameworkVersion = info.Ran + "; built for " + launch.FrameworkVersion
 		}
 		res, err := w.buildResult(in, cfg, launch, logPath)
 		if err != nil {
