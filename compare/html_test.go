@@ -239,3 +239,23 @@ func TestWriteHTMLCrossPlatform(t *testing.T) {
 	assert.Equal(t, len(rep.Inputs), strings.Count(page, `<details class="run">`))
 	assert.NotContains(t, page, "version prim", "cross-platform groups keep their plain labels")
 }
+
+// TestMarkdownAgreesWithHTMLOnConfigurations: report.md states the demo's
+// configuration comparison and its loss parity as report.html does, instead
+// of saying that nothing is compared.
+func TestMarkdownAgreesWithHTMLOnConfigurations(t *testing.T) {
+	rep, want := demoReport(t)
+	var md bytes.Buffer
+	require.NoError(t, rep.WriteMarkdown(&md))
+	doc := md.String()
+	cc := rep.Models[0].ConfigComparisons()
+	require.Len(t, cc, 1)
+	head := doc[strings.Index(doc, "## Headlines"):]
+	head = head[:strings.Index(head[3:], "\n## ")+3]
+	assert.Contains(t, head, mdEscape(cc[0].Line(rep.Models[0])))
+	assert.Contains(t, head, num(want.Ratio, 2)+"×")
+	assert.Contains(t, head, "its configurations are compared with each other")
+	assert.NotContains(t, doc, "loss curves are not compared")
+	parity := doc[strings.Index(doc, "### Loss parity"):]
+	assert.Regexp(t, `CPU FSDP, DP \d, \d process(es)? vs CPU FSDP, DP \d, \d process(es)? \(between configurations, same data and seed\): in parity`, parity)
+}
