@@ -315,8 +315,8 @@ func (h *htmlWriter) model(i int, m *ModelSection) {
 		h.p("</tr>\n")
 		for _, row := range m.Fairness {
 			h.p("<tr><td>%s</td>", e(row.Field))
-			for _, v := range row.Values {
-				h.p("<td><code>%s</code></td>", e(truncate(v, 40)))
+			for i, v := range differingCells(row.Values, 40, false) {
+				h.p("<td title=\"%s\"><code>%s</code></td>", e(row.Values[i]), e(v))
 			}
 			h.p("</tr>\n")
 		}

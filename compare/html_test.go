@@ -259,3 +259,31 @@ func TestMarkdownAgreesWithHTMLOnConfigurations(t *testing.T) {
 	parity := doc[strings.Index(doc, "### Loss parity"):]
 	assert.Regexp(t, `CPU FSDP, DP \d, \d process(es)? vs CPU FSDP, DP \d, \d process(es)? \(between configurations, same data and seed\): in parity`, parity)
 }
+
+// TestFairnessShowsWhereValuesDiffer: the demo's two groups record the same
+// trainer version followed by the path each ran ("; ran single …" against
+// "; ran ddp …"); both tables show that part rather than the common prefix.
+func TestFairnessShowsWhereValuesDiffer(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("testdata", "html", "train_*.json"))
+	require.NoError(t, err)
+	inputs, problems := LoadFiles(paths, nil)
+	require.Empty(t, problems)
+	const version = "rival frameworks/fsdp train.py blake3:2eb8648845b064ac7e0abc267b96fba19e708d247a997d99dc828d9caaae35cb"
+	for i := range inputs {
+		path := "single"
+		if strings.Contains(inputs[i].Source, "_dp2") {
+			path = "ddp"
+		}
+		v := version + "; ran " + path + " on torch 1.13.1, params float32, reduce float32, attention math, adamw"
+		inputs[i].Result.Framework.Version = &v
+	}
+	rep, err := Analyze(inputs, DefaultPrices())
+	require.NoError(t, err)
+	var md, page bytes.Buffer
+	require.NoError(t, rep.WriteMarkdown(&md))
+	require.NoError(t, rep.WriteHTML(&page))
+	for _, doc := range []string{md.String(), page.String()} {
+		assert.Contains(t, doc, "…; ran single on torch 1.13")
+		assert.Contains(t, doc, "…; ran ddp on torch 1.13")
+	}
+}

@@ -565,7 +565,7 @@ func writeFairness(m md, s *ModelSection) {
 		}
 		m.header(head...)
 		for _, row := range s.Fairness {
-			m.row(append([]string{row.Field}, row.Values...)...)
+			m.row(append([]string{row.Field}, differingCells(row.Values, 60, true)...)...)
 		}
 		m.p("\n")
 		if len(s.Identical) > 0 {
@@ -698,4 +698,47 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// differingCells shortens a fairness row's values to n runes each so that
+// the part where they differ stays in view: values that share a long prefix
+// (the fsdp trainer's version, then "; ran single …" or "; ran ddp …") start
+// with "…" at the field boundary ("; ") before the first difference. With
+// whole, a value without such a prefix is kept whole (report.md keeps digests).
+func differingCells(vals []string, n int, whole bool) []string {
+	out := make([]string, len(vals))
+	rs := make([][]rune, len(vals))
+	common := -1
+	for i, v := range vals {
+		rs[i] = []rune(v)
+		if i == 0 {
+			common = len(rs[0])
+			continue
+		}
+		k := 0
+		for k < common && k < len(rs[i]) && rs[i][k] == rs[0][k] {
+			k++
+		}
+		common = k
+	}
+	for i, r := range rs {
+		start := 0
+		if common > n/2 && len(r) > n {
+			start = max(0, common-8)
+			if j := strings.LastIndex(string(r[:common]), "; "); j >= 0 {
+				if b := len([]rune(string(r[:common])[:j])); common-b <= n/2 {
+					start = b
+				}
+			}
+		}
+		switch {
+		case start > 0:
+			out[i] = truncate("…"+string(r[start:]), n)
+		case whole:
+			out[i] = string(r)
+		default:
+			out[i] = truncate(string(r), n)
+		}
+	}
+	return out
 }
