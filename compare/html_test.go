@@ -205,7 +205,7 @@ func TestHTMLReportInChromium(t *testing.T) {
 		assert.Greater(t, f[1], 50.0, "figure %d height", i)
 	}
 	assert.GreaterOrEqual(t, got.Tables, 3)
-	assert.Equal(t, 4, got.FairnessRows, "a header and the three fields that differ")
+	assert.Equal(t, 5, got.FairnessRows, "a header and the four fields that differ (DP, GPU count, config fingerprint, the trainer's path)")
 	assert.Equal(t, len(want.Groups[0].Sources)+len(want.Groups[1].Sources), got.Runs)
 
 	shot := filepath.Join(dir, "report-html.png")
@@ -262,23 +262,10 @@ func TestMarkdownAgreesWithHTMLOnConfigurations(t *testing.T) {
 
 // TestFairnessShowsWhereValuesDiffer: the demo's two groups record the same
 // trainer version followed by the path each ran ("; ran single …" against
-// "; ran ddp …"); both tables show that part rather than the common prefix.
+// "; ran ddp …"); both fairness tables show that part rather than the common
+// prefix.
 func TestFairnessShowsWhereValuesDiffer(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join("testdata", "html", "train_*.json"))
-	require.NoError(t, err)
-	inputs, problems := LoadFiles(paths, nil)
-	require.Empty(t, problems)
-	const version = "rival frameworks/fsdp train.py blake3:2eb8648845b064ac7e0abc267b96fba19e708d247a997d99dc828d9caaae35cb"
-	for i := range inputs {
-		path := "single"
-		if strings.Contains(inputs[i].Source, "_dp2") {
-			path = "ddp"
-		}
-		v := version + "; ran " + path + " on torch 1.13.1, params float32, reduce float32, attention math, adamw"
-		inputs[i].Result.Framework.Version = &v
-	}
-	rep, err := Analyze(inputs, DefaultPrices())
-	require.NoError(t, err)
+	rep, _ := demoReport(t)
 	var md, page bytes.Buffer
 	require.NoError(t, rep.WriteMarkdown(&md))
 	require.NoError(t, rep.WriteHTML(&page))
@@ -286,4 +273,7 @@ func TestFairnessShowsWhereValuesDiffer(t *testing.T) {
 		assert.Contains(t, doc, "…; ran single on torch 1.13")
 		assert.Contains(t, doc, "…; ran ddp on torch 1.13")
 	}
+	cc := rep.Models[0].ConfigComparisons()
+	require.Len(t, cc, 1)
+	assert.Contains(t, cc[0].Differs, "framework_version: …; ran single on torch … vs …; ran ddp on torch 1.1…", "the headline's list of differences too")
 }
