@@ -65,7 +65,11 @@ func (s *ModelSection) ConfigComparisons() []ConfigComparison {
 			c := ConfigComparison{Faster: f, Slower: sl, Ratio: ratioOfMeans(f.TPS, sl.TPS), TotalRatio: ratioOfMeans(f.TotalTPS, sl.TotalTPS)}
 			for _, k := range fairnessFields {
 				if f.Config[k] != sl.Config[k] {
-					c.Differs = append(c.Differs, fmt.Sprintf("%s: %s vs %s", k, truncate(f.Config[k], 13), truncate(sl.Config[k], 13)))
+					a, b := truncate(f.Config[k], 13), truncate(sl.Config[k], 13)
+					if d := differingCells([]string{f.Config[k], sl.Config[k]}, 24, false); strings.HasPrefix(d[0], "…") {
+						a, b = d[0], d[1] // a long common prefix: show where they differ
+					}
+					c.Differs = append(c.Differs, fmt.Sprintf("%s: %s vs %s", k, a, b))
 				}
 			}
 			if sameSeed(firstRun(f), firstRun(sl)) && ka.Dataset != "" && !strings.HasSuffix(ka.Dataset, "@unknown") {
@@ -315,8 +319,8 @@ func (h *htmlWriter) model(i int, m *ModelSection) {
 		h.p("</tr>\n")
 		for _, row := range m.Fairness {
 			h.p("<tr><td>%s</td>", e(row.Field))
-			for _, v := range row.Values {
-				h.p("<td><code>%s</code></td>", e(truncate(v, 40)))
+			for i, v := range differingCells(row.Values, 40, false) {
+				h.p("<td title=\"%s\"><code>%s</code></td>", e(row.Values[i]), e(v))
 			}
 			h.p("</tr>\n")
 		}

@@ -205,7 +205,7 @@ func TestHTMLReportInChromium(t *testing.T) {
 		assert.Greater(t, f[1], 50.0, "figure %d height", i)
 	}
 	assert.GreaterOrEqual(t, got.Tables, 3)
-	assert.Equal(t, 4, got.FairnessRows, "a header and the three fields that differ")
+	assert.Equal(t, 5, got.FairnessRows, "a header and the four fields that differ (DP, GPU count, config fingerprint, the trainer's path)")
 	assert.Equal(t, len(want.Groups[0].Sources)+len(want.Groups[1].Sources), got.Runs)
 
 	shot := filepath.Join(dir, "report-html.png")
@@ -238,4 +238,42 @@ func TestWriteHTMLCrossPlatform(t *testing.T) {
 	assert.Equal(t, 3*len(rep.Models), strings.Count(page, `<svg class="fig"`))
 	assert.Equal(t, len(rep.Inputs), strings.Count(page, `<details class="run">`))
 	assert.NotContains(t, page, "version prim", "cross-platform groups keep their plain labels")
+}
+
+// TestMarkdownAgreesWithHTMLOnConfigurations: report.md states the demo's
+// configuration comparison and its loss parity as report.html does, instead
+// of saying that nothing is compared.
+func TestMarkdownAgreesWithHTMLOnConfigurations(t *testing.T) {
+	rep, want := demoReport(t)
+	var md bytes.Buffer
+	require.NoError(t, rep.WriteMarkdown(&md))
+	doc := md.String()
+	cc := rep.Models[0].ConfigComparisons()
+	require.Len(t, cc, 1)
+	head := doc[strings.Index(doc, "## Headlines"):]
+	head = head[:strings.Index(head[3:], "\n## ")+3]
+	assert.Contains(t, head, mdEscape(cc[0].Line(rep.Models[0])))
+	assert.Contains(t, head, num(want.Ratio, 2)+"×")
+	assert.Contains(t, head, "its configurations are compared with each other")
+	assert.NotContains(t, doc, "loss curves are not compared")
+	parity := doc[strings.Index(doc, "### Loss parity"):]
+	assert.Regexp(t, `CPU FSDP, DP \d, \d process(es)? vs CPU FSDP, DP \d, \d process(es)? \(between configurations, same data and seed\): in parity`, parity)
+}
+
+// TestFairnessShowsWhereValuesDiffer: the demo's two groups record the same
+// trainer version followed by the path each ran ("; ran single …" against
+// "; ran ddp …"); both fairness tables show that part rather than the common
+// prefix.
+func TestFairnessShowsWhereValuesDiffer(t *testing.T) {
+	rep, _ := demoReport(t)
+	var md, page bytes.Buffer
+	require.NoError(t, rep.WriteMarkdown(&md))
+	require.NoError(t, rep.WriteHTML(&page))
+	for _, doc := range []string{md.String(), page.String()} {
+		assert.Contains(t, doc, "…; ran single on torch 1.13")
+		assert.Contains(t, doc, "…; ran ddp on torch 1.13")
+	}
+	cc := rep.Models[0].ConfigComparisons()
+	require.Len(t, cc, 1)
+	assert.Contains(t, cc[0].Differs, "framework_version: …; ran single on torch … vs …; ran ddp on torch 1.1…", "the headline's list of differences too")
 }

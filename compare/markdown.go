@@ -258,8 +258,28 @@ func (r *Report) writeSummary(m md) {
 func (r *Report) writeHeadlines(m md) {
 	m.p("## Headlines\n\n")
 	for _, s := range r.Models {
+		ccs := s.ConfigComparisons()
 		if s.NoComparison != "" {
-			m.p("- %s: %s.\n", mdEscape(s.Label), mdEscape(s.NoComparison))
+			more := ""
+			if len(ccs) > 0 {
+				more = "; its configurations are compared with each other"
+			}
+			m.p("- %s: %s%s.\n", mdEscape(s.Label), mdEscape(s.NoComparison), more)
+		}
+		for _, c := range ccs {
+			m.p("- %s\n", mdEscape(c.Line(s)))
+			if len(c.Differs) > 0 {
+				m.p("  - differs: %s\n", mdEscape(strings.Join(c.Differs, "; ")))
+			}
+			if lp := c.Parity; lp != nil && lp.Available {
+				verdict := "in parity"
+				if lp.Diverged {
+					verdict = "**diverged**"
+				}
+				m.p("  - loss: tail-mean gap %.2f%% over the last %s (largest step gap %.2f%% at step %d): %s\n", 100*lp.TailGap, plural(lp.TailSteps, "step"), 100*lp.MaxGap, lp.AtStep, verdict)
+			}
+		}
+		if s.NoComparison != "" {
 			continue
 		}
 		for _, h := range s.Headlines {
@@ -376,7 +396,11 @@ func (r *Report) writeErrors(m md) {
 func (r *Report) writeModel(m md, s *ModelSection) {
 	m.p("## %s\n\n", mdEscape(s.Label))
 	if s.NoComparison != "" {
-		m.p("%s.\n\n", mdEscape(strings.ToUpper(s.NoComparison[:1])+s.NoComparison[1:]))
+		more := ""
+		if len(s.ConfigComparisons()) > 0 {
+			more = "; its configurations are compared with each other"
+		}
+		m.p("%s%s.\n\n", mdEscape(strings.ToUpper(s.NoComparison[:1])+s.NoComparison[1:]), more)
 	}
 	writeConfigurations(m, s)
 	writeThroughput(m, s)
@@ -541,7 +565,7 @@ func writeFairness(m md, s *ModelSection) {
 		}
 		m.header(head...)
 		for _, row := range s.Fairness {
-			m.row(append([]string{row.Field}, row.Values...)...)
+			m.row(append([]string{row.Field}, differingCells(row.Values, 60, true)...)...)
 		}
 		m.p("\n")
 		if len(s.Identical) > 0 {
@@ -555,25 +579,41 @@ func writeFairness(m md, s *ModelSection) {
 
 func writeParity(m md, s *ModelSection) {
 	m.p("\n### Loss parity\n\n")
-	if len(s.Parity) == 0 {
-		m.p("No pair of groups of %s ran on the same data with an equal recorded configuration (apart from precision), so loss curves are not compared.\n\n", mdEscape(s.Label))
-		return
+	type pair struct {
+		lp   LossParity
+		kind string
+		a, b string
 	}
+	var pairs []pair
 	for _, lp := range s.Parity {
 		kind := ""
 		if lp.PrecisionOnly {
-			kind = mdEscape(fmt.Sprintf(" (precision only: %s vs %s)", lp.A.Config["precision"], lp.B.Config["precision"]))
+			kind = fmt.Sprintf(" (precision only: %s vs %s)", lp.A.Config["precision"], lp.B.Config["precision"])
 		}
+		pairs = append(pairs, pair{lp, kind, lp.A.Label, lp.B.Label})
+	}
+	for _, c := range s.ConfigComparisons() {
+		if c.Parity != nil {
+			pairs = append(pairs, pair{*c.Parity, " (between configurations, same data and seed)", s.DisplayName(c.Parity.A), s.DisplayName(c.Parity.B)})
+		}
+	}
+	if len(pairs) == 0 {
+		m.p("No pair of groups of %s ran on the same data with an equal recorded configuration (apart from precision), so loss curves are not compared.\n\n", mdEscape(s.Label))
+		return
+	}
+	for _, p := range pairs {
+		lp, kind := p.lp, mdEscape(p.kind)
+		a, b := mdEscape(p.a), mdEscape(p.b)
 		switch {
 		case !lp.Available:
-			m.p("- %s vs %s%s: the loss curves share no step after warm-up.\n", mdEscape(lp.A.Label), mdEscape(lp.B.Label), kind)
+			m.p("- %s vs %s%s: the loss curves share no step after warm-up.\n", a, b, kind)
 		default:
 			verdict := "in parity"
 			if lp.Diverged {
 				verdict = "**diverged**"
 			}
 			m.p("- %s vs %s%s: %s: mean loss over the last %s differs by %.2f%% (threshold %.0f%%); largest single-step gap %.2f%% at step %d, over %s after %s.\n",
-				mdEscape(lp.A.Label), mdEscape(lp.B.Label), kind, verdict, plural(lp.TailSteps, "step"), 100*lp.TailGap, 100*LossDivergenceThreshold, 100*lp.MaxGap, lp.AtStep, plural(lp.Steps, "step"), plural(lp.Warmup, "warm-up step"))
+				a, b, kind, verdict, plural(lp.TailSteps, "step"), 100*lp.TailGap, 100*LossDivergenceThreshold, 100*lp.MaxGap, lp.AtStep, plural(lp.Steps, "step"), plural(lp.Warmup, "warm-up step"))
 		}
 	}
 	m.p("\n")
@@ -658,4 +698,47 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// differingCells shortens a fairness row's values to n runes each so that
+// the part where they differ stays in view: values that share a long prefix
+// (the fsdp trainer's version, then "; ran single …" or "; ran ddp …") start
+// with "…" at the field boundary ("; ") before the first difference. With
+// whole, a value without such a prefix is kept whole (report.md keeps digests).
+func differingCells(vals []string, n int, whole bool) []string {
+	out := make([]string, len(vals))
+	rs := make([][]rune, len(vals))
+	common := -1
+	for i, v := range vals {
+		rs[i] = []rune(v)
+		if i == 0 {
+			common = len(rs[0])
+			continue
+		}
+		k := 0
+		for k < common && k < len(rs[i]) && rs[i][k] == rs[0][k] {
+			k++
+		}
+		common = k
+	}
+	for i, r := range rs {
+		start := 0
+		if common > n/2 && len(r) > n {
+			start = max(0, common-8)
+			if j := strings.LastIndex(string(r[:common]), "; "); j >= 0 {
+				if b := len([]rune(string(r[:common])[:j])); common-b <= n/2 {
+					start = b
+				}
+			}
+		}
+		switch {
+		case start > 0:
+			out[i] = truncate("…"+string(r[start:]), n)
+		case whole:
+			out[i] = string(r)
+		default:
+			out[i] = truncate(string(r), n)
+		}
+	}
+	return out
 }

@@ -105,6 +105,7 @@ func TestPlotSinglePlatform(t *testing.T) {
 	var md bytes.Buffer
 	require.NoError(t, rep.WriteMarkdown(&md))
 	assert.Contains(t, md.String(), "there is no cross-platform comparison")
+	assert.NotContains(t, md.String(), "compared with each other", "one group: no configuration comparison either")
 }
 
 // TestCPUOnlyRun uses a result the demo wrote (CPU, fsdp, a proxy model): Rival's
