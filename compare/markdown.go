@@ -460,7 +460,7 @@ func writeThroughput(m md, s *ModelSection) {
 
 func writeEfficiency(m md, s *ModelSection) {
 	m.p("\n### Efficiency\n\n")
-	m.header("group", "precision", "peak (TFLOP/s)", "TFLOP/s/GPU (Rival)", "MFU (Rival)", "TFLOP/s/GPU (framework's own)", "MFU (framework's own)")
+	m.header("group", "configuration · stack", "precision", "peak (TFLOP/s)", "TFLOP/s/GPU (Rival)", "MFU (Rival)", "TFLOP/s/GPU (framework's own)", "MFU (framework's own)")
 	for _, g := range s.Groups {
 		mfu, fmfu := "—", "—"
 		if g.MFU != nil {
@@ -472,25 +472,25 @@ func writeEfficiency(m md, s *ModelSection) {
 		if g.FrameworkMFU != nil {
 			fmfu = num(*g.FrameworkMFU, 1) + "%"
 		}
-		m.row(g.name(), g.Config["precision"], ptr(g.Peak, 1), sig(g.TFLOPs), mfu, frameworkTFCell(g.FrameworkTF), fmfu)
+		m.row(g.name(), shortSetup(g), g.Config["precision"], ptr(g.Peak, 1), sig(g.TFLOPs), mfu, frameworkTFCell(g.FrameworkTF), fmfu)
 	}
 }
 
 func writeMemory(m md, s *ModelSection) {
 	m.p("\n### Memory (per GPU, GiB)\n\n")
-	m.header("group", "peak allocated", "peak reserved", "peak device used", "GPU memory", "share of GPU memory")
+	m.header("group", "configuration · stack", "peak allocated", "peak reserved", "peak device used", "GPU memory", "share of GPU memory")
 	for _, g := range s.Groups {
 		share := "—"
 		if g.MemoryShare != nil {
 			share = num(100**g.MemoryShare, 1) + "%"
 		}
-		m.row(g.name(), mib2gib(g.AllocatedMiB), mib2gib(g.ReservedMiB), mib2gib(g.DeviceUsedMiB), mib2gib(g.GPUMemoryMiB), share)
+		m.row(g.name(), shortSetup(g), mib2gib(g.AllocatedMiB), mib2gib(g.ReservedMiB), mib2gib(g.DeviceUsedMiB), mib2gib(g.GPUMemoryMiB), share)
 	}
 }
 
 func writeEnergyCost(m md, s *ModelSection) {
 	m.p("\n### Energy, time and cost\n\n")
-	m.header("group", "tokens per Wh per GPU", "power (W/GPU, GPU board power only)", "USD per GPU-hour", "cost per 1T tokens", "GPU-hours per 1T tokens", "days for 1T / 15T tokens")
+	m.header("group", "configuration · stack", "tokens per Wh per GPU", "power (W/GPU, GPU board power only)", "USD per GPU-hour", "cost per 1T tokens", "GPU-hours per 1T tokens", "days for 1T / 15T tokens")
 	for _, g := range s.Groups {
 		energy, power := "—", "—"
 		if g.TokensPerWh != nil {
@@ -527,7 +527,7 @@ func writeEnergyCost(m md, s *ModelSection) {
 				days = fmt.Sprintf("%s / %s on %s", num(g.DaysFor1T, 1), num(g.DaysFor15T, 1), plural(g.NumGPUs, "GPU"))
 			}
 		}
-		m.row(g.name(), energy, power, price, cost, num(g.GPUHoursPer1T, 0), days)
+		m.row(g.name(), shortSetup(g), energy, power, price, cost, num(g.GPUHoursPer1T, 0), days)
 	}
 }
 
