@@ -250,6 +250,7 @@ func TestPurgeRefusesOutsideTheWorkspace(t *testing.T) {
 	// Inside the workspace, and a marked directory outside it, are removed.
 	t.Setenv("OUTPUT_DIR", "output")
 	w, _ := newWorkspaceAt(t, root)
+	w.markOwnDirs()
 	require.NoError(t, os.MkdirAll(w.Path("OUTPUT_DIR", "x"), 0o755))
 	require.NoError(t, w.Purge(false))
 	assert.NoDirExists(t, w.Path("OUTPUT_DIR"))

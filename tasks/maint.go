@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -156,16 +157,17 @@ func (w *Workspace) CacheVerify(ctx context.Context) error {
 }
 
 // DirMarker is the file Rival writes into an OUTPUT_DIR or DATA_DIR it
-// creates outside the workspace: purge removes such a directory only when
-// it carries the marker, so a mistyped OUTPUT_DIR=.. never costs a project.
+// creates: purge removes a directory only when it carries the marker, so a
+// mistyped OUTPUT_DIR=.. or OUTPUT_DIR=.git never costs a project.
 const DirMarker = ".rival-dir"
 
-// markOwnDirs creates OUTPUT_DIR and DATA_DIR when they lie outside the
-// workspace and do not exist yet, and marks them as Rival's.
+// markOwnDirs creates OUTPUT_DIR and DATA_DIR when they do not exist yet,
+// and marks them as Rival's. Every target calls it before it runs, so no
+// other code path creates either directory unmarked.
 func (w *Workspace) markOwnDirs() {
 	for _, k := range []string{"OUTPUT_DIR", "DATA_DIR"} {
 		d := w.Path(k)
-		if _, err := os.Lstat(d); err == nil || within(resolve(w.Root), resolve(d)) {
+		if _, err := os.Lstat(d); err == nil {
 			continue
 		}
 		if os.MkdirAll(d, 0o755) == nil {
@@ -200,8 +202,8 @@ func within(dir, p string) bool {
 
 // Purge removes OUTPUT_DIR, and DATA_DIR too when data is true. The cache
 // stays: a later run materializes from it. A directory is removed only
-// when, symlinks resolved, it lies inside the workspace, or it carries
-// Rival's marker; never one that holds the workspace or the cache.
+// when, symlinks resolved, it carries Rival's marker; never the workspace,
+// one that holds it or the cache, a .git, or one holding files git tracks.
 func (w *Workspace) Purge(data bool) error {
 	keys := []string{"OUTPUT_DIR"}
 	if data {
@@ -225,11 +227,15 @@ func (w *Workspace) Purge(data bool) error {
 		if real == cacheDir || within(real, cacheDir) {
 			return fmt.Errorf("purge: %s=%s resolves to %s, which holds the cache %s; refusing (use cache:trim for the cache)", k, w.Config.Get(k), real, cacheDir)
 		}
-		if !within(root, real) {
-			fi, err := os.Stat(filepath.Join(real, DirMarker))
-			if err != nil || !fi.Mode().IsRegular() {
-				return fmt.Errorf("purge: %s=%s resolves to %s, outside the workspace %s, and has no %s marker (Rival marks the directories it creates); refusing: remove it by hand if you mean it", k, w.Config.Get(k), real, root, DirMarker)
-			}
+		if filepath.Base(real) == ".git" {
+			return fmt.Errorf("purge: %s=%s resolves to %s, a git repository; refusing (set %s to a directory of its own)", k, w.Config.Get(k), real, k)
+		}
+		if tracked := gitTracked(real); tracked != "" {
+			return fmt.Errorf("purge: %s=%s resolves to %s, which holds %s that git tracks; refusing (set %s to a directory of its own)", k, w.Config.Get(k), real, tracked, k)
+		}
+		fi, err := os.Stat(filepath.Join(real, DirMarker))
+		if err != nil || !fi.Mode().IsRegular() {
+			return fmt.Errorf("purge: %s=%s resolves to %s, which has no %s marker (Rival marks the directories it creates; an older Rival did not); refusing: if it holds only Rival's outputs, remove it by hand with: rm -rf %q", k, w.Config.Get(k), real, DirMarker, real)
 		}
 		victims = append(victims, victim{k, d, real})
 	}
@@ -245,6 +251,22 @@ func (w *Workspace) Purge(data bool) error {
 		w.Printf("purge: removed %s\n", v.path)
 	}
 	return nil
+}
+
+// gitTracked returns a file git tracks under dir, or "" when there is none
+// or git is not installed (the marker rule then decides alone).
+func gitTracked(dir string) string {
+	if _, err := exec.LookPath("git"); err != nil {
+		return ""
+	}
+	cmd := exec.Command("git", "-C", dir, "ls-files", "-z", "--", ".")
+	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
+	out, err := cmd.Output()
+	if err != nil || len(out) == 0 {
+		return ""
+	}
+	first, _, _ := strings.Cut(string(out), "\x00")
+	return filepath.Join(dir, first)
 }
 
 // provenanceKeys are result fields copied into a wrap's manifest.
@@ -264,6 +286,9 @@ func (w *Workspace) WrapTask() (*Task, string, error) {
 	outDir := w.Path("OUTPUT_DIR")
 	if _, err := os.Stat(outDir); err != nil {
 		return nil, "", fmt.Errorf("wrap: nothing to wrap: %w (run a training or demo first)", err)
+	}
+	if files, err := wrapFiles(outDir); err == nil && len(files) == 0 {
+		return nil, "", fmt.Errorf("wrap: nothing to wrap: %s holds no results (run a training or demo first)", outDir)
 	}
 	host, _ := os.Hostname()
 	zipPath := filepath.Join(filepath.Dir(outDir), "rival-results-"+sanitize(host)+".zip")
@@ -297,7 +322,7 @@ func wrapFiles(dir string) ([]string, error) {
 		if err != nil {
 			return err
 		}
-		if de.Type().IsRegular() && de.Name() != "secrets.env" {
+		if de.Type().IsRegular() && de.Name() != "secrets.env" && !(de.Name() == DirMarker && filepath.Dir(p) == dir) {
 			out = append(out, p)
 		}
 		return nil
@@ -335,7 +360,7 @@ func writeWrap(out io.Writer, dir, host string) error {
 		if !de.Type().IsRegular() {
 			return nil // sockets, links: not results
 		}
-		if de.Name() == "secrets.env" {
+		if de.Name() == "secrets.env" || (de.Name() == DirMarker && filepath.Dir(p) == dir) {
 			return nil
 		}
 		r, _ := filepath.Rel(dir, p)

@@ -71,30 +71,40 @@ func exitCode(s os.Signal) int {
 //
 // signal.Ignore first detaches every earlier handler, including the one
 // mage's generated main installs, which would exit 5 s after Ctrl-C and
-// leave a slow trainer running without Rival.
+// leave a slow trainer running without Rival. mage registers its SIGINT
+// handler concurrently with the target, and on a loaded machine that can
+// be late, so Rival takes SIGINT back again and again (50 ms, doubling to
+// once a second) until the first signal arrives. SIGTERM, which mage never
+// registers, is taken once and never re-taken, so no retake can drop it;
+// a Ctrl-C that falls in a retake's microseconds-wide gap is ignored and
+// the next one is the first.
 func handleSignals(parent context.Context, out io.Writer, g time.Duration) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(parent)
 	ch := make(chan os.Signal, 4)
-	take := func() {
-		signal.Ignore(os.Interrupt, syscall.SIGTERM)
-		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	signal.Ignore(os.Interrupt, syscall.SIGTERM)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	retakeInterrupt := func() {
+		signal.Ignore(os.Interrupt)
+		signal.Notify(ch, os.Interrupt)
 	}
-	take()
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		// mage installs its handler as the target starts: take the signals
-		// back once it has.
-		retake := time.NewTimer(50 * time.Millisecond)
+		// mage installs its SIGINT handler while the target starts, maybe
+		// late: keep taking SIGINT back until the first signal.
+		every := 50 * time.Millisecond
+		retake := time.NewTimer(every)
 		defer retake.Stop()
 		var first os.Signal
 		for first == nil {
 			select {
 			case first = <-ch:
 			case <-retake.C:
-				take()
+				retakeInterrupt()
+				every = min(2*every, time.Second)
+				retake.Reset(every)
 			case <-done:
 				return
 			}

@@ -66,6 +66,9 @@ func trainerChild() int {
 			return err
 		})
 	}()
+	if d, err := time.ParseDuration(os.Getenv("RIVAL_TEST_HANDLER_DELAY")); err == nil {
+		time.Sleep(d) // a loaded machine: the handler registers late
+	}
 	mageLikeHandler(cancel)
 	if err := <-done; err != nil {
 		return 1
@@ -145,6 +148,29 @@ func TestCtrlCWaitsForTheTrainer(t *testing.T) {
 	assert.False(t, groupAlive(t, dir), "no trainer outlives Rival; output:\n%s", out)
 	assert.FileExists(t, filepath.Join(dir, "checkpoint"), "the trainer had the time to checkpoint")
 	assert.Contains(t, out.String(), "Ctrl-C: stopping")
+}
+
+// mage's handler can register long after the target started (a loaded
+// machine): Rival still owns Ctrl-C, waits for the trainer, and a second
+// Ctrl-C still stops at once.
+func TestCtrlCWaitsForTheTrainerWhenMageRegistersLate(t *testing.T) {
+	cmd, dir, out := startChild(t, "trainer", "RIVAL_TEST_HANDLER_DELAY=1500ms")
+	time.Sleep(2 * time.Second) // past the late registration
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	require.True(t, waitExit(cmd, 30*time.Second))
+	assert.False(t, groupAlive(t, dir), "no trainer outlives Rival; output:\n%s", out)
+	assert.FileExists(t, filepath.Join(dir, "checkpoint"), "the trainer had the time to checkpoint; output:\n%s", out)
+	assert.NotContains(t, out.String(), "cleanup timeout exceeded")
+
+	cmd, dir, out = startChild(t, "trainer", "RIVAL_TEST_HANDLER_DELAY=1500ms")
+	time.Sleep(2 * time.Second)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	time.Sleep(300 * time.Millisecond)
+	start := time.Now()
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	require.True(t, waitExit(cmd, 10*time.Second))
+	assert.Less(t, time.Since(start), 2*time.Second)
+	assert.Equal(t, 130, cmd.ProcessState.ExitCode(), "output:\n%s", out)
 }
 
 // A second Ctrl-C stops at once and takes the trainer with it.

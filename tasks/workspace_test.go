@@ -147,6 +147,7 @@ func TestWrapWithoutOutputsNamesTheFix(t *testing.T) {
 
 func TestPurge(t *testing.T) {
 	w, _ := newWorkspace(t, "")
+	w.markOwnDirs()
 	for _, k := range []string{"OUTPUT_DIR", "DATA_DIR"} {
 		require.NoError(t, os.MkdirAll(w.Path(k, "x"), 0o755))
 	}
