@@ -289,18 +289,19 @@ const NodeImageIDName = "image-id.txt"
 
 // nodeImageID records the ID of Job.Image in this node's Docker daemon before the node runs it, and
 // stops the node when its daemon lacks the image (docker run would otherwise pull the tag from a
-// registry).
+// registry). The message is one write followed by a pause: with --kill-on-bad-exit, srun tears the
+// step down as soon as a task fails and can drop output the failing task wrote just before exiting.
 func nodeImageID(j Job) string {
 	d := quote(filepath.Join(j.OutputDir, "nodes")) + `/"$SLURMD_NODENAME"`
 	img := quote(j.Image)
 	return `d=` + d + `
 mkdir -p "$d"
-if ! docker image inspect -f '{{.Id}}' ` + img + ` > "$d/` + NodeImageIDName + `.tmp"; then
-  rm -f "$d/` + NodeImageIDName + `.tmp"
-  echo "rival: image ` + strings.ReplaceAll(j.Image, `"`, ``) + ` is not in the Docker daemon of node $SLURMD_NODENAME: load it there, or push it with mage image:push and run by digest" >&2
+if ! id=$(docker image inspect -f '{{.Id}}' ` + img + ` 2>&1); then
+  echo "rival: image ` + strings.ReplaceAll(j.Image, `"`, ``) + ` is not in the Docker daemon of node $SLURMD_NODENAME ($id): load it there, or push it with mage image:push and run by digest" >&2
+  sleep 1
   exit 1
 fi
-mv "$d/` + NodeImageIDName + `.tmp" "$d/` + NodeImageIDName + `"
+printf '%s\n' "$id" > "$d/` + NodeImageIDName + `.tmp" && mv "$d/` + NodeImageIDName + `.tmp" "$d/` + NodeImageIDName + `"
 `
 }
 
