@@ -12,6 +12,7 @@ import (
 
 	"github.com/magefile/mage/mg"
 
+	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/tasks"
 )
 
@@ -62,7 +63,7 @@ func Fetch(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		return w.Runner.Run(ctx, append([]*tasks.Task{p.Fetch}, p.Tokenizers...)...)
+		return w.Runner.Run(ctx, append([]*dag.Task{p.Fetch}, p.Tokenizers...)...)
 	})
 }
 

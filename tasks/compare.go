@@ -14,6 +14,7 @@ import (
 
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/compare"
+	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/result"
 )
@@ -82,17 +83,17 @@ func (w *Workspace) cachedResults() ([][]byte, error) {
 // from every result under OUTPUT_DIR, under dirs, and in the cache. It is
 // keyed by its input results' digests, so it is a hit when no result
 // changed.
-func (w *Workspace) CompareTask(dirs []string, deps ...*Task) (*Task, error) {
+func (w *Workspace) CompareTask(dirs []string, deps ...*dag.Task) (*dag.Task, error) {
 	outDir := w.Path("OUTPUT_DIR")
 	report := filepath.Join(outDir, "report.md")
 	png, svg := filepath.Join(outDir, "compare.png"), filepath.Join(outDir, "compare.svg")
 	page := filepath.Join(outDir, "report.html")
-	t := &Task{
+	t := &dag.Task{
 		ID:      strings.TrimSpace("compare " + strings.Join(relAll(w.Root, dirs), " ")),
 		Deps:    deps,
 		Params:  map[string]string{},
 		Tools:   map[string]string{"compare": compareVersion},
-		Outputs: []Output{{Path: report, Compress: true}, {Path: png}, {Path: svg, Compress: true}, {Path: page, Compress: true}},
+		Outputs: []dag.Output{{Path: report, Compress: true}, {Path: png}, {Path: svg, Compress: true}, {Path: page, Compress: true}},
 	}
 	var blobs [][]byte
 	var files []string
@@ -121,7 +122,7 @@ func (w *Workspace) CompareTask(dirs []string, deps ...*Task) (*Task, error) {
 		}
 		return nil
 	}
-	t.Run = func(ctx context.Context, x *Exec) error {
+	t.Run = func(ctx context.Context, x *dag.Exec) error {
 		inputs, problems := compare.LoadFiles(files, blobs)
 		prices, err := compare.ParsePriceEnv(compare.DefaultPrices(), os.Environ())
 		if err != nil {
@@ -189,7 +190,7 @@ func noResultsBecause(problems []compare.Problem) error {
 }
 
 // ReportCompare prints compare's console summary and where the files are.
-func (w *Workspace) ReportCompare(t *Task, out io.Writer) {
+func (w *Workspace) ReportCompare(t *dag.Task, out io.Writer) {
 	var meta map[string]string
 	if err := t.Meta(&meta); err == nil {
 		fmt.Fprint(out, meta["console"])

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rivalbench/rival/compare"
 	"github.com/rivalbench/rival/container"
+	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/hw"
 )
 
@@ -232,8 +233,8 @@ func (w *Workspace) Demo(ctx context.Context) error {
 		return err
 	}
 
-	build := func(ex Executor) ([]*Task, error) {
-		var runs []*Task
+	build := func(ex Executor) ([]*dag.Task, error) {
+		var runs []*dag.Task
 		for _, v := range demoVariants {
 			cfg, err := w.Config.With("demo", demoConfig)
 			if err != nil {

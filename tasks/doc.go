@@ -1,6 +1,4 @@
-// Package tasks holds Rival's DAG: each task declares its inputs (files by
-// content, upstream outputs, parameters, allow-listed environment
-// variables, tool versions) and outputs; the runner turns those into an
-// action key, materializes outputs from the cache on a hit, and runs the task
-// on a miss, recording what it produced.
+// Package tasks holds Rival's targets: fetch, filter, encode, image, train, extract, compare and
+// the cache's upkeep, each built as dag.Task values over one Workspace (the configuration, the
+// cache and a dag.Runner). magefile.go declares the targets and delegates each to one call here.
 package tasks

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/container"
+	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/hw"
 )
@@ -49,7 +50,7 @@ func ImageTag(platform string) string { return "rival/" + platform + ":latest" }
 
 // ImageTask builds the platform image through the Engine API. Its key is
 // the build context's digest plus the base image's digest, never a tag.
-func (w *Workspace) ImageTask(ctx context.Context, e *container.Engine, platform string) (*Task, error) {
+func (w *Workspace) ImageTask(ctx context.Context, e *container.Engine, platform string) (*dag.Task, error) {
 	dockerfile, ok := dockerfiles[platform]
 	if !ok {
 		return nil, fmt.Errorf("image: unknown platform %q (amd, nvd or cpu)", platform)
@@ -71,12 +72,12 @@ func (w *Workspace) ImageTask(ctx context.Context, e *container.Engine, platform
 		return nil, fmt.Errorf("image %s: %w", platform, err)
 	}
 	out := w.Path("DATA_DIR", "images", platform+".json")
-	t := &Task{
+	t := &dag.Task{
 		ID:      "image " + platform,
 		Params:  map[string]string{"context": ctxDigest, "base": baseDigest, "dockerfile": dockerfile},
-		Outputs: []Output{{Path: out, Compress: true}},
+		Outputs: []dag.Output{{Path: out, Compress: true}},
 	}
-	t.Run = func(ctx context.Context, x *Exec) error {
+	t.Run = func(ctx context.Context, x *dag.Exec) error {
 		args := map[string]string{}
 		if os.Getenv("IMAGE_BASE") != "" || defaultBases[platform] == "" {
 			args["IMAGE_BASE"] = base
@@ -109,7 +110,7 @@ func (w *Workspace) contextExcludes() []string {
 // EnsureImage runs the image task and checks that the recorded image is
 // still in the daemon's store (someone may have removed it), rebuilding if
 // not.
-func (w *Workspace) EnsureImage(ctx context.Context, e *container.Engine, platform string) (ImageRecord, *Task, error) {
+func (w *Workspace) EnsureImage(ctx context.Context, e *container.Engine, platform string) (ImageRecord, *dag.Task, error) {
 	var rec ImageRecord
 	t, err := w.ImageTask(ctx, e, platform)
 	if err != nil {

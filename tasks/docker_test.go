@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rivalbench/rival/container"
+	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/result"
 )
@@ -83,7 +84,7 @@ func TestContainerizedTrainingEndToEnd(t *testing.T) {
 	assert.Empty(t, ourContainers(t), "the container is removed after the run")
 
 	// Unchanged inputs: the second train is a cache hit.
-	r2 := &Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}
+	r2 := &dag.Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}
 	in2 := in
 	in2.Encode, _, _ = demoDataset(t, w)
 	task2, err := w.TrainTask(in2)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rivalbench/rival/cache"
+	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/dataset"
 	"github.com/rivalbench/rival/indexed"
 	"github.com/rivalbench/rival/models"
@@ -119,7 +120,7 @@ func ManifestPath(prefix string) string { return prefix + ".rival.json" }
 // EncodeTask encodes in (JSONL) with tok into one dataset at outPrefix, or
 // into outPrefix-train and outPrefix-test when split > 0. upstream, when
 // set, produces in; more deps (the tokenizer's fetch) may follow.
-func (w *Workspace) EncodeTask(in string, tok TokenizerSpec, outPrefix string, split float64, upstream *Task, more ...*Task) *Task {
+func (w *Workspace) EncodeTask(in string, tok TokenizerSpec, outPrefix string, split float64, upstream *dag.Task, more ...*dag.Task) *dag.Task {
 	prefixes := []string{outPrefix}
 	names := []string{"all"}
 	if split > 0 {
@@ -130,14 +131,14 @@ func (w *Workspace) EncodeTask(in string, tok TokenizerSpec, outPrefix string, s
 	if tok.Model != nil {
 		id = "encode " + rel(w.Root, in) + " " + tok.Model.Name
 	}
-	t := &Task{
+	t := &dag.Task{
 		ID:     id + " -> " + rel(w.Root, outPrefix),
 		Files:  []string{tok.Path},
 		Params: map[string]string{"EOD": strconv.Itoa(tok.EOD), "split": strconv.FormatFloat(split, 'g', -1, 64)},
 		Tools:  map[string]string{"encoder": encoderVersion},
 	}
 	if upstream != nil {
-		t.Deps = []*Task{upstream}
+		t.Deps = []*dag.Task{upstream}
 	} else {
 		t.Files = append(t.Files, in)
 	}
@@ -151,9 +152,9 @@ func (w *Workspace) EncodeTask(in string, tok TokenizerSpec, outPrefix string, s
 		}
 	}
 	for _, p := range prefixes {
-		t.Outputs = append(t.Outputs, Output{Path: indexed.BinPath(p)}, Output{Path: indexed.IdxPath(p)}, Output{Path: ManifestPath(p), Compress: true})
+		t.Outputs = append(t.Outputs, dag.Output{Path: indexed.BinPath(p)}, dag.Output{Path: indexed.IdxPath(p)}, dag.Output{Path: ManifestPath(p), Compress: true})
 	}
-	t.Run = func(ctx context.Context, x *Exec) error {
+	t.Run = func(ctx context.Context, x *dag.Exec) error {
 		if err := os.MkdirAll(filepath.Dir(outPrefix), 0o755); err != nil {
 			return err
 		}
@@ -273,7 +274,7 @@ func storedFingerprint(c *cache.Cache, prefix string) (indexed.Fingerprint, erro
 }
 
 // ReportEncode prints what an encode task wrote.
-func (w *Workspace) ReportEncode(t *Task) {
+func (w *Workspace) ReportEncode(t *dag.Task) {
 	var ms []EncodeManifest
 	if err := t.Meta(&ms); err != nil {
 		return
@@ -294,7 +295,7 @@ func shortFP(s string) string {
 // progress prints throttled encode progress to the task's log: the share of
 // the input read, documents, speed and the time left, every 2 s.
 type progress struct {
-	x     *Exec
+	x     *dag.Exec
 	live  *liveLine
 	label string
 	total int64 // input bytes; 0 when unknown
@@ -304,7 +305,7 @@ type progress struct {
 	bytes int64
 }
 
-func newProgress(x *Exec, label string, total int64) *progress {
+func newProgress(x *dag.Exec, label string, total int64) *progress {
 	now := time.Now()
 	return &progress{x: x, live: newLiveLine(x.Log), label: label, total: total, start: now, last: now}
 }

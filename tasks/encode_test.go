@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/indexed"
 )
 
@@ -63,7 +64,7 @@ func TestEncodeFileAndVerify(t *testing.T) {
 	assert.Len(t, fp.Digest, 64)
 
 	// A second identical call is a cache hit.
-	r2 := &Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}
+	r2 := &dag.Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}
 	require.NoError(t, r2.Run(context.Background(), w.EncodeTask(in, tok, out, 0, nil)))
 	assert.Equal(t, "tasks: 0 run, 1 cached", r2.Summary())
 }
@@ -113,8 +114,8 @@ func TestChangedTokenizerReencodesOnlyThatModel(t *testing.T) {
 	qw := filepath.Join(w.Root, "qwen.json")
 	copyFile(t, mistralTok, mis)
 	copyFile(t, qwenTok, qw)
-	tasksFor := func() []*Task {
-		var ts []*Task
+	tasksFor := func() []*dag.Task {
+		var ts []*dag.Task
 		for _, p := range []string{mis, qw} {
 			spec, err := w.ResolveTokenizer(p)
 			require.NoError(t, err)
@@ -122,12 +123,12 @@ func TestChangedTokenizerReencodesOnlyThatModel(t *testing.T) {
 		}
 		return ts
 	}
-	require.NoError(t, (&Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}).Run(context.Background(), tasksFor()...))
+	require.NoError(t, (&dag.Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}).Run(context.Background(), tasksFor()...))
 	// Rewrite the Qwen file with one byte of whitespace more: a new digest.
 	b, err := os.ReadFile(qw)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(qw, append(b, '\n'), 0o644))
-	r := &Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}
+	r := &dag.Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}
 	require.NoError(t, r.Run(context.Background(), tasksFor()...))
 	assert.Equal(t, "tasks: 1 run, 1 cached", r.Summary())
 	for _, p := range []string{"mistral.json-train", "mistral.json-test", "qwen.json-train", "qwen.json-test"} {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/corpus"
+	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/hub"
 	"github.com/rivalbench/rival/models"
 )
@@ -31,7 +32,7 @@ func (w *Workspace) TokenizerDir(key string) string {
 // FetchTokenizerTask downloads a model's tokenizer files (tokenizer.json,
 // tokenizer_config.json, config.json) at the catalogue's pinned revision.
 // Its key is what was asked, so a second fetch needs no network.
-func (w *Workspace) FetchTokenizerTask(model string) (*Task, error) {
+func (w *Workspace) FetchTokenizerTask(model string) (*dag.Task, error) {
 	m, err := models.Lookup(model)
 	if err != nil {
 		return nil, err
@@ -41,14 +42,14 @@ func (w *Workspace) FetchTokenizerTask(model string) (*Task, error) {
 		return nil, err
 	}
 	dir := w.TokenizerDir(e.Name)
-	t := &Task{
+	t := &dag.Task{
 		ID:     "fetch tokenizer " + e.Name,
 		Params: map[string]string{"repo": e.Repo, "revision": e.Revision, "files": strings.Join(e.Files, ",")},
 	}
 	for _, f := range e.Files {
-		t.Outputs = append(t.Outputs, Output{Path: filepath.Join(dir, filepath.FromSlash(f)), Compress: true})
+		t.Outputs = append(t.Outputs, dag.Output{Path: filepath.Join(dir, filepath.FromSlash(f)), Compress: true})
 	}
-	t.Run = func(ctx context.Context, x *Exec) error {
+	t.Run = func(ctx context.Context, x *dag.Exec) error {
 		c, err := w.hubClient()
 		if err != nil {
 			return err
@@ -72,7 +73,7 @@ func (w *Workspace) FetchTokenizerTask(model string) (*Task, error) {
 // encode read lines.
 const shardReaderVersion = "2"
 
-func (w *Workspace) FetchDatasetTask(name string) (*Task, error) {
+func (w *Workspace) FetchDatasetTask(name string) (*dag.Task, error) {
 	e, err := hub.Lookup(name)
 	if err != nil {
 		return nil, err
@@ -82,14 +83,14 @@ func (w *Workspace) FetchDatasetTask(name string) (*Task, error) {
 	}
 	limit := w.Config.Int("DATA_SAMPLES")
 	out := w.Path("DATA_DIR", "raw", name+".jsonl")
-	t := &Task{
+	t := &dag.Task{
 		ID: "fetch " + name,
 		Params: map[string]string{"repo": e.Repo, "revision": e.Revision, "files": strings.Join(e.Files, ","),
 			"DATA_SAMPLES": strconv.Itoa(limit)},
 		Tools:   map[string]string{"shard reader": shardReaderVersion},
-		Outputs: []Output{{Path: out, Compress: true}},
+		Outputs: []dag.Output{{Path: out, Compress: true}},
 	}
-	t.Run = func(ctx context.Context, x *Exec) error {
+	t.Run = func(ctx context.Context, x *dag.Exec) error {
 		c, err := w.hubClient()
 		if err != nil {
 			return err
@@ -138,9 +139,9 @@ func (w *Workspace) FetchDatasetTask(name string) (*Task, error) {
 // it, fetch each model's tokenizer and encode the filtered corpus per model
 // into <DATA_DIR>/<dataset>-<model>-train and -test.
 type Pipeline struct {
-	Fetch, Filter *Task
-	Tokenizers    []*Task
-	Encodes       []*Task
+	Fetch, Filter *dag.Task
+	Tokenizers    []*dag.Task
+	Encodes       []*dag.Task
 }
 
 // BuildPipeline assembles the tasks for the configured dataset and models.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/corpus"
+	"github.com/rivalbench/rival/dag"
 )
 
 // filterVersion changes the key of every filter task when its rules change.
@@ -15,21 +16,21 @@ const filterVersion = "2"
 
 // FilterTask drops documents of in under the configured minimums, writing
 // out. upstream, when not nil, is the task that produces in.
-func (w *Workspace) FilterTask(in, out string, upstream *Task) *Task {
-	t := &Task{
+func (w *Workspace) FilterTask(in, out string, upstream *dag.Task) *dag.Task {
+	t := &dag.Task{
 		ID:     "filter " + rel(w.Root, in),
 		Params: map[string]string{"FILTER_MIN_CHARS": w.Config.Get("FILTER_MIN_CHARS"), "FILTER_MIN_WORDS": w.Config.Get("FILTER_MIN_WORDS")},
 		Tools:  map[string]string{"filter": filterVersion},
 		// Filtered text compresses well; the output is the next task's input.
-		Outputs: []Output{{Path: out, Compress: true}},
+		Outputs: []dag.Output{{Path: out, Compress: true}},
 	}
 	if upstream != nil {
-		t.Deps = []*Task{upstream}
+		t.Deps = []*dag.Task{upstream}
 	} else {
 		t.Files = []string{in}
 	}
 	opts := corpus.FilterOptions{MinChars: w.Config.Int("FILTER_MIN_CHARS"), MinWords: w.Config.Int("FILTER_MIN_WORDS")}
-	t.Run = func(ctx context.Context, x *Exec) error {
+	t.Run = func(ctx context.Context, x *dag.Exec) error {
 		f, err := os.Open(in)
 		if err != nil {
 			return fmt.Errorf("filter: %w", err)
@@ -51,16 +52,11 @@ func (w *Workspace) FilterTask(in, out string, upstream *Task) *Task {
 }
 
 // ReportFilter prints what a finished filter task kept and dropped.
-func (w *Workspace) ReportFilter(t *Task) {
+func (w *Workspace) ReportFilter(t *dag.Task) {
 	var st corpus.FilterStats
 	if err := t.Meta(&st); err == nil && st.Read > 0 {
 		w.Printf("%s: %s\n", t.ID, st)
 	}
 }
 
-func rel(root, p string) string {
-	if r, err := relPath(root, p); err == nil {
-		return r
-	}
-	return p
-}
+func rel(root, p string) string { return dag.RelPath(root, p) }

@@ -1,6 +1,10 @@
 package tasks
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/rivalbench/rival/dag"
+)
 
 // hostEnvNames are the variables a trainer started on the host inherits
 // from Rival's environment: what a shell, Python, the BLAS and the GPU
@@ -40,7 +44,7 @@ func hostEnv(environ []string) []string {
 
 func hostEnvAllowed(k string) bool {
 	u := strings.ToUpper(k)
-	if secretEnv[u] {
+	if dag.IsSecretEnv(u) {
 		return false
 	}
 	for _, w := range secretWords {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/rivalbench/rival/dag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -30,7 +31,7 @@ func TestTrainLeftovers(t *testing.T) {
 	require.NoError(t, err)
 	forced, err := w.TrainTask(in)
 	require.NoError(t, err)
-	require.Error(t, (&Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}).Run(context.Background(), forced))
+	require.Error(t, (&dag.Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}).Run(context.Background(), forced))
 	kept, err := os.ReadFile(logPath)
 	require.NoError(t, err, "the good run's log is still where its result points")
 	assert.Equal(t, string(good), string(kept))
@@ -41,7 +42,7 @@ func TestTrainLeftovers(t *testing.T) {
 	ex.exit, ex.steps = 0, 3
 	forced2, err := w.TrainTask(in)
 	require.NoError(t, err)
-	require.NoError(t, (&Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}).Run(context.Background(), forced2))
+	require.NoError(t, (&dag.Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}).Run(context.Background(), forced2))
 	assert.NoFileExists(t, failedLog(logPath))
 	assert.NoFileExists(t, filepath.Join(runDir, "failure.json"))
 	assert.NoFileExists(t, logPath+".prev")

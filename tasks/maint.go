@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/rivalbench/rival/cache"
+	"github.com/rivalbench/rival/dag"
 )
 
 // CacheStats prints what the cache holds.
@@ -282,7 +283,7 @@ type wrapEntry struct {
 
 // WrapTask zips OUTPUT_DIR with a MANIFEST.json (every file's digest, and
 // every result's provenance) into rival-results-HOST.zip beside it.
-func (w *Workspace) WrapTask() (*Task, string, error) {
+func (w *Workspace) WrapTask() (*dag.Task, string, error) {
 	outDir := w.Path("OUTPUT_DIR")
 	if _, err := os.Stat(outDir); err != nil {
 		return nil, "", fmt.Errorf("wrap: nothing to wrap: %w (run a training or demo first)", err)
@@ -292,10 +293,10 @@ func (w *Workspace) WrapTask() (*Task, string, error) {
 	}
 	host, _ := os.Hostname()
 	zipPath := filepath.Join(filepath.Dir(outDir), "rival-results-"+sanitize(host)+".zip")
-	t := &Task{
+	t := &dag.Task{
 		ID:      "wrap " + rel(w.Root, outDir),
 		Tools:   map[string]string{"rival": Version},
-		Outputs: []Output{{Path: zipPath}},
+		Outputs: []dag.Output{{Path: zipPath}},
 	}
 	// The inputs are the regular files the zip holds: links and sockets
 	// under output/ are not results and must not block a wrap.
@@ -307,7 +308,7 @@ func (w *Workspace) WrapTask() (*Task, string, error) {
 		t.Files = files
 		return nil
 	}
-	t.Run = func(ctx context.Context, x *Exec) error {
+	t.Run = func(ctx context.Context, x *dag.Exec) error {
 		return cache.WriteAtomic(zipPath, 0o644, func(bw *bufio.Writer) error {
 			return writeWrap(bw, outDir, host)
 		})

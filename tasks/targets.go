@@ -10,6 +10,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/rivalbench/rival/container"
+	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/hw"
 )
@@ -91,23 +92,14 @@ func (w *Workspace) TrainTarget(ctx context.Context, platform string, fws, mdls 
 	return err
 }
 
-func doneRuns(ts []*Task) []*Task {
-	var out []*Task
+func doneRuns(ts []*dag.Task) []*dag.Task {
+	var out []*dag.Task
 	for _, t := range ts {
-		if t.state != nil && t.state.err == nil && isDone(t) {
+		if t.Succeeded() {
 			out = append(out, t)
 		}
 	}
 	return out
-}
-
-func isDone(t *Task) bool {
-	select {
-	case <-t.state.done:
-		return true
-	default:
-		return false
-	}
 }
 
 func platformsOf(framework string) []string { return frameworks.Platforms(framework) }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/compare"
+	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/frameworks/fsdp"
 	"github.com/rivalbench/rival/frameworks/logparse"
@@ -41,7 +42,7 @@ type TrainInputs struct {
 	Dataset     string
 	TrainPrefix string // the encoded train split, without .bin/.idx
 	Tokenizer   TokenizerSpec
-	Encode      *Task // the task producing TrainPrefix
+	Encode      *dag.Task // the task producing TrainPrefix
 	Host        hw.Host
 	Config      *Config
 	// Executor runs the launch: on the host for cpu, in a container otherwise.
@@ -135,7 +136,7 @@ func fairFromConfig(c *Config) frameworks.Fair {
 }
 
 // TrainTask builds one training run: launch, log, parse, result.
-func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
+func (w *Workspace) TrainTask(in TrainInputs) (*dag.Task, error) {
 	cfg := in.Config
 	if cfg == nil {
 		cfg = w.Config
@@ -184,13 +185,13 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 		params["cfg."+k] = v
 	}
 	tools := map[string]string{"train": trainVersion, "executor": in.Executor.Kind(), "image": in.Executor.ImageDigest()}
-	t := &Task{
+	t := &dag.Task{
 		ID:        strings.Join(strings.Fields("train "+in.Platform+" "+in.Framework+" "+in.Model+" "+in.Variant), " ") + runSuffix(in.RunIndex),
-		Deps:      []*Task{in.Encode},
+		Deps:      []*dag.Task{in.Encode},
 		Files:     []string{in.Tokenizer.Path},
 		Params:    params,
 		Tools:     tools,
-		Outputs:   []Output{{Path: resultPath, Compress: true}, {Path: logPath, Compress: true}},
+		Outputs:   []dag.Output{{Path: resultPath, Compress: true}, {Path: logPath, Compress: true}},
 		Exclusive: true,
 		Force:     cfg.Bool("FORCE"),
 	}
@@ -217,7 +218,7 @@ func (w *Workspace) TrainTask(in TrainInputs) (*Task, error) {
 		return nil
 	}
 	timeout, _ := ParseAge(cfg.Get("TRAIN_TIMEOUT"))
-	t.Run = func(ctx context.Context, x *Exec) error {
+	t.Run = func(ctx context.Context, x *dag.Exec) error {
 		if timeout > 0 {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -423,7 +424,7 @@ func (w *Workspace) recordFailure(runDir, logPath, name string, cause error) {
 
 // runAndLog runs the launch, writing every line to the log (through a
 // partial file renamed at the end) and showing step progress.
-func (w *Workspace) runAndLog(ctx context.Context, x *Exec, in TrainInputs, launch frameworks.Launch, maps []PathMap, logPath string, total int, clock *stepClock) (ExecInfo, error) {
+func (w *Workspace) runAndLog(ctx context.Context, x *dag.Exec, in TrainInputs, launch frameworks.Launch, maps []PathMap, logPath string, total int, clock *stepClock) (ExecInfo, error) {
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
 		return ExecInfo{}, err
 	}

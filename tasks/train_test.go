@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/result"
@@ -49,7 +50,7 @@ func (s *scriptedExecutor) Run(ctx context.Context, l frameworks.Launch, maps []
 }
 
 // demoDataset encodes a few documents with the bundled Mistral tokenizer.
-func demoDataset(t *testing.T, w *Workspace) (*Task, string, TokenizerSpec) {
+func demoDataset(t *testing.T, w *Workspace) (*dag.Task, string, TokenizerSpec) {
 	t.Helper()
 	in := filepath.Join(w.Root, "docs.jsonl")
 	var b strings.Builder
@@ -101,7 +102,7 @@ func TestTrainWritesValidResultAndCaches(t *testing.T) {
 	assert.Equal(t, filepath.Base(task.Outputs[0].Path), "train_cpu_fsdp_mistral-proxy_docs.json")
 
 	// Unchanged inputs: a cache hit, nothing runs.
-	r2 := &Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}
+	r2 := &dag.Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}
 	task2, err := w.TrainTask(trainInputs(t, w, ex))
 	require.NoError(t, err)
 	require.NoError(t, r2.Run(context.Background(), task2))
@@ -114,7 +115,7 @@ func TestTrainWritesValidResultAndCaches(t *testing.T) {
 	require.NoError(t, err)
 	task3, err := w.TrainTask(in3)
 	require.NoError(t, err)
-	require.NoError(t, (&Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}).Run(context.Background(), task3))
+	require.NoError(t, (&dag.Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}).Run(context.Background(), task3))
 	assert.EqualValues(t, 2, ex.runs.Load())
 	in4 := trainInputs(t, w, ex)
 	in4.RunIndex = 1
@@ -139,7 +140,7 @@ func TestFailedTrainKeepsLogAndIsNotCached(t *testing.T) {
 	b, _ := os.ReadFile(failed)
 	assert.Contains(t, string(b), "iteration")
 	ex.exit = 0
-	r := &Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}
+	r := &dag.Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}
 	task2, err := w.TrainTask(trainInputs(t, w, ex))
 	require.NoError(t, err)
 	require.NoError(t, r.Run(context.Background(), task2))
@@ -239,4 +240,28 @@ func TestTrainFSDPOnCPU(t *testing.T) {
 	// The result says which path of the trainer ran, on which torch (docs/fsdp.md).
 	require.NotNil(t, r.Framework.Version)
 	assert.Regexp(t, `^rival frameworks/fsdp train\.py blake3:[0-9a-f]{64}; ran single on torch \d+\.\d+\S*, params fp32(, bf16 autocast)?, reduce none \(one process\), attention \S`, *r.Framework.Version)
+}
+
+// TestLogOnFullDiskFailsTheRun puts OUTPUT_DIR on a tiny tmpfs: saving the
+// log fails with a clear error and nothing is cached.
+func TestLogOnFullDiskFailsTheRun(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tiny tmpfs needs root")
+	}
+	w, _ := newWorkspace(t, "")
+	out := filepath.Join(w.Root, "small")
+	require.NoError(t, os.MkdirAll(out, 0o755))
+	if b, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", out).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount tmpfs: %v %s", err, b)
+	}
+	t.Cleanup(func() { exec.Command("umount", out).Run() })
+	cfgPath := filepath.Join(w.Root, "config.env")
+	require.NoError(t, os.WriteFile(cfgPath, []byte("OUTPUT_DIR="+out+"\n"), 0o644))
+	w2, _ := newWorkspaceAt(t, w.Root)
+	task, err := w2.TrainTask(trainInputs(t, w2, &scriptedExecutor{steps: 2000}))
+	require.NoError(t, err)
+	err = w2.Runner.Run(context.Background(), task)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no space left on device")
+	assert.NoFileExists(t, task.Outputs[0].Path)
 }

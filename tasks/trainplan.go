@@ -14,6 +14,7 @@ import (
 
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/container"
+	"github.com/rivalbench/rival/dag"
 
 	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/hw"
@@ -73,7 +74,7 @@ func platformName(p string) string {
 // TrainPlan is a set of training runs over the configured pipeline.
 type TrainPlan struct {
 	Pipeline *Pipeline
-	Runs     []*Task
+	Runs     []*dag.Task
 }
 
 // PlanTraining builds the pipeline and one train task per framework ×
@@ -116,7 +117,7 @@ func (w *Workspace) PlanTraining(platform string, fws, mdls []string, host hw.Ho
 }
 
 // ReportRuns prints where each run's result went.
-func (w *Workspace) ReportRuns(runs []*Task) {
+func (w *Workspace) ReportRuns(runs []*dag.Task) {
 	for _, t := range runs {
 		state := "ran"
 		if t.Cached() {

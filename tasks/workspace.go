@@ -12,6 +12,7 @@ import (
 	"github.com/magefile/mage/mg"
 
 	"github.com/rivalbench/rival/cache"
+	"github.com/rivalbench/rival/dag"
 )
 
 // Version is Rival's own version, recorded in every result.
@@ -23,7 +24,7 @@ type Workspace struct {
 	Root   string
 	Config *Config
 	Cache  *cache.Cache
-	Runner *Runner
+	Runner *dag.Runner
 	Out    io.Writer
 
 	// precisionSaid remembers which CPU precisions this workspace has explained, so the
@@ -55,7 +56,7 @@ func OpenWorkspace(root string, verbose bool, out io.Writer) (*Workspace, error)
 		Root:   root,
 		Config: cfg,
 		Cache:  c,
-		Runner: &Runner{Cache: c, Root: root, Jobs: cfg.Int("JOBS"), Verbose: verbose, Out: out},
+		Runner: &dag.Runner{Cache: c, Root: root, Jobs: cfg.Int("JOBS"), Verbose: verbose, Out: out},
 		Out:    out,
 	}, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rivalbench/rival/cache"
+	"github.com/rivalbench/rival/dag"
 )
 
 // newWorkspace opens a workspace in a fresh root with its own cache.
@@ -46,7 +47,7 @@ func TestFilterTaskIsCachedAndReports(t *testing.T) {
 	assert.Contains(t, log.String(), "1 malformed (lines 3)")
 
 	w2, log2 := w, &bytes.Buffer{}
-	w2.Runner = &Runner{Cache: w.Cache, Root: w.Root, Verbose: true, Out: log2}
+	w2.Runner = &dag.Runner{Cache: w.Cache, Root: w.Root, Verbose: true, Out: log2}
 	t2 := w2.FilterTask(in, out, nil)
 	require.NoError(t, w2.Runner.Run(context.Background(), t2))
 	assert.Equal(t, "tasks: 0 run, 1 cached", w2.Runner.Summary())
@@ -73,15 +74,15 @@ func TestConcurrentInvocationsComputeOnce(t *testing.T) {
 	require.NoError(t, err)
 	out := filepath.Join(t.TempDir(), "shard.jsonl")
 	var runs atomic.Int64
-	mk := func() *Task {
-		return &Task{ID: "fetch bc", Outputs: []Output{{Path: out}}, Run: func(context.Context, *Exec) error {
+	mk := func() *dag.Task {
+		return &dag.Task{ID: "fetch bc", Outputs: []dag.Output{{Path: out}}, Run: func(context.Context, *dag.Exec) error {
 			runs.Add(1)
 			time.Sleep(100 * time.Millisecond) // a download
 			return cache.WriteFileAtomic(out, []byte("{}"), 0o644)
 		}}
 	}
 	var wg sync.WaitGroup
-	runners := []*Runner{{Cache: c, Out: io.Discard}, {Cache: c, Out: io.Discard}}
+	runners := []*dag.Runner{{Cache: c, Out: io.Discard}, {Cache: c, Out: io.Discard}}
 	for _, r := range runners {
 		wg.Add(1)
 		go func() {

@@ -1,12 +1,13 @@
-package tasks
+package dag
 
 import (
 	"context"
 
 	"encoding/json"
-	"github.com/rivalbench/rival/cache"
 	"io"
 	"strings"
+
+	"github.com/rivalbench/rival/cache"
 )
 
 // Output is a file a task produces.
@@ -75,6 +76,19 @@ func (t *Task) Family() string {
 
 // Cached reports, after Run, whether the task was a cache hit.
 func (t *Task) Cached() bool { return t.state != nil && t.state.cached }
+
+// Succeeded reports whether the task has finished, run or cached, without an error.
+func (t *Task) Succeeded() bool {
+	if t.state == nil {
+		return false
+	}
+	select {
+	case <-t.state.done:
+		return t.state.err == nil
+	default:
+		return false
+	}
+}
 
 // Meta decodes the task's recorded summary into v, after the task finished
 // (ran or cached).

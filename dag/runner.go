@@ -1,4 +1,4 @@
-package tasks
+package dag
 
 import (
 	"context"
@@ -24,6 +24,10 @@ const schemaSalt = "rival-tasks/v1"
 
 // secretEnv may never be part of a key, a record or a log.
 var secretEnv = map[string]bool{"HF_TOKEN": true, "HUGGING_FACE_HUB_TOKEN": true}
+
+// IsSecretEnv reports whether the environment variable name (any case) holds a credential that must
+// never reach a key, a record or a log.
+func IsSecretEnv(name string) bool { return secretEnv[strings.ToUpper(name)] }
 
 // Runner executes tasks over a cache.
 type Runner struct {
@@ -282,7 +286,7 @@ func (r *Runner) name(p string) string {
 		}
 		return p
 	}
-	return rel(r.Root, p)
+	return RelPath(r.Root, p)
 }
 
 // lockAll takes the action key's lock and one lock per output path, in one
