@@ -136,7 +136,28 @@ func groupAlive(t *testing.T, dir string) bool {
 	require.NoError(t, err)
 	pgid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	require.NoError(t, err)
-	return syscall.Kill(-pgid, 0) == nil
+	if syscall.Kill(-pgid, 0) != nil {
+		return false
+	}
+	// A killed process whose parent is gone stays a zombie until init reaps it; where the test
+	// process is PID 1 (a container without an init) nobody does. Zombies run nothing.
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...: comm may hold spaces, so split after its closing paren.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		fields := strings.Fields(string(b[i+1:]))
+		if len(fields) >= 3 && fields[2] == strconv.Itoa(pgid) && fields[0] != "Z" {
+			return true
+		}
+	}
+	return false
 }
 
 // Ctrl-C: Rival stays up until the trainer has checkpointed and exited;
