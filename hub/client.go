@@ -1,8 +1,3 @@
-// Package hub downloads files from the Hugging Face Hub (or a mirror) over plain HTTP and reads the
-// documents in the shard formats the hub serves (JSON lines, gzip'd JSON lines, parquet).
-//
-// It knows nothing about Rival's cache: Download writes one file to the path it is given,
-// resumably, verified and atomically; the caller decides where that path lives.
 package hub
 
 import (
