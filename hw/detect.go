@@ -289,7 +289,7 @@ type pciVendor struct {
 
 var (
 	pciNVIDIA = pciVendor{VendorNVIDIA, 0x10de, nvidiaPCINames}
-	pciAMD    = pciVendor{VendorAMD, 0x1002, amdDeviceNames}
+	pciAMD    = pciVendor{VendorAMD, 0x1002, amdPCINames}
 )
 
 // gpusFromPCI is the last fallback of both vendors, when no tool (and for AMD no KFD topology)

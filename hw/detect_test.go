@@ -319,8 +319,8 @@ func TestDetectPrefersTheVendorWithMoreGPUs(t *testing.T) {
 	assert.Contains(t, strings.Join(h.Warnings, "\n"), "both NVIDIA (1) and AMD (8) GPUs found")
 }
 
-func TestDefaultDetectorOnThisMachine(t *testing.T) {
-	// Whatever this machine has, detection must answer without error and with
+func TestDefaultDetectorOnTheHost(t *testing.T) {
+	// Whatever the host has, detection must answer without error and with
 	// a consistent platform.
 	h, err := Detect(context.Background())
 	require.NoError(t, err)
