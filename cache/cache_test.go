@@ -307,31 +307,6 @@ func TestLockExcludesAndWaits(t *testing.T) {
 	}
 }
 
-// TestFullDisk writes into a 256 KiB tmpfs: the write fails with a clear
-// error and nothing half-written is visible.
-func TestFullDisk(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a tiny tmpfs needs root")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount tmpfs here: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", dir).Run() })
-	c, err := Open(dir)
-	require.NoError(t, err)
-	_, err = c.PutBytes(bytes.Repeat([]byte{1}, 1<<20), false)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "no space left on device")
-	src := filepath.Join(t.TempDir(), "src")
-	require.NoError(t, os.WriteFile(src, bytes.Repeat([]byte{2}, 1<<20), 0o644))
-	_, _, err = c.PutFile(src, false)
-	require.Error(t, err)
-	blobs, err := c.blobs()
-	require.NoError(t, err)
-	assert.Empty(t, blobs, "no partial blob is left")
-}
-
 // TestKilledWriterLeavesNoTornFile kills a process in the middle of a large
 // atomic write: the destination is either absent or whole.
 func TestKilledWriterLeavesNoTornFile(t *testing.T) {

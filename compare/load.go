@@ -1,9 +1,3 @@
-// Package compare turns benchmark results into what people read: grouped
-// statistics with confidence intervals, Rival's own TFLOP/s and MFU, memory,
-// energy and cost, a fairness check of what differs between compared runs,
-// loss parity, a multi-panel figure (PNG and SVG), a Markdown report and a
-// console summary. It also verifies a result's recorded inputs against a
-// workspace and compares the inputs of two runs.
 package compare
 
 import (

@@ -1,8 +1,3 @@
-// Package container is Rival's layer over the Docker Engine API: build
-// contexts and their digests, image builds with the classic builder, and
-// training containers (AMD, NVIDIA, CPU) whose logs stream line by line and
-// which never outlive the run that started them. It imports nothing else
-// from the project.
 package container
 
 import (

@@ -1,8 +1,3 @@
-// Package hub downloads files from the Hugging Face Hub (or a mirror) over plain HTTP and reads the
-// documents in the shard formats the hub serves (JSON lines, gzip'd JSON lines, parquet).
-//
-// It knows nothing about Rival's cache: Download writes one file to the path it is given,
-// resumably, verified and atomically; the caller decides where that path lives.
 package hub
 
 import (
@@ -18,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vbauerster/mpb/v8"
+	"golang.org/x/term"
 )
 
 // DefaultEndpoint is the public hub; HF_ENDPOINT overrides it (mirrors).
@@ -95,7 +91,7 @@ type Options struct {
 // OptionsFromEnv reads HF_ENDPOINT and HF_TOKEN and draws progress on stderr when it is a terminal.
 func OptionsFromEnv() Options {
 	o := Options{Endpoint: os.Getenv("HF_ENDPOINT"), Token: os.Getenv("HF_TOKEN")}
-	if IsTerminal(os.Stderr) {
+	if term.IsTerminal(int(os.Stderr.Fd())) {
 		o.Progress = os.Stderr
 	}
 	return o
@@ -150,7 +146,7 @@ func New(o Options) (*Client, error) {
 		c.backoff = 500 * time.Millisecond
 	}
 	if !o.Quiet && o.Progress != nil {
-		if f, ok := o.Progress.(*os.File); !ok || IsTerminal(f) {
+		if f, ok := o.Progress.(*os.File); !ok || term.IsTerminal(int(f.Fd())) {
 			c.progressOut = o.Progress
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/term"
 
 	"github.com/rivalbench/rival/hub"
 	"github.com/rivalbench/rival/hub/hubtest"
@@ -360,7 +361,7 @@ func TestProgress(t *testing.T) {
 			f, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
 			require.NoError(t, err)
 			defer f.Close()
-			assert.False(t, hub.IsTerminal(f))
+			assert.False(t, term.IsTerminal(int(f.Fd())))
 			var buf bytes.Buffer
 			cl := newClient(t, srv, func(o *hub.Options) {
 				o.Progress = f

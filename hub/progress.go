@@ -1,21 +1,9 @@
 package hub
 
 import (
-	"os"
-
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
-	"golang.org/x/sys/unix"
 )
-
-// IsTerminal reports whether f is a terminal (progress bars are drawn only there).
-func IsTerminal(f *os.File) bool {
-	if f == nil {
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
-}
 
 // bar is one download's progress line; the zero value (silent client) does nothing.
 type bar struct {

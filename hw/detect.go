@@ -176,15 +176,7 @@ func (d Detector) detectNVIDIA(ctx context.Context, pci []PCIDevice) Host {
 	} else {
 		h.Warnings = append(h.Warnings, "nvidia-smi not found, falling back to PCI sysfs (no memory, power or driver facts)")
 	}
-	h.Source = "PCI sysfs (vendor 0x10de)"
-	for i, dev := range pci {
-		h.GPUs = append(h.GPUs, GPU{
-			Index: i, Vendor: VendorNVIDIA, PCIBusID: dev.Address,
-			Name:        pciName(nvidiaPCINames, dev),
-			Model:       CanonicalModel(VendorNVIDIA, "", dev.Device),
-			PCIDeviceID: fmt.Sprintf("0x%04x", dev.Device),
-		})
-	}
+	h.Source, h.GPUs = gpusFromPCI(pciNVIDIA, pci)
 	return h
 }
 
@@ -270,15 +262,7 @@ func (d Detector) detectAMD(ctx context.Context, pci []PCIDevice, kfdRoot string
 		d.crossCheckAMDPCI(&h, pci)
 		return h
 	}
-	h.Source = "PCI sysfs (vendor 0x1002)"
-	for i, dev := range pci {
-		h.GPUs = append(h.GPUs, GPU{
-			Index: i, Vendor: VendorAMD, PCIBusID: dev.Address,
-			Name:        pciName(amdDeviceNames, dev),
-			Model:       CanonicalModel(VendorAMD, "", dev.Device),
-			PCIDeviceID: fmt.Sprintf("0x%04x", dev.Device),
-		})
-	}
+	h.Source, h.GPUs = gpusFromPCI(pciAMD, pci)
 	return h
 }
 
@@ -294,6 +278,33 @@ func (d Detector) crossCheckAMDPCI(h *Host, pci []PCIDevice) {
 	if n > 0 && n != len(h.GPUs) {
 		h.Warnings = append(h.Warnings, fmt.Sprintf("%s gives %d GPUs but PCI sysfs has %d AMD accelerators (class 0x12)", h.Source, len(h.GPUs), n))
 	}
+}
+
+// pciVendor is what the PCI fallback needs to know of a vendor.
+type pciVendor struct {
+	vendor string            // VendorNVIDIA or VendorAMD
+	id     uint16            // PCI vendor id
+	names  map[uint16]string // product names by PCI device id
+}
+
+var (
+	pciNVIDIA = pciVendor{VendorNVIDIA, 0x10de, nvidiaPCINames}
+	pciAMD    = pciVendor{VendorAMD, 0x1002, amdPCINames}
+)
+
+// gpusFromPCI is the last fallback of both vendors, when no tool (and for AMD no KFD topology)
+// answered: one GPU per PCI function, named from the vendor's device table and modelled from the
+// device id alone, without the memory, power and driver facts only the tools give.
+func gpusFromPCI(v pciVendor, pci []PCIDevice) (source string, gpus []GPU) {
+	for i, dev := range pci {
+		gpus = append(gpus, GPU{
+			Index: i, Vendor: v.vendor, PCIBusID: dev.Address,
+			Name:        pciName(v.names, dev),
+			Model:       CanonicalModel(v.vendor, "", dev.Device),
+			PCIDeviceID: fmt.Sprintf("0x%04x", dev.Device),
+		})
+	}
+	return fmt.Sprintf("PCI sysfs (vendor 0x%04x)", v.id), gpus
 }
 
 func pciName(names map[uint16]string, dev PCIDevice) string {

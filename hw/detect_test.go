@@ -319,8 +319,8 @@ func TestDetectPrefersTheVendorWithMoreGPUs(t *testing.T) {
 	assert.Contains(t, strings.Join(h.Warnings, "\n"), "both NVIDIA (1) and AMD (8) GPUs found")
 }
 
-func TestDefaultDetectorOnThisMachine(t *testing.T) {
-	// Whatever this machine has, detection must answer without error and with
+func TestDefaultDetectorOnTheHost(t *testing.T) {
+	// Whatever the host has, detection must answer without error and with
 	// a consistent platform.
 	h, err := Detect(context.Background())
 	require.NoError(t, err)
@@ -339,4 +339,45 @@ func TestRunToolReportsStderr(t *testing.T) {
 	out, err := runTool(context.Background(), "sh", "-c", "echo fine")
 	require.NoError(t, err)
 	assert.Equal(t, "fine\n", string(out))
+}
+
+// TestDetectFallsBackToPCI covers the one PCI fallback from both of its callers: with no
+// tool and no KFD topology, each vendor's GPUs come from PCI sysfs alone. Names and models
+// are those pci.ids and the spec table give for the device ids; devices the tables lack keep
+// a PCI name and an empty model.
+func TestDetectFallsBackToPCI(t *testing.T) {
+	cases := []struct {
+		name     string
+		pci      string
+		platform string
+		source   string
+		count    int
+		first    GPU
+	}{
+		{name: "NVIDIA known device", pci: "h100-sxm", platform: PlatformNVIDIA, source: "PCI sysfs (vendor 0x10de)", count: 1,
+			first: GPU{Index: 0, Vendor: VendorNVIDIA, Name: "NVIDIA H100 SXM5 80GB", Model: "H100 SXM", PCIBusID: "0000:00:09.0", PCIDeviceID: "0x2330"}},
+		{name: "NVIDIA device not in the tables", pci: "l40s", platform: PlatformNVIDIA, source: "PCI sysfs (vendor 0x10de)", count: 1,
+			first: GPU{Index: 0, Vendor: VendorNVIDIA, Name: "PCI 10de:26b9", Model: "", PCIBusID: "0000:01:00.0", PCIDeviceID: "0x26b9"}},
+		{name: "AMD known device", pci: "mi300x-cpx", platform: PlatformAMD, source: "PCI sysfs (vendor 0x1002)", count: 8,
+			first: GPU{Index: 0, Vendor: VendorAMD, Name: "AMD Instinct MI300X", Model: "MI300X", PCIBusID: "0000:05:00.0", PCIDeviceID: "0x74a1"}},
+		{name: "AMD device named but not in the spec table", pci: "mi308x", platform: PlatformAMD, source: "PCI sysfs (vendor 0x1002)", count: 8,
+			first: GPU{Index: 0, Vendor: VendorAMD, Name: "AMD Instinct MI308X", Model: "", PCIBusID: "0000:0a:00.0", PCIDeviceID: "0x74a2"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Detector{Run: noTools(t).run, LookPath: noTools(t).lookPath, SysRoot: sysRoot(t, tc.pci, "")}
+			h, err := d.Detect(context.Background())
+			require.NoError(t, err)
+			assert.Equal(t, tc.platform, h.Platform)
+			assert.Equal(t, tc.source, h.Source)
+			require.Len(t, h.GPUs, tc.count)
+			for i, g := range h.GPUs {
+				assert.Equal(t, i, g.Index, "GPUs are numbered in PCI order")
+				assert.Zero(t, g.MemoryMiB, "PCI sysfs gives no memory size")
+				assert.Zero(t, g.PowerLimitW, "PCI sysfs gives no power limit")
+				assert.Empty(t, g.Driver, "PCI sysfs gives no driver version")
+			}
+			assert.Equal(t, tc.first, h.GPUs[0])
+		})
+	}
 }

@@ -1,11 +1,28 @@
-// Package hw finds out what accelerators a host has (NVIDIA through
-// nvidia-smi, AMD through amd-smi, rocm-smi and the KFD topology, both
-// vendors through PCI sysfs as a cross-check and fallback) and holds the spec
-// table of peak throughput, memory, bandwidth and TDP used to compute MFU.
+// Package hw finds out what accelerators a host has (NVIDIA through nvidia-smi, AMD through
+// amd-smi, rocm-smi and the KFD topology, both vendors through PCI sysfs as a cross-check and
+// fallback) and holds the spec table of peak throughput, memory, bandwidth and TDP used to compute
+// MFU.
 //
-// Detection never guesses: hardware it cannot name gets an empty Model and a
-// warning, and a tool that is missing or fails is reported in Host.Warnings
-// while detection falls back to the next source.
+// Detection never guesses: hardware it cannot name gets an empty Model and a warning, and a tool
+// that is missing or fails is reported in Host.Warnings while detection falls back to the next
+// source.
+//
+// # Entry points
+//
+//   - [Detect] inspects the host and returns a [Host]: its platform, one [GPU] per device and
+//     where each fact came from. A [Detector] runs the same detection on captured tool outputs and
+//     a fixture /sys tree. [Host.Fingerprint] names the hardware so that results from identical
+//     hosts compare alike.
+//   - [LookupSpec] and [PeakTFLOPs] read the spec table by the canonical model names detection
+//     gives ([CanonicalModel]).
+//   - [PowerQuery] and [ParsePowerSample] sample power and memory while a benchmark runs.
+//   - The Parse functions read each tool's output on its own (nvidia-smi CSV and XML, amd-smi,
+//     rocm-smi, the KFD topology, PCI sysfs).
+//
+// # Dependencies
+//
+// It imports nothing else from Rival. The framework builders, result, compare, slurm and tasks
+// read its platform names, detection and spec table.
 package hw
 
 import (

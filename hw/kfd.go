@@ -149,7 +149,7 @@ func kfdGPUs(nodes []KFDNode) ([]GPU, []string, error) {
 				PCIDeviceID: fmt.Sprintf("0x%04x", dev),
 				PCIBusID:    kfdBusID(p["domain"], p["location_id"]),
 				GFXTarget:   GFXTarget(p["gfx_target_version"]),
-				Name:        amdDeviceNames[dev],
+				Name:        amdPCINames[dev],
 				Model:       CanonicalModel(VendorAMD, "", dev),
 			}}
 			if p["unique_id"] != 0 {

@@ -150,9 +150,9 @@ var amdDeviceIDs = map[uint16]string{
 	0x74b9: "MI325X",
 }
 
-// amdDeviceNames gives a product name for KFD/PCI-only detection, where no
-// tool prints one.
-var amdDeviceNames = map[uint16]string{
+// amdPCINames gives a product name by PCI device id (pci.ids) for KFD/PCI-only
+// detection, where no tool prints one.
+var amdPCINames = map[uint16]string{
 	0x74a0: "AMD Instinct MI300A",
 	0x74a1: "AMD Instinct MI300X",
 	0x74a2: "AMD Instinct MI308X",
@@ -167,6 +167,8 @@ var amdDeviceNames = map[uint16]string{
 	0x740f: "AMD Instinct MI210",
 }
 
+// nvidiaPCINames gives a product name by PCI device id (pci.ids) for PCI-only
+// detection, where nvidia-smi does not answer.
 var nvidiaPCINames = map[uint16]string{
 	0x2330: "NVIDIA H100 SXM5 80GB",
 	0x2331: "NVIDIA H100 PCIe",
@@ -191,7 +193,7 @@ func CanonicalModel(vendor, name string, pciDevice uint16) string {
 		n = strings.TrimPrefix(n, "amd ")
 		n = strings.TrimPrefix(n, "instinct ")
 		if m, ok := amdNames[n]; ok {
-			return agree(m, pciDevice, amdDeviceIDs, amdDeviceNames)
+			return agree(m, pciDevice, amdDeviceIDs, amdPCINames)
 		}
 		// Tools that print a codename or nothing fall back to the device id.
 		if name == "" || strings.HasPrefix(n, "aqua vanjaram") || n == "n/a" {

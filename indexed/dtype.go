@@ -1,6 +1,3 @@
-// Package indexed reads and writes Megatron-LM indexed datasets (the .bin/.idx
-// pair, index version 1) byte for byte as Megatron's own builder lays them out,
-// so that any framework built on Megatron's dataset loader can train from them.
 package indexed
 
 import "fmt"

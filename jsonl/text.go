@@ -1,7 +1,3 @@
-// Package jsonl reads JSON-lines corpora ({"text": ...} per line) the way
-// Megatron's tools/preprocess_data.py reads them with Python's json.loads, so
-// every Rival step that reads such a file (filter, encode, hub shards) agrees
-// on what a line's text is and on which lines are malformed.
 package jsonl
 
 import (

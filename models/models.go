@@ -2,6 +2,10 @@
 // architecture constants (from each model's config.json), tokenizer and special
 // token ids, and the small proxy models of the same families used for CPU and
 // single-GPU runs. It also owns the one FLOP formula every result is scored with.
+//
+// [Lookup] and [All] give a [Model] by registry key (llama, qwen, mistral and their -proxy
+// variants); [Model.TrainFLOPsPerToken] is the formula. It imports nothing else from Rival; the
+// framework builders, result, compare and tasks read it.
 package models
 
 import (

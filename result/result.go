@@ -2,6 +2,11 @@
 // old suite's fields (platform, gpu_info, training_config, parallelism_config,
 // performance_metrics, memory_metrics, step_times, loss_values, learning_rates) plus
 // provenance and statistics. Units are in field names; unknown values are null, never 0.
+//
+// [Build] makes a [Result] from a parsed log (frameworks/logparse) and the [Facts] of the run
+// around it; [Extract] does the same for a log Rival did not launch; [Validate] checks a document
+// against the JSON Schema in [SchemaJSON]. It reads models and hw for the figures it derives;
+// compare and tasks import it.
 package result
 
 import "github.com/rivalbench/rival/frameworks/logparse"

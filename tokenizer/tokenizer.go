@@ -4,6 +4,11 @@
 // tokenizer.json files, and does it faster.
 //
 // A Tokenizer is immutable after loading and safe for concurrent use.
+//
+// [Load] (or [FromJSON]) reads a tokenizer.json; [Tokenizer.Encode], [Tokenizer.AppendEncode] and
+// [Tokenizer.EncodeBatch] turn text into ids, [Tokenizer.Decode] turns them back. It imports
+// nothing else from Rival; the encode targets in package tasks and the command in cmd/tokenize
+// use it.
 package tokenizer
 
 import (

@@ -1,8 +1,3 @@
-// Package hubtest runs a loopback HTTP server that answers like the Hugging Face Hub, for tests of
-// the hub client: resolve URLs for models and datasets, 302 redirects of LFS files to a second
-// host (the "CDN") with X-Linked-Etag / X-Linked-Size / X-Repo-Commit, Range requests, the hub's
-// X-Error-Code refusals (GatedRepo, RepoNotFound, RevisionNotFound, EntryNotFound), and injected
-// faults: 5xx replies, truncated bodies, ignored ranges, wrong hashes, stalls.
 package hubtest
 
 import (

@@ -1,0 +1,24 @@
+// Package compare turns benchmark results into what people read: grouped statistics with
+// confidence intervals, Rival's own TFLOP/s and MFU, memory, energy and cost, a fairness check of
+// what differs between compared runs, loss parity, a multi-panel figure (PNG and SVG), a Markdown
+// and an HTML report and a console summary.
+//
+// # Entry points
+//
+//   - [Load] reads result files (Rival's schema and the old suite's) into inputs; a file that cannot
+//     be compared becomes a [Problem] that says what is missing. [Parse] reads one result.
+//   - [Analyze] pools the inputs that repeat one setup (a [GroupKey]: platform, GPU, framework,
+//     model, dataset, configuration) and computes every figure and comparison into a [Report],
+//     priced by a [PriceTable] ([DefaultPrices], [ParsePriceEnv]).
+//   - [Report.WriteMarkdown], [Report.WriteHTML], [Report.WritePlots] and [Report.Console] write
+//     it; [Anchors] are the published figures the report sets results against.
+//
+// It also checks inputs: [VerifyResult] recomputes the fingerprints a result records against a
+// [Workspace], and [CompareInputs] lists the inputs on which two results differ.
+//
+// # Dependencies
+//
+// It reads results through package result and looks up models and hardware in packages models
+// and hw (the FLOP formula and peak throughput behind MFU), and framework names in
+// frameworks/spec; it writes files through the cache's atomic write. Only package tasks imports it.
+package compare

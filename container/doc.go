@@ -1,0 +1,22 @@
+// Package container is Rival's layer over the Docker Engine API: build contexts and their digests,
+// image builds with the classic builder, image pushes, and training containers (AMD, NVIDIA, CPU)
+// whose logs stream line by line and which never outlive the run that started them.
+//
+// # Entry points
+//
+//   - [Connect] reaches the daemon (DOCKER_HOST or the default socket) and returns an [Engine].
+//   - [WriteContext] and [ContextDigest] produce, and key, the exact bytes a build sends; the
+//     context follows .dockerignore and never carries secrets.env.
+//   - [Engine.Build] builds an image from a [BuildSpec]; [Engine.Push] pushes it with the Docker
+//     config's credentials ([RegistryAuth]).
+//   - [Engine.Run] runs a [RunSpec] with the platform's devices and streams its output;
+//     [Engine.Shell] runs the same container interactively, and [DockerRunCommand] prints the
+//     equivalent `docker run` for running it by hand.
+//   - [Engine.RemoveStrays] removes containers a crashed run left behind, found by their labels
+//     ([LabelManaged], [LabelRun]).
+//
+// # Dependencies
+//
+// It imports nothing else from Rival; package tasks builds the benchmark images and runs the
+// trainers through it. Subpackage registrytest starts a real image registry for tests.
+package container
