@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 
 	"github.com/klauspost/compress/zstd"
@@ -24,7 +23,6 @@ type Cache struct {
 	Warn func(msg string)
 
 	fileReads atomic.Int64 // files opened to be hashed (not blobs)
-	mu        sync.Mutex
 }
 
 // ErrNotFound means a blob or record is absent (or was corrupt and dropped).
