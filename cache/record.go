@@ -135,7 +135,7 @@ func (c *Cache) Hit(key Digest) {
 		return
 	}
 	// One short O_APPEND write is atomic against other processes.
-	f.WriteString(string(key) + "\n")
+	f.WriteString(key.String() + "\n")
 	f.Close()
 }
 
@@ -149,7 +149,7 @@ func (c *Cache) hits() map[Digest]int {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if d := Digest(sc.Text()); d.Valid() {
+		if d, err := ParseDigest(sc.Text()); err == nil {
 			out[d]++
 		}
 	}

@@ -211,7 +211,7 @@ func (w *Workspace) TrainTask(in TrainInputs) (*dag.Task, error) {
 		if err != nil {
 			return err
 		}
-		t.Params["launch"] = string(cache.HashBytes(launchJSON))
+		t.Params["launch"] = cache.HashBytes(launchJSON).String()
 		if in.Executor.Kind() == "host" {
 			t.Tools["torch"] = hostTorchVersion(launch)
 		}
@@ -504,8 +504,8 @@ func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch frameworks.L
 		Precision: cfg.Get("PRECISION"), Platform: in.Platform, Host: &in.Host, Model: m.Name,
 		Framework: launch.Framework, FrameworkVersion: version, FrameworkRequested: launch.Requested,
 		TP: cfg.Int("TP"), PP: cfg.Int("PP"),
-		DatasetName: in.Dataset, DatasetFingerprint: manifest.Fingerprint.Digest, TokenizerFingerprint: string(manifest.TokenizerDigest),
-		ConfigFingerprint: string(cfg.Fingerprint()), ImageDigest: in.Executor.ImageDigest(), RivalVersion: Version,
+		DatasetName: in.Dataset, DatasetFingerprint: manifest.Fingerprint.Digest, TokenizerFingerprint: manifest.TokenizerDigest.String(),
+		ConfigFingerprint: cfg.Fingerprint().String(), ImageDigest: in.Executor.ImageDigest(), RivalVersion: Version,
 	}
 	if len(in.Host.GPUs) > 0 {
 		facts.GPUModel = in.Host.GPUs[0].Model
