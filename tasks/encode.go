@@ -276,15 +276,8 @@ func (w *Workspace) ReportEncode(t *dag.Task) {
 	}
 	for _, m := range ms {
 		w.Printf("%s: %d documents, %d sequences, %d tokens (%s), fingerprint %s\n",
-			m.Prefix, m.Stats.Documents, m.Stats.Sequences, m.Stats.Tokens, m.DType, shortFP(m.Fingerprint.Digest))
+			m.Prefix, m.Stats.Documents, m.Stats.Sequences, m.Stats.Tokens, m.DType, datasetDigest(m.Fingerprint).Short())
 	}
-}
-
-func shortFP(s string) string {
-	if len(s) > 16 {
-		return s[:16] + "…"
-	}
-	return s
 }
 
 // progress prints throttled encode progress to the task's log: the share of
