@@ -5,32 +5,73 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 
 	"github.com/zeebo/blake3"
 )
 
-// Digest is the lowercase hex BLAKE3-256 of some content.
-type Digest string
+// Digest is a BLAKE3-256 digest of some content. Its text form (String,
+// MarshalText, and so every JSON field, file name and key part that holds
+// one) is the 64 lowercase hex digits of its bytes.
+type Digest [32]byte
 
-var digestRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+// ShortLen is the number of hex digits Short keeps: 16 digits (64 bits)
+// are how messages, reports and per-dataset folder names show a digest.
+const ShortLen = 16
 
-// Valid reports whether d has the shape of a digest.
-func (d Digest) Valid() bool { return digestRE.MatchString(string(d)) }
-
-// Short is the first 8 hex digits, for messages.
-func (d Digest) Short() string {
-	if len(d) < 8 {
-		return string(d)
+// ParseDigest reads the text form of a digest: exactly 64 hex digits,
+// lowercase as Rival writes them.
+func ParseDigest(s string) (Digest, error) {
+	var d Digest
+	if len(s) != 2*len(d) {
+		return Digest{}, fmt.Errorf("digest %q: %d characters, want %d lowercase hex digits of a BLAKE3-256", clip(s), len(s), 2*len(d))
 	}
-	return string(d[:8])
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return Digest{}, fmt.Errorf("digest %q: character %d is %q, want lowercase hex", clip(s), i+1, c)
+		}
+	}
+	hex.Decode(d[:], []byte(s))
+	return d, nil
+}
+
+// clip bounds what an error quotes of a bad digest.
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}
+
+// String is the full lowercase hex form.
+func (d Digest) String() string { return hex.EncodeToString(d[:]) }
+
+// Short is the first ShortLen hex digits, for messages and names.
+func (d Digest) Short() string { return d.String()[:ShortLen] }
+
+// IsZero reports whether d is the zero value, which no content hashes to in
+// practice: it marks a digest that was never set.
+func (d Digest) IsZero() bool { return d == Digest{} }
+
+// MarshalText writes the full lowercase hex form.
+func (d Digest) MarshalText() ([]byte, error) {
+	b := make([]byte, 2*len(d))
+	hex.Encode(b, d[:])
+	return b, nil
+}
+
+// UnmarshalText reads what MarshalText wrote; anything else (a truncated or
+// uppercase digest, another hash's length) is an error.
+func (d *Digest) UnmarshalText(b []byte) error {
+	v, err := ParseDigest(string(b))
+	if err != nil {
+		return err
+	}
+	*d = v
+	return nil
 }
 
 // HashBytes digests b.
-func HashBytes(b []byte) Digest {
-	sum := blake3.Sum256(b)
-	return Digest(hex.EncodeToString(sum[:]))
-}
+func HashBytes(b []byte) Digest { return blake3.Sum256(b) }
 
 // HashReader digests everything r yields and returns the byte count.
 func HashReader(r io.Reader) (Digest, int64, error) {
@@ -38,21 +79,28 @@ func HashReader(r io.Reader) (Digest, int64, error) {
 	buf := make([]byte, 1<<20)
 	n, err := io.CopyBuffer(h, r, buf)
 	if err != nil {
-		return "", n, err
+		return Digest{}, n, err
 	}
-	return Digest(hex.EncodeToString(h.Sum(nil))), n, nil
+	return sum(h), n, nil
+}
+
+// sum is the digest h has taken so far.
+func sum(h *blake3.Hasher) Digest {
+	var d Digest
+	copy(d[:], h.Sum(nil))
+	return d
 }
 
 // HashFile digests the file at path, without the stat cache.
 func HashFile(path string) (Digest, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return "", 0, fmt.Errorf("hash %s: %w", path, err)
+		return Digest{}, 0, fmt.Errorf("hash %s: %w", path, err)
 	}
 	defer f.Close()
 	d, n, err := HashReader(f)
 	if err != nil {
-		return "", 0, fmt.Errorf("hash %s: %w", path, err)
+		return Digest{}, 0, fmt.Errorf("hash %s: %w", path, err)
 	}
 	return d, n, nil
 }

@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"encoding/hex"
 	"io"
 
 	"github.com/zeebo/blake3"
@@ -20,4 +19,4 @@ func (hw *hashWriter) Write(p []byte) (int, error) {
 	return hw.w.Write(p)
 }
 
-func (hw *hashWriter) digest() Digest { return Digest(hex.EncodeToString(hw.h.Sum(nil))) }
+func (hw *hashWriter) digest() Digest { return sum(hw.h) }

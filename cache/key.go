@@ -2,7 +2,6 @@ package cache
 
 import (
 	"encoding/binary"
-	"encoding/hex"
 	"sort"
 
 	"github.com/zeebo/blake3"
@@ -43,5 +42,5 @@ func ActionKey(parts []KeyPart) Digest {
 		write(p.Name)
 		write(p.Value)
 	}
-	return Digest(hex.EncodeToString(h.Sum(nil)))
+	return sum(h)
 }

@@ -46,7 +46,7 @@ func (c *Cache) records() ([]recordInfo, error) {
 			return nil // removed concurrently
 		}
 		var r Record
-		if json.Unmarshal(data, &r) != nil || !r.Key.Valid() {
+		if json.Unmarshal(data, &r) != nil || r.Key.IsZero() {
 			c.warn("cache: unreadable record %s dropped", p)
 			os.Remove(p)
 			return nil
@@ -66,6 +66,7 @@ func (c *Cache) records() ([]recordInfo, error) {
 
 type blobInfo struct {
 	digest  Digest
+	named   bool // the file is named by a digest (not debris or a stranger)
 	path    string
 	size    int64
 	modTime time.Time
@@ -81,12 +82,13 @@ func (c *Cache) blobs() ([]blobInfo, error) {
 		if de.IsDir() {
 			return nil
 		}
-		name := strings.TrimSuffix(de.Name(), ".zst")
+		d, err := ParseDigest(strings.TrimSuffix(de.Name(), ".zst"))
+		named := err == nil
 		fi, err := de.Info()
 		if err != nil {
 			return nil
 		}
-		out = append(out, blobInfo{digest: Digest(name), path: p, size: fi.Size(), modTime: fi.ModTime()})
+		out = append(out, blobInfo{digest: d, named: named, path: p, size: fi.Size(), modTime: fi.ModTime()})
 		return nil
 	})
 	if err != nil {
@@ -115,7 +117,7 @@ func (c *Cache) Stats() (Stats, error) {
 		return s, err
 	}
 	for _, b := range blobs {
-		if b.digest.Valid() {
+		if b.named {
 			s.Blobs++
 			s.BlobBytes += b.size
 		}
@@ -171,7 +173,9 @@ func (c *Cache) Trim(ctx context.Context, maxBytes int64, maxAge time.Duration) 
 	}
 	size := map[Digest]int64{}
 	for _, b := range blobs {
-		size[b.digest] += b.size
+		if b.named {
+			size[b.digest] += b.size
+		}
 	}
 	sort.Slice(recs, func(i, j int) bool { return recs[i].lastUsed.Before(recs[j].lastUsed) })
 	refs := map[Digest]int{}
@@ -203,7 +207,7 @@ func (c *Cache) Trim(ctx context.Context, maxBytes int64, maxAge time.Duration) 
 		}
 	}
 	for _, b := range blobs {
-		if refs[b.digest] > 0 || now.Sub(b.modTime) < orphanGrace {
+		if b.named && refs[b.digest] > 0 || now.Sub(b.modTime) < orphanGrace {
 			continue
 		}
 		if err := os.Remove(b.path); err == nil {
@@ -257,7 +261,7 @@ func (c *Cache) compactHits(before []recordInfo) error {
 				continue
 			}
 			for i := 0; i < n; i++ {
-				w.WriteString(string(d) + "\n")
+				w.WriteString(d.String() + "\n")
 			}
 		}
 		return nil
@@ -293,7 +297,7 @@ func (c *Cache) Verify(ctx context.Context, progress func(done, total int)) (Ver
 		if progress != nil {
 			progress(i, len(blobs))
 		}
-		if !b.digest.Valid() {
+		if !b.named {
 			continue
 		}
 		rep.BlobsChecked++

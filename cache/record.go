@@ -52,7 +52,7 @@ func (c *Cache) PutRecord(r Record) error {
 	if err := WriteFileAtomic(c.recordPath(r.Key), data, 0o644); err != nil {
 		return fmt.Errorf("record %s: %w", r.Task, err)
 	}
-	return c.SetLast(r.Task, r.Key, r.Inputs)
+	return c.setLast(r.Task, r.Key, r.Inputs)
 }
 
 type lastRun struct {
@@ -61,8 +61,8 @@ type lastRun struct {
 	Inputs []KeyPart `json:"inputs"`
 }
 
-// SetLast remembers the inputs of the latest run of task.
-func (c *Cache) SetLast(task string, key Digest, inputs []KeyPart) error {
+// setLast remembers the inputs of the latest run of task.
+func (c *Cache) setLast(task string, key Digest, inputs []KeyPart) error {
 	data, err := json.Marshal(lastRun{Task: task, Key: key, Inputs: inputs})
 	if err != nil {
 		return err
@@ -117,15 +117,6 @@ func (c *Cache) LookupRecord(key Digest) (*Record, error) {
 	return &r, nil
 }
 
-// DropRecord removes the record for key.
-func (c *Cache) DropRecord(key Digest) error {
-	err := os.Remove(c.recordPath(key))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	return err
-}
-
 // touchEvery bounds how often a hit rewrites a record's access time: like
 // Go's build cache, an hour's precision is enough for LRU trimming and saves
 // a metadata write on every hit.
@@ -144,7 +135,7 @@ func (c *Cache) Hit(key Digest) {
 		return
 	}
 	// One short O_APPEND write is atomic against other processes.
-	f.WriteString(string(key) + "\n")
+	f.WriteString(key.String() + "\n")
 	f.Close()
 }
 
@@ -158,7 +149,7 @@ func (c *Cache) hits() map[Digest]int {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if d := Digest(sc.Text()); d.Valid() {
+		if d, err := ParseDigest(sc.Text()); err == nil {
 			out[d]++
 		}
 	}

@@ -9,8 +9,6 @@ import (
 	"sort"
 	"strings"
 	"syscall"
-
-	"github.com/zeebo/blake3"
 )
 
 // fileStat is the identity of a file's content as far as the kernel can
@@ -54,9 +52,7 @@ func Stat(path string) (string, error) {
 }
 
 func (c *Cache) statEntryPath(abs string) string {
-	sum := blake3.Sum256([]byte(abs))
-	d := Digest(fmt.Sprintf("%x", sum))
-	return shard(filepath.Join(c.Dir, "stat"), d)
+	return shard(filepath.Join(c.Dir, "stat"), HashBytes([]byte(abs)))
 }
 
 // FileDigest returns the digest of the file at path, from the stat cache when
@@ -65,14 +61,14 @@ func (c *Cache) statEntryPath(abs string) string {
 func (c *Cache) FileDigest(path string) (Digest, int64, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return "", 0, fmt.Errorf("hash %s: %w", path, err)
+		return Digest{}, 0, fmt.Errorf("hash %s: %w", path, err)
 	}
 	fi, err := os.Stat(abs)
 	if err != nil {
-		return "", 0, fmt.Errorf("hash %s: %w", path, err)
+		return Digest{}, 0, fmt.Errorf("hash %s: %w", path, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return "", 0, fmt.Errorf("hash %s: not a regular file", path)
+		return Digest{}, 0, fmt.Errorf("hash %s: not a regular file", path)
 	}
 	before, ok := statOf(fi)
 	entryPath := c.statEntryPath(abs)
@@ -82,7 +78,7 @@ func (c *Cache) FileDigest(path string) (Digest, int64, error) {
 	c.fileReads.Add(1)
 	d, n, err := HashFile(abs)
 	if err != nil {
-		return "", 0, err
+		return Digest{}, 0, err
 	}
 	// Remember the digest only if the file did not change while we read it.
 	if fi2, err := os.Stat(abs); err == nil && ok {
@@ -99,15 +95,15 @@ func (c *Cache) FileDigest(path string) (Digest, int64, error) {
 // knownDigest is the stat cache's digest of abs when its entry matches st.
 func (c *Cache) knownDigest(abs string, st fileStat, ok bool) (Digest, bool) {
 	if !ok {
-		return "", false
+		return Digest{}, false
 	}
 	data, err := os.ReadFile(c.statEntryPath(abs))
 	if err != nil {
-		return "", false
+		return Digest{}, false
 	}
 	var e statEntry
-	if json.Unmarshal(data, &e) != nil || e.Path != abs || e.fileStat != st || !e.Digest.Valid() {
-		return "", false
+	if json.Unmarshal(data, &e) != nil || e.Path != abs || e.fileStat != st || e.Digest.IsZero() {
+		return Digest{}, false
 	}
 	return e.Digest, true
 }
@@ -125,7 +121,7 @@ func (c *Cache) Forget(path string) {
 func (c *Cache) TreeDigest(path string) (Digest, int64, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return "", 0, fmt.Errorf("hash %s: %w", path, err)
+		return Digest{}, 0, fmt.Errorf("hash %s: %w", path, err)
 	}
 	if !fi.IsDir() {
 		return c.FileDigest(path)
@@ -161,7 +157,7 @@ func (c *Cache) TreeDigest(path string) (Digest, int64, error) {
 		return nil
 	})
 	if err != nil {
-		return "", 0, fmt.Errorf("hash %s: %w", path, err)
+		return Digest{}, 0, fmt.Errorf("hash %s: %w", path, err)
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].rel < entries[j].rel })
 	var b strings.Builder
@@ -179,11 +175,11 @@ func (c *Cache) TreeDigest(path string) (Digest, int64, error) {
 func (c *Cache) PutOutput(path string, compress bool) (Digest, int64, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return "", 0, fmt.Errorf("cache %s: %w", path, err)
+		return Digest{}, 0, fmt.Errorf("cache %s: %w", path, err)
 	}
 	fi, err := os.Stat(abs)
 	if err != nil {
-		return "", 0, fmt.Errorf("cache %s: %w", path, err)
+		return Digest{}, 0, fmt.Errorf("cache %s: %w", path, err)
 	}
 	before, ok := statOf(fi)
 	// A task may have stored the file itself (to learn its digest without a
@@ -193,7 +189,7 @@ func (c *Cache) PutOutput(path string, compress bool) (Digest, int64, error) {
 	}
 	d, n, err := c.PutFile(abs, compress)
 	if err != nil {
-		return "", 0, err
+		return Digest{}, 0, err
 	}
 	if fi2, err := os.Stat(abs); err == nil && ok {
 		if after, _ := statOf(fi2); after == before {

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 
 	"github.com/klauspost/compress/zstd"
@@ -24,7 +23,6 @@ type Cache struct {
 	Warn func(msg string)
 
 	fileReads atomic.Int64 // files opened to be hashed (not blobs)
-	mu        sync.Mutex
 }
 
 // ErrNotFound means a blob or record is absent (or was corrupt and dropped).
@@ -68,7 +66,8 @@ func (c *Cache) warn(format string, args ...any) {
 }
 
 func shard(root string, d Digest) string {
-	return filepath.Join(root, string(d[:2]), string(d))
+	s := d.String()
+	return filepath.Join(root, s[:2], s)
 }
 
 func (c *Cache) blobPath(d Digest, compressed bool) string {
@@ -102,13 +101,13 @@ func (c *Cache) hasBlobAs(d Digest, compressed bool) bool {
 func (c *Cache) PutFile(path string, compress bool) (Digest, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return "", 0, fmt.Errorf("cache %s: %w", path, err)
+		return Digest{}, 0, fmt.Errorf("cache %s: %w", path, err)
 	}
 	defer f.Close()
 	c.fileReads.Add(1)
 	d, n, err := c.put(f, compress)
 	if err != nil {
-		return "", 0, fmt.Errorf("cache %s: %w", path, err)
+		return Digest{}, 0, fmt.Errorf("cache %s: %w", path, err)
 	}
 	return d, n, nil
 }
@@ -136,7 +135,7 @@ func (c *Cache) PutBytes(data []byte, compress bool) (Digest, error) {
 		err = WriteFileAtomic(c.blobPath(d, false), data, 0o444)
 	}
 	if err != nil {
-		return "", fmt.Errorf("store blob: %w", err)
+		return Digest{}, fmt.Errorf("store blob: %w", err)
 	}
 	return d, nil
 }
@@ -147,7 +146,7 @@ func (c *Cache) put(r io.Reader, compress bool) (Digest, int64, error) {
 	tmpDir := filepath.Join(c.Dir, "blobs")
 	f, err := os.CreateTemp(tmpDir, ".put-*")
 	if err != nil {
-		return "", 0, err
+		return Digest{}, 0, err
 	}
 	tmp := f.Name()
 	ok := false
@@ -162,31 +161,31 @@ func (c *Cache) put(r io.Reader, compress bool) (Digest, int64, error) {
 	var zw *zstd.Encoder
 	if compress {
 		if zw, err = zstd.NewWriter(bw); err != nil {
-			return "", 0, err
+			return Digest{}, 0, err
 		}
 		sink = zw
 	}
 	h := newHashWriter(sink)
 	n, err := io.CopyBuffer(h, r, make([]byte, 1<<20))
 	if err != nil {
-		return "", 0, err
+		return Digest{}, 0, err
 	}
 	if zw != nil {
 		if err := zw.Close(); err != nil {
-			return "", 0, err
+			return Digest{}, 0, err
 		}
 	}
 	if err := bw.Flush(); err != nil {
-		return "", 0, err
+		return Digest{}, 0, err
 	}
 	if err := f.Chmod(0o444); err != nil {
-		return "", 0, err
+		return Digest{}, 0, err
 	}
 	if err := f.Sync(); err != nil {
-		return "", 0, err
+		return Digest{}, 0, err
 	}
 	if err := f.Close(); err != nil {
-		return "", 0, err
+		return Digest{}, 0, err
 	}
 	d := h.digest()
 	dst := c.blobPath(d, compress)
@@ -196,10 +195,10 @@ func (c *Cache) put(r io.Reader, compress bool) (Digest, int64, error) {
 		return d, n, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return "", 0, err
+		return Digest{}, 0, err
 	}
 	if err := os.Rename(tmp, dst); err != nil {
-		return "", 0, err
+		return Digest{}, 0, err
 	}
 	ok = true
 	return d, n, nil
@@ -207,9 +206,6 @@ func (c *Cache) put(r io.Reader, compress bool) (Digest, int64, error) {
 
 // openBlob returns a reader of the blob's plain content.
 func (c *Cache) openBlob(d Digest) (io.ReadCloser, error) {
-	if !d.Valid() {
-		return nil, fmt.Errorf("blob %q: not a digest", d)
-	}
 	if f, err := os.Open(c.blobPath(d, false)); err == nil {
 		return f, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -288,7 +284,7 @@ func (c *Cache) Materialize(d Digest, dest string, perm os.FileMode) error {
 		return nil
 	})
 	if err != nil {
-		if got != "" && got != d {
+		if !got.IsZero() && got != d {
 			c.dropCorrupt(d, nil)
 		}
 		return fmt.Errorf("materialize %s: %w", dest, err)

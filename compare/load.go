@@ -2,7 +2,6 @@ package compare
 
 import (
 	"bytes"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,8 +13,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/zeebo/blake3"
-
+	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/models"
@@ -125,7 +123,7 @@ func LoadFiles(paths []string, extra [][]byte) ([]Input, []Problem) {
 		blobs = append(blobs, blob{p, data})
 	}
 	for _, data := range extra {
-		blobs = append(blobs, blob{"cache:" + fingerprint(data)[len("blake3:"):][:16], data})
+		blobs = append(blobs, blob{"cache:" + cache.HashBytes(data).Short(), data})
 	}
 
 	var inputs []Input
@@ -147,8 +145,7 @@ func LoadFiles(paths []string, extra [][]byte) ([]Input, []Problem) {
 }
 
 func fingerprint(data []byte) string {
-	sum := blake3.Sum256(data)
-	return "blake3:" + hex.EncodeToString(sum[:])
+	return "blake3:" + cache.HashBytes(data).String()
 }
 
 // oldName matches the old suite's result file names.

@@ -36,6 +36,17 @@ func TestLoadDedupesAndNamesCacheBlobs(t *testing.T) {
 	assert.ErrorContains(t, err, "absent")
 }
 
+// A result from the cache is named by the first 16 hex digits of its
+// BLAKE3-256 and fingerprinted by the whole digest. "abc" is not a result, so
+// its problem shows the name; its digest is the BLAKE3 reference test
+// vector 6437b3ac38465133ffb63b75273a8db548c558465d79db03fd359c6cd5bd9d85.
+func TestCacheBlobNameIsShortDigest(t *testing.T) {
+	_, problems := LoadFiles(nil, [][]byte{[]byte("abc")})
+	require.Len(t, problems, 1)
+	assert.Equal(t, "cache:6437b3ac38465133", problems[0].Source)
+	assert.Equal(t, "blake3:6437b3ac38465133ffb63b75273a8db548c558465d79db03fd359c6cd5bd9d85", fingerprint([]byte("abc")))
+}
+
 func TestAnalyzeZeroResults(t *testing.T) {
 	_, err := Analyze(nil, DefaultPrices())
 	assert.ErrorIs(t, err, ErrNoResults)

@@ -248,12 +248,12 @@ func (r *Runner) inputs(t *Task) ([]cache.KeyPart, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: input %w", t.ID, err)
 		}
-		parts = append(parts, cache.KeyPart{Kind: "file", Name: r.name(f), Value: string(d)})
+		parts = append(parts, cache.KeyPart{Kind: "file", Name: r.name(f), Value: d.String()})
 	}
 	for _, dep := range t.Deps {
 		ds := dep.getState()
 		for path, d := range ds.outputs {
-			parts = append(parts, cache.KeyPart{Kind: "dep", Name: dep.ID + ": " + r.name(path), Value: string(d)})
+			parts = append(parts, cache.KeyPart{Kind: "dep", Name: dep.ID + ": " + r.name(path), Value: d.String()})
 		}
 	}
 	// Where the outputs go is part of what was asked: a record made for
@@ -294,13 +294,13 @@ func (r *Runner) name(p string) string {
 // locks make run-and-store atomic for a path: a task with another key that
 // writes the same file waits until this one's outputs are stored.
 func (r *Runner) lockAll(ctx context.Context, t *Task, key cache.Digest) (func(), error) {
-	names := []string{string(key)}
+	names := []string{key.String()}
 	for _, o := range t.Outputs {
 		abs, err := filepath.Abs(o.Path)
 		if err != nil {
 			return nil, fmt.Errorf("output %s: %w", o.Path, err)
 		}
-		names = append(names, "out-"+string(cache.HashBytes([]byte(abs))))
+		names = append(names, "out-"+cache.HashBytes([]byte(abs)).String())
 	}
 	sort.Strings(names)
 	var held []*cache.Lock

@@ -121,7 +121,7 @@ func TestChangedInputIsExplained(t *testing.T) {
 	require.NoError(t, r.Run(context.Background(), buildDAG(f, &runs, nil)))
 	assert.Equal(t, "tasks: 2 run, 1 cached", r.Summary())
 	out := f.log.String()
-	assert.Contains(t, out, "a.txt: "+string(oldA[:4])+"… → "+string(newA[:4])+"…")
+	assert.Contains(t, out, "a.txt: "+oldA.String()[:4]+"… → "+newA.String()[:4]+"…")
 	assert.Contains(t, out, "cached upper b.txt")
 	assert.Contains(t, out, "upstream upper a.txt")
 
@@ -288,7 +288,7 @@ func noopDAG(files []string, outDir string) *Task {
 				if err != nil {
 					return err
 				}
-				return cache.WriteFileAtomic(out, []byte(d), 0o644)
+				return cache.WriteFileAtomic(out, []byte(d.String()), 0o644)
 			}})
 	}
 	all := filepath.Join(outDir, "all")

@@ -110,7 +110,7 @@ func (w *Workspace) CompareTask(dirs []string, deps ...*dag.Task) (*dag.Task, er
 		}
 		var digests []string
 		for _, b := range blobs {
-			digests = append(digests, string(cache.HashBytes(b)))
+			digests = append(digests, cache.HashBytes(b).String())
 		}
 		sort.Strings(digests)
 		t.Params["cached results"] = strings.Join(digests, ",")
@@ -244,7 +244,10 @@ func (v verifyWorkspace) TokenizerFingerprint(model string) (string, error) {
 		return "", err
 	}
 	d, _, err := v.w.Cache.FileDigest(spec.Path)
-	return string(d), err
+	if err != nil {
+		return "", err
+	}
+	return d.String(), nil
 }
 
 func (v verifyWorkspace) ConfigFingerprint(platform, framework, model string) (string, error) {
@@ -271,7 +274,7 @@ func (v verifyWorkspace) ConfigFingerprint(platform, framework, model string) (s
 			return "", err
 		}
 	}
-	return string(cfg.Fingerprint()), nil
+	return cfg.Fingerprint().String(), nil
 }
 
 func (v verifyWorkspace) ImageDigest(platform string) (string, error) {

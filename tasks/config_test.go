@@ -106,7 +106,7 @@ func TestFingerprintTracksTrainingKeysOnly(t *testing.T) {
 	sl, _ := LoadConfig("", "", envFrom(map[string]string{"SL": "4096"}))
 	assert.Equal(t, base.Fingerprint(), jobs.Fingerprint())
 	assert.NotEqual(t, base.Fingerprint(), sl.Fingerprint())
-	assert.True(t, strings.HasPrefix(string(base.Fingerprint()), string(base.Fingerprint()[:8])))
+	assert.True(t, strings.HasPrefix(base.Fingerprint().String(), base.Fingerprint().Short()))
 }
 
 // FuzzLoadConfig: any config.env content loads or fails with an error,

@@ -107,7 +107,7 @@ func TestCPURunRecordsAndFingerprintsThePrecisionItRan(t *testing.T) {
 			ran, err := in.Config.With("oracle", map[string]string{"PRECISION": tc.want})
 			require.NoError(t, err)
 			require.NotNil(t, r.ConfigFingerprint)
-			assert.Equal(t, string(ran.Fingerprint()), *r.ConfigFingerprint, "the fingerprint is of the configuration that ran")
+			assert.Equal(t, ran.Fingerprint().String(), *r.ConfigFingerprint, "the fingerprint is of the configuration that ran")
 			assert.Equal(t, tc.want, r.Provenance.Config["PRECISION"])
 			assert.Contains(t, log.String(), "CPU runs train in "+tc.want+": ")
 		})

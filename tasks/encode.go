@@ -2,7 +2,6 @@ package tasks
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -253,17 +252,13 @@ func checkRegularInput(path, want string) error {
 // fingerprint from the digests that gives, so the files are read once, not
 // once for the fingerprint and again for the cache.
 func storedFingerprint(c *cache.Cache, prefix string) (indexed.Fingerprint, error) {
-	var sums [2][32]byte
+	var sums [2]cache.Digest
 	for i, path := range []string{indexed.IdxPath(prefix), indexed.BinPath(prefix)} {
 		d, _, err := c.PutOutput(path, false)
 		if err != nil {
 			return indexed.Fingerprint{}, err
 		}
-		b, err := hex.DecodeString(string(d))
-		if err != nil || len(b) != 32 {
-			return indexed.Fingerprint{}, fmt.Errorf("fingerprint %s: cache digest %q is not a BLAKE3-256", path, d)
-		}
-		sums[i] = [32]byte(b)
+		sums[i] = d
 	}
 	ds, err := indexed.Open(prefix)
 	if err != nil {
@@ -281,15 +276,8 @@ func (w *Workspace) ReportEncode(t *dag.Task) {
 	}
 	for _, m := range ms {
 		w.Printf("%s: %d documents, %d sequences, %d tokens (%s), fingerprint %s\n",
-			m.Prefix, m.Stats.Documents, m.Stats.Sequences, m.Stats.Tokens, m.DType, shortFP(m.Fingerprint.Digest))
+			m.Prefix, m.Stats.Documents, m.Stats.Sequences, m.Stats.Tokens, m.DType, datasetDigest(m.Fingerprint).Short())
 	}
-}
-
-func shortFP(s string) string {
-	if len(s) > 16 {
-		return s[:16] + "…"
-	}
-	return s
 }
 
 // progress prints throttled encode progress to the task's log: the share of

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -204,14 +205,14 @@ func (w *Workspace) TrainTask(in TrainInputs) (*dag.Task, error) {
 		if err != nil {
 			return err
 		}
-		if err := build(m.Fingerprint.Digest[:16]); err != nil {
+		if err := build(datasetDigest(m.Fingerprint).Short()); err != nil {
 			return err
 		}
 		launchJSON, err := json.Marshal(launch)
 		if err != nil {
 			return err
 		}
-		t.Params["launch"] = string(cache.HashBytes(launchJSON))
+		t.Params["launch"] = cache.HashBytes(launchJSON).String()
 		if in.Executor.Kind() == "host" {
 			t.Tools["torch"] = hostTorchVersion(launch)
 		}
@@ -352,7 +353,9 @@ func (w *Workspace) SlurmScript(in TrainInputs) (string, error) {
 	}
 	fp := "unencoded"
 	if m, err := readManifest(in.TrainPrefix); err == nil {
-		fp = m.Fingerprint.Digest[:16]
+		fp = datasetDigest(m.Fingerprint).Short()
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", err
 	}
 	l, maps, _, err := w.trainLaunch(in, cfg, RunName(in.Platform, in.Framework, in.Model, in.Dataset, in.RunIndex), fp)
 	if err != nil {
@@ -504,8 +507,8 @@ func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch frameworks.L
 		Precision: cfg.Get("PRECISION"), Platform: in.Platform, Host: &in.Host, Model: m.Name,
 		Framework: launch.Framework, FrameworkVersion: version, FrameworkRequested: launch.Requested,
 		TP: cfg.Int("TP"), PP: cfg.Int("PP"),
-		DatasetName: in.Dataset, DatasetFingerprint: manifest.Fingerprint.Digest, TokenizerFingerprint: string(manifest.TokenizerDigest),
-		ConfigFingerprint: string(cfg.Fingerprint()), ImageDigest: in.Executor.ImageDigest(), RivalVersion: Version,
+		DatasetName: in.Dataset, DatasetFingerprint: manifest.Fingerprint.Digest, TokenizerFingerprint: manifest.TokenizerDigest.String(),
+		ConfigFingerprint: cfg.Fingerprint().String(), ImageDigest: in.Executor.ImageDigest(), RivalVersion: Version,
 	}
 	if len(in.Host.GPUs) > 0 {
 		facts.GPUModel = in.Host.GPUs[0].Model
@@ -523,12 +526,11 @@ func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch frameworks.L
 }
 
 func readManifest(prefix string) (EncodeManifest, error) {
-	var m EncodeManifest
 	data, err := os.ReadFile(ManifestPath(prefix))
 	if err != nil {
-		return m, fmt.Errorf("dataset %s has no manifest: %w (encode it with Rival first)", prefix, err)
+		return EncodeManifest{}, fmt.Errorf("dataset %s has no manifest: %w (encode it with Rival first)", prefix, err)
 	}
-	return m, json.Unmarshal(data, &m)
+	return decodeManifest(ManifestPath(prefix), data)
 }
 
 func (w *Workspace) provenance(in TrainInputs, cfg *Config, launch frameworks.Launch, info ExecInfo, started, finished time.Time, prefix string) *result.Provenance {

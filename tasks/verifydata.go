@@ -1,7 +1,6 @@
 package tasks
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -48,9 +47,9 @@ func VerifyDataset(prefix string) (indexed.Fingerprint, error) {
 	if err != nil {
 		return fp, err
 	}
-	var m EncodeManifest
-	if err := json.Unmarshal(data, &m); err != nil {
-		return fp, fmt.Errorf("%s: %w", ManifestPath(prefix), err)
+	m, err := decodeManifest(ManifestPath(prefix), data)
+	if err != nil {
+		return fp, err
 	}
 	d, err := indexed.Open(prefix)
 	if err != nil {
@@ -72,7 +71,7 @@ func VerifyDataset(prefix string) (indexed.Fingerprint, error) {
 	fp = d.Fingerprint()
 	if fp.IdxBLAKE3 != m.Fingerprint.IdxBLAKE3 || fp.BinBLAKE3 != m.Fingerprint.BinBLAKE3 {
 		return fp, fmt.Errorf("%s: files differ from what was encoded (recorded %s, found %s): re-run `go run mage.go encode` to restore them",
-			prefix, shortFP(m.Fingerprint.Digest), shortFP(fp.Digest))
+			prefix, datasetDigest(m.Fingerprint).Short(), datasetDigest(fp).Short())
 	}
 	return fp, nil
 }

@@ -135,7 +135,7 @@ func TestWrapZipsOutputsWithProvenance(t *testing.T) {
 	for _, f := range manifest.Files {
 		if strings.HasSuffix(f.Path, ".json") {
 			assert.JSONEq(t, `"abc123"`, string(f.Provenance["config_fingerprint"]))
-			assert.Equal(t, string(cache.HashBytes([]byte(result))), f.BLAKE3)
+			assert.Equal(t, cache.HashBytes([]byte(result)).String(), f.BLAKE3)
 		}
 	}
 }

@@ -1,0 +1,67 @@
+package tasks
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/rivalbench/rival/cache"
+	"github.com/rivalbench/rival/indexed"
+)
+
+// manifestDigests are the BLAKE3 digests an EncodeManifest records, by
+// their JSON field names. The dataset fingerprint's three are indexed's
+// strings (indexed imports nothing of Rival's), so they are checked here,
+// where the manifest is read.
+type manifestDigests struct {
+	Input       string `json:"input_blake3"`
+	Tokenizer   string `json:"tokenizer_blake3"`
+	Fingerprint struct {
+		Digest    string `json:"digest"`
+		IdxBLAKE3 string `json:"idx_blake3"`
+		BinBLAKE3 string `json:"bin_blake3"`
+	} `json:"fingerprint"`
+}
+
+// decodeManifest reads the manifest at path (its bytes in data). A manifest
+// whose digests are not whole BLAKE3-256 digests (cut short, edited by
+// hand, written by something else) is an error naming the file and the
+// field, never a dataset fingerprint that a cache folder name or a result
+// would carry.
+func decodeManifest(path string, data []byte) (EncodeManifest, error) {
+	var raw manifestDigests
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return EncodeManifest{}, manifestError(path, err)
+	}
+	for _, f := range []struct{ name, value string }{
+		{"input_blake3", raw.Input},
+		{"tokenizer_blake3", raw.Tokenizer},
+		{"fingerprint.digest", raw.Fingerprint.Digest},
+		{"fingerprint.idx_blake3", raw.Fingerprint.IdxBLAKE3},
+		{"fingerprint.bin_blake3", raw.Fingerprint.BinBLAKE3},
+	} {
+		if f.value == "" {
+			return EncodeManifest{}, manifestError(path, fmt.Errorf("field %s is missing", f.name))
+		}
+		if _, err := cache.ParseDigest(f.value); err != nil {
+			return EncodeManifest{}, manifestError(path, fmt.Errorf("field %s: %w", f.name, err))
+		}
+	}
+	var m EncodeManifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return EncodeManifest{}, manifestError(path, err)
+	}
+	return m, nil
+}
+
+func manifestError(path string, err error) error {
+	return fmt.Errorf("dataset manifest %s: %w; encode the dataset again (`go run mage.go encode`) to rewrite it", path, err)
+}
+
+// datasetDigest is a dataset fingerprint's digest as a value. indexed
+// computes it, and decodeManifest refuses a manifest where it does not
+// parse, so every fingerprint passed here has one; any other gives the zero
+// digest.
+func datasetDigest(fp indexed.Fingerprint) cache.Digest {
+	d, _ := cache.ParseDigest(fp.Digest)
+	return d
+}
