@@ -575,8 +575,8 @@ func partLabel(p cache.KeyPart) string {
 
 func shortValue(p cache.KeyPart) string {
 	if p.Kind == "file" || p.Kind == "dep" {
-		if len(p.Value) > 4 {
-			return p.Value[:4] + "…"
+		if d, err := cache.ParseDigest(p.Value); err == nil {
+			return d.Short()
 		}
 	}
 	if len(p.Value) > 40 {

@@ -121,7 +121,7 @@ func TestChangedInputIsExplained(t *testing.T) {
 	require.NoError(t, r.Run(context.Background(), buildDAG(f, &runs, nil)))
 	assert.Equal(t, "tasks: 2 run, 1 cached", r.Summary())
 	out := f.log.String()
-	assert.Contains(t, out, "a.txt: "+oldA.String()[:4]+"… → "+newA.String()[:4]+"…")
+	assert.Contains(t, out, "a.txt: "+oldA.Short()+" → "+newA.Short())
 	assert.Contains(t, out, "cached upper b.txt")
 	assert.Contains(t, out, "upstream upper a.txt")
 
@@ -265,7 +265,10 @@ func TestDiffInputs(t *testing.T) {
 	}{
 		{"param changed", []cache.KeyPart{{Kind: "param", Name: "SL", Value: "2048"}}, []cache.KeyPart{{Kind: "param", Name: "SL", Value: "4096"}}, "SL: 2048 → 4096"},
 		{"new param", nil, []cache.KeyPart{{Kind: "param", Name: "SL", Value: "4096"}}, "new parameter SL=4096"},
-		{"file", []cache.KeyPart{{Kind: "file", Name: "x/tokenizer.json", Value: "3f2a99"}}, []cache.KeyPart{{Kind: "file", Name: "x/tokenizer.json", Value: "9c1d00"}}, "tokenizer.json: 3f2a… → 9c1d…"},
+		{"file", []cache.KeyPart{{Kind: "file", Name: "x/tokenizer.json", Value: "3f2a99" + strings.Repeat("0", 58)}},
+			[]cache.KeyPart{{Kind: "file", Name: "x/tokenizer.json", Value: "9c1d00" + strings.Repeat("7", 58)}},
+			"tokenizer.json: 3f2a990000000000 → 9c1d007777777777"},
+		{"not a digest", []cache.KeyPart{{Kind: "dep", Name: "t: out", Value: "3f2a99"}}, []cache.KeyPart{{Kind: "dep", Name: "t: out", Value: "9c1d00"}}, "upstream t: out: 3f2a99 → 9c1d00"},
 		{"removed", []cache.KeyPart{{Kind: "env", Name: "HF_ENDPOINT", Value: "x"}}, nil, "env HF_ENDPOINT removed"},
 		{"same", []cache.KeyPart{{Kind: "param", Name: "a", Value: "1"}}, []cache.KeyPart{{Kind: "param", Name: "a", Value: "1"}}, "inputs unchanged, but no usable cached result"},
 	}
