@@ -12,7 +12,7 @@ import (
 
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/dag"
-	"github.com/rivalbench/rival/dataset"
+	"github.com/rivalbench/rival/encode"
 	"github.com/rivalbench/rival/indexed"
 	"github.com/rivalbench/rival/models"
 	"github.com/rivalbench/rival/tokenizer"
@@ -110,7 +110,7 @@ type EncodeManifest struct {
 	// Fingerprint holds the BLAKE3 of .idx and .bin and their combination,
 	// the dataset fingerprint results record.
 	Fingerprint    indexed.Fingerprint `json:"fingerprint"`
-	Stats          dataset.Stats       `json:"stats"`
+	Stats          encode.Stats        `json:"stats"`
 	EncoderVersion string              `json:"encoder_version"`
 }
 
@@ -167,7 +167,7 @@ func (w *Workspace) EncodeTask(in string, tok TokenizerSpec, outPrefix string, s
 			return err
 		}
 		dtype := indexed.DTypeForVocab(tk.VocabSize())
-		opt := dataset.Options{
+		opt := encode.Options{
 			Encode:     func(dst []int32, text string) []int32 { return tk.AppendEncode(dst, text, true) },
 			EOD:        eod,
 			DType:      dtype,
@@ -179,19 +179,19 @@ func (w *Workspace) EncodeTask(in string, tok TokenizerSpec, outPrefix string, s
 		}
 		prog := newProgress(x, t.ID, size)
 		opt.Progress = prog.update
-		var stats []dataset.Stats
+		var stats []encode.Stats
 		if split > 0 {
-			tr, te, err := dataset.EncodeSplit(ctx, []string{in}, prefixes[0], prefixes[1], split, opt)
+			tr, te, err := encode.Split(ctx, []string{in}, prefixes[0], prefixes[1], split, opt)
 			if err != nil {
 				return err
 			}
-			stats = []dataset.Stats{tr, te}
+			stats = []encode.Stats{tr, te}
 		} else {
-			st, err := dataset.EncodeFile(ctx, []string{in}, prefixes[0], opt)
+			st, err := encode.File(ctx, []string{in}, prefixes[0], opt)
 			if err != nil {
 				return err
 			}
-			stats = []dataset.Stats{st}
+			stats = []encode.Stats{st}
 		}
 		prog.done()
 		inD, _, err := x.Cache.FileDigest(in)
