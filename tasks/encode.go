@@ -232,6 +232,42 @@ func (w *Workspace) EncodeTask(in string, tok TokenizerSpec, outPrefix string, s
 	return t
 }
 
+// EncodeTarget implements encode (encode:datasets): it fetches and filters
+// the configured dataset and encodes it for every model in MODELS into
+// DATA_DIR/<dataset>-<model>-train and -test, then reports the filter and
+// every dataset written.
+func (w *Workspace) EncodeTarget(ctx context.Context) error {
+	p, err := w.BuildPipeline()
+	if err != nil {
+		return err
+	}
+	if err := w.Runner.Run(ctx, p.Encodes...); err != nil {
+		return err
+	}
+	w.ReportFilter(p.Filter)
+	for _, e := range p.Encodes {
+		w.ReportEncode(e)
+	}
+	return nil
+}
+
+// EncodeFileTarget implements encode:file IN TOKENIZER OUT: it encodes any
+// JSONL corpus in into out.bin and out.idx (in and out relative to the
+// current directory or absolute) with tok, a tokenizer.json path or a model
+// name (see ResolveTokenizer), then reports the dataset written.
+func (w *Workspace) EncodeFileTarget(ctx context.Context, in, tok, out string) error {
+	ts, err := w.ResolveTokenizer(tok)
+	if err != nil {
+		return err
+	}
+	t := w.EncodeTask(absPath(in), ts, absPath(out), 0, nil)
+	if err := w.Runner.Run(ctx, t); err != nil {
+		return err
+	}
+	w.ReportEncode(t)
+	return nil
+}
+
 // checkRegularInput refuses an input that is not a regular file (after
 // symlinks), saying what was expected.
 func checkRegularInput(path, want string) error {

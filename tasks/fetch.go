@@ -166,3 +166,14 @@ func (w *Workspace) BuildPipeline() (*Pipeline, error) {
 	}
 	return p, nil
 }
+
+// FetchTarget implements fetch: it downloads the configured dataset
+// (DATASET, its first DATA_SAMPLES documents) and the tokenizer of every
+// model in MODELS.
+func (w *Workspace) FetchTarget(ctx context.Context) error {
+	p, err := w.BuildPipeline()
+	if err != nil {
+		return err
+	}
+	return w.Runner.Run(ctx, append([]*dag.Task{p.Fetch}, p.Tokenizers...)...)
+}
