@@ -160,7 +160,7 @@ func (w *Workspace) BuildPipeline() (*Pipeline, error) {
 		}
 		m, _ := models.Lookup(model)
 		spec := TokenizerSpec{Path: tt.Outputs[0].Path, Model: &m, EOD: m.EOD}
-		enc := w.EncodeTask(filtered, spec, w.Path("DATA_DIR", name+"-"+model), w.Config.Float("TRAIN_SPLIT"), p.Filter, tt)
+		enc := w.EncodeTask(filtered, spec, w.encodePrefix(name, model), w.Config.Float("TRAIN_SPLIT"), p.Filter, tt)
 		p.Tokenizers = append(p.Tokenizers, tt)
 		p.Encodes = append(p.Encodes, enc)
 	}
