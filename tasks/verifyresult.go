@@ -87,11 +87,15 @@ func (w *Workspace) verifyRunFor(r *result.Result) (plannedRun, *datasetFingerpr
 	best, bestScore := 0, -1
 	for i, run := range runs {
 		score := 0 // two per input reproduced, one for the result's dataset
-		if got, err := fps.of(run.TrainPrefix); err == nil && r.Dataset.Fingerprint != nil && got == *r.Dataset.Fingerprint {
-			score += 2
+		if r.Dataset.Fingerprint != nil && dataset != "" && model != "" {
+			if got, err := fps.of(run.TrainPrefix); err == nil && got == *r.Dataset.Fingerprint {
+				score += 2
+			}
 		}
-		if got, err := run.configFingerprint(); err == nil && r.ConfigFingerprint != nil && got == *r.ConfigFingerprint {
-			score += 2
+		if r.ConfigFingerprint != nil {
+			if got, err := run.configFingerprint(); err == nil && got == *r.ConfigFingerprint {
+				score += 2
+			}
 		}
 		if run.Dataset == dataset {
 			score++
@@ -126,12 +130,17 @@ func (d *datasetFingerprints) of(prefix string) (string, error) {
 	if f, ok := d.seen[prefix]; ok {
 		return f.digest, f.err
 	}
-	fp, err := VerifyDataset(prefix)
+	var f datasetFingerprint
+	if fp, err := VerifyDataset(prefix); err != nil {
+		f.err = err
+	} else {
+		f.digest = fp.Digest
+	}
 	if d.seen == nil {
 		d.seen = map[string]datasetFingerprint{}
 	}
-	d.seen[prefix] = datasetFingerprint{fp.Digest, err}
-	return fp.Digest, err
+	d.seen[prefix] = f
+	return f.digest, f.err
 }
 
 // verifyWorkspace recomputes, for verify:result, the input fingerprints of
