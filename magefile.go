@@ -12,7 +12,6 @@ import (
 
 	"github.com/magefile/mage/mg"
 
-	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/tasks"
 )
 
@@ -58,74 +57,27 @@ func Demo(ctx context.Context) error {
 
 // Fetch downloads the configured dataset (DATASET, DATA_SAMPLES documents) and the tokenizers of MODELS from the Hugging Face Hub.
 func Fetch(ctx context.Context) error {
-	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
-		p, err := w.BuildPipeline()
-		if err != nil {
-			return err
-		}
-		return w.Runner.Run(ctx, append([]*dag.Task{p.Fetch}, p.Tokenizers...)...)
-	})
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.FetchTarget(ctx) })
 }
 
 // Dataset fetches and filters the configured dataset (also: filter).
 func (Filter) Dataset(ctx context.Context) error {
-	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
-		p, err := w.BuildPipeline()
-		if err != nil {
-			return err
-		}
-		if err := w.Runner.Run(ctx, p.Filter); err != nil {
-			return err
-		}
-		w.ReportFilter(p.Filter)
-		return nil
-	})
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.FilterTarget(ctx) })
 }
 
 // Datasets encodes the filtered dataset for every model in MODELS into DATA_DIR/<dataset>-<model>-train/-test (also: encode).
 func (Encode) Datasets(ctx context.Context) error {
-	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
-		p, err := w.BuildPipeline()
-		if err != nil {
-			return err
-		}
-		if err := w.Runner.Run(ctx, p.Encodes...); err != nil {
-			return err
-		}
-		w.ReportFilter(p.Filter)
-		for _, e := range p.Encodes {
-			w.ReportEncode(e)
-		}
-		return nil
-	})
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.EncodeTarget(ctx) })
 }
 
 // File filters any local JSONL corpus: filter:file IN.jsonl OUT.jsonl.
 func (Filter) File(ctx context.Context, in, out string) error {
-	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
-		t := w.FilterTask(abs(in), abs(out), nil)
-		if err := w.Runner.Run(ctx, t); err != nil {
-			return err
-		}
-		w.ReportFilter(t)
-		return nil
-	})
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.FilterFileTarget(ctx, in, out) })
 }
 
 // File encodes any JSONL corpus into OUT.bin/OUT.idx: encode:file IN.jsonl TOKENIZER OUT (TOKENIZER: a path, or llama, qwen, mistral).
 func (Encode) File(ctx context.Context, in, tok, out string) error {
-	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
-		spec, err := w.ResolveTokenizer(tok)
-		if err != nil {
-			return err
-		}
-		t := w.EncodeTask(abs(in), spec, abs(out), 0, nil)
-		if err := w.Runner.Run(ctx, t); err != nil {
-			return err
-		}
-		w.ReportEncode(t)
-		return nil
-	})
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.EncodeFileTarget(ctx, in, tok, out) })
 }
 
 // Data checks every configured dataset (format, token ids, digests) and prints its fingerprint.
@@ -264,17 +216,7 @@ func (Purge) Data(ctx context.Context) error {
 
 // Wrap zips output/ with every result's provenance, to copy results off a host.
 func Wrap(ctx context.Context) error {
-	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
-		t, zipPath, err := w.WrapTask()
-		if err != nil {
-			return err
-		}
-		if err := w.Runner.Run(ctx, t); err != nil {
-			return err
-		}
-		w.Printf("wrap: %s\n", zipPath)
-		return nil
-	})
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.WrapTarget(ctx) })
 }
 
 // Extract turns any supported training log into a result JSON on stdout (facts the log lacks come from GPUS, SL, GBS, MBS, PRECISION, MODEL, FRAMEWORK, PLATFORM, GPU); with -v (or EXTRACT_VERBOSE=1) it explains on stderr what was read, skipped or flagged per step.

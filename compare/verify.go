@@ -54,6 +54,11 @@ func Failed(checks []FieldCheck) []FieldCheck {
 	return out
 }
 
+// ReadResult reads a result of any known format (a Rival result, or an old
+// suite's, upgraded) as verify:result and verify:results read it: without
+// requiring a throughput, which Parse demands of results to compare.
+func ReadResult(data []byte) (*result.Result, error) { return parseAny(data) }
+
 // parseAny reads a result of any known format without requiring throughput.
 func parseAny(data []byte) (*result.Result, error) {
 	in, prob := parseDoc("result", data)

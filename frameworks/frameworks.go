@@ -19,14 +19,6 @@ import (
 	"github.com/rivalbench/rival/models"
 )
 
-// The shared types, defined in package spec so the per-framework packages can use them too.
-type (
-	Fair    = spec.Fair
-	Request = spec.Request
-	Launch  = spec.Launch
-	Plan    = spec.Plan
-)
-
 // Framework is one row of the framework table: the names, label, platforms and log family every
 // part of Rival reads (spec.Info, the table in frameworks/spec/table.go) and the builder.
 // Adding a framework is a row there, its package (a builder from a Plan to a Launch) with its entry in
@@ -35,7 +27,7 @@ type (
 type Framework struct {
 	spec.Info
 	// Build returns the exact launch of one run from a validated plan.
-	Build func(Plan) (Launch, error)
+	Build func(spec.Plan) (spec.Launch, error)
 	// ScriptDigest returns the BLAKE3 of its embedded entry script(s); nil when the launch runs the
 	// framework's own entry point.
 	ScriptDigest func() string
@@ -151,31 +143,31 @@ func validPlatform(p string) bool {
 }
 
 // Build validates the request and returns the exact launch of the framework that runs.
-func Build(req Request) (Launch, error) {
+func Build(req spec.Request) (spec.Launch, error) {
 	run, reason, err := Resolve(req.Framework, req.Platform)
 	if err != nil {
-		return Launch{}, err
+		return spec.Launch{}, err
 	}
 	p, err := Validate(req, run)
 	if err != nil {
-		return Launch{}, err
+		return spec.Launch{}, err
 	}
 	f, _ := Lookup(run)
 	l, err := f.Build(p)
 	if err != nil {
-		return Launch{}, err
+		return spec.Launch{}, err
 	}
 	l.Requested, l.Remapped = req.Framework, reason
 	if err := preflight(p, &l); err != nil {
-		return Launch{}, err
+		return spec.Launch{}, err
 	}
 	return l, nil
 }
 
 // Validate checks a request for the framework that will run it and derives its plan. Every error
 // names the field (and its config.env key) and what to change.
-func Validate(req Request, framework string) (Plan, error) {
-	p := Plan{Request: req}
+func Validate(req spec.Request, framework string) (spec.Plan, error) {
+	p := spec.Plan{Request: req}
 	if req.Host.Platform != "" && req.Host.Platform != req.Platform {
 		return p, fmt.Errorf("frameworks: Platform %q but the detected host is %q", req.Platform, req.Host.Platform)
 	}
@@ -267,13 +259,13 @@ func Validate(req Request, framework string) (Plan, error) {
 // FSDPVersion names the trainer the fsdp launches run: Rival's own, embedded in the binary.
 var FSDPVersion = "rival frameworks/fsdp train.py blake3:" + fsdp.ScriptDigest()
 
-func buildFSDP(p Plan) (Launch, error) {
+func buildFSDP(p spec.Plan) (spec.Launch, error) {
 	f, m := p.Fair, p.Model
 	if f.Precision == spec.FP8 {
-		return Launch{}, fmt.Errorf("fsdp: PRECISION fp8: the fsdp trainer knows bf16 and fp32")
+		return spec.Launch{}, fmt.Errorf("fsdp: PRECISION fp8: the fsdp trainer knows bf16 and fp32")
 	}
 	if f.Profile {
-		return Launch{}, fmt.Errorf("fsdp: PROFILE=1: the fsdp trainer has no profiler hooks; set PROFILE=0 for fsdp runs")
+		return spec.Launch{}, fmt.Errorf("fsdp: PROFILE=1: the fsdp trainer has no profiler hooks; set PROFILE=0 for fsdp runs")
 	}
 	cfg := fsdp.Config{
 		ScriptPath: path.Join(p.OutputDir, fsdp.ScriptName), WorkDir: p.OutputDir, DataPrefix: p.DataPrefix,
@@ -297,9 +289,9 @@ func buildFSDP(p Plan) (Launch, error) {
 	}
 	fl, err := fsdp.BuildLaunch(cfg)
 	if err != nil {
-		return Launch{}, err
+		return spec.Launch{}, err
 	}
-	return Launch{
+	return spec.Launch{
 		Framework: spec.FSDP, Command: fl.Command, Env: fl.Env, WorkDir: fl.WorkDir,
 		Files:             map[string][]byte{fsdp.ScriptName: fsdp.Script()},
 		EntryScriptDigest: fsdp.ScriptDigest(), FrameworkVersion: FSDPVersion,

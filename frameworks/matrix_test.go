@@ -19,18 +19,18 @@ import (
 // variant changes config.env's fair configuration for one column of the matrix.
 type variant struct {
 	name string
-	set  func(r *Request)
+	set  func(r *spec.Request)
 }
 
 var variants = []variant{
-	{"base", func(*Request) {}},
-	{"TP2", func(r *Request) { r.Fair.TP, r.Fair.DP = 2, 4 }},
-	{"TP4-PP2", func(r *Request) { r.Fair.TP, r.Fair.PP, r.Fair.DP = 4, 2, 1 }},
-	{"fp8", func(r *Request) { r.Fair.Precision = spec.FP8 }},
-	{"fp32", func(r *Request) { r.Fair.Precision = spec.FP32 }},
-	{"profile", func(r *Request) { r.Fair.Profile, r.Fair.ProfileRanks = true, []int{0, 3} }},
-	{"SL8192", func(r *Request) { r.Fair.SL = 8192 }}, // Mistral's 4096 window masks at 8192
-	{"two-nodes", func(r *Request) { r.NNodes, r.Fair.DP = 2, 16 }},
+	{"base", func(*spec.Request) {}},
+	{"TP2", func(r *spec.Request) { r.Fair.TP, r.Fair.DP = 2, 4 }},
+	{"TP4-PP2", func(r *spec.Request) { r.Fair.TP, r.Fair.PP, r.Fair.DP = 4, 2, 1 }},
+	{"fp8", func(r *spec.Request) { r.Fair.Precision = spec.FP8 }},
+	{"fp32", func(r *spec.Request) { r.Fair.Precision = spec.FP32 }},
+	{"profile", func(r *spec.Request) { r.Fair.Profile, r.Fair.ProfileRanks = true, []int{0, 3} }},
+	{"SL8192", func(r *spec.Request) { r.Fair.SL = 8192 }}, // Mistral's 4096 window masks at 8192
+	{"two-nodes", func(r *spec.Request) { r.NNodes, r.Fair.DP = 2, 16 }},
 }
 
 var matrixModels = []string{"llama", "qwen", "mistral", "llama-proxy", "qwen-proxy", "mistral-proxy"}
@@ -39,7 +39,7 @@ var matrixModels = []string{"llama", "qwen", "mistral", "llama-proxy", "qwen-pro
 // for prim. Cells the registry refuses (a proxy's head count that TP4 does not divide, or its 4096
 // positions at SL 8192) must be
 // refused with the reason, and are skipped.
-func forMatrix(t *testing.T, check func(t *testing.T, r Request, l Launch)) {
+func forMatrix(t *testing.T, check func(t *testing.T, r spec.Request, l spec.Launch)) {
 	for _, c := range []struct{ platform, fw string }{{hw.PlatformAMD, "mega"}, {hw.PlatformNVIDIA, "mega"}, {hw.PlatformAMD, "prim"}} {
 		for _, m := range matrixModels {
 			for _, v := range variants {
@@ -59,7 +59,7 @@ func forMatrix(t *testing.T, check func(t *testing.T, r Request, l Launch)) {
 }
 
 // megatronArgs returns the arguments a mega launch gives pretrain_gpt.py.
-func megatronArgs(t *testing.T, l Launch) []string {
+func megatronArgs(t *testing.T, l spec.Launch) []string {
 	require.Equal(t, []string{"bash", "-c"}, l.Command[:2])
 	n, err := strconv.Atoi(l.Command[4])
 	require.NoError(t, err)
@@ -69,7 +69,7 @@ func megatronArgs(t *testing.T, l Launch) []string {
 // primOverrides returns the pre_trainer overrides a prim launch ends with, as Python values: the
 // experiment file's (as SafeLoader reads it) with the command line's (as the core runtime types them)
 // on top, and the model config file the experiment names.
-func primOverrides(t *testing.T, l Launch) (map[string]any, string, string) {
+func primOverrides(t *testing.T, l spec.Launch) (map[string]any, string, string) {
 	exp := l.Env["EXP"]
 	require.NotEmpty(t, exp)
 	var src []byte
@@ -112,7 +112,7 @@ func primOverrides(t *testing.T, l Launch) (map[string]any, string, string) {
 func TestMatrixAgainstUpstreamFacts(t *testing.T) {
 	pr, err := facts.PrimusAt("v26.2")
 	require.NoError(t, err)
-	forMatrix(t, func(t *testing.T, r Request, l Launch) {
+	forMatrix(t, func(t *testing.T, r spec.Request, l spec.Launch) {
 		pin, err := spec.PinFor(r.Platform)
 		require.NoError(t, err)
 		mg, err := facts.MegatronAt(pin.MegatronCommit)

@@ -17,7 +17,7 @@ const PreflightDir = "preflight"
 const PrimusDirEnv = "RIVAL_PRIMUS_DIR"
 
 // preflight returns the launch that checks l before it runs (mega and prim), and adds its files to l.
-func preflight(p Plan, l *Launch) error {
+func preflight(p spec.Plan, l *spec.Launch) error {
 	var args []string
 	script := path.Join(p.OutputDir, PreflightDir, "preflight.py")
 	megatronTrees := "$" + mega.DirEnv
@@ -55,7 +55,7 @@ func preflight(p Plan, l *Launch) error {
 		env["CUDA_DEVICE_MAX_CONNECTIONS"] = "1"
 	}
 	env["PYTHONDONTWRITEBYTECODE"], env["RIVAL_DEVICE_CAPABILITY"] = "1", capability(p)
-	l.Preflight = &Launch{
+	l.Preflight = &spec.Launch{
 		Framework: l.Framework, Requested: l.Requested, Command: args, WorkDir: p.OutputDir, Env: env,
 	}
 	return nil
@@ -63,7 +63,7 @@ func preflight(p Plan, l *Launch) error {
 
 // capability is the compute capability the run's GPUs report through torch.cuda (the preflight runs
 // without them): H100 9.0; MI300X's gfx942 reports 9.4 through ROCm.
-func capability(p Plan) string {
+func capability(p spec.Plan) string {
 	if p.Platform == "amd" {
 		return "9.4"
 	}

@@ -27,7 +27,7 @@ func upstreamDir(t *testing.T) string {
 
 // runPreflight writes the launch's files under its OutputDir and runs its preflight with the fetched
 // trees standing in for the image's.
-func runPreflight(t *testing.T, dir string, r Request, l Launch) (string, error) {
+func runPreflight(t *testing.T, dir string, r spec.Request, l spec.Launch) (string, error) {
 	t.Helper()
 	require.NotNil(t, l.Preflight, "mega and prim launches carry a preflight")
 	for name, b := range l.Files {
@@ -55,7 +55,7 @@ func runPreflight(t *testing.T, dir string, r Request, l Launch) (string, error)
 
 func TestPreflightOnUpstreamTrees(t *testing.T) {
 	dir := upstreamDir(t)
-	forMatrix(t, func(t *testing.T, r Request, _ Launch) {
+	forMatrix(t, func(t *testing.T, r spec.Request, _ spec.Launch) {
 		t.Parallel()
 		r.OutputDir = t.TempDir()
 		l, err := Build(r)
@@ -71,15 +71,15 @@ func TestPreflightNegativeControlsOnUpstreamTrees(t *testing.T) {
 	dir := upstreamDir(t)
 	for _, c := range []struct {
 		platform, fw string
-		edit         func(l *Launch)
+		edit         func(l *spec.Launch)
 		want         string
 	}{
-		{hw.PlatformNVIDIA, "mega", func(l *Launch) { setArg(l.Preflight, "--min-lr", "0.003") }, "assert args.min_lr <= args.lr"},
-		{hw.PlatformNVIDIA, "mega", func(l *Launch) { l.Preflight.Command = append(l.Preflight.Command, "--overlap-everything") }, "unrecognized arguments: --overlap-everything"},
-		{hw.PlatformAMD, "mega", func(l *Launch) { setArg(l.Preflight, "--num-layers", "32.5") }, "invalid int value"},
-		{hw.PlatformAMD, "prim", func(l *Launch) { editEXP(l, "min_lr: 0.00003", "min_lr: 3e-05") }, "min_lr: '3e-05' is a str"},
-		{hw.PlatformAMD, "prim", func(l *Launch) { editEXP(l, "fp8: null", `fp8: "None"`) }, "'None' is not one of --fp8-format's choices"},
-		{hw.PlatformAMD, "prim", func(l *Launch) { editEXP(l, "min_lr: 0.00003", "min_lr: 0.003") }, "assert args.min_lr <= args.lr"},
+		{hw.PlatformNVIDIA, "mega", func(l *spec.Launch) { setArg(l.Preflight, "--min-lr", "0.003") }, "assert args.min_lr <= args.lr"},
+		{hw.PlatformNVIDIA, "mega", func(l *spec.Launch) { l.Preflight.Command = append(l.Preflight.Command, "--overlap-everything") }, "unrecognized arguments: --overlap-everything"},
+		{hw.PlatformAMD, "mega", func(l *spec.Launch) { setArg(l.Preflight, "--num-layers", "32.5") }, "invalid int value"},
+		{hw.PlatformAMD, "prim", func(l *spec.Launch) { editEXP(l, "min_lr: 0.00003", "min_lr: 3e-05") }, "min_lr: '3e-05' is a str"},
+		{hw.PlatformAMD, "prim", func(l *spec.Launch) { editEXP(l, "fp8: null", `fp8: "None"`) }, "'None' is not one of --fp8-format's choices"},
+		{hw.PlatformAMD, "prim", func(l *spec.Launch) { editEXP(l, "min_lr: 0.00003", "min_lr: 0.003") }, "assert args.min_lr <= args.lr"},
 	} {
 		t.Run(c.fw+"/"+c.want, func(t *testing.T) {
 			r := request(t, c.platform, c.fw, "llama")
@@ -95,7 +95,7 @@ func TestPreflightNegativeControlsOnUpstreamTrees(t *testing.T) {
 	}
 }
 
-func setArg(l *Launch, flag, v string) {
+func setArg(l *spec.Launch, flag, v string) {
 	for i := range l.Command {
 		if l.Command[i] == flag {
 			l.Command[i+1] = v
@@ -103,7 +103,7 @@ func setArg(l *Launch, flag, v string) {
 	}
 }
 
-func editEXP(l *Launch, from, to string) {
+func editEXP(l *spec.Launch, from, to string) {
 	for name, b := range l.Files {
 		if strings.HasSuffix(name, "-exp.yaml") {
 			l.Files[name] = []byte(strings.Replace(string(b), from, to, 1))

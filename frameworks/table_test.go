@@ -49,7 +49,7 @@ func TestEveryRequestFieldReachesALaunch(t *testing.T) {
 	type cell struct{ platform, fw string }
 	cells := []cell{{hw.PlatformNVIDIA, "mega"}, {hw.PlatformAMD, "prim"}, {hw.PlatformNVIDIA, "nemo"},
 		{hw.PlatformNVIDIA, "titan"}, {hw.PlatformNVIDIA, "fsdp"}, {hw.PlatformAMD, "mega"}}
-	outcome := func(r Request) string {
+	outcome := func(r spec.Request) string {
 		l, err := Build(r)
 		if err != nil {
 			return "error: " + err.Error()
@@ -58,7 +58,7 @@ func TestEveryRequestFieldReachesALaunch(t *testing.T) {
 		require.NoError(t, err)
 		return string(b)
 	}
-	base := func(c cell) Request {
+	base := func(c cell) spec.Request {
 		r := request(t, c.platform, c.fw, "mistral")
 		r.Fair.Profile, r.Fair.ProfileStepEnd = true, 20
 		if c.fw == "titan" || c.fw == "fsdp" {
@@ -96,7 +96,7 @@ func TestEveryRequestFieldReachesALaunch(t *testing.T) {
 		}
 		t.Errorf("%s: no mega, prim, nemo, titan or fsdp launch reads it: use it or remove it", name)
 	}
-	rt := reflect.TypeOf(Request{})
+	rt := reflect.TypeOf(spec.Request{})
 	for i := 0; i < rt.NumField(); i++ {
 		f := rt.Field(i)
 		if f.Name == "Fair" {

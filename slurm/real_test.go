@@ -492,8 +492,8 @@ printf argv; printf ' %q' "$@"; echo
 func runRendezvousJob(t *testing.T, c slurm.Cluster, nodes []string, platform, framework string) {
 	const nnodes, gpus = 2, 2
 	host := hw.Host{Platform: platform, GPUs: []hw.GPU{{Index: 0}, {Index: 1}}}
-	l, err := frameworks.Build(frameworks.Request{Platform: platform, Framework: framework, Model: "llama-proxy", Host: host,
-		NNodes: nnodes, Fair: frameworks.Fair{Seed: 42, MBS: 1, SL: 256, GA: 2, GBS: 8, TP: 1, PP: 1, DP: nnodes * gpus,
+	l, err := frameworks.Build(spec.Request{Platform: platform, Framework: framework, Model: "llama-proxy", Host: host,
+		NNodes: nnodes, Fair: spec.Fair{Seed: 42, MBS: 1, SL: 256, GA: 2, GBS: 8, TP: 1, PP: 1, DP: nnodes * gpus,
 			TrainIters: 3, WarmupSteps: 1, LR: 3e-4, MinLR: 3e-5, WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Precision: "bf16"},
 		DataPrefix: "/rival/data/bc", TokenizerPath: "/rival/tokenizer", OutputDir: "/rival/run", DataCacheDir: "/rival/cache"})
 	require.NoError(t, err)

@@ -29,9 +29,6 @@ const (
 	MasterPortArg = "@MASTER_PORT@" // Job.MasterPort
 )
 
-// DefaultMasterPort is the rendezvous port when Job.MasterPort is 0 (torchrun's own default).
-const DefaultMasterPort = spec.DefaultMasterPort
-
 // Mount makes a host path visible inside the container.
 type Mount struct {
 	Host, Container string
@@ -66,7 +63,7 @@ type Job struct {
 	PassEnv []string
 
 	Mounts        []Mount
-	MasterPort    int      // 0: DefaultMasterPort
+	MasterPort    int      // 0: spec.DefaultMasterPort
 	OutputDir     string   // absolute; must be visible on every node (shared filesystem)
 	LogPath       string   // absolute; the job's stdout and stderr (sbatch --output)
 	DockerRunArgs []string // docker mode: device, ulimit, shm flags (e.g. --gpus all, --device /dev/kfd)
@@ -254,7 +251,7 @@ func validate(j Job) (Job, error) {
 		}
 	}
 	if j.MasterPort == 0 {
-		j.MasterPort = DefaultMasterPort
+		j.MasterPort = spec.DefaultMasterPort
 	}
 	if j.MasterPort < 1 || j.MasterPort > 65535 {
 		return j, fmt.Errorf("slurm: MasterPort %d is not a TCP port", j.MasterPort)

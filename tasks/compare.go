@@ -3,7 +3,6 @@ package tasks
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,8 +14,6 @@ import (
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/compare"
 	"github.com/rivalbench/rival/dag"
-	"github.com/rivalbench/rival/frameworks"
-	"github.com/rivalbench/rival/result"
 )
 
 // compareVersion changes compare's key when the report's computation changes.
@@ -215,139 +212,4 @@ func relAll(root string, ps []string) []string {
 		out[i] = rel(root, p)
 	}
 	return out
-}
-
-// verifyWorkspace recomputes input fingerprints from this workspace for
-// verify:result.
-type verifyWorkspace struct {
-	w *Workspace
-	// demoDP is the DP the result recorded, to pick the demo configuration
-	// it ran ("1" or "2"); empty for other results.
-	demoDP string
-}
-
-func (v verifyWorkspace) DatasetFingerprint(dataset, model string) (string, error) {
-	prefix := v.w.DatasetPrefix(dataset, model, "train")
-	if dataset == "sample" {
-		prefix = v.w.Path("DATA_DIR", "demo", "sample-mistral-train")
-	}
-	fp, err := VerifyDataset(prefix)
-	if err != nil {
-		return "", err
-	}
-	return fp.Digest, nil
-}
-
-func (v verifyWorkspace) TokenizerFingerprint(model string) (string, error) {
-	spec, err := v.w.ResolveTokenizer(model)
-	if err != nil {
-		return "", err
-	}
-	d, _, err := v.w.Cache.FileDigest(spec.Path)
-	if err != nil {
-		return "", err
-	}
-	return d.String(), nil
-}
-
-func (v verifyWorkspace) ConfigFingerprint(platform, framework, model string) (string, error) {
-	cfg := v.w.Config
-	var err error
-	if platform == "cpu" {
-		if strings.HasSuffix(model, "-proxy") && model == DemoModel {
-			// The demo's shrunk configuration, as demo uses it.
-			if c, err2 := cfg.With("demo", demoConfig); err2 == nil {
-				cfg = c
-				for _, dv := range demoVariants {
-					if dv.Values["DP"] == v.demoDP {
-						if c, err2 := cfg.With("demo "+dv.Name, dv.Values); err2 == nil {
-							cfg = c
-						}
-					}
-				}
-			}
-		} else if cfg, err = cfg.With("train:cpu", map[string]string{"TP": "1", "PP": "1", "DP": "1", "GBS": ""}); err != nil {
-			return "", err
-		}
-		// The precision this CPU trains in, as the run recorded it.
-		if cfg, _, err = cpuTrainConfig(cfg); err != nil {
-			return "", err
-		}
-	}
-	return cfg.Fingerprint().String(), nil
-}
-
-func (v verifyWorkspace) ImageDigest(platform string) (string, error) {
-	rec, err := readImageRecord(v.w.Path("DATA_DIR", "images", platform+".json"))
-	if errors.Is(err, os.ErrNotExist) {
-		return "", nil
-	}
-	return rec.ImageID, err
-}
-
-func (v verifyWorkspace) EntryScriptDigest(framework string) (string, error) {
-	return frameworks.EntryScriptDigest(framework)
-}
-
-// VerifyResults implements verify:result: one file is checked against
-// this workspace, two files against each other. Any mismatch is an error.
-func (w *Workspace) VerifyResults(paths []string, out io.Writer) error {
-	datas := make([][]byte, len(paths))
-	for i, p := range paths {
-		d, err := os.ReadFile(p)
-		if err != nil {
-			return fmt.Errorf("verify:result: %w", err)
-		}
-		datas[i] = d
-	}
-	if len(paths) == 1 {
-		vw := verifyWorkspace{w: w}
-		var rec result.Result
-		if json.Unmarshal(datas[0], &rec) == nil && rec.Provenance != nil {
-			vw.demoDP = rec.Provenance.Config["DP"]
-		}
-		checks, err := compare.VerifyResult(datas[0], vw)
-		if err != nil {
-			return err
-		}
-		for _, c := range checks {
-			fmt.Fprintf(out, "%-8s %-24s recorded %s, workspace %s", c.Status, c.Field, orDash(c.Recorded), orDash(c.Workspace))
-			if c.Detail != "" {
-				fmt.Fprintf(out, " (%s)", c.Detail)
-			}
-			fmt.Fprintln(out)
-		}
-		if bad := compare.Failed(checks); len(bad) > 0 {
-			return fmt.Errorf("verify:result: %d of %d inputs of %s would not be reproduced by this workspace", len(bad), len(checks), paths[0])
-		}
-		fmt.Fprintf(out, "verify:result: this workspace reproduces every input of %s\n", paths[0])
-		return nil
-	}
-	diffs, err := compare.CompareInputs(datas[0], datas[1])
-	if err != nil {
-		return err
-	}
-	for _, d := range diffs {
-		kind := "DIFFERS"
-		if d.HardwareBound {
-			kind = "hardware"
-		}
-		fmt.Fprintf(out, "%-8s %-24s %s | %s", kind, d.Field, orDash(d.A), orDash(d.B))
-		if d.Detail != "" {
-			fmt.Fprintf(out, " (%s)", d.Detail)
-		}
-		fmt.Fprintln(out)
-	}
-	if bad := compare.Mismatches(diffs); len(bad) > 0 {
-		return fmt.Errorf("verify:result: %s and %s differ in %d inputs apart from the hardware", paths[0], paths[1], len(bad))
-	}
-	fmt.Fprintf(out, "verify:result: %s and %s used identical inputs apart from the hardware\n", paths[0], paths[1])
-	return nil
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

@@ -210,6 +210,28 @@ func (w *Workspace) demoImageExecutor(ctx context.Context) (Executor, func(), er
 	return &DockerExecutor{Engine: e, Image: rec, Platform: hw.PlatformCPU}, func() { e.Close() }, nil
 }
 
+// demoPrefix is where the demo encodes the sample corpus: its train and
+// test splits are demoPrefix()+"-train" and "-test".
+func (w *Workspace) demoPrefix() string { return w.Path("DATA_DIR", "demo", "sample-mistral") }
+
+// demoRuns are the runs the demo trains, each DemoRuns times: DemoModel on
+// the sample in each of demoVariants, with the demo's configuration.
+func (w *Workspace) demoRuns() ([]plannedRun, error) {
+	var out []plannedRun
+	for _, v := range demoVariants {
+		cfg, err := w.Config.With("demo", demoConfig)
+		if err != nil {
+			return nil, err
+		}
+		if cfg, err = cfg.With("demo "+v.Name, v.Values); err != nil {
+			return nil, err
+		}
+		out = append(out, plannedRun{Platform: hw.PlatformCPU, Framework: "fsdp", Model: DemoModel, Dataset: "sample", Variant: v.Name,
+			TrainPrefix: w.demoPrefix() + "-train", Config: cfg})
+	}
+	return out, nil
+}
+
 // Demo runs the whole pipeline on the sample corpus in testdata/sample:
 // filter, encode with the bundled Mistral 7B tokenizer, verify the
 // datasets, train the Mistral proxy on the CPU in two configurations (one
@@ -222,7 +244,7 @@ func (w *Workspace) Demo(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	prefix := w.Path("DATA_DIR", "demo", "sample-mistral")
+	prefix := w.demoPrefix()
 	et := w.EncodeTask(filtered, tok, prefix, w.Config.Float("TRAIN_SPLIT"), ft)
 	if err := w.Runner.Run(ctx, et); err != nil {
 		return err
@@ -233,21 +255,18 @@ func (w *Workspace) Demo(ctx context.Context) error {
 		return err
 	}
 
+	planned, err := w.demoRuns()
+	if err != nil {
+		return err
+	}
 	build := func(ex Executor) ([]*dag.Task, error) {
 		var runs []*dag.Task
-		for _, v := range demoVariants {
-			cfg, err := w.Config.With("demo", demoConfig)
-			if err != nil {
-				return nil, err
-			}
-			if cfg, err = cfg.With("demo "+v.Name, v.Values); err != nil {
-				return nil, err
-			}
+		for _, r := range planned {
 			for i := 0; i < DemoRuns; i++ {
 				tt, err := w.TrainTask(TrainInputs{
-					Platform: hw.PlatformCPU, Framework: "fsdp", Model: DemoModel, Dataset: "sample", Variant: v.Name, RunIndex: i,
-					TrainPrefix: prefix + "-train", Tokenizer: tok, Encode: et, Host: hw.Host{Platform: hw.PlatformCPU},
-					Config: cfg, Executor: ex,
+					Platform: r.Platform, Framework: r.Framework, Model: r.Model, Dataset: r.Dataset, Variant: r.Variant, RunIndex: i,
+					TrainPrefix: r.TrainPrefix, Tokenizer: tok, Encode: et, Host: hw.Host{Platform: hw.PlatformCPU},
+					Config: r.Config, Executor: ex,
 				})
 				if err != nil {
 					return nil, err

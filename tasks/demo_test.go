@@ -1,10 +1,8 @@
 package tasks
 
 import (
-	"bytes"
 	"context"
 	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -56,28 +54,4 @@ func TestDemoWithoutTorchMayNotInstallSaysTheOneCommand(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "RIVAL_NO_INSTALL=1 forbids installing")
 	assert.Contains(t, err.Error(), "\n    apt-get install -y python3-torch python3-numpy libopenblas0-pthread\n")
-}
-
-// TestVerifyDemoResultUsesItsConfiguration: a result of the demo's
-// two-process configuration is checked against that configuration, not
-// the one-process one.
-func TestVerifyDemoResultUsesItsConfiguration(t *testing.T) {
-	old := CPUFlagsPath
-	CPUFlagsPath = filepath.Join("testdata", "cpuinfo", "no-bf16.txt")
-	t.Cleanup(func() { CPUFlagsPath = old })
-	for _, v := range demoVariants {
-		t.Run(v.Name, func(t *testing.T) {
-			w, _ := newWorkspace(t, "")
-			in := trainInputs(t, w, &scriptedExecutor{steps: 4})
-			cfg, err := in.Config.With("demo "+v.Name, v.Values)
-			require.NoError(t, err)
-			in.Config, in.Variant = cfg, v.Name
-			task, err := w.TrainTask(in)
-			require.NoError(t, err)
-			require.NoError(t, w.Runner.Run(context.Background(), task))
-			var out bytes.Buffer
-			w.VerifyResults([]string{task.Outputs[0].Path}, &out) // the dataset differs from the demo's: an error
-			assert.Regexp(t, `(?m)^match\s+config_fingerprint`, out.String())
-		})
-	}
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/container"
 	"github.com/rivalbench/rival/dag"
-	"github.com/rivalbench/rival/frameworks"
+	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/rivalbench/rival/hw"
 )
 
@@ -177,7 +177,7 @@ func (d *DockerExecutor) ImageDigest() string { return d.Image.ImageID }
 func (d *DockerExecutor) Place(dirs []PathMap) []PathMap { return dirs }
 
 // Run implements Executor.
-func (d *DockerExecutor) Run(ctx context.Context, launch frameworks.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
+func (d *DockerExecutor) Run(ctx context.Context, launch spec.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
 	spec, err := d.spec(launch, maps)
 	if err != nil {
 		return ExecInfo{}, err
@@ -195,7 +195,7 @@ func (d *DockerExecutor) Run(ctx context.Context, launch frameworks.Launch, maps
 }
 
 // spec is the container a launch runs in.
-func (d *DockerExecutor) spec(launch frameworks.Launch, maps []PathMap) (container.RunSpec, error) {
+func (d *DockerExecutor) spec(launch spec.Launch, maps []PathMap) (container.RunSpec, error) {
 	env, err := localEnv(launch)
 	if err != nil {
 		return container.RunSpec{}, err
@@ -221,7 +221,7 @@ func (w *Workspace) ShellSpec(rec ImageRecord, platform string) container.RunSpe
 	d := &DockerExecutor{Image: rec, Platform: platform}
 	data, _ := filepath.Abs(w.Path("DATA_DIR"))
 	out, _ := filepath.Abs(w.Path("OUTPUT_DIR"))
-	spec, _ := d.spec(frameworks.Launch{Command: []string{"bash"}, WorkDir: "/rival", Env: map[string]string{"PYTHONUNBUFFERED": "1"}},
+	spec, _ := d.spec(spec.Launch{Command: []string{"bash"}, WorkDir: "/rival", Env: map[string]string{"PYTHONUNBUFFERED": "1"}},
 		[]PathMap{{Host: data, Inside: "/rival/data", ReadOnly: true}, {Host: out, Inside: "/rival/output"}})
 	spec.Interactive = true
 	return spec

@@ -11,7 +11,7 @@ import (
 
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/dag"
-	"github.com/rivalbench/rival/dataset"
+	"github.com/rivalbench/rival/encode"
 	"github.com/rivalbench/rival/indexed"
 	"github.com/rivalbench/rival/models"
 	"github.com/rivalbench/rival/tokenizer"
@@ -109,7 +109,7 @@ type EncodeManifest struct {
 	// Fingerprint holds the BLAKE3 of .idx and .bin and their combination,
 	// the dataset fingerprint results record.
 	Fingerprint    indexed.Fingerprint `json:"fingerprint"`
-	Stats          dataset.Stats       `json:"stats"`
+	Stats          encode.Stats        `json:"stats"`
 	EncoderVersion string              `json:"encoder_version"`
 }
 
@@ -166,7 +166,7 @@ func (w *Workspace) EncodeTask(in string, tok TokenizerSpec, outPrefix string, s
 			return err
 		}
 		dtype := indexed.DTypeForVocab(tk.VocabSize())
-		opt := dataset.Options{
+		opt := encode.Options{
 			Encode:     func(dst []int32, text string) []int32 { return tk.AppendEncode(dst, text, true) },
 			EOD:        eod,
 			DType:      dtype,
@@ -178,19 +178,19 @@ func (w *Workspace) EncodeTask(in string, tok TokenizerSpec, outPrefix string, s
 		}
 		prog := newProgress(x, t.ID, size)
 		opt.Progress = prog.update
-		var stats []dataset.Stats
+		var stats []encode.Stats
 		if split > 0 {
-			tr, te, err := dataset.EncodeSplit(ctx, []string{in}, prefixes[0], prefixes[1], split, opt)
+			tr, te, err := encode.Split(ctx, []string{in}, prefixes[0], prefixes[1], split, opt)
 			if err != nil {
 				return err
 			}
-			stats = []dataset.Stats{tr, te}
+			stats = []encode.Stats{tr, te}
 		} else {
-			st, err := dataset.EncodeFile(ctx, []string{in}, prefixes[0], opt)
+			st, err := encode.File(ctx, []string{in}, prefixes[0], opt)
 			if err != nil {
 				return err
 			}
-			stats = []dataset.Stats{st}
+			stats = []encode.Stats{st}
 		}
 		prog.done()
 		inD, _, err := x.Cache.FileDigest(in)
@@ -229,6 +229,42 @@ func (w *Workspace) EncodeTask(in string, tok TokenizerSpec, outPrefix string, s
 		return nil
 	}
 	return t
+}
+
+// EncodeTarget implements encode (encode:datasets): it fetches and filters
+// the configured dataset and encodes it for every model in MODELS into
+// DATA_DIR/<dataset>-<model>-train and -test, then reports the filter and
+// every dataset written.
+func (w *Workspace) EncodeTarget(ctx context.Context) error {
+	p, err := w.BuildPipeline()
+	if err != nil {
+		return err
+	}
+	if err := w.Runner.Run(ctx, p.Encodes...); err != nil {
+		return err
+	}
+	w.ReportFilter(p.Filter)
+	for _, e := range p.Encodes {
+		w.ReportEncode(e)
+	}
+	return nil
+}
+
+// EncodeFileTarget implements encode:file IN TOKENIZER OUT: it encodes any
+// JSONL corpus in into out.bin and out.idx (in and out relative to the
+// current directory or absolute) with tok, a tokenizer.json path or a model
+// name (see ResolveTokenizer), then reports the dataset written.
+func (w *Workspace) EncodeFileTarget(ctx context.Context, in, tok, out string) error {
+	ts, err := w.ResolveTokenizer(tok)
+	if err != nil {
+		return err
+	}
+	t := w.EncodeTask(absPath(in), ts, absPath(out), 0, nil)
+	if err := w.Runner.Run(ctx, t); err != nil {
+		return err
+	}
+	w.ReportEncode(t)
+	return nil
 }
 
 // checkRegularInput refuses an input that is not a regular file (after

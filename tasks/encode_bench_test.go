@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/rivalbench/rival/corpus"
-	"github.com/rivalbench/rival/dataset"
+	"github.com/rivalbench/rival/encode"
 	"github.com/rivalbench/rival/indexed"
 	"github.com/rivalbench/rival/tokenizer"
 )
@@ -79,13 +79,13 @@ func BenchmarkEncodeEndToEnd(b *testing.B) {
 	path, _, n := benchCorpus(b, 8<<20)
 	tk := benchTokenizer(b)
 	out := filepath.Join(b.TempDir(), "out")
-	opt := dataset.Options{
+	opt := encode.Options{
 		Encode: func(dst []int32, s string) []int32 { return tk.AppendEncode(dst, s, true) },
 		EOD:    2, DType: indexed.DTypeForVocab(tk.VocabSize()), ChunkBytes: encodeChunkBytes,
 	}
 	b.SetBytes(n)
 	for b.Loop() {
-		if _, err := dataset.EncodeFile(context.Background(), []string{path}, out, opt); err != nil {
+		if _, err := encode.File(context.Background(), []string{path}, out, opt); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -101,16 +101,16 @@ func BenchmarkEncodeOverhead(b *testing.B) {
 	path, docs, n := benchCorpus(b, 32<<20)
 	tk := benchTokenizer(b)
 	out := filepath.Join(b.TempDir(), "out")
-	opt := dataset.Options{
+	opt := encode.Options{
 		Encode: func(dst []int32, s string) []int32 { return tk.AppendEncode(dst, s, true) },
 		EOD:    2, DType: indexed.DTypeForVocab(tk.VocabSize()), ChunkBytes: encodeChunkBytes,
 	}
 	// warm both paths (word caches, page cache) before measuring
 	tk.EncodeBatchWithSpecial(docs, 0)
-	if _, err := dataset.EncodeFile(context.Background(), []string{path}, out, opt); err != nil {
+	if _, err := encode.File(context.Background(), []string{path}, out, opt); err != nil {
 		b.Fatal(err)
 	}
-	var tokenize, encode time.Duration
+	var tokenize, encoded time.Duration
 	b.SetBytes(2 * n)
 	for i := 0; b.Loop(); i++ {
 		// Each side starts on a collected heap, so neither pays for a
@@ -125,10 +125,10 @@ func BenchmarkEncodeOverhead(b *testing.B) {
 		two := func() {
 			runtime.GC()
 			t0 := time.Now()
-			if _, err := dataset.EncodeFile(context.Background(), []string{path}, out, opt); err != nil {
+			if _, err := encode.File(context.Background(), []string{path}, out, opt); err != nil {
 				b.Fatal(err)
 			}
-			encode += time.Since(t0)
+			encoded += time.Since(t0)
 		}
 		if i%2 == 0 { // alternate the order too, so neither always runs first
 			one()
@@ -138,7 +138,7 @@ func BenchmarkEncodeOverhead(b *testing.B) {
 			one()
 		}
 	}
-	b.ReportMetric(100*(float64(encode)/float64(tokenize)-1), "overhead-%")
+	b.ReportMetric(100*(float64(encoded)/float64(tokenize)-1), "overhead-%")
 	b.ReportMetric(float64(n)/tokenize.Seconds()*float64(b.N)/1e6, "tokenize-MB/s")
-	b.ReportMetric(float64(n)/encode.Seconds()*float64(b.N)/1e6, "encode-MB/s")
+	b.ReportMetric(float64(n)/encoded.Seconds()*float64(b.N)/1e6, "encode-MB/s")
 }

@@ -179,3 +179,24 @@ func TestEncodeProgressLine(t *testing.T) {
 		})
 	}
 }
+
+// encode:file takes its corpus and output as the shell that typed them
+// sees them, and reports the dataset it wrote.
+func TestEncodeFileTargetWritesAndReports(t *testing.T) {
+	w, log := newWorkspace(t, "")
+	tok, err := filepath.Abs(mistralTok)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	t.Chdir(dir)
+	require.NoError(t, os.WriteFile("in.jsonl", []byte(`{"text":"Hello world"}`+"\n"+`{"text":"Second document."}`+"\n"), 0o644))
+
+	require.NoError(t, w.EncodeFileTarget(context.Background(), "in.jsonl", tok, filepath.Join("out", "corpus")))
+	d, err := indexed.Open(filepath.Join(dir, "out", "corpus"))
+	require.NoError(t, err)
+	defer d.Close()
+	assert.Equal(t, 2, d.Documents())
+	assert.Regexp(t, `corpus: 2 documents, 2 sequences, \d+ tokens \(uint16\), fingerprint [0-9a-f]{16}\n`, log.String())
+
+	err = w.EncodeFileTarget(context.Background(), "in.jsonl", "no-such-tokenizer", "x")
+	assert.ErrorContains(t, err, `tokenizer "no-such-tokenizer" is neither a file nor a model name`)
+}

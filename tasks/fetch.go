@@ -160,9 +160,20 @@ func (w *Workspace) BuildPipeline() (*Pipeline, error) {
 		}
 		m, _ := models.Lookup(model)
 		spec := TokenizerSpec{Path: tt.Outputs[0].Path, Model: &m, EOD: m.EOD}
-		enc := w.EncodeTask(filtered, spec, w.Path("DATA_DIR", name+"-"+model), w.Config.Float("TRAIN_SPLIT"), p.Filter, tt)
+		enc := w.EncodeTask(filtered, spec, w.encodePrefix(name, model), w.Config.Float("TRAIN_SPLIT"), p.Filter, tt)
 		p.Tokenizers = append(p.Tokenizers, tt)
 		p.Encodes = append(p.Encodes, enc)
 	}
 	return p, nil
+}
+
+// FetchTarget implements fetch: it downloads the configured dataset
+// (DATASET, its first DATA_SAMPLES documents) and the tokenizer of every
+// model in MODELS.
+func (w *Workspace) FetchTarget(ctx context.Context) error {
+	p, err := w.BuildPipeline()
+	if err != nil {
+		return err
+	}
+	return w.Runner.Run(ctx, append([]*dag.Task{p.Fetch}, p.Tokenizers...)...)
 }

@@ -115,3 +115,38 @@ func TestFetchGatedWithoutTokenNamesTheFix(t *testing.T) {
 	})
 	require.NoError(t, err)
 }
+
+// The fetch, filter and encode targets, as `go run mage.go fetch`,
+// `filter` and `encode` call them: each runs its part of the configured
+// pipeline and reports it.
+func TestPipelineTargets(t *testing.T) {
+	s := fakeHub(t, 20)
+	t.Setenv("HF_ENDPOINT", s.URL())
+	w, log := newWorkspace(t, "DATASET=c4\nMODELS=qwen,mistral\nDATA_SAMPLES=10\n")
+	ctx := context.Background()
+
+	// fetch: the dataset's first DATA_SAMPLES documents and both tokenizers, nothing filtered.
+	require.NoError(t, w.FetchTarget(ctx))
+	assert.Equal(t, "tasks: 3 run, 0 cached", w.Runner.Summary(), log.String())
+	raw, err := os.ReadFile(w.Path("DATA_DIR", "raw", "c4.jsonl"))
+	require.NoError(t, err)
+	assert.Equal(t, 10, strings.Count(string(raw), "\n"))
+	for _, key := range []string{"qwen", "mistral"} {
+		assert.FileExists(t, filepath.Join(w.TokenizerDir(key), "tokenizer.json"))
+	}
+	assert.NoFileExists(t, w.Path("DATA_DIR", "filtered", "c4.jsonl"))
+
+	// filter: every fake document is long enough; the report names the task.
+	require.NoError(t, w.FilterTarget(ctx))
+	assert.Contains(t, log.String(), "filter data/raw/c4.jsonl: kept 10 of 10 documents")
+	assert.FileExists(t, w.Path("DATA_DIR", "filtered", "c4.jsonl"))
+
+	// encode: TRAIN_SPLIT 0.8 of 10 documents is 8 train and 2 test, per model.
+	log.Reset()
+	require.NoError(t, w.EncodeTarget(ctx))
+	assert.Contains(t, log.String(), "filter data/raw/c4.jsonl: kept 10 of 10 documents", "encode reports its filter too")
+	for _, m := range []string{"qwen", "mistral"} {
+		assert.Contains(t, log.String(), "data/c4-"+m+"-train: 8 documents, 8 sequences")
+		assert.Contains(t, log.String(), "data/c4-"+m+"-test: 2 documents, 2 sequences")
+	}
+}

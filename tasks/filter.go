@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/corpus"
@@ -51,6 +52,32 @@ func (w *Workspace) FilterTask(in, out string, upstream *dag.Task) *dag.Task {
 	return t
 }
 
+// FilterTarget implements filter (filter:dataset): it fetches and filters
+// the configured dataset, then reports what was kept.
+func (w *Workspace) FilterTarget(ctx context.Context) error {
+	p, err := w.BuildPipeline()
+	if err != nil {
+		return err
+	}
+	if err := w.Runner.Run(ctx, p.Filter); err != nil {
+		return err
+	}
+	w.ReportFilter(p.Filter)
+	return nil
+}
+
+// FilterFileTarget implements filter:file IN OUT: it filters any local
+// JSONL corpus in into out (both relative to the current directory or
+// absolute), then reports what was kept.
+func (w *Workspace) FilterFileTarget(ctx context.Context, in, out string) error {
+	t := w.FilterTask(absPath(in), absPath(out), nil)
+	if err := w.Runner.Run(ctx, t); err != nil {
+		return err
+	}
+	w.ReportFilter(t)
+	return nil
+}
+
 // ReportFilter prints what a finished filter task kept and dropped.
 func (w *Workspace) ReportFilter(t *dag.Task) {
 	var st corpus.FilterStats
@@ -60,3 +87,13 @@ func (w *Workspace) ReportFilter(t *dag.Task) {
 }
 
 func rel(root, p string) string { return dag.RelPath(root, p) }
+
+// absPath is p made absolute against the current directory, or p itself
+// when the current directory cannot be read: a target's file arguments
+// name files as the shell that typed them sees them.
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}

@@ -316,6 +316,20 @@ func (w *Workspace) WrapTask() (*dag.Task, string, error) {
 	return t, zipPath, nil
 }
 
+// WrapTarget implements wrap: it zips OUTPUT_DIR with every result's
+// provenance (WrapTask) and prints where the zip is.
+func (w *Workspace) WrapTarget(ctx context.Context) error {
+	t, zipPath, err := w.WrapTask()
+	if err != nil {
+		return err
+	}
+	if err := w.Runner.Run(ctx, t); err != nil {
+		return err
+	}
+	w.Printf("wrap: %s\n", zipPath)
+	return nil
+}
+
 // wrapFiles lists the regular files writeWrap puts in the zip.
 func wrapFiles(dir string) ([]string, error) {
 	var out []string

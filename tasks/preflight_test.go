@@ -25,7 +25,7 @@ type preflightExec struct {
 	commands [][]string
 }
 
-func (p *preflightExec) Run(ctx context.Context, l frameworks.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
+func (p *preflightExec) Run(ctx context.Context, l spec.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
 	p.mu.Lock()
 	p.commands = append(p.commands, l.Command)
 	p.mu.Unlock()
@@ -93,8 +93,8 @@ func TestPreflightDevices(t *testing.T) {
 		for i := 0; i < 8; i++ {
 			host.GPUs = append(host.GPUs, hw.GPU{Index: i})
 		}
-		l, err := frameworks.Build(frameworks.Request{Platform: hw.PlatformNVIDIA, Framework: fw, Model: "llama", Host: host,
-			Fair: frameworks.Fair{Seed: 42, MBS: 1, SL: 2048, GA: 8, TP: 1, PP: 1, TrainIters: 10, WarmupSteps: 1,
+		l, err := frameworks.Build(spec.Request{Platform: hw.PlatformNVIDIA, Framework: fw, Model: "llama", Host: host,
+			Fair: spec.Fair{Seed: 42, MBS: 1, SL: 2048, GA: 8, TP: 1, PP: 1, TrainIters: 10, WarmupSteps: 1,
 				LR: 3e-4, MinLR: 3e-5, WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Precision: "bf16"},
 			DataPrefix: "/rival/data/x", TokenizerPath: "/rival/tokenizer", OutputDir: "/rival/run", DataCacheDir: "/rival/cache"})
 		require.NoError(t, err)

@@ -4,14 +4,13 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/frameworks/spec"
 )
 
 // localEnv is a launch's environment on one host, as KEY=VALUE sorted by key: Launch.Env plus, for a
 // launch that reads its rendezvous from the environment, the only node's values (spec.NodeEnv of
 // LocalNode). A launch laid out for several nodes is refused: only Slurm runs those.
-func localEnv(l frameworks.Launch) ([]string, error) {
+func localEnv(l spec.Launch) ([]string, error) {
 	if l.Rendezvous.NNodes > 1 {
 		return nil, fmt.Errorf("%s: the launch is laid out for %d nodes, and one host runs one node: set SLURM=1 (NNODES > 1 runs through Slurm)",
 			l.Framework, l.Rendezvous.NNodes)

@@ -24,6 +24,7 @@ import (
 	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/frameworks/fsdp"
 	"github.com/rivalbench/rival/frameworks/logparse"
+	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/models"
 	"github.com/rivalbench/rival/result"
@@ -55,7 +56,7 @@ type Executor interface {
 	// Run starts launch with runDir holding its files, calls onLine for
 	// every output line, and returns the exit code. It must leave nothing
 	// running when ctx ends.
-	Run(ctx context.Context, launch frameworks.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error)
+	Run(ctx context.Context, launch spec.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error)
 	// Place says where host directories appear to the trainer (the same
 	// paths on the host, mount points in a container).
 	Place(dirs []PathMap) []PathMap
@@ -120,14 +121,14 @@ func RunName(platform, framework, model, dataset string, run int) string {
 
 // fairFromConfig converts config.env's training keys into the frameworks'
 // Fair configuration.
-func fairFromConfig(c *Config) frameworks.Fair {
+func fairFromConfig(c *Config) spec.Fair {
 	var ranks []int
 	for _, r := range c.List("PROFILE_RANKS") {
 		if n, err := strconv.Atoi(r); err == nil {
 			ranks = append(ranks, n)
 		}
 	}
-	return frameworks.Fair{
+	return spec.Fair{
 		Seed: c.Int("SEED"), MBS: c.Int("MBS"), SL: c.Int("SL"), GA: c.Int("GA"), GBS: c.Int("GBS"),
 		TP: c.Int("TP"), PP: c.Int("PP"), DP: c.Int("DP"), TrainIters: c.Int("TRAIN_ITERS"), WarmupSteps: c.Int("WARMUP_STEPS"),
 		LR: c.Float("LR"), MinLR: c.Float("MIN_LR"), WeightDecay: c.Float("WEIGHT_DECAY"), Beta1: c.Float("BETA1"), Beta2: c.Float("BETA2"),
@@ -164,7 +165,7 @@ func (w *Workspace) TrainTask(in TrainInputs) (*dag.Task, error) {
 	// The launch names a per-dataset-fingerprint cache folder; the
 	// fingerprint is known once the dataset is encoded, so the launch is
 	// built again in Prepare; the plan-time build catches bad requests early.
-	var launch frameworks.Launch
+	var launch spec.Launch
 	var maps []PathMap
 	var cacheDir string
 	build := func(fp string) error {
@@ -307,15 +308,15 @@ func (w *Workspace) TrainTask(in TrainInputs) (*dag.Task, error) {
 
 // trainLaunch builds the framework launch of a run for a dataset
 // fingerprint, with the directories placed where the executor shows them.
-func (w *Workspace) trainLaunch(in TrainInputs, cfg *Config, name, fp string) (frameworks.Launch, []PathMap, string, error) {
+func (w *Workspace) trainLaunch(in TrainInputs, cfg *Config, name, fp string) (spec.Launch, []PathMap, string, error) {
 	runDir := w.Path("OUTPUT_DIR", "runs", name)
 	absPrefix, err := filepath.Abs(in.TrainPrefix)
 	if err != nil {
-		return frameworks.Launch{}, nil, "", err
+		return spec.Launch{}, nil, "", err
 	}
 	tokDir, err := filepath.Abs(filepath.Dir(in.Tokenizer.Path))
 	if err != nil {
-		return frameworks.Launch{}, nil, "", err
+		return spec.Launch{}, nil, "", err
 	}
 	// Megatron caches sample indices by dataset path: one cache folder per
 	// dataset fingerprint keeps two datasets from sharing stale indices.
@@ -326,7 +327,7 @@ func (w *Workspace) trainLaunch(in TrainInputs, cfg *Config, name, fp string) (f
 		{Host: runDir, Inside: "/rival/run", Role: "run"},
 		{Host: cacheDir, Inside: "/rival/cache", Role: "cache"},
 	})
-	req := frameworks.Request{
+	req := spec.Request{
 		Platform: in.Platform, Framework: in.Framework, Model: in.Model, Fair: fairFromConfig(cfg), Host: in.Host,
 		DataPrefix: inside(maps, absPrefix), DataCacheDir: inside(maps, cacheDir), TokenizerPath: inside(maps, tokDir),
 		OutputDir: inside(maps, runDir), NNodes: cfg.Int("NNODES"),
@@ -427,7 +428,7 @@ func (w *Workspace) recordFailure(runDir, logPath, name string, cause error) {
 
 // runAndLog runs the launch, writing every line to the log (through a
 // partial file renamed at the end) and showing step progress.
-func (w *Workspace) runAndLog(ctx context.Context, x *dag.Exec, in TrainInputs, launch frameworks.Launch, maps []PathMap, logPath string, total int, clock *stepClock) (ExecInfo, error) {
+func (w *Workspace) runAndLog(ctx context.Context, x *dag.Exec, in TrainInputs, launch spec.Launch, maps []PathMap, logPath string, total int, clock *stepClock) (ExecInfo, error) {
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
 		return ExecInfo{}, err
 	}
@@ -476,7 +477,7 @@ func (w *Workspace) runAndLog(ctx context.Context, x *dag.Exec, in TrainInputs, 
 	return info, nil
 }
 
-func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch frameworks.Launch, logPath string) (*result.Result, error) {
+func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch spec.Launch, logPath string) (*result.Result, error) {
 	family := launch.LogFamily
 	if family == "" {
 		family = frameworks.LogFamily(launch.Framework)
@@ -533,7 +534,7 @@ func readManifest(prefix string) (EncodeManifest, error) {
 	return decodeManifest(ManifestPath(prefix), data)
 }
 
-func (w *Workspace) provenance(in TrainInputs, cfg *Config, launch frameworks.Launch, info ExecInfo, started, finished time.Time, prefix string) *result.Provenance {
+func (w *Workspace) provenance(in TrainInputs, cfg *Config, launch spec.Launch, info ExecInfo, started, finished time.Time, prefix string) *result.Provenance {
 	host, _ := os.Hostname()
 	p := &result.Provenance{
 		RunIndex: in.RunIndex, Host: host, StartedAt: started.Format(time.RFC3339), FinishedAt: finished.Format(time.RFC3339),
@@ -560,7 +561,7 @@ func (w *Workspace) provenance(in TrainInputs, cfg *Config, launch frameworks.La
 
 // hostTorchVersion asks the launch's interpreter for its torch version
 // without importing torch (importlib.metadata reads the installed files).
-func hostTorchVersion(launch frameworks.Launch) string {
+func hostTorchVersion(launch spec.Launch) string {
 	if len(launch.Command) == 0 {
 		return ""
 	}
@@ -592,7 +593,7 @@ func (HostExecutor) ImageDigest() string { return "" }
 
 // Run implements Executor: the process gets its own process group, which
 // is killed as a whole when ctx ends, so no trainer outlives Rival.
-func (HostExecutor) Run(ctx context.Context, launch frameworks.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
+func (HostExecutor) Run(ctx context.Context, launch spec.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
 	if len(launch.Command) == 0 {
 		return ExecInfo{}, errors.New("empty launch command")
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rivalbench/rival/dag"
-	"github.com/rivalbench/rival/frameworks"
+	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/result"
 )
@@ -28,13 +28,13 @@ type scriptedExecutor struct {
 	exit  int
 	runs  atomic.Int64
 	block bool // wait for cancellation after the first line
-	last  frameworks.Launch
+	last  spec.Launch
 }
 
 func (s *scriptedExecutor) Kind() string                   { return "scripted" }
 func (s *scriptedExecutor) ImageDigest() string            { return "" }
 func (s *scriptedExecutor) Place(dirs []PathMap) []PathMap { return HostExecutor{}.Place(dirs) }
-func (s *scriptedExecutor) Run(ctx context.Context, l frameworks.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
+func (s *scriptedExecutor) Run(ctx context.Context, l spec.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
 	s.runs.Add(1)
 	s.last = l
 	onLine("number of parameters: 12345")
@@ -192,7 +192,7 @@ func TestHostExecutorKillsTheProcessGroupOnCancel(t *testing.T) {
 		<-started
 		cancel()
 	}()
-	info, err := HostExecutor{}.Run(ctx, frameworks.Launch{Command: []string{"/bin/sh", "-c", script}, WorkDir: dir}, nil, func(line string) {
+	info, err := HostExecutor{}.Run(ctx, spec.Launch{Command: []string{"/bin/sh", "-c", script}, WorkDir: dir}, nil, func(line string) {
 		if line == "started" {
 			started <- struct{}{}
 		}
@@ -208,7 +208,7 @@ func TestHostExecutorKillsTheProcessGroupOnCancel(t *testing.T) {
 
 func TestHostExecutorExitCodeAndLines(t *testing.T) {
 	var lines []string
-	info, err := HostExecutor{}.Run(context.Background(), frameworks.Launch{Command: []string{"/bin/sh", "-c", "echo one; echo two >&2; exit 3"}}, nil,
+	info, err := HostExecutor{}.Run(context.Background(), spec.Launch{Command: []string{"/bin/sh", "-c", "echo one; echo two >&2; exit 3"}}, nil,
 		func(l string) { lines = append(lines, l) })
 	require.NoError(t, err)
 	assert.Equal(t, 3, info.ExitCode)

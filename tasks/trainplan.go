@@ -15,6 +15,7 @@ import (
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/container"
 	"github.com/rivalbench/rival/dag"
+	"github.com/rivalbench/rival/frameworks/spec"
 
 	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/hw"
@@ -167,7 +168,7 @@ func (w *Workspace) platformConfig(platform string) (*Config, error) {
 // (a Docker run; with the run's devices when the preflight asks for them), or the run's own
 // executor. Slurm runs it as the job's first step (SlurmExecutor.Job), not as a second job;
 // train:check runs it in the image on the login node.
-func preflightExecutor(ex Executor, pre frameworks.Launch) Executor {
+func preflightExecutor(ex Executor, pre spec.Launch) Executor {
 	switch d := ex.(type) {
 	case *DockerExecutor:
 		if pre.Devices {
@@ -183,12 +184,12 @@ func preflightExecutor(ex Executor, pre frameworks.Launch) Executor {
 }
 
 // RunPreflight runs a launch's preflight (the framework's own argument parsing and config
-// validation; see frameworks.Launch.Preflight). Its files must already be written. It fails quoting
+// validation; see spec.Launch.Preflight). Its files must already be written. It fails quoting
 // the framework's error.
 //
 // It returns the preflight's summary line and what the image actually holds ("ran": Megatron Core,
 // the trees' commits, TE, torch, CUDA or ROCm, read inside the container), for the result.
-func RunPreflight(ctx context.Context, ex Executor, name string, launch frameworks.Launch, maps []PathMap) (ok, ran string, err error) {
+func RunPreflight(ctx context.Context, ex Executor, name string, launch spec.Launch, maps []PathMap) (ok, ran string, err error) {
 	if launch.Preflight == nil {
 		return "", "", nil
 	}
@@ -372,7 +373,7 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 }
 
 // writeLaunchFiles writes a launch's files into the run folder (the placed folder with role "run").
-func writeLaunchFiles(maps []PathMap, l frameworks.Launch) error {
+func writeLaunchFiles(maps []PathMap, l spec.Launch) error {
 	for _, m := range maps {
 		if m.Role != "run" {
 			continue

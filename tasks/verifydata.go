@@ -13,7 +13,13 @@ import (
 // DatasetPrefix is where the encode task writes a dataset and split
 // (train or test) for a model: <DATA_DIR>/<dataset>-<model>-<split>.
 func (w *Workspace) DatasetPrefix(datasetName, model, split string) string {
-	return w.Path("DATA_DIR", datasetName+"-"+model+"-"+split)
+	return w.encodePrefix(datasetName, model) + "-" + split
+}
+
+// encodePrefix is the prefix encode splits for a model into its -train and
+// -test datasets: <DATA_DIR>/<dataset>-<model>.
+func (w *Workspace) encodePrefix(datasetName, model string) string {
+	return w.Path("DATA_DIR", datasetName+"-"+model)
 }
 
 // ConfiguredDatasets lists the dataset prefixes config.env names: DATASET

@@ -2,12 +2,15 @@ package tasks
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/rivalbench/rival/hw"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -33,4 +36,87 @@ func TestVerifyResultsComparesInputs(t *testing.T) {
 	err = w.VerifyResults([]string{a, b}, &out)
 	require.Error(t, err)
 	assert.Contains(t, out.String(), "DIFFERS")
+}
+
+// A train:cpu result is checked against what train:cpu uses: the dataset
+// encoded for the proxy's full model and train:cpu's configuration, also
+// for the proxy the demo trains.
+func TestVerifyResultOfTrainCPU(t *testing.T) {
+	old := CPUFlagsPath
+	CPUFlagsPath = filepath.Join("testdata", "cpuinfo", "no-bf16.txt")
+	t.Cleanup(func() { CPUFlagsPath = old })
+	s := fakeHub(t, 20)
+	t.Setenv("HF_ENDPOINT", s.URL())
+	w, _ := newWorkspace(t, "DATASET=c4\nMODELS=qwen,mistral\nDATA_SAMPLES=20\n")
+	plan, err := w.PlanTraining(hw.PlatformCPU, []string{"fsdp"}, []string{"qwen", "mistral"}, hw.Host{Platform: hw.PlatformCPU}, &scriptedExecutor{steps: 4}, false)
+	require.NoError(t, err)
+	require.NoError(t, w.Runner.Run(context.Background(), plan.Runs...))
+	require.Len(t, plan.Runs, 2)
+	for _, r := range plan.Runs {
+		var out bytes.Buffer
+		err := w.VerifyResults([]string{r.Outputs[0].Path}, &out)
+		assert.NoError(t, err, out.String())
+		assert.Regexp(t, `(?m)^match\s+dataset\.fingerprint`, out.String())
+		assert.Regexp(t, `(?m)^match\s+config_fingerprint`, out.String())
+	}
+}
+
+// TestVerifyDemoResultUsesItsConfiguration: a result of the demo's
+// two-process configuration is checked against that configuration, not
+// the one-process one.
+func TestVerifyDemoResultUsesItsConfiguration(t *testing.T) {
+	old := CPUFlagsPath
+	CPUFlagsPath = filepath.Join("testdata", "cpuinfo", "no-bf16.txt")
+	t.Cleanup(func() { CPUFlagsPath = old })
+	for _, v := range demoVariants {
+		t.Run(v.Name, func(t *testing.T) {
+			w, _ := newWorkspace(t, "")
+			in := trainInputs(t, w, &scriptedExecutor{steps: 4})
+			cfg, err := in.Config.With("demo "+v.Name, v.Values)
+			require.NoError(t, err)
+			in.Config, in.Variant = cfg, v.Name
+			task, err := w.TrainTask(in)
+			require.NoError(t, err)
+			require.NoError(t, w.Runner.Run(context.Background(), task))
+			var out bytes.Buffer
+			w.VerifyResults([]string{task.Outputs[0].Path}, &out) // the dataset differs from the demo's: an error
+			assert.Regexp(t, `(?m)^match\s+config_fingerprint`, out.String())
+		})
+	}
+}
+
+// A demo result is checked against the demo's own run: its dataset under
+// DATA_DIR/demo and the configuration of its variant.
+func TestVerifyResultOfTheDemo(t *testing.T) {
+	old := CPUFlagsPath
+	CPUFlagsPath = filepath.Join("testdata", "cpuinfo", "no-bf16.txt")
+	t.Cleanup(func() { CPUFlagsPath = old })
+	w, _ := newWorkspace(t, "")
+	in := filepath.Join(w.Root, "sample.jsonl")
+	var b strings.Builder
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&b, `{"text":"Sample document %d, long enough to train on for a few steps."}`+"\n", i)
+	}
+	require.NoError(t, os.WriteFile(in, []byte(b.String()), 0o644))
+	// The tokenizer as fetch leaves it, resolved as the demo resolves it.
+	require.NoError(t, os.MkdirAll(w.TokenizerDir("mistral"), 0o755))
+	copyFile(t, mistralTok, filepath.Join(w.TokenizerDir("mistral"), "tokenizer.json"))
+	tok, err := w.ResolveTokenizer("mistral")
+	require.NoError(t, err)
+	et := w.EncodeTask(in, tok, w.demoPrefix(), 0.8, nil)
+	planned, err := w.demoRuns()
+	require.NoError(t, err)
+	require.Len(t, planned, len(demoVariants))
+	for _, r := range planned {
+		t.Run(r.Variant, func(t *testing.T) {
+			task, err := w.TrainTask(TrainInputs{Platform: r.Platform, Framework: r.Framework, Model: r.Model, Dataset: r.Dataset, Variant: r.Variant,
+				TrainPrefix: r.TrainPrefix, Tokenizer: tok, Encode: et, Host: hw.Host{Platform: hw.PlatformCPU}, Config: r.Config,
+				Executor: &scriptedExecutor{steps: 4}})
+			require.NoError(t, err)
+			require.NoError(t, w.Runner.Run(context.Background(), task))
+			var out bytes.Buffer
+			require.NoError(t, w.VerifyResults([]string{task.Outputs[0].Path}, &out), out.String())
+			assert.Contains(t, out.String(), "verify:result: this workspace reproduces every input of")
+		})
+	}
 }

@@ -1,8 +1,8 @@
 // Command encodebench measures the encode pipeline on a synthetic corpus:
 // throughput and peak resident memory (VmHWM from /proc/self/status).
 //
-//	go run ./dataset/internal/encodebench -gen /tmp/corpus.jsonl -size 2147483648
-//	go run ./dataset/internal/encodebench -in /tmp/corpus.jsonl -out /tmp/enc
+//	go run ./encode/internal/encodebench -gen /tmp/corpus.jsonl -size 2147483648
+//	go run ./encode/internal/encodebench -in /tmp/corpus.jsonl -out /tmp/enc
 //
 // The first writes the corpus; the second encodes it into OUT-train and
 // OUT-test (split 0.8, the two-pass path) and reports, in a fresh process,
@@ -19,8 +19,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rivalbench/rival/dataset"
-	"github.com/rivalbench/rival/dataset/internal/synth"
+	"github.com/rivalbench/rival/encode"
+	"github.com/rivalbench/rival/encode/internal/synth"
 	"github.com/rivalbench/rival/indexed"
 )
 
@@ -29,7 +29,7 @@ func main() {
 	size := flag.Int64("size", 2<<30, "bytes of synthetic corpus to write with -gen")
 	in := flag.String("in", "", "JSONL corpus to encode")
 	out := flag.String("out", "", "output prefix; -train and -test are appended (with -split) or used as is (-split 0)")
-	split := flag.Float64("split", 0.8, "train split; 0 writes one dataset with EncodeFile")
+	split := flag.Float64("split", 0.8, "train split; 0 writes one dataset with encode.File")
 	workers := flag.Int("workers", 0, "encoding goroutines (0: GOMAXPROCS)")
 	flag.Parse()
 	if err := run(*gen, *size, *in, *out, *split, *workers); err != nil {
@@ -59,17 +59,17 @@ func run(gen string, size int64, in, out string, split float64, workers int) err
 	if err != nil {
 		return err
 	}
-	opt := dataset.Options{Encode: synth.Encode, EOD: 2, DType: indexed.Uint16, Workers: workers}
+	opt := encode.Options{Encode: synth.Encode, EOD: 2, DType: indexed.Uint16, Workers: workers}
 	start := time.Now()
-	var stats []dataset.Stats
+	var stats []encode.Stats
 	if split == 0 {
-		s, err := dataset.EncodeFile(context.Background(), []string{in}, out, opt)
+		s, err := encode.File(context.Background(), []string{in}, out, opt)
 		if err != nil {
 			return err
 		}
 		stats = append(stats, s)
 	} else {
-		tr, te, err := dataset.EncodeSplit(context.Background(), []string{in}, out+"-train", out+"-test", split, opt)
+		tr, te, err := encode.Split(context.Background(), []string{in}, out+"-train", out+"-test", split, opt)
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package dataset
+package encode
 
 import (
 	"bufio"
@@ -126,7 +126,7 @@ func TestEncodeFileDeterministic(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("workers=%d,chunk=%d", tc.workers, tc.chunk), func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
-			st, err := EncodeFile(context.Background(), []string{in}, out, options(tc.workers, tc.chunk))
+			st, err := File(context.Background(), []string{in}, out, options(tc.workers, tc.chunk))
 			require.NoError(t, err)
 			assert.Equal(t, int64(700), st.Documents)
 			assert.Equal(t, st.Documents, st.Sequences+st.EmptyDocuments)
@@ -143,7 +143,7 @@ func TestEncodeFileSeveralInputs(t *testing.T) {
 	ref := filepath.Join(dir, "ref")
 	writeReference(t, ref, referenceDocs(t, a, b))
 	out := filepath.Join(dir, "out")
-	st, err := EncodeFile(context.Background(), []string{a, b}, out, options(2, 300))
+	st, err := File(context.Background(), []string{a, b}, out, options(2, 300))
 	require.NoError(t, err)
 	assert.Equal(t, int64(110), st.Documents)
 	assertSameFiles(t, ref, out)
@@ -154,7 +154,7 @@ func TestEmptyDocumentsAndEOD(t *testing.T) {
 	in := filepath.Join(dir, "in.jsonl")
 	require.NoError(t, os.WriteFile(in, []byte(`{"text": "ab"}`+"\n"+`{"text": ""}`+"\n"+`{"text": "c"}`+"\n"), 0o644))
 	out := filepath.Join(dir, "out")
-	st, err := EncodeFile(context.Background(), []string{in}, out, options(2, 0))
+	st, err := File(context.Background(), []string{in}, out, options(2, 0))
 	require.NoError(t, err)
 	assert.Equal(t, Stats{Documents: 3, EmptyDocuments: 1, Sequences: 2, Tokens: 7}, st)
 	d, err := indexed.Open(out)
@@ -220,7 +220,7 @@ func TestEncodeSplit(t *testing.T) {
 
 	for _, workers := range []int{1, 3} {
 		train, test := filepath.Join(dir, fmt.Sprint("train", workers)), filepath.Join(dir, fmt.Sprint("test", workers))
-		tr, te, err := EncodeSplit(context.Background(), []string{in}, train, test, 0.8, options(workers, 2000))
+		tr, te, err := Split(context.Background(), []string{in}, train, test, 0.8, options(workers, 2000))
 		require.NoError(t, err)
 		assert.Equal(t, int64(400), tr.Documents)
 		assert.Equal(t, int64(101), te.Documents)
@@ -256,9 +256,9 @@ func TestBadInputWritesNothing(t *testing.T) {
 			dir := t.TempDir()
 			in := filepath.Join(dir, "in.jsonl")
 			require.NoError(t, os.WriteFile(in, []byte(strings.Join(tc.lines, "\n")+"\n"), 0o644))
-			_, err := EncodeFile(context.Background(), []string{in}, filepath.Join(dir, "out"), options(2, 1))
+			_, err := File(context.Background(), []string{in}, filepath.Join(dir, "out"), options(2, 1))
 			require.ErrorContains(t, err, tc.msg)
-			_, _, err = EncodeSplit(context.Background(), []string{in}, filepath.Join(dir, "train"), filepath.Join(dir, "test"), 0.5, options(2, 1))
+			_, _, err = Split(context.Background(), []string{in}, filepath.Join(dir, "train"), filepath.Join(dir, "test"), 0.5, options(2, 1))
 			require.ErrorContains(t, err, tc.msg)
 			assert.Equal(t, []string{"in.jsonl"}, listDir(t, dir), "nothing may be written")
 		})
@@ -281,11 +281,11 @@ func TestFirstBadLineReported(t *testing.T) {
 	in := filepath.Join(dir, "in.jsonl")
 	require.NoError(t, os.WriteFile(in, []byte(strings.Join(lines, "\n")), 0o644))
 	for range 5 {
-		_, err := EncodeFile(context.Background(), []string{in}, filepath.Join(dir, "out"), options(8, 256))
+		_, err := File(context.Background(), []string{in}, filepath.Join(dir, "out"), options(8, 256))
 		require.ErrorContains(t, err, "in.jsonl line 1501: malformed JSON")
 	}
 	// Line numbers restart in each file.
-	_, err := EncodeFile(context.Background(), []string{in, in}, filepath.Join(dir, "out"), options(2, 0))
+	_, err := File(context.Background(), []string{in, in}, filepath.Join(dir, "out"), options(2, 0))
 	require.ErrorContains(t, err, "in.jsonl line 1501")
 	assert.Equal(t, []string{"in.jsonl"}, listDir(t, dir))
 }
@@ -295,25 +295,25 @@ func TestEncodeErrors(t *testing.T) {
 	in := filepath.Join(dir, "in.jsonl")
 	writeCorpus(t, in, 100, 5, true)
 
-	_, err := EncodeFile(context.Background(), []string{in, filepath.Join(dir, "absent.jsonl")}, filepath.Join(dir, "out"), options(2, 0))
+	_, err := File(context.Background(), []string{in, filepath.Join(dir, "absent.jsonl")}, filepath.Join(dir, "out"), options(2, 0))
 	require.ErrorContains(t, err, "absent.jsonl")
 
 	big := options(2, 0)
 	big.Encode = func(dst []int32, text string) []int32 { return append(dst, 70000) }
-	_, err = EncodeFile(context.Background(), []string{in}, filepath.Join(dir, "out"), big)
+	_, err = File(context.Background(), []string{in}, filepath.Join(dir, "out"), big)
 	require.ErrorContains(t, err, "token id 70000 at position 0 of sequence 0 does not fit dtype uint16")
 
 	noEnc := options(2, 0)
 	noEnc.Encode = nil
-	_, err = EncodeFile(context.Background(), []string{in}, filepath.Join(dir, "out"), noEnc)
+	_, err = File(context.Background(), []string{in}, filepath.Join(dir, "out"), noEnc)
 	require.ErrorContains(t, err, "no encoder")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = EncodeFile(ctx, []string{in}, filepath.Join(dir, "out"), options(2, 100))
+	_, err = File(ctx, []string{in}, filepath.Join(dir, "out"), options(2, 100))
 	require.ErrorIs(t, err, context.Canceled)
 
-	_, _, err = EncodeSplit(context.Background(), []string{in}, filepath.Join(dir, "tr"), filepath.Join(dir, "te"), 2, options(2, 0))
+	_, _, err = Split(context.Background(), []string{in}, filepath.Join(dir, "tr"), filepath.Join(dir, "te"), 2, options(2, 0))
 	require.ErrorContains(t, err, "must be between 0 and 1")
 	assert.Equal(t, []string{"in.jsonl"}, listDir(t, dir))
 }
@@ -331,7 +331,7 @@ func TestProgress(t *testing.T) {
 		assert.Greater(t, bytes, lastBytes)
 		lastDocs, lastBytes = docs, bytes
 	}
-	_, err = EncodeFile(context.Background(), []string{in}, filepath.Join(dir, "out"), opt)
+	_, err = File(context.Background(), []string{in}, filepath.Join(dir, "out"), opt)
 	require.NoError(t, err)
 	assert.Equal(t, int64(300), lastDocs)
 	assert.Equal(t, st.Size(), lastBytes)

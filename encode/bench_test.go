@@ -1,4 +1,4 @@
-package dataset
+package encode
 
 import (
 	"context"
@@ -8,14 +8,14 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/rivalbench/rival/dataset/internal/synth"
+	"github.com/rivalbench/rival/encode/internal/synth"
 	"github.com/rivalbench/rival/indexed"
 	"github.com/rivalbench/rival/jsonl"
 )
 
 // benchCorpus is shared by the benchmarks: 64 MiB of synthetic JSONL.
 var benchCorpus = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "rival-dataset-bench")
+	dir, err := os.MkdirTemp("", "rival-encode-bench")
 	if err != nil {
 		return "", err
 	}
@@ -82,7 +82,7 @@ func BenchmarkEncodeFile(b *testing.B) {
 	b.SetBytes(size)
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := EncodeFile(context.Background(), []string{path}, out, opt); err != nil {
+		if _, err := File(context.Background(), []string{path}, out, opt); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -96,7 +96,7 @@ func BenchmarkEncodeSplit(b *testing.B) {
 	b.SetBytes(size)
 	b.ResetTimer()
 	for b.Loop() {
-		if _, _, err := EncodeSplit(context.Background(), []string{path}, filepath.Join(dir, "train"), filepath.Join(dir, "test"), 0.8, opt); err != nil {
+		if _, _, err := Split(context.Background(), []string{path}, filepath.Join(dir, "train"), filepath.Join(dir, "test"), 0.8, opt); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -131,7 +131,7 @@ func BenchmarkPipelineOverhead(b *testing.B) {
 	b.SetBytes(size)
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := EncodeFile(context.Background(), []string{path}, out, opt); err != nil {
+		if _, err := File(context.Background(), []string{path}, out, opt); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,8 +1,8 @@
-// Package dataset turns JSONL corpora into Megatron indexed datasets:
+// Package encode turns JSONL corpora into Megatron indexed datasets:
 // a streaming, parallel, order-preserving encode whose output is identical
 // whatever the number of workers, in memory bounded by the chunk size and
 // worker count rather than by the corpus.
-package dataset
+package encode
 
 import (
 	"bytes"
@@ -71,10 +71,10 @@ type chunk struct {
 // all inputs.
 type sink func(doc int64, tokens []int32) error
 
-// EncodeFile encodes every document of inputs, in order, into one dataset at
+// File encodes every document of inputs, in order, into one dataset at
 // outPrefix (outPrefix.bin and outPrefix.idx). On any error nothing is
 // published.
-func EncodeFile(ctx context.Context, inputs []string, outPrefix string, opt Options) (Stats, error) {
+func File(ctx context.Context, inputs []string, outPrefix string, opt Options) (Stats, error) {
 	w, err := indexed.NewWriter(outPrefix, opt.DType)
 	if err != nil {
 		return Stats{}, err
@@ -94,11 +94,11 @@ func EncodeFile(ctx context.Context, inputs []string, outPrefix string, opt Opti
 	return st, nil
 }
 
-// EncodeSplit encodes inputs into a train and a test dataset, split by
+// Split encodes inputs into a train and a test dataset, split by
 // documents in input order: the first TrainDocuments(N, trainSplit) of the
 // N documents go to train, the rest to test. It reads the inputs twice: a
 // cheap first pass counts the documents (lines).
-func EncodeSplit(ctx context.Context, inputs []string, trainPrefix, testPrefix string, trainSplit float64, opt Options) (train, test Stats, err error) {
+func Split(ctx context.Context, inputs []string, trainPrefix, testPrefix string, trainSplit float64, opt Options) (train, test Stats, err error) {
 	n, err := CountDocuments(inputs)
 	if err != nil {
 		return Stats{}, Stats{}, err

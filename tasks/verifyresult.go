@@ -1,0 +1,244 @@
+package tasks
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/rivalbench/rival/compare"
+	"github.com/rivalbench/rival/frameworks"
+	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/models"
+	"github.com/rivalbench/rival/result"
+)
+
+// plannedRun is one training run a target of this workspace makes, as far
+// as verify:result needs it: the encoded dataset it trains on and its
+// configuration. The train targets and the demo each say which runs they
+// make (trainTargetRun, demoRuns), and verify:result checks a result
+// against the same runs.
+type plannedRun struct {
+	Platform, Framework, Model, Dataset string
+	// Variant tells apart the demo's configurations ("dp1", "dp2").
+	Variant string
+	// TrainPrefix is the encoded train split, without .bin/.idx.
+	TrainPrefix string
+	// Config is the configuration before the CPU precision, which TrainTask
+	// chooses; ConfigErr says why there is none.
+	Config    *Config
+	ConfigErr error
+}
+
+// trainTargetRun is the run train:run, train:<platform> and train:cpu make
+// of framework and model on platform: on the dataset encode writes for the
+// model (a proxy trains on its full model's encoding, made with the same
+// tokenizer) and in the platform's configuration.
+func (w *Workspace) trainTargetRun(platform, framework, model, dataset string) plannedRun {
+	cfg, err := w.platformConfig(platform)
+	return plannedRun{Platform: platform, Framework: framework, Model: model, Dataset: dataset,
+		TrainPrefix: w.DatasetPrefix(dataset, encodedModel(model), "train"), Config: cfg, ConfigErr: err}
+}
+
+// encodedModel is the model whose encoding a model trains on: a proxy's
+// full model, or the model itself.
+func encodedModel(model string) string {
+	if m, err := models.Lookup(model); err == nil && m.Proxy && m.Base != "" {
+		return m.Base
+	}
+	return model
+}
+
+// configFingerprint is the fingerprint of the configuration the run
+// trains in, the CPU's precision chosen as TrainTask chooses it.
+func (r plannedRun) configFingerprint() (string, error) {
+	if r.ConfigErr != nil {
+		return "", r.ConfigErr
+	}
+	cfg := r.Config
+	if r.Platform == hw.PlatformCPU {
+		var err error
+		if cfg, _, err = cpuTrainConfig(cfg); err != nil {
+			return "", err
+		}
+	}
+	return cfg.Fingerprint().String(), nil
+}
+
+// verifyRunFor is the run of this workspace that a result is checked
+// against: of the runs its targets make of the result's platform,
+// framework and model (train:<platform>'s, then the demo's), the one that
+// reproduces most of the result's dataset and configuration, on a tie the
+// one on the result's dataset, then the first. Choosing by what was
+// recorded needs no record of which target ran: any run that reproduces
+// every input proves the result reproducible here.
+func (w *Workspace) verifyRunFor(r *result.Result) (plannedRun, *datasetFingerprints) {
+	platform, model, dataset := strOrEmpty(r.Platform), strOrEmpty(r.Model.Name), strOrEmpty(r.Dataset.Name)
+	fw := r.Framework.Name
+	runs := []plannedRun{w.trainTargetRun(platform, fw, model, dataset)}
+	if demo, err := w.demoRuns(); err == nil {
+		for _, d := range demo {
+			if d.Platform == platform && d.Framework == fw && d.Model == model {
+				runs = append(runs, d)
+			}
+		}
+	}
+	fps := &datasetFingerprints{}
+	best, bestScore := 0, -1
+	for i, run := range runs {
+		score := 0 // two per input reproduced, one for the result's dataset
+		if r.Dataset.Fingerprint != nil && dataset != "" && model != "" {
+			if got, err := fps.of(run.TrainPrefix); err == nil && got == *r.Dataset.Fingerprint {
+				score += 2
+			}
+		}
+		if r.ConfigFingerprint != nil {
+			if got, err := run.configFingerprint(); err == nil && got == *r.ConfigFingerprint {
+				score += 2
+			}
+		}
+		if run.Dataset == dataset {
+			score++
+		}
+		if score > bestScore {
+			best, bestScore = i, score
+		}
+	}
+	return runs[best], fps
+}
+
+// strOrEmpty is *p, or "" for nil.
+func strOrEmpty(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// datasetFingerprints verifies each dataset once, however many runs train
+// on it: VerifyDataset reads every token.
+type datasetFingerprints struct {
+	seen map[string]datasetFingerprint
+}
+
+type datasetFingerprint struct {
+	digest string
+	err    error
+}
+
+func (d *datasetFingerprints) of(prefix string) (string, error) {
+	if f, ok := d.seen[prefix]; ok {
+		return f.digest, f.err
+	}
+	var f datasetFingerprint
+	if fp, err := VerifyDataset(prefix); err != nil {
+		f.err = err
+	} else {
+		f.digest = fp.Digest
+	}
+	if d.seen == nil {
+		d.seen = map[string]datasetFingerprint{}
+	}
+	d.seen[prefix] = f
+	return f.digest, f.err
+}
+
+// verifyWorkspace recomputes, for verify:result, the input fingerprints of
+// the run of this workspace a result is checked against.
+type verifyWorkspace struct {
+	w   *Workspace
+	run plannedRun
+	fps *datasetFingerprints
+}
+
+func (v verifyWorkspace) DatasetFingerprint(dataset, model string) (string, error) {
+	return v.fps.of(v.run.TrainPrefix)
+}
+
+func (v verifyWorkspace) TokenizerFingerprint(model string) (string, error) {
+	spec, err := v.w.ResolveTokenizer(model)
+	if err != nil {
+		return "", err
+	}
+	d, _, err := v.w.Cache.FileDigest(spec.Path)
+	return d.String(), err
+}
+
+func (v verifyWorkspace) ConfigFingerprint(platform, framework, model string) (string, error) {
+	return v.run.configFingerprint()
+}
+
+func (v verifyWorkspace) ImageDigest(platform string) (string, error) {
+	rec, err := readImageRecord(v.w.Path("DATA_DIR", "images", platform+".json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	return rec.ImageID, err
+}
+
+func (v verifyWorkspace) EntryScriptDigest(framework string) (string, error) {
+	return frameworks.EntryScriptDigest(framework)
+}
+
+// VerifyResults implements verify:result: one file is checked against
+// this workspace, two files against each other. Any mismatch is an error.
+func (w *Workspace) VerifyResults(paths []string, out io.Writer) error {
+	datas := make([][]byte, len(paths))
+	for i, p := range paths {
+		d, err := os.ReadFile(p)
+		if err != nil {
+			return fmt.Errorf("verify:result: %w", err)
+		}
+		datas[i] = d
+	}
+	if len(paths) == 1 {
+		rec, err := compare.ReadResult(datas[0])
+		if err != nil {
+			return err
+		}
+		run, fps := w.verifyRunFor(rec)
+		checks, err := compare.VerifyResult(datas[0], verifyWorkspace{w: w, run: run, fps: fps})
+		if err != nil {
+			return err
+		}
+		for _, c := range checks {
+			fmt.Fprintf(out, "%-8s %-24s recorded %s, workspace %s", c.Status, c.Field, orDash(c.Recorded), orDash(c.Workspace))
+			if c.Detail != "" {
+				fmt.Fprintf(out, " (%s)", c.Detail)
+			}
+			fmt.Fprintln(out)
+		}
+		if bad := compare.Failed(checks); len(bad) > 0 {
+			return fmt.Errorf("verify:result: %d of %d inputs of %s would not be reproduced by this workspace", len(bad), len(checks), paths[0])
+		}
+		fmt.Fprintf(out, "verify:result: this workspace reproduces every input of %s\n", paths[0])
+		return nil
+	}
+	diffs, err := compare.CompareInputs(datas[0], datas[1])
+	if err != nil {
+		return err
+	}
+	for _, d := range diffs {
+		kind := "DIFFERS"
+		if d.HardwareBound {
+			kind = "hardware"
+		}
+		fmt.Fprintf(out, "%-8s %-24s %s | %s", kind, d.Field, orDash(d.A), orDash(d.B))
+		if d.Detail != "" {
+			fmt.Fprintf(out, " (%s)", d.Detail)
+		}
+		fmt.Fprintln(out)
+	}
+	if bad := compare.Mismatches(diffs); len(bad) > 0 {
+		return fmt.Errorf("verify:result: %s and %s differ in %d inputs apart from the hardware", paths[0], paths[1], len(bad))
+	}
+	fmt.Fprintf(out, "verify:result: %s and %s used identical inputs apart from the hardware\n", paths[0], paths[1])
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
