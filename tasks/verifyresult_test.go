@@ -39,25 +39,32 @@ func TestVerifyResultsComparesInputs(t *testing.T) {
 }
 
 // A train:cpu result is checked against what train:cpu uses: the dataset
-// encoded for the proxy's full model and train:cpu's configuration, also
-// for the proxy the demo trains.
+// encoded for the proxy's full model and train:cpu's configuration (one
+// process per node: DP=NNODES), also for the proxy the demo trains.
 func TestVerifyResultOfTrainCPU(t *testing.T) {
 	old := CPUFlagsPath
 	CPUFlagsPath = filepath.Join("testdata", "cpuinfo", "no-bf16.txt")
 	t.Cleanup(func() { CPUFlagsPath = old })
-	s := fakeHub(t, 20)
-	t.Setenv("HF_ENDPOINT", s.URL())
-	w, _ := newWorkspace(t, "DATASET=c4\nMODELS=qwen,mistral\nDATA_SAMPLES=20\n")
-	plan, err := w.PlanTraining(hw.PlatformCPU, []string{"fsdp"}, []string{"qwen", "mistral"}, hw.Host{Platform: hw.PlatformCPU}, &scriptedExecutor{steps: 4}, false)
-	require.NoError(t, err)
-	require.NoError(t, w.Runner.Run(context.Background(), plan.Runs...))
-	require.Len(t, plan.Runs, 2)
-	for _, r := range plan.Runs {
-		var out bytes.Buffer
-		err := w.VerifyResults([]string{r.Outputs[0].Path}, &out)
-		assert.NoError(t, err, out.String())
-		assert.Regexp(t, `(?m)^match\s+dataset\.fingerprint`, out.String())
-		assert.Regexp(t, `(?m)^match\s+config_fingerprint`, out.String())
+	for _, tc := range []struct{ name, config string }{
+		{"one node", ""},
+		{"two nodes", "NNODES=2\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := fakeHub(t, 20)
+			t.Setenv("HF_ENDPOINT", s.URL())
+			w, _ := newWorkspace(t, "DATASET=c4\nMODELS=qwen,mistral\nDATA_SAMPLES=20\n"+tc.config)
+			plan, err := w.PlanTraining(hw.PlatformCPU, []string{"fsdp"}, []string{"qwen", "mistral"}, hw.Host{Platform: hw.PlatformCPU}, &scriptedExecutor{steps: 4}, false)
+			require.NoError(t, err)
+			require.NoError(t, w.Runner.Run(context.Background(), plan.Runs...))
+			require.Len(t, plan.Runs, 2)
+			for _, r := range plan.Runs {
+				var out bytes.Buffer
+				err := w.VerifyResults([]string{r.Outputs[0].Path}, &out)
+				assert.NoError(t, err, out.String())
+				assert.Regexp(t, `(?m)^match\s+dataset\.fingerprint`, out.String())
+				assert.Regexp(t, `(?m)^match\s+config_fingerprint`, out.String())
+			}
+		})
 	}
 }
 
