@@ -9,13 +9,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/rivalbench/rival/cache"
@@ -49,64 +47,6 @@ type TrainInputs struct {
 	Config      *Config
 	// Executor runs the launch: on the host for cpu, in a container otherwise.
 	Executor Executor
-}
-
-// Executor runs a framework launch and streams its output lines.
-type Executor interface {
-	// Run starts launch with runDir holding its files, calls onLine for
-	// every output line, and returns the exit code. It must leave nothing
-	// running when ctx ends.
-	Run(ctx context.Context, launch spec.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error)
-	// Place says where host directories appear to the trainer (the same
-	// paths on the host, mount points in a container).
-	Place(dirs []PathMap) []PathMap
-	// Kind names the executor in results ("host", "docker", "slurm").
-	Kind() string
-	// ImageDigest is the digest of the image runs use ("" on the host).
-	ImageDigest() string
-}
-
-// PathMap is a host directory and where the trainer sees it.
-type PathMap struct {
-	Host, Inside string
-	ReadOnly     bool
-	Role         string // "data", "tokenizer", "run" or "cache"
-}
-
-// inside maps a host path through placed directories. The longest placed
-// directory that contains the path decides, as a mount table does: the
-// writable cache folder may lie inside the read-only data folder on the
-// host, and a path under it must map to the cache mount.
-func inside(maps []PathMap, host string) string {
-	best, bestRel := -1, ""
-	for i, m := range maps {
-		rel, err := filepath.Rel(m.Host, host)
-		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-			continue
-		}
-		if best < 0 || len(m.Host) > len(maps[best].Host) {
-			best, bestRel = i, rel
-		}
-	}
-	if best < 0 {
-		return host
-	}
-	if bestRel == "." {
-		return maps[best].Inside
-	}
-	return filepath.ToSlash(filepath.Join(maps[best].Inside, bestRel))
-}
-
-// ExecInfo is what an executor learned about a run.
-type ExecInfo struct {
-	ExitCode    int
-	ContainerID string
-	ImageID     string
-	SlurmJobID  string
-	NodeList    []string
-	// Ran is what the image held, read inside it by a Slurm job's preflight step ("key value, ...");
-	// one-host runs read it from RunPreflight before the launch.
-	Ran string
 }
 
 // RunName is the file-name stem of a run: train_<platform>_<framework>_<model>_<dataset>[_runN]
@@ -557,95 +497,6 @@ func (w *Workspace) provenance(in TrainInputs, cfg *Config, launch spec.Launch, 
 		}
 	}
 	return p
-}
-
-// hostTorchVersion asks the launch's interpreter for its torch version
-// without importing torch (importlib.metadata reads the installed files).
-func hostTorchVersion(launch spec.Launch) string {
-	if len(launch.Command) == 0 {
-		return ""
-	}
-	out, err := exec.Command(launch.Command[0], "-c", "import importlib.metadata as m; print(m.version('torch'))").Output()
-	if err != nil {
-		return "absent"
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// HostExecutor runs launches as local processes (the cpu platform, and the
-// fsdp framework on hosts without Docker).
-type HostExecutor struct{}
-
-// Kind implements Executor.
-func (HostExecutor) Kind() string { return "host" }
-
-// Place implements Executor: on the host every path is itself.
-func (HostExecutor) Place(dirs []PathMap) []PathMap {
-	out := make([]PathMap, len(dirs))
-	for i, d := range dirs {
-		out[i] = PathMap{Host: d.Host, Inside: d.Host, ReadOnly: d.ReadOnly, Role: d.Role}
-	}
-	return out
-}
-
-// ImageDigest implements Executor.
-func (HostExecutor) ImageDigest() string { return "" }
-
-// Run implements Executor: the process gets its own process group, which
-// is killed as a whole when ctx ends, so no trainer outlives Rival.
-func (HostExecutor) Run(ctx context.Context, launch spec.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
-	if len(launch.Command) == 0 {
-		return ExecInfo{}, errors.New("empty launch command")
-	}
-	cmd := exec.Command(launch.Command[0], launch.Command[1:]...)
-	cmd.Dir = launch.WorkDir
-	local, envErr := localEnv(launch)
-	if envErr != nil {
-		return ExecInfo{}, envErr
-	}
-	cmd.Env = append(hostEnv(os.Environ()), local...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = pw, pw
-	if err := cmd.Start(); err != nil {
-		return ExecInfo{}, fmt.Errorf("start %s: %w", launch.Command[0], err)
-	}
-	defer trackGroup(cmd.Process.Pid)()
-	done := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 64<<10), 4<<20)
-		for sc.Scan() {
-			onLine(sc.Text())
-		}
-		io.Copy(io.Discard, pr)
-		close(done)
-	}()
-	waitErr := make(chan error, 1)
-	go func() { waitErr <- cmd.Wait(); pw.Close() }()
-	var err error
-	select {
-	case err = <-waitErr:
-	case <-ctx.Done():
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case err = <-waitErr:
-		case <-time.After(10 * time.Second):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			err = <-waitErr
-		}
-		<-done
-		return ExecInfo{ExitCode: -1}, fmt.Errorf("stopped: %w", ctx.Err())
-	}
-	<-done
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return ExecInfo{ExitCode: exit.ExitCode()}, nil
-	}
-	if err != nil {
-		return ExecInfo{}, err
-	}
-	return ExecInfo{}, nil
 }
 
 // stepProgress follows a trainer's Megatron-style (and TorchTitan-style)

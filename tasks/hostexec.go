@@ -1,0 +1,105 @@
+package tasks
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rivalbench/rival/frameworks/spec"
+)
+
+// hostTorchVersion asks the launch's interpreter for its torch version
+// without importing torch (importlib.metadata reads the installed files).
+func hostTorchVersion(launch spec.Launch) string {
+	if len(launch.Command) == 0 {
+		return ""
+	}
+	out, err := exec.Command(launch.Command[0], "-c", "import importlib.metadata as m; print(m.version('torch'))").Output()
+	if err != nil {
+		return "absent"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// HostExecutor runs launches as local processes (the cpu platform, and the
+// fsdp framework on hosts without Docker).
+type HostExecutor struct{}
+
+// Kind implements Executor.
+func (HostExecutor) Kind() string { return "host" }
+
+// Place implements Executor: on the host every path is itself.
+func (HostExecutor) Place(dirs []PathMap) []PathMap {
+	out := make([]PathMap, len(dirs))
+	for i, d := range dirs {
+		out[i] = PathMap{Host: d.Host, Inside: d.Host, ReadOnly: d.ReadOnly, Role: d.Role}
+	}
+	return out
+}
+
+// ImageDigest implements Executor.
+func (HostExecutor) ImageDigest() string { return "" }
+
+// Run implements Executor: the process gets its own process group, which
+// is killed as a whole when ctx ends, so no trainer outlives Rival.
+func (HostExecutor) Run(ctx context.Context, launch spec.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
+	if len(launch.Command) == 0 {
+		return ExecInfo{}, errors.New("empty launch command")
+	}
+	cmd := exec.Command(launch.Command[0], launch.Command[1:]...)
+	cmd.Dir = launch.WorkDir
+	local, envErr := localEnv(launch)
+	if envErr != nil {
+		return ExecInfo{}, envErr
+	}
+	cmd.Env = append(hostEnv(os.Environ()), local...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		return ExecInfo{}, fmt.Errorf("start %s: %w", launch.Command[0], err)
+	}
+	defer trackGroup(cmd.Process.Pid)()
+	done := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64<<10), 4<<20)
+		for sc.Scan() {
+			onLine(sc.Text())
+		}
+		io.Copy(io.Discard, pr)
+		close(done)
+	}()
+	waitErr := make(chan error, 1)
+	go func() { waitErr <- cmd.Wait(); pw.Close() }()
+	var err error
+	select {
+	case err = <-waitErr:
+	case <-ctx.Done():
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case err = <-waitErr:
+		case <-time.After(10 * time.Second):
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			err = <-waitErr
+		}
+		<-done
+		return ExecInfo{ExitCode: -1}, fmt.Errorf("stopped: %w", ctx.Err())
+	}
+	<-done
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return ExecInfo{ExitCode: exit.ExitCode()}, nil
+	}
+	if err != nil {
+		return ExecInfo{}, err
+	}
+	return ExecInfo{}, nil
+}
