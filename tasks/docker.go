@@ -166,7 +166,7 @@ type DockerExecutor struct {
 }
 
 // Kind implements Executor.
-func (d *DockerExecutor) Kind() string { return "docker" }
+func (d *DockerExecutor) Kind() ExecutorKind { return ExecutorDocker }
 
 // ImageDigest implements Executor: the built image's ID, a content digest.
 func (d *DockerExecutor) ImageDigest() string { return d.Image.ImageID }

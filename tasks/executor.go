@@ -17,11 +17,22 @@ type Executor interface {
 	// Place says where host directories appear to the trainer (the same
 	// paths on the host, mount points in a container).
 	Place(dirs []PathMap) []PathMap
-	// Kind names the executor in results ("host", "docker", "slurm").
-	Kind() string
+	// Kind names the executor in task keys and results.
+	Kind() ExecutorKind
 	// ImageDigest is the digest of the image runs use ("" on the host).
 	ImageDigest() string
 }
+
+// ExecutorKind names how a launch runs. Its value is part of every training
+// task's key (the "executor" tool), so the spellings below must not change.
+type ExecutorKind string
+
+// The executors Rival has.
+const (
+	ExecutorHost   ExecutorKind = "host"   // a local process group (HostExecutor)
+	ExecutorDocker ExecutorKind = "docker" // one container on the training host (DockerExecutor)
+	ExecutorSlurm  ExecutorKind = "slurm"  // a Slurm batch job (SlurmExecutor)
+)
 
 // PathMap is a host directory and where the trainer sees it.
 type PathMap struct {

@@ -33,7 +33,7 @@ func hostTorchVersion(launch spec.Launch) string {
 type HostExecutor struct{}
 
 // Kind implements Executor.
-func (HostExecutor) Kind() string { return "host" }
+func (HostExecutor) Kind() ExecutorKind { return ExecutorHost }
 
 // Place implements Executor: on the host every path is itself.
 func (HostExecutor) Place(dirs []PathMap) []PathMap {

@@ -25,7 +25,7 @@ type pacedExecutor struct {
 	steps int
 }
 
-func (p *pacedExecutor) Kind() string                   { return "scripted" }
+func (p *pacedExecutor) Kind() ExecutorKind             { return "scripted" }
 func (p *pacedExecutor) ImageDigest() string            { return "" }
 func (p *pacedExecutor) Place(dirs []PathMap) []PathMap { return HostExecutor{}.Place(dirs) }
 func (p *pacedExecutor) set(w int) {

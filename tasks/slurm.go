@@ -39,7 +39,7 @@ type SlurmExecutor struct {
 }
 
 // Kind implements Executor.
-func (s *SlurmExecutor) Kind() string { return "slurm" }
+func (s *SlurmExecutor) Kind() ExecutorKind { return ExecutorSlurm }
 
 // ImageDigest implements Executor.
 func (s *SlurmExecutor) ImageDigest() string { return s.ImageID }

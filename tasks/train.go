@@ -126,7 +126,7 @@ func (w *Workspace) TrainTask(in TrainInputs) (*dag.Task, error) {
 	for k, v := range cfg.TrainingValues() {
 		params["cfg."+k] = v
 	}
-	tools := map[string]string{"train": trainVersion, "executor": in.Executor.Kind(), "image": in.Executor.ImageDigest()}
+	tools := map[string]string{"train": trainVersion, "executor": string(in.Executor.Kind()), "image": in.Executor.ImageDigest()}
 	t := &dag.Task{
 		ID:        strings.Join(strings.Fields("train "+in.Platform+" "+in.Framework+" "+in.Model+" "+in.Variant), " ") + runSuffix(in.RunIndex),
 		Deps:      []*dag.Task{in.Encode},
@@ -154,7 +154,7 @@ func (w *Workspace) TrainTask(in TrainInputs) (*dag.Task, error) {
 			return err
 		}
 		t.Params["launch"] = cache.HashBytes(launchJSON).String()
-		if in.Executor.Kind() == "host" {
+		if in.Executor.Kind() == ExecutorHost {
 			t.Tools["torch"] = hostTorchVersion(launch)
 		}
 		return nil
@@ -199,7 +199,7 @@ func (w *Workspace) TrainTask(in TrainInputs) (*dag.Task, error) {
 		// Power is sampled where the job runs: under Slurm each compute node
 		// samples its own GPUs (slurmPower reads them after the job). Step lines are dated as they stream in, and
 		// only samples between the first and last measured step count.
-		sampleable := in.Executor.Kind() != "slurm" && (in.Executor.Kind() != "host" || in.Platform != hw.PlatformCPU)
+		sampleable := in.Executor.Kind() != ExecutorSlurm && (in.Executor.Kind() != ExecutorHost || in.Platform != hw.PlatformCPU)
 		sampler := startPowerSampler(ctx, in.Platform, sampleable)
 		clock := &stepClock{}
 		info, runErr := w.runAndLog(ctx, x, in, launch, maps, logPath, cfg.Int("TRAIN_ITERS"), clock)
@@ -224,7 +224,7 @@ func (w *Workspace) TrainTask(in TrainInputs) (*dag.Task, error) {
 		res.Provenance = w.provenance(in, cfg, launch, info, started, finished, absPrefix)
 		from, to, dated := clock.window(res.WarmupStepsExcluded)
 		res.PowerMetrics = sampler.summary(from, to, dated, runGPUs(launch.Env, in.Host))
-		if in.Executor.Kind() == "slurm" {
+		if in.Executor.Kind() == ExecutorSlurm {
 			res.PowerMetrics = slurmPower(runDir, in.Platform, from, to, dated)
 		}
 		data, err := json.MarshalIndent(res, "", "  ")

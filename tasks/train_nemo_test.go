@@ -28,7 +28,7 @@ type bridgeExecutor struct {
 	failPre  bool
 }
 
-func (b *bridgeExecutor) Kind() string                   { return "scripted" }
+func (b *bridgeExecutor) Kind() ExecutorKind             { return "scripted" }
 func (b *bridgeExecutor) ImageDigest() string            { return "" }
 func (b *bridgeExecutor) Place(dirs []PathMap) []PathMap { return HostExecutor{}.Place(dirs) }
 func (b *bridgeExecutor) Run(ctx context.Context, l spec.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {

@@ -31,7 +31,7 @@ type scriptedExecutor struct {
 	last  spec.Launch
 }
 
-func (s *scriptedExecutor) Kind() string                   { return "scripted" }
+func (s *scriptedExecutor) Kind() ExecutorKind             { return "scripted" }
 func (s *scriptedExecutor) ImageDigest() string            { return "" }
 func (s *scriptedExecutor) Place(dirs []PathMap) []PathMap { return HostExecutor{}.Place(dirs) }
 func (s *scriptedExecutor) Run(ctx context.Context, l spec.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
