@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rivalbench/rival/frameworks/logparse"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/result"
 )
@@ -32,15 +33,18 @@ type stepClock struct {
 	last  time.Time    // when the latest step line was seen
 }
 
-// stepNumber reads the step number of a training step line: Megatron-format
-// iteration lines (Megatron-LM, Primus, Megatron-Bridge, Rival's fsdp
-// trainer), TorchTitan "step:" lines and NeMo/Lightning "global_step" lines.
+// stepNumber reads the step number of a training step line: the lines
+// logparse.ProgressLine reads (Megatron-format iteration lines of
+// Megatron-LM, Primus, Megatron-Bridge and Rival's fsdp trainer, TorchTitan
+// "step:" lines, NeMo progress lines) and other NeMo/Lightning "global_step"
+// lines.
 func stepNumber(line string) (int, bool) {
-	for _, re := range []*regexp.Regexp{megatronStep, titanStep, nemoStep} {
-		if m := re.FindStringSubmatch(line); m != nil {
-			n, err := strconv.Atoi(m[1])
-			return n, err == nil
-		}
+	if pr, ok := logparse.ProgressLine(line); ok {
+		return pr.Step, true
+	}
+	if m := nemoStep.FindStringSubmatch(line); m != nil {
+		n, err := strconv.Atoi(m[1])
+		return n, err == nil
 	}
 	return 0, false
 }

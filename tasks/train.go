@@ -6,18 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/rivalbench/rival/cache"
-	"github.com/rivalbench/rival/compare"
 	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/frameworks/fsdp"
@@ -497,103 +494,4 @@ func (w *Workspace) provenance(in TrainInputs, cfg *Config, launch spec.Launch, 
 		}
 	}
 	return p
-}
-
-// stepProgress follows a trainer's Megatron-style (and TorchTitan-style)
-// step lines: on a terminal one live line with the step, ms/step,
-// tokens/s, the current loss and the ETA; at the end (and, off a terminal,
-// only then) one line with the steps, time, tokens/s and the loss from
-// first to last step.
-type stepProgress struct {
-	live      *liveLine
-	label     string
-	total     int
-	seqLen    int
-	start     time.Time
-	step      int
-	ms        float64
-	tps       float64 // tokens/s of the last step
-	tokens    float64 // tokens of all steps seen
-	busy      float64 // their step times, seconds
-	loss      float64
-	firstLoss float64
-	hasLoss   bool
-}
-
-var (
-	megatronStep = regexp.MustCompile(`iteration\s+(\d+)\s*/\s*(\d+)\s*\|.*?elapsed time per iteration \(ms\):\s*([0-9.]+)`)
-	megatronGBS  = regexp.MustCompile(`global batch size:\s*(\d+)`)
-	megatronLoss = regexp.MustCompile(`lm loss:\s*([0-9.eE+-]+)`)
-	titanStep    = regexp.MustCompile(`step:\s*(\d+)\s`)
-	titanLoss    = regexp.MustCompile(`loss:\s*([0-9.eE+-]+)`)
-	titanTPS     = regexp.MustCompile(`tps:\s*([0-9,.]+)`)
-)
-
-func newStepProgress(w io.Writer, label string, total, seqLen int) *stepProgress {
-	return &stepProgress{live: newLiveLine(w), label: label, total: total, seqLen: seqLen, start: time.Now()}
-}
-
-func (p *stepProgress) setLoss(s string) {
-	if v, err := strconv.ParseFloat(s, 64); err == nil {
-		if !p.hasLoss {
-			p.firstLoss = v
-		}
-		p.loss, p.hasLoss = v, true
-	}
-}
-
-func (p *stepProgress) line(l string) {
-	if m := megatronStep.FindStringSubmatch(l); m != nil {
-		p.step, _ = strconv.Atoi(m[1])
-		if t, _ := strconv.Atoi(m[2]); t > 0 {
-			p.total = t
-		}
-		p.ms, _ = strconv.ParseFloat(m[3], 64)
-		if g := megatronGBS.FindStringSubmatch(l); g != nil && p.ms > 0 && p.seqLen > 0 {
-			gbs, _ := strconv.Atoi(g[1])
-			p.tps = float64(gbs*p.seqLen) / (p.ms / 1000)
-			p.tokens += float64(gbs * p.seqLen)
-			p.busy += p.ms / 1000
-		}
-		if lm := megatronLoss.FindStringSubmatch(l); lm != nil {
-			p.setLoss(lm[1])
-		}
-	} else if m := titanStep.FindStringSubmatch(l); m != nil {
-		p.step, _ = strconv.Atoi(m[1])
-		if lm := titanLoss.FindStringSubmatch(l); lm != nil {
-			p.setLoss(lm[1])
-		}
-		if tm := titanTPS.FindStringSubmatch(l); tm != nil {
-			p.tps, _ = strconv.ParseFloat(strings.ReplaceAll(tm[1], ",", ""), 64)
-		}
-	} else {
-		return
-	}
-	s := fmt.Sprintf("%s: step %d/%d", p.label, p.step, p.total)
-	if p.ms > 0 {
-		s += fmt.Sprintf(", %.0f ms/step", p.ms)
-	}
-	if p.tps > 0 {
-		s += fmt.Sprintf(", %.0f tokens/s", p.tps)
-	}
-	if p.hasLoss {
-		s += fmt.Sprintf(", loss %.3f", p.loss)
-	}
-	p.live.Update(s + ", ETA " + eta(float64(p.step), float64(p.total), time.Since(p.start)))
-}
-
-func (p *stepProgress) finish() {
-	if p.step == 0 {
-		p.live.Clear()
-		return
-	}
-	took := time.Since(p.start)
-	s := fmt.Sprintf("%s: %s in %s", p.label, compare.Plural(p.step, "step"), took.Round(100*time.Millisecond))
-	if p.busy > 0 {
-		s += fmt.Sprintf(", %.0f tokens/s", p.tokens/p.busy)
-	}
-	if p.hasLoss {
-		s += fmt.Sprintf(", loss %.3f → %.3f", p.firstLoss, p.loss)
-	}
-	p.live.Done(s)
 }
