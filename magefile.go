@@ -12,6 +12,7 @@ import (
 
 	"github.com/magefile/mage/mg"
 
+	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/tasks"
 )
 
@@ -90,7 +91,7 @@ func (Verify) Data(ctx context.Context) error {
 // Cpu trains the fsdp framework on the proxies of MODELS on the host's CPU, no container needed.
 func (Train) Cpu(ctx context.Context) error {
 	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
-		return w.TrainTarget(ctx, "cpu", []string{"fsdp"}, nil)
+		return w.TrainTarget(ctx, hw.PlatformCPU, []string{"fsdp"}, nil)
 	})
 }
 
@@ -113,7 +114,7 @@ func (Image) Nvd(ctx context.Context) error {
 
 // Cpu builds the CPU image (cpu.Dockerfile FROM IMAGE_BASE) for containerized CPU runs.
 func (Image) Cpu(ctx context.Context) error {
-	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.ImageTarget(ctx, "cpu") })
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.ImageTarget(ctx, hw.PlatformCPU) })
 }
 
 // Push pushes a platform image to a registry for Slurm clusters: image:push PLATFORM REGISTRY/REPOSITORY[:TAG]

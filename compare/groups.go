@@ -219,7 +219,7 @@ func gpuOf(r *result.Result) string {
 	if s := resolveSpec(r); s != "" {
 		return s
 	}
-	if platformOf(r) == "cpu" && r.GPUInfo.DeviceName == nil {
+	if platformOf(r) == hw.PlatformCPU && r.GPUInfo.DeviceName == nil {
 		return "CPU"
 	}
 	return strOr(r.GPUInfo.DeviceName, "unknown GPU")

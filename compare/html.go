@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/result"
 )
 
@@ -115,7 +116,7 @@ func (s *ModelSection) DisplayName(g *Group) string {
 			n := 0
 			fmt.Sscan(v, &n)
 			noun := "GPU"
-			if g.Key.Platform == "cpu" {
+			if g.Key.Platform == hw.PlatformCPU {
 				noun = "process"
 			}
 			parts = append(parts, Plural(n, noun))
@@ -682,7 +683,7 @@ func (h *htmlWriter) index(m *ModelSection, g *Group) int {
 
 // deviceNoun is what a group's runs count: GPUs, or processes on a CPU.
 func deviceNoun(g *Group) string {
-	if g.Key.Platform == "cpu" {
+	if g.Key.Platform == hw.PlatformCPU {
 		return "process"
 	}
 	return "GPU"
@@ -691,7 +692,7 @@ func deviceNoun(g *Group) string {
 // priceHint is the price cell of a group without a price: the PRICE_
 // variable to set for a GPU; nothing for a CPU run, which has no GPU-hour.
 func priceHint(g *Group) string {
-	if g.Key.Platform == "cpu" {
+	if g.Key.Platform == hw.PlatformCPU {
 		return "—"
 	}
 	return "— (no price: set PRICE_" + strings.ReplaceAll(strings.ToUpper(g.Key.GPU), " ", "_") + ")"

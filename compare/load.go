@@ -374,7 +374,7 @@ func upgradeOld(base string, data []byte) (*result.Result, []string, string, err
 		notes = append(notes, "file name is not train_{platform}_{framework}_{model}[_{dataset}].json: framework and model unknown")
 	}
 	switch platform {
-	case "amd", "nvd", "cpu":
+	case hw.PlatformAMD, hw.PlatformNVIDIA, hw.PlatformCPU:
 		r.Platform = &platform
 	}
 	if fwShort != "" {

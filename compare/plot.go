@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/plot"
 
 	"github.com/rivalbench/rival/cache"
+	"github.com/rivalbench/rival/hw"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -37,11 +38,11 @@ var otherShades = []color.RGBA{{110, 110, 110, 255}, {160, 160, 160, 255}, {70, 
 
 func platformName(p string) string {
 	switch p {
-	case "amd":
+	case hw.PlatformAMD:
 		return "AMD"
-	case "nvd":
+	case hw.PlatformNVIDIA:
 		return "NVIDIA"
-	case "cpu":
+	case hw.PlatformCPU:
 		return "CPU"
 	}
 	return p
@@ -342,7 +343,7 @@ func (r *Report) memoryPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.Plot
 
 func allCPU(gs []*Group) bool {
 	for _, g := range gs {
-		if g.Key.Platform != "cpu" {
+		if g.Key.Platform != hw.PlatformCPU {
 			return false
 		}
 	}

@@ -179,7 +179,7 @@ func (r *Result) hardware(f Facts) error {
 		}
 	}
 	switch platform {
-	case "", "nvd", "amd", "cpu":
+	case "", hw.PlatformNVIDIA, hw.PlatformAMD, hw.PlatformCPU:
 	default:
 		return fmt.Errorf("build result: platform %q is not one of nvd, amd, cpu (set PLATFORM)", platform)
 	}
@@ -194,7 +194,7 @@ func (r *Result) hardware(f Facts) error {
 	if spec == "" {
 		if name != "" {
 			r.problem("gpu_model_unknown", fmt.Sprintf("%q is not in the spec table (%s); MFU is not computed", name, strings.Join(hw.SpecModels(), ", ")))
-		} else if platform != "cpu" {
+		} else if platform != hw.PlatformCPU {
 			r.problem("gpu_model_unknown", "no GPU model given (set GPU=\"H100 SXM\" or similar); MFU is not computed")
 		}
 		return nil
