@@ -140,6 +140,22 @@ func (w *Workspace) EnsureImage(ctx context.Context, e *container.Engine, platfo
 	return rec, again, err
 }
 
+// ensurePlatformImage connects to the container engine and builds the image
+// of platform unless an up-to-date one is there (EnsureImage). The caller
+// closes the engine; on an error nothing is left open.
+func (w *Workspace) ensurePlatformImage(ctx context.Context, platform string) (*container.Engine, ImageRecord, error) {
+	e, err := container.Connect(ctx)
+	if err != nil {
+		return nil, ImageRecord{}, err
+	}
+	rec, _, err := w.EnsureImage(ctx, e, platform)
+	if err != nil {
+		e.Close()
+		return nil, ImageRecord{}, err
+	}
+	return e, rec, nil
+}
+
 func readImageRecord(path string) (ImageRecord, error) {
 	var rec ImageRecord
 	data, err := os.ReadFile(path)
@@ -178,14 +194,14 @@ func (d *DockerExecutor) Place(dirs []PathMap) []PathMap { return dirs }
 
 // Run implements Executor.
 func (d *DockerExecutor) Run(ctx context.Context, launch spec.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
-	spec, err := d.spec(launch, maps)
+	rs, err := d.spec(launch, maps)
 	if err != nil {
 		return ExecInfo{}, err
 	}
-	spec.RunID = fmt.Sprintf("%d-%d", time.Now().UnixNano(), os.Getpid())
-	spec.Name = "rival-" + spec.RunID
-	code, err := d.Engine.Run(ctx, spec, onLine)
-	info := ExecInfo{ExitCode: code, ImageID: d.Image.ImageID, ContainerID: spec.Name}
+	rs.RunID = fmt.Sprintf("%d-%d", time.Now().UnixNano(), os.Getpid())
+	rs.Name = "rival-" + rs.RunID
+	code, err := d.Engine.Run(ctx, rs, onLine)
+	info := ExecInfo{ExitCode: code, ImageID: d.Image.ImageID, ContainerID: rs.Name}
 	var exit *container.ExitError
 	if errors.As(err, &exit) {
 		info.ExitCode = exit.Code
@@ -221,8 +237,8 @@ func (w *Workspace) ShellSpec(rec ImageRecord, platform string) container.RunSpe
 	d := &DockerExecutor{Image: rec, Platform: platform}
 	data, _ := filepath.Abs(w.Path("DATA_DIR"))
 	out, _ := filepath.Abs(w.Path("OUTPUT_DIR"))
-	spec, _ := d.spec(spec.Launch{Command: []string{"bash"}, WorkDir: "/rival", Env: map[string]string{"PYTHONUNBUFFERED": "1"}},
+	rs, _ := d.spec(spec.Launch{Command: []string{"bash"}, WorkDir: "/rival", Env: map[string]string{"PYTHONUNBUFFERED": "1"}},
 		[]PathMap{{Host: data, Inside: "/rival/data", ReadOnly: true}, {Host: out, Inside: "/rival/output"}})
-	spec.Interactive = true
-	return spec
+	rs.Interactive = true
+	return rs
 }

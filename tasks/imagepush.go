@@ -36,15 +36,11 @@ func (w *Workspace) ImagePushTarget(ctx context.Context, platform, repository st
 	if platform != hw.PlatformAMD && platform != hw.PlatformNVIDIA && platform != hw.PlatformCPU {
 		return fmt.Errorf("image:push: unknown platform %q (amd, nvd or cpu)", platform)
 	}
-	e, err := container.Connect(ctx)
+	e, rec, err := w.ensurePlatformImage(ctx, platform)
 	if err != nil {
 		return err
 	}
 	defer e.Close()
-	rec, _, err := w.EnsureImage(ctx, e, platform)
-	if err != nil {
-		return err
-	}
 	_, err = w.PushImage(ctx, e, rec, repository)
 	return err
 }

@@ -40,15 +40,11 @@ func (w *Workspace) ImageTarget(ctx context.Context, platform string) error {
 		}
 		platform = p
 	}
-	e, err := container.Connect(ctx)
+	e, rec, err := w.ensurePlatformImage(ctx, platform)
 	if err != nil {
 		return err
 	}
 	defer e.Close()
-	rec, _, err := w.EnsureImage(ctx, e, platform)
-	if err != nil {
-		return err
-	}
 	w.Printf("image %s: %s (%s) from %s\n", platform, rec.Tag, shortID(rec.ImageID), rec.BaseRef)
 	return nil
 }
@@ -114,22 +110,18 @@ func (w *Workspace) ShellTarget(ctx context.Context) error {
 	if platform == hw.PlatformCPU && os.Getenv("IMAGE_BASE") == "" {
 		return fmt.Errorf("shell: this host has no GPU (%s); set PLATFORM=amd or nvd, or IMAGE_BASE for a CPU image", orNone(host.Source))
 	}
-	e, err := container.Connect(ctx)
+	e, rec, err := w.ensurePlatformImage(ctx, platform)
 	if err != nil {
 		return err
 	}
 	defer e.Close()
-	rec, _, err := w.EnsureImage(ctx, e, platform)
-	if err != nil {
-		return err
-	}
-	spec := w.ShellSpec(rec, platform)
+	rs := w.ShellSpec(rec, platform)
 	if !term.IsTerminal(int(os.Stdin.Fd())) {
 		w.Printf("shell: no terminal; run this where there is one:\n")
-		fmt.Println(container.QuoteCommand(container.DockerRunCommand(spec)))
+		fmt.Println(container.QuoteCommand(container.DockerRunCommand(rs)))
 		return nil
 	}
-	code, err := e.Shell(ctx, spec)
+	code, err := e.Shell(ctx, rs)
 	if err != nil {
 		return err
 	}
@@ -164,11 +156,7 @@ func (w *Workspace) executorFor(ctx context.Context, platform string, host hw.Ho
 	needImage := platform != hw.PlatformCPU || os.Getenv("CONTAINER") == "1"
 	if needImage {
 		var err error
-		if e, err = container.Connect(ctx); err != nil {
-			return nil, nothing, err
-		}
-		if rec, _, err = w.EnsureImage(ctx, e, platform); err != nil {
-			e.Close()
+		if e, rec, err = w.ensurePlatformImage(ctx, platform); err != nil {
 			return nil, nothing, err
 		}
 		nothing = func() { e.Close() }
