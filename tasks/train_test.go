@@ -73,22 +73,35 @@ func trainInputs(t *testing.T, w *Workspace, ex Executor) TrainInputs {
 		TrainPrefix: prefix, Tokenizer: tok, Encode: et, Host: hw.Host{Platform: hw.PlatformCPU}, Config: cfg, Executor: ex}
 }
 
-func TestTrainWritesValidResultAndCaches(t *testing.T) {
+// withCPUFlags makes the host's CPU look like the one in testdata/cpuinfo/file
+// (no-bf16.txt: a run trains in fp32).
+func withCPUFlags(t *testing.T, file string) {
+	t.Helper()
 	old := CPUFlagsPath
-	CPUFlagsPath = filepath.Join("testdata", "cpuinfo", "no-bf16.txt")
+	CPUFlagsPath = filepath.Join("testdata", "cpuinfo", file)
 	t.Cleanup(func() { CPUFlagsPath = old })
-	w, _ := newWorkspace(t, "")
-	ex := &scriptedExecutor{steps: 10}
+}
+
+// trainScripted builds and runs one training task with a scripted trainer.
+func trainScripted(t *testing.T, w *Workspace, ex *scriptedExecutor) (TrainInputs, *dag.Task) {
+	t.Helper()
 	in := trainInputs(t, w, ex)
 	task, err := w.TrainTask(in)
 	require.NoError(t, err)
 	require.NoError(t, w.Runner.Run(context.Background(), task))
+	return in, task
+}
+
+func TestTrainWritesValidResult(t *testing.T) {
+	withCPUFlags(t, "no-bf16.txt")
+	w, _ := newWorkspace(t, "")
+	in, task := trainScripted(t, w, &scriptedExecutor{steps: 10})
 	data, err := os.ReadFile(task.Outputs[0].Path)
 	require.NoError(t, err)
 	require.NoError(t, result.Validate(data))
 	var r result.Result
 	require.NoError(t, json.Unmarshal(data, &r))
-	assert.Equal(t, "cpu", *r.Platform)
+	assert.Equal(t, hw.PlatformCPU, *r.Platform)
 	assert.Equal(t, "fp32", r.TrainingConfig.Precision)
 	require.NotNil(t, r.Provenance)
 	assert.NotNil(t, r.Provenance.EntryScriptDigest)
@@ -99,30 +112,50 @@ func TestTrainWritesValidResultAndCaches(t *testing.T) {
 	assert.Equal(t, m.Fingerprint.Digest, *r.Dataset.Fingerprint)
 	assert.Len(t, r.StepTimes, 10)
 	assert.FileExists(t, task.Outputs[1].Path, "the log is kept")
-	assert.Equal(t, filepath.Base(task.Outputs[0].Path), "train_cpu_fsdp_mistral-proxy_docs.json")
+	assert.Equal(t, "train_cpu_fsdp_mistral-proxy_docs.json", filepath.Base(task.Outputs[0].Path))
+}
 
-	// Unchanged inputs: a cache hit, nothing runs.
+func TestTrainWithUnchangedInputsIsACacheHit(t *testing.T) {
+	withCPUFlags(t, "no-bf16.txt")
+	w, _ := newWorkspace(t, "")
+	ex := &scriptedExecutor{steps: 10}
+	trainScripted(t, w, ex)
 	r2 := &dag.Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}
 	task2, err := w.TrainTask(trainInputs(t, w, ex))
 	require.NoError(t, err)
 	require.NoError(t, r2.Run(context.Background(), task2))
 	assert.Equal(t, "tasks: 0 run, 2 cached", r2.Summary())
-	assert.EqualValues(t, 1, ex.runs.Load())
+	assert.EqualValues(t, 1, ex.runs.Load(), "nothing runs")
+}
 
-	// FORCE=1 re-runs; a second repetition is its own result.
-	in3 := trainInputs(t, w, ex)
-	in3.Config, err = in3.Config.With("test", map[string]string{"FORCE": "1"})
+func TestTrainWithForceRunsAgain(t *testing.T) {
+	withCPUFlags(t, "no-bf16.txt")
+	w, _ := newWorkspace(t, "")
+	ex := &scriptedExecutor{steps: 10}
+	trainScripted(t, w, ex)
+	in := trainInputs(t, w, ex)
+	var err error
+	in.Config, err = in.Config.With("test", map[string]string{"FORCE": "1"})
 	require.NoError(t, err)
-	task3, err := w.TrainTask(in3)
+	task, err := w.TrainTask(in)
 	require.NoError(t, err)
-	require.NoError(t, (&dag.Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}).Run(context.Background(), task3))
+	require.NoError(t, (&dag.Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}).Run(context.Background(), task))
 	assert.EqualValues(t, 2, ex.runs.Load())
-	in4 := trainInputs(t, w, ex)
-	in4.RunIndex = 1
-	task4, err := w.TrainTask(in4)
+}
+
+func TestTrainRepetitionIsItsOwnResult(t *testing.T) {
+	withCPUFlags(t, "no-bf16.txt")
+	w, _ := newWorkspace(t, "")
+	ex := &scriptedExecutor{steps: 10}
+	first, err := w.TrainTask(trainInputs(t, w, ex))
 	require.NoError(t, err)
-	assert.Equal(t, "train_cpu_fsdp_mistral-proxy_docs_run2.json", filepath.Base(task4.Outputs[0].Path))
-	assert.NotEqual(t, task.Params["run"], task4.Params["run"])
+	in := trainInputs(t, w, ex)
+	in.RunIndex = 1
+	second, err := w.TrainTask(in)
+	require.NoError(t, err)
+	assert.Equal(t, "train_cpu_fsdp_mistral-proxy_docs_run2.json", filepath.Base(second.Outputs[0].Path))
+	assert.NotEqual(t, first.Params["run"], second.Params["run"])
+	assert.NotEqual(t, first.ID, second.ID)
 }
 
 func TestFailedTrainKeepsLogAndIsNotCached(t *testing.T) {
@@ -179,40 +212,6 @@ func TestTrainRefusesInconsistentParallelism(t *testing.T) {
 	_, err = w.TrainTask(in)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "TP×PP×DP")
-}
-
-func TestHostExecutorKillsTheProcessGroupOnCancel(t *testing.T) {
-	dir := t.TempDir()
-	pidFile := filepath.Join(dir, "child.pid")
-	// A parent shell that starts a long-running child: both must die.
-	script := fmt.Sprintf("sleep 60 & echo $! > %s; echo started; wait", pidFile)
-	ctx, cancel := context.WithCancel(context.Background())
-	started := make(chan struct{}, 1)
-	go func() {
-		<-started
-		cancel()
-	}()
-	info, err := HostExecutor{}.Run(ctx, spec.Launch{Command: []string{"/bin/sh", "-c", script}, WorkDir: dir}, nil, func(line string) {
-		if line == "started" {
-			started <- struct{}{}
-		}
-	})
-	require.Error(t, err)
-	assert.Equal(t, -1, info.ExitCode)
-	pid, _ := os.ReadFile(pidFile)
-	require.NotEmpty(t, pid)
-	assert.Eventually(t, func() bool {
-		return exec.Command("kill", "-0", strings.TrimSpace(string(pid))).Run() != nil
-	}, 5*time.Second, 50*time.Millisecond, "the child process must not outlive the run")
-}
-
-func TestHostExecutorExitCodeAndLines(t *testing.T) {
-	var lines []string
-	info, err := HostExecutor{}.Run(context.Background(), spec.Launch{Command: []string{"/bin/sh", "-c", "echo one; echo two >&2; exit 3"}}, nil,
-		func(l string) { lines = append(lines, l) })
-	require.NoError(t, err)
-	assert.Equal(t, 3, info.ExitCode)
-	assert.ElementsMatch(t, []string{"one", "two"}, lines)
 }
 
 // TestTrainFSDPOnCPU trains the Mistral proxy for real with the host's
