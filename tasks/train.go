@@ -92,25 +92,20 @@ func (w *Workspace) TrainTask(in TrainInputs) (*dag.Task, error) {
 		in.Config = cfg
 	}
 	name := variantName(in)
-	runDir := w.Path("OUTPUT_DIR", "runs", name)
-	logPath := w.Path("OUTPUT_DIR", "logs", name+".log")
-	resultPath := w.Path("OUTPUT_DIR", name+".json")
-	absPrefix, err := filepath.Abs(in.TrainPrefix)
-	if err != nil {
+	r := &trainRun{
+		w: w, in: in, cfg: cfg, cpuPrec: cpuPrec, name: name,
+		runDir:     w.Path("OUTPUT_DIR", "runs", name),
+		logPath:    w.Path("OUTPUT_DIR", "logs", name+".log"),
+		resultPath: w.Path("OUTPUT_DIR", name+".json"),
+	}
+	var err error
+	if r.absPrefix, err = filepath.Abs(in.TrainPrefix); err != nil {
 		return nil, err
 	}
 	// The launch names a per-dataset-fingerprint cache folder; the
 	// fingerprint is known once the dataset is encoded, so the launch is
 	// built again in Prepare; the plan-time build catches bad requests early.
-	var launch spec.Launch
-	var maps []PathMap
-	var cacheDir string
-	build := func(fp string) error {
-		var err error
-		launch, maps, cacheDir, err = w.trainLaunch(in, cfg, name, fp)
-		return err
-	}
-	if err := build("unencoded"); err != nil {
+	if err := r.build("unencoded"); err != nil {
 		return nil, err
 	}
 	if err := cfg.CheckGPUs(gpuCount(in.Platform, in.Host, cfg)); err != nil {
@@ -130,117 +125,166 @@ func (w *Workspace) TrainTask(in TrainInputs) (*dag.Task, error) {
 		Files:     []string{in.Tokenizer.Path},
 		Params:    params,
 		Tools:     tools,
-		Outputs:   []dag.Output{{Path: resultPath, Compress: true}, {Path: logPath, Compress: true}},
+		Outputs:   []dag.Output{{Path: r.resultPath, Compress: true}, {Path: r.logPath, Compress: true}},
 		Exclusive: true,
 		Force:     cfg.Bool("FORCE"),
 	}
 	if in.Encode == nil {
 		t.Deps = nil
-		t.Files = append(t.Files, absPrefix+".bin", absPrefix+".idx")
+		t.Files = append(t.Files, r.absPrefix+".bin", r.absPrefix+".idx")
 	}
-	t.Prepare = func(ctx context.Context) error {
-		m, err := readManifest(in.TrainPrefix)
-		if err != nil {
-			return err
-		}
-		if err := build(datasetDigest(m.Fingerprint).Short()); err != nil {
-			return err
-		}
-		launchJSON, err := json.Marshal(launch)
-		if err != nil {
-			return err
-		}
-		t.Params["launch"] = cache.HashBytes(launchJSON).String()
-		if in.Executor.Kind() == ExecutorHost {
-			t.Tools["torch"] = hostTorchVersion(launch)
-		}
-		return nil
-	}
-	timeout, _ := ParseAge(cfg.Get("TRAIN_TIMEOUT"))
-	t.Run = func(ctx context.Context, x *dag.Exec) error {
-		if timeout > 0 {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, timeout)
-			defer cancel()
-		}
-		for _, d := range []string{runDir, cacheDir} {
-			if err := os.MkdirAll(d, 0o755); err != nil {
-				return err
-			}
-		}
-		if launch.RanFile != "" {
-			// A reused run folder may hold an earlier run's record: this run must write its own.
-			if err := os.Remove(filepath.Join(runDir, filepath.FromSlash(launch.RanFile))); err != nil && !os.IsNotExist(err) {
-				return fmt.Errorf("train %s: removing an earlier run's record of what ran: %w", name, err)
-			}
-		}
-		for rel, data := range launch.Files {
-			if err := cache.WriteFileAtomic(filepath.Join(runDir, filepath.FromSlash(rel)), data, 0o644); err != nil {
-				return err
-			}
-		}
-		if _, ran, err := RunPreflight(ctx, in.Executor, name, launch, maps); err != nil {
-			return err
-		} else if ran != "" && launch.RanFile == "" {
-			// (A launch with a RanFile records what ran itself, from the training processes.)
-			// What the image holds, read inside it, ahead of the pin the launch was built for.
-			launch.FrameworkVersion = ran + "; built for " + launch.FrameworkVersion
-		}
-		if cpuPrec.Precision != "" {
-			w.sayPrecisionOnce(x.Log, cpuPrec)
-		}
-		// A rerun (FORCE=1) keeps the previous good log aside until it
-		// succeeds: a failure puts it back where the earlier result points.
-		keepPrevLog(logPath)
-		started := time.Now().UTC()
-		// Power is sampled where the job runs: under Slurm each compute node
-		// samples its own GPUs (slurmPower reads them after the job). Step lines are dated as they stream in, and
-		// only samples between the first and last measured step count.
-		sampleable := in.Executor.Kind() != ExecutorSlurm && (in.Executor.Kind() != ExecutorHost || in.Platform != hw.PlatformCPU)
-		sampler := startPowerSampler(ctx, in.Platform, sampleable)
-		clock := &stepClock{}
-		info, runErr := w.runAndLog(ctx, x, in, launch, maps, logPath, cfg.Int("TRAIN_ITERS"), clock)
-		sampler.halt()
-		finished := time.Now().UTC()
-		if runErr != nil {
-			w.recordFailure(runDir, logPath, name, runErr)
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return fmt.Errorf("stopped after TRAIN_TIMEOUT=%s; log kept at %s", cfg.Get("TRAIN_TIMEOUT"), failedLog(logPath))
-			}
-			return fmt.Errorf("%w; log kept at %s", runErr, failedLog(logPath))
-		}
-		if info.Ran != "" && launch.RanFile == "" && !strings.Contains(launch.FrameworkVersion, "; built for ") {
-			// Under Slurm the preflight is the job's first step: what it read in the image.
-			launch.FrameworkVersion = info.Ran + "; built for " + launch.FrameworkVersion
-		}
-		res, err := w.buildResult(in, cfg, launch, logPath)
-		if err != nil {
-			w.recordFailure(runDir, logPath, name, err)
-			return fmt.Errorf("%w; log kept at %s", err, failedLog(logPath))
-		}
-		res.Provenance = w.provenance(in, cfg, launch, info, started, finished, absPrefix)
-		from, to, dated := clock.window(res.WarmupStepsExcluded)
-		res.PowerMetrics = sampler.summary(from, to, dated, runGPUs(launch.Env, in.Host))
-		if in.Executor.Kind() == ExecutorSlurm {
-			res.PowerMetrics = slurmPower(runDir, in.Platform, from, to, dated)
-		}
-		data, err := json.MarshalIndent(res, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := result.Validate(data); err != nil {
-			return fmt.Errorf("result of %s does not match the schema: %w", name, err)
-		}
-		if err := cache.WriteFileAtomic(resultPath, append(data, '\n'), 0o644); err != nil {
-			return err
-		}
-		// This run stands: an earlier failure's leftovers are stale.
-		os.Remove(logPath + ".prev")
-		os.Remove(failedLog(logPath))
-		os.Remove(filepath.Join(runDir, "failure.json"))
-		return nil
-	}
+	t.Prepare = func(ctx context.Context) error { return r.prepare(t) }
+	r.timeout, _ = ParseAge(cfg.Get("TRAIN_TIMEOUT"))
+	t.Run = r.run
 	return t, nil
+}
+
+// trainRun is one training run from its plan to its result: where its
+// files go and, once Prepare knows the dataset's fingerprint, its launch.
+type trainRun struct {
+	w       *Workspace
+	in      TrainInputs
+	cfg     *Config
+	cpuPrec CPUPrecision // the precision a CPU run chose; empty on GPUs
+	name    string
+	timeout time.Duration // TRAIN_TIMEOUT; 0 for none
+
+	runDir, logPath, resultPath string
+	absPrefix                   string // the encoded train split, absolute
+
+	launch   spec.Launch
+	maps     []PathMap
+	cacheDir string // Megatron's data cache folder of the dataset's fingerprint
+}
+
+// build builds the launch for a dataset fingerprint.
+func (r *trainRun) build(fp string) error {
+	var err error
+	r.launch, r.maps, r.cacheDir, err = r.w.trainLaunch(r.in, r.cfg, r.name, fp)
+	return err
+}
+
+// prepare builds the launch for the encoded dataset and adds to t's key
+// what the key must hold of it: the launch's digest and, on the host, the
+// torch it runs on.
+func (r *trainRun) prepare(t *dag.Task) error {
+	m, err := readManifest(r.in.TrainPrefix)
+	if err != nil {
+		return err
+	}
+	if err := r.build(datasetDigest(m.Fingerprint).Short()); err != nil {
+		return err
+	}
+	launchJSON, err := json.Marshal(r.launch)
+	if err != nil {
+		return err
+	}
+	t.Params["launch"] = cache.HashBytes(launchJSON).String()
+	if r.in.Executor.Kind() == ExecutorHost {
+		t.Tools["torch"] = hostTorchVersion(r.launch)
+	}
+	return nil
+}
+
+// stage writes the launch's files into the run folder and makes the
+// folders the launch writes to.
+func (r *trainRun) stage() error {
+	for _, d := range []string{r.runDir, r.cacheDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	if r.launch.RanFile != "" {
+		// A reused run folder may hold an earlier run's record: this run must write its own.
+		if err := os.Remove(filepath.Join(r.runDir, filepath.FromSlash(r.launch.RanFile))); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("train %s: removing an earlier run's record of what ran: %w", r.name, err)
+		}
+	}
+	for rel, data := range r.launch.Files {
+		if err := cache.WriteFileAtomic(filepath.Join(r.runDir, filepath.FromSlash(rel)), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// run trains: the preflight, then the launch with its log, power samples
+// and progress, then the log turned into the result.
+func (r *trainRun) run(ctx context.Context, x *dag.Exec) error {
+	w, in, cfg, name, logPath := r.w, r.in, r.cfg, r.name, r.logPath
+	if r.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.timeout)
+		defer cancel()
+	}
+	if err := r.stage(); err != nil {
+		return err
+	}
+	if _, ran, err := RunPreflight(ctx, in.Executor, name, r.launch, r.maps); err != nil {
+		return err
+	} else if ran != "" && r.launch.RanFile == "" {
+		// (A launch with a RanFile records what ran itself, from the training processes.)
+		// What the image holds, read inside it, ahead of the pin the launch was built for.
+		r.launch.FrameworkVersion = ran + "; built for " + r.launch.FrameworkVersion
+	}
+	if r.cpuPrec.Precision != "" {
+		w.sayPrecisionOnce(x.Log, r.cpuPrec)
+	}
+	// A rerun (FORCE=1) keeps the previous good log aside until it
+	// succeeds: a failure puts it back where the earlier result points.
+	keepPrevLog(logPath)
+	started := time.Now().UTC()
+	// Power is sampled where the job runs: under Slurm each compute node
+	// samples its own GPUs (slurmPower reads them after the job). Step lines are dated as they stream in, and
+	// only samples between the first and last measured step count.
+	sampleable := in.Executor.Kind() != ExecutorSlurm && (in.Executor.Kind() != ExecutorHost || in.Platform != hw.PlatformCPU)
+	sampler := startPowerSampler(ctx, in.Platform, sampleable)
+	clock := &stepClock{}
+	info, runErr := w.runAndLog(ctx, x, in, r.launch, r.maps, logPath, cfg.Int("TRAIN_ITERS"), clock)
+	sampler.halt()
+	finished := time.Now().UTC()
+	if runErr != nil {
+		w.recordFailure(r.runDir, logPath, name, runErr)
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("stopped after TRAIN_TIMEOUT=%s; log kept at %s", cfg.Get("TRAIN_TIMEOUT"), failedLog(logPath))
+		}
+		return fmt.Errorf("%w; log kept at %s", runErr, failedLog(logPath))
+	}
+	if info.Ran != "" && r.launch.RanFile == "" && !strings.Contains(r.launch.FrameworkVersion, "; built for ") {
+		// Under Slurm the preflight is the job's first step: what it read in the image.
+		r.launch.FrameworkVersion = info.Ran + "; built for " + r.launch.FrameworkVersion
+	}
+	res, err := w.buildResult(in, cfg, r.launch, logPath)
+	if err != nil {
+		w.recordFailure(r.runDir, logPath, name, err)
+		return fmt.Errorf("%w; log kept at %s", err, failedLog(logPath))
+	}
+	res.Provenance = w.provenance(in, cfg, r.launch, info, started, finished, r.absPrefix)
+	from, to, dated := clock.window(res.WarmupStepsExcluded)
+	res.PowerMetrics = sampler.summary(from, to, dated, runGPUs(r.launch.Env, in.Host))
+	if in.Executor.Kind() == ExecutorSlurm {
+		res.PowerMetrics = slurmPower(r.runDir, in.Platform, from, to, dated)
+	}
+	return r.writeResult(res)
+}
+
+// writeResult checks the result against the schema and writes it; the run
+// stands, so an earlier failure's leftovers go.
+func (r *trainRun) writeResult(res *result.Result) error {
+	data, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := result.Validate(data); err != nil {
+		return fmt.Errorf("result of %s does not match the schema: %w", r.name, err)
+	}
+	if err := cache.WriteFileAtomic(r.resultPath, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	os.Remove(r.logPath + ".prev")
+	os.Remove(failedLog(r.logPath))
+	os.Remove(filepath.Join(r.runDir, "failure.json"))
+	return nil
 }
 
 // trainLaunch builds the framework launch of a run for a dataset
@@ -312,6 +356,7 @@ func variantName(in TrainInputs) string {
 	return RunName(in.Platform, in.Framework, in.Model, in.Dataset+"_"+in.Variant, in.RunIndex)
 }
 
+// runSuffix is the repetition part of a task id: " run2" for the second.
 func runSuffix(run int) string {
 	if run == 0 {
 		return ""
@@ -414,6 +459,8 @@ func (w *Workspace) runAndLog(ctx context.Context, x *dag.Exec, in TrainInputs, 
 	return info, nil
 }
 
+// buildResult parses the run's log in its family and turns it, with the
+// facts of the run, into its result.
 func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch spec.Launch, logPath string) (*result.Result, error) {
 	family := launch.LogFamily
 	if family == "" {
@@ -463,6 +510,7 @@ func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch spec.Launch,
 	return result.Build(lg, facts)
 }
 
+// readManifest reads the encode manifest of a dataset prefix.
 func readManifest(prefix string) (EncodeManifest, error) {
 	data, err := os.ReadFile(ManifestPath(prefix))
 	if err != nil {
@@ -471,6 +519,7 @@ func readManifest(prefix string) (EncodeManifest, error) {
 	return decodeManifest(ManifestPath(prefix), data)
 }
 
+// provenance records how and where a run ran.
 func (w *Workspace) provenance(in TrainInputs, cfg *Config, launch spec.Launch, info ExecInfo, started, finished time.Time, prefix string) *result.Provenance {
 	host, _ := os.Hostname()
 	p := &result.Provenance{
