@@ -9,4 +9,7 @@
 //
 // The parser streams: a log of any size is read line by line with a bounded line
 // buffer, and only one rank's step series is kept (see Log.Rank).
+//
+// ProgressLine reads a single line, without state, while a run's output streams:
+// the step, the loss and the rates a progress display shows.
 package logparse
