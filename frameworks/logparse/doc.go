@@ -11,5 +11,7 @@
 // buffer, and only one rank's step series is kept (see Log.Rank).
 //
 // ProgressLine reads a single line, without state, while a run's output streams:
-// the step, the loss and the rates a progress display shows.
+// the step, the loss and the rates a progress display shows. Its step time stays in
+// the milliseconds Megatron prints, so a display rounds the printed value itself
+// (going through seconds and back moves 501.5 ms to 502).
 package logparse
