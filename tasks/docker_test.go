@@ -3,6 +3,7 @@ package tasks
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -38,13 +39,22 @@ func engineWithTorch(t *testing.T) *container.Engine {
 	return e
 }
 
-// ourContainers lists containers Rival started that still exist.
+// ourContainers lists containers this test process started through Rival that still exist. Run
+// IDs end in the starting process's PID; other packages' tests share the daemon and may have
+// their own containers up meanwhile.
 func ourContainers(t *testing.T) []string {
-	out, err := exec.Command("docker", "ps", "-aq", "--filter", "label="+container.LabelManaged+"=true").Output()
+	out, err := exec.Command("docker", "ps", "-a", "--filter", "label="+container.LabelManaged+"=true",
+		"--format", "{{.ID}} {{.Label \""+container.LabelRun+"\"}}").Output()
 	if err != nil {
 		return nil
 	}
-	return strings.Fields(string(out))
+	var ours []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if id, run, ok := strings.Cut(line, " "); ok && strings.HasSuffix(run, fmt.Sprintf("-%d", os.Getpid())) {
+			ours = append(ours, id)
+		}
+	}
+	return ours
 }
 
 // useRepoDockerfiles copies the repository's Dockerfiles and
