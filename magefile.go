@@ -6,7 +6,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -222,11 +221,9 @@ func Wrap(ctx context.Context) error {
 
 // Extract turns any supported training log into a result JSON on stdout (facts the log lacks come from GPUS, SL, GBS, MBS, PRECISION, MODEL, FRAMEWORK, PLATFORM, GPU); with -v (or EXTRACT_VERBOSE=1) it explains on stderr what was read, skipped or flagged per step.
 func Extract(ctx context.Context, logfile string) error {
-	var explain io.Writer
-	if mg.Verbose() || os.Getenv("EXTRACT_VERBOSE") != "" {
-		explain = os.Stderr
-	}
-	return tasks.Bare(ctx, func(ctx context.Context) error { return tasks.ExtractExplained(logfile, os.Stdout, explain) })
+	return tasks.Bare(ctx, func(ctx context.Context) error {
+		return tasks.ExtractTarget(logfile, mg.Verbose(), os.Stdout, os.Stderr)
+	})
 }
 
 func abs(p string) string {

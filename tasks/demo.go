@@ -99,7 +99,7 @@ func planInstall(root bool, aptGet string, noInstall bool) installPlan {
 // and an engine answering). It returns the executor the runs use.
 func (w *Workspace) provisionTorch(ctx context.Context) (Executor, func(), error) {
 	nothing := func() {}
-	if os.Getenv("CONTAINER") == "1" {
+	if w.Settings.Container() {
 		return w.demoImageExecutor(ctx)
 	}
 	probe, err := probeTorch(ctx, hostPython)
@@ -109,9 +109,9 @@ func (w *Workspace) provisionTorch(ctx context.Context) (Executor, func(), error
 		return HostExecutor{}, nothing, nil
 	}
 	aptGet, _ := exec.LookPath("apt-get")
-	plan := planInstall(os.Geteuid() == 0, aptGet, os.Getenv("RIVAL_NO_INSTALL") == "1")
+	plan := planInstall(os.Geteuid() == 0, aptGet, w.Settings.NoInstall())
 	if plan.Install == nil {
-		if os.Getenv("IMAGE_BASE") != "" {
+		if w.Settings.ImageBase() != "" {
 			if ex, done, derr := w.demoImageExecutor(ctx); derr == nil {
 				return ex, done, nil
 			} else {

@@ -55,7 +55,7 @@ func (w *Workspace) ImageTask(ctx context.Context, e *container.Engine, platform
 	if !ok {
 		return nil, fmt.Errorf("image: unknown platform %q (amd, nvd or cpu)", platform)
 	}
-	base := os.Getenv("IMAGE_BASE")
+	base := w.Settings.ImageBase()
 	if base == "" {
 		base = defaultBases[platform]
 	}
@@ -79,7 +79,7 @@ func (w *Workspace) ImageTask(ctx context.Context, e *container.Engine, platform
 	}
 	t.Run = func(ctx context.Context, x *dag.Exec) error {
 		args := map[string]string{}
-		if os.Getenv("IMAGE_BASE") != "" || defaultBases[platform] == "" {
+		if w.Settings.ImageBase() != "" || defaultBases[platform] == "" {
 			args["IMAGE_BASE"] = base
 		}
 		id, err := e.Build(ctx, container.BuildSpec{

@@ -67,8 +67,8 @@ func useRepoDockerfiles(t *testing.T, w *Workspace) {
 
 func TestContainerizedTrainingEndToEnd(t *testing.T) {
 	e := engineWithTorch(t)
-	t.Setenv("IMAGE_BASE", torchBase)
 	w, _ := newWorkspace(t, "")
+	setting(w, "IMAGE_BASE", torchBase)
 	useRepoDockerfiles(t, w)
 	ctx := context.Background()
 	rec, _, err := w.EnsureImage(ctx, e, hw.PlatformCPU)
@@ -106,8 +106,8 @@ func TestContainerizedTrainingEndToEnd(t *testing.T) {
 
 func TestContainerizedTrainingCancelledLeavesNothing(t *testing.T) {
 	e := engineWithTorch(t)
-	t.Setenv("IMAGE_BASE", torchBase)
 	w, _ := newWorkspace(t, "")
+	setting(w, "IMAGE_BASE", torchBase)
 	useRepoDockerfiles(t, w)
 	ctx := context.Background()
 	rec, _, err := w.EnsureImage(ctx, e, hw.PlatformCPU)

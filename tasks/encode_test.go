@@ -158,7 +158,7 @@ func TestResolveTokenizerErrors(t *testing.T) {
 	require.ErrorContains(t, err, "run `go run mage.go fetch` first")
 	_, err = w.ResolveTokenizer("gpt2")
 	require.ErrorContains(t, err, "neither a file nor a model name")
-	t.Setenv("EOD", "x")
+	setting(w, "EOD", "x")
 	_, err = w.ResolveTokenizer(mistralTok)
 	require.ErrorContains(t, err, `EOD="x"`)
 }

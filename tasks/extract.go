@@ -17,6 +17,16 @@ func Extract(logfile string, out io.Writer) error {
 	return ExtractExplained(logfile, out, nil)
 }
 
+// ExtractTarget is the extract target: Extract to out, explained on errOut with -v (verbose) or
+// EXTRACT_VERBOSE.
+func ExtractTarget(logfile string, verbose bool, out, errOut io.Writer) error {
+	var explain io.Writer
+	if verbose || EnvSettings().ExtractVerbose() {
+		explain = errOut
+	}
+	return ExtractExplained(logfile, out, explain)
+}
+
 // ExtractExplained is Extract that, when explain is not nil, writes there what was
 // read, skipped, joined or flagged for every step line, and then how the headline
 // numbers were formed (extract -v).

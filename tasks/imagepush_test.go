@@ -23,25 +23,25 @@ import (
 
 func slurmScriptOf(t *testing.T, w *Workspace, platform, fw, model string) (string, error) {
 	t.Helper()
-	t.Setenv("GPUS_PER_NODE", "8")
+	setting(w, "GPUS_PER_NODE", "8")
 	return captureStdout(t, func() error { return w.SlurmScriptTarget(context.Background(), platform, fw, model) })
 }
 
 // TestSlurmScriptPyxisImage: a pyxis script names an image every node can pull, by digest, or the
 // target refuses and says how to deliver one.
 func TestSlurmScriptPyxisImage(t *testing.T) {
-	t.Setenv("SLURM_IMAGE", "")
 	w, _ := newWorkspace(t, "")
+	setting(w, "SLURM_IMAGE", "")
 	_, err := slurmScriptOf(t, w, hw.PlatformNVIDIA, "mega", "llama")
 	require.Error(t, err, "rival/nvd:latest exists only in the local daemon")
 	assert.Contains(t, err.Error(), "mage image:push nvd REGISTRY/REPOSITORY")
 	assert.Contains(t, err.Error(), "SLURM_IMAGE")
 
-	t.Setenv("SLURM_IMAGE", "registry.example.com/team/rival-nvd:latest")
+	setting(w, "SLURM_IMAGE", "registry.example.com/team/rival-nvd:latest")
 	_, err = slurmScriptOf(t, w, hw.PlatformNVIDIA, "mega", "llama")
 	require.ErrorContains(t, err, "is a tag")
 
-	t.Setenv("SLURM_IMAGE", pinnedRef)
+	setting(w, "SLURM_IMAGE", pinnedRef)
 	out, err := slurmScriptOf(t, w, hw.PlatformNVIDIA, "mega", "llama")
 	require.NoError(t, err)
 	enrootForm := "--container-image='registry.example.com:5000#team/rival-nvd:sha256:" + strings.Repeat("ab", 32) + "'"
@@ -52,22 +52,22 @@ func TestSlurmScriptPyxisImage(t *testing.T) {
 		"registry.example.com:5000#team/rival-nvd@sha256:" + strings.Repeat("ab", 32),
 		"registry.example.com:5000#team/rival-nvd:sha256:" + strings.Repeat("ab", 32),
 	} {
-		t.Setenv("SLURM_IMAGE", v)
+		setting(w, "SLURM_IMAGE", v)
 		out, err = slurmScriptOf(t, w, hw.PlatformNVIDIA, "mega", "llama")
 		require.NoError(t, err, v)
 		assert.Contains(t, out, enrootForm, v)
 	}
-	t.Setenv("SLURM_IMAGE", "registry.example.com:5000#team/rival-nvd:latest")
+	setting(w, "SLURM_IMAGE", "registry.example.com:5000#team/rival-nvd:latest")
 	_, err = slurmScriptOf(t, w, hw.PlatformNVIDIA, "mega", "llama")
 	require.ErrorContains(t, err, "must name a digest")
 
-	t.Setenv("SLURM_IMAGE", "/shared/images/rival-nvd.sqsh")
+	setting(w, "SLURM_IMAGE", "/shared/images/rival-nvd.sqsh")
 	out, err = slurmScriptOf(t, w, hw.PlatformNVIDIA, "mega", "llama")
 	require.NoError(t, err)
 	assert.Contains(t, out, "--container-image=/shared/images/rival-nvd.sqsh")
 
 	// AMD's docker mode keeps the local tag when nothing was pushed.
-	t.Setenv("SLURM_IMAGE", "")
+	setting(w, "SLURM_IMAGE", "")
 	out, err = slurmScriptOf(t, w, hw.PlatformAMD, "mega", "llama")
 	require.NoError(t, err)
 	assert.Contains(t, out, "rival/amd:latest")

@@ -105,13 +105,7 @@ func HumanBytes(n int64) string {
 // CacheTrim trims the cache to RIVAL_CACHE_MAX (default 50GiB) and drops
 // entries unused for RIVAL_CACHE_MAX_AGE (default 30d).
 func (w *Workspace) CacheTrim(ctx context.Context) error {
-	maxSize, maxAge := "50GiB", "30d"
-	if v := os.Getenv("RIVAL_CACHE_MAX"); v != "" {
-		maxSize = v
-	}
-	if v := os.Getenv("RIVAL_CACHE_MAX_AGE"); v != "" {
-		maxAge = v
-	}
+	maxSize, maxAge := w.Settings.CacheMax(), w.Settings.CacheMaxAge()
 	size, err := ParseSize(maxSize)
 	if err != nil {
 		return fmt.Errorf("RIVAL_CACHE_MAX: %w", err)

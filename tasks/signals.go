@@ -14,7 +14,8 @@ import (
 // stopGrace is how long Rival waits, after the first Ctrl-C or SIGTERM,
 // for running tasks to stop their trainers and remove their containers
 // before it stops at once. It covers a container's stop (SIGTERM, 10 s,
-// SIGKILL, removal) with room to spare; RIVAL_STOP_GRACE overrides it.
+// SIGKILL, removal) with room to spare; RIVAL_STOP_GRACE overrides it
+// (Settings.StopGrace).
 const stopGrace = 2 * time.Minute
 
 // groups are the process groups of the host processes Rival started and
@@ -43,15 +44,6 @@ func killGroups() {
 	for pgid := range groups.pgids {
 		syscall.Kill(-pgid, syscall.SIGKILL)
 	}
-}
-
-func grace() time.Duration {
-	if v := os.Getenv("RIVAL_STOP_GRACE"); v != "" {
-		if d, err := time.ParseDuration(v); err == nil && d > 0 {
-			return d
-		}
-	}
-	return stopGrace
 }
 
 // exitCode is the shell's status for a process stopped by s.

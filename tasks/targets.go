@@ -103,11 +103,11 @@ func platformsOf(framework string) []string { return frameworks.Platforms(framew
 // ShellTarget starts an interactive container of the detected platform's
 // image; without a terminal it prints the equivalent docker run command.
 func (w *Workspace) ShellTarget(ctx context.Context) error {
-	platform, host, err := w.platformFor(ctx, os.Getenv("PLATFORM"))
+	platform, host, err := w.platformFor(ctx, w.Settings.Platform())
 	if err != nil {
 		return err
 	}
-	if platform == hw.PlatformCPU && os.Getenv("IMAGE_BASE") == "" {
+	if platform == hw.PlatformCPU && w.Settings.ImageBase() == "" {
 		return fmt.Errorf("shell: this host has no GPU (%s); set PLATFORM=amd or nvd, or IMAGE_BASE for a CPU image", orNone(host.Source))
 	}
 	e, rec, err := w.ensurePlatformImage(ctx, platform)
@@ -153,7 +153,7 @@ func (w *Workspace) executorFor(ctx context.Context, platform string, host hw.Ho
 	nothing := func() {}
 	var rec ImageRecord
 	var e *container.Engine
-	needImage := platform != hw.PlatformCPU || os.Getenv("CONTAINER") == "1"
+	needImage := platform != hw.PlatformCPU || w.Settings.Container()
 	if needImage {
 		var err error
 		if e, rec, err = w.ensurePlatformImage(ctx, platform); err != nil {
@@ -197,10 +197,7 @@ func (w *Workspace) SlurmScriptTarget(ctx context.Context, platform, framework, 
 		if len(host.GPUs) == 0 {
 			// Writing a script for a cluster from a login node without GPUs:
 			// GPUS_PER_NODE says how many each node has.
-			n := 8
-			if v := os.Getenv("GPUS_PER_NODE"); v != "" {
-				fmt.Sscan(v, &n)
-			}
+			n := w.Settings.GPUsPerNode()
 			host = hw.Host{Platform: platform}
 			for i := 0; i < n; i++ {
 				host.GPUs = append(host.GPUs, hw.GPU{Index: i})

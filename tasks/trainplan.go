@@ -275,10 +275,7 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 		}
 		if host.Platform != platform || len(host.GPUs) == 0 {
 			// Checking from a machine without the platform's GPUs: GPUS_PER_NODE says how many.
-			n := 8
-			if v := os.Getenv("GPUS_PER_NODE"); v != "" {
-				fmt.Sscan(v, &n)
-			}
+			n := w.Settings.GPUsPerNode()
 			host = hw.Host{Platform: platform}
 			for i := 0; i < n; i++ {
 				host.GPUs = append(host.GPUs, hw.GPU{Index: i})

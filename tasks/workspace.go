@@ -26,6 +26,8 @@ type Workspace struct {
 	Cache  *cache.Cache
 	Runner *dag.Runner
 	Out    io.Writer
+	// Settings are the non-fingerprinted settings (settings.go) this invocation reads.
+	Settings Settings
 
 	// precisionSaid remembers which CPU precisions this workspace has explained, so the
 	// explanation appears once per invocation, not once per run.
@@ -33,13 +35,20 @@ type Workspace struct {
 }
 
 // OpenWorkspace loads config.env and secrets.env from root and opens the
-// cache ($RIVAL_CACHE or the user cache directory).
+// cache ($RIVAL_CACHE or the user cache directory), with settings and
+// config overrides from the process environment.
 func OpenWorkspace(root string, verbose bool, out io.Writer) (*Workspace, error) {
-	cfgPath := os.Getenv("RIVAL_CONFIG")
+	return OpenWorkspaceWith(root, EnvSettings(), verbose, out)
+}
+
+// OpenWorkspaceWith is OpenWorkspace with settings and config overrides
+// read from s.
+func OpenWorkspaceWith(root string, s Settings, verbose bool, out io.Writer) (*Workspace, error) {
+	cfgPath := s.ConfigPath()
 	if cfgPath == "" {
 		cfgPath = filepath.Join(root, "config.env")
 	}
-	cfg, err := LoadConfig(cfgPath, filepath.Join(root, "secrets.env"), os.LookupEnv)
+	cfg, err := LoadConfig(cfgPath, filepath.Join(root, "secrets.env"), s.Lookup)
 	if err != nil {
 		return nil, err
 	}
@@ -53,11 +62,12 @@ func OpenWorkspace(root string, verbose bool, out io.Writer) (*Workspace, error)
 	}
 	c.Warn = func(msg string) { fmt.Fprintln(out, "warning:", msg) }
 	return &Workspace{
-		Root:   root,
-		Config: cfg,
-		Cache:  c,
-		Runner: &dag.Runner{Cache: c, Root: root, Jobs: cfg.Int("JOBS"), Verbose: verbose, Out: out},
-		Out:    out,
+		Root:     root,
+		Config:   cfg,
+		Cache:    c,
+		Runner:   &dag.Runner{Cache: c, Root: root, Jobs: cfg.Int("JOBS"), Verbose: verbose, Out: out},
+		Out:      out,
+		Settings: s,
 	}, nil
 }
 
@@ -78,7 +88,7 @@ func (w *Workspace) Printf(format string, args ...any) { fmt.Fprintf(w.Out, form
 // directory, cancels on Ctrl-C or SIGTERM, and always ends with the
 // `tasks: R run, C cached` line.
 func Main(ctx context.Context, fn func(ctx context.Context, w *Workspace) error) error {
-	ctx, stop := handleSignals(ctx, os.Stderr, grace())
+	ctx, stop := handleSignals(ctx, os.Stderr, EnvSettings().StopGrace())
 	defer stop()
 	root, err := os.Getwd()
 	if err != nil {

@@ -1,0 +1,156 @@
+package tasks
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// settingSpec is one setting that changes how Rival runs, never what a task produces: it is read
+// from the environment only (config.env does not hold it) and enters no cache key. The settings
+// that do change outputs are configKeys, in config.go.
+type settingSpec struct {
+	name string
+	def  string // the value when unset or empty; "" when unset means off or "not given"
+	doc  string // one line for README's list
+}
+
+// The non-fingerprinted settings. README.md's list between the "settings" markers is generated
+// from this table (go test ./tasks -run TestReadmeSettings -update).
+//
+// Environment reads that stay outside it, and why:
+//   - HF_ENDPOINT, HF_TOKEN: the Hugging Face convention, read by hub.OptionsFromEnv (hub imports
+//     nothing of tasks); HF_ENDPOINT enters fetch keys, and HF_TOKEN is a credential, also taken
+//     from secrets.env.
+//   - RIVAL_CACHE: where the cache lives, read by cache.DefaultDir, which the cache's own tools use.
+//   - PRICE_<GPU>: compare's prices enter its key as parameters (fingerprinted), parsed by
+//     compare.ParsePriceEnv.
+//   - config.env's keys overridden from the environment: read by LoadConfig through the same
+//     source as these settings.
+//   - extract's facts (GPUS, SL, MODEL, ...): they describe a log, not this workspace, and are
+//     named by result.ExtractTraced.
+//   - DOCKER_HOST, DOCKER_CONFIG: Docker's own variables, read as the docker CLI reads them.
+//   - the whole environment handed to child processes (host trainers, sbatch, git, apt-get).
+var settingSpecs = []settingSpec{
+	{name: "RIVAL_CONFIG", doc: "the configuration file to load instead of `config.env`"},
+	{name: "PLATFORM", doc: "the platform `shell` opens (`amd`, `nvd`, `cpu`) instead of the detected one"},
+	{name: "IMAGE_BASE", doc: "override the Dockerfile's FROM image: a mirror, or a local image (the cpu image has no default)"},
+	{name: "CONTAINER", def: "0", doc: "`1`: run `cpu` training in the cpu image instead of on the host"},
+	{name: "SLURM_IMAGE", doc: "the image Slurm nodes run: `repo@sha256:…` or an enroot squashfs path"},
+	{name: "GPUS_PER_NODE", def: "8", doc: "GPUs per node where the host has none of the platform's (`train:slurm-script`, `train:check` on a login node)"},
+	{name: "EOD", doc: "the end-of-document token id `encode:file` appends when given a tokenizer.json path (not a model name)"},
+	{name: "RIVAL_CACHE_MAX", def: "50GiB", doc: "`cache:trim` keeps the cache under this size"},
+	{name: "RIVAL_CACHE_MAX_AGE", def: "30d", doc: "`cache:trim` drops entries unused for this long"},
+	{name: "RIVAL_STOP_GRACE", def: "2m0s", doc: "after the first Ctrl-C or SIGTERM, how long running tasks get to stop their trainers and containers"},
+	{name: "RIVAL_NO_INSTALL", def: "0", doc: "`1`: `demo` never installs PyTorch with apt-get; it says what to run instead"},
+	{name: "EXTRACT_VERBOSE", doc: "any value: `extract` explains what it read, as with `-v`"},
+}
+
+// Settings reads the non-fingerprinted settings from one source: the process environment in the
+// product (EnvSettings), a map over it in tests (With). The zero value reads the environment.
+type Settings struct {
+	lookup func(string) (string, bool)
+}
+
+// EnvSettings reads the settings from the process environment.
+func EnvSettings() Settings { return Settings{lookup: os.LookupEnv} }
+
+// With returns settings where values override this source: the door tests use instead of the
+// process environment. An empty value stands for an unset variable.
+func (s Settings) With(values map[string]string) Settings {
+	under := s.Lookup
+	return Settings{lookup: func(name string) (string, bool) {
+		if v, ok := values[name]; ok {
+			return v, true
+		}
+		return under(name)
+	}}
+}
+
+// Lookup reads one variable of this source; config.env's environment overrides come through it.
+func (s Settings) Lookup(name string) (string, bool) {
+	if s.lookup == nil {
+		return os.LookupEnv(name)
+	}
+	return s.lookup(name)
+}
+
+// raw is a setting's value as given, "" when unset.
+func (s Settings) raw(name string) string {
+	v, _ := s.Lookup(name)
+	return v
+}
+
+// value is a setting's value, its default when unset or empty.
+func (s Settings) value(name string) string {
+	if v := s.raw(name); v != "" {
+		return v
+	}
+	for _, sp := range settingSpecs {
+		if sp.name == name {
+			return sp.def
+		}
+	}
+	return ""
+}
+
+// ConfigPath is RIVAL_CONFIG: the configuration file to load, "" for the workspace's config.env.
+func (s Settings) ConfigPath() string { return s.raw("RIVAL_CONFIG") }
+
+// Platform is PLATFORM, "" when not given.
+func (s Settings) Platform() string { return s.raw("PLATFORM") }
+
+// ImageBase is IMAGE_BASE, "" when not given (each Dockerfile's own FROM).
+func (s Settings) ImageBase() string { return s.raw("IMAGE_BASE") }
+
+// Container reports CONTAINER=1.
+func (s Settings) Container() bool { return s.raw("CONTAINER") == "1" }
+
+// SlurmImage is SLURM_IMAGE, "" when not given.
+func (s Settings) SlurmImage() string { return s.raw("SLURM_IMAGE") }
+
+// GPUsPerNode is GPUS_PER_NODE read as a leading integer, 8 when unset or unreadable.
+func (s Settings) GPUsPerNode() int {
+	n := 8
+	if v := s.raw("GPUS_PER_NODE"); v != "" {
+		fmt.Sscan(v, &n)
+	}
+	return n
+}
+
+// EOD is EOD as given, "" when not given; encode:file checks it is a token id.
+func (s Settings) EOD() string { return s.raw("EOD") }
+
+// CacheMax is RIVAL_CACHE_MAX, unparsed (ParseSize).
+func (s Settings) CacheMax() string { return s.value("RIVAL_CACHE_MAX") }
+
+// CacheMaxAge is RIVAL_CACHE_MAX_AGE, unparsed (ParseAge).
+func (s Settings) CacheMaxAge() string { return s.value("RIVAL_CACHE_MAX_AGE") }
+
+// StopGrace is RIVAL_STOP_GRACE; a value that is not a positive duration gives the default.
+func (s Settings) StopGrace() time.Duration {
+	if d, err := time.ParseDuration(s.raw("RIVAL_STOP_GRACE")); err == nil && d > 0 {
+		return d
+	}
+	return stopGrace
+}
+
+// NoInstall reports RIVAL_NO_INSTALL=1.
+func (s Settings) NoInstall() bool { return s.raw("RIVAL_NO_INSTALL") == "1" }
+
+// ExtractVerbose reports EXTRACT_VERBOSE set to anything.
+func (s Settings) ExtractVerbose() bool { return s.raw("EXTRACT_VERBOSE") != "" }
+
+// settingsMarkdown is README's list of the settings, one bullet each.
+func settingsMarkdown() string {
+	var b strings.Builder
+	for _, sp := range settingSpecs {
+		fmt.Fprintf(&b, "- `%s`", sp.name)
+		if sp.def != "" {
+			fmt.Fprintf(&b, " (default `%s`)", sp.def)
+		}
+		fmt.Fprintf(&b, ": %s\n", sp.doc)
+	}
+	return b.String()
+}
