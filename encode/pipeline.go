@@ -1,7 +1,3 @@
-// Package encode turns JSONL corpora into Megatron indexed datasets:
-// a streaming, parallel, order-preserving encode whose output is identical
-// whatever the number of workers, in memory bounded by the chunk size and
-// worker count rather than by the corpus.
 package encode
 
 import (

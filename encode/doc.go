@@ -1,0 +1,8 @@
+// Package encode turns JSONL corpora into Megatron indexed datasets: a streaming, parallel,
+// order-preserving encode whose output is identical whatever the number of workers, in memory
+// bounded by the chunk size and worker count rather than by the corpus.
+//
+// File writes one dataset (encode:file), Split a train/test pair cut by documents in input order
+// (encode); CountDocuments and TrainDocuments size that cut. The tokenizer comes in as an
+// AppendEncoder, so this package imports only indexed and jsonl, and is tested without a tokenizer.
+package encode
