@@ -46,10 +46,8 @@ func TestDemoWithoutTorchMayNotInstallSaysTheOneCommand(t *testing.T) {
 	old := hostPython
 	hostPython = "/bin/false"
 	t.Cleanup(func() { hostPython = old })
-	t.Setenv("RIVAL_NO_INSTALL", "1")
-	t.Setenv("CONTAINER", "")
-	t.Setenv("IMAGE_BASE", "")
 	w, _ := newWorkspace(t, "")
+	w.Settings = w.Settings.With(map[string]string{"RIVAL_NO_INSTALL": "1", "CONTAINER": "", "IMAGE_BASE": ""})
 	_, _, err := w.provisionTorch(context.Background())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "RIVAL_NO_INSTALL=1 forbids installing")

@@ -86,7 +86,6 @@ func TestImagePushThenSlurmScript(t *testing.T) {
 	}
 	defer e.Close()
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
-	t.Setenv("SLURM_IMAGE", "")
 
 	// A stand-in for the nvd image: FROM scratch with one file (the real one needs NVIDIA's base).
 	dir := t.TempDir()
@@ -98,6 +97,7 @@ func TestImagePushThenSlurmScript(t *testing.T) {
 	t.Cleanup(func() { e.Client().ImageRemove(context.Background(), id, client.ImageRemoveOptions{Force: true}) })
 
 	w, _ := newWorkspace(t, "")
+	setting(w, "SLURM_IMAGE", "")
 	rec := ImageRecord{Platform: hw.PlatformNVIDIA, Tag: tag, ImageID: id}
 	pushed, err := w.PushImage(ctx, e, rec, addr+"/team/rival-nvd:bench")
 	require.NoError(t, err)

@@ -66,10 +66,9 @@ func spoil(t *testing.T, path string, good []byte, field string, bad func(string
 // whose digest is cut short or malformed is an error that names the file
 // and the field, not a crash or a folder named after a fragment.
 func TestSlurmScriptRefusesBadManifestDigest(t *testing.T) {
-	t.Setenv("SLURM_IMAGE", "")
-	t.Setenv("GPUS_PER_NODE", "8")
 	t.Setenv("DP", "8")
 	w, _ := newWorkspace(t, "")
+	w.Settings = w.Settings.With(map[string]string{"SLURM_IMAGE": "", "GPUS_PER_NODE": "8"})
 	w.Config, _ = w.Config.With("test", map[string]string{"DP": "8"})
 	prefix := w.DatasetPrefix(w.Config.Get("DATASET"), "mistral", "train")
 	good, m := encodedPrefix(t, w, prefix)

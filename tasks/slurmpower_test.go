@@ -50,8 +50,8 @@ func TestSlurmPowerFromNodes(t *testing.T) {
 // the power query the result's parser reads, writing where the per-node task sees the run
 // folder (inside the container under pyxis).
 func TestSlurmScriptSamplesPower(t *testing.T) {
-	t.Setenv("SLURM_IMAGE", pinnedRef)
 	w, _ := newWorkspace(t, "")
+	setting(w, "SLURM_IMAGE", pinnedRef)
 	out, err := slurmScriptOf(t, w, hw.PlatformNVIDIA, "mega", "llama")
 	require.NoError(t, err)
 	assert.Contains(t, out, "nvidia-smi --query-gpu=index,power.draw,memory.used --format=csv,noheader,nounits")

@@ -37,8 +37,6 @@ func captureStdout(t *testing.T, f func() error) (string, error) {
 // framework × model, on one node and on two. A cell the framework itself refuses for the model
 // (the same refusal a one-host run gets) is skipped; every other cell must give a script.
 func TestSlurmScriptTargetEveryCell(t *testing.T) {
-	t.Setenv("SLURM_IMAGE", "")
-	t.Setenv("GPUS_PER_NODE", "8")
 	for _, nnodes := range []int{1, 2} {
 		for _, platform := range []string{hw.PlatformAMD, hw.PlatformNVIDIA, hw.PlatformCPU} {
 			for _, fw := range frameworks.Names() {
@@ -46,6 +44,7 @@ func TestSlurmScriptTargetEveryCell(t *testing.T) {
 					name := fmt.Sprintf("%s/%s/%s/%dnode", platform, fw, model, nnodes)
 					t.Run(name, func(t *testing.T) {
 						w, _ := newWorkspace(t, "")
+						w.Settings = w.Settings.With(map[string]string{"SLURM_IMAGE": "", "GPUS_PER_NODE": "8"})
 						t.Setenv("NNODES", fmt.Sprint(nnodes))
 						t.Setenv("DP", fmt.Sprint(8*nnodes))
 						if platform == hw.PlatformCPU {
@@ -54,7 +53,7 @@ func TestSlurmScriptTargetEveryCell(t *testing.T) {
 						w.Config, _ = w.Config.With("test", map[string]string{"NNODES": fmt.Sprint(nnodes), "DP": fmt.Sprint(8 * nnodes)})
 						if platform == hw.PlatformNVIDIA {
 							// pyxis needs an image the nodes can pull (TestSlurmScriptPyxisImage).
-							t.Setenv("SLURM_IMAGE", pinnedRef)
+							setting(w, "SLURM_IMAGE", pinnedRef)
 						}
 						if why := frameworkRefuses(platform, fw, model); why != "" {
 							t.Skipf("the framework refuses this cell on any executor: %s", why)
@@ -131,7 +130,6 @@ func TestLocalEnvGivesTheOnlyNode(t *testing.T) {
 // hardware runs the launch's preflight once, on the first node, in the run's image, so a launch the
 // framework rejects ends the job in seconds instead of failing in every rank.
 func TestSlurmScriptRunsPreflightBeforeTorchrun(t *testing.T) {
-	t.Setenv("GPUS_PER_NODE", "8")
 	for _, c := range []struct{ platform, fw, check string }{
 		{hw.PlatformNVIDIA, "mega", "/rival/run/preflight/preflight.py"},
 		{hw.PlatformNVIDIA, "nemo", "/rival/run/rival_nemo.py"},
@@ -142,9 +140,9 @@ func TestSlurmScriptRunsPreflightBeforeTorchrun(t *testing.T) {
 			w, _ := newWorkspace(t, "")
 			t.Setenv("NNODES", "2")
 			t.Setenv("DP", "16")
-			t.Setenv("SLURM_IMAGE", "")
+			w.Settings = w.Settings.With(map[string]string{"SLURM_IMAGE": "", "GPUS_PER_NODE": "8"})
 			if c.platform == hw.PlatformNVIDIA {
-				t.Setenv("SLURM_IMAGE", pinnedRef)
+				setting(w, "SLURM_IMAGE", pinnedRef)
 			}
 			w.Config, _ = w.Config.With("test", map[string]string{"NNODES": "2", "DP": "16"})
 			out, err := captureStdout(t, func() error {
