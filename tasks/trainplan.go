@@ -130,7 +130,7 @@ func (w *Workspace) ReportRuns(runs []*dag.Task) {
 
 // trainInputsForCfg is one run of the configured pipeline under cfg.
 func (w *Workspace) trainInputsForCfg(p *Pipeline, cfg *Config, platform, fw, model string, host hw.Host, exec Executor) (TrainInputs, error) {
-	base := strings.TrimSuffix(model, "-proxy")
+	base := encodedModel(model)
 	i := -1
 	for j, m := range cfg.List("MODELS") {
 		if m == base {
@@ -384,3 +384,7 @@ func writeLaunchFiles(maps []PathMap, l spec.Launch) error {
 	}
 	return errors.New("train:check: the launch has no run folder")
 }
+
+// encodedModel is the model whose encoding a model trains on: a proxy (models names each
+// <base>-proxy) trains on its full model's encoding, made with the same tokenizer.
+func encodedModel(model string) string { return strings.TrimSuffix(model, "-proxy") }

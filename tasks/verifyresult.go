@@ -9,7 +9,6 @@ import (
 	"github.com/rivalbench/rival/compare"
 	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/hw"
-	"github.com/rivalbench/rival/models"
 	"github.com/rivalbench/rival/result"
 )
 
@@ -38,15 +37,6 @@ func (w *Workspace) trainTargetRun(platform, framework, model, dataset string) p
 	cfg, err := w.platformConfig(platform)
 	return plannedRun{Platform: platform, Framework: framework, Model: model, Dataset: dataset,
 		TrainPrefix: w.DatasetPrefix(dataset, encodedModel(model), "train"), Config: cfg, ConfigErr: err}
-}
-
-// encodedModel is the model whose encoding a model trains on: a proxy's
-// full model, or the model itself.
-func encodedModel(model string) string {
-	if m, err := models.Lookup(model); err == nil && m.Proxy && m.Base != "" {
-		return m.Base
-	}
-	return model
 }
 
 // configFingerprint is the fingerprint of the configuration the run
