@@ -116,8 +116,8 @@ func (l Location) Loopback() bool {
 
 // clip bounds what an error quotes of a bad value.
 func clip(s string) string {
-	if len(s) > 120 {
-		return s[:120] + "..."
+	if len(s) > 60 {
+		return s[:60] + "..."
 	}
 	return s
 }
