@@ -222,3 +222,46 @@ func TestStoreSettingIsChecked(t *testing.T) {
 	assert.Contains(t, err.Error(), "RIVAL_STORE")
 	assert.Contains(t, err.Error(), "oci://HOST[:PORT]/REPOSITORY")
 }
+
+// TestTamperedStoreEntryRunsTheTask: a dataset blob replaced in the registry's storage is
+// detected when host B pulls it; B says which entry is damaged and encodes itself, and its dataset
+// is the one host A made.
+func TestTamperedStoreEntryRunsTheTask(t *testing.T) {
+	srv := registrytest.StartServer(t, registrytest.Options{})
+	settings := map[string]string{"RIVAL_STORE": "oci://" + srv.Addr + "/team/rival"}
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	base := t.TempDir()
+	a := openHost(t, filepath.Join(base, "a"), settings)
+	in, tok := sampleCorpus(t, a.w)
+	ea := a.w.EncodeTask(in, tok, a.w.Path("DATA_DIR", "sample"), 0.8, nil)
+	require.NoError(t, a.w.Runner.Run(context.Background(), ea), a.log.String())
+
+	// Every .bin blob of the registry's storage gets one byte flipped.
+	bins := 0
+	want, err := os.ReadFile(a.w.Path("DATA_DIR", "sample-train.bin"))
+	require.NoError(t, err)
+	require.NoError(t, filepath.Walk(srv.Storage, func(p string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() || filepath.Base(p) != "data" {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil || !bytes.Equal(data, want) {
+			return err
+		}
+		bins++
+		data[len(data)/2] ^= 0xff
+		return os.WriteFile(p, data, 0o644)
+	}))
+	require.Equal(t, 1, bins)
+
+	b := openHost(t, filepath.Join(base, "b"), settings)
+	in, tok = sampleCorpus(t, b.w)
+	eb := b.w.EncodeTask(in, tok, b.w.Path("DATA_DIR", "sample"), 0.8, nil)
+	require.NoError(t, b.w.Runner.Run(context.Background(), eb), b.log.String())
+	assert.Equal(t, "tasks: 1 run, 0 cached", b.w.Runner.Summary(), "the damaged entry is not used: the task runs")
+	assert.Contains(t, b.log.String(), "tampered with or truncated in the store; not used")
+	assert.Contains(t, b.log.String(), "sample-train.bin")
+	got, err := os.ReadFile(b.w.Path("DATA_DIR", "sample-train.bin"))
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+}
