@@ -185,15 +185,16 @@ func TestStoreDownTheRunGoesOn(t *testing.T) {
 		}
 	}()
 	for _, tc := range []struct {
-		name, addr, password, want string
+		name, addr, password, want, timeout string
 	}{
-		{"wrong credentials", srv.Addr, "wrong", "refused the credentials"},
-		{"unreachable", dead, "", "connection refused"},
-		{"silent", silent.Addr().String(), "", "no answer within"},
+		// The registry checks a bcrypt hash per request: slow on a loaded host, so a longer bound.
+		{"wrong credentials", srv.Addr, "wrong", "refused the credentials", "20s"},
+		{"unreachable", dead, "", "connection refused", "500ms"},
+		{"silent", silent.Addr().String(), "", "no answer within", "500ms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dockerLogin(t, tc.addr, "team", tc.password)
-			h := openHost(t, t.TempDir(), map[string]string{"RIVAL_STORE": "oci://" + tc.addr + "/team/rival", "RIVAL_STORE_TIMEOUT": "500ms"})
+			h := openHost(t, t.TempDir(), map[string]string{"RIVAL_STORE": "oci://" + tc.addr + "/team/rival", "RIVAL_STORE_TIMEOUT": tc.timeout})
 			in, tok := sampleCorpus(t, h.w)
 			var tasks []*dag.Task
 			for _, name := range []string{"one", "two", "three"} {
