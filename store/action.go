@@ -61,6 +61,11 @@ func (s *Store) PullAction(ctx context.Context, c *cache.Cache, key cache.Digest
 		return nil, fmt.Errorf("entry %s: %w (%d outputs, %d blobs)", e.Tag, ErrIntegrity, len(rec.Outputs), len(e.Blobs))
 	}
 	for i, o := range rec.Outputs {
+		// A record from elsewhere decides no permission beyond executable or not.
+		rec.Outputs[i].Mode = 0o644
+		if o.Mode&0o100 != 0 {
+			rec.Outputs[i].Mode = 0o755
+		}
 		if e.BLAKE3(i) != o.Digest || e.Blobs[i].Size != o.Size {
 			return nil, fmt.Errorf("entry %s: %w (blob %d is not the output %s its record names)", e.Tag, ErrIntegrity, i, o.Path)
 		}

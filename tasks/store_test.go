@@ -266,3 +266,30 @@ func TestTamperedStoreEntryRunsTheTask(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
 }
+
+// TestStoreTargets runs the compiled targets as two hosts would: host A's encode:file is pushed,
+// host B, with its own cache, restores it from the store without running anything, byte for
+// byte; store:ls and store:pull answer from the store.
+func TestStoreTargets(t *testing.T) {
+	bin := rivalBinary(t)
+	srv := registrytest.StartServer(t, registrytest.Options{})
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	env := []string{"EOD=2", "RIVAL_STORE=oci://" + srv.Addr + "/team/rival"}
+	a, b := newSuiteWS(t, t.TempDir()), newSuiteWS(t, t.TempDir())
+	a.env, b.env = env, env
+	for _, ws := range []suiteWS{a, b} {
+		suiteCorpus(t, ws.root, "big.jsonl", "shared", 4)
+	}
+	outA := a.run(t, bin, "encode:file", "big.jsonl", suiteTokenizer, "out/big")
+	assert.Contains(t, outA, "tasks: 1 run, 0 cached")
+	assert.Contains(t, outA, ": pushed ")
+	outB := b.run(t, bin, "encode:file", "big.jsonl", suiteTokenizer, "out/big")
+	assert.Contains(t, outB, "tasks: 0 run, 1 cached", "host B encodes nothing")
+	assert.Contains(t, outB, ": pulled ")
+	assert.Equal(t, a.dataset(t, "out/big"), b.dataset(t, "out/big"))
+
+	ls := b.run(t, bin, "store:ls")
+	assert.Contains(t, ls, "ID  PLATFORM")
+	assert.Contains(t, ls, "0 results")
+	assert.Contains(t, b.run(t, bin, "store:pull"), "store:pull: 0 results")
+}
