@@ -132,6 +132,9 @@ func (s *Store) Push(ctx context.Context, c *cache.Cache, tag, artifactType stri
 	return true, nil
 }
 
+// onAttempt, a test hook, is called before each try of an operation.
+var onAttempt func()
+
 // attempt runs op up to Attempts times while its failure is retryable, backing off between tries.
 func (s *Store) attempt(ctx context.Context, op func(ctx context.Context) error) error {
 	var err error
@@ -142,6 +145,9 @@ func (s *Store) attempt(ctx context.Context, op func(ctx context.Context) error)
 				return ctx.Err()
 			case <-time.After(time.Duration(200<<i) * time.Millisecond):
 			}
+		}
+		if onAttempt != nil {
+			onAttempt()
 		}
 		if err = op(ctx); err == nil || !retryable(err) || ctx.Err() != nil {
 			return err

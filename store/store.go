@@ -217,7 +217,8 @@ func isTimeout(err error) bool {
 // retryable reports whether a failed transfer may succeed when tried again: a dropped
 // connection, a timeout or a server error, not a refusal.
 func retryable(err error) bool {
-	if errors.Is(err, ErrIntegrity) || errors.Is(err, context.Canceled) {
+	if errors.Is(err, ErrIntegrity) || errors.Is(err, ErrNotFound) || errors.Is(err, errdef.ErrNotFound) ||
+		errors.Is(err, auth.ErrBasicCredentialNotFound) || errors.Is(err, context.Canceled) {
 		return false
 	}
 	var er *errcode.ErrorResponse

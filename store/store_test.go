@@ -300,3 +300,30 @@ func TestResults(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, `{"n":1}`, string(readBlob(t, b, d)))
 }
+
+// A lookup of an entry the store does not hold is answered at once: a miss is no failure to retry.
+func TestMissIsNotRetried(t *testing.T) {
+	srv := registrytest.Start(t)
+	s := open(t, srv, Options{Attempts: 5})
+	tries := 0
+	onAttempt = func() { tries++ }
+	t.Cleanup(func() { onAttempt = nil })
+	_, err := s.PullAction(context.Background(), newCache(t), cache.HashBytes([]byte("absent")))
+	assert.ErrorIs(t, err, ErrNotFound)
+	assert.Equal(t, 1, tries, "one request, no back-off")
+}
+
+func TestRetryable(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{ErrNotFound, false},
+		{ErrIntegrity, false},
+		{context.Canceled, false},
+		{io.ErrUnexpectedEOF, true},
+		{&net.OpError{Op: "dial", Err: os.ErrDeadlineExceeded}, true},
+	} {
+		assert.Equal(t, tc.want, retryable(tc.err), "%v", tc.err)
+	}
+}
