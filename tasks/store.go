@@ -35,8 +35,11 @@ type storeRemote struct {
 	st       *store.Store
 	disabled atomic.Bool
 	warnOnce sync.Once
-	live     *liveLine
-	liveMu   sync.Mutex
+	// readOnly: the registry refused a push; this host still pulls (a laptop with pull rights).
+	readOnly     atomic.Bool
+	readOnlyOnce sync.Once
+	live         *liveLine
+	liveMu       sync.Mutex
 }
 
 // newStoreRemote reads RIVAL_STORE; nil when it is not set. A value that is not an oci:// location
@@ -181,11 +184,18 @@ func (r *storeRemote) Fetch(ctx context.Context, t *dag.Task, key cache.Digest) 
 // Push implements dag.Remote: the record's entry, and for a training run its result entry.
 func (r *storeRemote) Push(ctx context.Context, t *dag.Task, rec cache.Record) {
 	st := r.get(ctx)
-	if st == nil || ctx.Err() != nil {
+	if st == nil || ctx.Err() != nil || r.readOnly.Load() {
 		return
 	}
 	start := time.Now()
 	pushed, err := st.PushAction(ctx, r.w.Cache, rec)
+	if errors.Is(err, store.ErrUnauthorized) {
+		r.readOnly.Store(true)
+		r.readOnlyOnce.Do(func() {
+			r.w.Printf("warning: %v; this host only pulls from the store\n", err)
+		})
+		return
+	}
 	if err != nil {
 		if ctx.Err() == nil {
 			r.problem(t.ID+" not shared", err)

@@ -6,6 +6,10 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -292,4 +296,40 @@ func TestStoreTargets(t *testing.T) {
 	assert.Contains(t, ls, "ID  PLATFORM")
 	assert.Contains(t, ls, "0 results")
 	assert.Contains(t, b.run(t, bin, "store:pull"), "store:pull: 0 results")
+}
+
+// TestPullOnlyHostKeepsPulling: a registry that lets a host read but refuses its pushes (a laptop
+// with pull rights) costs one warning; the host still gets every entry it asks for.
+func TestPullOnlyHostKeepsPulling(t *testing.T) {
+	srv := registrytest.StartServer(t, registrytest.Options{})
+	target, err := url.Parse("http://" + srv.Addr)
+	require.NoError(t, err)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	readOnly := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
+		if req.Method != http.MethodGet && req.Method != http.MethodHead {
+			rw.Header().Set("Content-Type", "application/json")
+			rw.WriteHeader(http.StatusForbidden)
+			rw.Write([]byte(`{"errors":[{"code":"DENIED","message":"requested access to the resource is denied"}]}`))
+			return
+		}
+		proxy.ServeHTTP(rw, req)
+	}))
+	t.Cleanup(readOnly.Close)
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	base := t.TempDir()
+
+	a := openHost(t, filepath.Join(base, "a"), map[string]string{"RIVAL_STORE": "oci://" + srv.Addr + "/team/rival"})
+	in, tok := sampleCorpus(t, a.w)
+	require.NoError(t, a.w.Runner.Run(context.Background(), a.w.EncodeTask(in, tok, a.w.Path("DATA_DIR", "shared"), 0.8, nil)))
+
+	b := openHost(t, filepath.Join(base, "b"), map[string]string{"RIVAL_STORE": "oci://" + strings.TrimPrefix(readOnly.URL, "http://") + "/team/rival"})
+	in, tok = sampleCorpus(t, b.w)
+	own := b.w.EncodeTask(in, tok, b.w.Path("DATA_DIR", "own"), 0.8, nil)
+	require.NoError(t, b.w.Runner.Run(context.Background(), own))
+	shared := b.w.EncodeTask(in, tok, b.w.Path("DATA_DIR", "shared"), 0.8, nil)
+	require.NoError(t, b.w.Runner.Run(context.Background(), shared))
+	assert.Equal(t, "tasks: 1 run, 1 cached", b.w.Runner.Summary(), b.log.String())
+	assert.True(t, shared.Cached(), "pulled after the refused push")
+	assert.Equal(t, 1, strings.Count(b.log.String(), "warning: "), b.log.String())
+	assert.Contains(t, b.log.String(), "this host only pulls from the store")
 }
