@@ -14,6 +14,6 @@
 // Rival trusts: Pull streams a blob into the local cache hashing both, and a blob whose BLAKE3 is
 // not the recorded one is ErrIntegrity, never stored under the recorded digest. Push uploads every
 // blob before the manifest, so a reader sees a whole entry or none, and never replaces an entry.
-// Blobs stream with constant memory, each transfer is retried (Options.Attempts) and abandoned when
-// it stalls (Options.Stall). The package imports only cache.
+// Blobs stream with constant memory; a pull that breaks off resumes with a ranged request, a push
+// is retried blob by blob (Options.Attempts), and a transfer that stalls is abandoned (Options.Stall). The package imports only cache.
 package store

@@ -324,7 +324,11 @@ func (s *Store) Pull(ctx context.Context, c *cache.Cache, e *Entry, i int, compr
 		}
 		defer rc.Close()
 		sh = sha256.New()
-		body := s.watch(ctx, cancel, rc, "pull", name, desc.Size)
+		var src io.Reader = rc
+		if rs, ok := rc.(io.ReadSeeker); ok {
+			src = &resuming{ctx: ctx, rs: rs, size: desc.Size, tries: 5}
+		}
+		body := s.watch(ctx, cancel, src, "pull", name, desc.Size)
 		defer body.stop()
 		got, n, err = c.PutReader(io.TeeReader(io.LimitReader(body, desc.Size+1), sh), compress)
 		return body.cause(err)

@@ -186,3 +186,29 @@ func TestTamperedManifestIsRejected(t *testing.T) {
 	assert.ErrorIs(t, err, ErrIntegrity)
 	assert.Contains(t, err.Error(), hex.EncodeToString(rec.Key[:])[:16])
 }
+
+// TestPullResumes: a registry that dies mid-blob and comes back costs the pull a ranged request for
+// the rest of the blob, not a second transfer of what already arrived; the result is whole.
+func TestPullResumes(t *testing.T) {
+	srv := registrytest.StartServer(t, registrytest.Options{})
+	a, b := newCache(t), newCache(t)
+	rec := record(t, a, "encode resumed", randomBytes(t, 48<<20))
+	_, err := open(t, srv.Addr, Options{}).PushAction(context.Background(), a, rec)
+	require.NoError(t, err)
+	restarted := make(chan struct{})
+	kill := killAt("pull", func() { srv.Kill(); go func() { srv.Restart(); close(restarted) }() })
+	var prev int64
+	restartedFromZero := false
+	s := open(t, srv.Addr, Options{Attempts: 1, Timeout: 2 * time.Second, Progress: func(p Progress) {
+		if p.Done < prev {
+			restartedFromZero = true
+		}
+		prev = p.Done
+		kill(p)
+	}})
+	got, err := s.PullAction(context.Background(), b, rec.Key)
+	require.NoError(t, err)
+	<-restarted
+	assert.False(t, restartedFromZero, "the pull went on from where it broke off")
+	assert.Equal(t, rec.Outputs[0].Digest, cache.HashBytes(readBlob(t, b, got.Outputs[0].Digest)))
+}

@@ -54,3 +54,39 @@ func (w *watched) cause(err error) error {
 	}
 	return err
 }
+
+// resuming continues a blob download where it broke off: after a read error it asks the registry
+// for the rest of the blob (an HTTP Range request, through oras-go's seekable body) instead of
+// starting again, up to tries times, with back-off. Bytes already read stay read, so the hashes
+// the caller takes over the stream still cover every byte once.
+type resuming struct {
+	ctx   context.Context
+	rs    io.ReadSeeker
+	off   int64
+	size  int64
+	tries int
+}
+
+func (r *resuming) Read(p []byte) (int, error) {
+	n, err := r.rs.Read(p)
+	r.off += int64(n)
+	if err == nil || err == io.EOF || r.off >= r.size {
+		return n, err
+	}
+	for ; r.tries > 0 && r.ctx.Err() == nil; r.tries-- {
+		select {
+		case <-r.ctx.Done():
+		case <-time.After(time.Duration(200<<min(6, 4-min(r.tries, 4))) * time.Millisecond):
+		}
+		// Seeking to where the body already is does nothing in oras-go: move to the end first,
+		// so the second seek opens a new ranged request.
+		if _, e := r.rs.Seek(r.size, io.SeekStart); e != nil {
+			continue
+		}
+		if _, e := r.rs.Seek(r.off, io.SeekStart); e == nil {
+			r.tries--
+			return n, nil
+		}
+	}
+	return n, err
+}
