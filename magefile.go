@@ -36,6 +36,9 @@ type Image mg.Namespace
 // Compare holds the comparison targets.
 type Compare mg.Namespace
 
+// Store holds the targets of the shared store (RIVAL_STORE).
+type Store mg.Namespace
+
 // Purge holds the cleanup targets.
 type Purge mg.Namespace
 
@@ -175,14 +178,14 @@ func (Compare) Dir(ctx context.Context, dir string) error {
 	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.CompareTarget(ctx, []string{abs(dir)}) })
 }
 
-// Result checks that this workspace reproduces every input of a result: verify:result RESULT.json (two files: verify:result A.json B.json).
+// Result checks that this workspace reproduces every input of a result: verify:result RESULT.json, or store:ID for a result in RIVAL_STORE.
 func (Verify) Result(ctx context.Context, result string) error {
 	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
 		return w.VerifyResults([]string{result}, os.Stdout)
 	})
 }
 
-// Results checks that two results had identical inputs apart from the hardware: verify:results A.json B.json.
+// Results checks that two results had identical inputs apart from the hardware: verify:results A.json B.json (store:ID names a result in RIVAL_STORE).
 func (Verify) Results(ctx context.Context, a, b string) error {
 	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
 		return w.VerifyResults([]string{a, b}, os.Stdout)
@@ -224,6 +227,16 @@ func Extract(ctx context.Context, logfile string) error {
 	return tasks.Bare(ctx, func(ctx context.Context) error {
 		return tasks.ExtractTarget(logfile, mg.Verbose(), os.Stdout, os.Stderr)
 	})
+}
+
+// Ls lists every result in RIVAL_STORE: platform, framework, model, dataset, date, host, tokens/s/GPU.
+func (Store) Ls(ctx context.Context) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.StoreListTarget(ctx, os.Stdout) })
+}
+
+// Pull copies every result in RIVAL_STORE and its log into OUTPUT_DIR/store, each verified by its BLAKE3.
+func (Store) Pull(ctx context.Context) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.StorePullTarget(ctx) })
 }
 
 func abs(p string) string {

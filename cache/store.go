@@ -291,3 +291,18 @@ func (c *Cache) Materialize(d Digest, dest string, perm os.FileMode) error {
 	}
 	return nil
 }
+
+// PutReader stores everything r yields as a blob, hashing it as it streams, and returns its digest
+// and size: content from elsewhere (a shared store) enters the cache under the digest it has, never
+// under one it claims. compress selects zstd, as for PutFile.
+func (c *Cache) PutReader(r io.Reader, compress bool) (Digest, int64, error) {
+	d, n, err := c.put(r, compress)
+	if err != nil {
+		return Digest{}, 0, fmt.Errorf("store blob: %w", err)
+	}
+	return d, n, nil
+}
+
+// OpenBlob returns a reader of blob d's plain content (decompressed when stored with zstd), not
+// verified: a reader that needs the content verified hashes it as it reads.
+func (c *Cache) OpenBlob(d Digest) (io.ReadCloser, error) { return c.openBlob(d) }

@@ -39,6 +39,8 @@ type Runner struct {
 	Jobs    int       // tasks run in parallel; 0 means the CPU count
 	Verbose bool      // explain every task (mage -v)
 	Out     io.Writer // messages; standard error when nil
+	// Remote, when set, is a shared cache asked after the local one (see Remote).
+	Remote Remote
 
 	ran, cached atomic.Int64
 	mu          sync.Mutex // guards output lines
@@ -339,7 +341,13 @@ func (r *Runner) execute(ctx context.Context, t *Task, st *taskState) error {
 	cleanDebris(t.Outputs)
 
 	if !t.Force {
-		if rec, err := r.Cache.LookupRecord(key); err == nil {
+		rec, err := r.Cache.LookupRecord(key)
+		fromRemote := false
+		if err != nil && r.Remote != nil && r.Remote.Fetch(ctx, t, key) == nil {
+			rec, err = r.Cache.LookupRecord(key)
+			fromRemote = err == nil
+		}
+		if err == nil {
 			if err := r.materialize(t, rec); err == nil {
 				r.Cache.Hit(key)
 				st.cached = true
@@ -348,6 +356,9 @@ func (r *Runner) execute(ctx context.Context, t *Task, st *taskState) error {
 				r.cached.Add(1)
 				if r.Verbose {
 					r.printf("cached %s\n", t.ID)
+				}
+				if r.Remote != nil && !fromRemote {
+					r.Remote.Push(ctx, t, *rec)
 				}
 				return nil
 			} else if r.Verbose {
@@ -426,6 +437,9 @@ func (r *Runner) execute(ctx context.Context, t *Task, st *taskState) error {
 	}
 	if err := r.Cache.PutRecord(rec); err != nil {
 		return fmt.Errorf("%s: %w", t.ID, err)
+	}
+	if r.Remote != nil {
+		r.Remote.Push(ctx, t, rec)
 	}
 	return nil
 }

@@ -98,3 +98,15 @@ func (t *Task) Meta(v any) error {
 	}
 	return json.Unmarshal(t.state.meta, v)
 }
+
+// Remote is a cache shared between hosts (a registry), which the runner asks after its own: a
+// record missing locally is fetched from it, and every record the runner stores or uses from its
+// own cache is offered to it. A remote that fails says so itself and lets the run go on: its
+// methods return no error the runner would act on beyond "not found".
+type Remote interface {
+	// Fetch brings the record of key, with every output blob verified, into the runner's cache,
+	// or returns an error (not found, unreachable, tampered) and leaves the cache as it was.
+	Fetch(ctx context.Context, t *Task, key cache.Digest) error
+	// Push offers a record whose blobs the runner's cache holds.
+	Push(ctx context.Context, t *Task, rec cache.Record)
+}

@@ -105,6 +105,12 @@ func (w *Workspace) CompareTask(dirs []string, deps ...*dag.Task) (*dag.Task, er
 		if blobs, err = w.cachedResults(); err != nil {
 			return err
 		}
+		// Every result of RIVAL_STORE too, each verified by its BLAKE3 (store.go).
+		shared, err := w.storeResults(ctx)
+		if err != nil {
+			return err
+		}
+		blobs = append(blobs, shared...)
 		var digests []string
 		for _, b := range blobs {
 			digests = append(digests, cache.HashBytes(b).String())

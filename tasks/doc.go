@@ -17,5 +17,7 @@
 //     come along.
 //   - results: Extract (extract.go), CompareTask (compare.go), VerifyResults (verifyresult.go),
 //     Demo (demo.go) for the whole pipeline on the bundled sample.
+//   - the shared store (store.go): RIVAL_STORE as the runner's dag.Remote, result entries,
+//     StoreListTarget and StorePullTarget, store:ID arguments of verify:result.
 //   - upkeep: CacheTrim, CacheVerify, Purge and WrapTarget (maint.go).
 package tasks

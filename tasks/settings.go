@@ -45,6 +45,10 @@ var settingSpecs = []settingSpec{
 	{name: "RIVAL_STOP_GRACE", def: "2m0s", doc: "after the first Ctrl-C or SIGTERM, how long running tasks get to stop their trainers and containers"},
 	{name: "RIVAL_NO_INSTALL", def: "0", doc: "`1`: `demo` never installs PyTorch with apt-get; it says what to run instead"},
 	{name: "EXTRACT_VERBOSE", doc: "any value: `extract` explains what it read, as with `-v`"},
+	{name: "RIVAL_STORE", doc: "`oci://HOST[:PORT]/REPOSITORY`: a registry shared by the team's hosts as a second cache and the store of every result (docs/store.md); credentials from `docker login`"},
+	{name: "RIVAL_STORE_INSECURE", def: "0", doc: "`1`: allow plain HTTP and unverified certificates for a `RIVAL_STORE` that is not on a loopback address"},
+	{name: "RIVAL_STORE_CA", doc: "a PEM file of the certificate authority that signed `RIVAL_STORE`'s certificate, trusted beside the system's"},
+	{name: "RIVAL_STORE_TIMEOUT", def: "5s", doc: "how long `RIVAL_STORE` may take to connect or answer before the run goes on with the local cache alone"},
 }
 
 // Settings reads the non-fingerprinted settings from one source: the process environment in the
@@ -141,6 +145,23 @@ func (s Settings) NoInstall() bool { return s.raw("RIVAL_NO_INSTALL") == "1" }
 
 // ExtractVerbose reports EXTRACT_VERBOSE set to anything.
 func (s Settings) ExtractVerbose() bool { return s.raw("EXTRACT_VERBOSE") != "" }
+
+// Store is RIVAL_STORE, "" when not given.
+func (s Settings) Store() string { return s.raw("RIVAL_STORE") }
+
+// StoreInsecure reports RIVAL_STORE_INSECURE=1.
+func (s Settings) StoreInsecure() bool { return s.raw("RIVAL_STORE_INSECURE") == "1" }
+
+// StoreCA is RIVAL_STORE_CA, "" when not given.
+func (s Settings) StoreCA() string { return s.raw("RIVAL_STORE_CA") }
+
+// StoreTimeout is RIVAL_STORE_TIMEOUT; a value that is not a positive duration gives the default.
+func (s Settings) StoreTimeout() time.Duration {
+	if d, err := time.ParseDuration(s.value("RIVAL_STORE_TIMEOUT")); err == nil && d > 0 {
+		return d
+	}
+	return 5 * time.Second
+}
 
 // settingsMarkdown is README's list of the settings, one bullet each.
 func settingsMarkdown() string {

@@ -175,7 +175,7 @@ func (v verifyWorkspace) EntryScriptDigest(framework string) (string, error) {
 func (w *Workspace) VerifyResults(paths []string, out io.Writer) error {
 	datas := make([][]byte, len(paths))
 	for i, p := range paths {
-		d, err := os.ReadFile(p)
+		d, err := w.readResultArg(p)
 		if err != nil {
 			return fmt.Errorf("verify:result: %w", err)
 		}

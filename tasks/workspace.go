@@ -29,6 +29,9 @@ type Workspace struct {
 	// Settings are the non-fingerprinted settings (settings.go) this invocation reads.
 	Settings Settings
 
+	// remote is RIVAL_STORE as the runner's shared cache (store.go); nil when not set.
+	remote *storeRemote
+
 	// precisionSaid remembers which CPU precisions this workspace has explained, so the
 	// explanation appears once per invocation, not once per run.
 	precisionSaid sync.Map
@@ -61,14 +64,21 @@ func OpenWorkspaceWith(root string, s Settings, verbose bool, out io.Writer) (*W
 		return nil, err
 	}
 	c.Warn = func(msg string) { fmt.Fprintln(out, "warning:", msg) }
-	return &Workspace{
+	w := &Workspace{
 		Root:     root,
 		Config:   cfg,
 		Cache:    c,
 		Runner:   &dag.Runner{Cache: c, Root: root, Jobs: cfg.Int("JOBS"), Verbose: verbose, Out: out},
 		Out:      out,
 		Settings: s,
-	}, nil
+	}
+	if w.remote, err = newStoreRemote(w); err != nil {
+		return nil, err
+	}
+	if w.remote != nil {
+		w.Runner.Remote = w.remote
+	}
+	return w, nil
 }
 
 // Path resolves a config directory key (DATA_DIR, OUTPUT_DIR) against the
