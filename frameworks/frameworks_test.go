@@ -45,7 +45,7 @@ func host(platform string, n int) hw.Host {
 // fair is config.env's fair configuration.
 func fair() spec.Fair {
 	return spec.Fair{Seed: 42, MBS: 1, SL: 2048, GA: 8, TP: 1, PP: 1, DP: 8, TrainIters: 500, WarmupSteps: 50,
-		LR: 3e-4, MinLR: 3e-5, WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Precision: "bf16",
+		LR: 3e-4, MinLR: 3e-5, WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, AdamEps: 1e-8, Precision: "bf16",
 		ProfileStepStart: 10, ProfileStepEnd: 12, ProfileRanks: []int{0}}
 }
 
