@@ -158,6 +158,9 @@ func Build(req spec.Request) (spec.Launch, error) {
 		return spec.Launch{}, err
 	}
 	l.Requested, l.Remapped = req.Framework, reason
+	if err := spec.ApplyPlatformEnv(p.Platform, &l); err != nil {
+		return spec.Launch{}, err
+	}
 	if err := preflight(p, &l); err != nil {
 		return spec.Launch{}, err
 	}

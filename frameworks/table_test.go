@@ -3,7 +3,12 @@ package frameworks
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -359,4 +364,131 @@ func reaches(t *testing.T, k knob, platform string, a, b spec.Launch) {
 			assert.NotEqual(t, sa[f], sb[f], "%s: Bridge's %s does not change", k.name, f)
 		}
 	}
+}
+
+// Every framework on a platform runs with the platform's one communication environment, in the run
+// and in its preflight, and records it.
+func TestPlatformEnvIsEveryFrameworks(t *testing.T) {
+	for _, platform := range []string{hw.PlatformAMD, hw.PlatformNVIDIA, hw.PlatformCPU} {
+		want := spec.PlatformEnv(platform)
+		for _, fw := range Table() {
+			if !slices.Contains(fw.Platforms, platform) {
+				continue
+			}
+			for _, model := range []string{"llama", "mistral-proxy"} {
+				l, err := Build(request(t, platform, fw.Name, model))
+				require.NoError(t, err)
+				for k, v := range want {
+					assert.Equal(t, v, l.Env[k], "%s %s %s: %s", platform, fw.Name, model, k)
+					if l.Preflight != nil {
+						assert.Equal(t, v, l.Preflight.Env[k], "%s %s preflight: %s", platform, fw.Name, k)
+					}
+				}
+				if len(want) > 0 {
+					assert.Equal(t, want, l.PlatformEnv, "%s %s records the platform's environment", platform, fw.Name)
+				} else {
+					assert.Empty(t, l.PlatformEnv)
+				}
+			}
+		}
+	}
+	assert.NotEmpty(t, spec.PlatformEnv(hw.PlatformAMD)["RCCL_MSCCL_ENABLE"])
+
+	// A builder that sets one of them to another value is refused, naming the table.
+	l := spec.Launch{Framework: "mega", Env: map[string]string{"HSA_ENABLE_SDMA": "0"}}
+	assert.ErrorContains(t, spec.ApplyPlatformEnv(hw.PlatformAMD, &l), "HSA_ENABLE_SDMA=0")
+}
+
+// runPretrainExports reads the variables Primus's examples/run_pretrain.sh exports on every run of
+// its Megatron and TorchTitan backends: `export NAME=value` and `export NAME=${NAME:-value}` lines
+// in the script's body or in a branch taken for those runs (BACKEND is not MaxText, USING_AINIC is
+// not 1; other conditions are taken as unknown, their branches left out), with $((a*b)) products
+// evaluated; values built from other variables are left out.
+func runPretrainExports(t *testing.T, script string) map[string]string {
+	out := map[string]string{}
+	type block struct{ known, taken bool }
+	var stack []block
+	live := func() bool {
+		for _, b := range stack {
+			if !b.taken {
+				return false
+			}
+		}
+		return true
+	}
+	def := regexp.MustCompile(`^\$\{(\w+):-([^}$]*)\}$`)
+	arith := regexp.MustCompile(`^\$\(\(([0-9*]+)\)\)$`)
+	for _, line := range strings.Split(script, "\n") {
+		line = strings.TrimSpace(line)
+		if i := strings.Index(line, " #"); i >= 0 {
+			line = strings.TrimSpace(line[:i])
+		}
+		switch {
+		case strings.HasPrefix(line, "if "):
+			b := block{}
+			switch {
+			case strings.Contains(line, `"${BACKEND:-}" != "MaxText"`):
+				b = block{known: true, taken: true}
+			case strings.Contains(line, `"${BACKEND:-}" = "MaxText"`), strings.Contains(line, `"${BACKEND:-}" == "MaxText"`),
+				strings.Contains(line, `"$USING_AINIC" == "1"`):
+				b = block{known: true, taken: false}
+			}
+			stack = append(stack, b)
+			continue
+		case strings.HasPrefix(line, "elif "):
+			stack[len(stack)-1] = block{}
+			continue
+		case line == "else":
+			b := &stack[len(stack)-1]
+			b.taken = b.known && !b.taken
+			continue
+		case line == "fi":
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		rest, ok := strings.CutPrefix(line, "export ")
+		if !ok || !live() {
+			continue
+		}
+		name, v, ok := strings.Cut(rest, "=")
+		if !ok {
+			continue
+		}
+		v = strings.Trim(v, `"`)
+		if m := def.FindStringSubmatch(v); m != nil && m[1] == name {
+			v = m[2]
+		} else if m := arith.FindStringSubmatch(v); m != nil {
+			n := 1
+			for _, f := range strings.Split(m[1], "*") {
+				x, err := strconv.Atoi(f)
+				require.NoError(t, err)
+				n *= x
+			}
+			v = strconv.Itoa(n)
+		}
+		if strings.Contains(v, "$") {
+			continue
+		}
+		out[name] = v
+	}
+	require.Empty(t, stack, "run_pretrain.sh's if/fi nest")
+	return out
+}
+
+// The AMD table is what Primus v26.2's run_pretrain.sh exports for the collective, runtime and
+// kernel variables, so mega and fsdp on AMD now run with what prim and titan always got.
+func TestPlatformEnvIsRunPretrains(t *testing.T) {
+	dir := upstreamDir(t)
+	b, err := os.ReadFile(filepath.Join(dir, "primus-v26.2", "examples", "run_pretrain.sh"))
+	require.NoError(t, err)
+	exports := runPretrainExports(t, string(b))
+	tuning := regexp.MustCompile(`^(NCCL_|RCCL_|MSCCLPP_|HSA_|GPU_MAX_|TORCH_NCCL_|NVTE_|CUDA_DEVICE_)`)
+	want := map[string]string{}
+	for k, v := range exports {
+		if tuning.MatchString(k) && v != "" {
+			want[k] = v
+		}
+	}
+	require.Contains(t, want, "NCCL_CHECKS_DISABLE", "the reader found run_pretrain.sh's exports")
+	assert.Equal(t, want, spec.PlatformEnv(hw.PlatformAMD))
 }

@@ -75,6 +75,9 @@ type Launch struct {
 	LogFamily         string            // logparse family of the run's log; empty: the framework's name
 	RanFile           string            // file (relative to OutputDir) where the run records what ran; empty: none
 	Rendezvous        Rendezvous        // what the launch needs to know about its nodes (see rendezvous.go)
+	// PlatformEnv is the platform's communication environment the launch carries in Env, the same
+	// for every framework on the platform (ApplyPlatformEnv), for the run's provenance.
+	PlatformEnv map[string]string `json:",omitempty"`
 	// Preflight, when set, runs the framework's own argument parsing and config validation on this
 	// exact launch, in the same image and mounts, without GPUs; it exits non-zero with the framework's
 	// error on its last line ("preflight failed: ...").
