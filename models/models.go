@@ -172,3 +172,25 @@ func (m Model) Validate() error {
 	}
 	return nil
 }
+
+// FactsMarkdown renders every registered model's facts as the Markdown table docs/frameworks.md
+// shows between its model-facts markers (TestDocsModelFacts keeps the two equal).
+func FactsMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| model | layers | hidden | FFN | heads | KV heads | vocab | positions | RoPE θ | RoPE scaling | RMSNorm ε | init std | QKV bias | window | tied embeddings |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	yes := map[bool]string{true: "yes", false: "no"}
+	for _, m := range All() {
+		window, scaling := "none", "none"
+		if m.SlidingWindow > 0 {
+			window = fmt.Sprint(m.SlidingWindow)
+		}
+		if m.RopeScaling != "" {
+			scaling = m.RopeScaling
+		}
+		fmt.Fprintf(&b, "| `%s` | %d | %d | %d | %d | %d | %d | %d | %g | %s | %g | %g | %s | %s | %s |\n",
+			m.Name, m.Layers, m.Hidden, m.FFN, m.Heads, m.KVHeads, m.Vocab, m.MaxPositions, m.RopeTheta, scaling,
+			m.NormEps, m.InitStd, yes[m.QKVBias], window, yes[m.TiedEmbeddings])
+	}
+	return b.String()
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"sort"
+	"strings"
 
 	"github.com/rivalbench/rival/hw"
 )
@@ -85,4 +86,27 @@ func ApplyPlatformEnv(platform string, l *Launch) error {
 	}
 	l.PlatformEnv = maps.Clone(env)
 	return nil
+}
+
+// PlatformEnvMarkdown renders the platform table as docs/frameworks.md shows it between its
+// platform-env markers (TestDocsPlatformEnv keeps the two equal).
+func PlatformEnvMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| platform | variable | value |\n|---|---|---|\n")
+	platforms := make([]string, 0, len(platformEnv))
+	for p := range platformEnv {
+		platforms = append(platforms, p)
+	}
+	sort.Strings(platforms)
+	for _, p := range platforms {
+		names := make([]string, 0, len(platformEnv[p]))
+		for k := range platformEnv[p] {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			fmt.Fprintf(&b, "| %s | `%s` | `%s` |\n", p, k, platformEnv[p][k])
+		}
+	}
+	return b.String()
 }
