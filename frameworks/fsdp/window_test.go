@@ -54,3 +54,23 @@ func TestSlidingWindowSDPAInTorch26(t *testing.T) {
 	require.Equal(t, 0, code, strings.Join(lines, "\n"))
 	assert.Contains(t, strings.Join(lines, "\n"), "window ok: torch 2.6")
 }
+
+// The model facts the builder passes reach the model and optimizer the trainer builds: a Mistral-style
+// window, tied embeddings (one matrix fewer), the init std and the AdamW ε, as the run reports them.
+func TestTrainTiedWindowedModel(t *testing.T) {
+	needTorch(t)
+	cfg := proxyConfig(t, proxyDataset(t, 2048))
+	cfg.Window, cfg.TieEmbeddings, cfg.InitStd, cfg.AdamEps, cfg.TrainIters, cfg.WarmupSteps = 16, true, 0.01, 1e-6, 3, 1
+	stdout, stderr, code := run(t, launchOrFail(t, cfg))
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	assert.Len(t, iterations(t, stdout), 3)
+	parsed := parseLog(t, stdout)
+	assert.Equal(t, int64(proxyParams(cfg)-cfg.Vocab*cfg.Hidden), *parsed.Preamble.ParameterCount, "the head is the embedding")
+	assert.Equal(t, "(16, 0)", parsed.Preamble.Args["window_size"])
+	assert.Equal(t, "False", parsed.Preamble.Args["untie_embeddings_and_output_weights"])
+	assert.Equal(t, "0.01", parsed.Preamble.Args["init_method_std"])
+	assert.Equal(t, "1e-06", parsed.Preamble.Args["adam_eps"])
+	assert.Contains(t, stdout, "eps 1e-06")
+	// The embedding (shared with the head) and 7 matrices per block decay; 5 norms do not.
+	assert.Contains(t, stdout, "weight decay 0.1 on 15 tensors, none on 5 (biases, norms)")
+}
