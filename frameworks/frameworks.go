@@ -39,7 +39,7 @@ var builders = map[string]Framework{
 	spec.Prim:  {Build: prim.Build},
 	spec.Nemo:  {Build: nemo.Build, ScriptDigest: nemo.ScriptDigest},
 	spec.Titan: {Build: titan.Build, ScriptDigest: titan.ScriptDigest},
-	spec.FSDP:  {Build: buildFSDP, ScriptDigest: fsdp.ScriptDigest},
+	spec.FSDP:  {Build: fsdp.Build, ScriptDigest: fsdp.ScriptDigest},
 }
 
 // table is the one framework table: spec's rows with their builders (TestFrameworkTable checks that
@@ -158,6 +158,9 @@ func Build(req spec.Request) (spec.Launch, error) {
 		return spec.Launch{}, err
 	}
 	l.Requested, l.Remapped = req.Framework, reason
+	if err := spec.ApplyPlatformEnv(p.Platform, &l); err != nil {
+		return spec.Launch{}, err
+	}
 	if err := preflight(p, &l); err != nil {
 		return spec.Launch{}, err
 	}
@@ -257,43 +260,4 @@ func Validate(req spec.Request, framework string) (spec.Plan, error) {
 }
 
 // FSDPVersion names the trainer the fsdp launches run: Rival's own, embedded in the binary.
-var FSDPVersion = "rival frameworks/fsdp train.py blake3:" + fsdp.ScriptDigest()
-
-func buildFSDP(p spec.Plan) (spec.Launch, error) {
-	f, m := p.Fair, p.Model
-	if f.Precision == spec.FP8 {
-		return spec.Launch{}, fmt.Errorf("fsdp: PRECISION fp8: the fsdp trainer knows bf16 and fp32")
-	}
-	if f.Profile {
-		return spec.Launch{}, fmt.Errorf("fsdp: PROFILE=1: the fsdp trainer has no profiler hooks; set PROFILE=0 for fsdp runs")
-	}
-	cfg := fsdp.Config{
-		ScriptPath: path.Join(p.OutputDir, fsdp.ScriptName), WorkDir: p.OutputDir, DataPrefix: p.DataPrefix,
-		Layers: m.Layers, Hidden: m.Hidden, FFN: m.FFN, Heads: m.Heads, KVHeads: m.KVHeads, Vocab: m.Vocab,
-		RopeTheta: m.RopeTheta, QKVBias: m.QKVBias, MaxPositions: m.MaxPositions,
-		SeqLen: f.SL, MicroBatch: f.MBS, GradAccum: f.GA, TrainIters: f.TrainIters,
-		LR: f.LR, MinLR: f.MinLR, WarmupSteps: f.WarmupSteps, WeightDecay: f.WeightDecay,
-		Beta1: f.Beta1, Beta2: f.Beta2, Seed: int64(f.Seed), Precision: f.Precision, LogInterval: 1,
-		NNodes: p.NNodes, TP: f.TP, PP: f.PP, DP: f.DP,
-	}
-	if p.NNodes > 1 {
-		// The scheduler fills in the rendezvous host per node (slurm.PerNodeArgs
-		// rewrites --master_addr); this value only satisfies the launch builder.
-		cfg.MasterAddr = "localhost"
-	}
-	if p.Platform == hw.PlatformCPU {
-		cfg.NProcPerNode = p.GPUsPerNode
-	} else {
-		// The GPU images put their own Python and torchrun first on PATH.
-		cfg.Python, cfg.Torchrun, cfg.GPUsPerNode = "python3", "torchrun", p.GPUsPerNode
-	}
-	fl, err := fsdp.BuildLaunch(cfg)
-	if err != nil {
-		return spec.Launch{}, err
-	}
-	return spec.Launch{
-		Framework: spec.FSDP, Command: fl.Command, Env: fl.Env, WorkDir: fl.WorkDir,
-		Files:             map[string][]byte{fsdp.ScriptName: fsdp.Script()},
-		EntryScriptDigest: fsdp.ScriptDigest(), FrameworkVersion: FSDPVersion,
-	}, nil
-}
+var FSDPVersion = fsdp.Version()

@@ -45,7 +45,7 @@ func host(platform string, n int) hw.Host {
 // fair is config.env's fair configuration.
 func fair() spec.Fair {
 	return spec.Fair{Seed: 42, MBS: 1, SL: 2048, GA: 8, TP: 1, PP: 1, DP: 8, TrainIters: 500, WarmupSteps: 50,
-		LR: 3e-4, MinLR: 3e-5, WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Precision: "bf16",
+		LR: 3e-4, MinLR: 3e-5, WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, AdamEps: 1e-8, Precision: "bf16",
 		ProfileStepStart: 10, ProfileStepEnd: 12, ProfileRanks: []int{0}}
 }
 
@@ -515,3 +515,23 @@ func TestNamesAndPlatforms(t *testing.T) {
 	assert.Equal(t, []string{"amd"}, Platforms("prim"))
 	assert.Nil(t, Platforms("nope"))
 }
+
+// docsTable checks (or with -update rewrites) the generated table between two markers of
+// docs/frameworks.md.
+func docsTable(t *testing.T, marker, want string) {
+	b, err := os.ReadFile("../docs/frameworks.md")
+	require.NoError(t, err)
+	s := string(b)
+	begin, endMark := "<!-- "+marker+":begin -->\n", "<!-- "+marker+":end -->"
+	start, end := strings.Index(s, begin), strings.Index(s, endMark)
+	require.True(t, start >= 0 && end > start, "docs/frameworks.md has the %s markers", marker)
+	if *update {
+		s = s[:start+len(begin)] + want + s[end:]
+		require.NoError(t, os.WriteFile("../docs/frameworks.md", []byte(s), 0o644))
+	}
+	assert.Equal(t, want, s[start+len(begin):end], "docs/frameworks.md's %s table differs from the code: go test ./frameworks -run TestDocs -update", marker)
+}
+
+// docs/frameworks.md shows the model registry's facts and the platform environment as the code has them.
+func TestDocsModelFacts(t *testing.T)  { docsTable(t, "model-facts", models.FactsMarkdown()) }
+func TestDocsPlatformEnv(t *testing.T) { docsTable(t, "platform-env", spec.PlatformEnvMarkdown()) }

@@ -1,7 +1,11 @@
 package frameworks
 
 import (
+	"encoding/json"
+	"os"
+	"os/exec"
 	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,6 +18,7 @@ import (
 	"github.com/rivalbench/rival/frameworks/prim"
 	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/models"
 )
 
 // variant changes config.env's fair configuration for one column of the matrix.
@@ -202,4 +207,64 @@ func replaceArg(args []string, flag, v string) []string {
 		}
 	}
 	return out
+}
+
+// TestPrimModelReachesTransformerConfig runs Primus's own config merge and Megatron's argument
+// validation on prim launches (testdata/readback/prim_transformer_config.py, on the pinned trees
+// with torch stood in) and reads back the TransformerConfig Megatron Core would build: every model
+// fact must arrive there, not merely be accepted as a key.
+func TestPrimModelReachesTransformerConfig(t *testing.T) {
+	dir := upstreamDir(t)
+	py := os.Getenv("RIVAL_PREFLIGHT_PYTHON")
+	if py == "" {
+		py = "python3"
+	}
+	for _, model := range []string{"llama", "qwen", "mistral", "qwen-proxy"} {
+		t.Run(model, func(t *testing.T) {
+			t.Parallel()
+			r := request(t, hw.PlatformAMD, "prim", model)
+			r.OutputDir = t.TempDir()
+			if model == "mistral" {
+				r.Fair.SL = 8192 // past the window, so window_size must be set
+			}
+			l, err := Build(r)
+			require.NoError(t, err)
+			for name, b := range l.Files {
+				p := filepath.Join(r.OutputDir, filepath.FromSlash(name))
+				require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+				require.NoError(t, os.WriteFile(p, b, 0o644))
+			}
+			pin, err := spec.PinFor(hw.PlatformAMD)
+			require.NoError(t, err)
+			facts, err := filepath.Abs("facts")
+			require.NoError(t, err)
+			cmd := exec.Command(py, filepath.Join("testdata", "readback", "prim_transformer_config.py"), facts,
+				filepath.Join(dir, "primus-"+pin.Primus), filepath.Join(dir, "megatron-"+pin.MegatronCommit[:8]),
+				spec.Int(8), l.Env["EXP"])
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, string(out))
+			var got struct {
+				TC   map[string]any `json:"transformer_config"`
+				Args map[string]any `json:"args"`
+			}
+			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+			require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &got), string(out))
+			m, err := models.Lookup(model)
+			require.NoError(t, err)
+			assert.Equal(t, m.NormEps, got.TC["layernorm_epsilon"], "RMSNorm ε in TransformerConfig")
+			assert.Equal(t, float64(m.Layers), got.TC["num_layers"])
+			assert.Equal(t, float64(m.Hidden), got.TC["hidden_size"])
+			assert.Equal(t, float64(m.FFN), got.TC["ffn_hidden_size"])
+			assert.Equal(t, float64(m.KVHeads), got.TC["num_query_groups"])
+			assert.Equal(t, m.QKVBias, got.TC["add_qkv_bias"])
+			assert.Equal(t, m.InitStd, got.TC["init_method_std"])
+			assert.Equal(t, m.RopeTheta, got.Args["rotary_base"])
+			assert.Equal(t, !m.TiedEmbeddings, got.Args["untie_embeddings_and_output_weights"])
+			if r.Fair.SL > m.SlidingWindow && m.SlidingWindow > 0 {
+				assert.Equal(t, []any{float64(m.SlidingWindow), 0.0}, got.TC["window_size"])
+			} else {
+				assert.Nil(t, got.TC["window_size"])
+			}
+		})
+	}
 }

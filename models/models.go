@@ -16,7 +16,10 @@ import (
 
 // Model describes one decoder-only transformer of the Llama family of layouts
 // (RMSNorm, rotary embeddings, grouped-query attention, SwiGLU MLP, untied
-// output layer).
+// output layer). It holds every fact of the model a training run builds: each
+// framework's launch builder derives the model it trains from a Model and
+// nothing else (docs/frameworks.md, "Model facts"), and config.env holds the
+// recipe (batch, schedule, optimizer, precision, parallelism).
 type Model struct {
 	Name         string // registry key: "llama", "qwen", "mistral", "llama-proxy", ...
 	DisplayName  string // what people read; proxies say "proxy" and their size
@@ -31,7 +34,18 @@ type Model struct {
 	Vocab        int // rows of the embedding matrix (config.json vocab_size)
 	MaxPositions int
 	RopeTheta    float64
-	QKVBias      bool
+	// RopeScaling names a RoPE frequency scaling the model trains with; "" is plain RoPE. Every
+	// registered model trains with plain RoPE: Llama 3.1's config.json rope_scaling (llama3,
+	// factor 8) extends the released checkpoint's context and is not part of the architecture Rival
+	// benchmarks, so no framework applies it. A builder refuses a value it cannot express.
+	RopeScaling string
+	// NormEps is the RMSNorm epsilon (config.json rms_norm_eps).
+	NormEps float64
+	// InitStd is the standard deviation of the normal weight initialisation (config.json
+	// initializer_range); output projections of each residual branch are scaled by 1/√(2·Layers)
+	// as in Megatron.
+	InitStd float64
+	QKVBias bool
 	// SlidingWindow is the attention window in tokens; 0 means full attention.
 	SlidingWindow int
 	BOS           int // -1 when the tokenizer adds none
@@ -78,17 +92,20 @@ func init() {
 	llama := Model{
 		Name: "llama", DisplayName: "Llama 3.1 8B", HFRepo: "meta-llama/Llama-3.1-8B",
 		Layers: 32, Hidden: 4096, FFN: 14336, Heads: 32, KVHeads: 8, Vocab: 128256,
-		MaxPositions: 131072, RopeTheta: 500000, BOS: 128000, EOD: 128001, TokenizerKey: "llama",
+		MaxPositions: 131072, RopeTheta: 500000, NormEps: 1e-5, InitStd: 0.02,
+		BOS: 128000, EOD: 128001, TokenizerKey: "llama",
 	}
 	qwen := Model{
 		Name: "qwen", DisplayName: "Qwen 2.5 7B", HFRepo: "Qwen/Qwen2.5-7B",
 		Layers: 28, Hidden: 3584, FFN: 18944, Heads: 28, KVHeads: 4, Vocab: 152064,
-		MaxPositions: 131072, RopeTheta: 1e6, QKVBias: true, BOS: -1, EOD: 151643, TokenizerKey: "qwen",
+		MaxPositions: 131072, RopeTheta: 1e6, NormEps: 1e-6, InitStd: 0.02, QKVBias: true,
+		BOS: -1, EOD: 151643, TokenizerKey: "qwen",
 	}
 	mistral := Model{
 		Name: "mistral", DisplayName: "Mistral 7B v0.1", HFRepo: "mistralai/Mistral-7B-v0.1",
 		Layers: 32, Hidden: 4096, FFN: 14336, Heads: 32, KVHeads: 8, Vocab: 32000,
-		MaxPositions: 32768, RopeTheta: 1e4, SlidingWindow: 4096, BOS: 1, EOD: 2, TokenizerKey: "mistral",
+		MaxPositions: 32768, RopeTheta: 1e4, NormEps: 1e-5, InitStd: 0.02, SlidingWindow: 4096,
+		BOS: 1, EOD: 2, TokenizerKey: "mistral",
 	}
 	for _, m := range []Model{llama, qwen, mistral} {
 		register(m)
@@ -142,8 +159,38 @@ func (m Model) Validate() error {
 		return fmt.Errorf("model %s: heads %d is not a multiple of kv heads %d", m.Name, m.Heads, m.KVHeads)
 	case m.EOD < 0 || m.EOD >= m.Vocab || m.BOS >= m.Vocab:
 		return fmt.Errorf("model %s: special ids (bos %d, eod %d) must lie inside the vocabulary of %d", m.Name, m.BOS, m.EOD, m.Vocab)
+	case !(m.NormEps > 0 && m.NormEps < 1):
+		return fmt.Errorf("model %s: NormEps %g: the RMSNorm epsilon must lie in (0, 1) (config.json rms_norm_eps)", m.Name, m.NormEps)
+	case !(m.InitStd > 0 && m.InitStd < 1):
+		return fmt.Errorf("model %s: InitStd %g: the init standard deviation must lie in (0, 1) (config.json initializer_range)", m.Name, m.InitStd)
+	case !(m.RopeTheta > 0):
+		return fmt.Errorf("model %s: RopeTheta %g must be > 0", m.Name, m.RopeTheta)
+	case m.SlidingWindow < 0:
+		return fmt.Errorf("model %s: SlidingWindow %d must be >= 0 (0: full attention)", m.Name, m.SlidingWindow)
 	case m.Proxy && m.Base == "":
 		return fmt.Errorf("model %s: a proxy must name its base model", m.Name)
 	}
 	return nil
+}
+
+// FactsMarkdown renders every registered model's facts as the Markdown table docs/frameworks.md
+// shows between its model-facts markers (TestDocsModelFacts keeps the two equal).
+func FactsMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| model | layers | hidden | FFN | heads | KV heads | vocab | positions | RoPE θ | RoPE scaling | RMSNorm ε | init std | QKV bias | window | tied embeddings |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	yes := map[bool]string{true: "yes", false: "no"}
+	for _, m := range All() {
+		window, scaling := "none", "none"
+		if m.SlidingWindow > 0 {
+			window = fmt.Sprint(m.SlidingWindow)
+		}
+		if m.RopeScaling != "" {
+			scaling = m.RopeScaling
+		}
+		fmt.Fprintf(&b, "| `%s` | %d | %d | %d | %d | %d | %d | %d | %g | %s | %g | %g | %s | %s | %s |\n",
+			m.Name, m.Layers, m.Hidden, m.FFN, m.Heads, m.KVHeads, m.Vocab, m.MaxPositions, m.RopeTheta, scaling,
+			m.NormEps, m.InitStd, yes[m.QKVBias], window, yes[m.TiedEmbeddings])
+	}
+	return b.String()
 }

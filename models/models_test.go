@@ -12,14 +12,14 @@ func TestRegistryFacts(t *testing.T) {
 	tests := []struct {
 		key                                 string
 		layers, hidden, ffn, heads, kv, voc int
-		rope                                float64
+		rope, eps, std                      float64
 		bias                                bool
 		window, bos, eod                    int
 		repo, tok                           string
 	}{
-		{"llama", 32, 4096, 14336, 32, 8, 128256, 500000, false, 0, 128000, 128001, "meta-llama/Llama-3.1-8B", "llama"},
-		{"qwen", 28, 3584, 18944, 28, 4, 152064, 1e6, true, 0, -1, 151643, "Qwen/Qwen2.5-7B", "qwen"},
-		{"mistral", 32, 4096, 14336, 32, 8, 32000, 1e4, false, 4096, 1, 2, "mistralai/Mistral-7B-v0.1", "mistral"},
+		{"llama", 32, 4096, 14336, 32, 8, 128256, 500000, 1e-5, 0.02, false, 0, 128000, 128001, "meta-llama/Llama-3.1-8B", "llama"},
+		{"qwen", 28, 3584, 18944, 28, 4, 152064, 1e6, 1e-6, 0.02, true, 0, -1, 151643, "Qwen/Qwen2.5-7B", "qwen"},
+		{"mistral", 32, 4096, 14336, 32, 8, 32000, 1e4, 1e-5, 0.02, false, 4096, 1, 2, "mistralai/Mistral-7B-v0.1", "mistral"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.key, func(t *testing.T) {
@@ -33,6 +33,15 @@ func TestRegistryFacts(t *testing.T) {
 			assert.Equal(t, tc.voc, m.Vocab)
 			assert.Equal(t, tc.rope, m.RopeTheta)
 			assert.Equal(t, tc.bias, m.QKVBias)
+			assert.Equal(t, tc.eps, m.NormEps, "config.json rms_norm_eps")
+			assert.Equal(t, tc.std, m.InitStd, "config.json initializer_range")
+			assert.Empty(t, m.RopeScaling, "Rival trains plain RoPE")
+			assert.False(t, m.TiedEmbeddings, "tie_word_embeddings")
+			p, err := Lookup(tc.key + "-proxy")
+			require.NoError(t, err)
+			assert.Equal(t, m.NormEps, p.NormEps, "a proxy keeps its base's ε")
+			assert.Equal(t, m.InitStd, p.InitStd)
+			assert.Equal(t, m.QKVBias, p.QKVBias)
 			assert.Equal(t, tc.window, m.SlidingWindow)
 			assert.Equal(t, tc.bos, m.BOS)
 			assert.Equal(t, tc.eod, m.EOD)
@@ -166,6 +175,10 @@ func TestValidateRejectsBrokenShapes(t *testing.T) {
 		"kv":           func(m *Model) { m.KVHeads = 5 },
 		"eod":          func(m *Model) { m.EOD = m.Vocab },
 		"proxy orphan": func(m *Model) { m.Proxy = true; m.Base = "" },
+		"no norm eps":  func(m *Model) { m.NormEps = 0 },
+		"no init std":  func(m *Model) { m.InitStd = 0 },
+		"rope theta":   func(m *Model) { m.RopeTheta = 0 },
+		"window":       func(m *Model) { m.SlidingWindow = -1 },
 	} {
 		m := good
 		mut(&m)

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rivalbench/rival/container/registrytest"
 	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/frameworks/fsdp"
 	"github.com/rivalbench/rival/frameworks/logparse"
@@ -291,6 +292,57 @@ func TestRealSlurm(t *testing.T) {
 		assert.Equal(t, slurm.StateFailed, final.State)
 		logText, _ := os.ReadFile(job.LogPath)
 		assert.Contains(t, string(logText), "rival: image rival-test/not-built:nowhere is not in the Docker daemon of node", "lines: %q", got.all())
+
+		// A fresh node pulls the image by digest from a registry that needs a login, with the login of
+		// the user the job runs as (DOCKER_CONFIG from the environment sbatch ran in).
+		reg := registrytest.StartWithAuth(t, "rival", "pull-secret")
+		login := t.TempDir()
+		docker := func(args ...string) string {
+			out, err := exec.Command("docker", append([]string{"--config", login}, args...)...).CombinedOutput()
+			require.NoError(t, err, "docker %v: %s", args, out)
+			return string(out)
+		}
+		in := exec.Command("docker", "--config", login, "login", reg, "-u", "rival", "--password-stdin")
+		in.Stdin = strings.NewReader("pull-secret")
+		out, err := in.CombinedOutput()
+		require.NoError(t, err, string(out))
+		repo := reg + "/rival-test/slurm-probe"
+		docker("tag", image, repo+":pull")
+		pushed := regexp.MustCompile(`digest: (sha256:[0-9a-f]{64})`).FindStringSubmatch(docker("push", repo+":pull"))
+		require.NotNil(t, pushed, "docker push prints the manifest digest")
+		byDigest := repo + "@" + pushed[1]
+		forget := func() { // the nodes' daemon no longer holds the registry's image
+			_ = exec.Command("docker", "rmi", repo+":pull").Run()
+			_ = exec.Command("docker", "rmi", byDigest).Run()
+			require.Error(t, exec.Command("docker", "image", "inspect", byDigest).Run(), "%s is gone from the daemon", byDigest)
+		}
+		forget()
+		t.Cleanup(forget)
+
+		job = hostJob(t, "docker-pull", 2, "")
+		job.Container, job.Image = slurm.ContainerDocker, byDigest
+		job.Command = []string{"--rank=@NODE_RANK@", "--master=@MASTER_ADDR@:@MASTER_PORT@"}
+		loggedIn := cl.Client()
+		loggedIn.Env = append(append([]string(nil), loggedIn.Env...), "DOCKER_CONFIG="+login)
+		id = submit(t, loggedIn, job, nil)
+		got = lines{}
+		final, err = loggedIn.Follow(context.Background(), id, job.LogPath, got.add)
+		logText, _ = os.ReadFile(job.LogPath)
+		require.NoError(t, err, "log:\n%s", logText)
+		assert.Equal(t, slurm.StateCompleted, final.State)
+		assert.Contains(t, string(logText), "pulls "+byDigest)
+		for rank := range cl.Nodes {
+			assert.Contains(t, got.all(), fmt.Sprintf("args=--rank=%d --master=%s:29500", rank, host))
+		}
+		want, err = exec.Command("docker", "image", "inspect", "-f", "{{.Id}}", byDigest).Output()
+		require.NoError(t, err)
+		ran, err = slurm.NodeImageID(job.OutputDir)
+		require.NoError(t, err)
+		assert.Equal(t, strings.TrimSpace(string(want)), ran, "the nodes ran the pulled image")
+
+		// Without the login the pull is refused with how to log in: TestDockerNodePullsByDigest checks
+		// that message with a docker that refuses; this daemon can answer a digest it pulled before
+		// from its content store without asking the registry, so it cannot be made to refuse here.
 
 		job = hostJob(t, "docker-cancel", 2, "")
 		job.Container, job.Image = slurm.ContainerDocker, image

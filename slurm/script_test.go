@@ -46,6 +46,16 @@ var goldenJobs = map[string]Job{
 		DockerRunArgs: []string{"--device", "/dev/kfd", "--device", "/dev/dri", "--group-add", "video",
 			"--shm-size", "64g", "--ulimit", "memlock=-1"},
 	},
+	// The image as image:push records it: a registry reference by digest, pulled by each node that lacks it.
+	"docker-amd-mega-digest-2x8": {
+		Name: "amd-mega-llama", NNodes: 2, GPUsPerNode: 8, TP: 1, PP: 1, DP: 16,
+		Image:     "registry.example:5000/rival/amd@sha256:" + strings.Repeat("3f", 32),
+		Container: ContainerDocker,
+		Command:   []string{"bash", "-c", "exec torchrun \"$@\"", "--nnodes=2", "--nproc_per_node=8"},
+		Mounts:    []Mount{{Host: "/shared/data", Container: "/data", ReadOnly: true}},
+		OutputDir: "/shared/rival/runs/amd-mega-llama", LogPath: "/shared/rival/runs/amd-mega-llama/train.log",
+		DockerRunArgs: []string{"--device", "/dev/kfd", "--device", "/dev/dri"},
+	},
 	"none-cpu-fsdp-1": {
 		Name: "cpu-fsdp-llama-proxy", NNodes: 1, Container: ContainerNone,
 		Command:   []string{"/usr/bin/python3", "/shared/rival/train.py", "--layers", "2", "--seq-len", "64"},

@@ -64,6 +64,9 @@ type Config struct {
 	RopeTheta                                  float64
 	QKVBias                                    bool    // Qwen 2.5
 	NormEps                                    float64 // 0: the script's default 1e-5
+	InitStd                                    float64 // 0: the script's default 0.02
+	Window                                     int     // sliding attention window (Mistral); 0: full causal
+	TieEmbeddings                              bool    // the output layer shares the embedding matrix
 	MaxPositions                               int     // the model's position limit; 0: unchecked
 
 	SeqLen      int     // SL
@@ -76,6 +79,7 @@ type Config struct {
 	WeightDecay float64 // WEIGHT_DECAY
 	Beta1       float64 // BETA1
 	Beta2       float64 // BETA2
+	AdamEps     float64 // AdamW ε; 0: the script's default 1e-8
 	Seed        int64   // SEED
 	Precision   string  // PRECISION: "bf16" or "fp32"; empty: bf16 on GPUs, fp32 on CPU
 	Attention   string  // "auto" (SDPA when torch has it), "sdpa" or "manual"; empty: auto
@@ -177,11 +181,25 @@ func scriptArgs(c Config) []string {
 	if c.NormEps > 0 {
 		args = append(args, "--norm-eps", f(c.NormEps))
 	}
+	if c.InitStd > 0 {
+		args = append(args, "--init-std", f(c.InitStd))
+	}
+	if c.Window > 0 {
+		args = append(args, "--window", i(c.Window))
+	}
+	if c.TieEmbeddings {
+		args = append(args, "--tie-embeddings")
+	}
 	args = append(args,
 		"--seq-len", i(c.SeqLen), "--micro-batch", i(c.MicroBatch), "--grad-accum", i(c.GradAccum),
 		"--train-iters", i(c.TrainIters), "--lr", f(c.LR), "--min-lr", f(c.MinLR),
 		"--warmup-steps", i(c.WarmupSteps), "--weight-decay", f(c.WeightDecay),
-		"--beta1", f(c.Beta1), "--beta2", f(c.Beta2), "--seed", strconv.FormatInt(c.Seed, 10),
+		"--beta1", f(c.Beta1), "--beta2", f(c.Beta2),
+	)
+	if c.AdamEps > 0 {
+		args = append(args, "--adam-eps", f(c.AdamEps))
+	}
+	args = append(args, "--seed", strconv.FormatInt(c.Seed, 10),
 		"--precision", c.Precision, "--attention", c.Attention, "--log-interval", i(c.LogInterval),
 	)
 	if c.Threads > 0 {
@@ -229,8 +247,16 @@ func normalize(c Config) (Config, error) {
 	if c.RopeTheta <= 0 {
 		return c, fmt.Errorf("fsdp: RopeTheta is %g: it must be > 0", c.RopeTheta)
 	}
-	if c.NormEps < 0 {
-		return c, fmt.Errorf("fsdp: NormEps is %g: it must be >= 0", c.NormEps)
+	for _, v := range []struct {
+		name string
+		v    float64
+	}{{"NormEps", c.NormEps}, {"InitStd", c.InitStd}, {"AdamEps", c.AdamEps}} {
+		if !(v.v >= 0 && v.v < 1) {
+			return c, fmt.Errorf("fsdp: %s is %g: it must lie in [0, 1) (0: the script's default)", v.name, v.v)
+		}
+	}
+	if c.Window < 0 {
+		return c, fmt.Errorf("fsdp: Window is %d: it must be >= 0 (0: full causal attention)", c.Window)
 	}
 	if c.MaxPositions > 0 && c.SeqLen > c.MaxPositions {
 		return c, fmt.Errorf("fsdp: SeqLen (SL) %d exceeds the model's %d positions", c.SeqLen, c.MaxPositions)

@@ -1,7 +1,8 @@
 """Rival's plain-PyTorch trainer.
 
 A Llama-architecture decoder (RMSNorm, rotary embeddings, grouped-query attention, SwiGLU, optional
-QKV bias as in Qwen, untied output head) trained with AdamW on a Megatron indexed dataset (.bin/.idx,
+QKV bias as in Qwen, optional sliding-window attention as in Mistral, untied output head unless
+--tie-embeddings) trained with AdamW on a Megatron indexed dataset (.bin/.idx,
 version 1). It prints Megatron-format iteration lines so that one log parser serves every framework.
 One process: `python3 train.py ...`; more: torchrun, which sets RANK, WORLD_SIZE and LOCAL_RANK.
 Exit codes: 0 done, 2 bad arguments or data, 3 torch/numpy missing or too old for what was asked.
@@ -51,6 +52,11 @@ def parse_args(argv=None):
     a("--rope-theta", type=float, default=10000.0)
     a("--qkv-bias", action="store_true")
     a("--norm-eps", type=float, default=1e-5)
+    a("--init-std", type=float, default=0.02, help="std of the normal weight init (config.json initializer_range)")
+    a("--window", type=int, default=0,
+      help="sliding attention window: query i sees keys i-window..i, as Megatron's window_size (window, 0); 0: full causal")
+    a("--tie-embeddings", action="store_true", help="the output layer shares the input embedding matrix")
+    a("--adam-eps", type=float, default=1e-8)
     a("--seq-len", type=int, required=True)
     a("--micro-batch", type=int, default=1)
     a("--grad-accum", type=int, default=1)
@@ -89,6 +95,8 @@ def parse_args(argv=None):
         fail(f"--warmup-steps {args.warmup_steps} must be in [0, --train-iters {args.train_iters}]")
     if not (0 <= args.beta1 < 1 and 0 <= args.beta2 < 1 and args.weight_decay >= 0):
         fail("--beta1/--beta2 must be in [0, 1) and --weight-decay >= 0")
+    if not (0 < args.norm_eps < 1 and 0 < args.init_std < 1 and 0 < args.adam_eps < 1) or args.window < 0:
+        fail("--norm-eps, --init-std and --adam-eps must lie in (0, 1) and --window must be >= 0")
     if args.threads < 0 or args.nproc_per_node < 1:
         fail("--threads must be >= 0 and --nproc-per-node >= 1")
     return args
@@ -181,6 +189,19 @@ class Samples:
         return np.asarray(self.tokens[s:s + self.seq_len + 1], dtype=np.int64)
 
 
+def attention_mask(torch, t, window, device):
+    """Boolean (t, t), True where query i must not see key j: every later key (j > i) and, with a
+    window, every key more than `window` positions back (i - j > window): Megatron's window_size
+    (window, 0), flash-attention's convention, under which a query sees itself and `window` keys
+    before it."""
+    pos = torch.arange(t, device=device)
+    back = pos[:, None] - pos[None, :]
+    masked = back < 0
+    if window:
+        masked = masked | (back > window)
+    return masked
+
+
 def build_model(torch, args):
     nn, F = torch.nn, torch.nn.functional
     head_dim = args.hidden // args.heads
@@ -213,13 +234,15 @@ def build_model(torch, args):
             v = self.v(x).view(b, t, args.kv_heads, head_dim).transpose(1, 2)
             cos, sin = cos.to(q.dtype), sin.to(q.dtype)
             q, k = rotate(q, cos, sin), rotate(k, cos, sin)
+            # SDPA takes a mask only for a sliding window (True: attend); else its causal kernel.
+            sdpa = dict(is_causal=True) if mask is None else dict(attn_mask=~mask)
             if args.gqa_native:
-                y = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+                y = F.scaled_dot_product_attention(q, k, v, enable_gqa=True, **sdpa)
             elif args.attention == "sdpa":
                 if args.kv_heads != args.heads:
                     k = k.repeat_interleave(args.heads // args.kv_heads, dim=1)
                     v = v.repeat_interleave(args.heads // args.kv_heads, dim=1)
-                y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+                y = F.scaled_dot_product_attention(q, k, v, **sdpa)
             else:
                 if args.kv_heads != args.heads:
                     k = k.repeat_interleave(args.heads // args.kv_heads, dim=1)
@@ -248,24 +271,30 @@ def build_model(torch, args):
             self.blocks = nn.ModuleList(Block() for _ in range(args.layers))
             self.norm = RMSNorm()
             self.head = nn.Linear(args.hidden, args.vocab, bias=False)
+            if args.tie_embeddings:
+                self.head.weight = self.embed.weight
             inv = 1.0 / args.rope_theta ** (torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
             angles = torch.outer(torch.arange(args.seq_len, dtype=torch.float64), inv)
             angles = torch.cat((angles, angles), dim=-1)
             self.register_buffer("cos", angles.cos().float(), persistent=False)
             self.register_buffer("sin", angles.sin().float(), persistent=False)
-            # Megatron's init: normal(0, 0.02); output projections of each residual branch scaled by 1/sqrt(2L).
+            # Megatron's init: normal(0, init_std); output projections of each residual branch scaled by
+            # 1/sqrt(2L). named_parameters lists a tied matrix once.
             for name, p in self.named_parameters():
                 if name.endswith("bias"):
                     nn.init.zeros_(p)
                 elif p.dim() == 2:
-                    std = 0.02 / math.sqrt(2 * args.layers) if name.endswith(("o.weight", "down.weight")) else 0.02
+                    std = args.init_std
+                    if name.endswith(("o.weight", "down.weight")):
+                        std = args.init_std / math.sqrt(2 * args.layers)
                     nn.init.normal_(p, 0.0, std)
 
         def forward(self, tokens):
             t = tokens.shape[1]
             x = self.embed(tokens)
             # Built per call, not a buffer: gloo (CPU) cannot broadcast bool tensors when DDP syncs buffers.
-            mask = None if args.attention == "sdpa" else torch.ones(t, t, dtype=torch.bool, device=x.device).triu(1)
+            windowed = 0 < args.window < t - 1
+            mask = None if args.attention == "sdpa" and not windowed else attention_mask(torch, t, args.window, x.device)
             for block in self.blocks:
                 x = block(x, self.cos[:t], self.sin[:t], mask)
             return self.head(self.norm(x))
@@ -369,7 +398,7 @@ def fsdp2_sharding(torch, model, world):
 def adamw(torch, groups, args):
     """AdamW, fused where this torch has the kernel for the parameters' device, else foreach, else
     torch's default loop. Returns the optimizer and the implementation's name."""
-    kw = dict(lr=args.lr, betas=(args.beta1, args.beta2), eps=1e-8)
+    kw = dict(lr=args.lr, betas=(args.beta1, args.beta2), eps=args.adam_eps)
     for impl in ("fused", "foreach"):
         try:
             return torch.optim.AdamW(groups, **kw, **{impl: True}), impl
@@ -550,10 +579,11 @@ def main():
         "group_query_attention": args.kv_heads != args.heads, "vocab_size": args.vocab,
         "position_embedding_type": "rope", "rotary_base": args.rope_theta, "add_qkv_bias": args.qkv_bias,
         "normalization": "RMSNorm", "norm_epsilon": args.norm_eps, "swiglu": True,
-        "untie_embeddings_and_output_weights": True, "seq_length": args.seq_len,
+        "init_method_std": args.init_std, "window_size": f"({args.window}, 0)" if args.window else None,
+        "untie_embeddings_and_output_weights": not args.tie_embeddings, "seq_length": args.seq_len,
         "micro_batch_size": args.micro_batch, "global_batch_size": gbs, "train_iters": args.train_iters,
         "lr": args.lr, "min_lr": args.min_lr, "lr_decay_style": "cosine", "lr_warmup_iters": args.warmup_steps,
-        "weight_decay": args.weight_decay, "adam_beta1": args.beta1, "adam_beta2": args.beta2, "adam_eps": 1e-8,
+        "weight_decay": args.weight_decay, "adam_beta1": args.beta1, "adam_beta2": args.beta2, "adam_eps": args.adam_eps,
         "clip_grad": 1.0, "seed": args.seed, "bf16": precision == "bf16", "log_interval": args.log_interval,
         "world_size": world, "data_parallel_size": world, "tensor_model_parallel_size": 1,
         "pipeline_model_parallel_size": 1, "context_parallel_size": 1, "data_path": args.data_prefix,
@@ -570,7 +600,7 @@ def main():
     say(f"{PREFIX} data: {args.data_prefix} | {len(tokens)} tokens ({dtype}) | {samples.count} samples"
         f" of seq length + 1 | seed {args.seed}")
     say(f"{PREFIX} precision: {precision} | attention: {run['attention']} | compile: {args.compile}")
-    say(f"{PREFIX} optimizer: AdamW ({run['optimizer']}) lr {args.lr:g} betas ({args.beta1:g}, {args.beta2:g}) eps 1e-08"
+    say(f"{PREFIX} optimizer: AdamW ({run['optimizer']}) lr {args.lr:g} betas ({args.beta1:g}, {args.beta2:g}) eps {args.adam_eps:g}"
         f" | weight decay {args.weight_decay:g} on {len(named) - len(no_decay)} tensors, none on"
         f" {len(no_decay)} (biases, norms) | grad clip 1.0")
     say(f"{PREFIX} lr schedule: linear warmup to {args.lr:g} over {args.warmup_steps} steps, cosine"

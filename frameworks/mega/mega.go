@@ -113,20 +113,22 @@ func Args(p spec.Plan) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	eps, err := p.NormEpsilon()
-	if err != nil {
+	if err := p.CheckRopeScaling("mega"); err != nil {
 		return nil, err
 	}
 	i, fl := spec.Int, spec.Float
 	a := []string{
-		// Architecture (the model registry's shape).
+		// Architecture: every fact of the model registry's entry (models.Model).
 		"--num-layers", i(m.Layers), "--hidden-size", i(m.Hidden), "--ffn-hidden-size", i(m.FFN),
 		"--num-attention-heads", i(m.Heads),
 		"--group-query-attention", "--num-query-groups", i(m.KVHeads),
 		"--position-embedding-type", "rope", "--rotary-base", rope,
 		"--max-position-embeddings", i(m.MaxPositions),
-		"--normalization", "RMSNorm", "--swiglu", "--untie-embeddings-and-output-weights",
-		"--disable-bias-linear", "--norm-epsilon", spec.Float(eps),
+		"--normalization", "RMSNorm", "--swiglu",
+		"--disable-bias-linear", "--norm-epsilon", spec.Float(m.NormEps), "--init-method-std", spec.Float(m.InitStd),
+	}
+	if !m.TiedEmbeddings {
+		a = append(a, "--untie-embeddings-and-output-weights")
 	}
 	if m.QKVBias {
 		a = append(a, "--add-qkv-bias")
@@ -152,7 +154,7 @@ func Args(p spec.Plan) ([]string, error) {
 		"--lr", fl(f.LR), "--min-lr", fl(f.MinLR), "--lr-decay-style", "cosine",
 		"--lr-warmup-iters", i(f.WarmupSteps), "--lr-decay-iters", i(f.TrainIters),
 		"--weight-decay", fl(f.WeightDecay), "--adam-beta1", fl(f.Beta1), "--adam-beta2", fl(f.Beta2),
-		"--adam-eps", fl(spec.AdamEps), "--clip-grad", fl(spec.ClipGrad),
+		"--adam-eps", fl(p.AdamEpsilon()), "--clip-grad", fl(spec.ClipGrad),
 		"--tensor-model-parallel-size", i(f.TP), "--pipeline-model-parallel-size", i(f.PP),
 	)
 	a = append(a, FairnessArgs()...)
@@ -214,7 +216,7 @@ func FairnessArgs() []string {
 		a = append(a, "--recompute-granularity", st.Recompute)
 	}
 	on(st.EODMaskLoss, "--eod-mask-loss")
-	a = append(a, "--init-method-std", spec.Float(st.InitMethodStd), "--attention-backend", st.AttentionBackend)
+	a = append(a, "--attention-backend", st.AttentionBackend)
 	off(st.GradAccumFusion, "--no-gradient-accumulation-fusion")
 	off(st.MaskedSoftmaxFusion, "--no-masked-softmax-fusion")
 	off(st.BiasSwiGLUFusion, "--no-bias-swiglu-fusion")

@@ -71,7 +71,8 @@ func ScriptDigest() string {
 // field that carries it, by ConfigContainer section, so nemo runs the same overlap, fusions, attention
 // backend, init, EOD masking, optimizer sharding, gradient-reduce dtype, recompute and data loader as
 // mega and prim. Field names are Megatron-Bridge 0.3.0's (frameworks/facts/bridge_0.3.0.json; the
-// tests check each against the facts). The RMSNorm epsilon is the model's (spec.Plan.NormEpsilon).
+// tests check each against the facts). The model's own facts (RMSNorm ε, init, window, biases) come
+// from models.Model in Config.
 // spec.Fairness.PrimusTurbo has no Bridge field: Primus Turbo kernels exist only in Primus.
 // spec.Fairness.RerunMode is Bridge 0.3.0's default (RerunStateMachineConfig rerun_mode "disabled"),
 // so the configuration leaves that section to it.
@@ -83,7 +84,7 @@ func Fairness() map[string]Section {
 	}
 	return map[string]Section{
 		"model": {
-			"recompute_granularity": recompute, "init_method_std": st.InitMethodStd,
+			"recompute_granularity":        recompute,
 			"attention_backend":            st.AttentionBackend,
 			"gradient_accumulation_fusion": st.GradAccumFusion, "masked_softmax_fusion": st.MaskedSoftmaxFusion,
 			"bias_activation_fusion": st.BiasSwiGLUFusion, "apply_rope_fusion": st.RopeFusion,
@@ -119,9 +120,8 @@ func Config(p spec.Plan) (map[string]Section, error) {
 	if _, err := mega.RotaryBase(m.RopeTheta); err != nil {
 		return nil, fmt.Errorf("nemo: %w", err)
 	}
-	eps, err := p.NormEpsilon()
-	if err != nil {
-		return nil, fmt.Errorf("nemo: %w", err)
+	if err := p.CheckRopeScaling("nemo"); err != nil {
+		return nil, err
 	}
 	var window any
 	if p.WindowActive() {
@@ -131,7 +131,7 @@ func Config(p spec.Plan) (map[string]Section, error) {
 		"num_layers": m.Layers, "hidden_size": m.Hidden, "ffn_hidden_size": m.FFN,
 		"num_attention_heads": m.Heads, "num_query_groups": m.KVHeads, "kv_channels": m.HeadDim(),
 		"seq_length": f.SL, "position_embedding_type": "rope", "rotary_base": int(m.RopeTheta), "rotary_percent": 1.0,
-		"normalization": "RMSNorm", "layernorm_epsilon": eps, "activation_func": "silu", "gated_linear_unit": true,
+		"normalization": "RMSNorm", "layernorm_epsilon": m.NormEps, "init_method_std": m.InitStd, "activation_func": "silu", "gated_linear_unit": true,
 		"add_bias_linear": false, "add_qkv_bias": m.QKVBias, "share_embeddings_and_output_weights": m.TiedEmbeddings,
 		"hidden_dropout": 0.0, "attention_dropout": 0.0, "window_size": window,
 		"make_vocab_size_divisible_by": 128, "vocab_size": nil,
@@ -146,7 +146,7 @@ func Config(p spec.Plan) (map[string]Section, error) {
 		},
 		"optimizer": {
 			"optimizer": "adam", "lr": f.LR, "min_lr": f.MinLR, "weight_decay": f.WeightDecay,
-			"adam_beta1": f.Beta1, "adam_beta2": f.Beta2, "adam_eps": spec.AdamEps, "clip_grad": spec.ClipGrad,
+			"adam_beta1": f.Beta1, "adam_beta2": f.Beta2, "adam_eps": p.AdamEpsilon(), "clip_grad": spec.ClipGrad,
 		},
 		// Megatron Core's OptimizerParamScheduler: lr·step/warmup during warm-up (lr_warmup_init 0),
 		// then cosine to min_lr at train_iters, the same formula and steps as mega's

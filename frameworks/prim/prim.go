@@ -85,8 +85,7 @@ func pyFloat(v float64) string {
 func Overrides(p spec.Plan) ([]Override, error) {
 	m, f := p.Model, p.Fair
 	i, fl := spec.Int, pyFloat
-	eps, err := p.NormEpsilon()
-	if err != nil {
+	if err := p.CheckRopeScaling("prim"); err != nil {
 		return nil, err
 	}
 	st := spec.Fairness
@@ -100,9 +99,12 @@ func Overrides(p spec.Plan) ([]Override, error) {
 		// Rival does not apply Llama 3.1's rope scaling in any framework; Primus's llama3.1 model yaml may.
 		{"use_rope_scaling", "False"},
 		{"max_position_embeddings", i(m.MaxPositions)}, {"normalization", "RMSNorm"}, {"swiglu", "True"},
-		{"untie_embeddings_and_output_weights", "True"}, {"add_bias_linear", "False"},
+		{"untie_embeddings_and_output_weights", pyBool(!m.TiedEmbeddings)}, {"add_bias_linear", "False"},
 		{"add_qkv_bias", pyBool(m.QKVBias)}, {"attention_dropout", "0.0"}, {"hidden_dropout", "0.0"},
-		{"norm_epsilon", fl(eps)}, {"init_method_std", fl(st.InitMethodStd)},
+		// Megatron's --norm-epsilon stores into args.layernorm_epsilon, which TransformerConfig reads
+		// (megatron_3bec9aa9.json). Primus's model yamls carry a norm_epsilon key that nothing reads;
+		// it gets the same value so the file does not show a stale one.
+		{"layernorm_epsilon", fl(m.NormEps)}, {"norm_epsilon", fl(m.NormEps)}, {"init_method_std", fl(m.InitStd)},
 	}
 	if p.WindowActive() {
 		// Not a key of Primus's configs: it reaches Megatron through the patched yaml.
@@ -117,7 +119,7 @@ func Overrides(p spec.Plan) ([]Override, error) {
 		Override{"lr_decay_style", "cosine"}, Override{"lr_warmup_iters", i(f.WarmupSteps)},
 		Override{"lr_decay_iters", i(f.TrainIters)}, Override{"weight_decay", fl(f.WeightDecay)},
 		Override{"adam_beta1", fl(f.Beta1)}, Override{"adam_beta2", fl(f.Beta2)},
-		Override{"adam_eps", fl(spec.AdamEps)}, Override{"clip_grad", fl(spec.ClipGrad)},
+		Override{"adam_eps", fl(p.AdamEpsilon())}, Override{"clip_grad", fl(spec.ClipGrad)},
 		Override{"tensor_model_parallel_size", i(f.TP)}, Override{"pipeline_model_parallel_size", i(f.PP)},
 		Override{"sequence_parallel", pyBool(p.SequenceParallel())},
 		// The fairness settings (spec.Fairness), in place of the stock experiment's choices.

@@ -51,6 +51,9 @@ func CheckFair(f Fair) error {
 	if !(f.Beta2 >= 0 && f.Beta2 < 1) {
 		return fairErr("BETA2", "BETA2 is %g: it must lie in [0, 1)", f.Beta2)
 	}
+	if !(f.AdamEps >= 0 && f.AdamEps < 1) {
+		return fairErr("ADAM_EPS", "ADAM_EPS is %g: it must lie in [0, 1) (0: the default %g)", f.AdamEps, AdamEps)
+	}
 	if f.Seed < 0 {
 		return fairErr("SEED", "SEED is %d: it must be >= 0", f.Seed)
 	}

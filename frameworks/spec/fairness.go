@@ -1,21 +1,18 @@
 package spec
 
-import "fmt"
-
 // Settings are the knobs that change speed or the loss in a Megatron-family run beyond the fair
-// configuration. Every mega, prim and nemo launch sets each of them explicitly to the value here, so
+// configuration and the model's own facts (models.Model: RMSNorm ε, init, window, biases). Every mega, prim and nemo launch sets each of them explicitly to the value here, so
 // no framework's defaults, Primus's stock experiment or Bridge's config defaults decide them;
 // docs/frameworks.md lists them with the defaults they replace.
 type Settings struct {
-	OverlapGradReduce    bool    // overlap the data-parallel gradient reduce-scatter with backward
-	OverlapParamGather   bool    // overlap the distributed optimizer's parameter all-gather with forward
-	DistributedOptimizer bool    // shard optimizer state across data-parallel ranks
-	GradReduceInBF16     bool    // false: gradients are reduced in fp32
-	Recompute            string  // "" (none) | selective | full
-	EODMaskLoss          bool    // false: the token after an end-of-document counts in the loss
-	InitMethodStd        float64 // std of the normal weight init
-	AttentionBackend     string  // Megatron's --attention-backend
-	GradAccumFusion      bool    // fused weight-gradient accumulation (TE/APEX wgrad kernels)
+	OverlapGradReduce    bool   // overlap the data-parallel gradient reduce-scatter with backward
+	OverlapParamGather   bool   // overlap the distributed optimizer's parameter all-gather with forward
+	DistributedOptimizer bool   // shard optimizer state across data-parallel ranks
+	GradReduceInBF16     bool   // false: gradients are reduced in fp32
+	Recompute            string // "" (none) | selective | full
+	EODMaskLoss          bool   // false: the token after an end-of-document counts in the loss
+	AttentionBackend     string // Megatron's --attention-backend
+	GradAccumFusion      bool   // fused weight-gradient accumulation (TE/APEX wgrad kernels)
 	MaskedSoftmaxFusion  bool
 	BiasSwiGLUFusion     bool
 	RopeFusion           bool
@@ -36,25 +33,9 @@ type Settings struct {
 // onto Megatron-Bridge's fields).
 var Fairness = Settings{
 	OverlapGradReduce: true, OverlapParamGather: true, DistributedOptimizer: true,
-	GradReduceInBF16: false, Recompute: "", EODMaskLoss: false, InitMethodStd: 0.02,
+	GradReduceInBF16: false, Recompute: "", EODMaskLoss: false,
 	AttentionBackend: "auto", GradAccumFusion: false, MaskedSoftmaxFusion: true,
 	BiasSwiGLUFusion: true, RopeFusion: true, BiasDropoutFusion: true, CrossEntropyFusion: false,
 	DataloaderType: "single", NumWorkers: 2, PrimusTurbo: false,
 	RerunMode: "disabled", AttentionSoftmaxInFP32: false,
-}
-
-// normEps is each base model's RMSNorm epsilon (config.json rms_norm_eps).
-var normEps = map[string]float64{"llama": 1e-5, "qwen": 1e-6, "mistral": 1e-5}
-
-// NormEpsilon returns the RMSNorm epsilon of the plan's model (a proxy uses its base model's).
-func (p Plan) NormEpsilon() (float64, error) {
-	name := p.Model.Name
-	if p.Model.Proxy {
-		name = p.Model.Base
-	}
-	e, ok := normEps[name]
-	if !ok {
-		return 0, fmt.Errorf("spec: no RMSNorm epsilon known for model %s (config.json rms_norm_eps)", name)
-	}
-	return e, nil
 }

@@ -38,10 +38,12 @@ const (
 type Fair struct {
 	Seed, MBS, SL, GA, GBS, TP, PP, DP, TrainIters, WarmupSteps int
 	LR, MinLR, WeightDecay, Beta1, Beta2                        float64
-	Precision                                                   string // bf16 | fp8 | fp32
-	Profile                                                     bool
-	ProfileStepStart, ProfileStepEnd                            int
-	ProfileRanks                                                []int
+	// AdamEps is AdamW's ε; 0 means AdamEps, the value every framework is given (Plan.AdamEpsilon).
+	AdamEps                          float64
+	Precision                        string // bf16 | fp8 | fp32
+	Profile                          bool
+	ProfileStepStart, ProfileStepEnd int
+	ProfileRanks                     []int
 }
 
 // Request asks for the launch of one benchmark run.
@@ -73,6 +75,9 @@ type Launch struct {
 	LogFamily         string            // logparse family of the run's log; empty: the framework's name
 	RanFile           string            // file (relative to OutputDir) where the run records what ran; empty: none
 	Rendezvous        Rendezvous        // what the launch needs to know about its nodes (see rendezvous.go)
+	// PlatformEnv is the platform's communication environment the launch carries in Env, the same
+	// for every framework on the platform (ApplyPlatformEnv), for the run's provenance.
+	PlatformEnv map[string]string `json:",omitempty"`
 	// Preflight, when set, runs the framework's own argument parsing and config validation on this
 	// exact launch, in the same image and mounts, without GPUs; it exits non-zero with the framework's
 	// error on its last line ("preflight failed: ...").
@@ -150,6 +155,23 @@ func (p Plan) SequenceParallel() bool { return p.Fair.TP > 1 }
 // attention and the same kernels.
 func (p Plan) WindowActive() bool {
 	return p.Model.SlidingWindow > 0 && p.Fair.SL > p.Model.SlidingWindow
+}
+
+// AdamEpsilon is the AdamW ε of the plan: Fair.AdamEps, or AdamEps when it is 0.
+func (p Plan) AdamEpsilon() float64 {
+	if p.Fair.AdamEps > 0 {
+		return p.Fair.AdamEps
+	}
+	return AdamEps
+}
+
+// CheckRopeScaling refuses a model whose RoPE scaling (models.Model.RopeScaling) the framework's
+// launch cannot express; every registered model trains plain RoPE.
+func (p Plan) CheckRopeScaling(framework string) error {
+	if p.Model.RopeScaling != "" {
+		return fmt.Errorf("%s: model %s asks for RoPE scaling %q, which Rival's %s launch does not express (every framework trains plain RoPE); remove RopeScaling from the model", framework, p.Model.Name, p.Model.RopeScaling, framework)
+	}
+	return nil
 }
 
 // AdamEps is the Adam epsilon every framework is given explicitly (Megatron's and TorchTitan's

@@ -115,7 +115,7 @@ def _register():
         base.model_args["8B"],
         dim=m["hidden"], n_layers=m["layers"], n_heads=m["heads"], n_kv_heads=m["kv_heads"],
         vocab_size=m["vocab"], multiple_of=multiple_of, ffn_dim_multiplier=mult,
-        rope_theta=m["rope_theta"], max_seq_len=m["max_positions"],
+        rope_theta=m["rope_theta"], max_seq_len=m["max_positions"], norm_eps=m["norm_eps"],
         # Scaling factor 1 makes TorchTitan's Llama 3.1 rope scaling the identity: no framework in
         # Rival applies rope scaling.
         rope_scaling_args=dataclasses.replace(base.model_args["8B"].rope_scaling_args, scaling_factor=1.0),

@@ -113,6 +113,10 @@ type ModelConfig struct {
 	Vocab        int     `json:"vocab"`
 	RopeTheta    float64 `json:"rope_theta"`
 	MaxPositions int     `json:"max_positions"`
+	NormEps      float64 `json:"norm_eps"` // RMSNorm ε (TorchTitan's norm_eps)
+	// InitStd is the model's weight-init standard deviation (models.Model.InitStd), for the
+	// extension's model initialisation.
+	InitStd float64 `json:"init_std"`
 }
 
 // check rejects what the pinned TorchTitan cannot train the way the other frameworks do. Each error
@@ -121,6 +125,12 @@ func check(p spec.Plan) error {
 	m, f := p.Model, p.Fair
 	if m.QKVBias {
 		return fmt.Errorf("titan: model %s has QKV biases, which TorchTitan's Llama attention cannot express (its wq/wk/wv are built with bias=False and the model args have no bias field); run %s with mega, prim, nemo or fsdp", m.Name, m.Name)
+	}
+	if m.TiedEmbeddings {
+		return fmt.Errorf("titan: model %s ties its input embedding and output layer, which TorchTitan's Llama model cannot (tok_embeddings and output are separate parameters); run %s with mega, prim, nemo or fsdp", m.Name, m.Name)
+	}
+	if err := p.CheckRopeScaling("titan"); err != nil {
+		return err
 	}
 	if p.WindowActive() {
 		return fmt.Errorf("titan: SL %d exceeds %s's %d-token sliding window, and TorchTitan's Llama attention has no sliding window; use SL <= %d for titan", f.SL, m.Name, m.SlidingWindow, m.SlidingWindow)
@@ -186,7 +196,7 @@ func configJSON(p spec.Plan) ([]byte, error) {
 	c := Config{
 		Flavor: m.Name, DataPrefix: p.DataPrefix, Seed: p.Fair.Seed,
 		Model: ModelConfig{Layers: m.Layers, Hidden: m.Hidden, FFN: m.FFN, Heads: m.Heads, KVHeads: m.KVHeads,
-			Vocab: m.Vocab, RopeTheta: m.RopeTheta, MaxPositions: m.MaxPositions},
+			Vocab: m.Vocab, RopeTheta: m.RopeTheta, MaxPositions: m.MaxPositions, NormEps: m.NormEps, InitStd: m.InitStd},
 	}
 	b, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
@@ -269,7 +279,7 @@ func sectionsV020(p spec.Plan, primus bool) []Section {
 		// hf_assets_path is the folder holding tokenizer.json (tokenizer_path is its deprecated alias).
 		{"model", []KV{{"name", q(SpecName)}, {"flavor", q(m.Name)}, {"hf_assets_path", q(p.TokenizerPath)}}},
 		{"optimizer", []KV{{"name", q("AdamW")}, {"lr", fl(f.LR)}, {"beta1", fl(f.Beta1)}, {"beta2", fl(f.Beta2)},
-			{"eps", fl(spec.AdamEps)}, {"weight_decay", fl(f.WeightDecay)}, {"implementation", q("fused")}}},
+			{"eps", fl(p.AdamEpsilon())}, {"weight_decay", fl(f.WeightDecay)}, {"implementation", q("fused")}}},
 		{"lr_scheduler", []KV{{"warmup_steps", i(f.WarmupSteps)}, {"decay_type", q("cosine")},
 			{"min_lr_factor", fl(f.MinLR / f.LR)}}},
 		training,

@@ -224,7 +224,8 @@ func TestEXPIsPrimusYAML(t *testing.T) {
 	require.NoError(t, json.Unmarshal(l.Files[ConfigName], &cfg))
 	assert.Equal(t, Config{Flavor: "mistral-proxy", DataPrefix: "/data/d_text_document", Seed: 42,
 		Model: ModelConfig{Layers: p.Model.Layers, Hidden: p.Model.Hidden, FFN: p.Model.FFN, Heads: p.Model.Heads,
-			KVHeads: p.Model.KVHeads, Vocab: p.Model.Vocab, RopeTheta: p.Model.RopeTheta, MaxPositions: p.Model.MaxPositions}}, cfg)
+			KVHeads: p.Model.KVHeads, Vocab: p.Model.Vocab, RopeTheta: p.Model.RopeTheta, MaxPositions: p.Model.MaxPositions,
+			NormEps: p.Model.NormEps, InitStd: p.Model.InitStd}}, cfg)
 }
 
 func TestPipelineCarriesAccumulationInOneStep(t *testing.T) {

@@ -1,0 +1,62 @@
+package fsdp
+
+import (
+	"fmt"
+	"path"
+
+	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/hw"
+)
+
+// Version names the trainer fsdp launches run: Rival's own, embedded in the binary.
+func Version() string { return "rival frameworks/fsdp train.py blake3:" + ScriptDigest() }
+
+// Build returns the launch of one fsdp run from a validated plan, as every framework's builder
+// does: the model's facts (models.Model: shape, RoPE base, RMSNorm ε, init, QKV bias, sliding window,
+// tied embeddings) and the recipe (spec.Fair) become train.py's arguments.
+func Build(p spec.Plan) (spec.Launch, error) {
+	f, m := p.Fair, p.Model
+	if f.Precision == spec.FP8 {
+		return spec.Launch{}, fmt.Errorf("fsdp: PRECISION fp8: the fsdp trainer knows bf16 and fp32")
+	}
+	if f.Profile {
+		return spec.Launch{}, fmt.Errorf("fsdp: PROFILE=1: the fsdp trainer has no profiler hooks; set PROFILE=0 for fsdp runs")
+	}
+	if err := p.CheckRopeScaling("fsdp"); err != nil {
+		return spec.Launch{}, err
+	}
+	cfg := Config{
+		ScriptPath: path.Join(p.OutputDir, ScriptName), WorkDir: p.OutputDir, DataPrefix: p.DataPrefix,
+		Layers: m.Layers, Hidden: m.Hidden, FFN: m.FFN, Heads: m.Heads, KVHeads: m.KVHeads, Vocab: m.Vocab,
+		RopeTheta: m.RopeTheta, QKVBias: m.QKVBias, NormEps: m.NormEps, InitStd: m.InitStd,
+		TieEmbeddings: m.TiedEmbeddings, MaxPositions: m.MaxPositions,
+		SeqLen: f.SL, MicroBatch: f.MBS, GradAccum: f.GA, TrainIters: f.TrainIters,
+		LR: f.LR, MinLR: f.MinLR, WarmupSteps: f.WarmupSteps, WeightDecay: f.WeightDecay,
+		Beta1: f.Beta1, Beta2: f.Beta2, AdamEps: p.AdamEpsilon(), Seed: int64(f.Seed), Precision: f.Precision,
+		LogInterval: 1, NNodes: p.NNodes, TP: f.TP, PP: f.PP, DP: f.DP,
+	}
+	if p.WindowActive() {
+		// At SL ≤ window the window masks nothing, and the trainer keeps the causal kernel.
+		cfg.Window = m.SlidingWindow
+	}
+	if p.NNodes > 1 {
+		// The scheduler fills in the rendezvous host per node (slurm.PerNodeArgs
+		// rewrites --master_addr); this value only satisfies the launch builder.
+		cfg.MasterAddr = "localhost"
+	}
+	if p.Platform == hw.PlatformCPU {
+		cfg.NProcPerNode = p.GPUsPerNode
+	} else {
+		// The GPU images put their own Python and torchrun first on PATH.
+		cfg.Python, cfg.Torchrun, cfg.GPUsPerNode = "python3", "torchrun", p.GPUsPerNode
+	}
+	fl, err := BuildLaunch(cfg)
+	if err != nil {
+		return spec.Launch{}, err
+	}
+	return spec.Launch{
+		Framework: spec.FSDP, Command: fl.Command, Env: fl.Env, WorkDir: fl.WorkDir,
+		Files:             map[string][]byte{ScriptName: Script()},
+		EntryScriptDigest: ScriptDigest(), FrameworkVersion: Version(),
+	}, nil
+}
