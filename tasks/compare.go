@@ -17,7 +17,7 @@ import (
 )
 
 // compareVersion changes compare's key when the report's computation changes.
-const compareVersion = "4"
+const compareVersion = "5"
 
 // resultFiles lists result JSON files under top (OUTPUT_DIR, leaving out
 // runs/, where runs keep scratch files such as generated configs) and under
