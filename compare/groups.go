@@ -402,10 +402,11 @@ func (g *Group) compute(prices PriceTable) {
 			g.Peak = run.Peak
 		}
 		pm := r.PerformanceMetrics
-		if pm.FrameworkReportedTFLOPsPerGPU != nil && finite(*pm.FrameworkReportedTFLOPsPerGPU) {
+		// Zero is what a log that prints no TFLOP/s leaves behind, not a figure.
+		if pm.FrameworkReportedTFLOPsPerGPU != nil && finite(*pm.FrameworkReportedTFLOPsPerGPU) && *pm.FrameworkReportedTFLOPsPerGPU > 0 {
 			ftf = append(ftf, *pm.FrameworkReportedTFLOPsPerGPU)
 		}
-		if pm.FrameworkReportedMFUPercent != nil && finite(*pm.FrameworkReportedMFUPercent) {
+		if pm.FrameworkReportedMFUPercent != nil && finite(*pm.FrameworkReportedMFUPercent) && *pm.FrameworkReportedMFUPercent > 0 {
 			fmfu = append(fmfu, *pm.FrameworkReportedMFUPercent)
 		}
 		pooled = append(pooled, measuredSteps(r)...)

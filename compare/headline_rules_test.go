@@ -3,6 +3,7 @@ package compare
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"os"
 	"strconv"
 	"strings"
@@ -147,7 +148,7 @@ func TestCraftedProxyGetsNoMFUNorEnergy(t *testing.T) {
 	energy := md[strings.Index(md, "### Energy"):]
 	energy = energy[:strings.Index(energy, "\n\n### ")]
 	for _, line := range strings.Split(energy, "\n")[4:] {
-		assert.Contains(t, line, "| — | — | — (proxy model", "no tokens per Wh for a proxy")
+		assert.Contains(t, line, "| — (proxy model) | — | — (proxy model: no time-to-train or cost) | — | — | — |", "no tokens per Wh, cost or GPU-hours for a proxy")
 	}
 }
 
@@ -190,4 +191,34 @@ func readFile(t *testing.T, path string) string {
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	return string(data)
+}
+
+// The demo report: the figure, report.md, report.html and the console say
+// the same thing, and the figure draws only panels with data.
+func TestDemoFigureAndReportAgree(t *testing.T) {
+	rep, _ := demoReport(t)
+	md, page, console, svg := outputs(t, rep)
+	for name, out := range map[string]string{"report.md": md, "console": console} {
+		assert.Contains(t, out, "in parity", name)
+	}
+	assert.Contains(t, svg, "1 of 1 pair in parity", "the loss panel speaks of the pair report.md and the console call in parity")
+	assert.NotContains(t, svg, "curves not compared")
+	assert.NotContains(t, svg, "Cost to train on 1T tokens", "no empty cost panel on the demo")
+	assert.NotContains(t, svg, "MFU: Rival", "no empty MFU panel on the demo")
+	assert.Contains(t, svg, "Not drawn: MFU")
+	assert.NotContains(t, md, "†", "no † legend without a †")
+	assert.NotContains(t, page, "†")
+	assert.Equal(t, 2, strings.Count(md, "AdamW foreach"), "the long configuration is in the Configurations table only")
+	assert.NotContains(t, md, "269,040", "no GPU-hours per 1T tokens for a proxy")
+	assert.NotContains(t, md, "1.1…", "a difference is not cut mid-word")
+	assert.Contains(t, md, "ran single on torch 1.13.0a0 vs ran ddp on torch 1.13.0a0")
+}
+
+func TestCostAdviceNamesASettingThatWorks(t *testing.T) {
+	rep, md := crafted(t, "prices", DefaultPrices())
+	_, _, _, svg := outputs(t, rep)
+	want := "set PRICE_A100_SXM4_80GB=<USD per GPU-hour> in compare's environment"
+	inMD(t, md, true, mdEscape(want))
+	assert.Contains(t, html.UnescapeString(svg), want)
+	assert.NotContains(t, svg, "in config.env", "config.env rejects PRICE_ keys")
 }

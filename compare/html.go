@@ -78,11 +78,7 @@ func (s *ModelSection) ConfigComparisons() []ConfigComparison {
 			}
 			for _, k := range fairnessFields {
 				if f.Config[k] != sl.Config[k] {
-					a, b := truncate(f.Config[k], 13), truncate(sl.Config[k], 13)
-					if d := differingCells([]string{f.Config[k], sl.Config[k]}, 24, false); strings.HasPrefix(d[0], "…") {
-						a, b = d[0], d[1] // a long common prefix: show where they differ
-					}
-					c.Differs = append(c.Differs, fmt.Sprintf("%s: %s vs %s", k, a, b))
+					c.Differs = append(c.Differs, differsText(k, f.Config[k], sl.Config[k]))
 				}
 			}
 			if sameSeed(firstRun(f), firstRun(sl)) && ka.Dataset != "" && !strings.HasSuffix(ka.Dataset, "@unknown") {
@@ -733,4 +729,40 @@ func priceHint(g *Group) string {
 		return "—"
 	}
 	return "— (no price: set PRICE_" + strings.ReplaceAll(strings.ToUpper(g.Key.GPU), " ", "_") + ")"
+}
+
+// differsText says how one field differs between two groups without
+// cutting a word: a fingerprint or digest only "differs"; short values are
+// shown whole; long ones (the fsdp trainer's version) by the parts that
+// differ, split at "; " and ", " ("ran single on torch 1.13.0a0 vs ran ddp
+// on torch 1.13.0a0; reduce none (one process) vs reduce fp32").
+func differsText(field, a, b string) string {
+	if strings.HasSuffix(field, "fingerprint") || strings.HasSuffix(field, "digest") {
+		return field + " differs"
+	}
+	if len([]rune(a)) <= 24 && len([]rune(b)) <= 24 {
+		return fmt.Sprintf("%s: %s vs %s", field, a, b)
+	}
+	split := func(s string) []string {
+		var out []string
+		for _, p := range strings.Split(s, "; ") {
+			out = append(out, strings.Split(p, ", ")...)
+		}
+		return out
+	}
+	pa, pb := split(a), split(b)
+	var parts []string
+	for i := 0; i < max(len(pa), len(pb)); i++ {
+		x, y := "", ""
+		if i < len(pa) {
+			x = pa[i]
+		}
+		if i < len(pb) {
+			y = pb[i]
+		}
+		if x != y {
+			parts = append(parts, fmt.Sprintf("%s vs %s", dashIfEmpty(x), dashIfEmpty(y)))
+		}
+	}
+	return field + ": " + strings.Join(parts, "; ")
 }

@@ -275,5 +275,6 @@ func TestFairnessShowsWhereValuesDiffer(t *testing.T) {
 	}
 	cc := rep.Models[0].ConfigComparisons()
 	require.Len(t, cc, 1)
-	assert.Contains(t, cc[0].Differs, "framework_version: …; ran single on torch … vs …; ran ddp on torch 1.1…", "the headline's list of differences too")
+	assert.Contains(t, cc[0].Differs, "framework_version: ran single on torch 1.13.0a0 vs ran ddp on torch 1.13.0a0; reduce none (one process) vs reduce fp32", "the headline's list of differences too, cut at no word")
+	assert.Contains(t, cc[0].Differs, "config_fingerprint differs")
 }

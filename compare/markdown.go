@@ -383,7 +383,13 @@ func (r *Report) writeHeadlines(m md) {
 			}
 		}
 	}
-	m.p("\n† marks a group that no group of another platform it is compared with matches in configuration: every comparison of it is **%s**.\n\n", NotIdentical)
+	for _, g := range r.Groups {
+		if g.Marked {
+			m.p("\n† marks a group that no group of another platform it is compared with matches in configuration: every comparison of it is **%s**.\n", NotIdentical)
+			break
+		}
+	}
+	m.p("\n")
 }
 
 // underSlurm says whether a run of the group ran as a Slurm job, whose power
@@ -523,6 +529,11 @@ func shortSetup(g *Group) string {
 	if ver == unknown {
 		ver = "version not recorded"
 	}
+	if len([]rune(ver)) > 40 {
+		// A long version (the fsdp trainer's description) is in the
+		// Configurations table; repeating it makes every row unreadable.
+		ver = "(version: see Configurations)"
+	}
 	return fmt.Sprintf("%s, SL %s, GBS %s, MBS %s, TP %s PP %s CP %s DP %s · %s %s",
 		c["precision"], c["sequence_length"], c["global_batch_size"], c["micro_batch_size"],
 		c["tensor_parallel"], c["pipeline_parallel"], c["context_parallel"], c["data_parallel"],
@@ -569,7 +580,7 @@ func writeRuns(m md, s *ModelSection) {
 
 func writeEfficiency(m md, s *ModelSection) {
 	m.p("\n### Efficiency\n\n")
-	m.header("group", "configuration · stack", "precision", "peak (TFLOP/s)", "TFLOP/s/GPU (Rival)", "MFU (Rival)", "TFLOP/s/GPU (framework's own)", "MFU (framework's own)")
+	m.header("group", "precision", "peak (TFLOP/s)", "TFLOP/s/GPU (Rival)", "MFU (Rival)", "TFLOP/s/GPU (framework's own)", "MFU (framework's own)")
 	for _, g := range s.Groups {
 		mfu, fmfu := "—", "—"
 		if g.MFU != nil {
@@ -581,25 +592,28 @@ func writeEfficiency(m md, s *ModelSection) {
 		if g.FrameworkMFU != nil {
 			fmfu = num(*g.FrameworkMFU, 1) + "%"
 		}
-		m.row(g.name(), shortSetup(g), g.Config["precision"], ptr(g.Peak, 1), sig(g.TFLOPs), mfu, frameworkTFCell(g.FrameworkTF), fmfu)
+		if g.Proxy {
+			mfu = "— (proxy model)"
+		}
+		m.row(g.name(), g.Config["precision"], ptr(g.Peak, 1), sig(g.TFLOPs), mfu, frameworkTFCell(g.FrameworkTF), fmfu)
 	}
 }
 
 func writeMemory(m md, s *ModelSection) {
 	m.p("\n### Memory (per GPU, GiB)\n\n")
-	m.header("group", "configuration · stack", "peak allocated", "peak reserved", "peak device used", "GPU memory", "share of GPU memory")
+	m.header("group", "peak allocated", "peak reserved", "peak device used", "GPU memory", "share of GPU memory")
 	for _, g := range s.Groups {
 		share := "—"
 		if g.MemoryShare != nil {
 			share = num(100**g.MemoryShare, 1) + "%"
 		}
-		m.row(g.name(), shortSetup(g), mib2gib(g.AllocatedMiB), mib2gib(g.ReservedMiB), mib2gib(g.DeviceUsedMiB), mib2gib(g.GPUMemoryMiB), share)
+		m.row(g.name(), mib2gib(g.AllocatedMiB), mib2gib(g.ReservedMiB), mib2gib(g.DeviceUsedMiB), mib2gib(g.GPUMemoryMiB), share)
 	}
 }
 
 func writeEnergyCost(m md, s *ModelSection) {
 	m.p("\n### Energy, time and cost\n\n")
-	m.header("group", "configuration · stack", "tokens per Wh per GPU", "power (W/GPU, GPU board power only)", "USD per GPU-hour", "cost per 1T tokens", "GPU-hours per 1T tokens", "days for 1T / 15T tokens")
+	m.header("group", "tokens per Wh per GPU", "power (W/GPU, GPU board power only)", "USD per GPU-hour", "cost per 1T tokens", "GPU-hours per 1T tokens", "days for 1T / 15T tokens")
 	for _, g := range s.Groups {
 		energy, power := "—", "—"
 		if g.TokensPerWh != nil {
@@ -614,7 +628,7 @@ func writeEnergyCost(m md, s *ModelSection) {
 				}
 			}
 		}
-		price, cost, days := "— (no price: set "+PriceKey(g.Key.GPU)+")", "—", "—"
+		price, cost, days := "— (no price: "+PriceAdvice(PriceKey(g.Key.GPU))+")", "—", "—"
 		switch {
 		case g.Proxy || g.CPU:
 			why := "proxy model"
@@ -636,7 +650,14 @@ func writeEnergyCost(m md, s *ModelSection) {
 				days = fmt.Sprintf("%s / %s on %s", num(g.DaysFor1T, 1), num(g.DaysFor15T, 1), plural(g.NumGPUs, "GPU"))
 			}
 		}
-		m.row(g.name(), shortSetup(g), energy, power, price, cost, num(g.GPUHoursPer1T, 0), days)
+		hours := num(g.GPUHoursPer1T, 0)
+		if g.Proxy || g.CPU {
+			hours = "—"
+			if g.Proxy && energy == "—" && g.PowerWatts > 0 {
+				energy = "— (proxy model)"
+			}
+		}
+		m.row(g.name(), energy, power, price, cost, hours, days)
 	}
 }
 
@@ -700,17 +721,16 @@ func writeParity(m md, s *ModelSection) {
 		a, b string
 	}
 	var pairs []pair
-	for _, lp := range s.Parity {
+	for i, lp := range s.ParityPairs() {
 		kind := ""
-		if lp.PrecisionOnly {
+		switch {
+		case i >= len(s.Parity):
+			pairs = append(pairs, pair{lp, " (between configurations, same data and seed)", s.DisplayName(lp.A), s.DisplayName(lp.B)})
+			continue
+		case lp.PrecisionOnly:
 			kind = fmt.Sprintf(" (precision only: %s vs %s)", lp.A.Config["precision"], lp.B.Config["precision"])
 		}
 		pairs = append(pairs, pair{lp, kind, lp.A.Label, lp.B.Label})
-	}
-	for _, c := range s.ConfigComparisons() {
-		if c.Parity != nil {
-			pairs = append(pairs, pair{*c.Parity, " (between configurations, same data and seed)", s.DisplayName(c.Parity.A), s.DisplayName(c.Parity.B)})
-		}
 	}
 	if len(pairs) == 0 {
 		m.p("No pair of groups of %s ran on the same data with an equal recorded configuration (apart from precision), so loss curves are not compared.\n\n", mdEscape(s.Label))

@@ -102,6 +102,16 @@ func (t PriceTable) Models() []string {
 	return out
 }
 
+// PriceAdvice says how to give prices for the PRICE_ keys: compare reads
+// them from its environment (config.env does not take them).
+func PriceAdvice(keys ...string) string {
+	var set []string
+	for _, k := range keys {
+		set = append(set, k+"=<USD per GPU-hour>")
+	}
+	return "set " + strings.Join(set, " ") + " in compare's environment, e.g. " + keys[0] + "=2.99 go run mage.go compare (config.env does not take prices)"
+}
+
 // PriceKey is the PRICE_ setting that prices gpu: "PRICE_A100_SXM4_80GB".
 func PriceKey(gpu string) string {
 	return "PRICE_" + strings.Join(gpuTokens(gpu), "_")
