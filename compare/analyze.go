@@ -245,8 +245,12 @@ type Report struct {
 	Models         []*ModelSection
 	Prices         PriceTable
 	// Warnings are what a reader must see before trusting a figure: noisy
-	// hosts, outlier runs, dropped step times, implausible prices.
+	// hosts, outlier runs, dropped step times, implausible prices, results
+	// that disagree with their training log.
 	Warnings []string
+	// LogChecks says, by input source, what checking the result against
+	// its training log found (see SetLogChecks); nil when no check ran.
+	LogChecks map[string]LogCheck
 	// Platforms seen among usable runs, sorted.
 	Platforms []string
 }

@@ -763,6 +763,13 @@ func (r *Report) writeInputs(m md) {
 		if len(in.Duplicates) > 0 {
 			notes = append(notes, "identical copies counted once: "+strings.Join(in.Duplicates, ", "))
 		}
+		if r.LogChecks != nil {
+			c, ok := r.LogChecks[in.Source]
+			if !ok {
+				c.Why = "not looked for"
+			}
+			notes = append(notes, c.Note())
+		}
 		m.rowRaw(mdEscape(in.Source), mdCode(in.Fingerprint), mdEscape(in.Format), mdEscape(platformOf(res)), mdEscape(res.Framework.Name), mdEscape(modelLabel(res)),
 			mdEscape(dashIfEmpty(strings.Join(in.Missing, ", "))), mdEscape(dashIfEmpty(strings.Join(notes, "; "))))
 	}

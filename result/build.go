@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/frameworks/logparse"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/models"
@@ -39,6 +40,20 @@ type Facts struct {
 	// WarmupSteps overrides the warm-up found from the data (see warmupFound); nil
 	// uses it. At most logparse.HeadSteps steps can be excluded.
 	WarmupSteps *int
+
+	// LogDigest is "blake3:<hex>" of the log file the result is built
+	// from (LogDigest computes it); it is recorded as log.digest.
+	LogDigest string
+}
+
+// LogDigest is "blake3:<hex>" of the file at path: the digest a result
+// records of its training log, and the key the cache stores the log under.
+func LogDigest(path string) (string, error) {
+	d, _, err := cache.HashFile(path)
+	if err != nil {
+		return "", fmt.Errorf("digest of the log %s: %w", path, err)
+	}
+	return "blake3:" + d.String(), nil
 }
 
 // ErrMissingFact is wrapped by Build's errors for a fact neither the log nor Facts gives.
@@ -140,6 +155,7 @@ func Build(log *logparse.Log, facts Facts) (*Result, error) {
 	model, haveModel := r.model(facts, pre)
 	r.series(log)
 	r.logInfo(log)
+	r.Log.Digest = facts.LogDigest
 	if err := r.performance(log, facts, model, haveModel); err != nil {
 		return nil, err
 	}

@@ -133,6 +133,7 @@ func (w *Workspace) CompareTask(dirs []string, deps ...*dag.Task) (*dag.Task, er
 			return err
 		}
 		rep.Skipped = problems
+		rep.SetLogChecks(w.logChecks(inputs))
 		rep.ConfigDefaults = map[string]string{}
 		for _, k := range ConfigKeys() {
 			rep.ConfigDefaults[k.Name] = k.Default
