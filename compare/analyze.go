@@ -13,7 +13,7 @@ import (
 )
 
 // ErrNoResults is returned by Analyze when there is nothing to compare.
-var ErrNoResults = errors.New("no results to compare: run a training target first (e.g. `mage train:run amd prim llama`) or point compare:dir at a folder of result JSON files")
+var ErrNoResults = errors.New("no results to compare: train first (`go run mage.go demo` or `go run mage.go train:cpu` on any host, `go run mage.go train:run amd prim llama` on a GPU host) or point compare:dir at a folder of result JSON files")
 
 // Thresholds of the sanity and parity checks.
 const (

@@ -50,6 +50,10 @@ func resultFiles(top string, dirs []string) ([]string, error) {
 		return nil, err
 	}
 	for _, d := range dirs {
+		// A folder named on the command line must exist: a typo is not "no results".
+		if _, err := os.Stat(d); errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("compare:dir: %s does not exist: give the folder that holds the result JSON files (copied from other hosts or unpacked from wrap), e.g. go run mage.go compare:dir results/", d)
+		}
 		if err := walk(d, ""); err != nil {
 			return nil, err
 		}

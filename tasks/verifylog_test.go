@@ -111,3 +111,32 @@ func TestCompareMarksResultsCheckedAgainstTheirLog(t *testing.T) {
 	assert.Contains(t, md, "checked against its training log: every measured figure agrees")
 	assert.Contains(t, md, "1 result could not be checked against its training log")
 }
+
+// compare:dir on a folder that does not exist says so, apart from the
+// message of an empty folder, and suggests commands as the README spells them.
+func TestCompareDirMissingFolder(t *testing.T) {
+	w, _ := newWorkspace(t, "")
+	missing := filepath.Join(t.TempDir(), "no-such-folder")
+	err := w.CompareTarget(context.Background(), []string{missing})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), missing+" does not exist")
+	assert.NotContains(t, err.Error(), "no results to compare")
+
+	empty := t.TempDir()
+	err = w.CompareTarget(context.Background(), []string{empty})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no results to compare")
+	assert.Contains(t, err.Error(), "`go run mage.go demo`")
+	assert.NotContains(t, err.Error(), "`mage ", "the README never installs a mage binary")
+}
+
+// purge says when an output folder held nothing to remove.
+func TestPurgeSaysWhenNothingWasRemoved(t *testing.T) {
+	w, out := newWorkspace(t, "")
+	w.markOwnDirs()
+	require.NoError(t, os.MkdirAll(w.Path("OUTPUT_DIR"), 0o755))
+	w.markOwnDirs()
+	require.NoError(t, w.Purge(false))
+	assert.Contains(t, out.String(), "held nothing to remove")
+	assert.NotContains(t, out.String(), "purge: removed")
+}
