@@ -163,6 +163,14 @@ func Build(log *logparse.Log, facts Facts) (*Result, error) {
 	return r, nil
 }
 
+// joinAnd is "a", "a and b", "a, b and c".
+func joinAnd(xs []string) string {
+	if len(xs) <= 1 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
+}
+
 func derefOr(p *int, d int) int {
 	if p == nil {
 		return d
@@ -372,17 +380,24 @@ func headTimes(steps []logparse.Step, derived bool, k float64) []float64 {
 // cannot move; the mean is kept alongside.
 func (r *Result) performance(log *logparse.Log, f Facts, m models.Model, haveModel bool) error {
 	tc := r.TrainingConfig
-	need := func(what, env, example string) error {
-		return fmt.Errorf("%w: tokens/s needs %s: the log does not print it; set %s=%s", ErrMissingFact, what, env, example)
+	// Every missing fact at once: asking for one, then the next, costs a
+	// run of extract per fact.
+	var what, set []string
+	for _, m := range []struct {
+		missing        bool
+		what, env, val string
+	}{
+		{tc.GlobalBatchSize == nil, "the global batch size", "GBS", "<sequences per step, e.g. 64>"},
+		{tc.SequenceLength == nil, "the sequence length", "SL", "<tokens per sequence, e.g. 2048>"},
+		{tc.NumGPUs == nil, "the GPU count", "GPUS", "<GPUs in the run, e.g. 8>"},
+	} {
+		if m.missing {
+			what = append(what, m.what)
+			set = append(set, m.env+"="+m.val)
+		}
 	}
-	if tc.GlobalBatchSize == nil {
-		return need("the global batch size", "GBS", "<sequences per step, e.g. 64>")
-	}
-	if tc.SequenceLength == nil {
-		return need("the sequence length", "SL", "<tokens per sequence, e.g. 2048>")
-	}
-	if tc.NumGPUs == nil {
-		return fmt.Errorf("%w: tokens/s per GPU needs the GPU count: the log does not print it; set GPUS=<GPUs in the run, e.g. 8>", ErrMissingFact)
+	if len(what) > 0 {
+		return fmt.Errorf("%w: tokens/s needs %s: the log does not print %s; set %s", ErrMissingFact, joinAnd(what), map[bool]string{true: "it", false: "them"}[len(what) == 1], strings.Join(set, " "))
 	}
 	gbs, sl, gpus := *tc.GlobalBatchSize, *tc.SequenceLength, *tc.NumGPUs
 	for _, v := range []struct {
