@@ -163,6 +163,19 @@ func Build(log *logparse.Log, facts Facts) (*Result, error) {
 	return r, nil
 }
 
+// noTimeAdvice says, for a log whose steps print no time, what to do:
+// NeMo's progress lines have no end marker, so a wrapped one cannot be
+// rejoined by the parser as Megatron's "|"-terminated lines can.
+func noTimeAdvice(log *logparse.Log) string {
+	switch log.Framework {
+	case logparse.NeMo:
+		return ": NeMo prints train_step_timing at the end of its progress line, and a wrapped line loses it; " + logparse.NeMoRejoinAdvice
+	case logparse.Megatron, logparse.Primus, logparse.MegatronBridge, logparse.MegatronDeepSpeed:
+		return ": the iteration lines carry no \"elapsed time per iteration\"; if they were wrapped, rejoin them (extract -v names the lines) and extract again"
+	}
+	return ""
+}
+
 // joinAnd is "a", "a and b", "a, b and c".
 func joinAnd(xs []string) string {
 	if len(xs) <= 1 {
@@ -422,7 +435,7 @@ func (r *Result) performance(log *logparse.Log, f Facts, m models.Model, haveMod
 	printed.Merge(&log.Tail)
 	if printed.StepTime.Count() == 0 {
 		if printed.InvTokensPerGPU.Count() == 0 {
-			return fmt.Errorf("build result: no step in %s prints a step time or tokens/s (%d steps)", log.Source, log.StepCount)
+			return fmt.Errorf("build result: no step in %s prints a step time or tokens/s (%d steps)%s", log.Source, log.StepCount, noTimeAdvice(log))
 		}
 		// TorchTitan prints tokens/s per device, not step time.
 		derived = true

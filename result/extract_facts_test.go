@@ -51,3 +51,42 @@ func TestExtractTorchTitanMeshAndTotalSteps(t *testing.T) {
 		})
 	}
 }
+
+// A NeMo progress line hard-wrapped over three lines (a terminal copy)
+// gets NeMo's advice, not the Megatron "extract -v names the lines" one.
+func TestExtractWrappedNeMoLineAdvice(t *testing.T) {
+	data, err := os.ReadFile(logs + "real/nemo2-bionemo.log")
+	require.NoError(t, err)
+	line := strings.SplitN(string(data), "\n", 2)[0]
+	require.Greater(t, len(line), 160)
+	var b strings.Builder
+	for range 3 {
+		// A terminal 80 columns wide: the line continues on the next two.
+		b.WriteString(line[:80] + "\n" + line[80:160] + "\n" + line[160:] + "\n")
+	}
+	p := filepath.Join(t.TempDir(), "nemo-wrapped.log")
+	require.NoError(t, os.WriteFile(p, []byte(b.String()), 0o644))
+	_, err = Extract(p, envOf(map[string]string{"SL": "1024", "GPUS": "1"}))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `put each "Training epoch E, iteration i/N | ..." line back on one line`)
+	assert.NotContains(t, err.Error(), "extract -v names")
+}
+
+// An MLPerf MLLOG log (":::MLLOG {json}" events, as mlperf-logging writes
+// them) is refused with what extract would need.
+func TestExtractRefusesMLLOGWithWhatItNeeds(t *testing.T) {
+	var b strings.Builder
+	for i, ev := range []string{
+		`{"namespace": "", "time_ms": 1745000000000, "event_type": "INTERVAL_START", "key": "run_start", "value": null, "metadata": {"file": "train.py", "lineno": 10}}`,
+		`{"namespace": "", "time_ms": 1745000000001, "event_type": "POINT_IN_TIME", "key": "global_batch_size", "value": 8, "metadata": {"file": "train.py", "lineno": 11}}`,
+		`{"namespace": "", "time_ms": 1745000060000, "event_type": "INTERVAL_END", "key": "block_stop", "value": null, "metadata": {"file": "train.py", "lineno": 90, "first_epoch_num": 0}}`,
+	} {
+		fmt.Fprintf(&b, "[%d] :::MLLOG %s\n", i%2, ev)
+	}
+	p := filepath.Join(t.TempDir(), "mllog.log")
+	require.NoError(t, os.WriteFile(p, []byte(b.String()), 0o644))
+	_, err := Extract(p, envOf(map[string]string{"SL": "8192", "GPUS": "8"}))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "MLPerf MLLOG events")
+	assert.Contains(t, err.Error(), "give the trainer's own log")
+}
