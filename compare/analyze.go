@@ -420,6 +420,28 @@ func evaluate(in *Input) *Run {
 	return run
 }
 
+// ranPath names, for Rival's fsdp trainer, the path that ran when it is not
+// FSDP: the trainer records it in its version ("…; ran ddp on torch 1.13…",
+// "…; ran single on torch …"), and a run labelled FSDP that ran DDP must not
+// be read as FSDP. "" for other frameworks and for FSDP itself.
+func ranPath(r *result.Result) string {
+	if r.Framework.Name != "fsdp" || r.Framework.Version == nil {
+		return ""
+	}
+	_, rest, ok := strings.Cut(*r.Framework.Version, "; ran ")
+	if !ok {
+		return ""
+	}
+	path, _, _ := strings.Cut(rest, " ")
+	switch path {
+	case "ddp":
+		return " (ran DDP)"
+	case "single":
+		return " (ran one process)"
+	}
+	return ""
+}
+
 // runLength is the run's iteration count: train_iters, else the last
 // logged step number.
 func runLength(r *result.Result) int {
@@ -481,7 +503,7 @@ func Analyze(inputs []Input, prices PriceTable) (*Report, error) {
 		key := groupKey(in.Result)
 		g, ok := byKey[key]
 		if !ok {
-			g = &Group{Key: key, Label: shortGPU(key.GPU) + " " + frameworkLabel(key.Framework), ModelLabel: modelLabel(in.Result)}
+			g = &Group{Key: key, Label: shortGPU(key.GPU) + " " + frameworkLabel(key.Framework) + ranPath(in.Result), ModelLabel: modelLabel(in.Result)}
 			byKey[key] = g
 			order = append(order, key)
 		}

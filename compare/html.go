@@ -139,8 +139,16 @@ func (s *ModelSection) DisplayName(g *Group) string {
 	}
 	// Only groups whose labels would repeat are told apart by their fields.
 	base, shared := baseLabel(g.Label), false
+	// The fsdp trainer's path (" (ran DDP)") tells configurations apart by
+	// what ran, not by how they were set: they are still named by their fields.
+	stripRan := func(l string) string {
+		if i := strings.Index(l, " (ran "); i > 0 {
+			return l[:i]
+		}
+		return l
+	}
 	for _, h := range s.Groups {
-		shared = shared || h != g && baseLabel(h.Label) == base
+		shared = shared || h != g && stripRan(baseLabel(h.Label)) == stripRan(base)
 	}
 	if !shared {
 		parts = nil
