@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"html"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -221,4 +223,29 @@ func TestCostAdviceNamesASettingThatWorks(t *testing.T) {
 	inMD(t, md, true, mdEscape(want))
 	assert.Contains(t, html.UnescapeString(svg), want)
 	assert.NotContains(t, svg, "in config.env", "config.env rejects PRICE_ keys")
+}
+
+// The demo report as Chromium renders it states what the console,
+// report.md and the figure state: the same ratio and verdict, the same
+// loss parity, and nothing they contradict (no †, no "not compared", no
+// empty panel's promise).
+func TestDemoReportInChromiumAgreesWithOtherOutputs(t *testing.T) {
+	bin := chromium(t)
+	rep, _ := demoReport(t)
+	md, page, console, svg := outputs(t, rep)
+	path := filepath.Join(t.TempDir(), "report.html")
+	require.NoError(t, os.WriteFile(path, []byte(page), 0o644))
+	dom, _ := runChromium(t, bin, "--virtual-time-budget=3000", "--dump-dom", "file://"+path)
+	text := html.UnescapeString(regexp.MustCompile(`<[^>]+>`).ReplaceAllString(dom, ""))
+	cc := rep.Models[0].ConfigComparisons()
+	require.Len(t, cc, 1)
+	ratio := ratioText(cc[0].Ratio, cc[0].Metric, cc[0].RunsNeeded)
+	for name, out := range map[string]string{"rendered report.html": text, "console": console, "report.md": md} {
+		assert.Contains(t, strings.ReplaceAll(out, "\\", ""), ratio, name)
+		assert.Contains(t, out, "in parity", name)
+		assert.NotContains(t, out, "†", name)
+		assert.NotContains(t, out, "not compared", name)
+	}
+	assert.Contains(t, text, "CPU FSDP (ran DDP), DP 2, 2 processes")
+	assert.Contains(t, html.UnescapeString(svg), "1 of 1 pair in parity")
 }
