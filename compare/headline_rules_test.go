@@ -249,3 +249,34 @@ func TestDemoReportInChromiumAgreesWithOtherOutputs(t *testing.T) {
 	assert.Contains(t, text, "CPU FSDP (ran DDP), DP 2, 2 processes")
 	assert.Contains(t, html.UnescapeString(svg), "1 of 1 pair in parity")
 }
+
+// A framework TFLOP/s of 0 is what a log that prints none leaves: shown as
+// not printed, never as "0.0".
+func TestFrameworkTFLOPsZeroIsNotShown(t *testing.T) {
+	inputs, _, err := Load([]string{"testdata/crafted/energy"}, nil)
+	require.NoError(t, err)
+	zero := 0.0
+	for i := range inputs {
+		inputs[i].Result.PerformanceMetrics.FrameworkReportedTFLOPsPerGPU = &zero
+	}
+	rep, err := Analyze(inputs, DefaultPrices())
+	require.NoError(t, err)
+	var b bytes.Buffer
+	require.NoError(t, rep.WriteMarkdown(&b))
+	eff := b.String()[strings.Index(b.String(), "### Efficiency"):]
+	eff = eff[:strings.Index(eff, "### Memory")]
+	assert.NotContains(t, eff, "| 0.0 |")
+	assert.NotContains(t, eff, "| 0 |")
+	for _, g := range rep.Groups {
+		assert.Nil(t, g.FrameworkTF, g.Label)
+	}
+}
+
+// A demo result is rerun by the demo: train:run would train another corpus.
+func TestDemoResultReproducedByTheDemo(t *testing.T) {
+	rep, _ := demoReport(t)
+	for _, g := range rep.Groups {
+		cmd, _ := reproduce(firstRun(g), map[string]string{"DATASET": "bc"})
+		assert.Equal(t, "go run mage.go demo", cmd)
+	}
+}
