@@ -129,7 +129,9 @@ func Rewrite(args []string, targets []Target) []string {
 		case a == "verify:result" && i+2 < len(args) && strings.HasSuffix(args[i+2], ".json"):
 			out = append(out, "verify:results", args[i+1], args[i+2])
 			i += 2
-		case strings.Contains(a, ":") && strings.Contains(a, "-") && !strings.HasPrefix(a, "-") && isTarget(a, targets):
+		case strings.Contains(a, ":") && strings.Contains(a, "-") && !strings.HasPrefix(a, "-") && (len(targets) == 0 || isTarget(a, targets)):
+			// Without the target list (magefile.go unreadable) a dashed
+			// namespaced word is still taken for a target.
 			out = append(out, strings.ReplaceAll(strings.ToLower(a), "-", ""))
 		default:
 			out = append(out, a)

@@ -55,6 +55,12 @@ func TestRewrite(t *testing.T) {
 	}
 }
 
+func TestRewriteWithoutTheTargetList(t *testing.T) {
+	assert.Equal(t, []string{"train:slurmscript", "amd", "prim", "llama"}, Rewrite(strings.Fields("train:slurm-script amd prim llama"), nil))
+	_, unknown := Unknown([]string{"anything"}, nil)
+	assert.False(t, unknown, "without the list mage decides")
+}
+
 func TestUnknownTargetSuggests(t *testing.T) {
 	ts := repoTargets(t)
 	for _, tc := range []struct{ args, suggest string }{
