@@ -1,51 +1,36 @@
 //go:build ignore
 
 // Zero-install bootstrap: `go run mage.go <target>` runs the targets in
-// magefile.go on a machine that has only Go, no mage binary.
+// magefile.go on a machine that has only Go, no mage binary. What it does
+// around mage (spellings, the target listing, "did you mean") is package
+// magecli, where it is tested.
 package main
 
 import (
+	"bytes"
+	"fmt"
 	"os"
-	"strings"
 
 	"github.com/magefile/mage/mage"
+	"github.com/rivalbench/rival/magecli"
 )
 
 func main() {
-	os.Args = append(os.Args[:1], spellings(os.Args[1:])...)
-	os.Exit(mage.Main())
-}
-
-// spellings accepts `purge data` for purge:data, `verify:result A B`
-// for verify:results A B and `train:check PLATFORM` with FRAMEWORK and
-// MODEL left out (mage cannot give a target optional arguments),
-// and train:slurm-script for mage's train:slurmscript (Go names have no dash).
-func spellings(args []string) []string {
-	var out []string
-	for i := 0; i < len(args); i++ {
-		switch {
-		case args[i] == "purge" && i+1 < len(args) && args[i+1] == "data":
-			out = append(out, "purge:data")
-			i++
-		case args[i] == "train:slurm-script":
-			out = append(out, "train:slurmscript")
-		case args[i] == "train:check":
-			// train:check PLATFORM [FRAMEWORK [MODEL]]: what is left out is "all".
-			rest := []string{}
-			for j := i + 1; j < len(args) && len(rest) < 3 && !strings.Contains(args[j], ":") && !strings.HasPrefix(args[j], "-"); j++ {
-				rest = append(rest, args[j])
-			}
-			i += len(rest)
-			for len(rest) < 3 {
-				rest = append(rest, "all")
-			}
-			out = append(append(out, "train:check"), rest...)
-		case args[i] == "verify:result" && i+2 < len(args) && strings.HasSuffix(args[i+2], ".json"):
-			out = append(out, "verify:results", args[i+1], args[i+2])
-			i += 2
-		default:
-			out = append(out, args[i])
-		}
+	var targets []magecli.Target
+	if src, err := os.ReadFile("magefile.go"); err == nil {
+		targets, _ = magecli.Targets(src)
 	}
-	return out
+	args := os.Args[1:]
+	if msg, unknown := magecli.Unknown(args, targets); unknown {
+		fmt.Fprint(os.Stderr, msg)
+		os.Exit(2)
+	}
+	args = magecli.Rewrite(args, targets)
+	if magecli.Listed(args) {
+		var out bytes.Buffer
+		code := mage.ParseAndRun(&out, os.Stderr, os.Stdin, args)
+		fmt.Print(magecli.Listing(out.String(), targets))
+		os.Exit(code)
+	}
+	os.Exit(mage.ParseAndRun(os.Stdout, os.Stderr, os.Stdin, args))
 }

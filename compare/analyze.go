@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/models"
@@ -12,7 +13,7 @@ import (
 )
 
 // ErrNoResults is returned by Analyze when there is nothing to compare.
-var ErrNoResults = errors.New("no results to compare: run a training target first (e.g. `mage train:run amd prim llama`) or point compare:dir at a folder of result JSON files")
+var ErrNoResults = errors.New("no results to compare: train first (`go run mage.go demo` or `go run mage.go train:cpu` on any host, `go run mage.go train:run amd prim llama` on a GPU host) or point compare:dir at a folder of result JSON files")
 
 // Thresholds of the sanity and parity checks.
 const (
@@ -82,6 +83,12 @@ type Run struct {
 	// than FixedWindowRunLength, did not log them or lacks GBS/SL/GPUs.
 	FixedWindowTPS  *float64
 	FixedWindowNote string
+	// Outlier is the run's modified z-score of tokens/s/GPU within its group
+	// when it is an outlier (see OutlierZ), 0 otherwise.
+	Outlier float64
+	// DroppedSteps says which logged step times were left out of the step
+	// statistics for being zero, negative or not finite; empty when none.
+	DroppedSteps string
 }
 
 // Group is every repetition of one configuration on one platform.
@@ -101,11 +108,17 @@ type Group struct {
 	StepStatsRecorded bool
 	StepSamples       []float64 // pooled measured step times (sorted)
 	TFLOPs, MFU       *float64  // Rival's, mean over runs
-	FrameworkTF       *float64  // framework's own printed TFLOP/s/GPU, mean over runs that print it
-	FrameworkMFU      *float64
-	Peak              *float64
-	Precision         string
-	NumGPUs           int
+	// TFLOPsRuns summarises Rival's model TFLOP/s/GPU over runs (N is 0
+	// when the model or SL is unknown).
+	TFLOPsRuns Summary
+	// FLOPsPerToken is the model's training FLOPs per token at the group's
+	// SL (models.TrainFLOPsPerToken); nil when the model or SL is unknown.
+	FLOPsPerToken *float64
+	FrameworkTF   *float64 // framework's own printed TFLOP/s/GPU, mean over runs that print it
+	FrameworkMFU  *float64
+	Peak          *float64
+	Precision     string
+	NumGPUs       int
 
 	// Setup is the configuration line: precision and FP8 recipe, SL, GBS,
 	// MBS, GA, TP/PP/CP/DP, DDP or FSDP, recompute.
@@ -140,13 +153,28 @@ type Group struct {
 	Marked bool
 }
 
-// Comparison is a cross-platform speedup: Faster's tokens/s/GPU over Slower's.
+// Metrics a speedup is computed on.
+const (
+	MetricTokens = "tokens/s/GPU"
+	MetricFLOPs  = "model TFLOP/s/GPU"
+)
+
+// Comparison is a cross-platform speedup: Faster's tokens/s/GPU over
+// Slower's, or their model FLOP/s when the work per token differs.
 type Comparison struct {
 	Faster, Slower *Group
 	Ratio          Ratio
-	Method         string // MethodIdentical or MethodBest
-	Identical      bool
-	Why            string // every field that differs ("GBS 384 vs 128, ..."), when not identical
+	// Metric is MetricTokens, or MetricFLOPs when the two groups do
+	// different work per token (SL, model); WorkDiffers then says how.
+	Metric      string
+	WorkDiffers string
+	// RunsNeeded is, for an inconclusive ratio (interval includes 1), the
+	// runs per side that would decide at the observed spread (see
+	// RunsNeeded).
+	RunsNeeded int
+	Method     string // MethodIdentical or MethodBest
+	Identical  bool
+	Why        string // every field that differs ("GBS 384 vs 128, ..."), when not identical
 	// Stack says how the software stacks differ ("frameworks differ"), empty
 	// when framework and version are equal.
 	Stack string
@@ -216,6 +244,13 @@ type Report struct {
 	Groups         []*Group
 	Models         []*ModelSection
 	Prices         PriceTable
+	// Warnings are what a reader must see before trusting a figure: noisy
+	// hosts, outlier runs, dropped step times, implausible prices, results
+	// that disagree with their training log.
+	Warnings []string
+	// LogChecks says, by input source, what checking the result against
+	// its training log found (see SetLogChecks); nil when no check ran.
+	LogChecks map[string]LogCheck
 	// Platforms seen among usable runs, sorted.
 	Platforms []string
 }
@@ -262,6 +297,43 @@ func measuredSteps(r *result.Result) []float64 {
 		}
 	}
 	return out
+}
+
+// droppedSteps names the measured step times that measuredSteps leaves out
+// for being zero, negative or not finite (null entries are steps the log did
+// not time, and are not counted): "2 step times ≤ 0 or not finite (step 7:
+// -0.5 s, step 9: 0 s)"; "" when none.
+func droppedSteps(r *result.Result) string {
+	stride := max(1, r.StepSeriesStride)
+	w := min((max(0, r.WarmupStepsExcluded)+stride-1)/stride, len(r.StepTimes))
+	var bad []string
+	for i, t := range r.StepTimes[w:] {
+		if t == nil || (*t > 0 && finite(*t)) {
+			continue
+		}
+		st := w + i + 1
+		if w+i < len(r.StepNumbers) {
+			st = r.StepNumbers[w+i]
+		}
+		if len(bad) < 5 {
+			bad = append(bad, fmt.Sprintf("step %d: %g s", st, *t))
+		} else if len(bad) == 5 {
+			bad = append(bad, "…")
+		}
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	n := len(bad)
+	if bad[n-1] == "…" {
+		n = 0
+		for _, t := range r.StepTimes[w:] {
+			if t != nil && !(*t > 0 && finite(*t)) {
+				n++
+			}
+		}
+	}
+	return fmt.Sprintf("%s zero, negative or not finite, left out of the step statistics (%s)", plural(n, "step time"), strings.Join(bad, ", "))
 }
 
 // evaluate recomputes a run's figures and its sanity errors.
@@ -334,6 +406,7 @@ func evaluate(in *Input) *Run {
 		fail("no_throughput", "tokens/s/GPU is missing or not a positive number")
 	}
 	run.FixedWindowTPS, run.FixedWindowNote = fixedWindowTPS(r)
+	run.DroppedSteps = droppedSteps(r)
 	// One name once: the result's own flag and Rival's recomputation can agree.
 	seen := map[string]bool{}
 	var uniq []result.Problem
@@ -345,6 +418,28 @@ func evaluate(in *Input) *Run {
 	}
 	run.Errors = uniq
 	return run
+}
+
+// ranPath names, for Rival's fsdp trainer, the path that ran when it is not
+// FSDP: the trainer records it in its version ("…; ran ddp on torch 1.13…",
+// "…; ran single on torch …"), and a run labelled FSDP that ran DDP must not
+// be read as FSDP. "" for other frameworks and for FSDP itself.
+func ranPath(r *result.Result) string {
+	if r.Framework.Name != "fsdp" || r.Framework.Version == nil {
+		return ""
+	}
+	_, rest, ok := strings.Cut(*r.Framework.Version, "; ran ")
+	if !ok {
+		return ""
+	}
+	path, _, _ := strings.Cut(rest, " ")
+	switch path {
+	case "ddp":
+		return " (ran DDP)"
+	case "single":
+		return " (ran one process)"
+	}
+	return ""
 }
 
 // runLength is the run's iteration count: train_iters, else the last
@@ -408,7 +503,7 @@ func Analyze(inputs []Input, prices PriceTable) (*Report, error) {
 		key := groupKey(in.Result)
 		g, ok := byKey[key]
 		if !ok {
-			g = &Group{Key: key, Label: shortGPU(key.GPU) + " " + frameworkLabel(key.Framework), ModelLabel: modelLabel(in.Result)}
+			g = &Group{Key: key, Label: shortGPU(key.GPU) + " " + frameworkLabel(key.Framework) + ranPath(in.Result), ModelLabel: modelLabel(in.Result)}
 			byKey[key] = g
 			order = append(order, key)
 		}
@@ -433,5 +528,36 @@ func Analyze(inputs []Input, prices PriceTable) (*Report, error) {
 	})
 	disambiguate(rep.Groups)
 	rep.buildModels()
+	rep.warn()
 	return rep, nil
+}
+
+// warn gathers what a reader must see before trusting a figure: implausible
+// prices, groups whose runs spread more than NoisyHostCV, outlier runs and
+// step times left out of the statistics.
+func (rep *Report) warn() {
+	rep.Warnings = append(rep.Warnings, rep.Prices.Warnings...)
+	for _, g := range rep.Groups {
+		if cv := g.TPS.CV(); cv > NoisyHostCV {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("noisy host: the %d runs of %s spread %.1f%% (SD / mean of tokens/s/GPU), above the %.0f%% a quiet host stays within; rerun on an idle host (no other jobs, fixed clocks) or with more runs", g.TPS.N, g.Label, 100*cv, 100*NoisyHostCV))
+		}
+		med := median(runValues(g))
+		for _, run := range g.Runs {
+			if run.Outlier > 0 {
+				rep.Warnings = append(rep.Warnings, fmt.Sprintf("outlier run: %s of %s has %s tokens/s/GPU against the group's median %s (modified z-score %.1f, above %.1f: |x − median| > %.1f × 1.4826 × MAD); it is kept in the statistics: look for a straggler node or a throttled GPU and rerun it", run.Input.Source, g.Label, num(run.TPSPerGPU, 1), num(med, 1), run.Outlier, OutlierZ, OutlierZ))
+			}
+			if run.DroppedSteps != "" {
+				rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: %s", run.Input.Source, run.DroppedSteps))
+			}
+		}
+	}
+}
+
+// runValues are the runs' tokens/s/GPU in run order.
+func runValues(g *Group) []float64 {
+	var out []float64
+	for _, r := range g.Runs {
+		out = append(out, r.TPSPerGPU)
+	}
+	return out
 }

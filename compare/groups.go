@@ -178,28 +178,96 @@ func frameworkLabel(name string) string {
 }
 
 // reproduceCommand is the command that reruns a result's configuration:
-// every recorded configuration key (provenance.config) whose value differs
-// from defaults set in front of the train:run target, in key order. With
-// nil defaults every recorded key is set.
+// every recorded configuration key whose value differs from defaults set in
+// front of the train:run target, in key order. The keys come from
+// provenance.config (runs Rival launched), else from what the result
+// records (training_config, parallelism_config: extracted and imported
+// results). With nil defaults every recorded key is set.
 func reproduceCommand(r *result.Result, defaults map[string]string) string {
+	cmd, _ := reproduce(r, defaults)
+	return cmd
+}
+
+// DemoDataset is the dataset name the demo's results record: the sample
+// corpus shipped in testdata/sample.
+const DemoDataset = "sample"
+
+// reproduceKeys are the configuration keys a result without
+// provenance.config does not record, so a rerun takes their defaults.
+var reproduceKeys = []string{"SEED", "LR", "MIN_LR", "WEIGHT_DECAY", "WARMUP_STEPS", "DATASET"}
+
+// reproduce is reproduceCommand and, for a result without
+// provenance.config, what it could not recover ("" when it used
+// provenance.config).
+func reproduce(r *result.Result, defaults map[string]string) (cmd, unrecovered string) {
+	if strOr(r.Dataset.Name, "") == DemoDataset && platformOf(r) == hw.PlatformCPU {
+		// The demo trains the shipped sample corpus, which no train target
+		// uses: the demo is what reruns it.
+		return "go run mage.go demo", ""
+	}
 	fw := strOr(r.Framework.Requested, r.Framework.Name)
 	if t, ok := frameworkTargets[strings.ToLower(fw)]; ok {
 		fw = t
 	}
+	cfg := map[string]string{}
+	if r.Provenance != nil && len(r.Provenance.Config) > 0 {
+		cfg = r.Provenance.Config
+	} else {
+		cfg, unrecovered = recordedConfig(r)
+	}
 	var env []string
-	if r.Provenance != nil {
-		for k, v := range r.Provenance.Config {
-			if d, ok := defaults[k]; ok && d == v {
-				continue
-			}
-			env = append(env, k+"="+shellQuote(v))
+	for k, v := range cfg {
+		if d, ok := defaults[k]; ok && d == v {
+			continue
 		}
+		env = append(env, k+"="+shellQuote(v))
 	}
 	sort.Strings(env)
 	if len(env) > 0 {
 		env = append(env, "")
 	}
-	return fmt.Sprintf("%sgo run mage.go train:run %s %s %s", strings.Join(env, " "), shellQuote(platformOf(r)), shellQuote(fw), shellQuote(modelKey(r)))
+	return fmt.Sprintf("%sgo run mage.go train:run %s %s %s", strings.Join(env, " "), shellQuote(platformOf(r)), shellQuote(fw), shellQuote(modelKey(r))), unrecovered
+}
+
+// recordedConfig maps what a result records onto configuration keys: SL,
+// GBS, MBS, PRECISION (unless assumed), TP, PP, DP, GA = GBS / (MBS × DP)
+// and TRAIN_ITERS. missing names what a rerun cannot take from it.
+func recordedConfig(r *result.Result) (cfg map[string]string, missing string) {
+	cfg = map[string]string{}
+	tc, pc := r.TrainingConfig, r.ParallelismConfig
+	var miss []string
+	set := func(key string, p *int) {
+		if p != nil && *p > 0 {
+			cfg[key] = strconv.Itoa(*p)
+		} else {
+			miss = append(miss, key)
+		}
+	}
+	set("SL", tc.SequenceLength)
+	set("GBS", tc.GlobalBatchSize)
+	set("MBS", tc.MicroBatchSize)
+	set("TP", pc.TensorParallel)
+	set("PP", pc.PipelineParallel)
+	set("DP", pc.DataParallel)
+	set("TRAIN_ITERS", tc.TrainIters)
+	if tc.Precision != "" && !tc.PrecisionAssumed {
+		cfg["PRECISION"] = strings.ToLower(tc.Precision)
+	} else {
+		miss = append(miss, "PRECISION")
+	}
+	if tc.GlobalBatchSize != nil && tc.MicroBatchSize != nil && pc.DataParallel != nil && *tc.MicroBatchSize > 0 && *pc.DataParallel > 0 && *tc.GlobalBatchSize%(*tc.MicroBatchSize**pc.DataParallel) == 0 {
+		cfg["GA"] = strconv.Itoa(*tc.GlobalBatchSize / (*tc.MicroBatchSize * *pc.DataParallel))
+	} else {
+		miss = append(miss, "GA")
+	}
+	if cp := pc.ContextParallel; cp != nil && *cp > 1 {
+		miss = append(miss, fmt.Sprintf("CP %d (no configuration key)", *cp))
+	}
+	if tc.Precision == "fp8" {
+		miss = append(miss, "FP8 recipe")
+	}
+	miss = append(miss, reproduceKeys...)
+	return cfg, "built from training_config; not recorded, left at their defaults: " + strings.Join(miss, ", ")
 }
 
 // shellQuote quotes s for a POSIX shell when it holds anything but letters,
@@ -343,10 +411,11 @@ func (g *Group) compute(prices PriceTable) {
 			g.Peak = run.Peak
 		}
 		pm := r.PerformanceMetrics
-		if pm.FrameworkReportedTFLOPsPerGPU != nil && finite(*pm.FrameworkReportedTFLOPsPerGPU) {
+		// Zero is what a log that prints no TFLOP/s leaves behind, not a figure.
+		if pm.FrameworkReportedTFLOPsPerGPU != nil && finite(*pm.FrameworkReportedTFLOPsPerGPU) && *pm.FrameworkReportedTFLOPsPerGPU > 0 {
 			ftf = append(ftf, *pm.FrameworkReportedTFLOPsPerGPU)
 		}
-		if pm.FrameworkReportedMFUPercent != nil && finite(*pm.FrameworkReportedMFUPercent) {
+		if pm.FrameworkReportedMFUPercent != nil && finite(*pm.FrameworkReportedMFUPercent) && *pm.FrameworkReportedMFUPercent > 0 {
 			fmfu = append(fmfu, *pm.FrameworkReportedMFUPercent)
 		}
 		pooled = append(pooled, measuredSteps(r)...)
@@ -388,23 +457,39 @@ func (g *Group) compute(prices PriceTable) {
 		recorded = recorded && recordsStatistics(run.Input.Result)
 	}
 	switch {
-	case recorded:
-		// Each result's own figures, over every measured step (a long log's
-		// step series is decimated); several runs give their mean.
-		var med, p10, p90 []float64
-		for _, run := range g.Runs {
-			pm := run.Input.Result.PerformanceMetrics
-			med, p10, p90 = append(med, pm.MedianStepTimeSeconds), append(p10, pm.P10StepTimeSeconds), append(p90, pm.P90StepTimeSeconds)
-		}
-		g.StepMedian, g.StepP10, g.StepP90 = mean(med), mean(p10), mean(p90)
+	case recorded && len(g.Runs) == 1:
+		// The result's own figures, over every measured step (a long log's
+		// step series is decimated).
+		pm := first.PerformanceMetrics
+		g.StepMedian, g.StepP10, g.StepP90 = pm.MedianStepTimeSeconds, pm.P10StepTimeSeconds, pm.P90StepTimeSeconds
 		g.StepStatsRecorded = true
 	case len(pooled) > 0:
+		// Several runs: percentiles of the pooled steps, never a mean of
+		// per-run percentiles (which describes no run).
 		g.StepMedian, g.StepP10, g.StepP90 = percentile(pooled, 0.5), percentile(pooled, 0.1), percentile(pooled, 0.9)
 	case len(g.Runs) == 1:
 		pm := g.Runs[0].Input.Result.PerformanceMetrics
 		g.StepMedian, g.StepP10, g.StepP90 = pm.MedianStepTimeSeconds, pm.P10StepTimeSeconds, pm.P90StepTimeSeconds
 	}
 	g.TFLOPs, g.MFU = meanPtr(tf), meanPtr(mfu)
+	if len(tf) == len(g.Runs) {
+		g.TFLOPsRuns = summarize(tf)
+	}
+	if sl := first.TrainingConfig.SequenceLength; sl != nil && first.Model.Name != nil {
+		if m, err := models.Lookup(*first.Model.Name); err == nil {
+			f := m.TrainFLOPsPerToken(*sl)
+			g.FLOPsPerToken = &f
+		}
+	}
+	if g.Proxy {
+		// A proxy's few layers do not load the GPU as the real model does:
+		// its MFU says nothing about the hardware.
+		g.MFU, g.Peak, g.FrameworkMFU = nil, nil, nil
+	}
+	scores := outliers(tps)
+	for i, run := range g.Runs {
+		run.Outlier = scores[i]
+	}
 	g.FrameworkTF, g.FrameworkMFU = meanPtr(ftf), meanPtr(fmfu)
 	if g.GPUMemoryMiB != nil && *g.GPUMemoryMiB > 0 {
 		used := g.ReservedMiB
@@ -443,7 +528,7 @@ func (g *Group) compute(prices PriceTable) {
 			g.PowerWatts, g.PowerSource = s.TDPWatts, "TDP estimate"
 		}
 	}
-	if g.PowerWatts > 0 {
+	if g.PowerWatts > 0 && !g.Proxy {
 		v := g.TPS.Mean * 3600 / g.PowerWatts
 		g.TokensPerWh = &v
 	}

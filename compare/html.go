@@ -29,9 +29,13 @@ func Plural(n int, noun string) string {
 // tunes on one machine (data-parallel processes, precision, batch).
 type ConfigComparison struct {
 	Faster, Slower *Group
-	Ratio          Ratio    // tokens/s/GPU, faster over slower
-	TotalRatio     Ratio    // tokens/s over all GPUs (or processes)
-	Differs        []string // the configuration fields that differ, "data_parallel: 2 vs 1"
+	Ratio          Ratio // on Metric, faster over slower
+	TotalRatio     Ratio // tokens/s over all GPUs (or processes)
+	// Metric, WorkDiffers and RunsNeeded are as in Comparison.
+	Metric      string
+	WorkDiffers string
+	RunsNeeded  int
+	Differs     []string // the configuration fields that differ, "data_parallel: 2 vs 1"
 	// Parity compares the first runs' losses when both used the same data
 	// and seed; nil otherwise.
 	Parity *LossParity
@@ -40,13 +44,16 @@ type ConfigComparison struct {
 // Line is the comparison in one sentence, for the console and headlines.
 func (c ConfigComparison) Line(s *ModelSection) string {
 	var tail []string
-	if c.Ratio.HasCI {
-		tail = append(tail, fmt.Sprintf("95%% CI %.3g–%.3g", c.Ratio.Lo, c.Ratio.Hi))
+	if c.Ratio.HasCI && !c.Ratio.Inconclusive() {
+		tail = append(tail, "95% CI "+c.Ratio.CIText())
 	}
 	tail = append(tail, fmt.Sprintf("n=%d vs %d", c.Faster.TPS.N, c.Slower.TPS.N))
+	if c.WorkDiffers != "" {
+		tail = append(tail, workNote(c.Metric, c.WorkDiffers))
+	}
 	tail = append(tail, fmt.Sprintf("total tokens/s %s", c.TotalRatio.String()))
-	return fmt.Sprintf("%s vs %s, %s: %s tokens/s/GPU (%s)", s.DisplayName(c.Faster), s.DisplayName(c.Slower), s.Label,
-		c.Ratio.String(), strings.Join(tail, "; "))
+	return fmt.Sprintf("%s vs %s, %s: %s (%s)", s.DisplayName(c.Faster), s.DisplayName(c.Slower), s.Label,
+		ratioText(c.Ratio, c.Metric, c.RunsNeeded), strings.Join(tail, "; "))
 }
 
 // ConfigComparisons pairs the groups of s that differ only in their
@@ -60,17 +67,18 @@ func (s *ModelSection) ConfigComparisons() []ConfigComparison {
 				continue
 			}
 			f, sl := a, b
-			if sl.TPS.Mean > f.TPS.Mean {
+			metric, sf, ss, work := metricFor(f, sl)
+			if ss.Mean > sf.Mean {
 				f, sl = sl, f
+				metric, sf, ss, work = metricFor(f, sl)
 			}
-			c := ConfigComparison{Faster: f, Slower: sl, Ratio: ratioOfMeans(f.TPS, sl.TPS), TotalRatio: ratioOfMeans(f.TotalTPS, sl.TotalTPS)}
+			c := ConfigComparison{Faster: f, Slower: sl, Ratio: ratioOfMeans(sf, ss), TotalRatio: ratioOfMeans(f.TotalTPS, sl.TotalTPS), Metric: metric, WorkDiffers: work}
+			if c.Ratio.Inconclusive() {
+				c.RunsNeeded = RunsNeeded(sf, ss)
+			}
 			for _, k := range fairnessFields {
 				if f.Config[k] != sl.Config[k] {
-					a, b := truncate(f.Config[k], 13), truncate(sl.Config[k], 13)
-					if d := differingCells([]string{f.Config[k], sl.Config[k]}, 24, false); strings.HasPrefix(d[0], "…") {
-						a, b = d[0], d[1] // a long common prefix: show where they differ
-					}
-					c.Differs = append(c.Differs, fmt.Sprintf("%s: %s vs %s", k, a, b))
+					c.Differs = append(c.Differs, differsText(k, f.Config[k], sl.Config[k]))
 				}
 			}
 			if sameSeed(firstRun(f), firstRun(sl)) && ka.Dataset != "" && !strings.HasSuffix(ka.Dataset, "@unknown") {
@@ -131,8 +139,16 @@ func (s *ModelSection) DisplayName(g *Group) string {
 	}
 	// Only groups whose labels would repeat are told apart by their fields.
 	base, shared := baseLabel(g.Label), false
+	// The fsdp trainer's path (" (ran DDP)") tells configurations apart by
+	// what ran, not by how they were set: they are still named by their fields.
+	stripRan := func(l string) string {
+		if i := strings.Index(l, " (ran "); i > 0 {
+			return l[:i]
+		}
+		return l
+	}
 	for _, h := range s.Groups {
-		shared = shared || h != g && baseLabel(h.Label) == base
+		shared = shared || h != g && stripRan(baseLabel(h.Label)) == stripRan(base)
 	}
 	if !shared {
 		parts = nil
@@ -214,13 +230,16 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	if len(r.Errors) > 0 {
 		h.p("<div class=\"headline warn\">%s in results: those runs are left out of every figure (see <a href=\"#errors\">Errors</a>).</div>\n", Plural(len(r.Errors), "error"))
 	}
+	for _, x := range r.Warnings {
+		h.p("<div class=\"headline warn\">%s</div>\n", e(x))
+	}
 	h.headlines()
 	for i, m := range r.Models {
 		h.model(i, m)
 	}
 	h.errors()
 	h.provenance()
-	h.p("<h2>Method</h2>\n<p>Each run contributes its headline tokens/s/GPU over the measured steps (warm-up excluded; from the median step time where the result records it so, else the mean). A group's interval is the 95%% Student-t confidence interval of the mean over its runs; a ratio's interval uses the delta method with Welch–Satterthwaite degrees of freedom. Loss parity compares the first run of each group: the verdict is the relative gap between the mean losses over the last 10%% of the common steps, above %.0f%% is divergence; the largest single-step gap is shown beside it. report.md holds the same figures with the full methodology.</p>\n", 100*LossDivergenceThreshold)
+	h.p("<h2>Method</h2>\n<p>Each run contributes its headline tokens/s/GPU over the measured steps (warm-up excluded; from the median step time where the result records it so, else the mean). A group's interval is the 95%% Student-t confidence interval of the mean over its runs; a ratio's interval uses the delta method with Welch–Satterthwaite degrees of freedom; groups that do different work per token (another SL or model) are compared by model TFLOP/s/GPU, never by tokens or cost per token, and a ratio whose interval includes 1 is reported as no difference shown, with the runs that would decide. Loss parity compares the first run of each group: the verdict is the relative gap between the mean losses over the last 10%% of the common steps, above %.0f%% is divergence; the largest single-step gap is shown beside it. report.md holds the same figures with the full methodology.</p>\n", 100*LossDivergenceThreshold)
 	h.p("</main>\n</body>\n</html>\n")
 	return h.w.Flush()
 }
@@ -233,11 +252,18 @@ func (h *htmlWriter) headlines() {
 			if !c.Identical {
 				cls += " warn"
 			}
-			h.p("<div class=\"%s\"><b>%s</b> tokens/s/GPU: %s vs %s, %s<br><span class=\"cfg\">%s</span></div>\n", cls, e(c.Ratio.String()),
+			if c.Ratio.Inconclusive() {
+				cls = "headline warn"
+			}
+			h.p("<div class=\"%s\">%s: %s vs %s, %s<br><span class=\"cfg\">%s</span></div>\n", cls, htmlRatio(c.Ratio, c.Metric, c.RunsNeeded),
 				e(m.DisplayName(c.Faster)), e(m.DisplayName(c.Slower)), e(m.Label), e(headTail(c)))
 		}
 		for _, c := range m.ConfigComparisons() {
-			h.p("<div class=\"headline\"><b>%s</b> tokens/s/GPU: %s vs %s, %s<br><span class=\"cfg\">%s</span></div>\n", e(c.Ratio.String()),
+			cls := "headline"
+			if c.Ratio.Inconclusive() {
+				cls += " warn"
+			}
+			h.p("<div class=\"%s\">%s: %s vs %s, %s<br><span class=\"cfg\">%s</span></div>\n", cls, htmlRatio(c.Ratio, c.Metric, c.RunsNeeded),
 				e(m.DisplayName(c.Faster)), e(m.DisplayName(c.Slower)), e(m.Label), e(configTail(c)))
 		}
 		if m.NoComparison != "" && len(m.ConfigComparisons()) == 0 {
@@ -246,12 +272,24 @@ func (h *htmlWriter) headlines() {
 	}
 }
 
+// htmlRatio is ratioText in HTML: a decided ratio in bold, an inconclusive
+// one never.
+func htmlRatio(r Ratio, metric string, runsNeeded int) string {
+	if r.Inconclusive() {
+		return e(ratioText(r, metric, runsNeeded))
+	}
+	return "<b>" + e(r.valueText()) + "</b> " + e(metric+r.noCI())
+}
+
 func headTail(c Comparison) string {
 	var t []string
-	if c.Ratio.HasCI {
-		t = append(t, fmt.Sprintf("95%% CI %.3g–%.3g", c.Ratio.Lo, c.Ratio.Hi))
+	if c.Ratio.HasCI && !c.Ratio.Inconclusive() {
+		t = append(t, "95% CI "+c.Ratio.CIText())
 	}
 	t = append(t, fmt.Sprintf("n=%d vs %d", c.Faster.TPS.N, c.Slower.TPS.N))
+	if c.WorkDiffers != "" {
+		t = append(t, workNote(c.Metric, c.WorkDiffers))
+	}
 	if c.Identical {
 		t = append(t, MethodIdentical)
 	} else {
@@ -262,10 +300,13 @@ func headTail(c Comparison) string {
 
 func configTail(c ConfigComparison) string {
 	var t []string
-	if c.Ratio.HasCI {
-		t = append(t, fmt.Sprintf("95%% CI %.3g–%.3g", c.Ratio.Lo, c.Ratio.Hi))
+	if c.Ratio.HasCI && !c.Ratio.Inconclusive() {
+		t = append(t, "95% CI "+c.Ratio.CIText())
 	}
 	t = append(t, fmt.Sprintf("n=%d vs %d", c.Faster.TPS.N, c.Slower.TPS.N), "total tokens/s "+c.TotalRatio.String())
+	if c.WorkDiffers != "" {
+		t = append(t, workNote(c.Metric, c.WorkDiffers))
+	}
 	t = append(t, "same platform, framework and data; differs in "+strings.Join(c.Differs, ", "))
 	return strings.Join(t, "; ")
 }
@@ -696,4 +737,40 @@ func priceHint(g *Group) string {
 		return "—"
 	}
 	return "— (no price: set PRICE_" + strings.ReplaceAll(strings.ToUpper(g.Key.GPU), " ", "_") + ")"
+}
+
+// differsText says how one field differs between two groups without
+// cutting a word: a fingerprint or digest only "differs"; short values are
+// shown whole; long ones (the fsdp trainer's version) by the parts that
+// differ, split at "; " and ", " ("ran single on torch 1.13.0a0 vs ran ddp
+// on torch 1.13.0a0; reduce none (one process) vs reduce fp32").
+func differsText(field, a, b string) string {
+	if strings.HasSuffix(field, "fingerprint") || strings.HasSuffix(field, "digest") {
+		return field + " differs"
+	}
+	if len([]rune(a)) <= 24 && len([]rune(b)) <= 24 {
+		return fmt.Sprintf("%s: %s vs %s", field, a, b)
+	}
+	split := func(s string) []string {
+		var out []string
+		for _, p := range strings.Split(s, "; ") {
+			out = append(out, strings.Split(p, ", ")...)
+		}
+		return out
+	}
+	pa, pb := split(a), split(b)
+	var parts []string
+	for i := 0; i < max(len(pa), len(pb)); i++ {
+		x, y := "", ""
+		if i < len(pa) {
+			x = pa[i]
+		}
+		if i < len(pb) {
+			y = pb[i]
+		}
+		if x != y {
+			parts = append(parts, fmt.Sprintf("%s vs %s", dashIfEmpty(x), dashIfEmpty(y)))
+		}
+	}
+	return field + ": " + strings.Join(parts, "; ")
 }

@@ -76,8 +76,8 @@ func TestWriteHTMLFromDemoResults(t *testing.T) {
 	assert.InDelta(t, want.Groups[0].Mean, cc[0].Faster.TPS.Mean, 1e-9*want.Groups[0].Mean)
 	assert.InDelta(t, want.Groups[1].SD, cc[0].Slower.TPS.SD, 1e-9*want.Groups[1].SD)
 	assert.Contains(t, page, num(want.Groups[0].Mean, 1)+" ± ", "the faster group's mean with its interval")
-	assert.Contains(t, page, "CPU FSDP, DP 1, 1 process")
-	assert.Contains(t, page, "CPU FSDP, DP 2, 2 processes")
+	assert.Contains(t, page, "CPU FSDP (ran one process), DP 1, 1 process", "labelled by what ran: torch 1.13 runs the trainer's DDP path, not FSDP")
+	assert.Contains(t, page, "CPU FSDP (ran DDP), DP 2, 2 processes")
 	assert.Contains(t, page, "data_parallel: 1 vs 2")
 	require.NotNil(t, cc[0].Parity, "same data and seed: losses are compared")
 	assert.True(t, cc[0].Parity.Available)
@@ -257,7 +257,7 @@ func TestMarkdownAgreesWithHTMLOnConfigurations(t *testing.T) {
 	assert.Contains(t, head, "its configurations are compared with each other")
 	assert.NotContains(t, doc, "loss curves are not compared")
 	parity := doc[strings.Index(doc, "### Loss parity"):]
-	assert.Regexp(t, `CPU FSDP, DP \d, \d process(es)? vs CPU FSDP, DP \d, \d process(es)? \(between configurations, same data and seed\): in parity`, parity)
+	assert.Regexp(t, `CPU FSDP \(ran [^)]+\), DP \d, \d process(es)? vs CPU FSDP \(ran [^)]+\), DP \d, \d process(es)? \(between configurations, same data and seed\): in parity`, parity)
 }
 
 // TestFairnessShowsWhereValuesDiffer: the demo's two groups record the same
@@ -275,5 +275,6 @@ func TestFairnessShowsWhereValuesDiffer(t *testing.T) {
 	}
 	cc := rep.Models[0].ConfigComparisons()
 	require.Len(t, cc, 1)
-	assert.Contains(t, cc[0].Differs, "framework_version: …; ran single on torch … vs …; ran ddp on torch 1.1…", "the headline's list of differences too")
+	assert.Contains(t, cc[0].Differs, "framework_version: ran single on torch 1.13.0a0 vs ran ddp on torch 1.13.0a0; reduce none (one process) vs reduce fp32", "the headline's list of differences too, cut at no word")
+	assert.Contains(t, cc[0].Differs, "config_fingerprint differs")
 }

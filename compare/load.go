@@ -43,7 +43,9 @@ type Input struct {
 	// Notes are what the loader had to do to read the file (NaN replaced,
 	// schema violations, upgrade from the old suite).
 	Notes []string
-	// Duplicates lists other sources with byte-identical content, counted once.
+	// Duplicates lists other sources holding the same run, counted once:
+	// byte-identical, or the same step series and run identity re-serialised
+	// (see contentKey).
 	Duplicates []string
 	// PlatformStack is the platform software an old-suite result recorded
 	// (ROCm or CUDA stack and version, torch): not the framework's version.
@@ -138,10 +140,61 @@ func LoadFiles(paths []string, extra [][]byte) ([]Input, []Problem) {
 			inputs[i].Duplicates = append(inputs[i].Duplicates, b.source)
 			continue
 		}
+		if series, full := contentKey(in.Result); series != "" {
+			if i, dup := seen[full]; dup {
+				inputs[i].Duplicates = append(inputs[i].Duplicates, b.source+" (same run re-serialised: same step series, run identity and figures)")
+				continue
+			}
+			if i, same := seen[series]; same {
+				// The same run with other figures: one copy was edited. Both
+				// stay, so the checks can name the one that disagrees.
+				in.Notes = append(in.Notes, "same step series and run identity as "+inputs[i].Source+" but different figures: one of the two was edited")
+			} else {
+				seen[series] = len(inputs)
+			}
+			seen[full] = len(inputs)
+		}
 		seen[in.Fingerprint] = len(inputs)
 		inputs = append(inputs, *in)
 	}
 	return inputs, problems
+}
+
+// contentKey identifies a run by what it measured rather than by its bytes:
+// its step series (step numbers, step times, losses) and its identity
+// (platform, hardware, GPU, framework, model, dataset, configuration and
+// where and when it ran). Two files with equal keys are one run written
+// twice (re-indented, keys reordered, a field added by a later tool) when
+// their figures (performance metrics, training and parallelism
+// configuration) are equal too: full covers those, series does not. Both
+// "" when the result has no step series to tell runs apart.
+func contentKey(r *result.Result) (series, full string) {
+	if len(r.StepTimes) == 0 {
+		return "", ""
+	}
+	id := struct {
+		Platform, Hardware, GPU, Model, Dataset *string
+		Framework                               string
+		Setup                                   string
+		Host, Started                           string
+		RunIndex                                int
+		Slurm                                   *string
+		Steps                                   []int
+		Times, Losses                           []*float64
+	}{r.Platform, r.HardwareFingerprint, r.GPUInfo.DeviceName, r.Model.Name, r.Dataset.Fingerprint,
+		r.Framework.Name, setupKey(r), "", "", 0, nil, r.StepNumbers, r.StepTimes, r.LossValues}
+	if p := r.Provenance; p != nil {
+		id.Host, id.Started, id.RunIndex, id.Slurm = p.Host, p.StartedAt, p.RunIndex, p.SlurmJobID
+	}
+	data, err := json.Marshal(id)
+	if err != nil {
+		return "", ""
+	}
+	figures, err := json.Marshal([]any{r.PerformanceMetrics, r.TrainingConfig, r.ParallelismConfig, r.WarmupStepsExcluded})
+	if err != nil {
+		return "", ""
+	}
+	return "series:" + cache.HashBytes(data).String(), "content:" + cache.HashBytes(append(data, figures...)).String()
 }
 
 func fingerprint(data []byte) string {

@@ -16,14 +16,19 @@ import (
 // Headline is one line such as "MI300X Primus vs H100 NeMo, Llama 3.1 8B:
 // 1.42× ± 0.03 tokens/s/GPU (n=5 vs 5; identical configuration; same
 // hyperparameters and data; frameworks differ)". A pair that is not
-// identical names every field that differs.
+// identical names every field that differs; a pair whose work per token
+// differs is compared by model FLOP/s and says so; an interval that
+// includes 1 says that no difference is shown.
 func (c Comparison) Headline(model string) string {
-	s := fmt.Sprintf("%s vs %s, %s: %s tokens/s/GPU", c.Faster.Label, c.Slower.Label, model, c.Ratio.String())
+	s := fmt.Sprintf("%s vs %s, %s: %s", c.Faster.Label, c.Slower.Label, model, ratioText(c.Ratio, c.Metric, c.RunsNeeded))
 	var tail []string
-	if c.Ratio.HasCI {
-		tail = append(tail, fmt.Sprintf("95%% CI %.3g–%.3g", c.Ratio.Lo, c.Ratio.Hi))
+	if c.Ratio.HasCI && !c.Ratio.Inconclusive() {
+		tail = append(tail, "95% CI "+c.Ratio.CIText())
 	}
 	tail = append(tail, fmt.Sprintf("n=%d vs %d", c.Faster.TPS.N, c.Slower.TPS.N))
+	if c.WorkDiffers != "" {
+		tail = append(tail, workNote(c.Metric, c.WorkDiffers))
+	}
 	if c.Identical {
 		tail = append(tail, MethodIdentical)
 		if c.Stack != "" {
@@ -45,16 +50,72 @@ func (c Comparison) Headline(model string) string {
 	return s + " (" + strings.Join(tail, "; ") + ")"
 }
 
+// workNote says what a comparison between groups of different work per
+// token is made on.
+func workNote(metric, work string) string {
+	if metric == MetricFLOPs {
+		return "compared by model FLOP/s: " + work + ", so tokens/s, cost per token and break-even price are not compared"
+	}
+	return work + ", so tokens/s is not a fair measure"
+}
+
+// ratioText is the verdict of a ratio on metric, the one wording every
+// output uses: "1.42× ± 0.03 tokens/s/GPU", or for an interval that
+// includes 1 "no difference shown at 95% in tokens/s/GPU: 3.38× ± 2.39
+// (95% CI 0.989–5.76); about 9 runs per side would decide at the observed
+// spread".
+func ratioText(r Ratio, metric string, runsNeeded int) string {
+	if !r.Inconclusive() {
+		return r.valueText() + " " + metric + r.noCI()
+	}
+	return fmt.Sprintf("no difference shown at 95%% in %s: %s (95%% CI %s); %s", metric, r.valueText(), r.CIText(), runsNeededText(runsNeeded))
+}
+
+// runsNeededText says how many runs would decide an inconclusive ratio.
+func runsNeededText(n int) string {
+	switch {
+	case n == 0:
+		return "no number of runs decides at the observed spread (equal means)"
+	case n > MaxRunsNeeded:
+		return fmt.Sprintf("more than %s runs per side would be needed to decide at the observed spread", num(MaxRunsNeeded, 0))
+	}
+	return fmt.Sprintf("about %d runs per side would decide at the observed spread", n)
+}
+
 // String is "1.42× ± 0.03", or "1.42× (...: no interval)".
-func (r Ratio) String() string {
+func (r Ratio) String() string { return r.valueText() + r.noCI() }
+
+func (r Ratio) noCI() string {
+	if r.HasCI {
+		return ""
+	}
+	return " (no interval: a side has a single run or identical values)"
+}
+
+// valueText is "1.42× ± 0.03", or "1.42×" without an interval.
+func (r Ratio) valueText() string {
 	if !r.HasCI {
-		return fmt.Sprintf("%.2f× (no interval: a side has a single run or identical values)", r.Value)
+		return fmt.Sprintf("%.2f×", r.Value)
 	}
 	d := 2
 	if r.Half > 0 {
 		d = max(2, -int(math.Floor(math.Log10(r.Half))))
 	}
 	return fmt.Sprintf("%.*f× ± %.*f", d, r.Value, d, r.Half)
+}
+
+// CIText is the interval's bounds, "0.989–5.76", with three significant
+// digits or as many more as it takes to tell them apart (never "1.2–1.2").
+func (r Ratio) CIText() string {
+	return boundsText(r.Lo, r.Hi)
+}
+
+func boundsText(lo, hi float64) string {
+	a, b := strconv.FormatFloat(lo, 'g', 3, 64), strconv.FormatFloat(hi, 'g', 3, 64)
+	for p := 4; a == b && p <= 12; p++ {
+		a, b = strconv.FormatFloat(lo, 'g', p, 64), strconv.FormatFloat(hi, 'g', p, 64)
+	}
+	return a + "–" + b
 }
 
 func num(x float64, prec int) string {
@@ -226,6 +287,7 @@ func (m md) header(cells ...string) {
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	m := md{bufio.NewWriter(w)}
 	r.writeSummary(m)
+	r.writeWarnings(m)
 	r.writeHeadlines(m)
 	r.writeMethodology(m)
 	r.writeErrors(m)
@@ -253,6 +315,17 @@ func (r *Report) writeSummary(m md) {
 		m.p(" %s could not be used (see Skipped).", plural(len(r.Skipped), "file"))
 	}
 	m.p("\n\n")
+}
+
+func (r *Report) writeWarnings(m md) {
+	if len(r.Warnings) == 0 {
+		return
+	}
+	m.p("## Warnings\n\n")
+	for _, w := range r.Warnings {
+		m.p("- %s\n", mdEscape(w))
+	}
+	m.p("\n")
 }
 
 func (r *Report) writeHeadlines(m md) {
@@ -287,9 +360,18 @@ func (r *Report) writeHeadlines(m md) {
 			for _, g := range []*Group{h.Faster, h.Slower} {
 				m.p("  - %s: %s; %s\n", mdEscape(g.Label), mdEscape(g.Setup), mdEscape(g.Stack))
 			}
+			cf, uf := reproduce(firstRun(h.Faster), r.ConfigDefaults)
+			cs, us := reproduce(firstRun(h.Slower), r.ConfigDefaults)
 			m.p("  - evidence: %s; reproduce: %s and %s; check: %s\n", mdEscape(h.Evidence),
-				mdCode(reproduceCommand(firstRun(h.Faster), r.ConfigDefaults)), mdCode(reproduceCommand(firstRun(h.Slower), r.ConfigDefaults)),
-				mdCode("go run mage.go verify:results "+shellQuote(sourceOf(h.Faster))+" "+shellQuote(sourceOf(h.Slower))))
+				mdCode(cf), mdCode(cs), mdCode("go run mage.go verify:results "+shellQuote(sourceOf(h.Faster))+" "+shellQuote(sourceOf(h.Slower))))
+			for _, u := range []struct {
+				g    *Group
+				note string
+			}{{h.Faster, uf}, {h.Slower, us}} {
+				if u.note != "" {
+					m.p("  - reproduce %s: %s\n", mdEscape(u.g.Label), mdEscape(u.note))
+				}
+			}
 			m.p("  - warm-up sensitivity: %s with the results' recorded warm-up (see Methodology); ", mdEscape(h.Ratio.String()))
 			if h.FixedWindow != nil {
 				m.p("%s over NVIDIA's fixed window (iterations %d-%d of %d)\n", mdEscape(h.FixedWindow.String()), FixedWindowFirst, FixedWindowLast, FixedWindowRunLength)
@@ -301,7 +383,13 @@ func (r *Report) writeHeadlines(m md) {
 			}
 		}
 	}
-	m.p("\n† marks a group that no group of another platform it is compared with matches in configuration: every comparison of it is **%s**.\n\n", NotIdentical)
+	for _, g := range r.Groups {
+		if g.Marked {
+			m.p("\n† marks a group that no group of another platform it is compared with matches in configuration: every comparison of it is **%s**.\n", NotIdentical)
+			break
+		}
+	}
+	m.p("\n")
 }
 
 // underSlurm says whether a run of the group ran as a Slurm job, whose power
@@ -330,6 +418,12 @@ func sourceOf(g *Group) string {
 // break-even price ratio and says whether the listed ranges can flip it.
 func costVerdict(c Comparison) string {
 	a, b := c.Faster, c.Slower
+	if !sameWork(a, b) {
+		if a.CostPer1T == nil || b.CostPer1T == nil {
+			return ""
+		}
+		return "not compared per token: " + c.WorkDiffers + "; a token of one is not a token of the other, so cost per token and break-even price would mislead (each group's own cost is in its Energy, time and cost table)"
+	}
 	if a.CostPer1T == nil || b.CostPer1T == nil {
 		return ""
 	}
@@ -369,12 +463,13 @@ func (r *Report) writeMethodology(m md) {
 	m.p("## Methodology\n\n")
 	m.p("- Runs group by (platform, GPU model, framework, model, dataset, config fingerprint) and by their recorded configuration (precision, SL, GBS, MBS, TP/PP/CP/DP, GPU count): runs whose recorded configuration differs are never pooled. Each run contributes its mean tokens/s/GPU over the measured steps (warm-up excluded).\n")
 	m.p("- Per group: mean, sample standard deviation and the 95%% Student-t confidence interval of the mean (t with n−1 degrees of freedom). A group of one run is shown as a single run; runs with identical values get no interval either (their spread is unknown, not zero). From %d runs, the olympic mean drops the fastest and the slowest run and averages the rest: the rule MLPerf Training (training_rules.adoc, Benchmark results) applies to time-to-train over its required runs (10 for Llama 3.1 8B pretraining); here it is applied to throughput.\n", OlympicMinRuns)
-	m.p("- Speedup = mean tokens/s/GPU of the faster group / that of the slower. Its 95%% interval uses the delta method, SE = R·√(s₁²/(n₁m₁²) + s₂²/(n₂m₂²)), with Welch–Satterthwaite degrees of freedom; it needs at least 2 runs with some spread on each side.\n")
+	m.p("- Speedup = mean tokens/s/GPU of the faster group / that of the slower, when both do the same work per token (equal model FLOPs per token); otherwise (a different SL or model) the mean model TFLOP/s/GPU, said so in the headline, and no per-token figure (tokens/s, cost per token, break-even price) is compared. Its 95%% interval uses the delta method, SE = R·√(s₁²/(n₁m₁²) + s₂²/(n₂m₂²)), with Welch–Satterthwaite degrees of freedom; it needs at least 2 runs with some spread on each side. An interval that includes 1 is reported as no difference shown at 95%%, with the runs per side that would decide at the observed spread (the smallest n with t(0.975, df)·R·√((cv₁² + cv₂²)/n) < |R − 1|).\n")
+	m.p("- Runs: every run's own tokens/s/GPU is listed. An outlier is a run whose tokens/s/GPU lies more than %.1f × 1.4826 × MAD from its group's median (modified z-score above %.1f, Iglewicz and Hoaglin; 1.253314 × the mean absolute deviation when the MAD is 0), from %d runs; it is flagged and kept. A group whose runs spread more than %.0f%% (SD / mean of tokens/s/GPU) is flagged as measured on a noisy host. Among groups within %.1f%% of each other in MFU, a platform's best is the one from native results, then with more runs.\n", OutlierZ, OutlierZ, OutlierMinRuns, 100*NoisyHostCV, 100*EfficiencyTie)
 	m.p("- **%s** needs every recorded hyperparameter (precision, SL, GBS, MBS, TP, PP, CP, DP, GPU count) and the dataset, tokenizer and config fingerprints recorded and equal on both sides; the label also says whether the frameworks differ. Headlines show the identical-configuration pair first, then **%s**: each platform's group with the highest MFU (else model TFLOP/s), naming every field that differs.\n", MethodIdentical, MethodBest)
 	m.p("- TFLOP/s/GPU and MFU are Rival's own: models.TrainFLOPsPerToken (Megatron's dense GQA + SwiGLU count with causal attention) × tokens/s/GPU, over the GPU's dense peak at the run's precision (%s TFLOP/s BF16; FP8 %s and %s). The framework's own printed figures are shown next to them, labelled; frameworks count FLOPs differently, so only Rival's are compared. A run on a GPU partition (CPX, MIG: less than %.0f%% of the datasheet memory exposed) is marked: its MFU is against the whole GPU's peak.\n",
 		peakList("H100 SXM", "MI300X"), num(h100.FP8DenseTFLOPs, 1), num(mi300.FP8DenseTFLOPs, 1), 100*PartitionShare)
 	m.p("- Warm-up: each result's recorded `warmup_steps_excluded` is used: Rival's extract finds it from the data (the first logged step, then every following step slower than %.1f× the median of the steps after the first). Old-suite results record none: the first %.0f%% of their logged steps (at least one) are left out. Tokens/s/GPU is each result's headline figure: from its median step time where `headline_statistic` says so, else from its mean step time.\n", result.WarmupFactor, 100*OldSuiteWarmupShare)
-	m.p("- Step time median/p10/p90: marked *recorded by the result* when every run records its own (over every measured step, even where the stored step series keeps every `step_series_stride`-th step only; several runs give the mean of their figures); marked *from the step series* otherwise, pooling the measured steps of all runs of the group (linear interpolation, as numpy).\n")
+	m.p("- Step time median/p10/p90: marked *recorded by the result* for a single run that records its own (over every measured step, even where the stored step series keeps every `step_series_stride`-th step only); marked *from the step series* otherwise, the percentiles of the measured steps of all runs of the group pooled (linear interpolation, as numpy), never a mean of per-run percentiles.\n")
 	m.p("- Energy is GPU board power only (no CPU, memory, network or cooling). Tokens per watt-hour use sampled power (samples between the first and the last measured step, the run's GPUs only) when every run of the group has it, else the GPU's TDP (marked *TDP*: an upper bound on board power, so a lower bound on efficiency). Slurm jobs are sampled on their compute nodes, each node its own GPUs once a second; the window's dates come from the submitting host's clock, which the nodes' clocks are taken to match (NTP), and each edge is known to about one sample.\n")
 	m.p("- Cost per 1T tokens = 10¹² / (tokens/s/GPU × 3600) GPU-hours × price per GPU-hour; days for 1T/15T tokens are on the group's GPU count. Proxy models and CPU runs get neither.\n")
 	m.p("- Sanity: MFU above 100%%, tokens/s more than %.0f%% away from GBS × SL / the headline step time (median or mean, as the result records) or from tokens/s/GPU × GPUs (GPU count from num_gpus, TP×PP×CP×DP or gpu_info.device_count; a GPU run with none is unverifiable), or a measured step series whose mean is more than %.0f%% (%.0f%% for a decimated series) away from the stated mean step time is an error in the result; the run is named under Errors and left out.\n", 100*TokensConsistencyTolerance, 100*TokensConsistencyTolerance, 100*DecimatedSeriesTolerance)
@@ -434,6 +529,11 @@ func shortSetup(g *Group) string {
 	if ver == unknown {
 		ver = "version not recorded"
 	}
+	if len([]rune(ver)) > 40 {
+		// A long version (the fsdp trainer's description) is in the
+		// Configurations table; repeating it makes every row unreadable.
+		ver = "(version: see Configurations)"
+	}
 	return fmt.Sprintf("%s, SL %s, GBS %s, MBS %s, TP %s PP %s CP %s DP %s · %s %s",
 		c["precision"], c["sequence_length"], c["global_batch_size"], c["micro_batch_size"],
 		c["tensor_parallel"], c["pipeline_parallel"], c["context_parallel"], c["data_parallel"],
@@ -456,11 +556,31 @@ func writeThroughput(m md, s *ModelSection) {
 		m.row(g.name(), shortSetup(g), strconv.Itoa(g.TPS.N), summaryCell(g.TPS, 1), olympicCell(g.TPS, 1),
 			num(g.TotalTPS.Mean, 0), summaryCell(g.StepTime, 3), stepStatsCell(g))
 	}
+	writeRuns(m, s)
+}
+
+// writeRuns lists every run's own figures, so a straggler is visible
+// behind a group's mean; outliers (OutlierZ) are named.
+func writeRuns(m md, s *ModelSection) {
+	m.p("\n### Runs\n\n")
+	m.header("group", "run", "tokens/s/GPU", "step time mean (s)", "note")
+	for _, g := range s.Groups {
+		for _, run := range g.Runs {
+			var note []string
+			if run.Outlier > 0 {
+				note = append(note, fmt.Sprintf("outlier (modified z-score %.1f)", run.Outlier))
+			}
+			if run.DroppedSteps != "" {
+				note = append(note, run.DroppedSteps)
+			}
+			m.row(g.name(), run.Input.Source, num(run.TPSPerGPU, 1), num(run.StepTime, 3), dashIfEmpty(strings.Join(note, "; ")))
+		}
+	}
 }
 
 func writeEfficiency(m md, s *ModelSection) {
 	m.p("\n### Efficiency\n\n")
-	m.header("group", "configuration · stack", "precision", "peak (TFLOP/s)", "TFLOP/s/GPU (Rival)", "MFU (Rival)", "TFLOP/s/GPU (framework's own)", "MFU (framework's own)")
+	m.header("group", "precision", "peak (TFLOP/s)", "TFLOP/s/GPU (Rival)", "MFU (Rival)", "TFLOP/s/GPU (framework's own)", "MFU (framework's own)")
 	for _, g := range s.Groups {
 		mfu, fmfu := "—", "—"
 		if g.MFU != nil {
@@ -472,25 +592,28 @@ func writeEfficiency(m md, s *ModelSection) {
 		if g.FrameworkMFU != nil {
 			fmfu = num(*g.FrameworkMFU, 1) + "%"
 		}
-		m.row(g.name(), shortSetup(g), g.Config["precision"], ptr(g.Peak, 1), sig(g.TFLOPs), mfu, frameworkTFCell(g.FrameworkTF), fmfu)
+		if g.Proxy {
+			mfu = "— (proxy model)"
+		}
+		m.row(g.name(), g.Config["precision"], ptr(g.Peak, 1), sig(g.TFLOPs), mfu, frameworkTFCell(g.FrameworkTF), fmfu)
 	}
 }
 
 func writeMemory(m md, s *ModelSection) {
 	m.p("\n### Memory (per GPU, GiB)\n\n")
-	m.header("group", "configuration · stack", "peak allocated", "peak reserved", "peak device used", "GPU memory", "share of GPU memory")
+	m.header("group", "peak allocated", "peak reserved", "peak device used", "GPU memory", "share of GPU memory")
 	for _, g := range s.Groups {
 		share := "—"
 		if g.MemoryShare != nil {
 			share = num(100**g.MemoryShare, 1) + "%"
 		}
-		m.row(g.name(), shortSetup(g), mib2gib(g.AllocatedMiB), mib2gib(g.ReservedMiB), mib2gib(g.DeviceUsedMiB), mib2gib(g.GPUMemoryMiB), share)
+		m.row(g.name(), mib2gib(g.AllocatedMiB), mib2gib(g.ReservedMiB), mib2gib(g.DeviceUsedMiB), mib2gib(g.GPUMemoryMiB), share)
 	}
 }
 
 func writeEnergyCost(m md, s *ModelSection) {
 	m.p("\n### Energy, time and cost\n\n")
-	m.header("group", "configuration · stack", "tokens per Wh per GPU", "power (W/GPU, GPU board power only)", "USD per GPU-hour", "cost per 1T tokens", "GPU-hours per 1T tokens", "days for 1T / 15T tokens")
+	m.header("group", "tokens per Wh per GPU", "power (W/GPU, GPU board power only)", "USD per GPU-hour", "cost per 1T tokens", "GPU-hours per 1T tokens", "days for 1T / 15T tokens")
 	for _, g := range s.Groups {
 		energy, power := "—", "—"
 		if g.TokensPerWh != nil {
@@ -505,7 +628,7 @@ func writeEnergyCost(m md, s *ModelSection) {
 				}
 			}
 		}
-		price, cost, days := "— (no price: set "+PriceKey(g.Key.GPU)+")", "—", "—"
+		price, cost, days := "— (no price: "+PriceAdvice(PriceKey(g.Key.GPU))+")", "—", "—"
 		switch {
 		case g.Proxy || g.CPU:
 			why := "proxy model"
@@ -527,7 +650,14 @@ func writeEnergyCost(m md, s *ModelSection) {
 				days = fmt.Sprintf("%s / %s on %s", num(g.DaysFor1T, 1), num(g.DaysFor15T, 1), plural(g.NumGPUs, "GPU"))
 			}
 		}
-		m.row(g.name(), shortSetup(g), energy, power, price, cost, num(g.GPUHoursPer1T, 0), days)
+		hours := num(g.GPUHoursPer1T, 0)
+		if g.Proxy || g.CPU {
+			hours = "—"
+			if g.Proxy && energy == "—" && g.PowerWatts > 0 {
+				energy = "— (proxy model)"
+			}
+		}
+		m.row(g.name(), energy, power, price, cost, hours, days)
 	}
 }
 
@@ -535,12 +665,15 @@ func writeSpeedups(m md, s *ModelSection) {
 	if len(s.Comparisons) == 0 {
 		return
 	}
-	m.p("\n### Speedups (tokens/s/GPU)\n\n")
+	m.p("\n### Speedups\n\n")
 	m.header("faster", "slower", "speedup", "95% CI", "method")
 	for _, c := range s.Comparisons {
 		ci := "— (a side has a single run or identical values)"
 		if c.Ratio.HasCI {
-			ci = fmt.Sprintf("%.3f – %.3f (df %.1f)", c.Ratio.Lo, c.Ratio.Hi, c.Ratio.DF)
+			ci = fmt.Sprintf("%s (df %.1f)", boundsText(c.Ratio.Lo, c.Ratio.Hi), c.Ratio.DF)
+			if c.Ratio.Inconclusive() {
+				ci += ": includes 1, no difference shown; " + runsNeededText(c.RunsNeeded)
+			}
 		}
 		method := c.Method
 		if c.Identical && c.Stack != "" {
@@ -549,7 +682,10 @@ func writeSpeedups(m md, s *ModelSection) {
 		if !c.Identical {
 			method += "; " + NotIdentical + " (" + c.Why + ")"
 		}
-		m.row(c.Faster.name(), c.Slower.name(), fmt.Sprintf("%.3f×", c.Ratio.Value), ci, method)
+		if c.WorkDiffers != "" {
+			method += "; " + workNote(c.Metric, c.WorkDiffers)
+		}
+		m.row(c.Faster.name(), c.Slower.name(), fmt.Sprintf("%.3f× %s", c.Ratio.Value, c.Metric), ci, method)
 	}
 }
 
@@ -585,17 +721,16 @@ func writeParity(m md, s *ModelSection) {
 		a, b string
 	}
 	var pairs []pair
-	for _, lp := range s.Parity {
+	for i, lp := range s.ParityPairs() {
 		kind := ""
-		if lp.PrecisionOnly {
+		switch {
+		case i >= len(s.Parity):
+			pairs = append(pairs, pair{lp, " (between configurations, same data and seed)", s.DisplayName(lp.A), s.DisplayName(lp.B)})
+			continue
+		case lp.PrecisionOnly:
 			kind = fmt.Sprintf(" (precision only: %s vs %s)", lp.A.Config["precision"], lp.B.Config["precision"])
 		}
 		pairs = append(pairs, pair{lp, kind, lp.A.Label, lp.B.Label})
-	}
-	for _, c := range s.ConfigComparisons() {
-		if c.Parity != nil {
-			pairs = append(pairs, pair{*c.Parity, " (between configurations, same data and seed)", s.DisplayName(c.Parity.A), s.DisplayName(c.Parity.B)})
-		}
 	}
 	if len(pairs) == 0 {
 		m.p("No pair of groups of %s ran on the same data with an equal recorded configuration (apart from precision), so loss curves are not compared.\n\n", mdEscape(s.Label))
@@ -627,6 +762,13 @@ func (r *Report) writeInputs(m md) {
 		notes := append([]string(nil), in.Notes...)
 		if len(in.Duplicates) > 0 {
 			notes = append(notes, "identical copies counted once: "+strings.Join(in.Duplicates, ", "))
+		}
+		if r.LogChecks != nil {
+			c, ok := r.LogChecks[in.Source]
+			if !ok {
+				c.Why = "not looked for"
+			}
+			notes = append(notes, c.Note())
 		}
 		m.rowRaw(mdEscape(in.Source), mdCode(in.Fingerprint), mdEscape(in.Format), mdEscape(platformOf(res)), mdEscape(res.Framework.Name), mdEscape(modelLabel(res)),
 			mdEscape(dashIfEmpty(strings.Join(in.Missing, ", "))), mdEscape(dashIfEmpty(strings.Join(notes, "; "))))
@@ -684,6 +826,9 @@ func (r *Report) Console(w io.Writer) {
 	}
 	for _, e := range r.Errors {
 		fmt.Fprintf(w, "  ERROR %s: %s: %s\n", e.Source, e.Name, e.Detail)
+	}
+	for _, x := range r.Warnings {
+		fmt.Fprintf(w, "  WARNING %s\n", x)
 	}
 	for _, s := range r.Skipped {
 		if s.Kind == "invalid" {

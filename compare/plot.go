@@ -18,11 +18,13 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// Figure size: two columns of three panels.
+// Figure size: two columns of up to three panels; the height follows the
+// rows drawn (figRowHeight each, plus the title).
 const (
-	figWidth  = 16 * vg.Inch
-	figHeight = 18 * vg.Inch
-	figDPI    = 96
+	figWidth     = 16 * vg.Inch
+	figRowHeight = 5.6 * vg.Inch
+	figTitle     = 1.2 * vg.Inch
+	figDPI       = 96
 	// maxLossCurves caps the loss panel; maxLossPoints downsamples each curve.
 	maxLossCurves = 6
 	maxLossPoints = 400
@@ -434,7 +436,7 @@ func (r *Report) costPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.Plot, 
 	}
 	title := "Cost to train on 1T tokens (GPU-hour list prices, see report.md)"
 	if len(missing) > 0 {
-		title += "\nno price for " + strings.Join(missing, ", ") + ": set PRICE_<GPU>"
+		title += "\n" + costWhyNone(gs)
 	}
 	p := newPanel(title, "thousand USD per 1T tokens", priced, anyMarked(priced))
 	var labels []string
@@ -463,7 +465,7 @@ func (r *Report) costPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.Plot, 
 	} else {
 		p.HideY()
 		p.Y.Min, p.Y.Max = -0.5, 0.5
-		if err := noData(p, p.X.Max, 1, "no GPU-hour price for "+strings.Join(missing, ", ")+": set PRICE_<GPU> in config.env"); err != nil {
+		if err := noData(p, p.X.Max, 1, costWhyNone(gs)); err != nil {
 			return nil, err
 		}
 	}
@@ -477,7 +479,7 @@ func lossTitle(models ...*ModelSection) string {
 	var diverged []string
 	inParity, compared := 0, 0
 	for _, m := range models {
-		for _, lp := range m.Parity {
+		for _, lp := range m.ParityPairs() {
 			if !lp.Available {
 				continue
 			}
@@ -491,7 +493,7 @@ func lossTitle(models ...*ModelSection) string {
 	}
 	switch {
 	case compared == 0:
-		return title + "\nno pair on the same data and configuration: curves not compared"
+		return title + "\nno pair on the same data and seed with an equal configuration (apart from precision): curves not compared"
 	case len(diverged) > 0:
 		title += "\nDIVERGED (last-10% mean gap): " + strings.Join(diverged, "; ")
 	}
@@ -577,17 +579,19 @@ func (r *Report) render(dc draw.Canvas) error {
 	if len(single) > 0 {
 		sub += "No cross-platform comparison for " + strings.Join(single, ", ") + "."
 	}
+	builders, omitted := r.panels(gs)
 	titleH := vg.Points(54)
 	ts := draw.TextStyle{Color: color.Black, Font: plot.DefaultFont, XAlign: draw.XCenter, YAlign: draw.YTop, Handler: plot.DefaultTextHandler}
 	ts.Font.Size = vg.Points(18)
 	dc.FillText(ts, vg.Point{X: dc.Center().X, Y: dc.Max.Y - vg.Points(8)}, head)
 	ts.Font.Size = vg.Points(11)
 	dc.FillText(ts, vg.Point{X: dc.Center().X, Y: dc.Max.Y - vg.Points(34)}, truncate(sub, 180))
+	if len(omitted) > 0 {
+		dc.FillText(ts, vg.Point{X: dc.Center().X, Y: dc.Max.Y - vg.Points(52)}, truncate("Not drawn: "+strings.Join(omitted, "; ")+".", 200))
+		titleH = vg.Points(72)
+	}
 	body := draw.Crop(dc, 0, 0, 0, -titleH)
 
-	builders := []func([]*Group, map[*Group]color.RGBA) (*plot.Plot, error){
-		r.throughputPanel, r.stepPanel, r.mfuPanel, r.memoryPanel, r.lossPanel, r.costPanel,
-	}
 	var panels []*plot.Plot
 	for _, b := range builders {
 		p, err := b(gs, col)
@@ -596,14 +600,89 @@ func (r *Report) render(dc draw.Canvas) error {
 		}
 		panels = append(panels, p)
 	}
-	tiles := draw.Tiles{Rows: 3, Cols: 2, PadX: vg.Points(28), PadY: vg.Points(26), PadTop: vg.Points(6), PadBottom: vg.Points(10), PadLeft: vg.Points(10), PadRight: vg.Points(18)}
-	grid := [][]*plot.Plot{{panels[0], panels[1]}, {panels[2], panels[3]}, {panels[4], panels[5]}}
-	for i := range grid {
-		for j := range grid[i] {
-			grid[i][j].Draw(tiles.At(body, j, i))
-		}
+	rows := (len(panels) + 1) / 2
+	tiles := draw.Tiles{Rows: rows, Cols: 2, PadX: vg.Points(28), PadY: vg.Points(26), PadTop: vg.Points(6), PadBottom: vg.Points(10), PadLeft: vg.Points(10), PadRight: vg.Points(18)}
+	for i, p := range panels {
+		p.Draw(tiles.At(body, i%2, i/2))
 	}
 	return nil
+}
+
+type panelBuilder = func([]*Group, map[*Group]color.RGBA) (*plot.Plot, error)
+
+// panels picks the panels that have data for gs, in the figure's order,
+// and says why each other one is not drawn (an empty panel tells a reader
+// nothing the report does not say better).
+func (r *Report) panels(gs []*Group) (drawn []panelBuilder, omitted []string) {
+	var step, mfu, mem, loss, cost bool
+	for _, g := range gs {
+		step = step || len(g.StepSamples) > 0 || g.StepMedian > 0
+		mfu = mfu || g.MFU != nil || g.FrameworkMFU != nil || g.FrameworkTF != nil && g.Peak != nil
+		mem = mem || g.AllocatedMiB != nil || g.ReservedMiB != nil || g.DeviceUsedMiB != nil
+		cost = cost || g.CostPer1T != nil
+		for _, l := range firstRun(g).LossValues {
+			loss = loss || l != nil && finite(*l)
+		}
+	}
+	drawn = append(drawn, r.throughputPanel)
+	add := func(ok bool, b panelBuilder, why string) {
+		if ok {
+			drawn = append(drawn, b)
+		} else {
+			omitted = append(omitted, why)
+		}
+	}
+	add(step, r.stepPanel, "step times (none recorded)")
+	mfuWhy := whyNone(gs, "MFU (no dense peak known") + ")"
+	switch {
+	case allCPU(gs):
+		mfuWhy = "MFU (no MFU: CPU runs have no GPU peak to divide by)"
+	case allProxy(gs):
+		mfuWhy = "MFU (proxy models: a few layers do not load the GPU as the real model does)"
+	}
+	add(mfu, r.mfuPanel, mfuWhy)
+	memWhy := whyNone(gs, "memory (no memory figures recorded") + ")"
+	if allCPU(gs) {
+		memWhy = "memory (no GPU memory: CPU runs record none)"
+	}
+	add(mem, r.memoryPanel, memWhy)
+	add(loss, r.lossPanel, "loss (no loss recorded)")
+	add(cost, r.costPanel, "cost ("+costWhyNone(gs)+")")
+	return drawn, omitted
+}
+
+func allProxy(gs []*Group) bool {
+	for _, g := range gs {
+		if !g.Proxy {
+			return false
+		}
+	}
+	return len(gs) > 0
+}
+
+// costWhyNone says why groups have no cost: proxy models and CPU runs get
+// none; other GPUs lack a price (with the setting that gives one).
+func costWhyNone(gs []*Group) string {
+	var why, missing []string
+	for _, g := range gs {
+		switch {
+		case g.CostPer1T != nil:
+		case g.Proxy || g.CPU:
+			if !contains(why, "no cost for proxy models and CPU runs") {
+				why = append(why, "no cost for proxy models and CPU runs")
+			}
+		case !contains(missing, g.Key.GPU):
+			missing = append(missing, g.Key.GPU)
+		}
+	}
+	if len(missing) > 0 {
+		var keys []string
+		for _, m := range missing {
+			keys = append(keys, PriceKey(m))
+		}
+		why = append(why, "no GPU-hour price for "+strings.Join(missing, ", ")+": "+PriceAdvice(keys...))
+	}
+	return strings.Join(why, "; ")
 }
 
 // WritePlots renders the figure to a PNG and an SVG. Both are drawn in memory
@@ -614,6 +693,8 @@ func (r *Report) WritePlots(pngPath, svgPath string) error {
 		return fmt.Errorf("write plots: no usable run to plot (every result had an error; see the report)")
 	}
 	var pngBuf, svgBuf bytes.Buffer
+	drawn, _ := r.panels(r.plotted())
+	figHeight := figTitle + vg.Length((len(drawn)+1)/2)*figRowHeight
 	if pngPath != "" {
 		c := vgimg.NewWith(vgimg.UseWH(figWidth, figHeight), vgimg.UseDPI(figDPI))
 		dc := draw.New(c)

@@ -128,16 +128,17 @@ func TestCPUOnlyRun(t *testing.T) {
 
 	var md bytes.Buffer
 	require.NoError(t, rep.WriteMarkdown(&md))
-	assert.Regexp(t, `\| CPU FSDP \| [^|]+ \| fp32 \| — \| 0\.0179 \| — \|`, md.String())
-	assert.Contains(t, md.String(), "| — | — | — (proxy model: no time-to-train or cost) |", "no power is a dash, not 0 W; a proxy gets no cost")
+	assert.Regexp(t, `\| CPU FSDP \| fp32 \| — \| 0\.0179 \| — \(proxy model\) \|`, md.String())
+	assert.Contains(t, md.String(), "| — | — | — (proxy model: no time-to-train or cost) | — | — | — |", "no power is a dash, not 0 W; a proxy gets no cost and no GPU-hours")
 
 	svg := filepath.Join(t.TempDir(), "cpu.svg")
 	require.NoError(t, rep.WritePlots("", svg))
 	body, err := os.ReadFile(svg)
 	require.NoError(t, err)
-	for _, note := range []string{"no MFU: CPU runs have no GPU peak to divide by", "no GPU memory: CPU runs record none", "no GPU-hour price for CPU"} {
-		assert.Contains(t, string(body), note)
+	for _, note := range []string{"Not drawn: MFU (no MFU: CPU runs have no GPU peak to divide by)", "memory (no GPU memory: CPU runs record none)", "cost (no cost for proxy models and CPU runs)"} {
+		assert.Contains(t, string(body), note, "panels without data are not drawn, and the figure says why")
 	}
+	assert.NotContains(t, string(body), "Cost to train on 1T tokens", "no empty cost panel")
 }
 
 // The figure is written 0644 like report.md, so whoever reads one reads both.

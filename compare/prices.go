@@ -24,7 +24,14 @@ func (p Price) HasRange() bool { return p.Low > 0 && p.High > p.Low }
 // PriceTable maps GPU names ("H100 SXM", "MI300X", "A100", "CPU") to prices.
 type PriceTable struct {
 	Prices map[string]Price
+	// Warnings name prices set outside PlausiblePriceLow-PlausiblePriceHigh
+	// USD per GPU-hour: used as given, but probably a typo.
+	Warnings []string
 }
+
+// A price per GPU-hour outside this range is used but warned about: no
+// cloud lists a GPU-hour at a cent or above a hundred dollars.
+const PlausiblePriceLow, PlausiblePriceHigh = 0.01, 100.0
 
 // priceSource is the public note the defaults were read from: it lists the
 // providers' own on-demand list prices per GPU-hour.
@@ -95,6 +102,16 @@ func (t PriceTable) Models() []string {
 	return out
 }
 
+// PriceAdvice says how to give prices for the PRICE_ keys: compare reads
+// them from its environment (config.env does not take them).
+func PriceAdvice(keys ...string) string {
+	var set []string
+	for _, k := range keys {
+		set = append(set, k+"=<USD per GPU-hour>")
+	}
+	return "set " + strings.Join(set, " ") + " in compare's environment, e.g. " + keys[0] + "=2.99 go run mage.go compare (config.env does not take prices)"
+}
+
 // PriceKey is the PRICE_ setting that prices gpu: "PRICE_A100_SXM4_80GB".
 func PriceKey(gpu string) string {
 	return "PRICE_" + strings.Join(gpuTokens(gpu), "_")
@@ -119,7 +136,7 @@ func resolvePriceKey(name string) (string, error) {
 // other keys are ignored. Any GPU name is accepted (A100, H100_NVL, CPU); a
 // bad price is an error naming the entry.
 func ParsePriceEnv(base PriceTable, env []string) (PriceTable, error) {
-	out := PriceTable{Prices: map[string]Price{}}
+	out := PriceTable{Prices: map[string]Price{}, Warnings: append([]string(nil), base.Warnings...)}
 	for k, v := range base.Prices {
 		out.Prices[k] = v
 	}
@@ -138,6 +155,9 @@ func ParsePriceEnv(base PriceTable, env []string) (PriceTable, error) {
 			return PriceTable{}, fmt.Errorf("%s=%q: want a positive price in USD per GPU-hour, e.g. %s=2.99", key, val, key)
 		}
 		out.Prices[gpu] = Price{USDPerGPUHour: usd, Source: "set by " + key}
+		if usd < PlausiblePriceLow || usd > PlausiblePriceHigh {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("implausible price: %s=%s is $%s per GPU-hour, outside the $%.2f–$%.0f any cloud lists; every cost figure of %s uses it: check the setting (USD per GPU-hour, e.g. %s=2.99)", key, strings.TrimSpace(val), num(usd, 2), PlausiblePriceLow, PlausiblePriceHigh, gpu, key))
+		}
 	}
 	return out, nil
 }

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -93,26 +94,93 @@ func efficiency(g *Group) (rank int, v float64) {
 	return 0, g.TPS.Mean
 }
 
+// EfficiencyTie is the relative difference within which two groups count as
+// equally efficient: the group with the better evidence then wins (native
+// results before old-suite ones, then more runs).
+const EfficiencyTie = 0.005
+
 func moreEfficient(a, b *Group) bool {
 	ra, va := efficiency(a)
 	rb, vb := efficiency(b)
 	if ra != rb {
 		return ra > rb
 	}
+	if math.Abs(va-vb) <= EfficiencyTie*math.Max(math.Abs(va), math.Abs(vb)) {
+		if oa, ob := oldSuite(a), oldSuite(b); oa != ob {
+			return ob
+		}
+		if a.TPS.N != b.TPS.N {
+			return a.TPS.N > b.TPS.N
+		}
+	}
 	return va > vb
 }
 
+// oldSuite says whether any run of g was read from an old-suite file.
+func oldSuite(g *Group) bool {
+	for _, r := range g.Runs {
+		if r.Input.Format == FormatOldSuite {
+			return true
+		}
+	}
+	return false
+}
+
+// sameWork says whether two groups do the same work per token: their
+// model FLOPs per token are known and equal, or, unknown on both sides,
+// model and SL are recorded and equal. Per-token figures (tokens/s, cost
+// per token, break-even price) compare only such groups.
+func sameWork(a, b *Group) bool {
+	fa, fb := a.FLOPsPerToken, b.FLOPsPerToken
+	switch {
+	case fa != nil && fb != nil:
+		return math.Abs(*fa-*fb) <= 1e-9*math.Max(*fa, *fb)
+	case fa == nil && fb == nil:
+		return a.Key.Model == b.Key.Model && a.Config["sequence_length"] != unknown && a.Config["sequence_length"] == b.Config["sequence_length"]
+	}
+	return false
+}
+
+// metricFor picks what a speedup of a over b is computed on: tokens/s/GPU
+// when both do the same work per token, else model TFLOP/s/GPU when both
+// know it (why says how the work differs), else tokens/s/GPU with why
+// saying the work may differ.
+func metricFor(a, b *Group) (metric string, sa, sb Summary, why string) {
+	if sameWork(a, b) {
+		return MetricTokens, a.TPS, b.TPS, ""
+	}
+	var diff []string
+	for _, f := range []string{"sequence_length"} {
+		if a.Config[f] != b.Config[f] {
+			diff = append(diff, fmt.Sprintf("%s %s vs %s", setupNames[f], a.Config[f], b.Config[f]))
+		}
+	}
+	if a.Key.Model != b.Key.Model {
+		diff = append(diff, fmt.Sprintf("model %s vs %s", a.Key.Model, b.Key.Model))
+	}
+	if a.FLOPsPerToken != nil && b.FLOPsPerToken != nil && a.TFLOPsRuns.N == a.TPS.N && b.TFLOPsRuns.N == b.TPS.N {
+		diff = append(diff, fmt.Sprintf("%s vs %s GFLOP per token", num(*a.FLOPsPerToken/1e9, 2), num(*b.FLOPsPerToken/1e9, 2)))
+		return MetricFLOPs, a.TFLOPsRuns, b.TFLOPsRuns, "work per token differs (" + strings.Join(diff, "; ") + ")"
+	}
+	return MetricTokens, a.TPS, b.TPS, "work per token may differ (" + dashIfEmpty(strings.Join(diff, "; ")) + "; model FLOPs per token unknown)"
+}
+
 func newComparison(a, b *Group) Comparison {
-	if b.TPS.Mean > a.TPS.Mean {
-		a, b = b, a
+	metric, sa, sb, work := metricFor(a, b)
+	if sb.Mean > sa.Mean {
+		a, b, sa, sb = b, a, sb, sa
+		metric, sa, sb, work = metricFor(a, b)
 	}
 	ok, why, stack := identical(a, b)
-	c := Comparison{Faster: a, Slower: b, Ratio: ratioOfMeans(a.TPS, b.TPS), Identical: ok, Why: why, Stack: stack, Method: MethodBest}
+	c := Comparison{Faster: a, Slower: b, Ratio: ratioOfMeans(sa, sb), Metric: metric, WorkDiffers: work, Identical: ok, Why: why, Stack: stack, Method: MethodBest}
 	if ok {
 		c.Method = MethodIdentical
 	}
+	if c.Ratio.Inconclusive() {
+		c.RunsNeeded = RunsNeeded(sa, sb)
+	}
 	c.Evidence = evidence(a, b)
-	c.FixedWindow, c.FixedWindowNote = fixedWindowRatio(a, b)
+	c.FixedWindow, c.FixedWindowNote = fixedWindowRatio(a, b, metric == MetricFLOPs)
 	return c
 }
 
@@ -130,7 +198,9 @@ func evidence(a, b *Group) string {
 }
 
 // fixedWindowRatio recomputes the speedup over NVIDIA's fixed window.
-func fixedWindowRatio(a, b *Group) (*Ratio, string) {
+// With flops, each run's figure is scaled by its group's FLOPs per token
+// (model FLOP/s over the window).
+func fixedWindowRatio(a, b *Group, flops bool) (*Ratio, string) {
 	var xa, xb []float64
 	for _, g := range []struct {
 		g  *Group
@@ -140,7 +210,11 @@ func fixedWindowRatio(a, b *Group) (*Ratio, string) {
 			if r.FixedWindowTPS == nil {
 				return nil, g.g.Label + ": " + r.FixedWindowNote
 			}
-			*g.xs = append(*g.xs, *r.FixedWindowTPS)
+			v := *r.FixedWindowTPS
+			if flops {
+				v *= *g.g.FLOPsPerToken / 1e12
+			}
+			*g.xs = append(*g.xs, v)
 		}
 	}
 	r := ratioOfMeans(summarize(xa), summarize(xb))

@@ -221,3 +221,93 @@ func betaFraction(a, b, x float64) float64 {
 	}
 	return f
 }
+
+// Inconclusive says whether the 95% interval of the ratio includes 1: the
+// runs do not show a difference.
+func (r Ratio) Inconclusive() bool { return r.HasCI && r.Lo <= 1 && r.Hi >= 1 }
+
+// MaxRunsNeeded bounds the search of RunsNeeded.
+const MaxRunsNeeded = 10000
+
+// RunsNeeded is the number of runs per side at which a ratio of a.Mean /
+// b.Mean, with each side's observed relative spread (SD / mean), would have
+// a 95% interval (delta method, Welch–Satterthwaite) that excludes 1: the
+// smallest n with t(0.975, df(n))·R·√((cv_a² + cv_b²)/n) < |R − 1|. It is 0
+// when no number of runs decides (the means are equal, or no spread is
+// known) and MaxRunsNeeded+1 when more than MaxRunsNeeded would be needed.
+func RunsNeeded(a, b Summary) int {
+	if a.Mean == 0 || b.Mean == 0 {
+		return 0
+	}
+	r := a.Mean / b.Mean
+	gap := math.Abs(r - 1)
+	ca, cb := a.SD/a.Mean, b.SD/b.Mean
+	if gap == 0 || ca*ca+cb*cb == 0 {
+		return 0
+	}
+	for n := 2; n <= MaxRunsNeeded; n++ {
+		fn := float64(n)
+		va, vb := ca*ca/fn, cb*cb/fn
+		df := (va + vb) * (va + vb) / ((va*va + vb*vb) / (fn - 1))
+		if tQuantile(0.975, df)*r*math.Sqrt(va+vb) < gap {
+			return n
+		}
+	}
+	return MaxRunsNeeded + 1
+}
+
+// Outlier rule: a run is an outlier when its modified z-score
+// |x − median| / scale exceeds OutlierZ, with scale = 1.4826 × MAD (the
+// median absolute deviation, scaled to a normal SD), or 1.253314 × the mean
+// absolute deviation from the median when the MAD is 0 (more than half the
+// runs are equal). Iglewicz and Hoaglin's rule; needs OutlierMinRuns runs.
+const (
+	OutlierZ       = 3.5
+	OutlierMinRuns = 3
+)
+
+// outliers returns, per value, its modified z-score when it is an outlier
+// and 0 otherwise.
+func outliers(xs []float64) []float64 {
+	out := make([]float64, len(xs))
+	if len(xs) < OutlierMinRuns {
+		return out
+	}
+	med := median(xs)
+	dev := make([]float64, len(xs))
+	for i, x := range xs {
+		dev[i] = math.Abs(x - med)
+	}
+	scale := 1.4826 * median(dev)
+	if scale == 0 {
+		scale = 1.253314 * mean(dev)
+	}
+	if scale == 0 {
+		return out
+	}
+	for i, d := range dev {
+		if z := d / scale; z > OutlierZ {
+			out[i] = z
+		}
+	}
+	return out
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return percentile(s, 0.5)
+}
+
+// NoisyHostCV is the spread between runs above which a group is flagged as
+// measured on a noisy host: the coefficient of variation (sample SD / mean)
+// of the runs' tokens/s/GPU.
+const NoisyHostCV = 0.05
+
+// CV is the coefficient of variation of the runs, 0 below two runs.
+func (s Summary) CV() float64 {
+	if s.N < 2 || s.Mean == 0 {
+		return 0
+	}
+	return s.SD / math.Abs(s.Mean)
+}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/frameworks/logparse"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/models"
@@ -39,6 +40,20 @@ type Facts struct {
 	// WarmupSteps overrides the warm-up found from the data (see warmupFound); nil
 	// uses it. At most logparse.HeadSteps steps can be excluded.
 	WarmupSteps *int
+
+	// LogDigest is "blake3:<hex>" of the log file the result is built
+	// from (LogDigest computes it); it is recorded as log.digest.
+	LogDigest string
+}
+
+// LogDigest is "blake3:<hex>" of the file at path: the digest a result
+// records of its training log, and the key the cache stores the log under.
+func LogDigest(path string) (string, error) {
+	d, _, err := cache.HashFile(path)
+	if err != nil {
+		return "", fmt.Errorf("digest of the log %s: %w", path, err)
+	}
+	return "blake3:" + d.String(), nil
 }
 
 // ErrMissingFact is wrapped by Build's errors for a fact neither the log nor Facts gives.
@@ -140,11 +155,33 @@ func Build(log *logparse.Log, facts Facts) (*Result, error) {
 	model, haveModel := r.model(facts, pre)
 	r.series(log)
 	r.logInfo(log)
+	r.Log.Digest = facts.LogDigest
 	if err := r.performance(log, facts, model, haveModel); err != nil {
 		return nil, err
 	}
 	r.memory(log)
 	return r, nil
+}
+
+// noTimeAdvice says, for a log whose steps print no time, what to do:
+// NeMo's progress lines have no end marker, so a wrapped one cannot be
+// rejoined by the parser as Megatron's "|"-terminated lines can.
+func noTimeAdvice(log *logparse.Log) string {
+	switch log.Framework {
+	case logparse.NeMo:
+		return ": NeMo prints train_step_timing at the end of its progress line, and a wrapped line loses it; " + logparse.NeMoRejoinAdvice
+	case logparse.Megatron, logparse.Primus, logparse.MegatronBridge, logparse.MegatronDeepSpeed:
+		return ": the iteration lines carry no \"elapsed time per iteration\"; if they were wrapped, rejoin them (extract -v names the lines) and extract again"
+	}
+	return ""
+}
+
+// joinAnd is "a", "a and b", "a, b and c".
+func joinAnd(xs []string) string {
+	if len(xs) <= 1 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
 }
 
 func derefOr(p *int, d int) int {
@@ -356,17 +393,24 @@ func headTimes(steps []logparse.Step, derived bool, k float64) []float64 {
 // cannot move; the mean is kept alongside.
 func (r *Result) performance(log *logparse.Log, f Facts, m models.Model, haveModel bool) error {
 	tc := r.TrainingConfig
-	need := func(what, env, example string) error {
-		return fmt.Errorf("%w: tokens/s needs %s: the log does not print it; set %s=%s", ErrMissingFact, what, env, example)
+	// Every missing fact at once: asking for one, then the next, costs a
+	// run of extract per fact.
+	var what, set []string
+	for _, m := range []struct {
+		missing        bool
+		what, env, val string
+	}{
+		{tc.GlobalBatchSize == nil, "the global batch size", "GBS", "<sequences per step, e.g. 64>"},
+		{tc.SequenceLength == nil, "the sequence length", "SL", "<tokens per sequence, e.g. 2048>"},
+		{tc.NumGPUs == nil, "the GPU count", "GPUS", "<GPUs in the run, e.g. 8>"},
+	} {
+		if m.missing {
+			what = append(what, m.what)
+			set = append(set, m.env+"="+m.val)
+		}
 	}
-	if tc.GlobalBatchSize == nil {
-		return need("the global batch size", "GBS", "<sequences per step, e.g. 64>")
-	}
-	if tc.SequenceLength == nil {
-		return need("the sequence length", "SL", "<tokens per sequence, e.g. 2048>")
-	}
-	if tc.NumGPUs == nil {
-		return fmt.Errorf("%w: tokens/s per GPU needs the GPU count: the log does not print it; set GPUS=<GPUs in the run, e.g. 8>", ErrMissingFact)
+	if len(what) > 0 {
+		return fmt.Errorf("%w: tokens/s needs %s: the log does not print %s; set %s", ErrMissingFact, joinAnd(what), map[bool]string{true: "it", false: "them"}[len(what) == 1], strings.Join(set, " "))
 	}
 	gbs, sl, gpus := *tc.GlobalBatchSize, *tc.SequenceLength, *tc.NumGPUs
 	for _, v := range []struct {
@@ -391,7 +435,7 @@ func (r *Result) performance(log *logparse.Log, f Facts, m models.Model, haveMod
 	printed.Merge(&log.Tail)
 	if printed.StepTime.Count() == 0 {
 		if printed.InvTokensPerGPU.Count() == 0 {
-			return fmt.Errorf("build result: no step in %s prints a step time or tokens/s (%d steps)", log.Source, log.StepCount)
+			return fmt.Errorf("build result: no step in %s prints a step time or tokens/s (%d steps)%s", log.Source, log.StepCount, noTimeAdvice(log))
 		}
 		// TorchTitan prints tokens/s per device, not step time.
 		derived = true

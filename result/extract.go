@@ -59,6 +59,9 @@ func ExtractTraced(path string, env func(string) string, trace func(logparse.Eve
 	if err != nil {
 		return nil, fmt.Errorf("extract: %w", err)
 	}
+	if facts.LogDigest, err = LogDigest(path); err != nil {
+		return nil, fmt.Errorf("extract: %w", err)
+	}
 	r, err := Build(log, facts)
 	if err != nil {
 		return nil, fmt.Errorf("extract %s: %w", path, err)

@@ -193,7 +193,11 @@ type MemoryMetrics struct {
 
 // LogInfo says where the numbers came from and how healthy the log was.
 type LogInfo struct {
-	Source            string  `json:"source"`
+	Source string `json:"source"`
+	// Digest is "blake3:<hex>" of the log file's bytes, so that the result
+	// can be checked against the log it was built from (verify:result
+	// parses it again); empty in results made without the file.
+	Digest            string  `json:"digest,omitempty"`
 	FrameworkDetected *string `json:"framework_detected"`
 	Rank              *int    `json:"rank"`
 	// The parser's counts, embedded so their keys sit at this level:

@@ -153,6 +153,9 @@ func TestMissingFacts(t *testing.T) {
 		{"real/torchtitan.log", map[string]string{"GPUS": "8", "SL": "8192"}, "tokens/s needs the global batch size: the log does not print it; set GBS="},
 		{"real/nemo2-bionemo.log", map[string]string{"GPUS": "1"}, "set SL="},
 		{"real/nemo2-bionemo.log", map[string]string{"SL": "1024"}, "set GPUS="},
+		// Every missing fact in one message, not one per run of extract.
+		{"real/nemo2-bionemo.log", nil, "tokens/s needs the sequence length and the GPU count: the log does not print them; set SL=<tokens per sequence, e.g. 2048> GPUS=<GPUs in the run, e.g. 8>"},
+		{"real/torchtitan.log", map[string]string{"SL": "8192"}, "needs the global batch size and the GPU count"},
 		{"real/nemo2-bionemo.log", map[string]string{"SL": "x"}, `SL="x" is not a positive integer`},
 		{"real/nemo2-bionemo.log", map[string]string{"SL": "1", "GPUS": "1", "PRECISION": "fp4"}, "use bf16, fp16 or fp8"},
 		{"built/no-steps.log", nil, "no training steps found in ../frameworks/logparse/testdata/built/no-steps.log"},

@@ -17,7 +17,7 @@ import (
 )
 
 // compareVersion changes compare's key when the report's computation changes.
-const compareVersion = "4"
+const compareVersion = "5"
 
 // resultFiles lists result JSON files under top (OUTPUT_DIR, leaving out
 // runs/, where runs keep scratch files such as generated configs) and under
@@ -50,6 +50,10 @@ func resultFiles(top string, dirs []string) ([]string, error) {
 		return nil, err
 	}
 	for _, d := range dirs {
+		// A folder named on the command line must exist: a typo is not "no results".
+		if _, err := os.Stat(d); errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("compare:dir: %s does not exist: give the folder that holds the result JSON files (copied from other hosts or unpacked from wrap), e.g. go run mage.go compare:dir results/", d)
+		}
 		if err := walk(d, ""); err != nil {
 			return nil, err
 		}
@@ -139,6 +143,7 @@ func (w *Workspace) CompareTask(dirs []string, deps ...*dag.Task) (*dag.Task, er
 			return err
 		}
 		rep.Skipped = problems
+		rep.SetLogChecks(w.logChecks(inputs))
 		rep.ConfigDefaults = map[string]string{}
 		for _, k := range ConfigKeys() {
 			rep.ConfigDefaults[k.Name] = k.Default

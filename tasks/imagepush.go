@@ -132,7 +132,7 @@ func (w *Workspace) SlurmImage(platform string, built *ImageRecord) (image, ran 
 	}
 	if rec != nil {
 		if built != nil && built.ImageID != "" && built.ImageID != rec.LocalID {
-			return "", "", fmt.Errorf("the %s image was rebuilt (%s) after image:push pushed %s (%s): push it again with `mage image:push %s %s`",
+			return "", "", fmt.Errorf("the %s image was rebuilt (%s) after image:push pushed %s (%s): push it again with `go run mage.go image:push %s %s`",
 				platform, shortID(built.ImageID), rec.Ref(), shortID(rec.LocalID), platform, rec.Repository)
 		}
 		if mode == slurm.ContainerPyxis {
@@ -146,7 +146,7 @@ func (w *Workspace) SlurmImage(platform string, built *ImageRecord) (image, ran 
 	}
 	if mode == slurm.ContainerPyxis {
 		return "", "", fmt.Errorf("slurm: pyxis pulls the image on every node from a registry, and %s exists only in this host's Docker daemon: "+
-			"push it with `mage image:push %s REGISTRY/REPOSITORY[:TAG]` (credentials from `docker login`), "+
+			"push it with `go run mage.go image:push %s REGISTRY/REPOSITORY[:TAG]` (credentials from `docker login`), "+
 			"or set SLURM_IMAGE to REPOSITORY@sha256:... or to an enroot squashfs (`enroot import -o /shared/rival-%s.sqsh dockerd://%s`) on storage every node sees",
 			ImageTag(platform), platform, platform, ImageTag(platform))
 	}

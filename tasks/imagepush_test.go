@@ -34,7 +34,7 @@ func TestSlurmScriptPyxisImage(t *testing.T) {
 	setting(w, "SLURM_IMAGE", "")
 	_, err := slurmScriptOf(t, w, hw.PlatformNVIDIA, "mega", "llama")
 	require.Error(t, err, "rival/nvd:latest exists only in the local daemon")
-	assert.Contains(t, err.Error(), "mage image:push nvd REGISTRY/REPOSITORY")
+	assert.Contains(t, err.Error(), "go run mage.go image:push nvd REGISTRY/REPOSITORY")
 	assert.Contains(t, err.Error(), "SLURM_IMAGE")
 
 	setting(w, "SLURM_IMAGE", "registry.example.com/team/rival-nvd:latest")
@@ -129,7 +129,7 @@ func TestImagePushThenSlurmScript(t *testing.T) {
 
 	// A rebuilt image is not the pushed one: Slurm runs refuse until it is pushed again.
 	_, _, err = w.SlurmImage(hw.PlatformNVIDIA, &ImageRecord{Platform: hw.PlatformNVIDIA, ImageID: "sha256:" + strings.Repeat("1", 64)})
-	require.ErrorContains(t, err, "push it again with `mage image:push nvd "+addr+"/team/rival-nvd`")
+	require.ErrorContains(t, err, "push it again with `go run mage.go image:push nvd "+addr+"/team/rival-nvd`")
 }
 
 // TestEnrootRefParsesInEnroot3And4 runs the image-reference parsing of enroot's own docker.sh, at

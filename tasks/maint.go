@@ -235,6 +235,14 @@ func (w *Workspace) Purge(data bool) error {
 		victims = append(victims, victim{k, d, real})
 	}
 	for _, v := range victims {
+		held := 0
+		if entries, err := os.ReadDir(v.real); err == nil {
+			for _, e := range entries {
+				if e.Name() != DirMarker {
+					held++
+				}
+			}
+		}
 		// Remove what the path names: a symlinked OUTPUT_DIR loses its
 		// target's contents only when that target passed the checks above.
 		if err := os.RemoveAll(v.real); err != nil {
@@ -243,7 +251,11 @@ func (w *Workspace) Purge(data bool) error {
 		if v.real != v.path {
 			os.Remove(v.path) // the link itself
 		}
-		w.Printf("purge: removed %s\n", v.path)
+		if held == 0 {
+			w.Printf("purge: %s (%s) held nothing to remove; removed the empty folder\n", v.key, v.path)
+			continue
+		}
+		w.Printf("purge: removed %s (%s)\n", v.path, plural(held, "item"))
 	}
 	return nil
 }

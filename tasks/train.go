@@ -495,6 +495,9 @@ func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch spec.Launch,
 		DatasetName: in.Dataset, DatasetFingerprint: manifest.Fingerprint.Digest, TokenizerFingerprint: manifest.TokenizerDigest.String(),
 		ConfigFingerprint: cfg.Fingerprint().String(), ImageDigest: in.Executor.ImageDigest(), RivalVersion: Version,
 	}
+	if facts.LogDigest, err = result.LogDigest(logPath); err != nil {
+		return nil, err
+	}
 	if len(in.Host.GPUs) > 0 {
 		facts.GPUModel = in.Host.GPUs[0].Model
 		if facts.GPUModel == "" {

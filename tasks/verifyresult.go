@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
+	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/compare"
 	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/hw"
@@ -142,12 +145,20 @@ type verifyWorkspace struct {
 }
 
 func (v verifyWorkspace) DatasetFingerprint(dataset, model string) (string, error) {
-	return v.fps.of(v.run.TrainPrefix)
+	fp, err := v.fps.of(v.run.TrainPrefix)
+	if err != nil && v.run.Variant != "" {
+		// The demo's data comes from the demo, not from encode.
+		return "", fmt.Errorf("%s: the demo's sample corpus is not encoded here: run `go run mage.go demo` first (it encodes and trains it)", v.run.TrainPrefix)
+	}
+	return fp, err
 }
 
 func (v verifyWorkspace) TokenizerFingerprint(model string) (string, error) {
 	spec, err := v.w.ResolveTokenizer(model)
 	if err != nil {
+		if v.run.Variant != "" {
+			return "", fmt.Errorf("no tokenizer for %s here: run `go run mage.go demo` first (it writes the tokenizer it trains with)", model)
+		}
 		return "", err
 	}
 	d, _, err := v.w.Cache.FileDigest(spec.Path)
@@ -191,6 +202,8 @@ func (w *Workspace) VerifyResults(paths []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
+		logChecks, unchecked := w.checkAgainstLog(paths[0], rec)
+		checks = append(checks, logChecks...)
 		for _, c := range checks {
 			fmt.Fprintf(out, "%-8s %-24s recorded %s, workspace %s", c.Status, c.Field, orDash(c.Recorded), orDash(c.Workspace))
 			if c.Detail != "" {
@@ -198,10 +211,29 @@ func (w *Workspace) VerifyResults(paths []string, out io.Writer) error {
 			}
 			fmt.Fprintln(out)
 		}
-		if bad := compare.Failed(checks); len(bad) > 0 {
-			return fmt.Errorf("verify:result: %d of %d inputs of %s would not be reproduced by this workspace", len(bad), len(checks), paths[0])
+		if len(unchecked) > 0 {
+			fmt.Fprintf(out, "note     the log does not print %s: taken from the result as recorded, so not checked against the log\n", strings.Join(unchecked, ", "))
 		}
-		fmt.Fprintf(out, "verify:result: this workspace reproduces every input of %s\n", paths[0])
+		if bad := compare.Failed(checks); len(bad) > 0 {
+			var inputs, figures []string
+			nIn := len(checks) - len(logChecks)
+			for i, c := range checks {
+				if !c.OK() && i < nIn {
+					inputs = append(inputs, c.Field)
+				} else if !c.OK() {
+					figures = append(figures, c.Field)
+				}
+			}
+			var why []string
+			if len(figures) > 0 {
+				why = append(why, fmt.Sprintf("its figures cannot be trusted (%s): the JSON disagrees with its own training log or the log is not the one it was built from, so it was changed after the run", strings.Join(figures, ", ")))
+			}
+			if len(inputs) > 0 {
+				why = append(why, fmt.Sprintf("this workspace would not reproduce %d of %d inputs (%s)", len(inputs), nIn, strings.Join(inputs, ", ")))
+			}
+			return fmt.Errorf("verify:result: %s: %s", paths[0], strings.Join(why, "; "))
+		}
+		fmt.Fprintf(out, "verify:result: this workspace reproduces every input of %s, and every measured figure agrees with its training log\n", paths[0])
 		return nil
 	}
 	diffs, err := compare.CompareInputs(datas[0], datas[1])
@@ -226,9 +258,90 @@ func (w *Workspace) VerifyResults(paths []string, out io.Writer) error {
 	return nil
 }
 
+// checkAgainstLog finds the training log a result records the digest of
+// (in the cache, where train keeps it, or next to the result: logs/<name>.log,
+// <name>.log, or the file log.source names), checks its digest and
+// re-derives every measured figure from it. unchecked names the facts the
+// log does not print.
+func (w *Workspace) checkAgainstLog(path string, r *result.Result) (checks []compare.FieldCheck, unchecked []string) {
+	log := w.findLog(path, r)
+	c, ok := compare.LogDigestCheck(r, log)
+	checks = append(checks, c)
+	if !ok {
+		return checks, nil
+	}
+	figs, unchecked, err := compare.VerifyLog(r, log.Data)
+	if err != nil {
+		return append(checks, compare.FieldCheck{Field: "measured figures", Status: compare.StatusUnavailable, Detail: err.Error()}), nil
+	}
+	return append(checks, figs...), unchecked
+}
+
+// findLog returns the log whose digest the result records, or the first
+// candidate found when none has it (so the digest check can name it), or
+// nil.
+func (w *Workspace) findLog(path string, r *result.Result) *compare.LogFound {
+	if d, err := cache.ParseDigest(strings.TrimPrefix(r.Log.Digest, "blake3:")); err == nil && w.Cache != nil {
+		if data, err := w.Cache.ReadBlob(d); err == nil {
+			return &compare.LogFound{Data: data, Where: "the cache (blob " + d.Short() + ")"}
+		}
+	}
+	dir, base := filepath.Dir(path), strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	cands := []string{filepath.Join(dir, "logs", base+".log"), filepath.Join(dir, base+".log")}
+	if r.Log.Source != "" {
+		cands = append(cands, filepath.Join(dir, filepath.Base(r.Log.Source)), r.Log.Source)
+	}
+	var first *compare.LogFound
+	for _, c := range cands {
+		data, err := os.ReadFile(c)
+		if err != nil {
+			continue
+		}
+		f := &compare.LogFound{Data: data, Where: c}
+		if "blake3:"+cache.HashBytes(data).String() == r.Log.Digest {
+			return f
+		}
+		if first == nil {
+			first = f
+		}
+	}
+	return first
+}
+
 func orDash(s string) string {
 	if s == "" {
 		return "-"
 	}
 	return s
+}
+
+// logChecks checks every input of a comparison against its training log
+// (as verify:result does): compare marks what it could not check and
+// warns about what disagrees.
+func (w *Workspace) logChecks(inputs []compare.Input) map[string]compare.LogCheck {
+	out := map[string]compare.LogCheck{}
+	for _, in := range inputs {
+		r := in.Result
+		log := w.findLog(in.Source, r)
+		c, ok := compare.LogDigestCheck(r, log)
+		if !ok {
+			if c.Status == compare.StatusMismatch {
+				out[in.Source] = compare.LogCheck{Bad: []string{"log.digest"}}
+			} else {
+				out[in.Source] = compare.LogCheck{Why: c.Detail}
+			}
+			continue
+		}
+		figs, _, err := compare.VerifyLog(r, log.Data)
+		if err != nil {
+			out[in.Source] = compare.LogCheck{Why: err.Error()}
+			continue
+		}
+		lc := compare.LogCheck{Checked: true}
+		for _, f := range compare.Failed(figs) {
+			lc.Bad = append(lc.Bad, f.Field)
+		}
+		out[in.Source] = lc
+	}
+	return out
 }

@@ -17,6 +17,12 @@ import (
 // skipped (and counted in Stats.LongLines), so memory stays constant on any input.
 const MaxLineBytes = 1 << 20
 
+// NeMoRejoinAdvice is what to do with NeMo progress lines a terminal
+// hard-wrapped: unlike Megatron's "|"-terminated iteration lines, they have
+// no end marker, so the parser cannot rejoin them.
+const NeMoRejoinAdvice = `NeMo's progress lines have no end marker, so a line hard-wrapped by a terminal cannot be rejoined by the parser (Megatron's "|"-terminated lines can); ` +
+	`put each "Training epoch E, iteration i/N | ..." line back on one line, or use the log file NeMo's logger wrote rather than a terminal copy, and extract again`
+
 // ErrNoSteps is wrapped by the error returned when a log holds no training step.
 var ErrNoSteps = errors.New("no training steps found")
 
@@ -114,9 +120,13 @@ func parse(r io.Reader, framework, source string, trace func(Event)) (*Log, erro
 type parser struct {
 	pre   Preamble
 	stats Stats
-	mega  series // Megatron, Primus and Megatron-Bridge iteration lines
-	nemo  series
-	titan series
+	// mllog counts MLPerf MLLOG event lines (":::MLLOG {json}"): a log of
+	// only those is refused with what extract would need. nemoSeen counts
+	// NeMo progress lines, kept or not, for the advice on a log of cut ones.
+	mllog, nemoSeen int
+	mega            series // Megatron, Primus and Megatron-Bridge iteration lines
+	nemo            series
+	titan           series
 
 	// Megatron-Bridge prints "Step Time : ..." on rank 0 just before the iteration
 	// line; it waits here for that line. bridgeOnly collects Step Time lines that never
@@ -353,6 +363,7 @@ func (p *parser) primusPrefixed(rest string, rank *int, hasRank *bool) {
 func (p *parser) dispatch(rest string, rank int, hasRank bool) {
 	switch {
 	case strings.Contains(rest, "Training epoch"):
+		p.nemoSeen++
 		if p.nemoLine(rest, rank, hasRank) {
 			return
 		}
@@ -373,6 +384,10 @@ func (p *parser) dispatch(rest string, rank int, hasRank bool) {
 		if p.titanLine(rest, rank, hasRank) {
 			return
 		}
+	}
+	if strings.Contains(rest, ":::MLLOG") {
+		p.mllog++
+		return
 	}
 	p.preambleLine(rest)
 }
@@ -425,6 +440,14 @@ func (p *parser) finish(asked, source string) (*Log, error) {
 				msg, asked, detected, detected, ErrNoSteps)
 		case asked != "":
 			return nil, fmt.Errorf("%s (read as %s; no line matched that framework's step format): %w", msg, asked, ErrNoSteps)
+		case p.nemoSeen > 0:
+			return nil, fmt.Errorf("%s: its %d NeMo progress line(s) are all cut; %s: %w", msg, p.nemoSeen, NeMoRejoinAdvice, ErrNoSteps)
+		case p.mllog > 0:
+			return nil, fmt.Errorf("%s: its %d lines are MLPerf MLLOG events (\":::MLLOG {...}\"), which time the run in blocks and epochs "+
+				"(run_start/run_stop, block_start/block_stop, samples per second over a block), not per training step; "+
+				"extract needs per-iteration lines to compute step times, warm-up and percentiles: give the trainer's own log "+
+				"of the same run (Primus and Megatron print an iteration line every log interval beside the MLLOG events): %w",
+				msg, p.mllog, ErrNoSteps)
 		}
 		return nil, fmt.Errorf("%s (no Megatron/Primus/Megatron-Bridge iteration line, NeMo progress line or TorchTitan step line): %w",
 			msg, ErrNoSteps)

@@ -31,6 +31,11 @@ var (
 	titanLocalBatch  = regexp.MustCompile(`local batch size (\d+)`)
 	titanGlobalBatch = regexp.MustCompile(`global batch size (\d+)`)
 	titanSeqLen      = regexp.MustCompile(`sequence length (\d+)`)
+	titanTotalSteps  = regexp.MustCompile(`total steps (\d+)`)
+	// TorchTitan's device mesh: "Building 1-D device mesh with ['dp_shard'], [8]",
+	// "Building 2-D device mesh with ['dp_shard', 'tp'], [4, 2]": dimensions of
+	// 1 are left out, so the product of those listed is the GPU count.
+	titanMesh = regexp.MustCompile(`device mesh with \[[^\]]*\], \[([0-9, ]+)\]`)
 	// NeMo / Lightning: "All distributed processes registered. Starting with 8 processes",
 	// "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/8".
 	lightningWorld = regexp.MustCompile(`Starting with (\d+) processes|MEMBER: \d+/(\d+)`)
@@ -44,7 +49,8 @@ func (p *parser) preambleLine(s string) {
 	// Every fact line holds one of these words; most lines hold none, so they pass
 	// with a few scans instead of one per fact.
 	if !strings.Contains(s, "...") && !strings.Contains(s, "param") && !strings.Contains(s, "size") &&
-		!strings.Contains(s, "seq_len") && !strings.Contains(s, "Starting with") && !strings.Contains(s, "MEMBER:") {
+		!strings.Contains(s, "seq_len") && !strings.Contains(s, "Starting with") && !strings.Contains(s, "MEMBER:") &&
+		!strings.Contains(s, "device mesh") {
 		return
 	}
 	switch {
@@ -108,12 +114,24 @@ func (p *parser) preambleLine(s string) {
 		for _, f := range []struct {
 			re  *regexp.Regexp
 			dst **int
-		}{{titanLocalBatch, &p.pre.MicroBatchSize}, {titanGlobalBatch, &p.pre.GlobalBatchSize}, {titanSeqLen, &p.pre.SeqLength}} {
+		}{{titanLocalBatch, &p.pre.MicroBatchSize}, {titanGlobalBatch, &p.pre.GlobalBatchSize}, {titanSeqLen, &p.pre.SeqLength}, {titanTotalSteps, &p.pre.TrainIters}} {
 			if m := f.re.FindStringSubmatch(s); m != nil {
 				if n, ok := integer(m[1]); ok {
 					p.setFact(f.dst, n)
 				}
 			}
+		}
+	case strings.Contains(s, "device mesh with"):
+		if m := titanMesh.FindStringSubmatch(s); m != nil {
+			world := 1
+			for _, d := range strings.Split(m[1], ",") {
+				n, ok := integer(strings.TrimSpace(d))
+				if !ok || n <= 0 || world > 1<<20/n {
+					return
+				}
+				world *= n
+			}
+			p.setFact(&p.pre.WorldSize, world)
 		}
 	case strings.Contains(s, "initialized with seq_len:"):
 		if m := primusSeqLen.FindStringSubmatch(s); m != nil {

@@ -182,9 +182,11 @@ ORACLE["consistency"] = {k: consistency_error(v) for k, v in SETS["consistency"]
 a0 = run("amd", "primus", 9000.0)
 a1 = copy.deepcopy(a0)
 a1["rival_version"] = "test-2"
+a1["loss_values"] = [x + 0.001 for x in a1["loss_values"]]  # a second run, not a copy
 n0 = run("nvd", "megatron", 8000.0)
 n1 = copy.deepcopy(n0)
 n1["rival_version"] = "test-2"
+n1["loss_values"] = [x + 0.001 for x in n1["loss_values"]]
 SETS["identical-runs"] = {"amd_0": a0, "amd_1": a1, "nvd_0": n0, "nvd_1": n1}
 
 
@@ -328,6 +330,180 @@ SETS["recorded-stats"] = {"amd": rs, "nvd": run("nvd", "megatron", 8000.0)}
 ORACLE["recorded-stats"] = rs_oracle
 
 
+# ---- Headline rules of issue 24 -------------------------------------------
+
+def t_pdf(x, df):
+    c = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
+    return c * (1 + x * x / df) ** (-(df + 1) / 2)
+
+
+def t_q975(df, n=4000):
+    """The 0.975 quantile of Student's t: Simpson's rule on the density,
+    inverted by bisection (no library)."""
+    def cdf(x):
+        h = x / n
+        s = t_pdf(0, df) + t_pdf(x, df)
+        for i in range(1, n):
+            s += (4 if i % 2 else 2) * t_pdf(i * h, df)
+        return 0.5 + s * h / 3
+    lo, hi = 0.0, 60.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if cdf(mid) < 0.975:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def mean(xs):
+    return sum(xs) / len(xs)
+
+
+def sd(xs):
+    m = mean(xs)
+    return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
+
+
+def pct(xs, q):
+    s = sorted(xs)
+    pos = q * (len(s) - 1)
+    lo = int(math.floor(pos))
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (pos - lo) * (s[hi] - s[lo])
+
+
+def ratio_ci(a, b):
+    ma, mb = mean(a), mean(b)
+    va = sd(a) ** 2 / (len(a) * ma * ma)
+    vb = sd(b) ** 2 / (len(b) * mb * mb)
+    df = (va + vb) ** 2 / (va * va / (len(a) - 1) + vb * vb / (len(b) - 1))
+    r = ma / mb
+    half = t_q975(df) * r * math.sqrt(va + vb)
+    return r, r - half, r + half
+
+
+def runs_needed(a, b):
+    r = mean(a) / mean(b)
+    ca, cb = sd(a) / mean(a), sd(b) / mean(b)
+    n = 2
+    while True:
+        va, vb = ca * ca / n, cb * cb / n
+        df = (va + vb) ** 2 / ((va * va + vb * vb) / (n - 1))
+        if t_q975(df) * r * math.sqrt(va + vb) < abs(r - 1):
+            return n
+        n += 1
+
+
+# 18. Work per token differs: MI300X at SL 2048 moves 2 % more tokens/s/GPU
+#     than H100 at SL 4096, but H100 does more model FLOP/s. The headline
+#     compares model FLOP/s, names H100 faster and compares no per-token cost.
+wa = [9180.0, 9200.0, 9220.0]
+wn = [9000.0, 9010.0, 8990.0]
+SETS["work-per-token"] = {}
+for i, (x, y) in enumerate(zip(wa, wn)):
+    SETS["work-per-token"]["amd_%d" % i] = run("amd", "megatron", x, sl=2048, cfg="cfg-2048")
+    SETS["work-per-token"]["nvd_%d" % i] = run("nvd", "megatron", y, sl=4096, cfg="cfg-4096")
+fa = [x * flops_per_token(2048) / 1e12 for x in wa]
+fn = [y * flops_per_token(4096) / 1e12 for y in wn]
+r, lo, hi = ratio_ci(fn, fa)
+ORACLE["work-per-token"] = {"flops_ratio": r, "tokens_ratio": mean(wa) / mean(wn),
+                            "amd_tflops": mean(fa), "nvd_tflops": mean(fn)}
+
+# 19. Inconclusive: MI300X's three runs spread widely (a noisy host); the
+#     ratio's interval includes 1.
+ia = [15000.0, 4500.0, 10500.0]
+inn = [2950.0, 3000.0, 2925.0]
+SETS["inconclusive"] = {}
+for i, (x, y) in enumerate(zip(ia, inn)):
+    SETS["inconclusive"]["amd_%d" % i] = run("amd", "megatron", x)
+    SETS["inconclusive"]["nvd_%d" % i] = run("nvd", "megatron", y)
+r, lo, hi = ratio_ci(ia, inn)
+assert lo < 1 < hi
+ORACLE["inconclusive"] = {"ratio": r, "lo": lo, "hi": hi, "runs_needed": runs_needed(ia, inn),
+                          "amd_cv": sd(ia) / mean(ia)}
+
+
+# 20. A straggler: four MI300X runs agree, a fifth is 2.5x slower. Each run
+#     records its own median/p10/p90 (as extract writes them); the group's
+#     percentiles are those of the pooled measured steps.
+def recorded_run(platform, measured, warm_step=30.0, gbs=128, sl=8192, gpus=8):
+    series = [warm_step] + measured
+    med = pct(measured, 0.5)
+    total = gbs * sl / med
+    r = run(platform, "megatron", total / gpus, series=series, avg_step=mean(measured))
+    r["performance_metrics"].update({"headline_statistic": "median_step_time", "median_step_time_seconds": med,
+                                     "p10_step_time_seconds": pct(measured, 0.1),
+                                     "p90_step_time_seconds": pct(measured, 0.9)})
+    return r
+
+
+base = [12.0, 12.1, 11.9, 12.2, 11.8, 12.05, 11.95, 12.0, 12.1, 11.9]
+strag_runs = [[x * f for x in base] for f in (1.0, 1.004, 0.996, 1.002)] + [[x * 2.5 for x in base]]
+SETS["straggler"] = {"amd_%d" % i: recorded_run("amd", s) for i, s in enumerate(strag_runs)}
+SETS["straggler"]["nvd"] = run("nvd", "megatron", 8000.0)
+pooled = sum(strag_runs, [])
+tps = [128 * 8192 / pct(s, 0.5) / 8 for s in strag_runs]
+med = pct(tps, 0.5)
+mad = pct([abs(x - med) for x in tps], 0.5)
+z = [abs(x - med) / (1.4826 * mad) for x in tps]
+ORACLE["straggler"] = {"p10": pct(pooled, 0.1), "median": pct(pooled, 0.5), "p90": pct(pooled, 0.9),
+                       "mean_of_run_p90": mean([pct(s, 0.9) for s in strag_runs]),
+                       "outlier_index": float(max(range(len(z)), key=lambda i: z[i])),
+                       "outliers": float(sum(1 for x in z if x > 3.5)), "outlier_z": max(z)}
+
+# 21. Duplicates: the same run written twice (re-indented, keys sorted, a
+#     later tool's version string): one run, not two. The H100 side has two
+#     real runs with equal throughput but their own losses.
+dup = run("amd", "megatron", 9000.0)
+dup2 = copy.deepcopy(dup)
+dup2["rival_version"] = "test-reserialised"
+d_n0 = run("nvd", "megatron", 8000.0)
+d_n1 = run("nvd", "megatron", 8000.0, loss=[12.0 - 0.3 * i + 0.001 for i in range(11)])
+SETS["duplicates"] = {"amd": dup, "amd_copy": dup2, "nvd_0": d_n0, "nvd_1": d_n1}
+
+# 22. An imported result (no provenance.config): FP8, SL 4096, GBS 128, MBS 1,
+#     DP 8: the reproduce command is built from training_config.
+imp = run("nvd", "megatron", 16000.0, sl=4096, precision="fp8", cfg="cfg-imp")
+imp["training_config"]["train_iters"] = 100
+SETS["reproduce-imported"] = {"nvd": imp, "amd": run("amd", "megatron", 15000.0, sl=4096, precision="fp8", cfg="cfg-imp")}
+ORACLE["reproduce-imported"] = {"ga": 128 / (1 * 8)}
+
+# 23. A negative step time in the measured steps.
+neg = run("amd", "megatron", 9000.0)
+neg["step_times"][6] = -0.5
+neg["performance_metrics"]["avg_step_time_seconds"] = mean([t for t in neg["step_times"][1:] if t > 0])
+SETS["negative-step"] = {"amd": neg, "nvd": run("nvd", "megatron", 8000.0)}
+
+# 24. Equal MFU: a native three-run MI300X group and an old-suite single
+#     run 0.1 % faster; H100 on the other side. MI300X at its best is the
+#     native group (equal MFU within 0.5 %: more and native runs win).
+SETS["old-vs-native"] = {"amd_%d" % i: run("amd", "megatron", x) for i, x in enumerate([8990.0, 9000.0, 9010.0])}
+SETS["old-vs-native"]["nvd"] = run("nvd", "megatron", 8000.0)
+old_steps = [128 * 8192 / (9009.0 * 8)] * 20
+OLD_SUITE = {"train_amd_mega_llama.json": {
+    "platform": "amd",
+    "gpu_info": {"device_count": 8, "device_name": "AMD Instinct MI300X", "total_memory_gb": 206.0},
+    "timestamp": "2025-06-01T10:00:00",
+    "parallelism_config": {"tensor_model_parallel_size": 1, "pipeline_model_parallel_size": 1,
+                           "data_parallel_size": 8},
+    "training_config": {"max_steps": 20, "global_batch_size": 128, "micro_batch_size": 1,
+                        "sequence_length": 8192, "num_gpus": 8},
+    "performance_metrics": {"avg_step_time_seconds": old_steps[0], "tokens_per_second": 9009.0 * 8,
+                            "tokens_per_second_per_gpu": 9009.0},
+    "step_times": old_steps,
+    "loss_values": [11.0 - 0.1 * i for i in range(20)],
+}}
+
+# 25. A ratio known to 4 digits: its interval must not print as "1.2–1.2".
+SETS["narrow-ci"] = {}
+for i, (x, y) in enumerate(zip([10800.0, 10800.6, 10799.4], [9000.0, 9000.5, 8999.5])):
+    SETS["narrow-ci"]["amd_%d" % i] = run("amd", "megatron", x)
+    SETS["narrow-ci"]["nvd_%d" % i] = run("nvd", "megatron", y)
+r, lo, hi = ratio_ci([10800.0, 10800.6, 10799.4], [9000.0, 9000.5, 8999.5])
+ORACLE["narrow-ci"] = {"ratio": r, "lo": lo, "hi": hi}
+
+
 def main():
     for name, files in SETS.items():
         d = os.path.join(HERE, name)
@@ -337,6 +513,10 @@ def main():
             with open(os.path.join(d, fn + ".json"), "w") as f:
                 json.dump(r, f, indent=1)
                 f.write("\n")
+    for fn, doc in OLD_SUITE.items():
+        with open(os.path.join(HERE, "old-vs-native", fn), "w") as f:
+            json.dump(doc, f, indent=1)
+            f.write("\n")
     with open(os.path.join(HERE, "oracle.json"), "w") as f:
         json.dump(ORACLE, f, indent=1, sort_keys=True)
         f.write("\n")

@@ -1,0 +1,137 @@
+package magecli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func repoTargets(t testing.TB) []Target {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("..", "magefile.go"))
+	require.NoError(t, err)
+	ts, err := Targets(src)
+	require.NoError(t, err)
+	return ts
+}
+
+func TestTargetsComeFromTheMagefile(t *testing.T) {
+	ts := repoTargets(t)
+	names := map[string]string{}
+	for _, x := range ts {
+		names[x.Name] = x.Listed
+	}
+	assert.Equal(t, "train:slurmScript", names["train:slurm-script"], "mage lists the Go name; users type the dashed one")
+	for _, want := range []string{"demo", "compare", "purge", "train:check", "train:cpu", "verify:result", "verify:results", "extract"} {
+		assert.Contains(t, names, want)
+	}
+}
+
+func TestRewrite(t *testing.T) {
+	ts := repoTargets(t)
+	for _, tc := range []struct{ in, want string }{
+		{"train:check amd compare", "train:check amd all all compare"},
+		{"train:check amd prim compare", "train:check amd prim all compare"},
+		{"train:check amd prim llama compare", "train:check amd prim llama compare"},
+		{"train:check amd demo", "train:check amd all all demo"},
+		{"train:check amd", "train:check amd all all"},
+		{"train:check amd train:cpu", "train:check amd all all train:cpu"},
+		{"-v train:check nvd", "-v train:check nvd all all"},
+		{"train:slurm-script amd prim llama", "train:slurmscript amd prim llama"},
+		{"purge data", "purge:data"},
+		{"purge", "purge"},
+		{"verify:result a.json b.json", "verify:results a.json b.json"},
+		{"verify:result a.json", "verify:result a.json"},
+		{"train:run amd prim llama", "train:run amd prim llama"},
+		{"extract my-log.txt", "extract my-log.txt"},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			assert.Equal(t, strings.Fields(tc.want), Rewrite(strings.Fields(tc.in), ts))
+		})
+	}
+}
+
+func TestRewriteWithoutTheTargetList(t *testing.T) {
+	assert.Equal(t, []string{"train:slurmscript", "amd", "prim", "llama"}, Rewrite(strings.Fields("train:slurm-script amd prim llama"), nil))
+	_, unknown := Unknown([]string{"anything"}, nil)
+	assert.False(t, unknown, "without the list mage decides")
+}
+
+func TestUnknownTargetSuggests(t *testing.T) {
+	ts := repoTargets(t)
+	for _, tc := range []struct{ args, suggest string }{
+		{"trian:cpu", "train:cpu"},
+		{"compre", "compare"},
+		{"train:slurmscript amd prim llama", ""},
+		{"verify:reslt a.json", "verify:result"},
+		{"-v demoo", "demo"},
+	} {
+		msg, unknown := Unknown(strings.Fields(tc.args), ts)
+		if tc.suggest == "" {
+			assert.False(t, unknown, tc.args)
+			continue
+		}
+		require.True(t, unknown, tc.args)
+		assert.Contains(t, msg, "did you mean "+tc.suggest+"?", tc.args)
+	}
+	for _, known := range []string{"demo", "-l", "-v train:cpu", "train:slurm-script amd prim llama", "purge data", "-compile rival", "compare"} {
+		_, unknown := Unknown(strings.Fields(known), ts)
+		assert.False(t, unknown, known)
+	}
+	msg, unknown := Unknown([]string{"zzzzzzzzzz"}, ts)
+	require.True(t, unknown)
+	assert.Contains(t, msg, "go run mage.go -l lists every target")
+}
+
+func TestListingUsesTheDashedSpelling(t *testing.T) {
+	ts := repoTargets(t)
+	in := "Targets:\n  train:run             trains one framework\n  train:slurmScript     prints the Slurm batch script\n  verify:data           checks\n"
+	out := Listing(in, ts)
+	assert.Contains(t, out, "  train:slurm-script    prints the Slurm batch script\n", "the description keeps its column")
+	assert.NotContains(t, out, "slurmScript")
+	assert.Contains(t, out, "  train:run             trains one framework\n")
+}
+
+// One spelling everywhere: the README, the docs and every message say
+// train:slurm-script, never mage's train:slurmScript or train:slurmscript.
+func TestOneSpellingEverywhere(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "docs", "*.md"))
+	require.NoError(t, err)
+	for _, dir := range []string{"tasks", "compare", "slurm", "hw", "result"} {
+		gos, err := filepath.Glob(filepath.Join("..", dir, "*.go"))
+		require.NoError(t, err)
+		files = append(files, gos...)
+	}
+	files = append(files, filepath.Join("..", "README.md"), filepath.Join("..", "magefile.go"))
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, bad := range []string{"train:slurmScript", "train:slurmscript", "`mage "} {
+			assert.NotContains(t, string(data), bad, "%s spells a target as mage does, not as the README", f)
+		}
+	}
+}
+
+func FuzzRewrite(f *testing.F) {
+	ts := repoTargets(f)
+	for _, s := range []string{"train:check amd compare", "purge data", "verify:result a.json b.json", "train:slurm-script a b c", "-v -t 1h demo"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		args := strings.Fields(s)
+		out := Rewrite(args, ts)
+		// Nothing typed is lost: every argument survives or is folded into a target name.
+		if len(out) < len(args)-2 {
+			t.Fatalf("Rewrite(%q) = %q lost arguments", args, out)
+		}
+		Unknown(args, ts)
+		Suggest(s, ts)
+	})
+}
