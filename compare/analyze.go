@@ -218,6 +218,9 @@ type Report struct {
 	Prices         PriceTable
 	// Platforms seen among usable runs, sorted.
 	Platforms []string
+	// History is every workload measured on more than one stack, host or
+	// date (history.go); nil when there is none.
+	History *History
 }
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
@@ -433,5 +436,6 @@ func Analyze(inputs []Input, prices PriceTable) (*Report, error) {
 	})
 	disambiguate(rep.Groups)
 	rep.buildModels()
+	rep.History = BuildHistory(rep.Groups, DefaultHistoryThreshold)
 	return rep, nil
 }
