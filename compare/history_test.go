@@ -3,6 +3,7 @@ package compare
 import (
 	"bytes"
 	"encoding/json"
+	"image/png"
 	"math"
 	"os"
 	"path/filepath"
@@ -253,4 +254,31 @@ func TestHistoryUndatedRunsAreListed(t *testing.T) {
 	require.NotNil(t, rep.History)
 	assert.Equal(t, []string{inputs[0].Source}, rep.History.Series[0].Undated)
 	assert.Len(t, rep.History.Series[0].Batches[0].Runs, 2)
+}
+
+// The trend figure: a PNG of one 12 × 4 in panel per workload at 96 dpi and
+// an SVG; nothing is written when there is no history.
+func TestHistoryPlots(t *testing.T) {
+	dir := t.TempDir()
+	if keep := os.Getenv("RIVAL_KEEP_PLOTS"); keep != "" {
+		dir = keep
+	}
+	rep := analyzeDir(t, filepath.Join("testdata", "history", "mixed-hosts"))
+	pngPath, svg := filepath.Join(dir, "history.png"), filepath.Join(dir, "history.svg")
+	require.NoError(t, rep.WriteHistoryPlots(pngPath, svg))
+	f, err := os.Open(pngPath)
+	require.NoError(t, err)
+	defer f.Close()
+	cfg, err := png.DecodeConfig(f)
+	require.NoError(t, err)
+	assert.Equal(t, [2]int{1152, 384}, [2]int{cfg.Width, cfg.Height})
+	data, err := os.ReadFile(svg)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "<svg")
+	assert.Contains(t, string(data), "regression")
+
+	none := analyzeDir(t, filepath.Join("testdata", "history", "anchor"))
+	other := filepath.Join(t.TempDir(), "h.png")
+	require.ErrorIs(t, none.WriteHistoryPlots(other, other+".svg"), ErrNoHistory)
+	assert.NoFileExists(t, other)
 }
