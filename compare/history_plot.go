@@ -2,7 +2,6 @@ package compare
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"image/color"
 	"math"
@@ -21,10 +20,6 @@ const (
 	historyPanelHeight = 4 * vg.Inch
 	maxHistoryPanels   = 8
 )
-
-// ErrNoHistory is returned by WriteHistoryPlots when no workload has two
-// batches to draw.
-var ErrNoHistory = errors.New("no workload was measured on more than one software stack, host or date")
 
 type yerr struct {
 	plotter.XYs
@@ -132,7 +127,7 @@ func historyPanel(s *HistorySeries) (*plot.Plot, error) {
 	return p, nil
 }
 
-func (h *History) render(dc draw.Canvas, panels []*plot.Plot) {
+func renderPanels(dc draw.Canvas, panels []*plot.Plot) {
 	n := len(panels)
 	tiles := draw.Tiles{Rows: n, Cols: 1, PadTop: vg.Points(10), PadBottom: vg.Points(10), PadLeft: vg.Points(10), PadRight: vg.Points(20), PadY: vg.Points(24)}
 	for i, p := range panels {
@@ -140,15 +135,38 @@ func (h *History) render(dc draw.Canvas, panels []*plot.Plot) {
 	}
 }
 
+// emptyHistoryPanel says, in the middle of the panel, why there is no trend.
+func emptyHistoryPanel() (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = "History"
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1
+	p.HideAxes()
+	l, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: 0.5, Y: 0.5}},
+		Labels: []string{"no workload was measured on more than one software stack, host or date: nothing to compare over time"}})
+	if err != nil {
+		return nil, err
+	}
+	l.TextStyle[0].XAlign = draw.XCenter
+	p.Add(l)
+	return p, nil
+}
+
 // WriteHistoryPlots renders the trend figure (one panel per workload, at
 // most maxHistoryPanels) to a PNG and an SVG, each drawn in memory and
-// written atomically. It returns ErrNoHistory when there is nothing to draw.
+// written atomically. Without a history the figure's one panel says so.
 func (r *Report) WriteHistoryPlots(pngPath, svgPath string) error {
-	if r.History == nil {
-		return ErrNoHistory
-	}
 	var panels []*plot.Plot
-	for i, s := range r.History.Series {
+	var series []*HistorySeries
+	if r.History != nil {
+		series = r.History.Series
+	} else {
+		p, err := emptyHistoryPanel()
+		if err != nil {
+			return err
+		}
+		panels = append(panels, p)
+	}
+	for i, s := range series {
 		if i == maxHistoryPanels {
 			break
 		}
@@ -164,7 +182,7 @@ func (r *Report) WriteHistoryPlots(pngPath, svgPath string) error {
 	dc := draw.New(c)
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
-	r.History.render(dc, panels)
+	renderPanels(dc, panels)
 	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(&pngBuf); err != nil {
 		return fmt.Errorf("encode PNG: %w", err)
 	}
@@ -172,7 +190,7 @@ func (r *Report) WriteHistoryPlots(pngPath, svgPath string) error {
 	sdc := draw.New(sc)
 	sdc.SetColor(color.White)
 	sdc.Fill(sdc.Rectangle.Path())
-	r.History.render(sdc, panels)
+	renderPanels(sdc, panels)
 	if _, err := sc.WriteTo(&svgBuf); err != nil {
 		return fmt.Errorf("encode SVG: %w", err)
 	}

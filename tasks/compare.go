@@ -17,7 +17,7 @@ import (
 )
 
 // compareVersion changes compare's key when the report's computation changes.
-const compareVersion = "4"
+const compareVersion = "5"
 
 // resultFiles lists result JSON files under top (OUTPUT_DIR, leaving out
 // runs/, where runs keep scratch files such as generated configs) and under
@@ -94,8 +94,13 @@ func (w *Workspace) CompareTask(dirs []string, deps ...*dag.Task) (*dag.Task, er
 	}
 	var blobs [][]byte
 	var files []string
+	var threshold float64
 	t.Prepare = func(ctx context.Context) error {
 		var err error
+		if threshold, err = w.historyThreshold(); err != nil {
+			return err
+		}
+		t.Params["HISTORY_THRESHOLD"] = fmt.Sprint(threshold)
 		files, err = resultFiles(outDir, dirs)
 		if err != nil {
 			return err
@@ -133,6 +138,9 @@ func (w *Workspace) CompareTask(dirs []string, deps ...*dag.Task) (*dag.Task, er
 			return err
 		}
 		rep.Skipped = problems
+		if err := rep.SetHistoryThreshold(threshold); err != nil {
+			return err
+		}
 		rep.ConfigDefaults = map[string]string{}
 		for _, k := range ConfigKeys() {
 			rep.ConfigDefaults[k.Name] = k.Default
@@ -152,6 +160,7 @@ func (w *Workspace) CompareTask(dirs []string, deps ...*dag.Task) (*dag.Task, er
 		var console strings.Builder
 		rep.Console(&console)
 		rep.ConsoleConfigs(&console)
+		rep.ConsoleHistory(&console)
 		x.SetMeta(map[string]string{"console": console.String()})
 		return nil
 	}
