@@ -145,8 +145,9 @@ func TestHistoryOfTwoTorchStacks(t *testing.T) {
 	// The demo's dataset: filter and encode the sample with Mistral's tokenizer.
 	filtered := w.Path("DATA_DIR", "demo", "sample-filtered.jsonl")
 	ft := w.FilterTask(filepath.Join(w.Root, "testdata", "sample", "corpus.jsonl"), filtered, nil)
-	tok, err := w.ResolveTokenizer("mistral")
+	tok, err := w.ResolveTokenizer(mistralTok) // the tokenizer the demo bundles
 	require.NoError(t, err)
+	tok.EOD = 2
 	et := w.EncodeTask(filtered, tok, w.demoPrefix(), w.Config.Float("TRAIN_SPLIT"), ft)
 	require.NoError(t, w.Runner.Run(ctx, et))
 	planned, err := w.demoRuns()
