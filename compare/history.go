@@ -365,7 +365,10 @@ func stackChanges(a, b HistoryStack, sameHost bool) []string {
 			}
 		}
 		if len(out) == n || withoutComponents(a.FrameworkVersion) != withoutComponents(b.FrameworkVersion) {
-			out = append(out, fmt.Sprintf("framework version %q → %q", truncate(a.FrameworkVersion, 90), truncate(b.FrameworkVersion, 90)))
+			// From the field where they part: the fsdp trainer's versions share
+			// a long script digest before "; ran ddp …" or "; ran fsdp2 …".
+			v := differingCells([]string{a.FrameworkVersion, b.FrameworkVersion}, 90, false)
+			out = append(out, fmt.Sprintf("framework version %q → %q", v[0], v[1]))
 		}
 	}
 	if a.Image != b.Image {

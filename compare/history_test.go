@@ -284,3 +284,17 @@ func TestHistoryPlots(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(data), "no workload was measured on more than one software stack")
 }
+
+// Versions that share a long prefix are named from where they part, so the
+// change stays in view.
+func TestStackChangesShowWhereVersionsPart(t *testing.T) {
+	base := "rival frameworks/fsdp train.py blake3:" + strings.Repeat("2e", 32)
+	a := HistoryStack{Framework: "fsdp", FrameworkVersion: base + "; ran ddp on torch 1.13, params fp32, attention manual, AdamW foreach"}
+	b := HistoryStack{Framework: "fsdp", FrameworkVersion: base + "; ran fsdp2 on torch 2.6.0, params fp32, attention sdpa enable_gqa, AdamW fused", Image: "sha256:" + strings.Repeat("b", 64)}
+	got := stackChanges(a, b, true)
+	require.Len(t, got, 3)
+	assert.Equal(t, "torch 1.13 → 2.6.0", got[0])
+	assert.Contains(t, got[1], `"…; ran ddp on torch 1.13`)
+	assert.Contains(t, got[1], `"…; ran fsdp2 on torch 2.6.0`)
+	assert.Equal(t, "image none (host run) → sha256:bbbbbbbbbbbb", got[2])
+}
