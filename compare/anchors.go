@@ -334,6 +334,9 @@ func (r *Report) AnchorLines() []AnchorLine {
 				l.SameWindow = &sw
 			}
 			l.Accepted = acceptance(g.TPS.N, l.Ratio)
+			if !strings.HasPrefix(a.Source.Repo, "NVIDIA") {
+				l.Accepted = "by the measure of " + l.Accepted + " (a vendor's own figure, not an NVIDIA baseline)"
+			}
 			out = append(out, l)
 		}
 	}

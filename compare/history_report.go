@@ -33,7 +33,7 @@ func (h *History) Method() string {
 	th := num(100*h.Threshold, 1) + "%"
 	return "Runs of one workload (model, recorded configuration and config fingerprint, dataset and its fingerprint, platform, GPU model and count, framework) " +
 		"are batched by recorded software stack (framework version with the torch, CUDA/ROCm and library versions it names, image digest, and on one host the hardware fingerprint, which covers the GPU driver) and by host, " +
-		"then ordered by date (provenance.started_at; runs of one stack and host more than " + HistorySessionGap.String() + " apart are separate batches). " +
+		"then ordered by date (provenance.started_at; runs of one stack and host more than " + num(HistorySessionGap.Hours(), 0) + " h apart are separate batches). " +
 		"Each batch is compared with the latest earlier batch on the same host, else with the batch just before it. " +
 		"The ratio is later ÷ earlier mean tokens/s/GPU with its 95% interval (delta method, Welch–Satterthwaite degrees of freedom). " +
 		"Threshold θ = " + th + " (HISTORY_THRESHOLD): regression when the interval lies below 1 and the ratio below 1 − θ; improvement when it lies above 1 and the ratio above 1 + θ; " +
