@@ -205,6 +205,7 @@ func TestHistoryOfTwoTorchStacks(t *testing.T) {
 	assert.Contains(t, series.Batches[0].Stack.FrameworkVersion, "ran ddp on torch 1.13")
 	assert.Contains(t, series.Batches[1].Stack.FrameworkVersion, "ran fsdp2 on torch 2.6.0")
 	st := series.Steps[0]
+	assert.Equal(t, compare.StepStack, st.Kind, "one host, two images: a stack step")
 	assert.Contains(t, strings.Join(st.Changed, "; "), "torch 1.13")
 	assert.Equal(t, ws["verdict"], st.Verdict)
 	rel := func(want any, got float64, what string) {
@@ -218,7 +219,7 @@ func TestHistoryOfTwoTorchStacks(t *testing.T) {
 		rel(ws["hi"], st.Ratio.Hi, "interval high")
 	}
 	// What compare:history printed is that step.
-	assert.Contains(t, printed, fmt.Sprintf("1 → 2 [stack]: %s×", strings.TrimSuffix(fmt.Sprintf("%.3f", st.Ratio.Value), "")))
+	assert.Contains(t, printed, fmt.Sprintf("1 → 2 [stack]: %.3f×", st.Ratio.Value))
 	assert.Contains(t, printed, st.Phrase())
 	if st.Ratio.HasCI {
 		assert.Contains(t, printed, fmt.Sprintf("95%% CI %.3f–%.3f", st.Ratio.Lo, st.Ratio.Hi))
