@@ -50,7 +50,7 @@ func parityCell(lp *LossParity) string {
 	if lp.Diverged {
 		v = "DIVERGED"
 	}
-	return fmt.Sprintf("%s: tail gap %s%% over %d steps (largest step gap %s%% at step %d)", v, num(100*lp.TailGap, 2), lp.TailSteps, num(100*lp.MaxGap, 2), lp.AtStep)
+	return fmt.Sprintf("%s: tail gap %s%% over the last %s (largest step gap %s%% at step %d)", v, num(100*lp.TailGap, 2), Plural(lp.TailSteps, "step"), num(100*lp.MaxGap, 2), lp.AtStep)
 }
 
 func batchDate(b *HistoryBatch) string {
