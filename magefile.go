@@ -178,6 +178,11 @@ func (Compare) Dir(ctx context.Context, dir string) error {
 	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.CompareTarget(ctx, []string{abs(dir)}) })
 }
 
+// History compares each workload across software stacks, hosts and dates (HISTORY_THRESHOLD): history.md, history.png, history.svg.
+func (Compare) History(ctx context.Context) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.HistoryTarget(ctx, nil) })
+}
+
 // Result checks that this workspace reproduces every input of a result: verify:result RESULT.json, or store:ID for a result in RIVAL_STORE.
 func (Verify) Result(ctx context.Context, result string) error {
 	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {

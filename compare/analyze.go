@@ -253,6 +253,9 @@ type Report struct {
 	LogChecks map[string]LogCheck
 	// Platforms seen among usable runs, sorted.
 	Platforms []string
+	// History is every workload measured on more than one stack, host or
+	// date (history.go); nil when there is none.
+	History *History
 }
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
@@ -529,6 +532,7 @@ func Analyze(inputs []Input, prices PriceTable) (*Report, error) {
 	disambiguate(rep.Groups)
 	rep.buildModels()
 	rep.warn()
+	rep.History = BuildHistory(rep.Groups, DefaultHistoryThreshold)
 	return rep, nil
 }
 

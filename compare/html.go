@@ -237,6 +237,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	for i, m := range r.Models {
 		h.model(i, m)
 	}
+	h.history()
 	h.errors()
 	h.provenance()
 	h.p("<h2>Method</h2>\n<p>Each run contributes its headline tokens/s/GPU over the measured steps (warm-up excluded; from the median step time where the result records it so, else the mean). A group's interval is the 95%% Student-t confidence interval of the mean over its runs; a ratio's interval uses the delta method with Welch–Satterthwaite degrees of freedom; groups that do different work per token (another SL or model) are compared by model TFLOP/s/GPU, never by tokens or cost per token, and a ratio whose interval includes 1 is reported as no difference shown, with the runs that would decide. Loss parity compares the first run of each group: the verdict is the relative gap between the mean losses over the last 10%% of the common steps, above %.0f%% is divergence; the largest single-step gap is shown beside it. report.md holds the same figures with the full methodology.</p>\n", 100*LossDivergenceThreshold)

@@ -294,10 +294,11 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	for _, s := range r.Models {
 		r.writeModel(m, s)
 	}
+	r.writeHistory(m)
 	r.writeInputs(m)
 	r.writeSkipped(m)
 	r.writePrices(m)
-	writeAnchors(m)
+	r.writeAnchors(m)
 	return m.w.Flush()
 }
 
@@ -796,13 +797,6 @@ func (r *Report) writePrices(m md) {
 			rng = fmt.Sprintf("$%s–$%s", num(pr.Low, 2), num(pr.High, 2))
 		}
 		m.row(k, "$"+num(pr.USDPerGPUHour, 2), rng, pr.Source, dashIfEmpty(pr.Date))
-	}
-}
-
-func writeAnchors(m md) {
-	m.p("\n## Published anchors\n\n")
-	for _, a := range Anchors {
-		m.p("- %s\n", a)
 	}
 }
 

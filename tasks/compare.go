@@ -98,8 +98,13 @@ func (w *Workspace) CompareTask(dirs []string, deps ...*dag.Task) (*dag.Task, er
 	}
 	var blobs [][]byte
 	var files []string
+	var threshold float64
 	t.Prepare = func(ctx context.Context) error {
 		var err error
+		if threshold, err = w.historyThreshold(); err != nil {
+			return err
+		}
+		t.Params["HISTORY_THRESHOLD"] = fmt.Sprint(threshold)
 		files, err = resultFiles(outDir, dirs)
 		if err != nil {
 			return err
@@ -144,6 +149,9 @@ func (w *Workspace) CompareTask(dirs []string, deps ...*dag.Task) (*dag.Task, er
 		}
 		rep.Skipped = problems
 		rep.SetLogChecks(w.logChecks(inputs))
+		if err := rep.SetHistoryThreshold(threshold); err != nil {
+			return err
+		}
 		rep.ConfigDefaults = map[string]string{}
 		for _, k := range ConfigKeys() {
 			rep.ConfigDefaults[k.Name] = k.Default
@@ -163,6 +171,7 @@ func (w *Workspace) CompareTask(dirs []string, deps ...*dag.Task) (*dag.Task, er
 		var console strings.Builder
 		rep.Console(&console)
 		rep.ConsoleConfigs(&console)
+		rep.ConsoleHistory(&console)
 		x.SetMeta(map[string]string{"console": console.String()})
 		return nil
 	}
