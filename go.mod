@@ -21,6 +21,8 @@ require (
 	gonum.org/v1/plot v0.17.0
 )
 
+require lukechampine.com/blake3 v1.4.1 // indirect
+
 require (
 	codeberg.org/go-fonts/liberation v0.5.0 // indirect
 	codeberg.org/go-latex/latex v0.2.0 // indirect
