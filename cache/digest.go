@@ -79,9 +79,9 @@ func HashReader(r io.Reader) (Digest, int64, error) {
 	h := blake3.New()
 	bp := hashBufs.Get().(*[]byte)
 	defer hashBufs.Put(bp)
-	// The hasher itself is not an io.ReaderFrom, so CopyBuffer uses the pooled
-	// buffer (unless r is an io.WriterTo, which then needs none).
-	n, err := io.CopyBuffer(h, r, *bp)
+	// Hiding r's WriteTo (an *os.File has one, which allocates its own
+	// buffer) makes CopyBuffer use the pooled one.
+	n, err := io.CopyBuffer(h, struct{ io.Reader }{r}, *bp)
 	if err != nil {
 		return Digest{}, n, err
 	}

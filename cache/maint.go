@@ -9,8 +9,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -525,30 +527,39 @@ func (c *Cache) Verify(ctx context.Context, progress func(done, total int)) (Ver
 		return rep, err
 	}
 	corrupt := map[Digest]bool{}
-	for i, b := range blobs {
-		if err := ctx.Err(); err != nil {
-			return rep, err
+	var mu sync.Mutex
+	done := 0
+	// Blobs are hashed on every core: many small ones side by side, a large
+	// one as a parallel tree.
+	err = forEachParallel(ctx, len(blobs), func(i int) {
+		b := blobs[i]
+		ok := true
+		if b.named {
+			got, err := c.blobDigest(b)
+			ok = err == nil && got == b.digest
 		}
+		mu.Lock()
+		defer mu.Unlock()
+		done++
 		if progress != nil {
-			progress(i, len(blobs))
+			progress(done, len(blobs))
 		}
 		if !b.named {
-			continue
+			return
 		}
 		rep.BlobsChecked++
 		rep.BytesChecked += b.size
-		rc, err := c.openBlob(b.digest)
-		ok := err == nil
-		if ok {
-			got, _, herr := HashReader(rc)
-			rc.Close()
-			ok = herr == nil && got == b.digest
-		}
 		if !ok {
 			corrupt[b.digest] = true
 			rep.CorruptBlobs = append(rep.CorruptBlobs, b.digest)
-			c.dropCorrupt(b.digest, nil)
 		}
+	})
+	if err != nil {
+		return rep, err
+	}
+	sort.Slice(rep.CorruptBlobs, func(i, j int) bool { return rep.CorruptBlobs[i].String() < rep.CorruptBlobs[j].String() })
+	for _, d := range rep.CorruptBlobs {
+		c.dropCorrupt(d, nil)
 	}
 	recs, err := c.records()
 	if err != nil {
@@ -568,21 +579,27 @@ func (c *Cache) Verify(ctx context.Context, progress func(done, total int)) (Ver
 		}
 	}
 	current := map[string]Digest{}
+	paths := make([]string, 0, len(named))
 	for p := range named {
-		if err := ctx.Err(); err != nil {
-			return rep, err
-		}
+		paths = append(paths, p)
+	}
+	err = forEachParallel(ctx, len(paths), func(i int) {
+		p := paths[i]
 		if _, err := os.Stat(p); err != nil {
-			continue
+			return
 		}
+		d, err := c.rehash(p)
+		mu.Lock()
+		defer mu.Unlock()
 		rep.OutputsChecked++
-		c.Forget(p)
-		d, _, err := c.FileDigest(p)
 		if err != nil || !named[p][d] {
 			rep.ModifiedOutputs = append(rep.ModifiedOutputs, p)
-			continue
+			return
 		}
 		current[p] = d
+	})
+	if err != nil {
+		return rep, err
 	}
 	for _, r := range recs {
 		bad := false
@@ -608,6 +625,88 @@ func (c *Cache) Verify(ctx context.Context, progress func(done, total int)) (Ver
 	sort.Strings(rep.ModifiedOutputs)
 	rep.ModifiedOutputs = dedupe(rep.ModifiedOutputs)
 	return rep, nil
+}
+
+// forEachParallel calls f(0..n-1) on every core; it stops handing out work
+// when ctx ends and returns ctx's error then.
+func forEachParallel(ctx context.Context, n int, f func(i int)) error {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	var err error
+	for i := 0; i < n && err == nil; i++ {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	}
+	close(next)
+	wg.Wait()
+	return err
+}
+
+// blobDigest rehashes a stored blob's plain content: an uncompressed blob as
+// a file (on every core when large), a compressed one through zstd.
+func (c *Cache) blobDigest(b blobInfo) (Digest, error) {
+	if !strings.HasSuffix(b.path, ".zst") {
+		d, _, err := HashFile(b.path)
+		return d, err
+	}
+	rc, err := c.openBlob(b.digest)
+	if err != nil {
+		return Digest{}, err
+	}
+	defer rc.Close()
+	d, _, err := HashReader(rc)
+	return d, err
+}
+
+// rehash digests the file at path by reading it, whatever the stat cache
+// says, and updates its stat-cache entry only when the entry is missing or
+// says something else: verifying an unchanged output writes nothing.
+func (c *Cache) rehash(path string) (Digest, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return Digest{}, err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return Digest{}, err
+	}
+	if !fi.Mode().IsRegular() {
+		return Digest{}, fmt.Errorf("%s: not a regular file", path)
+	}
+	before, ok := statOf(fi)
+	c.fileReads.Add(1)
+	d, _, err := HashFile(abs)
+	if err != nil {
+		return Digest{}, err
+	}
+	if !ok {
+		return d, nil
+	}
+	if known, isKnown := c.knownDigest(abs, before, true); isKnown && known == d {
+		return d, nil
+	}
+	c.Forget(abs)
+	if fi2, err := os.Stat(abs); err == nil {
+		if after, _ := statOf(fi2); after == before {
+			data, _ := json.Marshal(statEntry{Path: abs, fileStat: before, Digest: d})
+			if err := WriteFileAtomic(c.statEntryPath(abs), data, 0o644); err != nil {
+				c.warn("cache: cannot remember digest of %s: %v", path, err)
+			}
+		}
+	}
+	return d, nil
 }
 
 func dedupe(s []string) []string {
