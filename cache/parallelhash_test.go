@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -90,4 +91,19 @@ func TestHashFilesInOrder(t *testing.T) {
 	require.Equal(t, int64(39*37), sizes[39])
 	_, _, err = HashFiles(append(paths, filepath.Join(dir, "missing")), 2)
 	require.ErrorContains(t, err, "missing")
+}
+
+// TestMappedFileTruncatedIsAnError: a file cut short while it is mapped and
+// hashed makes the access fault; that is an error, not a crash.
+func TestMappedFileTruncatedIsAnError(t *testing.T) {
+	p, _ := writeRandom(t, t.TempDir(), parMin+parUnit, 9)
+	f, err := os.Open(p)
+	require.NoError(t, err)
+	defer f.Close()
+	data, err := syscall.Mmap(int(f.Fd()), 0, parMin+parUnit, syscall.PROT_READ, syscall.MAP_SHARED)
+	require.NoError(t, err)
+	defer syscall.Munmap(data)
+	require.NoError(t, os.Truncate(p, 0))
+	_, err = hashMappedParallel(data, 2)
+	require.ErrorContains(t, err, "truncated")
 }
