@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -179,8 +180,26 @@ func hashOpenFile(f *os.File, size int64) (Digest, int64, error) {
 		// that shrank fails ReadAt with EOF.
 		return d, size, nil
 	}
+	if size >= 0 && size <= smallFile {
+		// A small file is read into a buffer of its own size (one byte more,
+		// to see it end) rather than a pooled 256 KiB one.
+		buf := make([]byte, size+1)
+		n, err := io.ReadFull(f, buf)
+		switch err {
+		case io.EOF, io.ErrUnexpectedEOF:
+			return HashBytes(buf[:n]), int64(n), nil
+		case nil: // it grew since its size was taken: hash it all
+			d, rest, err := HashReader(io.MultiReader(bytes.NewReader(buf), f))
+			return d, rest, err
+		default:
+			return Digest{}, 0, err
+		}
+	}
 	return HashReader(f)
 }
+
+// smallFile is the largest file hashed from one read into a buffer of its size.
+const smallFile = 64 << 10
 
 // HashFiles digests many files at once on every core (workers <= 0) and returns
 // their digests and sizes in the order of paths; the first error stops nothing

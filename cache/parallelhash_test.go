@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zeebo/blake3"
 )
@@ -106,4 +107,19 @@ func TestMappedFileTruncatedIsAnError(t *testing.T) {
 	require.NoError(t, os.Truncate(p, 0))
 	_, err = hashMappedParallel(data, 2)
 	require.ErrorContains(t, err, "truncated")
+}
+
+// TestSmallFileChangedSize: a small file that grew or shrank between its stat
+// and its read is hashed as it reads, whole.
+func TestSmallFileChangedSize(t *testing.T) {
+	p, b := writeRandom(t, t.TempDir(), 100, 3)
+	for _, said := range []int64{0, 10, 99, 100, 101, 5000} {
+		f, err := os.Open(p)
+		require.NoError(t, err)
+		d, n, err := hashOpenFile(f, said)
+		f.Close()
+		require.NoError(t, err)
+		assert.Equal(t, HashBytes(b), d, "size said %d", said)
+		assert.EqualValues(t, 100, n, "size said %d", said)
+	}
 }
