@@ -19,9 +19,8 @@ require (
 	golang.org/x/term v0.47.0
 	golang.org/x/text v0.43.0
 	gonum.org/v1/plot v0.17.0
+	lukechampine.com/blake3 v1.4.1
 )
-
-require lukechampine.com/blake3 v1.4.1 // indirect
 
 require (
 	codeberg.org/go-fonts/liberation v0.5.0 // indirect
