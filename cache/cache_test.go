@@ -6,9 +6,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -244,37 +247,139 @@ func TestStatsCountsHits(t *testing.T) {
 	assert.Equal(t, 2, s.HitsByTask["filter"])
 }
 
-func TestTrim(t *testing.T) {
-	c := newCache(t)
+// duBytes is what `du -s -B1` says dir takes on disk (the independent measure
+// the cache's own accounting must agree with); it skips the test without du.
+func duBytes(t *testing.T, dir string) int64 {
+	t.Helper()
+	out, err := exec.Command("du", "-s", "-B1", dir).Output()
+	if err != nil {
+		t.Skipf("du -s -B1 %s: %v (coreutils' du is needed)", dir, err)
+	}
+	n, err := strconv.ParseInt(strings.Fields(string(out))[0], 10, 64)
+	require.NoError(t, err)
+	return n
+}
+
+// fillForTrim stores n records, oldest first, each with a 100 kB blob, an
+// output file in ws (so a stat entry), a last-run entry and a lock file.
+func fillForTrim(t *testing.T, c *Cache, ws string, n int) []Digest {
+	t.Helper()
 	old := time.Now().Add(-48 * time.Hour)
 	var keys []Digest
-	for i := 0; i < 4; i++ {
-		d, err := c.PutBytes(bytes.Repeat([]byte{byte('a' + i)}, 1000), false)
+	for i := range n {
+		out := filepath.Join(ws, fmt.Sprintf("out%d.bin", i))
+		b := make([]byte, 100_000)
+		for j := range b {
+			b[j] = byte(j*7 + i*13 + j/251)
+		}
+		require.NoError(t, os.WriteFile(out, b, 0o644))
+		d, _, err := c.PutOutput(out, false)
 		require.NoError(t, err)
 		k := HashBytes([]byte{byte(i)})
 		keys = append(keys, k)
-		require.NoError(t, c.PutRecord(Record{Key: k, Task: "t", Outputs: []Output{{Digest: d}}}))
-		// Oldest first: record i was last used i hours after `old`.
+		require.NoError(t, c.PutRecord(Record{Key: k, Task: fmt.Sprintf("t %d", i), Outputs: []Output{{Digest: d, AbsPath: out}}}))
+		lk, err := c.Lock(context.Background(), k.String())
+		require.NoError(t, err)
+		lk.Unlock()
 		when := old.Add(time.Duration(i) * time.Hour)
 		require.NoError(t, os.Chtimes(c.recordPath(k), when, when))
-		require.NoError(t, os.Chtimes(c.blobPath(d, false), old, old))
 	}
-	rep, err := c.Trim(context.Background(), 2000, 0)
+	return keys
+}
+
+func countFiles(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	filepath.WalkDir(dir, func(p string, de fs.DirEntry, err error) error {
+		if err == nil && !de.IsDir() {
+			n++
+		}
+		return nil
+	})
+	return n
+}
+
+func TestTrimToHalfFreesWhatItSays(t *testing.T) {
+	c := newCache(t)
+	keys := fillForTrim(t, c, t.TempDir(), 4)
+	before, err := c.Stats()
 	require.NoError(t, err)
-	assert.Equal(t, 2, rep.RecordsRemoved)
-	assert.Equal(t, 2, rep.BlobsRemoved)
-	assert.EqualValues(t, 2000, rep.BytesKept)
+	require.Equal(t, duBytes(t, c.Dir), before.DiskBytes, "stats count what du counts")
+	require.Equal(t, 4, before.AreaFiles["locks"])
+	require.Equal(t, 4, before.StatEntries)
+
+	rep, err := c.Trim(context.Background(), before.DiskBytes/2, 0)
+	require.NoError(t, err)
+	after := duBytes(t, c.Dir)
+	assert.Equal(t, after, rep.BytesKept, "kept is what is on disk")
+	assert.Equal(t, before.DiskBytes-after, rep.BytesFreed, "freed is what left the disk")
+	assert.LessOrEqual(t, rep.BytesKept, before.DiskBytes/2)
+	assert.Positive(t, rep.RecordsRemoved)
+	assert.Equal(t, rep.RecordsRemoved, rep.BlobsRemoved)
+	assert.Equal(t, rep.RecordsRemoved, rep.StatRemoved)
+	assert.Equal(t, rep.RecordsRemoved, rep.TasksRemoved)
 	for i, k := range keys {
 		_, err := c.GetRecord(k)
-		if i < 2 {
+		if i < rep.RecordsRemoved {
 			assert.ErrorIs(t, err, ErrNotFound, "least recently used go first")
 		} else {
 			assert.NoError(t, err)
 		}
 	}
-	rep, err = c.Trim(context.Background(), 0, 24*time.Hour)
+}
+
+func TestTrimRemovesStatTasksAndLocks(t *testing.T) {
+	c := newCache(t)
+	fillForTrim(t, c, t.TempDir(), 5)
+	// A lock someone holds stays.
+	held, err := c.Lock(context.Background(), "busy")
 	require.NoError(t, err)
-	assert.Equal(t, 2, rep.RecordsRemoved, "records unused for over a day go")
+	rep, err := c.Trim(context.Background(), 0, 24*time.Hour)
+	require.NoError(t, err)
+	assert.Equal(t, 5, rep.RecordsRemoved, "records unused for over a day go")
+	assert.Equal(t, 0, countFiles(t, filepath.Join(c.Dir, "stat")))
+	assert.Equal(t, 0, countFiles(t, filepath.Join(c.Dir, "tasks")))
+	assert.Equal(t, 0, countFiles(t, filepath.Join(c.Dir, "blobs")))
+	locks, err := os.ReadDir(filepath.Join(c.Dir, "locks"))
+	require.NoError(t, err)
+	var names []string
+	for _, de := range locks {
+		names = append(names, de.Name())
+	}
+	assert.ElementsMatch(t, []string{"busy.lock", "trim.lock"}, names, "trim holds its own lock while it runs; idle locks go")
+	require.NoError(t, held.Unlock())
+	_, err = c.Trim(context.Background(), 0, 24*time.Hour)
+	require.NoError(t, err)
+	locks, _ = os.ReadDir(filepath.Join(c.Dir, "locks"))
+	assert.Len(t, locks, 1, "only trim's own lock is left: %v", locks)
+}
+
+// TestLockSurvivesRemoval: a process that opened a lock file which trim then
+// removed locks the new file at the path, so two holders never coexist.
+func TestLockSurvivesRemoval(t *testing.T) {
+	c := newCache(t)
+	ctx := context.Background()
+	l1, err := c.Lock(ctx, "k")
+	require.NoError(t, err)
+	got := make(chan *Lock)
+	go func() {
+		l2, err := c.Lock(ctx, "k")
+		if err == nil {
+			got <- l2
+		}
+	}()
+	time.Sleep(50 * time.Millisecond) // the second opened the file and waits
+	path := filepath.Join(c.Dir, "locks", "k.lock")
+	require.NoError(t, os.Remove(path)) // as removeIdleLock does, while held
+	require.NoError(t, l1.Unlock())
+	l2 := <-got
+	defer l2.Unlock()
+	// The second holder holds the file at the path: a third must wait.
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	_, err = c.Lock(short, "k")
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.False(t, removeIdleLock(path), "a held lock is never removed")
 }
 
 func TestLockExcludesAndWaits(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/zeebo/blake3"
 )
@@ -76,13 +77,20 @@ func HashBytes(b []byte) Digest { return blake3.Sum256(b) }
 // HashReader digests everything r yields and returns the byte count.
 func HashReader(r io.Reader) (Digest, int64, error) {
 	h := blake3.New()
-	buf := make([]byte, 1<<20)
-	n, err := io.CopyBuffer(h, r, buf)
+	bp := hashBufs.Get().(*[]byte)
+	defer hashBufs.Put(bp)
+	// Hiding r's WriteTo (an *os.File has one, which allocates its own
+	// buffer) makes CopyBuffer use the pooled one.
+	n, err := io.CopyBuffer(h, struct{ io.Reader }{r}, *bp)
 	if err != nil {
 		return Digest{}, n, err
 	}
 	return sum(h), n, nil
 }
+
+// hashBufs holds the 256 KiB read buffers of HashReader, so hashing many small
+// files (cache:verify) does not allocate one per file.
+var hashBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
 
 // sum is the digest h has taken so far.
 func sum(h *blake3.Hasher) Digest {
@@ -91,14 +99,19 @@ func sum(h *blake3.Hasher) Digest {
 	return d
 }
 
-// HashFile digests the file at path, without the stat cache.
+// HashFile digests the file at path, without the stat cache; a large file is
+// hashed on every core.
 func HashFile(path string) (Digest, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return Digest{}, 0, fmt.Errorf("hash %s: %w", path, err)
 	}
 	defer f.Close()
-	d, n, err := HashReader(f)
+	var size int64 = -1
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		size = st.Size()
+	}
+	d, n, err := hashOpenFile(f, size)
 	if err != nil {
 		return Digest{}, 0, fmt.Errorf("hash %s: %w", path, err)
 	}

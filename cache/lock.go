@@ -31,7 +31,16 @@ func LockFile(ctx context.Context, path string) (*Lock, error) {
 	for {
 		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		if err == nil {
-			return &Lock{f: f}, nil
+			if samePath(f, path) {
+				return &Lock{f: f}, nil
+			}
+			// cache:trim removed the lock file (while holding it) after this
+			// process opened it: lock the file now at path instead.
+			f.Close()
+			if f, err = os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644); err != nil {
+				return nil, fmt.Errorf("lock %s: %w", path, err)
+			}
+			continue
 		}
 		if err != unix.EWOULDBLOCK && err != unix.EINTR {
 			f.Close()
@@ -47,6 +56,16 @@ func LockFile(ctx context.Context, path string) (*Lock, error) {
 			wait *= 2
 		}
 	}
+}
+
+// samePath reports whether the open file f is still the file at path.
+func samePath(f *os.File, path string) bool {
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	pi, err := os.Stat(path)
+	return err == nil && os.SameFile(fi, pi)
 }
 
 // Unlock releases the lock.

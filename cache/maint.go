@@ -5,12 +5,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Stats summarises a cache directory.
@@ -18,11 +24,73 @@ type Stats struct {
 	Dir           string
 	Records       int
 	Blobs         int
-	BlobBytes     int64
+	BlobBytes     int64 // the blobs' lengths
 	StatEntries   int
 	Hits          int
 	HitsByTask    map[string]int
 	RecordsByTask map[string]int
+	// DiskBytes is what the cache takes on disk: the file system blocks of
+	// every file and folder under Dir (blobs, records, stat/, tasks/, locks/,
+	// the hit log), each inode once, as `du -s -B1` counts them.
+	DiskBytes int64
+	// Files counts the files under Dir; AreaBytes and AreaFiles split both
+	// by top-level folder ("blobs", "actions", "stat", "tasks", "locks").
+	Files     int
+	AreaBytes map[string]int64
+	AreaFiles map[string]int
+}
+
+// usage is the disk usage of a directory tree.
+type usage struct {
+	total     int64
+	files     int
+	areaBytes map[string]int64
+	areaFiles map[string]int
+}
+
+// blocksOf is the bytes of file system blocks fi takes.
+func blocksOf(fi fs.FileInfo) int64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Blocks * 512
+	}
+	return fi.Size()
+}
+
+// diskUsage walks dir and adds up the blocks of every file and folder, each
+// inode once (a blob hard-linked elsewhere in the tree counts once).
+func diskUsage(dir string) usage {
+	u := usage{areaBytes: map[string]int64{}, areaFiles: map[string]int{}}
+	type inode struct{ dev, ino uint64 }
+	seen := map[inode]bool{}
+	filepath.WalkDir(dir, func(p string, de fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // removed while walked
+		}
+		fi, err := de.Info()
+		if err != nil {
+			return nil
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 && !de.IsDir() {
+			k := inode{uint64(st.Dev), st.Ino}
+			if seen[k] {
+				return nil
+			}
+			seen[k] = true
+		}
+		b := blocksOf(fi)
+		u.total += b
+		area := ""
+		if rel, err := filepath.Rel(dir, p); err == nil && rel != "." {
+			area, _, _ = strings.Cut(filepath.ToSlash(rel), "/")
+		}
+		u.areaBytes[area] += b
+		if !de.IsDir() {
+			u.files++
+			u.areaFiles[area]++
+		}
+		return nil
+	})
+	return u
 }
 
 type recordInfo struct {
@@ -122,12 +190,9 @@ func (c *Cache) Stats() (Stats, error) {
 			s.BlobBytes += b.size
 		}
 	}
-	filepath.WalkDir(filepath.Join(c.Dir, "stat"), func(p string, de fs.DirEntry, err error) error {
-		if err == nil && !de.IsDir() {
-			s.StatEntries++
-		}
-		return nil
-	})
+	u := diskUsage(c.Dir)
+	s.DiskBytes, s.Files, s.AreaBytes, s.AreaFiles = u.total, u.files, u.areaBytes, u.areaFiles
+	s.StatEntries = u.areaFiles["stat"]
 	return s, nil
 }
 
@@ -140,13 +205,19 @@ func taskFamily(task string) string {
 	return task
 }
 
-// TrimReport says what Trim removed.
+// TrimReport says what Trim removed. Byte counts are file system blocks,
+// measured on disk before and after (Stats.DiskBytes).
 type TrimReport struct {
 	RecordsRemoved int
 	BlobsRemoved   int
-	BytesFreed     int64
-	BytesKept      int64
-	TempRemoved    int // temporary files killed processes left behind
+	// StatRemoved, TasksRemoved and LocksRemoved count the stat-cache
+	// entries, last-run entries and idle lock files removed.
+	StatRemoved  int
+	TasksRemoved int
+	LocksRemoved int
+	BytesFreed   int64
+	BytesKept    int64
+	TempRemoved  int // temporary files killed processes left behind
 }
 
 // orphanGrace protects blobs that a running task stored but has not yet
@@ -154,8 +225,12 @@ type TrimReport struct {
 const orphanGrace = time.Hour
 
 // Trim removes records unused for longer than maxAge (0: no age limit), then
-// least recently used records until the referenced blobs fit in maxBytes
-// (0: no size limit), then blobs no record references.
+// least recently used records until the cache takes at most maxBytes on disk
+// (0: no size limit), counting every file it holds; with each record go the
+// blobs no other record references, its last-run entry, the stat-cache
+// entries of its outputs and its lock file. Then stale stat-cache entries
+// (their file changed or is gone), last-run entries of records that no longer
+// exist and lock files no process holds are removed too.
 func (c *Cache) Trim(ctx context.Context, maxBytes int64, maxAge time.Duration) (TrimReport, error) {
 	var rep TrimReport
 	lk, err := c.Lock(ctx, "trim")
@@ -163,6 +238,7 @@ func (c *Cache) Trim(ctx context.Context, maxBytes int64, maxAge time.Duration) 
 		return rep, err
 	}
 	defer lk.Unlock()
+	before := diskUsage(c.Dir).total
 	recs, err := c.records()
 	if err != nil {
 		return rep, err
@@ -171,53 +247,214 @@ func (c *Cache) Trim(ctx context.Context, maxBytes int64, maxAge time.Duration) 
 	if err != nil {
 		return rep, err
 	}
-	size := map[Digest]int64{}
+	blobDisk := map[Digest]int64{}
 	for _, b := range blobs {
 		if b.named {
-			size[b.digest] += b.size
+			if fi, err := os.Stat(b.path); err == nil {
+				blobDisk[b.digest] += blocksOf(fi)
+			}
 		}
 	}
+	lasts := c.lastRuns()
 	sort.Slice(recs, func(i, j int) bool { return recs[i].lastUsed.Before(recs[j].lastUsed) })
 	refs := map[Digest]int{}
+	pathRefs := map[string]int{}
 	for _, r := range recs {
 		for _, o := range r.rec.Outputs {
 			refs[o.Digest]++
+			if o.AbsPath != "" {
+				pathRefs[o.AbsPath]++
+			}
 		}
 	}
-	var kept int64
+	referenced := map[Digest]bool{}
 	for d := range refs {
-		kept += size[d]
+		referenced[d] = true
 	}
+	fileDisk := func(p string) int64 {
+		if fi, err := os.Lstat(p); err == nil {
+			return blocksOf(fi)
+		}
+		return 0
+	}
+	// total follows what the removals free, so that the size limit counts
+	// records, stat entries, last-run entries and locks as well as blobs.
+	total := before
+	removed := map[Digest]bool{}
 	now := time.Now()
 	for _, r := range recs {
 		old := maxAge > 0 && now.Sub(r.lastUsed) > maxAge
-		big := maxBytes > 0 && kept > maxBytes
+		big := maxBytes > 0 && total > maxBytes
 		if !old && !big {
 			continue
 		}
+		freed := fileDisk(r.path)
 		if err := os.Remove(r.path); err != nil && !os.IsNotExist(err) {
 			return rep, fmt.Errorf("trim %s: %w", r.path, err)
 		}
 		rep.RecordsRemoved++
+		removed[r.rec.Key] = true
 		for _, o := range r.rec.Outputs {
 			refs[o.Digest]--
 			if refs[o.Digest] == 0 {
-				kept -= size[o.Digest]
+				freed += blobDisk[o.Digest]
+			}
+			if o.AbsPath != "" {
+				pathRefs[o.AbsPath]--
+				if pathRefs[o.AbsPath] == 0 {
+					sp := c.statEntryPath(o.AbsPath)
+					size := fileDisk(sp)
+					if os.Remove(sp) == nil {
+						rep.StatRemoved++
+						freed += size
+					}
+				}
 			}
 		}
+		for _, lp := range lasts[r.rec.Key] {
+			size := fileDisk(lp)
+			if os.Remove(lp) == nil {
+				rep.TasksRemoved++
+				freed += size
+			}
+		}
+		delete(lasts, r.rec.Key)
+		lockPath := filepath.Join(c.Dir, "locks", r.rec.Key.String()+".lock")
+		size := fileDisk(lockPath)
+		if removeIdleLock(lockPath) {
+			rep.LocksRemoved++
+			freed += size
+		}
+		total -= freed
 	}
 	for _, b := range blobs {
-		if b.named && refs[b.digest] > 0 || now.Sub(b.modTime) < orphanGrace {
+		// A blob no record referenced when trim began may belong to a task
+		// that stored it and has not written its record yet: it gets an hour.
+		if b.named && refs[b.digest] > 0 || !referenced[b.digest] && now.Sub(b.modTime) < orphanGrace {
 			continue
 		}
 		if err := os.Remove(b.path); err == nil {
 			rep.BlobsRemoved++
-			rep.BytesFreed += b.size
 		}
 	}
-	rep.BytesKept = kept
+	// Last-run entries whose record is gone say nothing a run can use.
+	for key, paths := range lasts {
+		if _, err := os.Stat(c.recordPath(key)); err == nil {
+			continue
+		}
+		for _, lp := range paths {
+			if os.Remove(lp) == nil {
+				rep.TasksRemoved++
+			}
+		}
+	}
+	rep.StatRemoved += c.removeStaleStat()
+	rep.LocksRemoved += c.removeIdleLocks()
 	rep.TempRemoved += c.removeDebris(now)
-	return rep, c.compactHits(recs)
+	err = c.compactHits(recs)
+	rep.BytesKept = diskUsage(c.Dir).total
+	rep.BytesFreed = max(0, before-rep.BytesKept)
+	return rep, err
+}
+
+// lastRuns maps each record key to the last-run entries (tasks/) naming it.
+func (c *Cache) lastRuns() map[Digest][]string {
+	out := map[Digest][]string{}
+	filepath.WalkDir(filepath.Join(c.Dir, "tasks"), func(p string, de fs.DirEntry, err error) error {
+		if err != nil || de.IsDir() || !strings.HasSuffix(p, ".json") {
+			return nil
+		}
+		data, err := readSmall(p, 16<<20)
+		if err != nil {
+			return nil
+		}
+		var l lastRun
+		if json.Unmarshal(data, &l) != nil {
+			return nil
+		}
+		out[l.Key] = append(out[l.Key], p)
+		return nil
+	})
+	return out
+}
+
+// readSmall reads a regular file of at most limit bytes.
+func readSmall(p string, limit int64) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > limit {
+		return nil, fmt.Errorf("%s: not a regular file of at most %d bytes", p, limit)
+	}
+	return io.ReadAll(io.LimitReader(f, limit))
+}
+
+// removeStaleStat removes stat-cache entries whose file is gone or no longer
+// has the identity the entry recorded (its digest would never be used again),
+// and unreadable entries.
+func (c *Cache) removeStaleStat() int {
+	n := 0
+	filepath.WalkDir(filepath.Join(c.Dir, "stat"), func(p string, de fs.DirEntry, err error) error {
+		if err != nil || de.IsDir() || strings.HasPrefix(de.Name(), ".") {
+			return nil
+		}
+		stale := true
+		if data, err := readSmall(p, 1<<20); err == nil {
+			var e statEntry
+			if json.Unmarshal(data, &e) == nil && e.Path != "" && c.statEntryPath(e.Path) == p {
+				if fi, err := os.Stat(e.Path); err == nil {
+					st, ok := statOf(fi)
+					stale = !ok || st != e.fileStat
+				}
+			}
+		}
+		if stale && os.Remove(p) == nil {
+			n++
+		}
+		return nil
+	})
+	return n
+}
+
+// removeIdleLocks removes the lock files no process holds. A lock file holds
+// no state; LockFile recreates it, and a process that opened it before it was
+// removed notices and locks the new one (samePath).
+func (c *Cache) removeIdleLocks() int {
+	n := 0
+	entries, err := os.ReadDir(filepath.Join(c.Dir, "locks"))
+	if err != nil {
+		return 0
+	}
+	for _, de := range entries {
+		if de.Type().IsRegular() && strings.HasSuffix(de.Name(), ".lock") {
+			if removeIdleLock(filepath.Join(c.Dir, "locks", de.Name())) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// removeIdleLock removes the lock file at path if no process holds it: it
+// takes the lock without waiting, removes the file while holding it, then
+// releases it. It reports whether the file was removed.
+func removeIdleLock(path string) bool {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
+		return false
+	}
+	defer unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	return samePath(f, path) && os.Remove(path) == nil
 }
 
 // removeDebris removes the temporary files of atomic writes (".NAME.tmp-*")
@@ -290,30 +527,39 @@ func (c *Cache) Verify(ctx context.Context, progress func(done, total int)) (Ver
 		return rep, err
 	}
 	corrupt := map[Digest]bool{}
-	for i, b := range blobs {
-		if err := ctx.Err(); err != nil {
-			return rep, err
+	var mu sync.Mutex
+	done := 0
+	// Blobs are hashed on every core: many small ones side by side, a large
+	// one as a parallel tree.
+	err = forEachParallel(ctx, len(blobs), func(i int) {
+		b := blobs[i]
+		ok := true
+		if b.named {
+			got, err := c.blobDigest(b)
+			ok = err == nil && got == b.digest
 		}
+		mu.Lock()
+		defer mu.Unlock()
+		done++
 		if progress != nil {
-			progress(i, len(blobs))
+			progress(done, len(blobs))
 		}
 		if !b.named {
-			continue
+			return
 		}
 		rep.BlobsChecked++
 		rep.BytesChecked += b.size
-		rc, err := c.openBlob(b.digest)
-		ok := err == nil
-		if ok {
-			got, _, herr := HashReader(rc)
-			rc.Close()
-			ok = herr == nil && got == b.digest
-		}
 		if !ok {
 			corrupt[b.digest] = true
 			rep.CorruptBlobs = append(rep.CorruptBlobs, b.digest)
-			c.dropCorrupt(b.digest, nil)
 		}
+	})
+	if err != nil {
+		return rep, err
+	}
+	sort.Slice(rep.CorruptBlobs, func(i, j int) bool { return rep.CorruptBlobs[i].String() < rep.CorruptBlobs[j].String() })
+	for _, d := range rep.CorruptBlobs {
+		c.dropCorrupt(d, nil)
 	}
 	recs, err := c.records()
 	if err != nil {
@@ -333,21 +579,27 @@ func (c *Cache) Verify(ctx context.Context, progress func(done, total int)) (Ver
 		}
 	}
 	current := map[string]Digest{}
+	paths := make([]string, 0, len(named))
 	for p := range named {
-		if err := ctx.Err(); err != nil {
-			return rep, err
-		}
+		paths = append(paths, p)
+	}
+	err = forEachParallel(ctx, len(paths), func(i int) {
+		p := paths[i]
 		if _, err := os.Stat(p); err != nil {
-			continue
+			return
 		}
+		d, err := c.rehash(p)
+		mu.Lock()
+		defer mu.Unlock()
 		rep.OutputsChecked++
-		c.Forget(p)
-		d, _, err := c.FileDigest(p)
 		if err != nil || !named[p][d] {
 			rep.ModifiedOutputs = append(rep.ModifiedOutputs, p)
-			continue
+			return
 		}
 		current[p] = d
+	})
+	if err != nil {
+		return rep, err
 	}
 	for _, r := range recs {
 		bad := false
@@ -373,6 +625,88 @@ func (c *Cache) Verify(ctx context.Context, progress func(done, total int)) (Ver
 	sort.Strings(rep.ModifiedOutputs)
 	rep.ModifiedOutputs = dedupe(rep.ModifiedOutputs)
 	return rep, nil
+}
+
+// forEachParallel calls f(0..n-1) on every core; it stops handing out work
+// when ctx ends and returns ctx's error then.
+func forEachParallel(ctx context.Context, n int, f func(i int)) error {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	var err error
+	for i := 0; i < n && err == nil; i++ {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	}
+	close(next)
+	wg.Wait()
+	return err
+}
+
+// blobDigest rehashes a stored blob's plain content: an uncompressed blob as
+// a file (on every core when large), a compressed one through zstd.
+func (c *Cache) blobDigest(b blobInfo) (Digest, error) {
+	if !strings.HasSuffix(b.path, ".zst") {
+		d, _, err := HashFile(b.path)
+		return d, err
+	}
+	rc, err := c.openBlob(b.digest)
+	if err != nil {
+		return Digest{}, err
+	}
+	defer rc.Close()
+	d, _, err := HashReader(rc)
+	return d, err
+}
+
+// rehash digests the file at path by reading it, whatever the stat cache
+// says, and updates its stat-cache entry only when the entry is missing or
+// says something else: verifying an unchanged output writes nothing.
+func (c *Cache) rehash(path string) (Digest, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return Digest{}, err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return Digest{}, err
+	}
+	if !fi.Mode().IsRegular() {
+		return Digest{}, fmt.Errorf("%s: not a regular file", path)
+	}
+	before, ok := statOf(fi)
+	c.fileReads.Add(1)
+	d, _, err := HashFile(abs)
+	if err != nil {
+		return Digest{}, err
+	}
+	if !ok {
+		return d, nil
+	}
+	if known, isKnown := c.knownDigest(abs, before, true); isKnown && known == d {
+		return d, nil
+	}
+	c.Forget(abs)
+	if fi2, err := os.Stat(abs); err == nil {
+		if after, _ := statOf(fi2); after == before {
+			data, _ := json.Marshal(statEntry{Path: abs, fileStat: before, Digest: d})
+			if err := WriteFileAtomic(c.statEntryPath(abs), data, 0o644); err != nil {
+				c.warn("cache: cannot remember digest of %s: %v", path, err)
+			}
+		}
+	}
+	return d, nil
 }
 
 func dedupe(s []string) []string {

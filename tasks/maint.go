@@ -30,6 +30,10 @@ func (w *Workspace) CacheStats() error {
 	}
 	fmt.Fprintf(os.Stdout, "cache: %s\n", s.Dir)
 	fmt.Fprintf(os.Stdout, "entries: %d records, %d blobs, %s\n", s.Records, s.Blobs, HumanBytes(s.BlobBytes))
+	fmt.Fprintf(os.Stdout, "on disk: %s in %d files (file system blocks, folders included)\n", HumanBytes(s.DiskBytes), s.Files)
+	for _, a := range []string{"blobs", "actions", "stat", "tasks", "locks"} {
+		fmt.Fprintf(os.Stdout, "  %-8s %10s %8d files\n", a+"/", HumanBytes(s.AreaBytes[a]), s.AreaFiles[a])
+	}
 	fmt.Fprintf(os.Stdout, "hits: %d\n", s.Hits)
 	fmt.Fprintf(os.Stdout, "stat cache: %d files\n", s.StatEntries)
 	var fams []string
@@ -118,8 +122,11 @@ func (w *Workspace) CacheTrim(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	w.Printf("cache:trim (max %s, unused for %s): removed %d records and %d blobs, freed %s; %s kept\n",
+	w.Printf("cache:trim (max %s on disk, unused for %s): removed %d records and %d blobs, freed %s; %s on disk\n",
 		maxSize, maxAge, rep.RecordsRemoved, rep.BlobsRemoved, HumanBytes(rep.BytesFreed), HumanBytes(rep.BytesKept))
+	if rep.StatRemoved+rep.TasksRemoved+rep.LocksRemoved > 0 {
+		w.Printf("cache:trim: removed %d stat-cache entries, %d last-run entries and %d idle lock files\n", rep.StatRemoved, rep.TasksRemoved, rep.LocksRemoved)
+	}
 	if rep.TempRemoved > 0 {
 		w.Printf("cache:trim: removed %d temporary files left by killed runs\n", rep.TempRemoved)
 	}

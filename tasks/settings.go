@@ -40,7 +40,7 @@ var settingSpecs = []settingSpec{
 	{name: "SLURM_IMAGE", doc: "the image Slurm nodes run: `repo@sha256:…` or an enroot squashfs path"},
 	{name: "GPUS_PER_NODE", def: "8", doc: "GPUs per node where the host has none of the platform's (`train:slurm-script`, `train:check` on a login node)"},
 	{name: "EOD", doc: "the end-of-document token id `encode:file` appends when given a tokenizer.json path (not a model name)"},
-	{name: "RIVAL_CACHE_MAX", def: "50GiB", doc: "`cache:trim` keeps the cache under this size"},
+	{name: "RIVAL_CACHE_MAX", def: "50GiB", doc: "`cache:trim` keeps what the cache takes on disk under this size"},
 	{name: "RIVAL_CACHE_MAX_AGE", def: "30d", doc: "`cache:trim` drops entries unused for this long"},
 	{name: "RIVAL_STOP_GRACE", def: "2m0s", doc: "after the first Ctrl-C or SIGTERM, how long running tasks get to stop their trainers and containers"},
 	{name: "RIVAL_NO_INSTALL", def: "0", doc: "`1`: `demo` never installs PyTorch with apt-get; it says what to run instead"},

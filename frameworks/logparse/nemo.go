@@ -2,7 +2,6 @@ package logparse
 
 import (
 	"math"
-	"regexp"
 	"strings"
 )
 
@@ -13,10 +12,13 @@ import (
 // Values use Python's ":.4" format (4 significant digits, "1.2e+04" for large ones);
 // values that are whole numbers print as integers. Metrics are averages over the
 // log interval.
-var nemoProgress = regexp.MustCompile(`Training epoch (\d+), iteration (\d+)/(\d+)`)
+//
+// The line is found by nemoProgressMatch (match.go), which returns what
+// `Training epoch (\d+), iteration (\d+)/(\d+)` finds.
 
 func (p *parser) nemoLine(s string, rank int, hasRank bool) bool {
-	m := nemoProgress.FindStringSubmatchIndex(s)
+	var mbuf [8]int
+	m := nemoProgressMatch(s, &mbuf)
 	if m == nil {
 		return false
 	}

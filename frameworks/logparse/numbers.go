@@ -20,6 +20,9 @@ const (
 // finite is false for nan/inf; ok is false when no number starts the value.
 func number(v string) (x float64, finite, ok bool) {
 	v = strings.TrimSpace(v)
+	if n, isInt := plainDigits(v); isInt {
+		return n, true, true
+	}
 	end := len(v)
 	for i := 0; i < len(v); i++ {
 		c := v[i]
@@ -54,6 +57,23 @@ func number(v string) (x float64, finite, ok bool) {
 		return f, false, true
 	}
 	return f, true, true
+}
+
+// plainDigits reads a value of 1 to 15 ASCII digits and nothing else (most
+// step numbers and counts) exactly as ParseFloat does, without its general path.
+func plainDigits(v string) (float64, bool) {
+	if len(v) == 0 || len(v) > 15 {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return float64(n), true
 }
 
 // integer reads a printed integer ("  128", "8,192", "121" and also "121.0").

@@ -12,7 +12,8 @@ var (
 	// Megatron's arguments block: "  global_batch_size ............................. 128".
 	// Primus and launchers put a prefix before it ("[...][rank-0/8][INFO ] [---arguments.py:12] :   seq_length ... 4096"),
 	// so the name may follow any space or colon.
-	megatronArg = regexp.MustCompile(`(?:^|[\s:])([A-Za-z_][A-Za-z0-9_]*) \.{3,} (.*?)\s*$`)
+	// megatronArgMatch (match.go) finds it as
+	// `(?:^|[\s:])([A-Za-z_][A-Za-z0-9_]*) \.{3,} (.*?)\s*$` does.
 	// Primus: "ThroughputAverageExtension initialized with seq_len: 8192 world_size: 8 ..."
 	primusSeqLen = regexp.MustCompile(`initialized with seq_len:\s*(\d+)`)
 	// "using world size: 8, data-parallel size: 8, context-parallel size: 1, ..."
@@ -55,14 +56,14 @@ func (p *parser) preambleLine(s string) {
 	}
 	switch {
 	case strings.Contains(s, "..."):
-		if m := megatronArg.FindStringSubmatch(s); m != nil {
+		if name, value, ok := megatronArgMatch(s); ok {
 			if p.pre.Args == nil {
 				p.pre.Args = map[string]string{}
 			}
 			if len(p.pre.Args) < maxArgs {
-				p.pre.Args[m[1]] = m[2]
-				if _, seen := p.argAt[m[1]]; !seen {
-					p.argAt[m[1]] = p.lineNo
+				p.pre.Args[name] = value
+				if _, seen := p.argAt[name]; !seen {
+					p.argAt[name] = p.lineNo
 				}
 			}
 		}

@@ -5,9 +5,9 @@ import (
 	"strings"
 )
 
-// Launcher rank labels at the start of a line: torchrun's "[rank3]:" and
-// "[default3]:" (--tee / --log-line-prefix), srun --label's "3: ".
-var rankLabel = regexp.MustCompile(`^\s*(?:\[(?:rank|default)(\d+)\]:\s?|(\d+):\s)`)
+// Launcher rank labels at the start of a line, torchrun's "[rank3]:" and
+// "[default3]:" (--tee / --log-line-prefix) and srun --label's "3: ", are found by
+// rankLabelMatch (match.go): `^\s*(?:\[(?:rank|default)(\d+)\]:\s?|(\d+):\s)`.
 
 // primusPrefix is Primus's loguru prefix "[20251202 09:12:08][rank-7/8][INFO ]".
 var primusPrefix = regexp.MustCompile(`^\s*\[\d{8} \d{2}:\d{2}:\d{2}\](?:\[[^\]]*\])*?\[rank-(\d+)/(\d+)\]`)
@@ -15,6 +15,7 @@ var primusPrefix = regexp.MustCompile(`^\s*\[\d{8} \d{2}:\d{2}:\d{2}\](?:\[[^\]]
 // splitRank removes launcher rank labels (possibly nested) and returns the rank.
 func splitRank(s string) (rank int, has bool, rest string) {
 	rest = s
+	var mbuf [6]int
 	for i := 0; i < 3; i++ {
 		if len(rest) == 0 || !(rest[0] == '[' || rest[0] == ' ' || rest[0] == '\t' || (rest[0] >= '0' && rest[0] <= '9')) {
 			break
@@ -22,7 +23,7 @@ func splitRank(s string) (rank int, has bool, rest string) {
 		if !maybeRankLabel(rest) {
 			break
 		}
-		m := rankLabel.FindStringSubmatchIndex(rest)
+		m := rankLabelMatch(rest, &mbuf)
 		if m == nil {
 			break
 		}

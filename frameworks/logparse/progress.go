@@ -99,7 +99,8 @@ func megatronProgress(s string) (Progress, bool) {
 
 // nemoProgressLine reads a NeMo ProgressPrinter line by its global_step segment.
 func nemoProgressLine(s string) (Progress, bool) {
-	m := nemoProgress.FindStringIndex(s)
+	var mbuf [8]int
+	m := nemoProgressMatch(s, &mbuf)
 	if m == nil {
 		return Progress{}, false
 	}
@@ -128,23 +129,24 @@ func titanProgress(s string) (Progress, bool) {
 	if strings.HasSuffix(strings.TrimRight(s[:i], " "), "validate") {
 		return Progress{}, false // a validation line, not a training step
 	}
-	fields := titanField.FindAllStringSubmatch(s[i:], -1)
-	if len(fields) == 0 || fields[0][1] != "step" {
+	var buf [16]kv
+	fields := titanFields(buf[:0], s[i:])
+	if len(fields) == 0 || fields[0].key != "step" {
 		return Progress{}, false
 	}
-	n, ok := integer(fields[0][2])
+	n, ok := integer(fields[0].val)
 	if !ok || n < 0 {
 		return Progress{}, false
 	}
 	pr := Progress{Family: TorchTitan, Step: n}
 	for _, f := range fields[1:] {
-		switch f[1] {
+		switch f.key {
 		case "loss":
 			if !pr.HasLoss {
-				pr.setLoss(f[2])
+				pr.setLoss(f.val)
 			}
 		case "tps":
-			if v, finite, ok := number(f[2]); ok && finite && v > 0 && pr.TokensPerSecond == 0 {
+			if v, finite, ok := number(f.val); ok && finite && v > 0 && pr.TokensPerSecond == 0 {
 				pr.TokensPerSecond = v
 			}
 		}

@@ -13,10 +13,10 @@ import (
 // reserved memory in GiB and its share of the device. Older versions print "wps"
 // for tps and no grad_norm or tflops. Validation lines ("validate step: ...") are not
 // training steps.
-var (
-	titanField = regexp.MustCompile(`\b(step|loss|grad_norm|memory|tps|wps|tflops|mfu):\s*(\S+)`)
-	titanMem   = regexp.MustCompile(`^([0-9.]+)GiB\(([0-9.]+)%\)$`)
-)
+//
+// The fields are found by titanFields (match.go), which returns what
+// `\b(step|loss|grad_norm|memory|tps|wps|tflops|mfu):\s*(\S+)` finds.
+var titanMem = regexp.MustCompile(`^([0-9.]+)GiB\(([0-9.]+)%\)$`)
 
 func (p *parser) titanLine(s string, rank int, hasRank bool) bool {
 	i := strings.Index(s, "step:")
@@ -26,22 +26,23 @@ func (p *parser) titanLine(s string, rank int, hasRank bool) bool {
 	if strings.HasSuffix(strings.TrimRight(s[:i], " "), "validate") {
 		return true // a validation line, not a training step
 	}
-	fields := titanField.FindAllStringSubmatch(s[i:], -1)
-	if len(fields) < 2 || fields[0][1] != "step" {
+	var buf [16]kv
+	fields := titanFields(buf[:0], s[i:])
+	if len(fields) < 2 || fields[0].key != "step" {
 		return false
 	}
-	n, ok := integer(fields[0][2])
+	n, ok := integer(fields[0].val)
 	if !ok {
 		return false
 	}
 	last := fields[len(fields)-1]
-	if last[1] != "mfu" || !(strings.HasSuffix(last[2], "%") || last[2] == "N/A") {
+	if last.key != "mfu" || !(strings.HasSuffix(last.val, "%") || last.val == "N/A") {
 		p.stats.CutLines++
 		return true
 	}
 	st := Step{Step: n}
 	for _, f := range fields[1:] {
-		key, val := f[1], f[2]
+		key, val := f.key, f.val
 		switch key {
 		case "loss":
 			st.setFloat(&st.Loss, "loss", val, 1)

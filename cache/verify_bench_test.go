@@ -1,0 +1,113 @@
+package cache
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fillSmall stores n records of one small output each (about 18 bytes, as a
+// cache of many tiny task outputs holds), with the outputs present in ws.
+func fillSmall(tb testing.TB, c *Cache, ws string, n int) []string {
+	tb.Helper()
+	var outs []string
+	for i := range n {
+		p := filepath.Join(ws, fmt.Sprintf("o%d.txt", i))
+		if err := os.WriteFile(p, []byte(fmt.Sprintf("output number %d\n", i)), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+		d, size, err := c.PutOutput(p, false)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		k := HashBytes([]byte(p))
+		if err := c.PutRecord(Record{Key: k, Task: "t " + strconv.Itoa(i), Outputs: []Output{{Digest: d, Size: size, AbsPath: p}}}); err != nil {
+			tb.Fatal(err)
+		}
+		outs = append(outs, p)
+	}
+	return outs
+}
+
+// TestVerifyWritesNothingForUnchangedOutputs: verify rereads every output, but
+// rewrites a stat-cache entry only when it says something else.
+func TestVerifyWritesNothingForUnchangedOutputs(t *testing.T) {
+	c := newCache(t)
+	ws := t.TempDir()
+	outs := fillSmall(t, c, ws, 20)
+	entry := func(p string) os.FileInfo {
+		fi, err := os.Stat(c.statEntryPath(p))
+		require.NoError(t, err)
+		return fi
+	}
+	before := map[string]os.FileInfo{}
+	for _, p := range outs {
+		before[p] = entry(p)
+	}
+	// One output changes behind the cache's back.
+	require.NoError(t, os.WriteFile(outs[3], []byte("edited\n"), 0o644))
+	rep, err := c.Verify(context.Background(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, 20, rep.OutputsChecked)
+	assert.Equal(t, 20, rep.BlobsChecked)
+	assert.Equal(t, []string{outs[3]}, rep.ModifiedOutputs)
+	for _, p := range outs {
+		if p == outs[3] {
+			assert.NotEqual(t, before[p].ModTime(), entry(p).ModTime(), "the changed output's entry is rewritten")
+			continue
+		}
+		assert.True(t, os.SameFile(before[p], entry(p)) && before[p].ModTime().Equal(entry(p).ModTime()),
+			"%s: an unchanged output's stat entry is not rewritten", p)
+	}
+}
+
+// BenchmarkVerifySmallEntries runs cache:verify over RIVAL_BENCH_VERIFY_ENTRIES
+// records of one small output each (default 5,000; 50,000 for the figure in
+// docs/measurements.md) and, as the reference in the same run, b3sum over the
+// same blob and output files:
+//
+//	RIVAL_BENCH_VERIFY_ENTRIES=50000 go test ./cache -run '^$' -bench VerifySmallEntries -benchmem -benchtime 3x
+func BenchmarkVerifySmallEntries(b *testing.B) {
+	n := 5000
+	if v := os.Getenv("RIVAL_BENCH_VERIFY_ENTRIES"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n <= 0 {
+			b.Fatalf("RIVAL_BENCH_VERIFY_ENTRIES=%q is not a positive count", v)
+		}
+	}
+	c, err := Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	ws := b.TempDir()
+	fillSmall(b, c, ws, n)
+	b.Run("verify", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			rep, err := c.Verify(context.Background(), nil)
+			if err != nil || rep.OutputsChecked != n || len(rep.ModifiedOutputs) != 0 {
+				b.Fatalf("%+v %v", rep, err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(2*n), "µs/file")
+	})
+	if _, err := exec.LookPath("b3sum"); err == nil {
+		b.Run("b3sum", func(b *testing.B) {
+			// find | xargs b3sum: the same 2n files (blobs and outputs).
+			script := fmt.Sprintf("find %q/blobs %q -type f -print0 | xargs -0 b3sum > /dev/null", c.Dir, ws)
+			for b.Loop() {
+				if out, err := exec.Command("sh", "-c", script).CombinedOutput(); err != nil {
+					b.Fatalf("%v %s", err, out)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(2*n), "µs/file")
+		})
+	}
+}

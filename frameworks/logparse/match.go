@@ -1,0 +1,175 @@
+package logparse
+
+import "strings"
+
+// Hand-written matchers for the expressions on the hot path of every line. Each
+// one returns exactly what the regular expression beside it in match_test.go
+// returns (FuzzMatchers checks it); Go's regexp runs `\b` and unanchored
+// expressions with captures on its backtracker, which cost most of a TorchTitan
+// or NeMo parse.
+
+// isSpace is RE2's \s: [\t\n\f\r ].
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'
+}
+
+// isWord (megatron.go) is RE2's \w: [0-9A-Za-z_].
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// titanKeys are the alternatives of titanField's first group, in its order.
+var titanKeys = [...]string{"step", "loss", "grad_norm", "memory", "tps", "wps", "tflops", "mfu"}
+
+// kv is one key and value of a metrics line.
+type kv struct{ key, val string }
+
+// titanFields appends to dst the (key, value) pairs that
+// `\b(step|loss|grad_norm|memory|tps|wps|tflops|mfu):\s*(\S+)` finds in s, in order,
+// as FindAllStringSubmatch does.
+func titanFields(dst []kv, s string) []kv {
+	for i := 0; i < len(s); {
+		if !isWord(s[i]) || (i > 0 && isWord(s[i-1])) {
+			i++
+			continue
+		}
+		key := ""
+		for _, k := range titanKeys {
+			if len(s)-i > len(k) && s[i+len(k)] == ':' && s[i:i+len(k)] == k {
+				key = k
+				break
+			}
+		}
+		if key == "" {
+			i++
+			continue
+		}
+		j := i + len(key) + 1
+		for j < len(s) && isSpace(s[j]) {
+			j++
+		}
+		e := j
+		for e < len(s) && !isSpace(s[e]) {
+			e++
+		}
+		if e == j {
+			i++
+			continue
+		}
+		dst = append(dst, kv{key, s[j:e]})
+		i = e
+	}
+	return dst
+}
+
+// megatronArgMatch is `(?:^|[\s:])([A-Za-z_][A-Za-z0-9_]*) \.{3,} (.*?)\s*$`: an
+// argument name after the start, a space or a colon, " ... " and the value with
+// trailing white space trimmed.
+func megatronArgMatch(s string) (name, value string, ok bool) {
+	for from := 0; ; {
+		k := strings.Index(s[from:], " ...")
+		if k < 0 {
+			return "", "", false
+		}
+		sp := from + k // the space before the dots
+		d := sp + 1
+		e := d
+		for e < len(s) && s[e] == '.' {
+			e++
+		}
+		from = e
+		if e-d < 3 || e >= len(s) || s[e] != ' ' {
+			continue
+		}
+		a := sp
+		for a > 0 && isWord(s[a-1]) {
+			a--
+		}
+		if a == sp || isDigit(s[a]) || (a > 0 && !isSpace(s[a-1]) && s[a-1] != ':') {
+			continue
+		}
+		rest := s[e+1:]
+		end := len(rest)
+		for end > 0 && isSpace(rest[end-1]) {
+			end--
+		}
+		if strings.IndexByte(rest[:end], '\n') >= 0 {
+			continue // `.` does not match a newline, and `$` is the end of the text
+		}
+		return s[a:sp], rest[:end], true
+	}
+}
+
+// digitsAt returns the length of the run of ASCII digits at the start of s.
+func digitsAt(s string) int {
+	n := 0
+	for n < len(s) && isDigit(s[n]) {
+		n++
+	}
+	return n
+}
+
+// nemoProgressMatch is nemoProgress.FindStringSubmatchIndex:
+// `Training epoch (\d+), iteration (\d+)/(\d+)`; it returns nil when s does not match.
+func nemoProgressMatch(s string, m *[8]int) []int {
+	const head, mid = "Training epoch ", ", iteration "
+	for from := 0; ; {
+		k := strings.Index(s[from:], head)
+		if k < 0 {
+			return nil
+		}
+		start := from + k
+		from = start + 1
+		i := start + len(head)
+		n1 := digitsAt(s[i:])
+		if n1 == 0 || !strings.HasPrefix(s[i+n1:], mid) {
+			continue
+		}
+		j := i + n1 + len(mid)
+		n2 := digitsAt(s[j:])
+		if n2 == 0 || j+n2 >= len(s) || s[j+n2] != '/' {
+			continue
+		}
+		l := j + n2 + 1
+		n3 := digitsAt(s[l:])
+		if n3 == 0 {
+			continue
+		}
+		*m = [8]int{start, l + n3, i, i + n1, j, j + n2, l, l + n3}
+		return m[:]
+	}
+}
+
+// rankLabelMatch is rankLabel.FindStringSubmatchIndex:
+// `^\s*(?:\[(?:rank|default)(\d+)\]:\s?|(\d+):\s)`; it returns nil when s does not match.
+func rankLabelMatch(s string, m *[6]int) []int {
+	i := 0
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	t := s[i:]
+	switch {
+	case strings.HasPrefix(t, "[rank") || strings.HasPrefix(t, "[default"):
+		d := i + len("[rank")
+		if t[1] == 'd' {
+			d = i + len("[default")
+		}
+		n := digitsAt(s[d:])
+		if n == 0 || !strings.HasPrefix(s[d+n:], "]:") {
+			return nil
+		}
+		end := d + n + 2
+		if end < len(s) && isSpace(s[end]) {
+			end++
+		}
+		*m = [6]int{0, end, d, d + n, -1, -1}
+		return m[:]
+	case len(t) > 0 && isDigit(t[0]):
+		n := digitsAt(t)
+		if i+n+1 >= len(s) || s[i+n] != ':' || !isSpace(s[i+n+1]) {
+			return nil
+		}
+		*m = [6]int{0, i + n + 2, -1, -1, i, i + n}
+		return m[:]
+	}
+	return nil
+}
