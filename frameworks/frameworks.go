@@ -269,7 +269,8 @@ func buildFSDP(p spec.Plan) (spec.Launch, error) {
 	}
 	cfg := fsdp.Config{
 		ScriptPath: path.Join(p.OutputDir, fsdp.ScriptName), WorkDir: p.OutputDir, DataPrefix: p.DataPrefix,
-		Layers: m.Layers, Hidden: m.Hidden, FFN: m.FFN, Heads: m.Heads, KVHeads: m.KVHeads, Vocab: m.Vocab,
+		OrderDir: p.DataCacheDir, // tasks writes the sample order there (gptorder)
+		Layers:   m.Layers, Hidden: m.Hidden, FFN: m.FFN, Heads: m.Heads, KVHeads: m.KVHeads, Vocab: m.Vocab,
 		RopeTheta: m.RopeTheta, QKVBias: m.QKVBias, MaxPositions: m.MaxPositions,
 		SeqLen: f.SL, MicroBatch: f.MBS, GradAccum: f.GA, TrainIters: f.TrainIters,
 		LR: f.LR, MinLR: f.MinLR, WarmupSteps: f.WarmupSteps, WeightDecay: f.WeightDecay,
