@@ -198,6 +198,12 @@ func TestIndicesMatchMegatron(t *testing.T) {
 				assert.Equal(t, mega.Shuffle, x.Shuffle, "shuffle index")
 				assert.Equal(t, mega.sampleDescr == "<i8", x.SampleWide, "sample index dtype %s", mega.sampleDescr)
 				assert.Equal(t, mega.shuffleDescr == "<i8", x.ShuffleWide, "shuffle index dtype %s", mega.shuffleDescr)
+				// Negative control: another seed's order is not Megatron's for this seed.
+				o2 := o
+				o2.Seed++
+				other, err := gptorder.Build(lengths(ds), beg, end, o2)
+				require.NoError(t, err)
+				assert.NotEqual(t, mega.Shuffle, other.Shuffle, "the comparison tells seeds apart")
 
 				raw, err := os.ReadFile(filepath.Join(out, "samples.bin"))
 				require.NoError(t, err)
