@@ -132,10 +132,31 @@ def ffn_arguments(dim, ffn):
     return ffn, mult
 
 
-def _register():
+def build_dataloader(cfg, dp_world_size, dp_rank, job_config):
+    """TorchTitan's ParallelAwareDataloader over this rank's samples (RankSamples): batches of
+    local_batch_size samples, each ({"input": tokens[:-1]}, tokens[1:])."""
     import torch
     from torch.utils.data import IterableDataset
     from torchtitan.components.dataloader import ParallelAwareDataloader
+
+    class Samples(IterableDataset):
+        def __init__(self, reader):
+            super().__init__()
+            self.reader = reader
+
+        def __iter__(self):
+            for x in self.reader:
+                t = torch.from_numpy(x)
+                yield {"input": t[:-1]}, t[1:]
+
+    samples = MegatronSamples(cfg["data_prefix"], cfg["order_dir"], cfg["seed"], job_config.training.seq_len,
+                              cfg["num_samples"])
+    reader = RankSamples(samples, job_config.training.local_batch_size, dp_rank, dp_world_size)
+    return ParallelAwareDataloader(Samples(reader), dp_rank=dp_rank, dp_world_size=dp_world_size,
+                                   batch_size=job_config.training.local_batch_size)
+
+
+def _register():
     from torchtitan.protocols.train_spec import get_train_spec, register_train_spec
 
     cfg = load_config()
@@ -164,24 +185,10 @@ def _register():
 
     args = RivalArgs(**{f.name: getattr(args, f.name) for f in dataclasses.fields(args_cls)})
 
-    class Samples(IterableDataset):
-        def __init__(self, reader):
-            super().__init__()
-            self.reader = reader
+    def build(dp_world_size, dp_rank, tokenizer=None, job_config=None, **_):
+        return build_dataloader(cfg, dp_world_size, dp_rank, job_config)
 
-        def __iter__(self):
-            for x in self.reader:
-                t = torch.from_numpy(x)
-                yield {"input": t[:-1]}, t[1:]
-
-    def build_dataloader(dp_world_size, dp_rank, tokenizer=None, job_config=None, **_):
-        samples = MegatronSamples(cfg["data_prefix"], cfg["order_dir"], cfg["seed"], job_config.training.seq_len,
-                                  cfg["num_samples"])
-        reader = RankSamples(samples, job_config.training.local_batch_size, dp_rank, dp_world_size)
-        return ParallelAwareDataloader(Samples(reader), dp_rank=dp_rank, dp_world_size=dp_world_size,
-                                       batch_size=job_config.training.local_batch_size)
-
-    spec = dataclasses.replace(base, model_args={cfg["flavor"]: args}, build_dataloader_fn=build_dataloader,
+    spec = dataclasses.replace(base, model_args={cfg["flavor"]: args}, build_dataloader_fn=build,
                                build_validator_fn=None)
     register_train_spec(SPEC_NAME, spec)
 

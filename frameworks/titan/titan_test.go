@@ -300,3 +300,58 @@ func TestScriptDigest(t *testing.T) {
 	assert.Equal(t, ScriptDigest(), l.EntryScriptDigest)
 	assert.Contains(t, string(l.Files[TOMLName]), "custom_import = \"rival_titan\"")
 }
+
+// titanTrees are the pinned TorchTitan trees RIVAL_TORCHTITAN_TREES names ("nvd=DIR,amd=DIR").
+func titanTrees(t *testing.T) []string {
+	t.Helper()
+	var trees []string
+	for _, kv := range strings.Split(os.Getenv("RIVAL_TORCHTITAN_TREES"), ",") {
+		if _, dir, ok := strings.Cut(kv, "="); ok && dir != "" {
+			trees = append(trees, dir)
+		}
+	}
+	if len(trees) == 0 {
+		if os.Getenv("RIVAL_REQUIRE_UPSTREAM") == "1" {
+			t.Fatal("RIVAL_REQUIRE_UPSTREAM=1 but RIVAL_TORCHTITAN_TREES is not set")
+		}
+		t.Skip("set RIVAL_TORCHTITAN_TREES to the unpacked TorchTitan trees (unpack.sh prints it) to run TorchTitan's dataloader")
+	}
+	return trees
+}
+
+// The extension's build_dataloader, wrapped in TorchTitan's own ParallelAwareDataloader from both
+// pinned trees and iterated as TorchTitan's trainer iterates it (batches of ({"input"}, labels)), gives
+// the ranks Megatron's samples: their first samples, in global order, digest to Megatron's order.
+func TestDataloaderReadsMegatronOrder(t *testing.T) {
+	trees := titanTrees(t)
+	if err := exec.Command(python, "-c", "import torch, numpy").Run(); err != nil {
+		if os.Getenv("RIVAL_REQUIRE_UPSTREAM") == "1" {
+			t.Fatalf("%s cannot import torch and numpy: %v", python, err)
+		}
+		t.Skipf("%s cannot import torch and numpy (apt-get install python3-torch python3-numpy): %v", python, err)
+	}
+	script := writeScript(t)
+	driver, err := filepath.Abs(filepath.Join("testdata", "titan_dataloader.py"))
+	require.NoError(t, err)
+	prefix, _ := writeDataset(t, 40, 23)
+	const seqLen, seed, num, n = 16, 3, 64, 32
+	dir, x, ds := titanOrder(t, prefix, seed, seqLen, num)
+	want, err := x.Digest(ds, n)
+	require.NoError(t, err)
+	cfgJSON, err := json.Marshal(Config{DataPrefix: prefix, Seed: seed, OrderDir: dir, NumSamples: num})
+	require.NoError(t, err)
+	cfgPath := filepath.Join(t.TempDir(), ConfigName)
+	require.NoError(t, os.WriteFile(cfgPath, cfgJSON, 0o644))
+	for _, tree := range trees {
+		for _, lay := range []struct{ mbs, world int }{{2, 2}, {1, 4}, {4, 1}} {
+			out := filepath.Join(t.TempDir(), "samples.bin")
+			b, err := exec.Command(python, driver, filepath.Dir(script), tree, cfgPath, strconv.Itoa(seqLen),
+				strconv.Itoa(lay.mbs), strconv.Itoa(lay.world), strconv.Itoa(n), out).CombinedOutput()
+			require.NoError(t, err, "%s", b)
+			raw, err := os.ReadFile(out)
+			require.NoError(t, err)
+			sum := blake3.Sum256(raw)
+			assert.Equal(t, want, hex.EncodeToString(sum[:]), "%s: mbs %d world %d", filepath.Base(tree), lay.mbs, lay.world)
+		}
+	}
+}
