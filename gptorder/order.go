@@ -16,7 +16,6 @@
 package gptorder
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -126,13 +125,15 @@ func Build(lengths []int32, beg, end int, o Order) (*Indices, error) {
 		return nil, fmt.Errorf("gptorder: %d sequences: Megatron's document index is int32", end-beg)
 	}
 	x := &Indices{order: o}
-	var maxLen int32
-	for _, l := range lengths[beg:end] {
+	var maxLen int32 // over the whole dataset, as helpers.build_sample_idx takes sizes.max()
+	for i, l := range lengths {
 		if l < 0 {
-			return nil, errors.New("gptorder: negative sequence length")
+			return nil, fmt.Errorf("gptorder: sequence %d has negative length %d", i, l)
 		}
-		x.TokensPerEpoch += int64(l)
 		maxLen = max(maxLen, l)
+		if i >= beg && i < end {
+			x.TokensPerEpoch += int64(l)
+		}
 	}
 	if x.TokensPerEpoch <= 1 {
 		return nil, fmt.Errorf("gptorder: the split holds %d tokens: not enough for one sample", x.TokensPerEpoch)
