@@ -47,7 +47,7 @@ func megatronTrees(t *testing.T) []string {
 		trees = []string{d}
 	}
 	if len(trees) == 0 {
-		requireOrSkip(t, "set RIVAL_UPSTREAM_DIR to the unpacked pinned trees (unpack.sh prints it) to run Megatron's own index builder")
+		requireOrSkip(t, `Megatron's own index builder runs on the pinned trees: eval "$(sh ../shared/upstream/unpack.sh /tmp/upstream)" (sets RIVAL_UPSTREAM_DIR)`)
 	}
 	for _, tr := range trees {
 		if _, err := os.Stat(filepath.Join(tr, "megatron", "core", "datasets", "gpt_dataset.py")); err != nil {

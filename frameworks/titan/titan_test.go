@@ -314,7 +314,7 @@ func titanTrees(t *testing.T) []string {
 		if os.Getenv("RIVAL_REQUIRE_UPSTREAM") == "1" {
 			t.Fatal("RIVAL_REQUIRE_UPSTREAM=1 but RIVAL_TORCHTITAN_TREES is not set")
 		}
-		t.Skip("set RIVAL_TORCHTITAN_TREES to the unpacked TorchTitan trees (unpack.sh prints it) to run TorchTitan's dataloader")
+		t.Skip(`TorchTitan's dataloader runs from the pinned trees: eval "$(sh ../shared/upstream/unpack.sh /tmp/upstream)" (sets RIVAL_TORCHTITAN_TREES)`)
 	}
 	return trees
 }
