@@ -78,7 +78,7 @@ func compileHelpers(t *testing.T, tree string) string {
 	}
 	inc, err := exec.Command(python, "-m", "pybind11", "--includes").Output()
 	if err != nil {
-		requireOrSkip(t, "compiling Megatron's helpers.cpp needs pybind11 and g++ (apt-get install python3-pybind11 g++): %v", err)
+		requireOrSkip(t, "compiling Megatron's helpers.cpp needs pybind11 and g++ (apt-get install g++ python3-dev python3-pybind11): %v", err)
 	}
 	suffix, err := exec.Command(python+"-config", "--extension-suffix").Output()
 	if err != nil {
@@ -90,7 +90,7 @@ func compileHelpers(t *testing.T, tree string) string {
 	args := append([]string{"-O3", "-Wall", "-shared", "-std=c++17", "-fPIC"}, strings.Fields(string(inc))...)
 	out, err := exec.Command("g++", append(args, src, "-o", so)...).CombinedOutput()
 	if err != nil {
-		requireOrSkip(t, "g++ could not build %s (apt-get install g++ python3-pybind11): %v\n%s", src, err, out)
+		requireOrSkip(t, "g++ could not build %s (apt-get install g++ python3-dev python3-pybind11): %v\n%s", src, err, out)
 	}
 	helpersBuilt[key] = so
 	return so
