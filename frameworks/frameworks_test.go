@@ -403,26 +403,26 @@ func TestKnobs(t *testing.T) {
 			"titan": {"file:rival_titan.json", "rival_titan.toml:training.seed"},
 			"mega":  {"--seed"}, "prim": {"primus/llama-exp.yaml:overrides.seed"}, "nemo": {"rival_nemo.json:dataset.random_seed", "rival_nemo.json:rng.seed"}, "fsdp": {"--seed", "env:PYTHONHASHSEED"}}},
 		{"MBS", func(r *spec.Request) { r.Fair.MBS = 2 }, map[string][]string{
-			"titan": {"rival_titan.toml:parallelism.pipeline_parallel_microbatch_size", "rival_titan.toml:training.global_batch_size", "rival_titan.toml:training.local_batch_size"},
+			"titan": {"file:rival_titan.json", "rival_titan.toml:parallelism.pipeline_parallel_microbatch_size", "rival_titan.toml:training.global_batch_size", "rival_titan.toml:training.local_batch_size"},
 			"mega":  {"--global-batch-size", "--micro-batch-size"}, "prim": {"primus/llama-exp.yaml:overrides.global_batch_size", "primus/llama-exp.yaml:overrides.micro_batch_size"},
 			"nemo": {"rival_nemo.json:train.global_batch_size", "rival_nemo.json:train.micro_batch_size"}, "fsdp": {"--micro-batch"}}},
 		{"SL", func(r *spec.Request) { r.Fair.SL = 4096 }, map[string][]string{
 			"titan": {"rival_titan.toml:training.seq_len"},
 			"mega":  {"--seq-length"}, "prim": {"primus/llama-exp.yaml:overrides.seq_length"}, "nemo": {"rival_nemo.json:dataset.seq_length", "rival_nemo.json:model.seq_length"}, "fsdp": {"--seq-len"}}},
 		{"GA", func(r *spec.Request) { r.Fair.GA = 4 }, map[string][]string{
-			"titan": {"rival_titan.toml:training.global_batch_size"},
+			"titan": {"file:rival_titan.json", "rival_titan.toml:training.global_batch_size"},
 			"mega":  {"--global-batch-size"}, "prim": {"primus/llama-exp.yaml:overrides.global_batch_size"}, "nemo": {"rival_nemo.json:train.global_batch_size"}, "fsdp": {"--grad-accum"}}},
 		{"TP", func(r *spec.Request) { r.Fair.TP, r.Fair.DP = 2, 4 }, map[string][]string{
-			"titan": {"rival_titan.toml:parallelism.data_parallel_shard_degree", "rival_titan.toml:parallelism.tensor_parallel_degree", "rival_titan.toml:training.global_batch_size"},
+			"titan": {"file:rival_titan.json", "rival_titan.toml:parallelism.data_parallel_shard_degree", "rival_titan.toml:parallelism.tensor_parallel_degree", "rival_titan.toml:training.global_batch_size"},
 			"mega":  {"--global-batch-size", "--sequence-parallel", "--tensor-model-parallel-size"},
 			"prim":  {"primus/llama-exp.yaml:overrides.global_batch_size", "primus/llama-exp.yaml:overrides.sequence_parallel", "primus/llama-exp.yaml:overrides.tensor_model_parallel_size"},
 			"nemo":  {"rival_nemo.json:model.sequence_parallel", "rival_nemo.json:model.tensor_model_parallel_size", "rival_nemo.json:train.global_batch_size"}}},
 		{"PP", func(r *spec.Request) { r.Fair.PP, r.Fair.DP = 2, 4 }, map[string][]string{
-			"titan": {"rival_titan.toml:parallelism.data_parallel_shard_degree", "rival_titan.toml:parallelism.pipeline_parallel_degree", "rival_titan.toml:training.global_batch_size", "rival_titan.toml:training.local_batch_size"},
+			"titan": {"file:rival_titan.json", "rival_titan.toml:parallelism.data_parallel_shard_degree", "rival_titan.toml:parallelism.pipeline_parallel_degree", "rival_titan.toml:training.global_batch_size", "rival_titan.toml:training.local_batch_size"},
 			"mega":  {"--global-batch-size", "--pipeline-model-parallel-size"},
 			"prim":  {"primus/llama-exp.yaml:overrides.global_batch_size", "primus/llama-exp.yaml:overrides.pipeline_model_parallel_size"}, "nemo": {"rival_nemo.json:model.pipeline_model_parallel_size", "rival_nemo.json:train.global_batch_size"}}},
 		{"DP", func(r *spec.Request) { r.GPUs, r.Fair.DP = 4, 4 }, map[string][]string{
-			"titan": {"--nproc_per_node", "rival_titan.toml:parallelism.data_parallel_shard_degree", "rival_titan.toml:training.global_batch_size"},
+			"titan": {"--nproc_per_node", "file:rival_titan.json", "rival_titan.toml:parallelism.data_parallel_shard_degree", "rival_titan.toml:training.global_batch_size"},
 			"mega":  {"--global-batch-size", "--nproc_per_node"}, "prim": {"env:GPUS_PER_NODE", "primus/llama-exp.yaml:overrides.global_batch_size"},
 			"nemo": {"--nproc_per_node", "rival_nemo.json:train.global_batch_size"}, "fsdp": {"--nproc_per_node"}}},
 		{"LR", func(r *spec.Request) { r.Fair.LR = 1e-4 }, map[string][]string{
@@ -435,7 +435,7 @@ func TestKnobs(t *testing.T) {
 			"titan": {"rival_titan.toml:lr_scheduler.warmup_steps"},
 			"mega":  {"--lr-warmup-iters"}, "prim": {"primus/llama-exp.yaml:overrides.lr_warmup_iters"}, "nemo": {"rival_nemo.json:scheduler.lr_warmup_iters"}, "fsdp": {"--warmup-steps"}}},
 		{"TRAIN_ITERS", func(r *spec.Request) { r.Fair.TrainIters = 100 }, map[string][]string{
-			"titan": {"rival_titan.toml:training.steps"},
+			"titan": {"file:rival_titan.json", "rival_titan.toml:training.steps"},
 			"mega":  {"--eval-interval", "--lr-decay-iters", "--train-iters"},
 			"prim":  {"primus/llama-exp.yaml:overrides.eval_interval", "primus/llama-exp.yaml:overrides.lr_decay_iters", "primus/llama-exp.yaml:overrides.train_iters"}, "nemo": {"rival_nemo.json:scheduler.lr_decay_iters", "rival_nemo.json:train.eval_interval", "rival_nemo.json:train.train_iters"}, "fsdp": {"--train-iters"}}},
 		{"WEIGHT_DECAY", func(r *spec.Request) { r.Fair.WeightDecay = 0.01 }, map[string][]string{

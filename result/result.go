@@ -54,8 +54,25 @@ type Result struct {
 	// Set for runs Rival launched (absent from extracted logs).
 	PowerMetrics *PowerMetrics `json:"power_metrics,omitempty"`
 	Provenance   *Provenance   `json:"provenance,omitempty"`
+	// SampleOrder names the order the run's samples came in and digests the first of them, so
+	// that runs of different frameworks show they trained on the same batches (docs/sample-order.md).
+	SampleOrder *SampleOrder `json:"sample_order,omitempty"`
 	// warmupRule says which rule chose WarmupStepsExcluded, for extract -v.
 	warmupRule string
+}
+
+// SampleOrder is the order a run reads its training samples in: Megatron's GPTDataset order for the
+// seed, sequence length and sample count, which every framework Rival launches reads (gptorder).
+type SampleOrder struct {
+	Order          string `json:"order"` // "megatron-gptdataset"
+	Seed           int64  `json:"seed"`
+	SequenceLength int    `json:"sequence_length"`
+	Samples        int64  `json:"samples"`        // train_iters × global batch size
+	DigestSamples  int64  `json:"digest_samples"` // how many samples the digest covers, from the first
+	// BLAKE3 is over the first DigestSamples samples in training order (global batch by global
+	// batch, data-parallel rank by rank), each as its sequence_length + 1 token ids in
+	// little-endian int64.
+	BLAKE3 string `json:"blake3"`
 }
 
 // PowerMetrics summarise GPU power and memory sampled while a run trained.

@@ -64,13 +64,16 @@ func TestTrainThroughSlurm(t *testing.T) {
 }
 
 func TestFailedSlurmJobIsNotCached(t *testing.T) {
-	// 4096-token samples from a dataset of a few hundred tokens: the
-	// trainer refuses, the job fails.
-	w, in := slurmRun(t, map[string]string{"SL": "4096"})
+	// A job that cannot finish within TRAIN_TIMEOUT is stopped and fails.
+	// (Data shorter than one sample, which this test once used, is no
+	// failure: Megatron's sample order repeats the data over epochs, and
+	// the fsdp trainer reads that order.)
+	w, in := slurmRun(t, map[string]string{"TRAIN_ITERS": "100000", "TRAIN_TIMEOUT": "20s"})
 	task, err := w.TrainTask(in)
 	require.NoError(t, err)
 	err = w.Runner.Run(context.Background(), task)
 	require.Error(t, err)
+	assert.Contains(t, err.Error(), "TRAIN_TIMEOUT")
 	assert.NoFileExists(t, task.Outputs[0].Path)
 	assert.FileExists(t, failedLog(task.Outputs[1].Path))
 }

@@ -155,6 +155,8 @@ type trainRun struct {
 	launch   spec.Launch
 	maps     []PathMap
 	cacheDir string // Megatron's data cache folder of the dataset's fingerprint
+
+	sampleOrder *result.SampleOrder // written by stage (sampleorder.go)
 }
 
 // build builds the launch for a dataset fingerprint.
@@ -205,7 +207,9 @@ func (r *trainRun) stage() error {
 			return err
 		}
 	}
-	return nil
+	var err error
+	r.sampleOrder, err = r.writeSampleOrder()
+	return err
 }
 
 // run trains: the preflight, then the launch with its log, power samples
@@ -260,6 +264,7 @@ func (r *trainRun) run(ctx context.Context, x *dag.Exec) error {
 		return fmt.Errorf("%w; log kept at %s", err, failedLog(logPath))
 	}
 	res.Provenance = w.provenance(in, cfg, r.launch, info, started, finished, r.absPrefix)
+	res.SampleOrder = r.sampleOrder
 	from, to, dated := clock.window(res.WarmupStepsExcluded)
 	res.PowerMetrics = sampler.summary(from, to, dated, runGPUs(r.launch.Env, in.Host))
 	if in.Executor.Kind() == ExecutorSlurm {

@@ -111,6 +111,12 @@ func TestTrainWritesValidResult(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, m.Fingerprint.Digest, *r.Dataset.Fingerprint)
 	assert.Len(t, r.StepTimes, 10)
+	// The sample order every framework reads, with the digest of its first global batches.
+	require.NotNil(t, r.SampleOrder)
+	assert.Equal(t, "megatron-gptdataset", r.SampleOrder.Order)
+	assert.Equal(t, 128, r.SampleOrder.SequenceLength)
+	assert.Regexp(t, `^[0-9a-f]{64}$`, r.SampleOrder.BLAKE3)
+	assert.Equal(t, min(8*int64(in.Config.Int("GBS")), r.SampleOrder.Samples), r.SampleOrder.DigestSamples)
 	assert.FileExists(t, task.Outputs[1].Path, "the log is kept")
 	assert.Equal(t, "train_cpu_fsdp_mistral-proxy_docs.json", filepath.Base(task.Outputs[0].Path))
 }
@@ -236,6 +242,8 @@ func TestTrainFSDPOnCPU(t *testing.T) {
 	first, last := *r.LossValues[0], *r.LossValues[len(r.LossValues)-1]
 	assert.Less(t, last, first, "the loss goes down")
 	assert.Greater(t, r.PerformanceMetrics.TokensPerSecond, 0.0)
+	require.NotNil(t, r.SampleOrder, "train.py read the sample order Rival wrote")
+	assert.Equal(t, int64(12*in.Config.Int("GBS")), r.SampleOrder.Samples)
 	// The result says which path of the trainer ran, on which torch (docs/fsdp.md).
 	require.NotNil(t, r.Framework.Version)
 	assert.Regexp(t, `^rival frameworks/fsdp train\.py blake3:[0-9a-f]{64}; ran single on torch \d+\.\d+\S*, params fp32(, bf16 autocast)?, reduce none \(one process\), attention \S`, *r.Framework.Version)

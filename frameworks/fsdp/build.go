@@ -27,7 +27,8 @@ func Build(p spec.Plan) (spec.Launch, error) {
 	}
 	cfg := Config{
 		ScriptPath: path.Join(p.OutputDir, ScriptName), WorkDir: p.OutputDir, DataPrefix: p.DataPrefix,
-		Layers: m.Layers, Hidden: m.Hidden, FFN: m.FFN, Heads: m.Heads, KVHeads: m.KVHeads, Vocab: m.Vocab,
+		OrderDir: p.DataCacheDir, // tasks writes the sample order there (gptorder)
+		Layers:   m.Layers, Hidden: m.Hidden, FFN: m.FFN, Heads: m.Heads, KVHeads: m.KVHeads, Vocab: m.Vocab,
 		RopeTheta: m.RopeTheta, QKVBias: m.QKVBias, NormEps: m.NormEps, InitStd: m.InitStd,
 		TieEmbeddings: m.TiedEmbeddings, MaxPositions: m.MaxPositions,
 		SeqLen: f.SL, MicroBatch: f.MBS, GradAccum: f.GA, TrainIters: f.TrainIters,

@@ -79,7 +79,9 @@ func runInImage(t *testing.T, e *container.Engine, image string, cfg Config) ([]
 	runDir, tmpDir := t.TempDir(), t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(runDir, ScriptName), Script(), 0o644))
 	cfg.ScriptPath, cfg.WorkDir = "/rival/run/"+ScriptName, "/rival/run"
+	writeOrder(t, cfg)
 	cfg.DataPrefix = "/rival/data/" + filepath.Base(cfg.DataPrefix)
+	cfg.OrderDir = "/rival/data"
 	cfg.Python = "python3"
 	l, err := BuildLaunch(cfg)
 	require.NoError(t, err)

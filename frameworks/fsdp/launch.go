@@ -58,6 +58,9 @@ type Config struct {
 	ScriptPath string // where the caller wrote Script(); required
 	WorkDir    string // working directory; empty: the script's directory
 	DataPrefix string // Megatron dataset path without .bin/.idx; required
+	// OrderDir is the folder holding the run's sample order (gptorder's .npy files for the dataset,
+	// SEED, SL and TRAIN_ITERS × GBS samples), which Rival writes before training; required.
+	OrderDir string
 
 	// Model shape (the model registry's values).
 	Layers, Hidden, FFN, Heads, KVHeads, Vocab int
@@ -170,7 +173,7 @@ func scriptArgs(c Config) []string {
 	// 12 significant digits: exact for any value a person writes, and LR/10 prints as 3e-05, not 2.9999999999999997e-05.
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 12, 64) }
 	args := []string{
-		"--data-prefix", c.DataPrefix,
+		"--data-prefix", c.DataPrefix, "--order-dir", c.OrderDir,
 		"--layers", i(c.Layers), "--hidden", i(c.Hidden), "--ffn", i(c.FFN),
 		"--heads", i(c.Heads), "--kv-heads", i(c.KVHeads), "--vocab", i(c.Vocab),
 		"--rope-theta", f(c.RopeTheta),
@@ -224,6 +227,9 @@ func normalize(c Config) (Config, error) {
 	}
 	if c.DataPrefix == "" {
 		return c, errors.New("fsdp: DataPrefix is empty: pass the encoded dataset's path without .bin/.idx")
+	}
+	if c.OrderDir == "" {
+		return c, errors.New("fsdp: OrderDir is empty: pass the folder where the run's sample order is written (gptorder)")
 	}
 	for _, p := range []struct {
 		name string

@@ -32,7 +32,7 @@ func TestScriptDigestMatchesFile(t *testing.T) {
 // llama31 is the fair configuration of config.env on the Llama 3.1 8B shape.
 func llama31() Config {
 	return Config{
-		ScriptPath: "/run/rival/fsdp/train.py", DataPrefix: "/data/rival/llama31/bc_text_document",
+		ScriptPath: "/run/rival/fsdp/train.py", DataPrefix: "/data/rival/llama31/bc_text_document", OrderDir: "/data/rival/cache",
 		Layers: 32, Hidden: 4096, FFN: 14336, Heads: 32, KVHeads: 8, Vocab: 128256, RopeTheta: 500000,
 		MaxPositions: 131072,
 		SeqLen:       2048, MicroBatch: 1, GradAccum: 8, TrainIters: 500, LR: 3e-4, WarmupSteps: 50,
@@ -62,7 +62,7 @@ func TestBuildLaunchGolden(t *testing.T) {
 		},
 		"proxy-cpu-1proc": func() Config {
 			return Config{
-				ScriptPath: "/tmp/rival/train.py", DataPrefix: "/tmp/rival/proxy_text_document", WorkDir: "/tmp/rival/run",
+				ScriptPath: "/tmp/rival/train.py", DataPrefix: "/tmp/rival/proxy_text_document", OrderDir: "/tmp/rival", WorkDir: "/tmp/rival/run",
 				Layers: 2, Hidden: 128, FFN: 344, Heads: 4, KVHeads: 2, Vocab: 2048, RopeTheta: 10000,
 				SeqLen: 64, MicroBatch: 4, GradAccum: 2, TrainIters: 30, LR: 3e-3, MinLR: 1e-4, WarmupSteps: 5,
 				WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Seed: 42, Threads: 2, LogInterval: 5,
@@ -70,7 +70,7 @@ func TestBuildLaunchGolden(t *testing.T) {
 		},
 		"proxy-cpu-2proc": func() Config {
 			c := Config{
-				ScriptPath: "/tmp/rival/train.py", DataPrefix: "/tmp/rival/proxy_text_document",
+				ScriptPath: "/tmp/rival/train.py", DataPrefix: "/tmp/rival/proxy_text_document", OrderDir: "/tmp/rival",
 				Layers: 2, Hidden: 128, FFN: 344, Heads: 4, KVHeads: 2, Vocab: 2048, RopeTheta: 10000,
 				SeqLen: 64, MicroBatch: 2, GradAccum: 2, TrainIters: 30, LR: 3e-3, WarmupSteps: 5,
 				WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Seed: 42, Threads: 1, NProcPerNode: 2,
@@ -79,7 +79,7 @@ func TestBuildLaunchGolden(t *testing.T) {
 		},
 		"proxy-cpu-2proc-torchrun": func() Config {
 			return Config{
-				ScriptPath: "/tmp/rival/train.py", DataPrefix: "/tmp/rival/proxy_text_document",
+				ScriptPath: "/tmp/rival/train.py", DataPrefix: "/tmp/rival/proxy_text_document", OrderDir: "/tmp/rival",
 				Layers: 2, Hidden: 128, FFN: 344, Heads: 4, KVHeads: 2, Vocab: 2048, RopeTheta: 10000,
 				SeqLen: 64, MicroBatch: 2, GradAccum: 2, TrainIters: 30, LR: 3e-3, WarmupSteps: 5,
 				WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Seed: 42, NProcPerNode: 2, Launcher: LauncherTorchrun,
@@ -171,6 +171,7 @@ func TestBuildLaunchRejects(t *testing.T) {
 	}{
 		{func(c *Config) { c.ScriptPath = "" }, "ScriptPath"},
 		{func(c *Config) { c.DataPrefix = "" }, "DataPrefix"},
+		{func(c *Config) { c.OrderDir = "" }, "OrderDir is empty"},
 		{func(c *Config) { c.SeqLen = 0 }, "SeqLen (SL) is 0"},
 		{func(c *Config) { c.MicroBatch = -1 }, "MicroBatch (MBS)"},
 		{func(c *Config) { c.GradAccum = 0 }, "GradAccum (GA)"},

@@ -43,6 +43,12 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     a = p.add_argument
     a("--data-prefix", required=True, help="Megatron dataset path without .bin/.idx")
+    a("--order-dir", required=True,
+      help="folder of the sample order Rival wrote for the dataset (Megatron's document, sample and shuffle indices)")
+    a("--dump-samples", default=None, metavar="FILE",
+      help="write the first --dump-count samples the ranks will read, in global order, as int64 to FILE and exit")
+    a("--dump-count", type=int, default=0)
+    a("--dump-world", type=int, default=1, help="the data-parallel world size the dump is for")
     a("--layers", type=int, required=True)
     a("--hidden", type=int, required=True)
     a("--ffn", type=int, required=True)
@@ -99,6 +105,8 @@ def parse_args(argv=None):
         fail("--norm-eps, --init-std and --adam-eps must lie in (0, 1) and --window must be >= 0")
     if args.threads < 0 or args.nproc_per_node < 1:
         fail("--threads must be >= 0 and --nproc-per-node >= 1")
+    if args.dump_samples and (args.dump_count < 1 or args.dump_world < 1):
+        fail("--dump-samples needs --dump-count >= 1 and --dump-world >= 1")
     return args
 
 
@@ -141,7 +149,7 @@ DTYPES = {1: "uint8", 2: "int8", 3: "int16", 4: "int32", 5: "int64", 8: "uint16"
 
 
 def load_tokens(prefix):
-    """Memory-maps a Megatron indexed dataset and returns its sequences as one token stream, in order."""
+    """Memory-maps a Megatron indexed dataset: its tokens, each sequence's first token and length, and the dtype."""
     import numpy as np
     idx_path, bin_path = prefix + ".idx", prefix + ".bin"
     try:
@@ -163,30 +171,76 @@ def load_tokens(prefix):
     lengths = np.memmap(idx_path, np.int32, "r", 34, (nseq,)).astype(np.int64)
     offsets = np.memmap(idx_path, np.int64, "r", 34 + 4 * nseq, (nseq,))
     data = np.memmap(bin_path, dtype, "r")
-    ends = offsets // dtype.itemsize + lengths
-    if (offsets % dtype.itemsize).any() or (lengths < 0).any() or int(ends.max()) > len(data):
+    starts = offsets // dtype.itemsize
+    if (offsets % dtype.itemsize).any() or (lengths < 0).any() or int((starts + lengths).max()) > len(data):
         fail(f"{idx_path}: sequence offsets/lengths point outside {bin_path}")
-    if offsets[0] == 0 and (offsets[1:] // dtype.itemsize == ends[:-1]).all():
-        return data[:int(ends[-1])], dtype  # contiguous, as Megatron writes it: no copy
-    return np.concatenate([data[o // dtype.itemsize:e] for o, e in zip(offsets, ends)]), dtype
+    return data, starts, lengths, dtype
+
+
+def order_base(seed, seq_len, num_samples):
+    """The file stem of the sample order Rival writes for a run (gptorder.Order.Base)."""
+    return f"rival-gptorder-seed{seed}-sl{seq_len}-n{num_samples}-x1"
 
 
 class Samples:
-    """Fixed-length samples of seq_len+1 tokens cut from the token stream in order (consecutive samples
-    share one token, as Megatron's GPT dataset does), visited in a seeded shuffle, reshuffled per epoch."""
+    """Megatron's GPT samples in Megatron's order (docs/sample-order.md): sample g of training is row
+    shuffle[g] of the sample index, seq_len+1 tokens running from one (document index position, offset)
+    boundary to the next across sequences, as GPTDataset reads them. Rival writes the document, sample and
+    shuffle indices (equal to Megatron's own for the seed) into order_dir before training."""
 
-    def __init__(self, tokens, seq_len, seed):
-        self.tokens, self.seq_len, self.seed = tokens, seq_len, seed
-        self.count = (len(tokens) - 1) // seq_len
-        self.epoch, self.order = -1, None
+    def __init__(self, data, starts, lengths, order_dir, seed, seq_len, num_samples):
+        import numpy as np
+        base = os.path.join(order_dir, order_base(seed, seq_len, num_samples))
+        try:
+            self.doc = np.load(base + "-document_index.npy", mmap_mode="r")
+            self.sample = np.load(base + "-sample_index.npy", mmap_mode="r")
+            self.shuffle = np.load(base + "-shuffle_index.npy", mmap_mode="r")
+        except (OSError, ValueError) as e:
+            fail(f"read the sample order: {e} (Rival writes it before training: go run mage.go train:run ...)")
+        if self.sample.ndim != 2 or self.sample.shape[1] != 2 or len(self.shuffle) < num_samples:
+            fail(f"{base}-*.npy: {len(self.shuffle)} samples of shape {self.sample.shape}, the run needs {num_samples}")
+        self.data, self.starts, self.lengths, self.seq_len = data, starts, lengths, seq_len
+        self.count = num_samples
 
     def get(self, g):
         import numpy as np
-        epoch, pos = divmod(g, self.count)
-        if epoch != self.epoch:
-            self.epoch, self.order = epoch, np.random.RandomState(self.seed + epoch).permutation(self.count)
-        s = int(self.order[pos]) * self.seq_len
-        return np.asarray(self.tokens[s:s + self.seq_len + 1], dtype=np.int64)
+        row = int(self.shuffle[g])
+        (d0, o0), (d1, o1) = self.sample[row], self.sample[row + 1]
+        parts = []
+        for d in range(int(d0), int(d1) + 1):
+            seq = int(self.doc[d])
+            lo = int(o0) if d == d0 else 0
+            hi = int(o1) + 1 if d == d1 else int(self.lengths[seq])
+            s = int(self.starts[seq])
+            parts.append(self.data[s + lo:s + hi])
+        out = np.concatenate(parts).astype(np.int64)
+        if len(out) != self.seq_len + 1:
+            fail(f"sample {g}: {len(out)} tokens, want {self.seq_len + 1}: the sample order does not fit the dataset")
+        return out
+
+
+def sample_number(it, micro, rank, j, args, world):
+    """The global sample a rank reads: iteration, micro step, then rank, as Megatron's
+    MegatronPretrainingSampler hands out each global batch, so any world size sees the same stream."""
+    return ((it - 1) * args.grad_accum + micro) * args.micro_batch * world + rank * args.micro_batch + j
+
+
+def dump_samples(args, samples, world, n):
+    """Writes the first n samples the ranks of a world of `world` would read, in global order, as
+    little-endian int64 to args.dump_samples (Rival digests them with BLAKE3)."""
+    per_iter = args.micro_batch * args.grad_accum * world
+    with open(args.dump_samples, "wb") as f:
+        done = 0
+        for it in range(1, args.train_iters + 1):
+            for micro in range(args.grad_accum):
+                for rank in range(world):
+                    for j in range(args.micro_batch):
+                        if done == n:
+                            return
+                        f.write(samples.get(sample_number(it, micro, rank, j, args, world)).astype("<i8").tobytes())
+                        done += 1
+        if done < n:
+            fail(f"--dump-samples {n}: the run reads only {args.train_iters * per_iter} samples")
 
 
 def attention_mask(torch, t, window, device):
@@ -502,6 +556,13 @@ def spawn(n):
 
 def main():
     args = parse_args()
+    if args.dump_samples:
+        # The data path alone (numpy, no torch): what the ranks of a --dump-world run would read.
+        tokens, starts, lengths, _ = load_tokens(args.data_prefix)
+        n = args.train_iters * args.micro_batch * args.grad_accum * args.dump_world
+        dump_samples(args, Samples(tokens, starts, lengths, args.order_dir, args.seed, args.seq_len, n),
+                     args.dump_world, args.dump_count)
+        return
     # OpenMP threads that sleep rather than spin while waiting: on shared CPUs (CI) spinning made a 2-thread
     # step 7x slower (docs/fsdp.md); on GPUs the host threads matter little. Read by libgomp when torch loads.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -529,14 +590,13 @@ def main():
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
 
-    tokens, dtype = load_tokens(args.data_prefix)
+    tokens, starts, lengths, dtype = load_tokens(args.data_prefix)
     top = int(tokens.max())
     if top >= args.vocab or int(tokens.min()) < 0:
         fail(f"{args.data_prefix}: token ids span [{int(tokens.min())}, {top}] but --vocab is {args.vocab}; "
              f"give the tokenizer's vocabulary size (with added tokens)")
-    samples = Samples(tokens, args.seq_len, args.seed)
-    if samples.count < 1:
-        fail(f"{args.data_prefix}: {len(tokens)} tokens is shorter than one sample of --seq-len+1 = {args.seq_len + 1}")
+    gbs = args.micro_batch * args.grad_accum * world
+    samples = Samples(tokens, starts, lengths, args.order_dir, args.seed, args.seq_len, args.train_iters * gbs)
 
     precision = args.precision if args.precision != "auto" else ("bf16" if cuda else "fp32")
     # On GPUs, build the weights there (torch >= 2.0): an 8B model in fp32 per rank would not fit host memory.
@@ -561,7 +621,6 @@ def main():
     if run["path"] == "fsdp2":
         run["sharding"] = fsdp2_sharding(torch, model, world)
     step_model = torch.compile(model) if args.compile else model
-    gbs = args.micro_batch * args.grad_accum * world
     flops = flops_per_iteration(args, gbs)
 
     param_dtype = run["param_dtype"] + (", bf16 autocast" if run["autocast"] else "")
@@ -598,7 +657,7 @@ def main():
     say("-------------------- end of arguments ---------------------")
     say(f" > number of parameters on (tensor, pipeline) model parallel rank (0, 0): {params}")
     say(f"{PREFIX} data: {args.data_prefix} | {len(tokens)} tokens ({dtype}) | {samples.count} samples"
-        f" of seq length + 1 | seed {args.seed}")
+        f" of seq length + 1 in Megatron's GPTDataset order for seed {args.seed} ({args.order_dir})")
     say(f"{PREFIX} precision: {precision} | attention: {run['attention']} | compile: {args.compile}")
     say(f"{PREFIX} optimizer: AdamW ({run['optimizer']}) lr {args.lr:g} betas ({args.beta1:g}, {args.beta2:g}) eps {args.adam_eps:g}"
         f" | weight decay {args.weight_decay:g} on {len(named) - len(no_decay)} tensors, none on"
@@ -634,8 +693,8 @@ def main():
         loss_sum = torch.zeros((), device=device)
         for micro in range(args.grad_accum):
             # Global sample number: iteration, micro step, then rank, so any world size sees the same stream.
-            first = ((it - 1) * args.grad_accum + micro) * args.micro_batch * world + rank * args.micro_batch
-            batch = np.stack([samples.get(first + j) for j in range(args.micro_batch)])
+            batch = np.stack([samples.get(sample_number(it, micro, rank, j, args, world))
+                              for j in range(args.micro_batch)])
             batch = torch.from_numpy(batch).to(device, non_blocking=True)
             with amp:
                 logits = step_model(batch[:, :-1])

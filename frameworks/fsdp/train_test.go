@@ -83,7 +83,7 @@ func proxyConfig(t *testing.T, data string) Config {
 	path := filepath.Join(t.TempDir(), ScriptName)
 	require.NoError(t, os.WriteFile(path, Script(), 0o644))
 	return Config{
-		ScriptPath: path, DataPrefix: data,
+		ScriptPath: path, DataPrefix: data, OrderDir: filepath.Dir(data),
 		Layers: 2, Hidden: 128, FFN: 344, Heads: 4, KVHeads: 2, Vocab: 2048, RopeTheta: 10000,
 		SeqLen: 64, MicroBatch: 4, GradAccum: 2, TrainIters: 24, LR: 3e-3, MinLR: 3e-4, WarmupSteps: 4,
 		WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Seed: 42, LogInterval: 1,
@@ -117,8 +117,10 @@ func run(t *testing.T, l Launch, extraEnv ...string) (string, string, int) {
 	return "", "", -1
 }
 
+// launchOrFail builds the launch and, as Rival does before training, writes its sample order.
 func launchOrFail(t *testing.T, c Config) Launch {
 	t.Helper()
+	writeOrder(t, c)
 	l, err := BuildLaunch(c)
 	require.NoError(t, err)
 	return l
@@ -283,14 +285,17 @@ func TestTrainRejectsBadData(t *testing.T) {
 		want string
 	}{
 		{"vocab below the data's ids", func(c *Config) { c.Vocab = 1000 }, "token ids span [0, 2047] but --vocab is 1000"},
-		{"data shorter than one sample", func(c *Config) { c.SeqLen = 1 << 20 }, "is shorter than one sample of --seq-len+1 = 1048577"},
+		{"no sample order", func(c *Config) { c.OrderDir = t.TempDir() }, "read the sample order:"},
 		{"missing dataset", func(c *Config) { c.DataPrefix += "_absent" }, "read dataset:"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := proxyConfig(t, data)
+			writeOrder(t, cfg)
 			tc.edit(&cfg)
-			stdout, stderr, code := run(t, launchOrFail(t, cfg))
+			l, err := BuildLaunch(cfg)
+			require.NoError(t, err)
+			stdout, stderr, code := run(t, l)
 			assert.Equal(t, 2, code, "stdout:\n%s", stdout)
 			assert.Contains(t, stderr, tc.want)
 			assert.NotContains(t, stdout, " iteration ")
@@ -380,11 +385,12 @@ func BenchmarkTrainProxy(b *testing.B) {
 			script := filepath.Join(b.TempDir(), ScriptName)
 			require.NoError(b, os.WriteFile(script, Script(), 0o644))
 			cfg := Config{
-				ScriptPath: script, DataPrefix: prefix,
+				ScriptPath: script, DataPrefix: prefix, OrderDir: filepath.Dir(prefix),
 				Layers: 2, Hidden: 128, FFN: 344, Heads: 4, KVHeads: 2, Vocab: 2048, RopeTheta: 10000,
 				SeqLen: 64, MicroBatch: 4, GradAccum: 2, TrainIters: 30, LR: 3e-3, WarmupSteps: 4,
 				WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Seed: 42, LogInterval: 10, Threads: threads,
 			}
+			writeOrder(b, cfg)
 			l, err := BuildLaunch(cfg)
 			require.NoError(b, err)
 			var ms float64

@@ -1,14 +1,17 @@
 """Rival's TorchTitan extension: imported by TorchTitan's trainer through
 `experimental.custom_import = "rival_titan"`, it registers the train spec `rival_llama`, whose one
 flavour is the run's exact model shape (from rival_titan.json next to this file) and whose
-dataloader reads Rival's Megatron indexed dataset (.bin/.idx) in fixed samples of seq_len + 1
-tokens, shuffled from the seed and split across data-parallel ranks.
+dataloader reads Rival's Megatron indexed dataset (.bin/.idx) in Megatron's GPTDataset order (the
+document, sample and shuffle indices Rival writes for the seed, docs/sample-order.md), each rank taking
+its micro-batches as Megatron's sampler hands them out.
 
 Everything else (parallelisms, optimizer, schedule, loss, metrics line) is TorchTitan's own: the
 spec starts from TorchTitan's `llama3` train spec and replaces only the model arguments and the
-dataloader. Run as a script it prints samples as JSON, which is how Rival tests the reader:
+dataloader. Run as a script it prints one rank's samples as JSON, or writes the first COUNT samples all
+ranks read, in global order, as little-endian int64 to OUT; that is how Rival tests the reader:
 
-    python3 rival_titan.py samples PREFIX SEQ_LEN SEED DP_RANK DP_WORLD COUNT
+    python3 rival_titan.py samples PREFIX ORDER_DIR SEQ_LEN SEED NUM_SAMPLES MBS DP_RANK DP_WORLD COUNT
+    python3 rival_titan.py dump PREFIX ORDER_DIR SEQ_LEN SEED NUM_SAMPLES MBS DP_WORLD COUNT OUT
 """
 import dataclasses
 import json
@@ -28,8 +31,8 @@ _MAGIC = b"MMIDIDX\x00\x00"
 
 
 def read_index(prefix):
-    """Returns (dtype, sequence lengths) of PREFIX.idx after checking its header and that PREFIX.bin
-    holds exactly those tokens."""
+    """Returns (dtype, sequence lengths, sequence starts in tokens) of PREFIX.idx after checking its header
+    and that PREFIX.bin holds exactly those tokens."""
     path = prefix + ".idx"
     with open(path, "rb") as f:
         head = f.read(9 + 8 + 1 + 8 + 8)
@@ -41,46 +44,74 @@ def read_index(prefix):
         if code not in _DTYPES:
             raise ValueError(f"{path}: unknown dtype code {code}")
         sizes = np.frombuffer(f.read(4 * seqs), dtype="<i4")
-        if len(sizes) != seqs:
-            raise ValueError(f"{path}: truncated: {seqs} sequence lengths announced")
+        pointers = np.frombuffer(f.read(8 * seqs), dtype="<i8")
+        if len(sizes) != seqs or len(pointers) != seqs:
+            raise ValueError(f"{path}: truncated: {seqs} sequence lengths and pointers announced")
     dtype = np.dtype(_DTYPES[code]).newbyteorder("<")
     bin_size = os.path.getsize(prefix + ".bin")
     want = int(sizes.astype(np.int64).sum()) * dtype.itemsize
     if bin_size != want:
         raise ValueError(f"{prefix}.bin: {bin_size} bytes, the index describes {want}")
-    return dtype, sizes
+    return dtype, sizes, pointers // dtype.itemsize
+
+
+def order_base(seed, seq_len, num_samples):
+    """The file stem of the sample order Rival writes for a run (gptorder.Order.Base)."""
+    return f"rival-gptorder-seed{seed}-sl{seq_len}-n{num_samples}-x1"
 
 
 class MegatronSamples:
-    """Fixed-length samples over the token stream of a Megatron indexed dataset.
+    """Megatron's GPT samples in Megatron's order (docs/sample-order.md). Rival writes GPTDataset's
+    document, sample and shuffle indices for the seed into order_dir; sample g of training is row
+    shuffle[g] of the sample index, seq_len + 1 tokens from one (document index position, offset)
+    boundary to the next, across sequences, as GPTDataset reads it."""
 
-    Sample k is tokens[k*seq_len : k*seq_len + seq_len + 1] (neighbours share one token, as
-    Megatron's samples do), so there are (tokens - 1) // seq_len of them. Each epoch visits them in
-    the order of a permutation drawn from seed + epoch; data-parallel rank r takes every dp_world-th
-    sample of that order starting at r, so the ranks of one step see disjoint samples."""
-
-    def __init__(self, prefix, seq_len, seed, dp_rank, dp_world):
-        if seq_len < 1 or dp_world < 1 or not 0 <= dp_rank < dp_world:
-            raise ValueError(f"seq_len {seq_len}, dp_rank {dp_rank}, dp_world {dp_world}")
-        dtype, _ = read_index(prefix)
+    def __init__(self, prefix, order_dir, seed, seq_len, num_samples):
+        dtype, self.sizes, self.starts = read_index(prefix)
         self.tokens = np.memmap(prefix + ".bin", dtype=dtype, mode="r")
-        self.seq_len, self.seed, self.dp_rank, self.dp_world = seq_len, seed, dp_rank, dp_world
-        self.count = (len(self.tokens) - 1) // seq_len
-        if self.count < dp_world:
-            raise ValueError(f"{prefix}: {len(self.tokens)} tokens make {self.count} samples of "
-                             f"{seq_len + 1} tokens, fewer than the {dp_world} data-parallel ranks")
+        base = os.path.join(order_dir, order_base(seed, seq_len, num_samples))
+        self.doc = np.load(base + "-document_index.npy", mmap_mode="r")
+        self.index = np.load(base + "-sample_index.npy", mmap_mode="r")
+        self.shuffle = np.load(base + "-shuffle_index.npy", mmap_mode="r")
+        if self.index.ndim != 2 or self.index.shape[1] != 2 or len(self.shuffle) < num_samples:
+            raise ValueError(f"{base}-*.npy: {len(self.shuffle)} samples of shape {self.index.shape}, "
+                             f"the run needs {num_samples}")
+        self.seq_len, self.count = seq_len, num_samples
 
-    def sample(self, k):
-        s = k * self.seq_len
-        return np.asarray(self.tokens[s:s + self.seq_len + 1], dtype=np.int64)
+    def sample(self, g):
+        row = int(self.shuffle[g])
+        (d0, o0), (d1, o1) = self.index[row], self.index[row + 1]
+        parts = []
+        for d in range(int(d0), int(d1) + 1):
+            seq = int(self.doc[d])
+            lo = int(o0) if d == d0 else 0
+            hi = int(o1) + 1 if d == d1 else int(self.sizes[seq])
+            s = int(self.starts[seq])
+            parts.append(self.tokens[s + lo:s + hi])
+        out = np.concatenate(parts).astype(np.int64)
+        if len(out) != self.seq_len + 1:
+            raise ValueError(f"sample {g}: {len(out)} tokens, want {self.seq_len + 1}: the order does not fit the dataset")
+        return out
+
+
+class RankSamples:
+    """What one data-parallel rank reads, as Megatron's MegatronPretrainingSampler hands it out: micro-batch
+    step k gives rank r the samples k*mbs*dp_world + r*mbs ... + mbs - 1 of training order. TorchTitan draws
+    its gradient-accumulation micro-batches one after another, so step after step every rank trains on
+    Megatron's global batches."""
+
+    def __init__(self, samples, mbs, dp_rank, dp_world):
+        if mbs < 1 or dp_world < 1 or not 0 <= dp_rank < dp_world:
+            raise ValueError(f"micro batch {mbs}, dp_rank {dp_rank}, dp_world {dp_world}")
+        if samples.count % (mbs * dp_world):
+            raise ValueError(f"{samples.count} samples do not split into micro-batches of {mbs} on {dp_world} ranks")
+        self.samples, self.mbs, self.dp_rank, self.dp_world = samples, mbs, dp_rank, dp_world
 
     def __iter__(self):
-        epoch = 0
-        while True:
-            order = np.random.RandomState((self.seed + epoch) % 2**32).permutation(self.count)
-            for k in order[self.dp_rank::self.dp_world]:
-                yield self.sample(int(k))
-            epoch += 1
+        step = self.mbs * self.dp_world
+        for first in range(self.dp_rank * self.mbs, self.samples.count, step):
+            for j in range(self.mbs):
+                yield self.samples.sample(first + j)
 
 
 def load_config():
@@ -101,10 +132,31 @@ def ffn_arguments(dim, ffn):
     return ffn, mult
 
 
-def _register():
+def build_dataloader(cfg, dp_world_size, dp_rank, job_config):
+    """TorchTitan's ParallelAwareDataloader over this rank's samples (RankSamples): batches of
+    local_batch_size samples, each ({"input": tokens[:-1]}, tokens[1:])."""
     import torch
     from torch.utils.data import IterableDataset
     from torchtitan.components.dataloader import ParallelAwareDataloader
+
+    class Samples(IterableDataset):
+        def __init__(self, reader):
+            super().__init__()
+            self.reader = reader
+
+        def __iter__(self):
+            for x in self.reader:
+                t = torch.from_numpy(x)
+                yield {"input": t[:-1]}, t[1:]
+
+    samples = MegatronSamples(cfg["data_prefix"], cfg["order_dir"], cfg["seed"], job_config.training.seq_len,
+                              cfg["num_samples"])
+    reader = RankSamples(samples, job_config.training.local_batch_size, dp_rank, dp_world_size)
+    return ParallelAwareDataloader(Samples(reader), dp_rank=dp_rank, dp_world_size=dp_world_size,
+                                   batch_size=job_config.training.local_batch_size)
+
+
+def _register():
     from torchtitan.protocols.train_spec import get_train_spec, register_train_spec
 
     cfg = load_config()
@@ -133,33 +185,35 @@ def _register():
 
     args = RivalArgs(**{f.name: getattr(args, f.name) for f in dataclasses.fields(args_cls)})
 
-    class Samples(IterableDataset):
-        def __init__(self, reader):
-            super().__init__()
-            self.reader = reader
+    def build(dp_world_size, dp_rank, tokenizer=None, job_config=None, **_):
+        return build_dataloader(cfg, dp_world_size, dp_rank, job_config)
 
-        def __iter__(self):
-            for x in self.reader:
-                t = torch.from_numpy(x)
-                yield {"input": t[:-1]}, t[1:]
-
-    def build_dataloader(dp_world_size, dp_rank, tokenizer=None, job_config=None, **_):
-        reader = MegatronSamples(cfg["data_prefix"], job_config.training.seq_len, cfg["seed"],
-                                 dp_rank, dp_world_size)
-        return ParallelAwareDataloader(Samples(reader), dp_rank=dp_rank, dp_world_size=dp_world_size,
-                                       batch_size=job_config.training.local_batch_size)
-
-    spec = dataclasses.replace(base, model_args={cfg["flavor"]: args}, build_dataloader_fn=build_dataloader,
+    spec = dataclasses.replace(base, model_args={cfg["flavor"]: args}, build_dataloader_fn=build,
                                build_validator_fn=None)
     register_train_spec(SPEC_NAME, spec)
 
 
 def _main(argv):
-    if len(argv) != 8 or argv[1] != "samples":
+    if len(argv) == 11 and argv[1] == "samples":
+        prefix, order_dir = argv[2], argv[3]
+        seq_len, seed, num_samples, mbs, rank, world, n = map(int, argv[4:])
+        it = iter(RankSamples(MegatronSamples(prefix, order_dir, seed, seq_len, num_samples), mbs, rank, world))
+        json.dump([next(it).tolist() for _ in range(n)], sys.stdout)
+    elif len(argv) == 11 and argv[1] == "dump":
+        prefix, order_dir = argv[2], argv[3]
+        seq_len, seed, num_samples, mbs, world, n = map(int, argv[4:10])
+        samples = MegatronSamples(prefix, order_dir, seed, seq_len, num_samples)
+        ranks = [iter(RankSamples(samples, mbs, r, world)) for r in range(world)]
+        with open(argv[10], "wb") as f:
+            done = 0
+            while done < n:  # micro-batch step by step, rank by rank: global order
+                for it in ranks:
+                    for _ in range(mbs):
+                        if done < n:
+                            f.write(next(it).astype("<i8").tobytes())
+                            done += 1
+    else:
         sys.exit(__doc__)
-    prefix, seq_len, seed, rank, world, n = argv[2], *map(int, argv[3:])
-    it = iter(MegatronSamples(prefix, seq_len, seed, rank, world))
-    json.dump([next(it).tolist() for _ in range(n)], sys.stdout)
 
 
 if __name__ == "__main__":

@@ -101,6 +101,10 @@ type Config struct {
 	Model      ModelConfig `json:"model"`
 	DataPrefix string      `json:"data_prefix"`
 	Seed       int         `json:"seed"`
+	// OrderDir holds the sample order Rival writes before training (gptorder: Megatron's
+	// GPTDataset indices for Seed, SL and NumSamples = TRAIN_ITERS × GBS).
+	OrderDir   string `json:"order_dir"`
+	NumSamples int64  `json:"num_samples"`
 }
 
 // ModelConfig is the model's shape as the extension module turns it into TorchTitan model args.
@@ -195,6 +199,7 @@ func configJSON(p spec.Plan) ([]byte, error) {
 	m := p.Model
 	c := Config{
 		Flavor: m.Name, DataPrefix: p.DataPrefix, Seed: p.Fair.Seed,
+		OrderDir: p.DataCacheDir, NumSamples: int64(p.Fair.TrainIters) * int64(p.Fair.GBS),
 		Model: ModelConfig{Layers: m.Layers, Hidden: m.Hidden, FFN: m.FFN, Heads: m.Heads, KVHeads: m.KVHeads,
 			Vocab: m.Vocab, RopeTheta: m.RopeTheta, MaxPositions: m.MaxPositions, NormEps: m.NormEps, InitStd: m.InitStd},
 	}

@@ -1,6 +1,7 @@
 package titan
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -12,9 +13,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/zeebo/blake3"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/gptorder"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/indexed"
 	"github.com/rivalbench/rival/models"
@@ -61,10 +64,28 @@ func writeDataset(t *testing.T, docs, perDoc int) (string, []int) {
 	return prefix, stream
 }
 
-func samples(t *testing.T, script, prefix string, seqLen, seed, rank, world, n int) [][]int {
+// titanOrder writes the sample order of a run over prefix into a new folder, as Rival does before
+// training, and returns the folder, the indices and the opened dataset.
+func titanOrder(t *testing.T, prefix string, seed, seqLen int, n int64) (string, *gptorder.Indices, *indexed.Dataset) {
 	t.Helper()
-	args := []string{script, "samples", prefix}
-	for _, v := range []int{seqLen, seed, rank, world, n} {
+	ds, err := indexed.Open(prefix)
+	require.NoError(t, err)
+	t.Cleanup(func() { ds.Close() })
+	lengths := make([]int32, ds.Sequences())
+	for i := range lengths {
+		lengths[i] = ds.Length(i)
+	}
+	x, err := gptorder.Build(lengths, 0, len(lengths), gptorder.Order{Seed: uint32(seed), SeqLen: seqLen, NumSamples: n, AddExtraToken: true})
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, x.Write(dir))
+	return dir, x, ds
+}
+
+func samples(t *testing.T, script, prefix, orderDir string, seqLen, seed, num, mbs, rank, world, n int) [][]int {
+	t.Helper()
+	args := []string{script, "samples", prefix, orderDir}
+	for _, v := range []int{seqLen, seed, num, mbs, rank, world, n} {
 		args = append(args, strconv.Itoa(v))
 	}
 	out, err := exec.Command(python, args...).Output()
@@ -77,87 +98,69 @@ func samples(t *testing.T, script, prefix string, seqLen, seed, rank, world, n i
 	return got
 }
 
-// start returns k when s is sample k of the stream (tokens k*seqLen ... k*seqLen+seqLen).
-func start(t *testing.T, stream, s []int, seqLen int) int {
-	t.Helper()
-	require.Len(t, s, seqLen+1)
-	for k := 0; k*seqLen+seqLen < len(stream); k++ {
-		if equal(stream[k*seqLen:k*seqLen+seqLen+1], s) {
-			return k
-		}
-	}
-	t.Fatalf("sample %v is no window of the token stream", s)
-	return -1
-}
-
-func equal(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func TestReaderSamples(t *testing.T) {
+// The extension's reader hands each rank Megatron's samples as MegatronPretrainingSampler does:
+// rank r's k-th micro-batch is samples k·MBS·DP + r·MBS ... of Megatron's order, each sample read as
+// GPTDataset reads it; and all ranks together, in global order, digest to Megatron's order's digest.
+func TestReaderReadsMegatronOrder(t *testing.T) {
 	needNumpy(t)
 	script := writeScript(t)
-	prefix, stream := writeDataset(t, 13, 9) // 117 tokens
-	const seqLen, world = 8, 2
-	count := (len(stream) - 1) / seqLen // 14 samples
-	perRank := count / world
-
-	seen := map[int]int{}
-	for rank := 0; rank < world; rank++ {
-		got := samples(t, script, prefix, seqLen, 42, rank, world, perRank)
-		require.Len(t, got, perRank)
-		for _, s := range got {
-			k := start(t, stream, s, seqLen)
-			seen[k]++
+	prefix, _ := writeDataset(t, 13, 9) // 117 tokens: several epochs of 8-token samples
+	const seqLen, seed, num = 8, 42, 48
+	dir, x, ds := titanOrder(t, prefix, seed, seqLen, num)
+	for _, lay := range []struct{ mbs, world int }{{1, 1}, {2, 2}, {1, 4}, {4, 2}} {
+		for rank := range lay.world {
+			got := samples(t, script, prefix, dir, seqLen, seed, num, lay.mbs, rank, lay.world, num/lay.world)
+			for i, s := range got {
+				k, j := i/lay.mbs, i%lay.mbs
+				g := int64(k*lay.mbs*lay.world + rank*lay.mbs + j)
+				want, err := x.Tokens(ds, g, nil)
+				require.NoError(t, err)
+				wantInts := make([]int, len(want))
+				for n, v := range want {
+					wantInts[n] = int(v)
+				}
+				require.Equal(t, wantInts, s, "mbs %d world %d rank %d read %d: global sample %d", lay.mbs, lay.world, rank, i, g)
+			}
 		}
+		out := filepath.Join(t.TempDir(), "samples.bin")
+		args := []string{script, "dump", prefix, dir}
+		for _, v := range []int{seqLen, seed, num, lay.mbs, lay.world, 24} {
+			args = append(args, strconv.Itoa(v))
+		}
+		b, err := exec.Command(python, append(args, out)...).CombinedOutput()
+		require.NoError(t, err, "%s", b)
+		raw, err := os.ReadFile(out)
+		require.NoError(t, err)
+		sum := blake3.Sum256(raw)
+		want, err := x.Digest(ds, 24)
+		require.NoError(t, err)
+		assert.Equal(t, want, hex.EncodeToString(sum[:]), "mbs %d world %d", lay.mbs, lay.world)
 	}
-	assert.Len(t, seen, count, "one epoch over both ranks visits every sample")
-	for k, n := range seen {
-		assert.Equal(t, 1, n, "sample %d seen by more than one rank", k)
-	}
-
-	again := samples(t, script, prefix, seqLen, 42, 0, world, perRank)
-	first := samples(t, script, prefix, seqLen, 42, 0, world, perRank)
-	assert.Equal(t, first, again, "the same seed gives the same samples")
-	other := samples(t, script, prefix, seqLen, 7, 0, world, perRank)
-	assert.NotEqual(t, first, other, "another seed gives another order")
-
-	// Past one epoch the reader goes on with the next permutation.
-	long := samples(t, script, prefix, seqLen, 42, 0, 1, count+3)
-	assert.Len(t, long, count+3)
-	epoch := map[int]bool{}
-	for _, s := range long[:count] {
-		epoch[start(t, stream, s, seqLen)] = true
-	}
-	assert.Len(t, epoch, count)
 }
 
-func TestReaderRejectsBadIndex(t *testing.T) {
+func TestReaderRejectsBadInput(t *testing.T) {
 	needNumpy(t)
 	script := writeScript(t)
 	prefix, _ := writeDataset(t, 3, 5)
+	dir, _, _ := titanOrder(t, prefix, 1, 4, 2)
 	idx := prefix + ".idx"
 	b, err := os.ReadFile(idx)
 	require.NoError(t, err)
 	b[0] = 'X'
 	require.NoError(t, os.WriteFile(idx, b, 0o644))
-	out, err := exec.Command(python, script, "samples", prefix, "4", "1", "0", "1", "1").CombinedOutput()
+	out, err := exec.Command(python, script, "samples", prefix, dir, "4", "1", "2", "1", "0", "1", "1").CombinedOutput()
 	require.Error(t, err)
 	assert.Contains(t, string(out), idx)
 	assert.Contains(t, string(out), "not a Megatron index")
 
-	prefix, _ = writeDataset(t, 1, 4)
-	out, err = exec.Command(python, script, "samples", prefix, "8", "1", "0", "2", "1").CombinedOutput()
+	prefix, _ = writeDataset(t, 3, 5)
+	dir, _, _ = titanOrder(t, prefix, 1, 4, 3)
+	out, err = exec.Command(python, script, "samples", prefix, dir, "4", "1", "3", "1", "0", "2", "1").CombinedOutput()
 	require.Error(t, err)
-	assert.Contains(t, string(out), "fewer than the 2 data-parallel ranks")
+	assert.Contains(t, string(out), "3 samples do not split into micro-batches of 1 on 2 ranks")
+	out, err = exec.Command(python, script, "samples", prefix, dir, "4", "2", "3", "1", "0", "1", "1").CombinedOutput()
+	require.Error(t, err)
+	assert.Contains(t, string(out), "rival-gptorder-seed2-sl4-n3-x1-document_index.npy", "an order for another seed is not there")
 }
 
 // TestFFNWidth checks, for every registry model, that the extension's FFN arguments make TorchTitan's
@@ -223,6 +226,7 @@ func TestEXPIsPrimusYAML(t *testing.T) {
 	var cfg Config
 	require.NoError(t, json.Unmarshal(l.Files[ConfigName], &cfg))
 	assert.Equal(t, Config{Flavor: "mistral-proxy", DataPrefix: "/data/d_text_document", Seed: 42,
+		OrderDir: "/cache", NumSamples: int64(p.Fair.TrainIters * p.Fair.GBS),
 		Model: ModelConfig{Layers: p.Model.Layers, Hidden: p.Model.Hidden, FFN: p.Model.FFN, Heads: p.Model.Heads,
 			KVHeads: p.Model.KVHeads, Vocab: p.Model.Vocab, RopeTheta: p.Model.RopeTheta, MaxPositions: p.Model.MaxPositions,
 			NormEps: p.Model.NormEps, InitStd: p.Model.InitStd}}, cfg)
@@ -296,4 +300,59 @@ func TestScriptDigest(t *testing.T) {
 	assert.Equal(t, names, got)
 	assert.Equal(t, ScriptDigest(), l.EntryScriptDigest)
 	assert.Contains(t, string(l.Files[TOMLName]), "custom_import = \"rival_titan\"")
+}
+
+// titanTrees are the pinned TorchTitan trees RIVAL_TORCHTITAN_TREES names ("nvd=DIR,amd=DIR").
+func titanTrees(t *testing.T) []string {
+	t.Helper()
+	var trees []string
+	for _, kv := range strings.Split(os.Getenv("RIVAL_TORCHTITAN_TREES"), ",") {
+		if _, dir, ok := strings.Cut(kv, "="); ok && dir != "" {
+			trees = append(trees, dir)
+		}
+	}
+	if len(trees) == 0 {
+		if os.Getenv("RIVAL_REQUIRE_UPSTREAM") == "1" {
+			t.Fatal("RIVAL_REQUIRE_UPSTREAM=1 but RIVAL_TORCHTITAN_TREES is not set")
+		}
+		t.Skip(`TorchTitan's dataloader runs from the pinned trees: eval "$(sh ../shared/upstream/unpack.sh /tmp/upstream)" (sets RIVAL_TORCHTITAN_TREES)`)
+	}
+	return trees
+}
+
+// The extension's build_dataloader, wrapped in TorchTitan's own ParallelAwareDataloader from both
+// pinned trees and iterated as TorchTitan's trainer iterates it (batches of ({"input"}, labels)), gives
+// the ranks Megatron's samples: their first samples, in global order, digest to Megatron's order.
+func TestDataloaderReadsMegatronOrder(t *testing.T) {
+	trees := titanTrees(t)
+	if err := exec.Command(python, "-c", "import torch, numpy").Run(); err != nil {
+		if os.Getenv("RIVAL_REQUIRE_UPSTREAM") == "1" {
+			t.Fatalf("%s cannot import torch and numpy: %v", python, err)
+		}
+		t.Skipf("%s cannot import torch and numpy (apt-get install python3-torch python3-numpy): %v", python, err)
+	}
+	script := writeScript(t)
+	driver, err := filepath.Abs(filepath.Join("testdata", "titan_dataloader.py"))
+	require.NoError(t, err)
+	prefix, _ := writeDataset(t, 40, 23)
+	const seqLen, seed, num, n = 16, 3, 64, 32
+	dir, x, ds := titanOrder(t, prefix, seed, seqLen, num)
+	want, err := x.Digest(ds, n)
+	require.NoError(t, err)
+	cfgJSON, err := json.Marshal(Config{DataPrefix: prefix, Seed: seed, OrderDir: dir, NumSamples: num})
+	require.NoError(t, err)
+	cfgPath := filepath.Join(t.TempDir(), ConfigName)
+	require.NoError(t, os.WriteFile(cfgPath, cfgJSON, 0o644))
+	for _, tree := range trees {
+		for _, lay := range []struct{ mbs, world int }{{2, 2}, {1, 4}, {4, 1}} {
+			out := filepath.Join(t.TempDir(), "samples.bin")
+			b, err := exec.Command(python, driver, filepath.Dir(script), tree, cfgPath, strconv.Itoa(seqLen),
+				strconv.Itoa(lay.mbs), strconv.Itoa(lay.world), strconv.Itoa(n), out).CombinedOutput()
+			require.NoError(t, err, "%s", b)
+			raw, err := os.ReadFile(out)
+			require.NoError(t, err)
+			sum := blake3.Sum256(raw)
+			assert.Equal(t, want, hex.EncodeToString(sum[:]), "%s: mbs %d world %d", filepath.Base(tree), lay.mbs, lay.world)
+		}
+	}
 }

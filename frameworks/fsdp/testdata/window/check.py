@@ -37,7 +37,7 @@ def reference(q, k, v, window):
 
 
 def model_args(train, attention, window, seq_len, layers=1):
-    argv = ["--data-prefix", "unused", "--layers", str(layers), "--hidden", "32", "--ffn", "64", "--heads", "4",
+    argv = ["--data-prefix", "unused", "--order-dir", "unused", "--layers", str(layers), "--hidden", "32", "--ffn", "64", "--heads", "4",
             "--kv-heads", "2", "--vocab", "50", "--seq-len", str(seq_len), "--train-iters", "1",
             "--attention", attention, "--window", str(window)]
     args = train.parse_args(argv)
