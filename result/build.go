@@ -295,12 +295,43 @@ func (r *Result) model(f Facts, pre logparse.Preamble) (models.Model, bool) {
 	}
 	proxy := m.Proxy
 	r.Model.Name, r.Model.DisplayName, r.Model.Proxy = strp(m.Name), strp(m.DisplayName), &proxy
+	if got := r.loggedShapeDiffers(m, pre); got != "" {
+		r.problem("model_shape_differs", got)
+		return m, false
+	}
 	if r.Model.ParameterCount == nil {
 		n := m.Params()
 		exact := true
 		r.Model.ParameterCount, r.Model.ParameterCountExact = &n, &exact
 	}
 	return m, true
+}
+
+// shapeTolerance is how far a logged whole-model parameter count may stand from
+// the registry's before the log is taken to have trained another shape: vocabulary
+// padding (Qwen 2.5's 151,680 rows against config.json's 152,064) moves a count by
+// under 0.3% even on the proxies; a changed layer count or width moves it by far more.
+const shapeTolerance = 0.02
+
+// loggedShapeDiffers says why the model the log printed is not MODEL, or "" when
+// it is or cannot be told: only an exact count from one rank holding the whole
+// model (TP = PP = 1) is a whole-model count.
+func (r *Result) loggedShapeDiffers(m models.Model, pre logparse.Preamble) string {
+	if pre.ParameterCount == nil || !pre.ParameterCountExact {
+		return ""
+	}
+	one := func(p *int) bool { return p == nil || *p == 1 }
+	if !one(r.ParallelismConfig.TensorParallel) || !one(r.ParallelismConfig.PipelineParallel) {
+		return ""
+	}
+	want, got := float64(m.Params()), float64(*pre.ParameterCount)
+	if want <= 0 || math.Abs(got-want)/want <= shapeTolerance {
+		return ""
+	}
+	return fmt.Sprintf("the log's model has %d parameters, %s has %d (%+.0f%%): the run trained another shape "+
+		"(fewer layers or other widths), so tflops_per_gpu and mfu_percent are not computed; "+
+		"set MODEL to the model the log trained, or compare such runs by tokens/s only",
+		*pre.ParameterCount, m.DisplayName, m.Params(), 100*(got-want)/want)
 }
 
 // series copies the step curve: every step, or every log.CurveStride-th step of a
