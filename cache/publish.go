@@ -95,6 +95,20 @@ func OutputID(path string) (string, error) {
 	return fmt.Sprintf("dir %d:%d/%s", st.Dev, st.Ino, base), nil
 }
 
+// RealPath is path made absolute with the symlinks of its folder resolved:
+// one name for a file however it was reached, as records keep it for
+// cache:verify.
+func RealPath(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		return filepath.Join(dir, filepath.Base(abs))
+	}
+	return abs
+}
+
 // published remembers, per output place, the file this process last
 // renamed there: its device, inode, size and modification time, taken from
 // the open file after the rename. A task's output is stored only if the

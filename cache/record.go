@@ -14,7 +14,7 @@ import (
 // Output is one file a task produced, stored as a blob.
 type Output struct {
 	Path       string `json:"path"`     // workspace-relative when inside the workspace, else absolute
-	AbsPath    string `json:"abs_path"` // where it was materialized, for verify
+	AbsPath    string `json:"abs_path"` // where it was materialized, symlinks resolved, for verify
 	Digest     Digest `json:"digest"`
 	Size       int64  `json:"size"`
 	Mode       uint32 `json:"mode"`

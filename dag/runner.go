@@ -416,7 +416,7 @@ func (r *Runner) execute(ctx context.Context, t *Task, st *taskState) error {
 			return fmt.Errorf("%s: output %s: %w", t.ID, o.Path, err)
 		}
 		mode := uint32(fi.Mode().Perm())
-		abs, _ := filepath.Abs(o.Path)
+		abs := cache.RealPath(o.Path)
 		var d cache.Digest
 		var n int64
 		if record {
