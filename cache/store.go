@@ -206,12 +206,14 @@ func (c *Cache) put(r io.Reader, compress bool) (Digest, int64, error) {
 
 // openBlob returns a reader of the blob's plain content.
 func (c *Cache) openBlob(d Digest) (io.ReadCloser, error) {
-	if f, err := os.Open(c.blobPath(d, false)); err == nil {
+	// A blob is a regular file Rival wrote; anything else in its place
+	// (a symlink to /dev/zero, a FIFO) is refused, never read.
+	if f, _, err := OpenRegular(c.blobPath(d, false)); err == nil {
 		return f, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	f, err := os.Open(c.blobPath(d, true))
+	f, _, err := OpenRegular(c.blobPath(d, true))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("blob %s: %w", d.Short(), ErrNotFound)
 	}
@@ -244,7 +246,7 @@ func (c *Cache) ReadBlob(d Digest) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := io.ReadAll(rc)
+	data, err := ReadLimit(context.Background(), "blob "+d.Short(), rc, LimitBlobInMemory)
 	rc.Close()
 	if err != nil || HashBytes(data) != d {
 		c.dropCorrupt(d, err)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/rivalbench/rival/cache"
+	"github.com/rivalbench/rival/compare"
 	"github.com/rivalbench/rival/dag"
 )
 
@@ -414,7 +415,7 @@ func writeWrap(out io.Writer, dir, host string) error {
 
 // provenanceOf picks the provenance fields of a result JSON file.
 func provenanceOf(path string) map[string]json.RawMessage {
-	data, err := os.ReadFile(path)
+	data, err := cache.ReadFileLimit(context.Background(), path, compare.MaxResultBytes)
 	if err != nil {
 		return nil
 	}

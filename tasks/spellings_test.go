@@ -27,10 +27,10 @@ import (
 //
 // RIVAL_SPELLINGS_MB sets each input's size (default 8; .ci/run uses
 // hundreds, so the overlap lasts seconds) and RIVAL_SPELLINGS_ROUNDS the
-// rounds (default 20).
+// rounds (default 5; .ci/run: 20).
 func TestTwoSpellingsOfOneDatasetNeverSwapRecords(t *testing.T) {
 	bin := rivalBinary(t)
-	mb, rounds := envInt(t, "RIVAL_SPELLINGS_MB", 8), envInt(t, "RIVAL_SPELLINGS_ROUNDS", 20)
+	mb, rounds := envInt(t, "RIVAL_SPELLINGS_MB", 8), envInt(t, "RIVAL_SPELLINGS_ROUNDS", 5)
 	real := t.TempDir()
 	alias := filepath.Join(t.TempDir(), "checkout")
 	require.NoError(t, os.Symlink(real, alias))

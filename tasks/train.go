@@ -512,9 +512,9 @@ func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch spec.Launch,
 
 // readManifest reads the encode manifest of a dataset prefix.
 func readManifest(prefix string) (EncodeManifest, error) {
-	data, err := os.ReadFile(ManifestPath(prefix))
+	data, err := cache.ReadFileLimit(context.Background(), ManifestPath(prefix), cache.LimitManifest)
 	if err != nil {
-		return EncodeManifest{}, fmt.Errorf("dataset %s has no manifest: %w (encode it with Rival first)", prefix, err)
+		return EncodeManifest{}, fmt.Errorf("dataset %s has no usable manifest: %w (encode it with Rival first)", prefix, err)
 	}
 	return decodeManifest(ManifestPath(prefix), data)
 }

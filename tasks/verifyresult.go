@@ -1,11 +1,13 @@
 package tasks
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 
+	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/compare"
 	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/hw"
@@ -175,7 +177,7 @@ func (v verifyWorkspace) EntryScriptDigest(framework string) (string, error) {
 func (w *Workspace) VerifyResults(paths []string, out io.Writer) error {
 	datas := make([][]byte, len(paths))
 	for i, p := range paths {
-		d, err := os.ReadFile(p)
+		d, err := cache.ReadFileLimit(context.Background(), p, compare.MaxResultBytes)
 		if err != nil {
 			return fmt.Errorf("verify:result: %w", err)
 		}
