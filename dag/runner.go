@@ -216,8 +216,10 @@ func (r *Runner) runOnce(ctx context.Context, t *Task, st *taskState) error {
 		r.exclusive.Lock()
 		defer r.exclusive.Unlock()
 		// Across processes on this host too: training runs never overlap.
+		// (A read-only cache cannot hold the lock: then only this
+		// process's runs are kept apart.)
 		lk, err := r.Cache.Lock(ctx, "exclusive")
-		if err != nil {
+		if err != nil && !cache.IsReadOnly(err) {
 			return fmt.Errorf("%s: %w", t.ID, err)
 		}
 		defer lk.Unlock()
