@@ -246,6 +246,12 @@ func (c *Cache) ReadBlob(d Digest) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if f, ok := rc.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Size() > LimitBlobInMemory {
+			rc.Close()
+			return nil, fmt.Errorf("blob %s: %w (%d bytes, limit %d)", d.Short(), ErrTooLarge, fi.Size(), LimitBlobInMemory)
+		}
+	}
 	data, err := ReadLimit(context.Background(), "blob "+d.Short(), rc, LimitBlobInMemory)
 	rc.Close()
 	if err != nil || HashBytes(data) != d {
@@ -268,15 +274,26 @@ func (c *Cache) dropCorrupt(d Digest, cause error) {
 // Materialize writes blob d to dest atomically, verifying the content as it
 // streams; a mismatch drops the blob and leaves dest untouched.
 func (c *Cache) Materialize(d Digest, dest string, perm os.FileMode) error {
+	return c.MaterializeSize(d, dest, perm, -1)
+}
+
+// MaterializeSize is Materialize for a blob whose content is size bytes (as
+// its record says; -1 when unknown): a blob that yields more is dropped as
+// corrupt after size+1 bytes, never streamed to its end.
+func (c *Cache) MaterializeSize(d Digest, dest string, perm os.FileMode, size int64) error {
 	rc, err := c.openBlob(d)
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
+	var src io.Reader = rc
+	if size >= 0 {
+		src = io.LimitReader(rc, size+1)
+	}
 	var got Digest
 	err = WriteAtomic(dest, perm, func(w *bufio.Writer) error {
 		h := newHashWriter(w)
-		if _, err := io.CopyBuffer(h, rc, make([]byte, 1<<20)); err != nil {
+		if _, err := io.CopyBuffer(h, src, make([]byte, 1<<20)); err != nil {
 			return err
 		}
 		got = h.digest()

@@ -539,7 +539,7 @@ func (r *Runner) materialize(t *Task, rec *cache.Record) error {
 		if materializeHook != nil {
 			materializeHook(path)
 		}
-		if err := r.Cache.Materialize(o.Digest, path, mode); err != nil {
+		if err := r.Cache.MaterializeSize(o.Digest, path, mode, o.Size); err != nil {
 			return err
 		}
 		// Seed the stat cache so the next run does not reread it.
