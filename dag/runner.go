@@ -219,7 +219,7 @@ func (r *Runner) runOnce(ctx context.Context, t *Task, st *taskState) error {
 		// (A read-only cache cannot hold the lock: then only this
 		// process's runs are kept apart.)
 		lk, err := r.Cache.Lock(ctx, "exclusive")
-		if err != nil && !cache.IsReadOnly(err) {
+		if err != nil && !cache.IsReadOnly(err) && !cache.IsNoSpace(err) {
 			return fmt.Errorf("%s: %w", t.ID, err)
 		}
 		defer lk.Unlock()
@@ -300,15 +300,16 @@ func (r *Runner) name(p string) string {
 // run-and-store atomic for a file: a task with another key that writes the
 // same file waits until this one's outputs are stored.
 //
-// A cache where lock files cannot be created (mounted read-only, or owned
-// by someone else) can still answer: lockAll then returns readOnly and no
-// locks, and the caller serves a hit or runs without recording.
-func (r *Runner) lockAll(ctx context.Context, t *Task, key cache.Digest) (release func(), readOnly bool, err error) {
+// A cache where lock files cannot be created (mounted read-only, owned by
+// someone else, or out of space) can still answer: lockAll then returns no
+// locks and the reason in noLocks, and the caller serves a hit or runs
+// without recording.
+func (r *Runner) lockAll(ctx context.Context, t *Task, key cache.Digest) (release func(), noLocks, err error) {
 	names := []string{key.String()}
 	for _, o := range t.Outputs {
 		id, err := cache.OutputID(o.Path)
 		if err != nil {
-			return nil, false, fmt.Errorf("output %s: %w", o.Path, err)
+			return nil, nil, fmt.Errorf("output %s: %w", o.Path, err)
 		}
 		names = append(names, "out-"+cache.HashBytes([]byte(id)).String())
 	}
@@ -326,14 +327,14 @@ func (r *Runner) lockAll(ctx context.Context, t *Task, key cache.Digest) (releas
 		lk, err := r.Cache.Lock(ctx, n)
 		if err != nil {
 			release()
-			if cache.IsReadOnly(err) {
-				return func() {}, true, nil
+			if cache.IsReadOnly(err) || cache.IsNoSpace(err) {
+				return func() {}, err, nil
 			}
-			return nil, false, err
+			return nil, nil, err
 		}
 		held = append(held, lk)
 	}
-	return release, false, nil
+	return release, nil, nil
 }
 
 func (r *Runner) execute(ctx context.Context, t *Task, st *taskState) error {
@@ -342,12 +343,12 @@ func (r *Runner) execute(ctx context.Context, t *Task, st *taskState) error {
 		return err
 	}
 	key := cache.ActionKey(parts)
-	unlock, readOnly, err := r.lockAll(ctx, t, key)
+	unlock, noLocks, err := r.lockAll(ctx, t, key)
 	if err != nil {
 		return fmt.Errorf("%s: %w", t.ID, err)
 	}
 	defer unlock()
-	if !readOnly {
+	if noLocks == nil {
 		// Temporary files a killed run left beside these outputs are ours
 		// to remove: the locks say no other run is writing them now.
 		cleanDebris(t.Outputs)
@@ -408,9 +409,9 @@ func (r *Runner) execute(ctx context.Context, t *Task, st *taskState) error {
 	// published at its path (another run's file there is refused), read
 	// once. Its identity is checked again after the record is complete.
 	written := make([]string, len(t.Outputs))
-	record := !readOnly
-	if readOnly {
-		r.printf("warning: %s: the cache %s is read-only; outputs kept, result not cached\n", t.ID, r.Cache.Dir)
+	record := noLocks == nil
+	if !record {
+		r.printf("warning: %s: cannot lock in the cache (%v); outputs kept, result not cached\n", t.ID, noLocks)
 	}
 	for i, o := range t.Outputs {
 		fi, err := os.Stat(o.Path)
