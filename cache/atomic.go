@@ -16,7 +16,7 @@ func WriteAtomic(path string, perm os.FileMode, fill func(w *bufio.Writer) error
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	f, err := os.CreateTemp(dir, TempPattern(filepath.Base(path)))
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -40,12 +40,17 @@ func WriteAtomic(path string, perm os.FileMode, fill func(w *bufio.Writer) error
 	if err = f.Sync(); err != nil {
 		return fmt.Errorf("write %s: sync: %w", path, err)
 	}
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
 	if err = f.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err = os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
+	notePublishedInfo(path, fi)
 	syncDir(dir)
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -109,12 +110,12 @@ func (c *Cache) records() ([]recordInfo, error) {
 		if de.IsDir() || !strings.HasSuffix(p, ".json") {
 			return nil
 		}
-		data, err := os.ReadFile(p)
-		if err != nil {
+		data, err := ReadFileLimit(context.Background(), p, LimitRecord)
+		if errors.Is(err, fs.ErrNotExist) {
 			return nil // removed concurrently
 		}
 		var r Record
-		if json.Unmarshal(data, &r) != nil || r.Key.IsZero() {
+		if err != nil || json.Unmarshal(data, &r) != nil || r.Key.IsZero() {
 			c.warn("cache: unreadable record %s dropped", p)
 			os.Remove(p)
 			return nil

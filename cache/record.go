@@ -2,6 +2,7 @@ package cache
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,7 +15,7 @@ import (
 // Output is one file a task produced, stored as a blob.
 type Output struct {
 	Path       string `json:"path"`     // workspace-relative when inside the workspace, else absolute
-	AbsPath    string `json:"abs_path"` // where it was materialized, for verify
+	AbsPath    string `json:"abs_path"` // where it was materialized, symlinks resolved, for verify
 	Digest     Digest `json:"digest"`
 	Size       int64  `json:"size"`
 	Mode       uint32 `json:"mode"`
@@ -72,7 +73,7 @@ func (c *Cache) setLast(task string, key Digest, inputs []KeyPart) error {
 
 // LastInputs returns the inputs of the latest recorded run of task.
 func (c *Cache) LastInputs(task string) ([]KeyPart, bool) {
-	data, err := os.ReadFile(c.lastPath(task))
+	data, err := ReadFileLimit(context.Background(), c.lastPath(task), LimitRecord)
 	if err != nil {
 		return nil, false
 	}
@@ -101,8 +102,15 @@ func (c *Cache) GetRecord(key Digest) (*Record, error) {
 // LookupRecord returns the record for key even when some of its blobs are
 // gone, so a caller holding an intact copy of an output can store it again.
 func (c *Cache) LookupRecord(key Digest) (*Record, error) {
-	data, err := os.ReadFile(c.recordPath(key))
+	data, err := ReadFileLimit(context.Background(), c.recordPath(key), LimitRecord)
 	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ErrNotFound
+	}
+	if errors.Is(err, ErrTooLarge) || errors.Is(err, ErrNotRegular) {
+		// Rival never writes such a record: treat it as damage, like one
+		// that does not parse.
+		c.warn("cache: record %s is unusable (%v); dropped", key.Short(), err)
+		os.Remove(c.recordPath(key))
 		return nil, ErrNotFound
 	}
 	if err != nil {

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -97,7 +98,7 @@ func (c *Cache) knownDigest(abs string, st fileStat, ok bool) (Digest, bool) {
 	if !ok {
 		return Digest{}, false
 	}
-	data, err := os.ReadFile(c.statEntryPath(abs))
+	data, err := ReadFileLimit(context.Background(), c.statEntryPath(abs), LimitStatEntry)
 	if err != nil {
 		return Digest{}, false
 	}

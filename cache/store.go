@@ -206,12 +206,14 @@ func (c *Cache) put(r io.Reader, compress bool) (Digest, int64, error) {
 
 // openBlob returns a reader of the blob's plain content.
 func (c *Cache) openBlob(d Digest) (io.ReadCloser, error) {
-	if f, err := os.Open(c.blobPath(d, false)); err == nil {
+	// A blob is a regular file Rival wrote; anything else in its place
+	// (a symlink to /dev/zero, a FIFO) is refused, never read.
+	if f, _, err := OpenRegular(c.blobPath(d, false)); err == nil {
 		return f, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	f, err := os.Open(c.blobPath(d, true))
+	f, _, err := OpenRegular(c.blobPath(d, true))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("blob %s: %w", d.Short(), ErrNotFound)
 	}
@@ -244,7 +246,13 @@ func (c *Cache) ReadBlob(d Digest) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := io.ReadAll(rc)
+	if f, ok := rc.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Size() > LimitBlobInMemory {
+			rc.Close()
+			return nil, fmt.Errorf("blob %s: %w (%d bytes, limit %d)", d.Short(), ErrTooLarge, fi.Size(), LimitBlobInMemory)
+		}
+	}
+	data, err := ReadLimit(context.Background(), "blob "+d.Short(), rc, LimitBlobInMemory)
 	rc.Close()
 	if err != nil || HashBytes(data) != d {
 		c.dropCorrupt(d, err)
@@ -266,15 +274,26 @@ func (c *Cache) dropCorrupt(d Digest, cause error) {
 // Materialize writes blob d to dest atomically, verifying the content as it
 // streams; a mismatch drops the blob and leaves dest untouched.
 func (c *Cache) Materialize(d Digest, dest string, perm os.FileMode) error {
+	return c.MaterializeSize(d, dest, perm, -1)
+}
+
+// MaterializeSize is Materialize for a blob whose content is size bytes (as
+// its record says; -1 when unknown): a blob that yields more is dropped as
+// corrupt after size+1 bytes, never streamed to its end.
+func (c *Cache) MaterializeSize(d Digest, dest string, perm os.FileMode, size int64) error {
 	rc, err := c.openBlob(d)
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
+	var src io.Reader = rc
+	if size >= 0 {
+		src = io.LimitReader(rc, size+1)
+	}
 	var got Digest
 	err = WriteAtomic(dest, perm, func(w *bufio.Writer) error {
 		h := newHashWriter(w)
-		if _, err := io.CopyBuffer(h, rc, make([]byte, 1<<20)); err != nil {
+		if _, err := io.CopyBuffer(h, src, make([]byte, 1<<20)); err != nil {
 			return err
 		}
 		got = h.digest()

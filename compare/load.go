@@ -113,6 +113,10 @@ func LoadFiles(paths []string, extra [][]byte) ([]Input, []Problem) {
 			problems = append(problems, Problem{Source: p, Kind: "invalid", Reason: err.Error()})
 			continue
 		}
+		if !info.Mode().IsRegular() {
+			problems = append(problems, Problem{Source: p, Kind: "invalid", Reason: fmt.Sprintf("not a regular file (%s); a result is a JSON file", info.Mode().Type())})
+			continue
+		}
 		if info.Size() > MaxResultBytes {
 			problems = append(problems, Problem{Source: p, Kind: "invalid", Reason: fmt.Sprintf("%d bytes is over the %d-byte limit for a result", info.Size(), MaxResultBytes)})
 			continue

@@ -29,7 +29,9 @@
 //
 // Task.Prepare runs after the dependencies and before the key is computed, for inputs known only
 // once upstream outputs exist. A hit restores every output (stale siblings removed first) without
-// running anything. A miss takes the key's lock and one lock per output path, runs Task.Run, and
-// records the outputs only if none changed between the task's return and the store. Exclusive tasks
+// running anything. A miss takes the key's lock and one lock per output (named by the output's
+// folder as the kernel sees it, so two spellings of one path take one lock), runs Task.Run, and
+// records exactly the files its writers published, read once, only if none changed before the
+// store. A read-only cache serves hits without locks; a full one keeps the outputs and warns. Exclusive tasks
 // never overlap, within a process or across processes sharing the cache.
 package dag

@@ -4,7 +4,9 @@ import (
 	"context"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -128,20 +130,44 @@ func boolStr(b bool) string {
 	return "-"
 }
 
+// deadPID is the id of a process that has exited.
+func deadPID(t *testing.T) int {
+	cmd := exec.Command("true")
+	require.NoError(t, cmd.Run())
+	return cmd.Process.Pid
+}
+
 // Temporary files a killed writer left beside an output are removed by the
-// next run of that output's task.
+// next run of that output's task; a user's files whose names merely look
+// temporary, another output's temporary files and a live writer's are kept.
 func TestKillDebrisIsCleanedOnTheNextRun(t *testing.T) {
 	f := newFixture(t)
 	in := f.path("in")
 	require.NoError(t, os.WriteFile(in, []byte("1"), 0o644))
 	out := f.path("data/big.bin")
-	require.NoError(t, os.MkdirAll(filepath.Dir(out), 0o755))
-	debris := []string{"big.bin.tmp123", "big.idx.tmp9", "big.docs.tmp4", ".big.bin.tmp-77"}
-	for _, d := range debris {
-		require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(out), d), []byte("torn"), 0o644))
+	dir := filepath.Dir(out)
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	dead := strconv.Itoa(deadPID(t))
+	live := exec.Command("sleep", "30")
+	require.NoError(t, live.Start())
+	t.Cleanup(func() { live.Process.Kill(); live.Wait() })
+	debris := []string{
+		".big.bin" + cache.TempMarker + dead + "~123",
+		".big.idx" + cache.TempMarker + dead + "~9",
+		".big.docs" + cache.TempMarker + dead + "~4",
 	}
-	keep := filepath.Join(filepath.Dir(out), "other.bin.tmp1")
-	require.NoError(t, os.WriteFile(keep, nil, 0o644))
+	keep := []string{
+		// A user's files, named like the old temporary patterns.
+		"big.bin.tmpl_notes.txt", "big.docs.tmp_backup", "big.idx.tmp9", ".big.bin.tmp-77",
+		// Another output's debris, and a running writer's file.
+		".other.bin" + cache.TempMarker + dead + "~1",
+		".big.bin" + cache.TempMarker + strconv.Itoa(live.Process.Pid) + "~5",
+		// Not the marker's form.
+		".big.bin" + cache.TempMarker + "x~5",
+	}
+	for _, d := range append(append([]string{}, debris...), keep...) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, d), []byte("torn"), 0o644))
+	}
 	task := &Task{ID: "encode", Files: []string{in}, Outputs: []Output{{Path: out}, {Path: f.path("data/big.idx")}}, Run: func(ctx context.Context, x *Exec) error {
 		if err := cache.WriteFileAtomic(out, []byte("b"), 0o644); err != nil {
 			return err
@@ -150,7 +176,86 @@ func TestKillDebrisIsCleanedOnTheNextRun(t *testing.T) {
 	}}
 	require.NoError(t, f.runner().Run(context.Background(), task))
 	for _, d := range debris {
-		assert.NoFileExists(t, filepath.Join(filepath.Dir(out), d))
+		assert.NoFileExists(t, filepath.Join(dir, d))
 	}
-	assert.FileExists(t, keep, "another output's temporary file is not ours")
+	for _, k := range keep {
+		assert.FileExists(t, filepath.Join(dir, k), "not debris of this task's writers")
+	}
+}
+
+// Two runs with different keys write one file through two spellings of
+// its path: a workspace entered through a symlink, and an output folder
+// that is a symlink to a shared one. Each key's record must hold its own
+// run's bytes: the output locks name the file as the kernel sees it.
+func TestTwoSpellingsOfOneOutputNeverSwapRecords(t *testing.T) {
+	cases := []struct {
+		name  string
+		setup func(t *testing.T, real string) (rootA, rootB string)
+	}{
+		{"symlinked checkout", func(t *testing.T, real string) (string, string) {
+			alias := filepath.Join(t.TempDir(), "alias")
+			require.NoError(t, os.Symlink(real, alias))
+			return real, alias
+		}},
+		{"linked output folder", func(t *testing.T, real string) (string, string) {
+			other := t.TempDir()
+			require.NoError(t, os.MkdirAll(filepath.Join(real, "out"), 0o755))
+			require.NoError(t, os.Symlink(filepath.Join(real, "out"), filepath.Join(other, "out")))
+			return real, other
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			rootA, rootB := tc.setup(t, f.dir)
+			inA, inB := filepath.Join(rootA, "a.jsonl"), filepath.Join(rootB, "b.jsonl")
+			require.NoError(t, os.WriteFile(inA, []byte("input A"), 0o644))
+			require.NoError(t, os.WriteFile(inB, []byte("input B"), 0o644))
+			type side struct{ root, in, body string }
+			sides := []side{{rootA, inA, "from A"}, {rootB, inB, "from B"}}
+			for round := 0; round < 3; round++ {
+				var wg sync.WaitGroup
+				for _, c := range sides {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						r := &Runner{Cache: f.cache, Out: io.Discard, Root: c.root}
+						out := filepath.Join(c.root, "out", "big.txt")
+						assert.NoError(t, r.Run(context.Background(), slowWriter("encode "+filepath.Base(c.in), c.in, out, []byte(c.body), 150*time.Millisecond)))
+					}()
+					time.Sleep(20 * time.Millisecond)
+				}
+				wg.Wait()
+				for _, c := range sides {
+					r := &Runner{Cache: f.cache, Out: io.Discard, Root: c.root}
+					out := filepath.Join(c.root, "out", "big.txt")
+					require.NoError(t, r.Run(context.Background(), slowWriter("encode "+filepath.Base(c.in), c.in, out, []byte("must not run"), 0)))
+					got, err := os.ReadFile(out)
+					require.NoError(t, err)
+					assert.Equal(t, c.body, string(got), "round %d: the cache hit of %s restores its own output", round, filepath.Base(c.in))
+				}
+			}
+		})
+	}
+}
+
+// A file another run renamed over a task's output after the task published
+// it (and before the store) is not recorded under the task's key, even
+// when nothing changes it afterwards.
+func TestAnotherRunsFileAtTheOutputIsNotRecorded(t *testing.T) {
+	f := newFixture(t)
+	in, out := f.path("in"), f.path("out")
+	require.NoError(t, os.WriteFile(in, []byte("x"), 0o644))
+	task := &Task{ID: "t", Files: []string{in}, Outputs: []Output{{Path: out}}, Run: func(ctx context.Context, x *Exec) error {
+		if err := cache.WriteFileAtomic(out, []byte("mine"), 0o644); err != nil {
+			return err
+		}
+		// Another process renames its own file over ours before we return.
+		other := f.path("other")
+		require.NoError(t, os.WriteFile(other, []byte("theirs"), 0o644))
+		return os.Rename(other, out)
+	}}
+	require.NoError(t, f.runner().Run(context.Background(), task))
+	assert.Contains(t, f.log.String(), "changed after the task wrote it; result not cached")
+	assert.False(t, (&Runner{Cache: f.cache, Out: io.Discard}).IsCached(&Task{ID: "t", Files: []string{in}, Outputs: []Output{{Path: out}}}))
 }

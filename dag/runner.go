@@ -218,8 +218,10 @@ func (r *Runner) runOnce(ctx context.Context, t *Task, st *taskState) error {
 		r.exclusive.Lock()
 		defer r.exclusive.Unlock()
 		// Across processes on this host too: training runs never overlap.
+		// (A read-only cache cannot hold the lock: then only this
+		// process's runs are kept apart.)
 		lk, err := r.Cache.Lock(ctx, "exclusive")
-		if err != nil {
+		if err != nil && !cache.IsReadOnly(err) && !cache.IsNoSpace(err) {
 			return fmt.Errorf("%s: %w", t.ID, err)
 		}
 		defer lk.Unlock()
@@ -291,22 +293,31 @@ func (r *Runner) name(p string) string {
 	return RelPath(r.Root, p)
 }
 
-// lockAll takes the action key's lock and one lock per output path, in one
-// global order so that two processes never wait on each other. The output
-// locks make run-and-store atomic for a path: a task with another key that
-// writes the same file waits until this one's outputs are stored.
-func (r *Runner) lockAll(ctx context.Context, t *Task, key cache.Digest) (func(), error) {
+// lockAll takes the action key's lock and one lock per output, in one
+// global order so that two processes never wait on each other. An output's
+// lock is named by its place as the kernel sees it (the device and inode of
+// its folder, and its name there), not by the path as typed, so two
+// spellings of one file (a checkout entered through a symlink, an output
+// folder linked to a shared one) take one lock. The output locks make
+// run-and-store atomic for a file: a task with another key that writes the
+// same file waits until this one's outputs are stored.
+//
+// A cache where lock files cannot be created (mounted read-only, owned by
+// someone else, or out of space) can still answer: lockAll then returns no
+// locks and the reason in noLocks, and the caller serves a hit or runs
+// without recording.
+func (r *Runner) lockAll(ctx context.Context, t *Task, key cache.Digest) (release func(), noLocks, err error) {
 	names := []string{key.String()}
 	for _, o := range t.Outputs {
-		abs, err := filepath.Abs(o.Path)
+		id, err := cache.OutputID(o.Path)
 		if err != nil {
-			return nil, fmt.Errorf("output %s: %w", o.Path, err)
+			return nil, nil, fmt.Errorf("output %s: %w", o.Path, err)
 		}
-		names = append(names, "out-"+cache.HashBytes([]byte(abs)).String())
+		names = append(names, "out-"+cache.HashBytes([]byte(id)).String())
 	}
 	sort.Strings(names)
 	var held []*cache.Lock
-	release := func() {
+	release = func() {
 		for i := len(held) - 1; i >= 0; i-- {
 			held[i].Unlock()
 		}
@@ -318,11 +329,14 @@ func (r *Runner) lockAll(ctx context.Context, t *Task, key cache.Digest) (func()
 		lk, err := r.Cache.Lock(ctx, n)
 		if err != nil {
 			release()
-			return nil, err
+			if cache.IsReadOnly(err) || cache.IsNoSpace(err) {
+				return func() {}, err, nil
+			}
+			return nil, nil, err
 		}
 		held = append(held, lk)
 	}
-	return release, nil
+	return release, nil, nil
 }
 
 func (r *Runner) execute(ctx context.Context, t *Task, st *taskState) error {
@@ -331,14 +345,16 @@ func (r *Runner) execute(ctx context.Context, t *Task, st *taskState) error {
 		return err
 	}
 	key := cache.ActionKey(parts)
-	unlock, err := r.lockAll(ctx, t, key)
+	unlock, noLocks, err := r.lockAll(ctx, t, key)
 	if err != nil {
 		return fmt.Errorf("%s: %w", t.ID, err)
 	}
 	defer unlock()
-	// Temporary files a killed run left beside these outputs are ours to
-	// remove: the locks say no other run is writing them now.
-	cleanDebris(t.Outputs)
+	if noLocks == nil {
+		// Temporary files a killed run left beside these outputs are ours
+		// to remove: the locks say no other run is writing them now.
+		cleanDebris(t.Outputs)
+	}
 
 	if !t.Force {
 		rec, err := r.Cache.LookupRecord(key)
@@ -373,6 +389,9 @@ func (r *Runner) execute(ctx context.Context, t *Task, st *taskState) error {
 	} else {
 		r.printf("run    %s\n", t.ID)
 	}
+	for _, o := range t.Outputs {
+		cache.ForgetPublished(o.Path)
+	}
 	start := time.Now()
 	x := &Exec{Task: t, Log: r.out(), Verbose: r.Verbose, Cache: r.Cache}
 	if t.Run == nil {
@@ -385,31 +404,55 @@ func (r *Runner) execute(ctx context.Context, t *Task, st *taskState) error {
 		return fmt.Errorf("%s: %w", t.ID, err)
 	}
 	r.ran.Add(1)
-	// The identity of each output as the task left it: an output that is
-	// not the same file when it has been stored was changed by someone
-	// else in between, and is not recorded under this key.
-	written := make([]string, len(t.Outputs))
+	// What the task left: the files it published (another run's file
+	// renamed over one of them since is refused when storing).
+	want := make([]string, len(t.Outputs))
 	for i, o := range t.Outputs {
-		id, err := cache.Stat(o.Path)
-		if err != nil {
+		if want[i], err = cache.WrittenID(o.Path); err != nil {
 			return fmt.Errorf("%s: output %s: %w", t.ID, o.Path, err)
 		}
-		written[i] = id
 	}
 	if storeHook != nil {
 		storeHook()
 	}
 	rec := cache.Record{Key: key, Task: t.ID, Created: time.Now().UTC(), DurationMS: time.Since(start).Milliseconds(), Inputs: parts}
-	for _, o := range t.Outputs {
-		d, n, err := r.Cache.PutOutput(o.Path, o.Compress)
+	// Each output is stored from one open file: the one this process
+	// published at its path (another run's file there is refused), read
+	// once. Its identity is checked again after the record is complete.
+	written := make([]string, len(t.Outputs))
+	record := noLocks == nil
+	if !record {
+		r.printf("warning: %s: cannot lock in the cache (%v); outputs kept, result not cached\n", t.ID, noLocks)
+	}
+	for i, o := range t.Outputs {
+		fi, err := os.Stat(o.Path)
 		if err != nil {
 			return fmt.Errorf("%s: output %s: %w", t.ID, o.Path, err)
 		}
-		abs, _ := filepath.Abs(o.Path)
-		fi, _ := os.Stat(o.Path)
-		mode := uint32(0o644)
-		if fi != nil {
-			mode = uint32(fi.Mode().Perm())
+		mode := uint32(fi.Mode().Perm())
+		abs := cache.RealPath(o.Path)
+		var d cache.Digest
+		var n int64
+		if record {
+			d, n, written[i], err = r.Cache.PutPublished(o.Path, o.Compress, want[i])
+		}
+		if record && err != nil {
+			switch {
+			case errors.Is(err, cache.ErrChanged):
+				r.printf("warning: %s: %s changed after the task wrote it; result not cached\n", t.ID, o.Path)
+				record = false
+			case cache.IsNoSpace(err) || cache.IsReadOnly(err):
+				r.printf("warning: %s: cannot store %s in the cache (%v); outputs kept, result not cached\n", t.ID, o.Path, err)
+				record = false
+			default:
+				return fmt.Errorf("%s: output %s: %w", t.ID, o.Path, err)
+			}
+		}
+		if !record {
+			// Dependents still need the digest of what is there.
+			if d, n, err = r.Cache.FileDigest(o.Path); err != nil {
+				return fmt.Errorf("%s: output %s: %w", t.ID, o.Path, err)
+			}
 		}
 		rec.Outputs = append(rec.Outputs, cache.Output{Path: r.name(o.Path), AbsPath: abs, Digest: d, Size: n, Mode: mode, Compressed: o.Compress})
 	}
@@ -422,6 +465,9 @@ func (r *Runner) execute(ctx context.Context, t *Task, st *taskState) error {
 	}
 	st.meta = rec.Meta
 	st.outputs = r.outputDigests(t, &rec)
+	if !record {
+		return nil
+	}
 	for i, o := range t.Outputs {
 		if id, err := cache.Stat(o.Path); err != nil || id != written[i] {
 			r.printf("warning: %s: %s changed after the task wrote it; result not cached\n", t.ID, o.Path)
@@ -436,6 +482,10 @@ func (r *Runner) execute(ctx context.Context, t *Task, st *taskState) error {
 		return nil
 	}
 	if err := r.Cache.PutRecord(rec); err != nil {
+		if cache.IsNoSpace(err) || cache.IsReadOnly(err) {
+			r.printf("warning: %s: cannot record the result in the cache (%v); outputs kept, result not cached\n", t.ID, err)
+			return nil
+		}
 		return fmt.Errorf("%s: %w", t.ID, err)
 	}
 	if r.Remote != nil {
@@ -504,7 +554,7 @@ func (r *Runner) materialize(t *Task, rec *cache.Record) error {
 		if materializeHook != nil {
 			materializeHook(path)
 		}
-		if err := r.Cache.Materialize(o.Digest, path, mode); err != nil {
+		if err := r.Cache.MaterializeSize(o.Digest, path, mode, o.Size); err != nil {
 			return err
 		}
 		// Seed the stat cache so the next run does not reread it.
@@ -513,46 +563,42 @@ func (r *Runner) materialize(t *Task, rec *cache.Record) error {
 	return nil
 }
 
-// cleanDebris removes the temporary files that writers of these outputs
-// leave when killed: cache.WriteAtomic's ".NAME.tmp-*", the dataset
-// writer's "NAME.tmp*" and "PREFIX.docs.tmp*". A rename is the last step of
-// every writer, so such a file is never a finished output.
+// cleanDebris removes the temporary files that Rival's writers of these
+// outputs leave when killed: for an output NAME, files named
+// ".NAME.tmp-rival~<pid>~<random>" (cache.TempPattern), and for a dataset
+// PREFIX.bin also the writer's ".PREFIX.idx…" and ".PREFIX.docs…" ones,
+// whose writing process is gone. A rename is the last step of every writer,
+// so such a file is never a finished output; a file a user named otherwise
+// is never touched.
 func cleanDebris(outs []Output) {
 	for _, o := range outs {
 		dir, base := filepath.Split(o.Path)
-		pats := []string{"." + base + ".tmp-*"}
-		if strings.HasSuffix(base, ".idx") {
-			pats = append(pats, base+".tmp*")
+		if dir == "" {
+			dir = "."
 		}
+		bases := []string{base}
 		if p, ok := strings.CutSuffix(base, ".bin"); ok {
-			pats = append(pats, base+".tmp*", p+".docs.tmp*")
+			bases = append(bases, p+".idx", p+".docs")
 		}
-		for _, pat := range pats {
-			matches, _ := filepath.Glob(filepath.Join(dir, globEscape(pat)))
-			for _, m := range matches {
-				if fi, err := os.Lstat(m); err == nil && fi.Mode().IsRegular() {
-					os.Remove(m)
+		if p, ok := strings.CutSuffix(base, ".idx"); ok {
+			bases = append(bases, p+".bin", p+".docs")
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if !e.Type().IsRegular() {
+				continue
+			}
+			for _, b := range bases {
+				if pid, ok := cache.ParseTemp(b, e.Name()); ok && cache.WriterGone(pid) {
+					os.Remove(filepath.Join(dir, e.Name()))
+					break
 				}
 			}
 		}
 	}
-}
-
-// globEscape quotes the glob metacharacters of a file name pattern, except
-// its final "*".
-func globEscape(pat string) string {
-	body, star := strings.CutSuffix(pat, "*")
-	var b strings.Builder
-	for _, c := range body {
-		if strings.ContainsRune(`*?[\`, c) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(c)
-	}
-	if star {
-		b.WriteByte('*')
-	}
-	return b.String()
 }
 
 // explain says which inputs changed since the last recorded run of the

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // The .idx header: 9-byte magic, u64 version, u8 dtype, u64 sequence count,
@@ -20,6 +21,19 @@ const (
 	headerSize = 9 + 8 + 1 + 8 + 8
 	bufferSize = 1 << 20
 )
+
+// OnPublish, when set, is told of each file a Writer renames into place,
+// with the file's identity taken before the rename, so a caller can later
+// tell its own published file from one another process put there.
+var OnPublish func(path string, fi os.FileInfo)
+
+// tempPattern is the os.CreateTemp pattern of a temporary file that becomes
+// base: ".BASE.tmp-rival~<pid>~<random>", the form every Rival writer uses
+// (cache.TempPattern), so a sweep of leftovers recognises it and no user
+// file is mistaken for one.
+func tempPattern(base string) string {
+	return "." + base + ".tmp-rival~" + strconv.Itoa(os.Getpid()) + "~*"
+}
 
 // BinPath and IdxPath name the two files of the dataset at prefix.
 func BinPath(prefix string) string { return prefix + ".bin" }
@@ -60,14 +74,14 @@ func NewWriter(prefix string, dtype DType) (*Writer, error) {
 	}
 	w := &Writer{prefix: prefix, dtype: dtype}
 	var err error
-	if w.bin, err = os.CreateTemp(dir, base+".bin.tmp*"); err != nil {
+	if w.bin, err = os.CreateTemp(dir, tempPattern(base+".bin")); err != nil {
 		return nil, fmt.Errorf("new dataset %s: %w", prefix, err)
 	}
-	if w.idx, err = os.CreateTemp(dir, base+".idx.tmp*"); err != nil {
+	if w.idx, err = os.CreateTemp(dir, tempPattern(base+".idx")); err != nil {
 		w.removeTemps()
 		return nil, fmt.Errorf("new dataset %s: %w", prefix, err)
 	}
-	if w.docs, err = os.CreateTemp(dir, base+".docs.tmp*"); err != nil {
+	if w.docs, err = os.CreateTemp(dir, tempPattern(base+".docs")); err != nil {
 		w.removeTemps()
 		return nil, fmt.Errorf("new dataset %s: %w", prefix, err)
 	}
@@ -285,6 +299,14 @@ func (w *Writer) finalize() error {
 		}
 	}
 	binPath, idxPath := BinPath(w.prefix), IdxPath(w.prefix)
+	binInfo, err := w.bin.Stat()
+	if err != nil {
+		return fmt.Errorf("stat %s: %w", w.bin.Name(), err)
+	}
+	idxInfo, err := w.idx.Stat()
+	if err != nil {
+		return fmt.Errorf("stat %s: %w", w.idx.Name(), err)
+	}
 	if err := os.Remove(idxPath); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove old %s: %w", idxPath, err)
 	}
@@ -293,6 +315,10 @@ func (w *Writer) finalize() error {
 	}
 	if err := os.Rename(w.idx.Name(), idxPath); err != nil {
 		return fmt.Errorf("publish %s: %w", idxPath, err)
+	}
+	if OnPublish != nil {
+		OnPublish(binPath, binInfo)
+		OnPublish(idxPath, idxInfo)
 	}
 	w.bin.Close()
 	w.idx.Close()

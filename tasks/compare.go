@@ -22,15 +22,27 @@ const compareVersion = "5"
 // resultFiles lists result JSON files under top (OUTPUT_DIR, leaving out
 // runs/, where runs keep scratch files such as generated configs) and under
 // dirs (results copied from other hosts), recursively and sorted.
+//
+// A folder that cannot be a result folder (a filesystem root, the home
+// folder) is refused up front, and a walk that meets more than
+// maxResultWalk entries stops with an error naming the folder, so a
+// mistyped OUTPUT_DIR=/ never walks the whole filesystem.
 func resultFiles(top string, dirs []string) ([]string, error) {
 	var out []string
+	visited := 0
 	walk := func(root string, skip string) error {
 		if _, err := os.Stat(root); errors.Is(err, os.ErrNotExist) {
 			return nil
 		}
+		if why := notAResultFolder(root); why != "" {
+			return fmt.Errorf("compare: %s is %s, not a folder of results: set OUTPUT_DIR (or name the folders) to where the runs' results are", root, why)
+		}
 		return filepath.WalkDir(root, func(p string, de os.DirEntry, err error) error {
 			if err != nil {
 				return err
+			}
+			if visited++; visited > maxResultWalk {
+				return fmt.Errorf("compare: %s holds more than %d files and folders; it does not look like a folder of results: set OUTPUT_DIR (or name the folders) to where the runs' results are", root, maxResultWalk)
 			}
 			if de.IsDir() && skip != "" && p == skip {
 				return filepath.SkipDir
@@ -60,6 +72,30 @@ func resultFiles(top string, dirs []string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// maxResultWalk bounds the entries compare visits looking for results.
+var maxResultWalk = 200_000
+
+// notAResultFolder says why dir can never be a folder of results (a
+// filesystem root, the home folder), or "".
+func notAResultFolder(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	if filepath.Dir(abs) == abs {
+		return "the filesystem root"
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		if h, err := filepath.EvalSymlinks(home); err == nil && h == abs {
+			return "the home folder"
+		}
+	}
+	return ""
 }
 
 // cachedResults returns every result recorded by a train task in the cache.

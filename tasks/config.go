@@ -119,13 +119,20 @@ func knownKeyNames() string {
 
 // parseEnvFile reads KEY=VALUE lines: blank lines and # comments are
 // skipped, an optional `export ` prefix and matching quotes are removed.
+//
+// The file must be a regular file of at most cache.LimitConfig bytes; a
+// line may be as long as the file.
 func parseEnvFile(path string, each func(line int, key, value string) error) error {
-	f, err := os.Open(path)
+	f, fi, err := cache.OpenRegular(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
+	if fi.Size() > cache.LimitConfig {
+		return fmt.Errorf("%s: %d bytes, more than the %d a configuration file may hold: %w", path, fi.Size(), cache.LimitConfig, cache.ErrTooLarge)
+	}
 	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), cache.LimitConfig+1)
 	n := 0
 	seen := map[string]int{}
 	for sc.Scan() {
@@ -159,8 +166,10 @@ func parseEnvFile(path string, each func(line int, key, value string) error) err
 			return err
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return fmt.Errorf("%s:%d: the line is longer than %d bytes (the line is not shown: it may hold a secret)", path, n+1, cache.LimitConfig)
+	} else if err != nil {
+		return fmt.Errorf("%s:%d: %w", path, n+1, err)
 	}
 	return nil
 }

@@ -158,7 +158,7 @@ func (w *Workspace) ensurePlatformImage(ctx context.Context, platform string) (*
 
 func readImageRecord(path string) (ImageRecord, error) {
 	var rec ImageRecord
-	data, err := os.ReadFile(path)
+	data, err := cache.ReadFileLimit(context.Background(), path, cache.LimitConfig)
 	if err != nil {
 		return rec, err
 	}

@@ -283,6 +283,10 @@ func checkRegularInput(path, want string) error {
 	return nil
 }
 
+// A dataset's .bin and .idx are recorded as this process published them,
+// so the runner stores exactly those files, never another run's.
+func init() { indexed.OnPublish = cache.NotePublished }
+
 // storedFingerprint stores the dataset's two files in the cache (which the
 // runner would do next anyway, and now finds done) and computes the
 // fingerprint from the digests that gives, so the files are read once, not

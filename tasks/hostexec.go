@@ -15,6 +15,31 @@ import (
 	"github.com/rivalbench/rival/frameworks/spec"
 )
 
+// hostStopGrace is how long a stopped run's processes get between SIGTERM
+// and SIGKILL: time for a trainer that traps SIGTERM to checkpoint.
+var hostStopGrace = 10 * time.Second
+
+// stopGroup stops the process group pgid: SIGTERM to every member, then,
+// once grace has passed with any member still there, SIGKILL to all of
+// them. It waits on the group, not on its leader: a member that ignores
+// SIGTERM is killed even when the leader has already exited.
+func stopGroup(pgid int, grace time.Duration) {
+	syscall.Kill(-pgid, syscall.SIGTERM)
+	deadline := time.Now().Add(grace)
+	for time.Now().Before(deadline) {
+		if !groupHasMembers(pgid) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	syscall.Kill(-pgid, syscall.SIGKILL)
+}
+
+// groupHasMembers reports whether any process is still in the group pgid.
+func groupHasMembers(pgid int) bool {
+	return !errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH)
+}
+
 // hostTorchVersion asks the launch's interpreter for its torch version
 // without importing torch (importlib.metadata reads the installed files).
 func hostTorchVersion(launch spec.Launch) string {
@@ -83,13 +108,8 @@ func (HostExecutor) Run(ctx context.Context, launch spec.Launch, maps []PathMap,
 	select {
 	case err = <-waitErr:
 	case <-ctx.Done():
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case err = <-waitErr:
-		case <-time.After(10 * time.Second):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			err = <-waitErr
-		}
+		stopGroup(cmd.Process.Pid, hostStopGrace)
+		err = <-waitErr
 		<-done
 		return ExecInfo{ExitCode: -1}, fmt.Errorf("stopped: %w", ctx.Err())
 	}

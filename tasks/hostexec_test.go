@@ -49,3 +49,37 @@ func TestHostExecutorExitCodeAndLines(t *testing.T) {
 	assert.Equal(t, 3, info.ExitCode)
 	assert.ElementsMatch(t, []string{"one", "two"}, lines)
 }
+
+// Ctrl-C when the trainer exits at once on SIGTERM but a process it
+// started ignores SIGTERM (and does not hold the output pipe): after the
+// grace period every member of the run's process group is killed, whoever
+// led it, and the run returns.
+func TestHostExecutorKillsSIGTERMIgnorersAfterTheLeaderExits(t *testing.T) {
+	old := hostStopGrace
+	hostStopGrace = 500 * time.Millisecond
+	t.Cleanup(func() { hostStopGrace = old })
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "child.pid")
+	// The child writes its pid once it ignores SIGTERM; the leader says
+	// "started" only then.
+	script := fmt.Sprintf(`sh -c 'trap "" TERM; echo $$ > %[1]s.tmp; mv %[1]s.tmp %[1]s; exec sleep 300' >/dev/null 2>&1 </dev/null &
+while [ ! -s %[1]s ]; do sleep 0.01; done
+trap 'exit 0' TERM
+echo started
+while :; do sleep 0.05; done`, pidFile)
+	ctx, cancel := context.WithCancel(context.Background())
+	start := time.Now()
+	_, err := HostExecutor{}.Run(ctx, spec.Launch{Command: []string{"/bin/sh", "-c", script}, WorkDir: dir}, nil, func(line string) {
+		if line == "started" {
+			cancel()
+		}
+	})
+	require.Error(t, err)
+	pid, _ := os.ReadFile(pidFile)
+	require.NotEmpty(t, pid)
+	t.Cleanup(func() { exec.Command("kill", "-9", strings.TrimSpace(string(pid))).Run() })
+	assert.Less(t, time.Since(start), 30*time.Second)
+	assert.Eventually(t, func() bool {
+		return exec.Command("kill", "-0", strings.TrimSpace(string(pid))).Run() != nil
+	}, 5*time.Second, 50*time.Millisecond, "the process that ignored SIGTERM must not outlive the run")
+}

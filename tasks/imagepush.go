@@ -69,7 +69,7 @@ func (w *Workspace) PushImage(ctx context.Context, e *container.Engine, rec Imag
 
 func (w *Workspace) readPushRecord(platform string) (*PushRecord, error) {
 	path := w.PushRecordPath(platform)
-	data, err := os.ReadFile(path)
+	data, err := cache.ReadFileLimit(context.Background(), path, cache.LimitConfig)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

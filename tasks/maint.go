@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/rivalbench/rival/cache"
+	"github.com/rivalbench/rival/compare"
 	"github.com/rivalbench/rival/dag"
 )
 
@@ -163,6 +164,19 @@ func (w *Workspace) CacheVerify(ctx context.Context) error {
 // mistyped OUTPUT_DIR=.. or OUTPUT_DIR=.git never costs a project.
 const DirMarker = ".rival-dir"
 
+// dirMarker is a marker's content: which folder it marks, as which
+// setting, for which workspace (all with symlinks resolved). A marker
+// copied, planted or linked into another folder names the wrong one, and
+// purge refuses it.
+type dirMarker struct {
+	Note      string `json:"note"`
+	Key       string `json:"key"`
+	Dir       string `json:"dir"`
+	Workspace string `json:"workspace"`
+}
+
+const markerNote = "created by Rival; purge may remove this folder, and no other"
+
 // markOwnDirs creates OUTPUT_DIR and DATA_DIR when they do not exist yet,
 // and marks them as Rival's. Every target calls it before it runs, so no
 // other code path creates either directory unmarked.
@@ -173,9 +187,42 @@ func (w *Workspace) markOwnDirs() {
 			continue
 		}
 		if os.MkdirAll(d, 0o755) == nil {
-			os.WriteFile(filepath.Join(d, DirMarker), []byte("created by Rival as "+k+"; purge may remove this directory\n"), 0o644)
+			data, _ := json.MarshalIndent(dirMarker{Note: markerNote, Key: k, Dir: resolve(d), Workspace: resolve(w.Root)}, "", "  ")
+			cache.WriteFileAtomic(filepath.Join(d, DirMarker), append(data, '\n'), 0o644)
 		}
 	}
+}
+
+// checkMarker says why the marker in real (a resolved folder) does not
+// make it Rival's k folder of the workspace root, or "" when it does: it
+// must be a regular file (not a symlink) that Rival wrote, naming real and
+// root.
+func checkMarker(real, k, root string) string {
+	p := filepath.Join(real, DirMarker)
+	fi, err := os.Lstat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "has no " + DirMarker + " marker (Rival marks the folders it creates; an older Rival did not)"
+	case err != nil:
+		return fmt.Sprintf("has an unreadable %s marker (%v)", DirMarker, err)
+	case !fi.Mode().IsRegular():
+		return fmt.Sprintf("has a %s marker that is not a regular file (%s), which Rival never writes", DirMarker, fi.Mode().Type())
+	}
+	data, err := cache.ReadFileLimit(context.Background(), p, cache.LimitConfig)
+	if err != nil {
+		return fmt.Sprintf("has an unreadable %s marker (%v)", DirMarker, err)
+	}
+	var m dirMarker
+	if json.Unmarshal(data, &m) != nil || m.Note != markerNote {
+		return fmt.Sprintf("has a %s marker Rival did not write (an older Rival wrote one that names no folder)", DirMarker)
+	}
+	if m.Dir != real {
+		return fmt.Sprintf("has a %s marker written for another folder (%s), copied or moved here", DirMarker, m.Dir)
+	}
+	if m.Workspace != root || m.Key != k {
+		return fmt.Sprintf("has a %s marker written for %s of the workspace %s, not %s of %s", DirMarker, m.Key, m.Workspace, k, root)
+	}
+	return ""
 }
 
 // resolve is p made absolute with its symlinks resolved, as far as the
@@ -204,8 +251,11 @@ func within(dir, p string) bool {
 
 // Purge removes OUTPUT_DIR, and DATA_DIR too when data is true. The cache
 // stays: a later run materializes from it. A directory is removed only
-// when, symlinks resolved, it carries Rival's marker; never the workspace,
-// one that holds it or the cache, a .git, or one holding files git tracks.
+// when it is not reached through a symlink and carries a marker Rival wrote
+// naming it and this workspace; never the workspace, one that holds it or
+// the cache, the home folder, a filesystem root, one that holds a .git
+// anywhere inside, or one holding files git tracks. What will go is listed
+// first.
 func (w *Workspace) Purge(data bool) error {
 	keys := []string{"OUTPUT_DIR"}
 	if data {
@@ -213,56 +263,106 @@ func (w *Workspace) Purge(data bool) error {
 	}
 	root := resolve(w.Root)
 	cacheDir := resolve(w.Cache.Dir)
-	type victim struct{ key, path, real string }
+	home := ""
+	if h, err := os.UserHomeDir(); err == nil {
+		home = resolve(h)
+	}
+	type victim struct {
+		key, real      string
+		files, folders int
+		bytes          int64
+		top            []string
+	}
 	var victims []victim
 	// Check every directory before removing any.
 	for _, k := range keys {
 		d := w.Path(k)
 		real := resolve(d)
-		if _, err := os.Lstat(d); errors.Is(err, fs.ErrNotExist) {
+		refuse := func(why string, args ...any) error {
+			return fmt.Errorf("purge: %s=%s resolves to %s, which %s; refusing", k, w.Config.Get(k), real, fmt.Sprintf(why, args...))
+		}
+		fi, err := os.Lstat(d)
+		if errors.Is(err, fs.ErrNotExist) {
 			w.Printf("purge: %s (%s) does not exist; nothing to remove\n", k, d)
 			continue
 		}
-		if real == root || within(real, root) {
-			return fmt.Errorf("purge: %s=%s resolves to %s, which holds the workspace %s; refusing (set %s to a directory of its own)", k, w.Config.Get(k), real, root, k)
+		if err != nil {
+			return fmt.Errorf("purge: %s: %w", d, err)
 		}
-		if real == cacheDir || within(real, cacheDir) {
-			return fmt.Errorf("purge: %s=%s resolves to %s, which holds the cache %s; refusing (use cache:trim for the cache)", k, w.Config.Get(k), real, cacheDir)
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return refuse("is reached through the symlink %s; purge never follows symlinks (remove the link with rm, or set %s to the folder itself)", d, k)
 		}
-		if filepath.Base(real) == ".git" {
-			return fmt.Errorf("purge: %s=%s resolves to %s, a git repository; refusing (set %s to a directory of its own)", k, w.Config.Get(k), real, k)
+		switch {
+		case real == root || within(real, root):
+			return refuse("holds the workspace %s (set %s to a directory of its own)", root, k)
+		case real == cacheDir || within(real, cacheDir):
+			return refuse("holds the cache %s (use cache:trim for the cache)", cacheDir)
+		case filepath.Dir(real) == real:
+			return refuse("is a filesystem root")
+		case home != "" && real == home:
+			return refuse("is the home folder")
+		case home != "" && within(real, home):
+			return refuse("holds the home folder %s", home)
+		case filepath.Base(real) == ".git":
+			return refuse("is a git repository (set %s to a directory of its own)", k)
 		}
 		if tracked := gitTracked(real); tracked != "" {
-			return fmt.Errorf("purge: %s=%s resolves to %s, which holds %s that git tracks; refusing (set %s to a directory of its own)", k, w.Config.Get(k), real, tracked, k)
+			return refuse("holds %s that git tracks (set %s to a directory of its own)", tracked, k)
 		}
-		fi, err := os.Stat(filepath.Join(real, DirMarker))
-		if err != nil || !fi.Mode().IsRegular() {
-			return fmt.Errorf("purge: %s=%s resolves to %s, which has no %s marker (Rival marks the directories it creates; an older Rival did not); refusing: if it holds only Rival's outputs, remove it by hand with: rm -rf %q", k, w.Config.Get(k), real, DirMarker, real)
+		if why := checkMarker(real, k, root); why != "" {
+			return refuse("%s: if it holds only Rival's outputs, remove it by hand with: rm -rf %q", why, real)
 		}
-		victims = append(victims, victim{k, d, real})
-	}
-	for _, v := range victims {
-		held := 0
-		if entries, err := os.ReadDir(v.real); err == nil {
-			for _, e := range entries {
-				if e.Name() != DirMarker {
-					held++
+		v := victim{key: k, real: real}
+		err = filepath.WalkDir(real, func(p string, de fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if de.Name() == ".git" {
+				return fmt.Errorf("%s is a git repository or worktree", p)
+			}
+			if p == real {
+				return nil
+			}
+			if filepath.Dir(p) == real && de.Name() != DirMarker {
+				name := de.Name()
+				if de.IsDir() {
+					name += "/"
+				}
+				v.top = append(v.top, name)
+			}
+			if de.IsDir() {
+				v.folders++
+			} else if info, err := de.Info(); err == nil {
+				v.files++
+				if info.Mode().IsRegular() {
+					v.bytes += info.Size()
 				}
 			}
+			return nil
+		})
+		if err != nil {
+			return refuse("holds something Rival never writes (%v): move it out first, or remove the folder by hand", err)
 		}
-		// Remove what the path names: a symlinked OUTPUT_DIR loses its
-		// target's contents only when that target passed the checks above.
+		victims = append(victims, v)
+	}
+	for _, v := range victims {
+		list := strings.Join(v.top, ", ")
+		if len(v.top) > 12 {
+			list = strings.Join(v.top[:12], ", ") + fmt.Sprintf(" and %d more", len(v.top)-12)
+		}
+		if len(v.top) == 0 {
+			if err := os.RemoveAll(v.real); err != nil {
+				return fmt.Errorf("purge %s: %w", v.real, err)
+			}
+			w.Printf("purge: %s (%s) held nothing to remove; removed the empty folder\n", v.key, v.real)
+			continue
+		}
+		w.Printf("purge: removing %s %s: %d files in %d folders, %s: %s\n", v.key, v.real, v.files, v.folders, HumanBytes(v.bytes), list)
+		// RemoveAll removes symlinks inside, never what they point to.
 		if err := os.RemoveAll(v.real); err != nil {
 			return fmt.Errorf("purge %s: %w", v.real, err)
 		}
-		if v.real != v.path {
-			os.Remove(v.path) // the link itself
-		}
-		if held == 0 {
-			w.Printf("purge: %s (%s) held nothing to remove; removed the empty folder\n", v.key, v.path)
-			continue
-		}
-		w.Printf("purge: removed %s (%s)\n", v.path, plural(held, "item"))
+		w.Printf("purge: removed %s\n", v.real)
 	}
 	return nil
 }
@@ -433,7 +533,7 @@ func writeWrap(out io.Writer, dir, host string) error {
 
 // provenanceOf picks the provenance fields of a result JSON file.
 func provenanceOf(path string) map[string]json.RawMessage {
-	data, err := os.ReadFile(path)
+	data, err := cache.ReadFileLimit(context.Background(), path, compare.MaxResultBytes)
 	if err != nil {
 		return nil
 	}

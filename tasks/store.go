@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/rivalbench/rival/cache"
+	"github.com/rivalbench/rival/compare"
 	"github.com/rivalbench/rival/container"
 	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/result"
@@ -434,5 +434,5 @@ func (w *Workspace) readResultArg(p string) ([]byte, error) {
 	if strings.HasPrefix(p, storeRefPrefix) {
 		return w.readStoreResult(context.Background(), p)
 	}
-	return os.ReadFile(p)
+	return cache.ReadFileLimit(context.Background(), p, compare.MaxResultBytes)
 }

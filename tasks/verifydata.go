@@ -1,11 +1,13 @@
 package tasks
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 
+	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/indexed"
 	"github.com/rivalbench/rival/models"
 )
@@ -46,7 +48,7 @@ func VerifyDataset(prefix string) (indexed.Fingerprint, error) {
 			return fp, fmt.Errorf("%s: %s is not a regular file (%s): remove it and run `go run mage.go encode`", prefix, p, fi.Mode().Type())
 		}
 	}
-	data, err := os.ReadFile(ManifestPath(prefix))
+	data, err := cache.ReadFileLimit(context.Background(), ManifestPath(prefix), cache.LimitManifest)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fp, fmt.Errorf("%s: not encoded yet (no %s): run `go run mage.go encode`", prefix, ManifestPath(prefix))
 	}
