@@ -19,6 +19,7 @@ import (
 	"github.com/rivalbench/rival/frameworks/logparse"
 	"github.com/rivalbench/rival/frameworks/nemo"
 	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/frameworks/upstreamtest"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/models"
 )
@@ -344,7 +345,7 @@ func TestEntryScriptPython(t *testing.T) {
 	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	if os.Getenv("RIVAL_BRIDGE_TREE") != "" && os.Getenv("RIVAL_MEGATRON_TREE") != "" {
+	if upstreamtest.Required() || (os.Getenv("RIVAL_BRIDGE_TREE") != "" && os.Getenv("RIVAL_MEGATRON_TREE") != "") {
 		assert.Contains(t, string(out), "Bridge validated 39 cells")
 		assert.NotContains(t, string(out), "skipped")
 	}
@@ -440,11 +441,8 @@ func TestFactsArePinned(t *testing.T) {
 // bridgeTrees returns the fetched Megatron-Bridge and Megatron-LM trees the preflight runs against,
 // or skips (docs/frameworks.md, "NeMo": RIVAL_BRIDGE_TREE at v0.3.0, RIVAL_MEGATRON_TREE at b0cc2706).
 func bridgeTrees(t *testing.T) (bridge, megatron string) {
-	bridge, megatron = os.Getenv("RIVAL_BRIDGE_TREE"), os.Getenv("RIVAL_MEGATRON_TREE")
-	if bridge == "" || megatron == "" {
-		t.Skip("set RIVAL_BRIDGE_TREE and RIVAL_MEGATRON_TREE to fetched Megatron-Bridge v0.3.0 and Megatron-LM b0cc2706 trees")
-	}
-	return bridge, megatron
+	tr := upstreamtest.Get(t)
+	return tr.Bridge, tr.Megatron
 }
 
 // runPreflight writes the launch's files under OutputDir and runs its preflight command with the
