@@ -9,7 +9,10 @@
 // compare and tasks import it.
 package result
 
-import "github.com/rivalbench/rival/frameworks/logparse"
+import (
+	"github.com/rivalbench/rival/frameworks/effective"
+	"github.com/rivalbench/rival/frameworks/logparse"
+)
 
 // SchemaVersion is written into every result; bump it when a field changes meaning.
 const SchemaVersion = "1.0"
@@ -54,6 +57,9 @@ type Result struct {
 	// Set for runs Rival launched (absent from extracted logs).
 	PowerMetrics *PowerMetrics `json:"power_metrics,omitempty"`
 	Provenance   *Provenance   `json:"provenance,omitempty"`
+	// EffectiveConfig is what the framework built, read back by the run's preflight from the
+	// framework's own objects (frameworks/effective); absent when the preflight does not report it.
+	EffectiveConfig *effective.Config `json:"effective_config,omitempty"`
 	// warmupRule says which rule chose WarmupStepsExcluded, for extract -v.
 	warmupRule string
 }

@@ -310,6 +310,11 @@ func Check(framework string, p spec.Plan, got Config) error {
 	if err != nil {
 		return err
 	}
+	return CheckAgainst(framework, got, want)
+}
+
+// CheckAgainst is Check with the workload's configuration given (spec.Launch.Workload).
+func CheckAgainst(framework string, got, want Config) error {
 	var bad []Diff
 	for _, d := range Compare(got, want) {
 		if _, ok := DeclaredFor(framework, d.Field); !ok {
