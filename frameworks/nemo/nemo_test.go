@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rivalbench/rival/frameworks"
+	"github.com/rivalbench/rival/frameworks/effective"
 	"github.com/rivalbench/rival/frameworks/logparse"
 	"github.com/rivalbench/rival/frameworks/nemo"
-	"github.com/rivalbench/rival/frameworks/effective"
 	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/rivalbench/rival/frameworks/upstreamtest"
 	"github.com/rivalbench/rival/hw"
