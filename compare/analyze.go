@@ -3,6 +3,7 @@ package compare
 import (
 	"errors"
 	"fmt"
+	"github.com/rivalbench/rival/frameworks/effective"
 	"math"
 	"sort"
 	"strings"
@@ -214,7 +215,10 @@ type ModelSection struct {
 	Fairness     []FairnessRow
 	Identical    []string // fairness fields recorded and equal across all groups
 	Unrecorded   []string // fairness fields no group recorded
-	Parity       []LossParity
+	// Declared are the differences a framework of this section does not let Rival remove
+	// (frameworks/effective); every report that compares the framework shows them.
+	Declared []effective.Declared
+	Parity   []LossParity
 }
 
 // FairnessRow is one configuration field that differs between groups.

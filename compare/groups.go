@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rivalbench/rival/frameworks/effective"
 	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/models"
@@ -49,11 +50,28 @@ func intStr(p *int) string {
 	return fmt.Sprint(*p)
 }
 
+// effectivePrefix starts the configuration keys of a run's effective configuration (what the
+// framework built, frameworks/effective), one per field: "effective.norm_eps".
+const effectivePrefix = "effective."
+
 func configOf(r *result.Result) map[string]string {
 	prec := r.TrainingConfig.Precision
 	if r.TrainingConfig.PrecisionAssumed {
 		prec += " (assumed)"
 	}
+	c := requestedConfigOf(r, prec)
+	for _, f := range effective.Fields() {
+		c[effectivePrefix+f] = unknown
+		if r.EffectiveConfig != nil {
+			if v, ok := r.EffectiveConfig.Value(f); ok {
+				c[effectivePrefix+f] = v
+			}
+		}
+	}
+	return c
+}
+
+func requestedConfigOf(r *result.Result, prec string) map[string]string {
 	return map[string]string{
 		"precision":             strOr(&prec, unknown),
 		"tensor_parallel":       intStr(r.ParallelismConfig.TensorParallel),
@@ -585,4 +603,13 @@ func meanPtr(xs []float64) *float64 {
 	}
 	m := mean(xs)
 	return &m
+}
+
+// effectiveFields are the fairness keys of the effective configuration, in effective.Fields order.
+func effectiveFields() []string {
+	var out []string
+	for _, f := range effective.Fields() {
+		out = append(out, effectivePrefix+f)
+	}
+	return out
 }

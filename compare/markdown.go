@@ -712,6 +712,13 @@ func writeFairness(m md, s *ModelSection) {
 	if len(s.Unrecorded) > 0 {
 		m.p("\nRecorded by no group (unknown, so not known to be equal): %s.\n", strings.Join(s.Unrecorded, ", "))
 	}
+	if len(s.Declared) > 0 {
+		m.p("\nDifferences the frameworks do not let Rival remove:\n\n")
+		m.header("framework", "field", "why")
+		for _, d := range s.Declared {
+			m.row(mdEscape(d.Framework), mdEscape(d.Field), mdEscape(d.Reason))
+		}
+	}
 }
 
 func writeParity(m md, s *ModelSection) {

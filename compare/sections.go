@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/rivalbench/rival/frameworks/effective"
 )
 
 // identical says whether two groups ran the same hyperparameters on the same
@@ -306,8 +308,38 @@ func (c Comparison) between(p, q string) bool {
 // fairness lists the fields that differ between groups, the fields recorded
 // and equal in every group, and the fields no group recorded: unknown is not
 // equal to unknown.
+//
+// The frameworks' effective configurations (what each built, read back by the preflight) are
+// compared field by field as "effective.<field>" when any group recorded one; the differences a
+// framework does not let Rival remove (effective.AllDeclared) are listed for the frameworks present.
 func (s *ModelSection) fairness() {
-	for _, f := range fairnessFields {
+	fields := fairnessFields
+	recordedEffective := false
+	for _, g := range s.Groups {
+		for k, v := range g.Config {
+			if strings.HasPrefix(k, effectivePrefix) && v != unknown {
+				recordedEffective = true
+			}
+		}
+	}
+	if recordedEffective {
+		fields = append(append([]string(nil), fairnessFields...), effectiveFields()...)
+	}
+	defer func() {
+		if !recordedEffective {
+			s.Unrecorded = append(s.Unrecorded, "effective configuration")
+		}
+		present := map[string]bool{}
+		for _, g := range s.Groups {
+			present[g.Config["framework"]] = true
+		}
+		for _, d := range effective.AllDeclared() {
+			if present[d.Framework] {
+				s.Declared = append(s.Declared, d)
+			}
+		}
+	}()
+	for _, f := range fields {
 		vals := make([]string, len(s.Groups))
 		differ, recorded := false, false
 		for i, g := range s.Groups {

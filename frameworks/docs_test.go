@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rivalbench/rival/frameworks/effective"
 	"github.com/rivalbench/rival/frameworks/spec"
 )
 
@@ -25,4 +26,16 @@ func TestDocsPinnedVersions(t *testing.T) {
 	}
 	assert.Equal(t, spec.PinsMarkdown(), s[start+len("<!-- pins:begin -->\n"):end],
 		"docs/frameworks.md's pinned-versions table differs from spec.Pins: paste spec.PinsMarkdown()")
+}
+
+// docs/frameworks.md's effective-configuration table names every field of effective.Config.
+func TestDocsEffectiveConfigurationFields(t *testing.T) {
+	b, err := os.ReadFile("../docs/frameworks.md")
+	require.NoError(t, err)
+	s := string(b)
+	i := strings.Index(s, "## The effective configuration")
+	require.GreaterOrEqual(t, i, 0)
+	for _, f := range effective.Fields() {
+		assert.Contains(t, s[i:], "`"+f+"`", "docs/frameworks.md's effective-configuration table lacks %s", f)
+	}
 }

@@ -4,11 +4,13 @@
 package frameworks
 
 import (
+	"encoding/json"
 	"fmt"
 	"path"
 	"sort"
 	"strings"
 
+	"github.com/rivalbench/rival/frameworks/effective"
 	"github.com/rivalbench/rival/frameworks/fsdp"
 	"github.com/rivalbench/rival/frameworks/mega"
 	"github.com/rivalbench/rival/frameworks/nemo"
@@ -163,6 +165,16 @@ func Build(req spec.Request) (spec.Launch, error) {
 	}
 	if err := preflight(p, &l); err != nil {
 		return spec.Launch{}, err
+	}
+	want, err := effective.Want(p)
+	if err != nil {
+		return spec.Launch{}, err
+	}
+	if l.Workload, err = json.Marshal(want); err != nil {
+		return spec.Launch{}, err
+	}
+	if l.Preflight != nil {
+		l.Preflight.Workload = l.Workload // what its read-back is compared with
 	}
 	return l, nil
 }

@@ -414,9 +414,9 @@ func TestKnobs(t *testing.T) {
 			"mega":  {"--global-batch-size"}, "prim": {"primus/llama-exp.yaml:overrides.global_batch_size"}, "nemo": {"rival_nemo.json:train.global_batch_size"}, "fsdp": {"--grad-accum"}}},
 		{"TP", func(r *spec.Request) { r.Fair.TP, r.Fair.DP = 2, 4 }, map[string][]string{
 			"titan": {"file:rival_titan.json", "rival_titan.toml:parallelism.data_parallel_shard_degree", "rival_titan.toml:parallelism.tensor_parallel_degree", "rival_titan.toml:training.global_batch_size"},
-			"mega":  {"--global-batch-size", "--sequence-parallel", "--tensor-model-parallel-size"},
-			"prim":  {"primus/llama-exp.yaml:overrides.global_batch_size", "primus/llama-exp.yaml:overrides.sequence_parallel", "primus/llama-exp.yaml:overrides.tensor_model_parallel_size"},
-			"nemo":  {"rival_nemo.json:model.sequence_parallel", "rival_nemo.json:model.tensor_model_parallel_size", "rival_nemo.json:train.global_batch_size"}}},
+			"mega":  {"--global-batch-size", "--make-vocab-size-divisible-by", "--sequence-parallel", "--tensor-model-parallel-size"},
+			"prim":  {"primus/llama-exp.yaml:overrides.global_batch_size", "primus/llama-exp.yaml:overrides.make_vocab_size_divisible_by", "primus/llama-exp.yaml:overrides.sequence_parallel", "primus/llama-exp.yaml:overrides.tensor_model_parallel_size"},
+			"nemo":  {"rival_nemo.json:model.make_vocab_size_divisible_by", "rival_nemo.json:model.sequence_parallel", "rival_nemo.json:model.tensor_model_parallel_size", "rival_nemo.json:train.global_batch_size"}}},
 		{"PP", func(r *spec.Request) { r.Fair.PP, r.Fair.DP = 2, 4 }, map[string][]string{
 			"titan": {"file:rival_titan.json", "rival_titan.toml:parallelism.data_parallel_shard_degree", "rival_titan.toml:parallelism.pipeline_parallel_degree", "rival_titan.toml:training.global_batch_size", "rival_titan.toml:training.local_batch_size"},
 			"mega":  {"--global-batch-size", "--pipeline-model-parallel-size"},

@@ -10,19 +10,42 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rivalbench/rival/frameworks/effective"
 	"github.com/rivalbench/rival/frameworks/mega"
 	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/frameworks/upstreamtest"
 	"github.com/rivalbench/rival/hw"
 )
 
-// upstreamDir is a folder of fetched upstream trees, named megatron-<first 8 hex of the commit> and
-// primus-<tag> (docs/frameworks.md, "Preflight"). Without it the preflight tests skip.
-func upstreamDir(t *testing.T) string {
-	d := os.Getenv("RIVAL_UPSTREAM_DIR")
-	if d == "" {
-		t.Skip("set RIVAL_UPSTREAM_DIR to a folder holding megatron-b0cc2706, megatron-3bec9aa9 and primus-v26.2 trees to run the preflight against them")
+// upstreamDir is the folder of unpacked upstream trees, named megatron-<first 8 hex of the commit>
+// and primus-<tag> (../shared/upstream/README.md). Without it the preflight tests skip, naming the
+// command that unpacks them; under RIVAL_REQUIRE_UPSTREAM=1 they fail.
+func upstreamDir(t *testing.T) string { return upstreamtest.Get(t).Dir }
+
+// tokenizerDir is a folder holding the model's real tokenizer.json, so the preflight reads the
+// vocabulary Megatron pads (len(tokenizer)) as the run would: Qwen's and Mistral's from
+// tokenizer/testdata, Llama 3.1's from ../shared/tokenizers (RIVAL_SHARED_DIR).
+func tokenizerDir(t *testing.T, model string) string {
+	base := strings.TrimSuffix(model, "-proxy")
+	var d string
+	switch base {
+	case "qwen":
+		d = filepath.Join("..", "tokenizer", "testdata", "qwen-2.5")
+	case "mistral":
+		d = filepath.Join("..", "tokenizer", "testdata", "mistral-7b-v0.1")
+	default:
+		shared := os.Getenv("RIVAL_SHARED_DIR")
+		if shared == "" {
+			shared = filepath.Join("..", "..", "shared")
+		}
+		d = filepath.Join(shared, "tokenizers", "llama-3.1")
 	}
-	return d
+	abs, err := filepath.Abs(d)
+	require.NoError(t, err)
+	if _, err := os.Stat(filepath.Join(abs, "tokenizer.json")); err != nil {
+		upstreamtest.Missing(t, "no tokenizer.json in "+abs+" (set RIVAL_SHARED_DIR to the folder holding tokenizers/llama-3.1)")
+	}
+	return abs
 }
 
 // runPreflight writes the launch's files under its OutputDir and runs its preflight with the fetched
@@ -37,11 +60,7 @@ func runPreflight(t *testing.T, dir string, r spec.Request, l spec.Launch) (stri
 	}
 	pin, err := spec.PinFor(r.Platform)
 	require.NoError(t, err)
-	py := os.Getenv("RIVAL_PREFLIGHT_PYTHON")
-	if py == "" {
-		py = "python3"
-	}
-	cmd := exec.Command(py, l.Preflight.Command[1:]...)
+	cmd := exec.Command(upstreamtest.Get(t).Python, l.Preflight.Command[1:]...)
 	cmd.Dir = l.Preflight.WorkDir
 	cmd.Env = os.Environ()
 	for k, v := range l.Preflight.Env {
@@ -53,17 +72,63 @@ func runPreflight(t *testing.T, dir string, r spec.Request, l spec.Launch) (stri
 	return string(out), err
 }
 
+// effectiveOf is the effective configuration a preflight's output reports.
+func effectiveOf(t *testing.T, out string) effective.Config {
+	t.Helper()
+	c, found, err := effective.FromLines(strings.Split(out, "\n"))
+	require.NoError(t, err, out)
+	require.True(t, found, "the preflight reports the effective configuration: %s", out)
+	return c
+}
+
 func TestPreflightOnUpstreamTrees(t *testing.T) {
 	dir := upstreamDir(t)
 	forMatrix(t, func(t *testing.T, r spec.Request, _ spec.Launch) {
 		t.Parallel()
-		r.OutputDir = t.TempDir()
+		r.OutputDir, r.TokenizerPath = t.TempDir(), tokenizerDir(t, r.Model)
 		l, err := Build(r)
 		require.NoError(t, err)
 		out, err := runPreflight(t, dir, r, l)
 		require.NoError(t, err, out)
 		assert.Contains(t, out, "preflight ok: ")
+		// What Megatron built is Rival's workload, field by field.
+		p, err := Validate(r, l.Framework)
+		require.NoError(t, err)
+		assert.NoError(t, effective.Check(l.Framework, p, effectiveOf(t, out)))
 	})
+}
+
+// The effective configuration catches a launch Megatron accepts but that builds another model or
+// recipe than the workload: each wrong launch is named by field, with both values.
+func TestEffectiveConfigNegativeControlsOnUpstreamTrees(t *testing.T) {
+	dir := upstreamDir(t)
+	for _, c := range []struct {
+		platform, fw, model string
+		edit                func(l *spec.Launch)
+		field, got, want    string
+	}{
+		{hw.PlatformNVIDIA, "mega", "llama", func(l *spec.Launch) { setArg(l.Preflight, "--norm-epsilon", "1e-6") }, "norm_eps", "1e-06", "1e-05"},
+		{hw.PlatformAMD, "mega", "qwen", func(l *spec.Launch) { setArg(l.Preflight, "--init-method-std", "0.01") }, "init_std", "0.01", "0.02"},
+		{hw.PlatformNVIDIA, "mega", "mistral", func(l *spec.Launch) { setArg(l.Preflight, "--lr-decay-style", "linear") }, "lr_decay_style", "linear", "cosine"},
+		{hw.PlatformAMD, "prim", "llama", func(l *spec.Launch) { editEXP(l, "hidden_dropout: 0.0", "hidden_dropout: 0.1") }, "hidden_dropout", "0.1", "0"},
+		{hw.PlatformAMD, "prim", "qwen", func(l *spec.Launch) { editEXP(l, "init_method_std: 0.02", "init_method_std: 0.008") }, "init_std", "0.008", "0.02"},
+	} {
+		t.Run(c.platform+"/"+c.fw+"/"+c.field, func(t *testing.T) {
+			r := request(t, c.platform, c.fw, c.model)
+			r.OutputDir, r.TokenizerPath = t.TempDir(), tokenizerDir(t, c.model)
+			l, err := Build(r)
+			require.NoError(t, err)
+			c.edit(&l)
+			out, err := runPreflight(t, dir, r, l)
+			require.NoError(t, err, "Megatron accepts the launch: %s", out)
+			p, err := Validate(r, l.Framework)
+			require.NoError(t, err)
+			err = effective.Check(l.Framework, p, effectiveOf(t, out))
+			var e *effective.Error
+			require.ErrorAs(t, err, &e)
+			assert.Contains(t, e.Diffs, effective.Diff{Field: c.field, Framework: c.got, Rival: c.want})
+		})
+	}
 }
 
 // The preflight stops a launch the framework would reject, quoting the framework's own error.

@@ -9,7 +9,10 @@
 // compare and tasks import it.
 package result
 
-import "github.com/rivalbench/rival/frameworks/logparse"
+import (
+	"github.com/rivalbench/rival/frameworks/effective"
+	"github.com/rivalbench/rival/frameworks/logparse"
+)
 
 // SchemaVersion is written into every result; bump it when a field changes meaning.
 const SchemaVersion = "1.0"
@@ -57,6 +60,9 @@ type Result struct {
 	// SampleOrder names the order the run's samples came in and digests the first of them, so
 	// that runs of different frameworks show they trained on the same batches (docs/sample-order.md).
 	SampleOrder *SampleOrder `json:"sample_order,omitempty"`
+	// EffectiveConfig is what the framework built, read back by the run's preflight from the
+	// framework's own objects (frameworks/effective); absent when the preflight does not report it.
+	EffectiveConfig *effective.Config `json:"effective_config,omitempty"`
 	// warmupRule says which rule chose WarmupStepsExcluded, for extract -v.
 	warmupRule string
 }

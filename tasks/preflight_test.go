@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,9 +21,12 @@ import (
 // (failing when fail is set) and the training launch like a trainer.
 type preflightExec struct {
 	scriptedExecutor
-	fail     bool
-	mu       sync.Mutex
-	commands [][]string
+	fail bool
+	// effective, when set, is the preflight's read-back of what the framework built, from the
+	// workload the launch carries.
+	effective func(workload []byte) string
+	mu        sync.Mutex
+	commands  [][]string
 }
 
 func (p *preflightExec) Run(ctx context.Context, l spec.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
@@ -35,6 +39,9 @@ func (p *preflightExec) Run(ctx context.Context, l spec.Launch, maps []PathMap, 
 			return ExecInfo{ExitCode: 1}, nil
 		}
 		onLine(`preflight ran: {"megatron_core": "0.16.0", "megatron_tree": "/opt/Megatron-Bridge/3rdparty/Megatron-LM", "torch": "2.10.0a0", "cuda": "13.0.2"}`)
+		if p.effective != nil {
+			onLine("preflight effective: " + p.effective(l.Workload))
+		}
 		onLine("preflight ok: megatron")
 		return ExecInfo{}, nil
 	}
@@ -106,5 +113,46 @@ func TestPreflightDevices(t *testing.T) {
 			want = hw.PlatformNVIDIA
 		}
 		assert.Equal(t, want, pex.Platform, fw)
+	}
+}
+
+// The preflight's read-back of what the framework built is recorded in the result; a read-back that
+// differs from the workload stops the run before it starts, naming the field and both values.
+func TestTrainChecksTheEffectiveConfiguration(t *testing.T) {
+	for _, differ := range []bool{false, true} {
+		w, _ := newWorkspace(t, "")
+		ex := &preflightExec{scriptedExecutor: scriptedExecutor{steps: 30}, effective: func(workload []byte) string {
+			if !differ {
+				return string(workload)
+			}
+			var m map[string]any
+			require.NoError(t, json.Unmarshal(workload, &m))
+			m["norm_eps"] = 1e-6
+			b, err := json.Marshal(m)
+			require.NoError(t, err)
+			return string(b)
+		}}
+		in := trainInputs(t, w, ex)
+		in.Platform, in.Framework = hw.PlatformNVIDIA, "mega"
+		in.Host = hw.Host{Platform: hw.PlatformNVIDIA, GPUs: []hw.GPU{{Index: 0, Name: "NVIDIA H100 80GB HBM3"}}}
+		task, err := w.TrainTask(in)
+		require.NoError(t, err)
+		err = w.Runner.Run(context.Background(), task)
+		if differ {
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "stopped the run before it started: mega does not build Rival's workload (1 field(s)): norm_eps: the framework built 1e-06, Rival's workload is 1e-05")
+			assert.Zero(t, ex.runs.Load(), "the training launch never starts")
+			continue
+		}
+		require.NoError(t, err)
+		data, err := os.ReadFile(task.Outputs[0].Path)
+		require.NoError(t, err)
+		var res struct {
+			Effective map[string]any `json:"effective_config"`
+		}
+		require.NoError(t, json.Unmarshal(data, &res))
+		assert.Equal(t, 1e-5, res.Effective["norm_eps"])
+		assert.Equal(t, "mistral-proxy", in.Model)
+		assert.Equal(t, 32000.0, res.Effective["vocab"])
 	}
 }

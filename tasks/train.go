@@ -19,6 +19,7 @@ import (
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/frameworks"
+	"github.com/rivalbench/rival/frameworks/effective"
 	"github.com/rivalbench/rival/frameworks/fsdp"
 	"github.com/rivalbench/rival/frameworks/logparse"
 	"github.com/rivalbench/rival/frameworks/spec"
@@ -159,6 +160,8 @@ type trainRun struct {
 	cacheDir string // Megatron's data cache folder of the dataset's fingerprint
 
 	sampleOrder *result.SampleOrder // written by stage (sampleorder.go)
+	// effective is what the framework built, as its preflight read it back (nil: not reported).
+	effective *effective.Config
 }
 
 // build builds the launch for a dataset fingerprint.
@@ -279,12 +282,12 @@ func (r *trainRun) run(ctx context.Context, x *dag.Exec) error {
 	if err := r.stage(); err != nil {
 		return err
 	}
-	if _, ran, err := RunPreflight(ctx, in.Executor, name, r.launch, r.maps); err != nil {
+	if rep, err := RunPreflight(ctx, in.Executor, name, r.launch, r.maps); err != nil {
 		return err
-	} else if ran != "" && r.launch.RanFile == "" {
+	} else if r.effective = rep.Effective; rep.Ran != "" && r.launch.RanFile == "" {
 		// (A launch with a RanFile records what ran itself, from the training processes.)
 		// What the image holds, read inside it, ahead of the pin the launch was built for.
-		r.launch.FrameworkVersion = ran + "; built for " + r.launch.FrameworkVersion
+		r.launch.FrameworkVersion = rep.Ran + "; built for " + r.launch.FrameworkVersion
 	}
 	if r.cpuPrec.Precision != "" {
 		w.sayPrecisionOnce(x.Log, r.cpuPrec)
@@ -320,6 +323,7 @@ func (r *trainRun) run(ctx context.Context, x *dag.Exec) error {
 	}
 	res.Provenance = w.provenance(in, cfg, r.launch, info, started, finished, r.absPrefix)
 	res.SampleOrder = r.sampleOrder
+	res.EffectiveConfig = r.effective
 	from, to, dated := clock.window(res.WarmupStepsExcluded)
 	res.PowerMetrics = sampler.summary(from, to, dated, runGPUs(r.launch.Env, in.Host))
 	if in.Executor.Kind() == ExecutorSlurm {

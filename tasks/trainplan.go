@@ -18,6 +18,7 @@ import (
 	"github.com/rivalbench/rival/frameworks/spec"
 
 	"github.com/rivalbench/rival/frameworks"
+	"github.com/rivalbench/rival/frameworks/effective"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/models"
 )
@@ -183,29 +184,42 @@ func preflightExecutor(ex Executor, pre spec.Launch) Executor {
 	return ex
 }
 
+// PreflightReport is what a preflight said about a launch.
+type PreflightReport struct {
+	OK  string // the preflight's summary line
+	Ran string // what the image actually holds ("ran": Megatron Core, the trees' commits, TE, torch, CUDA or ROCm)
+	// Effective is what the framework built, read back from its own objects (nil when the
+	// framework's preflight does not report it).
+	Effective *effective.Config
+}
+
 // RunPreflight runs a launch's preflight (the framework's own argument parsing and config
 // validation; see spec.Launch.Preflight). Its files must already be written. It fails quoting
-// the framework's error.
-//
-// It returns the preflight's summary line and what the image actually holds ("ran": Megatron Core,
-// the trees' commits, TE, torch, CUDA or ROCm, read inside the container), for the result.
-func RunPreflight(ctx context.Context, ex Executor, name string, launch spec.Launch, maps []PathMap) (ok, ran string, err error) {
+// the framework's error, and when the effective configuration the preflight read back differs from
+// the workload's (spec.Launch.Workload), naming each field with both values.
+func RunPreflight(ctx context.Context, ex Executor, name string, launch spec.Launch, maps []PathMap) (PreflightReport, error) {
+	var rep PreflightReport
 	if launch.Preflight == nil {
-		return "", "", nil
+		return rep, nil
 	}
 	pex := preflightExecutor(ex, *launch.Preflight)
 	if pex == nil {
-		return "", "", nil
+		return rep, nil
 	}
 	var tail []string
+	eff := ""
 	info, err := pex.Run(ctx, *launch.Preflight, maps, func(l string) {
+		if strings.HasPrefix(l, effective.LinePrefix) {
+			eff = l // long: kept apart from the tail
+			return
+		}
 		if len(tail) == 40 {
 			tail = tail[1:]
 		}
 		tail = append(tail, l)
 	})
 	if err != nil {
-		return "", "", fmt.Errorf("preflight of %s: %w", name, err)
+		return rep, fmt.Errorf("preflight of %s: %w", name, err)
 	}
 	last := ""
 	for _, l := range tail {
@@ -213,16 +227,33 @@ func RunPreflight(ctx context.Context, ex Executor, name string, launch spec.Lau
 			last = l
 		}
 		if j, found := strings.CutPrefix(l, "preflight ran: "); found {
-			ran = describeRan(j)
+			rep.Ran = describeRan(j)
 		}
 	}
 	if info.ExitCode != 0 {
 		if last == "" {
 			last = "exit status " + strconv.Itoa(info.ExitCode) + ": " + strings.Join(tail, "\n")
 		}
-		return "", "", fmt.Errorf("preflight of %s stopped the run before it started: %s", name, strings.TrimPrefix(last, "preflight failed: "))
+		return PreflightReport{}, fmt.Errorf("preflight of %s stopped the run before it started: %s", name, strings.TrimPrefix(last, "preflight failed: "))
 	}
-	return last, ran, nil
+	rep.OK = last
+	if eff != "" {
+		got, _, err := effective.FromLines([]string{eff})
+		if err != nil {
+			return PreflightReport{}, fmt.Errorf("preflight of %s: %w", name, err)
+		}
+		rep.Effective = &got
+		if len(launch.Workload) > 0 {
+			want, err := effective.Parse(launch.Workload)
+			if err != nil {
+				return PreflightReport{}, fmt.Errorf("preflight of %s: the workload's configuration: %w", name, err)
+			}
+			if err := effective.CheckAgainst(launch.Framework, got, want); err != nil {
+				return rep, fmt.Errorf("preflight of %s stopped the run before it started: %w", name, err)
+			}
+		}
+	}
+	return rep, nil
 }
 
 // describeRan turns the preflight's JSON of what the image holds into "key value, ..." (sorted).
@@ -351,15 +382,20 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 			if err := writeLaunchFiles(maps, l); err != nil {
 				return err
 			}
-			ok, ran, err := RunPreflight(ctx, ex, name, l, maps)
+			rep, err := RunPreflight(ctx, ex, name, l, maps)
 			if err != nil {
 				w.Printf("%s × %s: %v\n", fw, in.Model, err)
 				failed++
 				continue
 			}
-			w.Printf("%s × %s: %s\n", fw, in.Model, ok)
-			if ran != "" {
-				w.Printf("  in the image: %s\n", ran)
+			w.Printf("%s × %s: %s\n", fw, in.Model, rep.OK)
+			if rep.Ran != "" {
+				w.Printf("  in the image: %s\n", rep.Ran)
+			}
+			if rep.Effective != nil {
+				w.Printf("  effective configuration equals the workload, field by field (%d fields)\n", len(effective.Fields()))
+			} else {
+				w.Printf("  no effective configuration read back for %s\n", l.Framework)
 			}
 		}
 	}

@@ -286,13 +286,13 @@ func ChoiceName(c any) string {
 	return s
 }
 
-//go:embed preflight.py pystubs.py
+//go:embed preflight.py pystubs.py effective.py
 var preflightFS embed.FS
 
 // PreflightFiles are the preflight script and its stand-in modules, by file name.
 func PreflightFiles() map[string][]byte {
 	out := map[string][]byte{}
-	for _, n := range []string{"preflight.py", "pystubs.py"} {
+	for _, n := range []string{"preflight.py", "pystubs.py", "effective.py"} {
 		b, err := preflightFS.ReadFile(n)
 		if err != nil {
 			panic("facts: embedded " + n + " missing: " + err.Error()) // a build defect, not input

@@ -29,6 +29,7 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pystubs  # noqa: E402
+import effective  # noqa: E402
 
 
 def fail(stage, exc):
@@ -187,6 +188,14 @@ def git_head(tree):
         return None
 
 
+def effective_of(args, cfg):
+    """Prints what Megatron built (effective.py), read from its own args and TransformerConfig."""
+    try:
+        effective.emit(effective.megatron(args, cfg))
+    except BaseException as e:  # noqa: B902
+        fail("reading back Megatron's effective configuration", e)
+
+
 def main():
     if len(sys.argv) < 2 or sys.argv[1] not in ("mega", "prim"):
         sys.exit(__doc__)
@@ -198,6 +207,7 @@ def main():
         arguments, tree = megatron(tree)
         args, cfg = check_megatron(arguments, argv, world)
         ran(megatron_tree=tree)
+        effective_of(args, cfg)
         print("preflight ok: megatron %s: %d arguments, world %d, TP %d PP %d DP %d, %s" % (
             tree, len(argv), world, args.tensor_model_parallel_size, args.pipeline_model_parallel_size,
             args.data_parallel_size, type(cfg).__name__))
@@ -240,6 +250,7 @@ def main():
     except BaseException as e:  # noqa: B902
         fail("megatron TransformerConfig (from Primus's merged config)", e)
     ran(megatron_tree=mtree, primus_tree=primus_tree)
+    effective_of(args, tcfg)
     print("preflight ok: primus %s + megatron %s: %s, world %d, TP %d PP %d DP %d, %s" % (
         primus_tree, mtree, os.path.basename(exp), world, args.tensor_model_parallel_size,
         args.pipeline_model_parallel_size, args.data_parallel_size, type(tcfg).__name__))

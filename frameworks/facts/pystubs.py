@@ -24,6 +24,7 @@ STUBBED = (
     "multistorageclient", "onelogger", "one_logger", "nv_one_logger", "grouped_gemm", "emerging_optimizers",
     "flashattn_hopper", "flash_attn_3", "deep_ep", "mlflow", "hip", "amdsmi", "pynvml", "loguru",
     "datasets", "transformers", "sentencepiece", "tiktoken", "safetensors", "cupy", "numpy", "scipy",
+    "regex",
 )
 
 # Versions the stand-ins report, so version gates take the pinned images' branches.

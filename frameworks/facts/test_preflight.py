@@ -55,6 +55,16 @@ class Upstream(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertIn("preflight ok: ", r.stdout)
             self.assertIn('"megatron_core": "0.16.0"', r.stdout)
+            # What Megatron built, read back: NullTokenizer leaves the padded vocabulary unread.
+            line = [x for x in r.stdout.splitlines() if x.startswith("preflight effective: ")]
+            self.assertEqual(len(line), 1, r.stdout)
+            import json
+            eff = json.loads(line[0][len("preflight effective: "):])
+            self.assertEqual((eff["hidden"], eff["layers"], eff["ffn"], eff["kv_heads"]), (256, 2, 688, 4))
+            self.assertEqual(eff["no_decay"], ["bias", "norm"])
+            self.assertAlmostEqual(eff["residual_init_std"], 0.02 / 2)
+            self.assertEqual(eff["norm_eps"], 1e-5)
+            self.assertTrue(any(u.startswith("vocab: ") for u in eff["unread"]))
 
     def test_megatron_rejects_min_lr_above_lr(self):
         args = list(ARGS)

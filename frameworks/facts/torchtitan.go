@@ -163,9 +163,12 @@ func short(commit string) string {
 	return commit
 }
 
-// parseLiteral reads the TOML literals Rival writes: basic strings, integers, floats, booleans.
+// parseLiteral reads the TOML literals Rival writes: basic strings, integers, floats, booleans and
+// the empty list.
 func parseLiteral(s string) (kind string, v any, err error) {
 	switch {
+	case s == "[]":
+		return "list", nil, nil
 	case s == "true" || s == "false":
 		return "bool", s == "true", nil
 	case strings.HasPrefix(s, `"`):

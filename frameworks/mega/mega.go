@@ -116,6 +116,10 @@ func Args(p spec.Plan) ([]string, error) {
 	if err := p.CheckRopeScaling("mega"); err != nil {
 		return nil, err
 	}
+	div, err := p.VocabDivisor()
+	if err != nil {
+		return nil, fmt.Errorf("mega: %w", err)
+	}
 	i, fl := spec.Int, spec.Float
 	a := []string{
 		// Architecture: every fact of the model registry's entry (models.Model).
@@ -142,6 +146,7 @@ func Args(p spec.Plan) ([]string, error) {
 	// Tokenizer and data.
 	a = append(a,
 		"--tokenizer-type", "HuggingFaceTokenizer", "--tokenizer-model", p.TokenizerPath,
+		"--make-vocab-size-divisible-by", i(div), // the embedding is config.json's vocab_size
 		"--data-path", p.DataPrefix, "--split", "100,0,0", "--data-cache-path", p.DataCacheDir,
 		"--seq-length", i(f.SL),
 	)

@@ -123,6 +123,10 @@ func Config(p spec.Plan) (map[string]Section, error) {
 	if err := p.CheckRopeScaling("nemo"); err != nil {
 		return nil, err
 	}
+	div, err := p.VocabDivisor()
+	if err != nil {
+		return nil, fmt.Errorf("nemo: %w", err)
+	}
 	var window any
 	if p.WindowActive() {
 		window = []int{m.SlidingWindow, 0}
@@ -134,7 +138,7 @@ func Config(p spec.Plan) (map[string]Section, error) {
 		"normalization": "RMSNorm", "layernorm_epsilon": m.NormEps, "init_method_std": m.InitStd, "activation_func": "silu", "gated_linear_unit": true,
 		"add_bias_linear": false, "add_qkv_bias": m.QKVBias, "share_embeddings_and_output_weights": m.TiedEmbeddings,
 		"hidden_dropout": 0.0, "attention_dropout": 0.0, "window_size": window,
-		"make_vocab_size_divisible_by": 128, "vocab_size": nil,
+		"make_vocab_size_divisible_by": div, "vocab_size": nil, // padded to exactly config.json's vocab_size
 		"tensor_model_parallel_size": f.TP, "pipeline_model_parallel_size": f.PP, "context_parallel_size": 1,
 		"virtual_pipeline_model_parallel_size": nil, "sequence_parallel": p.SequenceParallel(),
 	}

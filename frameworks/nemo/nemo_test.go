@@ -16,9 +16,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rivalbench/rival/frameworks"
+	"github.com/rivalbench/rival/frameworks/effective"
 	"github.com/rivalbench/rival/frameworks/logparse"
 	"github.com/rivalbench/rival/frameworks/nemo"
 	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/frameworks/upstreamtest"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/models"
 )
@@ -344,7 +346,7 @@ func TestEntryScriptPython(t *testing.T) {
 	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	if os.Getenv("RIVAL_BRIDGE_TREE") != "" && os.Getenv("RIVAL_MEGATRON_TREE") != "" {
+	if upstreamtest.Required() || (os.Getenv("RIVAL_BRIDGE_TREE") != "" && os.Getenv("RIVAL_MEGATRON_TREE") != "") {
 		assert.Contains(t, string(out), "Bridge validated 39 cells")
 		assert.NotContains(t, string(out), "skipped")
 	}
@@ -440,11 +442,8 @@ func TestFactsArePinned(t *testing.T) {
 // bridgeTrees returns the fetched Megatron-Bridge and Megatron-LM trees the preflight runs against,
 // or skips (docs/frameworks.md, "NeMo": RIVAL_BRIDGE_TREE at v0.3.0, RIVAL_MEGATRON_TREE at b0cc2706).
 func bridgeTrees(t *testing.T) (bridge, megatron string) {
-	bridge, megatron = os.Getenv("RIVAL_BRIDGE_TREE"), os.Getenv("RIVAL_MEGATRON_TREE")
-	if bridge == "" || megatron == "" {
-		t.Skip("set RIVAL_BRIDGE_TREE and RIVAL_MEGATRON_TREE to fetched Megatron-Bridge v0.3.0 and Megatron-LM b0cc2706 trees")
-	}
-	return bridge, megatron
+	tr := upstreamtest.Get(t)
+	return tr.Bridge, tr.Megatron
 }
 
 // runPreflight writes the launch's files under OutputDir and runs its preflight command with the
@@ -476,6 +475,26 @@ func runPreflight(t *testing.T, l spec.Launch, out, bridge, megatron string) (st
 	return string(b), err
 }
 
+// tokenizerDir is a folder holding the model's real tokenizer.json, so the preflight reads the
+// vocabulary Bridge pads as the run would (Llama 3.1's from ../shared/tokenizers, RIVAL_SHARED_DIR).
+func tokenizerDir(t *testing.T, model string) string {
+	base := strings.TrimSuffix(model, "-proxy")
+	d := map[string]string{"qwen": "../../tokenizer/testdata/qwen-2.5", "mistral": "../../tokenizer/testdata/mistral-7b-v0.1"}[base]
+	if d == "" {
+		shared := os.Getenv("RIVAL_SHARED_DIR")
+		if shared == "" {
+			shared = filepath.Join("..", "..", "..", "shared")
+		}
+		d = filepath.Join(shared, "tokenizers", "llama-3.1")
+	}
+	abs, err := filepath.Abs(d)
+	require.NoError(t, err)
+	if _, err := os.Stat(filepath.Join(abs, "tokenizer.json")); err != nil {
+		upstreamtest.Missing(t, "no tokenizer.json in "+abs+" (set RIVAL_SHARED_DIR to the folder holding tokenizers/llama-3.1)")
+	}
+	return abs
+}
+
 // TestPreflightOnUpstreamTrees runs every nemo launch's preflight, as train and train:check run it,
 // on the fetched Bridge tree: each cell the registry accepts passes Bridge's own validation.
 func TestPreflightOnUpstreamTrees(t *testing.T) {
@@ -486,7 +505,7 @@ func TestPreflightOnUpstreamTrees(t *testing.T) {
 			r := request(model)
 			v.edit(&r)
 			dir := t.TempDir()
-			r.OutputDir, r.DataCacheDir = dir, filepath.Join(dir, "cache")
+			r.OutputDir, r.DataCacheDir, r.TokenizerPath = dir, filepath.Join(dir, "cache"), tokenizerDir(t, model)
 			l, err := frameworks.Build(r)
 			if err != nil {
 				continue // refused by the registry: TestMatrixAgainstBridgeFacts checks why
@@ -496,6 +515,13 @@ func TestPreflightOnUpstreamTrees(t *testing.T) {
 				out, err := runPreflight(t, l, dir, bridge, megatron)
 				require.NoError(t, err, out)
 				assert.Contains(t, out, "preflight ok: megatron-bridge configuration valid for")
+				// What Bridge built is Rival's workload, field by field.
+				got, found, err := effective.FromLines(strings.Split(out, "\n"))
+				require.NoError(t, err, out)
+				require.True(t, found, out)
+				want, err := effective.Parse(l.Workload)
+				require.NoError(t, err)
+				assert.NoError(t, effective.CheckAgainst(l.Framework, got, want))
 			})
 		}
 	}

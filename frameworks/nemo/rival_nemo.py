@@ -135,6 +135,89 @@ def check(cfg):
           f"(data parallel {cfg.data_parallel_size})", flush=True)
 
 
+def _tokenizer_len(path):
+    """len(tokenizer) of a tokenizer.json (the file or its folder): its vocabulary and added tokens'
+    ids. None when the file is not there."""
+    if path and os.path.isdir(path):
+        path = os.path.join(path, "tokenizer.json")
+    if not path or not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        tok = json.load(f)
+    ids = set((tok.get("model") or {}).get("vocab", {}).values())
+    ids.update(a["id"] for a in tok.get("added_tokens") or [])
+    return len(ids)
+
+
+def effective(cfg):
+    """What Bridge built, read from the validated ConfigContainer, in the shape of Rival's
+    frameworks/effective.Config: the model provider (a TransformerConfig), the optimizer and
+    scheduler, the batch; the weight-decay rule by asking Megatron Core's own
+    get_standard_config_overrides about one parameter of each kind; the vocabulary as Bridge's setup
+    pads len(tokenizer) (_validate_and_set_vocab_size, calculate_padded_vocab_size)."""
+    import types
+    m, o, sc, t = cfg.model, cfg.optimizer, cfg.scheduler, cfg.train
+    out, unread = {}, []
+
+    def std(init):
+        v = (getattr(init, "keywords", None) or {}).get("std")
+        return float(v) if isinstance(v, (int, float)) else None
+
+    out.update(hidden=m.hidden_size, layers=m.num_layers, heads=m.num_attention_heads,
+               kv_heads=m.num_query_groups or m.num_attention_heads, ffn=m.ffn_hidden_size,
+               activation="swiglu" if m.gated_linear_unit and getattr(m.activation_func, "__name__", "") == "silu" else "other",
+               norm=m.normalization, norm_eps=float(m.layernorm_epsilon),
+               rope_theta=float(m.rotary_base) if m.position_embedding_type == "rope" else 0.0,
+               rope_scaling=float(getattr(m, "rope_scaling_factor", 1.0)) if getattr(m, "rope_scaling", False) else 1.0,
+               qkv_bias=bool(m.add_qkv_bias or m.add_bias_linear), linear_bias=bool(m.add_bias_linear),
+               tied_embeddings=bool(m.share_embeddings_and_output_weights),
+               init_std=float(m.init_method_std), residual_init_std=std(m.output_layer_init_method),
+               output_init_std=std(m.init_method),
+               hidden_dropout=float(m.hidden_dropout), attention_dropout=float(m.attention_dropout))
+    w = m.window_size
+    out["window"] = int(w[0]) if w and w[0] is not None and w[0] >= 0 else 0
+    emb = getattr(m, "embedding_init_method_std", None)
+    out["embedding_init_std"] = float(emb if emb is not None else m.init_method_std)
+    if m.fp8:
+        out["precision"] = "fp8"
+        out["fp8_recipe"] = "%s/%s" % (getattr(m.fp8, "value", m.fp8), getattr(m.fp8_recipe, "value", m.fp8_recipe))
+    else:
+        out["precision"] = "bf16" if m.bf16 else ("fp16" if m.fp16 else "fp32")
+        out["fp8_recipe"] = ""
+    out.update(adam_beta1=float(o.adam_beta1), adam_beta2=float(o.adam_beta2), adam_eps=float(o.adam_eps),
+               weight_decay=float(o.weight_decay), lr=float(o.lr), min_lr=float(o.min_lr),
+               lr_decay_style=sc.lr_decay_style, lr_warmup_iters=int(sc.lr_warmup_iters or 0),
+               lr_decay_iters=int(sc.lr_decay_iters or t.train_iters), clip_grad=float(o.clip_grad),
+               gbs=int(t.global_batch_size), mbs=int(t.micro_batch_size), seq_len=int(cfg.dataset.seq_length),
+               eod_mask_loss=bool(cfg.dataset.eod_mask_loss), train_iters=int(t.train_iters), seed=int(cfg.rng.seed))
+    from megatron.core.optimizer import get_standard_config_overrides
+    overrides = get_standard_config_overrides(o)
+    kinds = {"embedding": ("embedding.word_embeddings.weight", 2), "norm": ("decoder.final_layernorm.weight", 1),
+             "bias": ("decoder.layers.0.self_attention.linear_qkv.bias", 1),
+             "linear": ("decoder.layers.0.mlp.linear_fc1.weight", 2), "output": ("output_layer.weight", 2)}
+    no_decay = []
+    for kind, (name, rank) in kinds.items():
+        p = types.SimpleNamespace(shape=(8,) * rank)
+        mult = 1.0
+        for key, ov in overrides.items():
+            if key.matches(p, name) and "wd_mult" in ov:
+                mult *= ov["wd_mult"]
+        if mult == 0:
+            no_decay.append(kind)
+    out["no_decay"] = sorted(no_decay)
+    n = _tokenizer_len(getattr(cfg.tokenizer, "tokenizer_model", None))
+    if n is None:
+        unread.append("vocab: no tokenizer.json at %s (Bridge pads len(tokenizer))" % getattr(cfg.tokenizer, "tokenizer_model", None))
+    else:
+        from megatron.bridge.training.setup import _validate_and_set_vocab_size
+        from megatron.bridge.utils.vocab_utils import calculate_padded_vocab_size
+        v, pad = _validate_and_set_vocab_size(m.vocab_size, n)
+        out["vocab"] = int(calculate_padded_vocab_size(v, m.make_vocab_size_divisible_by, m.tensor_model_parallel_size, False) if pad else v)
+    if unread:
+        out["unread"] = unread
+    return out
+
+
 def _where(e):
     """The innermost frame that raised e, as file:line: code."""
     import traceback
@@ -161,6 +244,11 @@ def preflight(o):
         check(cfg)
     except Exception as e:  # the framework's own error, quoted
         print(f"preflight failed: megatron-bridge configuration: {type(e).__name__}: {e}{_where(e)}", flush=True)
+        return 1
+    try:
+        print("preflight effective: " + json.dumps(effective(cfg), sort_keys=True), flush=True)
+    except Exception as e:  # reading back is part of the check
+        print(f"preflight failed: reading back Bridge's effective configuration: {type(e).__name__}: {e}{_where(e)}", flush=True)
         return 1
     print(f"preflight ok: megatron-bridge configuration valid for {os.environ.get('WORLD_SIZE', '1')} processes",
           flush=True)

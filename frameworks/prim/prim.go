@@ -88,6 +88,10 @@ func Overrides(p spec.Plan) ([]Override, error) {
 	if err := p.CheckRopeScaling("prim"); err != nil {
 		return nil, err
 	}
+	div, err := p.VocabDivisor()
+	if err != nil {
+		return nil, fmt.Errorf("prim: %w", err)
+	}
 	st := spec.Fairness
 	if m.RopeTheta <= 0 || m.RopeTheta != float64(int64(m.RopeTheta)) {
 		return nil, fmt.Errorf("prim: rope theta %g is not a positive integer, which Megatron's rotary_base requires", m.RopeTheta)
@@ -112,6 +116,7 @@ func Overrides(p spec.Plan) ([]Override, error) {
 	}
 	o = append(o,
 		Override{"tokenizer_type", "HuggingFaceTokenizer"}, Override{"tokenizer_model", p.TokenizerPath},
+		Override{"make_vocab_size_divisible_by", i(div)}, // the embedding is config.json's vocab_size
 		Override{"mock_data", "False"}, Override{"train_data_path", p.DataPrefix},
 		Override{"data_cache_path", p.DataCacheDir}, Override{"seq_length", i(f.SL)},
 		Override{"seed", i(f.Seed)}, Override{"micro_batch_size", i(f.MBS)}, Override{"global_batch_size", i(f.GBS)},

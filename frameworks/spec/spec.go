@@ -86,6 +86,10 @@ type Launch struct {
 	// image's real GPU stack (nemo's imports Transformer Engine, whose library may need libcuda),
 	// where mega's and prim's run on stand-ins in a container without devices. It uses no GPU memory.
 	Devices bool `json:",omitempty"`
+	// Workload is the effective configuration Rival's workload asks of the framework (the JSON of
+	// frameworks/effective.Config), set by frameworks.Build: the preflight's read-back of what the
+	// framework built is compared with it.
+	Workload []byte `json:",omitempty"`
 }
 
 // LogFamilyName is the logparse family to read the run's log as.

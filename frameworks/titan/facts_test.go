@@ -14,6 +14,7 @@ import (
 
 	"github.com/rivalbench/rival/frameworks/facts"
 	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/frameworks/upstreamtest"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/models"
 )
@@ -172,10 +173,7 @@ func TestFactsNegativeControls(t *testing.T) {
 // are checkouts of pytorch/torchtitan at the pinned commits, named by RIVAL_TORCHTITAN_TREES
 // (platform=dir,platform=dir); docs/frameworks.md records the last run.
 func TestConfigManagerAcceptsGeneratedTOML(t *testing.T) {
-	trees := os.Getenv("RIVAL_TORCHTITAN_TREES")
-	if trees == "" {
-		t.Skip("RIVAL_TORCHTITAN_TREES names no checkouts of pytorch/torchtitan (nvd=DIR,amd=DIR at the pinned commits)")
-	}
+	trees := upstreamtest.Get(t).TorchTitanSpec
 	for _, pair := range strings.Split(trees, ",") {
 		platform, dir, _ := strings.Cut(pair, "=")
 		t.Run(platform, func(t *testing.T) {
@@ -190,7 +188,9 @@ func TestConfigManagerAcceptsGeneratedTOML(t *testing.T) {
 						kvs = append(kvs, kv)
 					}
 				}
-				upstream = append(upstream, Section{s.Name, kvs})
+				if len(kvs) > 0 { // Primus's own sections (primus_turbo) are not TorchTitan's
+					upstream = append(upstream, Section{s.Name, kvs})
+				}
 			}
 			toml := filepath.Join(t.TempDir(), TOMLName)
 			require.NoError(t, os.WriteFile(toml, []byte(TOML(upstream)), 0o644))
@@ -231,10 +231,7 @@ func TestNVIDIAImageInstallsThePin(t *testing.T) {
 // spec up and checks the registered flavour against the model registry. Trees as for
 // TestConfigManagerAcceptsGeneratedTOML.
 func TestExtensionRegistersOnPinnedTrees(t *testing.T) {
-	trees := os.Getenv("RIVAL_TORCHTITAN_TREES")
-	if trees == "" {
-		t.Skip("RIVAL_TORCHTITAN_TREES names no checkouts of pytorch/torchtitan (nvd=DIR,amd=DIR at the pinned commits)")
-	}
+	trees := upstreamtest.Get(t).TorchTitanSpec
 	for _, pair := range strings.Split(trees, ",") {
 		platform, dir, _ := strings.Cut(pair, "=")
 		for _, model := range []string{"llama", "llama-proxy", "mistral", "mistral-proxy"} {

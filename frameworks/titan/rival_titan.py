@@ -5,10 +5,22 @@ dataloader reads Rival's Megatron indexed dataset (.bin/.idx) in Megatron's GPTD
 document, sample and shuffle indices Rival writes for the seed, docs/sample-order.md), each rank taking
 its micro-batches as Megatron's sampler hands them out.
 
-Everything else (parallelisms, optimizer, schedule, loss, metrics line) is TorchTitan's own: the
-spec starts from TorchTitan's `llama3` train spec and replaces only the model arguments and the
-dataloader. Run as a script it prints one rank's samples as JSON, or writes the first COUNT samples all
-ranks read, in global order, as little-endian int64 to OUT; that is how Rival tests the reader:
+The spec starts from TorchTitan's `llama3` train spec and replaces the model arguments, the
+dataloader, and, so that titan decays and initialises as the Megatron family does, the optimizer
+builder and the model's weight init:
+
+- weight decay: Megatron's rule (megatron/core/optimizer/__init__.py,
+  get_standard_config_overrides): no decay on 1-D parameters (the norms) and on biases; the
+  embedding, every linear weight and the output layer are decayed. TorchTitan's own builder decays
+  every parameter.
+- init: N(0, std) for every weight (embedding, q/k/v, w1, w3, output), N(0, std/sqrt(2L)) for the
+  output projection of each residual branch (attention wo, feed-forward w2), as Megatron's
+  init_method and scaled_init_method_normal; norms ones. TorchTitan's own init draws the embedding
+  from N(0, 1), the outputs of each branch by depth, and the output layer from dim^-0.5.
+
+Parallelisms, schedule, loss and the metrics line stay TorchTitan's own. Run as a script it prints
+one rank's samples as JSON, or writes the first COUNT samples all ranks read, in global order, as
+little-endian int64 to OUT; that is how Rival tests the reader:
 
     python3 rival_titan.py samples PREFIX ORDER_DIR SEQ_LEN SEED NUM_SAMPLES MBS DP_RANK DP_WORLD COUNT
     python3 rival_titan.py dump PREFIX ORDER_DIR SEQ_LEN SEED NUM_SAMPLES MBS DP_WORLD COUNT OUT
@@ -132,6 +144,44 @@ def ffn_arguments(dim, ffn):
     return ffn, mult
 
 
+def decays(name, param):
+    """Megatron's weight-decay rule: a 1-D parameter (a norm's weight) or a bias is not decayed."""
+    return not (param.ndim == 1 or name.endswith(".bias"))
+
+
+def param_groups(named_params, weight_decay):
+    """AdamW parameter groups under Megatron's rule: decayed with weight_decay, the rest with 0."""
+    decay, no_decay = [], []
+    for name, p in named_params:
+        if p.requires_grad:
+            (decay if decays(name, p) else no_decay).append(p)
+    groups = []
+    if decay:
+        groups.append({"params": decay, "weight_decay": weight_decay})
+    if no_decay:
+        groups.append({"params": no_decay, "weight_decay": 0.0})
+    return groups
+
+
+# The output projections of each residual branch in TorchTitan's Llama (Megatron's linear_proj and
+# linear_fc2), initialised with Megatron's scaled init.
+RESIDUAL_OUTPUTS = ("attention.wo.weight", "feed_forward.w2.weight")
+
+
+def megatron_init(torch, model, std, layers):
+    """Megatron's init on a TorchTitan Llama: every weight matrix N(0, std), the residual branches'
+    output projections N(0, std / sqrt(2 * layers)), biases 0; 1-D norm weights are left as their
+    reset_parameters set them (ones)."""
+    import math
+    scaled = std / math.sqrt(2.0 * layers)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith(".bias"):
+                torch.nn.init.zeros_(p)
+            elif p.ndim >= 2:
+                torch.nn.init.normal_(p, mean=0.0, std=scaled if name.endswith(RESIDUAL_OUTPUTS) else std)
+
+
 def build_dataloader(cfg, dp_world_size, dp_rank, job_config):
     """TorchTitan's ParallelAwareDataloader over this rank's samples (RankSamples): batches of
     local_batch_size samples, each ({"input": tokens[:-1]}, tokens[1:])."""
@@ -157,6 +207,7 @@ def build_dataloader(cfg, dp_world_size, dp_rank, job_config):
 
 
 def _register():
+    import torch
     from torchtitan.protocols.train_spec import get_train_spec, register_train_spec
 
     cfg = load_config()
@@ -188,8 +239,44 @@ def _register():
     def build(dp_world_size, dp_rank, tokenizer=None, job_config=None, **_):
         return build_dataloader(cfg, dp_world_size, dp_rank, job_config)
 
-    spec = dataclasses.replace(base, model_args={cfg["flavor"]: args}, build_dataloader_fn=build,
-                               build_validator_fn=None)
+    from torchtitan.components.optimizer import OptimizersContainer
+
+    init_std, layers = m["init_std"], m["layers"]
+
+    class RivalTransformer(base.model_cls):
+        def init_weights(self, *a, **kw):
+            super().init_weights(*a, **kw)  # rope buffers, norms
+            megatron_init(torch, self, init_std, self.model_args.n_layers)
+
+    class RivalOptimizers(OptimizersContainer):
+        """TorchTitan's container, its optimizers built over Megatron's parameter groups."""
+
+        def __init__(self, model_parts, optimizer_cls, optimizer_kwargs):
+            self.optimizers, self.model_parts, all_params = [], model_parts, []
+            for model in model_parts:
+                groups = param_groups(model.named_parameters(), optimizer_kwargs["weight_decay"])
+                self.optimizers.append(optimizer_cls(groups, **optimizer_kwargs))
+                all_params.extend(p for g in groups for p in g["params"])
+            self._validate_length(len(model_parts))
+            self._post_init(all_params, optimizer_kwargs)
+
+    def build_optimizers(model_parts, optimizer_config, parallel_dims, ft_manager=None):
+        c = optimizer_config
+        if c.early_step_in_backward or (ft_manager is not None and getattr(ft_manager, "enabled", False)):
+            raise NotImplementedError("rival_titan: Rival's optimizer builder runs neither optimizers in backward nor TorchFT")
+        classes = {"Adam": torch.optim.Adam, "AdamW": torch.optim.AdamW}
+        if c.name not in classes:
+            raise NotImplementedError(f"rival_titan: optimizer {c.name}: Rival trains AdamW")
+        if c.implementation not in ("fused", "foreach", "for-loop"):
+            raise ValueError(f"rival_titan: optimizer implementation {c.implementation!r}")
+        kwargs = {"lr": c.lr, "betas": (c.beta1, c.beta2), "eps": c.eps, "weight_decay": c.weight_decay,
+                  "fused": c.implementation == "fused", "foreach": c.implementation == "foreach"}
+        return RivalOptimizers(model_parts, classes[c.name], kwargs)
+
+    assert layers == args.n_layers
+    spec = dataclasses.replace(base, model_cls=RivalTransformer, model_args={cfg["flavor"]: args},
+                               build_dataloader_fn=build, build_validator_fn=None,
+                               build_optimizers_fn=build_optimizers)
     register_train_spec(SPEC_NAME, spec)
 
 

@@ -279,10 +279,21 @@ func sectionsV020(p spec.Plan, primus bool) []Section {
 		// Primus's pre_trainer.yaml turns its synthetic data on by default.
 		training.KVs = append(training.KVs, KV{"mock_data", "false"})
 	}
-	return []Section{
+	// hf_assets_path is the folder holding tokenizer.json (tokenizer_path is its deprecated alias).
+	model := Section{"model", []KV{{"name", q(SpecName)}, {"flavor", q(m.Name)}, {"hf_assets_path", q(p.TokenizerPath)}}}
+	var turbo []Section
+	if primus {
+		// One framework, one software stack on both platforms: Primus v26.2 turns Primus Turbo on
+		// (pre_trainer.yaml's primus_turbo section, and the llama3.1 model yaml's converters list),
+		// which TorchTitan on NVIDIA and prim (spec.Fairness.PrimusTurbo) run without.
+		model.KVs = append(model.KVs, KV{"converters", "[]"})
+		turbo = []Section{{"primus_turbo", []KV{{"enable_primus_turbo", "false"}, {"use_turbo_attention", "false"},
+			{"use_turbo_async_tp", "false"}, {"use_turbo_mx_linear", "false"}, {"use_turbo_float8_linear", "false"},
+			{"use_turbo_grouped_mm", "false"}, {"enable_attention_float8", "false"}}}}
+	}
+	return append([]Section{
 		{"job", []KV{{"dump_folder", q(path.Join(p.OutputDir, "titan"))}, {"description", q("rival " + m.Name)}}},
-		// hf_assets_path is the folder holding tokenizer.json (tokenizer_path is its deprecated alias).
-		{"model", []KV{{"name", q(SpecName)}, {"flavor", q(m.Name)}, {"hf_assets_path", q(p.TokenizerPath)}}},
+		model,
 		{"optimizer", []KV{{"name", q("AdamW")}, {"lr", fl(f.LR)}, {"beta1", fl(f.Beta1)}, {"beta2", fl(f.Beta2)},
 			{"eps", fl(p.AdamEpsilon())}, {"weight_decay", fl(f.WeightDecay)}, {"implementation", q("fused")}}},
 		{"lr_scheduler", []KV{{"warmup_steps", i(f.WarmupSteps)}, {"decay_type", q("cosine")},
@@ -298,7 +309,7 @@ func sectionsV020(p spec.Plan, primus bool) []Section {
 		{"metrics", []KV{{"log_freq", "1"}, {"enable_tensorboard", "false"}, {"disable_color_printing", "true"}}},
 		{"validation", []KV{{"enable", "false"}}},
 		{"experimental", []KV{{"custom_import", q(Module)}}},
-	}
+	}, turbo...)
 }
 
 // TOML renders sections as TorchTitan's --job.config_file.

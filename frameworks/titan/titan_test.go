@@ -356,3 +356,41 @@ func TestDataloaderReadsMegatronOrder(t *testing.T) {
 		}
 	}
 }
+
+// titan on AMD runs without Primus Turbo, as on NVIDIA and as prim does: Primus v26.2 turns it on in
+// pre_trainer.yaml (primus_turbo) and in its llama3.1 model yaml (model.converters).
+func TestAMDRunsWithoutPrimusTurbo(t *testing.T) {
+	for _, platform := range []string{hw.PlatformAMD, hw.PlatformNVIDIA} {
+		p := plan(t, platform, "llama")
+		secs, err := Sections(p, platform)
+		require.NoError(t, err)
+		got := map[string]string{}
+		for _, s := range secs {
+			for _, kv := range s.KVs {
+				got[s.Name+"."+kv.Key] = kv.Value
+			}
+		}
+		if platform == hw.PlatformNVIDIA {
+			assert.NotContains(t, got, "primus_turbo.enable_primus_turbo", "TorchTitan v0.2.0 has no Primus Turbo")
+			continue
+		}
+		for _, k := range []string{"enable_primus_turbo", "use_turbo_attention", "use_turbo_async_tp", "use_turbo_mx_linear", "use_turbo_float8_linear", "use_turbo_grouped_mm", "enable_attention_float8"} {
+			assert.Equal(t, "false", got["primus_turbo."+k], k)
+		}
+		assert.Equal(t, "[]", got["model.converters"], "the model yaml's primus_turbo converter is dropped")
+		require.NoError(t, CheckSections(platform, secs), "Primus's own options, checked against its extracted facts")
+	}
+}
+
+// TestDecayAndInitWithRealTorch runs test_rival_titan_torch.py: the extension's parameter groups and
+// Megatron init on real torch (Debian's python3-torch, which .ci/run installs).
+func TestDecayAndInitWithRealTorch(t *testing.T) {
+	if err := exec.Command(python, "-c", "import torch, numpy").Run(); err != nil {
+		t.Skipf("%s with torch and numpy is needed (apt-get install python3-torch python3-numpy): %v", python, err)
+	}
+	cmd := exec.Command(python, "-m", "unittest", "test_rival_titan_torch.py", "-v")
+	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "Ran 3 tests")
+}

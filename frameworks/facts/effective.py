@@ -1,0 +1,140 @@
+"""The effective configuration: what a framework built after all its defaults and merges, read back
+from the objects the framework's own code produced, in one shape for every framework.
+
+Rival's Go side (frameworks/effective) compares it field by field with the workload. The keys are
+that package's JSON names; a value the framework's code does not decide is left out and named in
+"unread" with the reason.
+
+Used by preflight.py (Megatron args + TransformerConfig for mega and prim); standard library only.
+"""
+
+import importlib
+import json
+import os
+import types
+
+# Parameters of a Megatron GPT model (TE layer spec), one of each kind, with their shapes' ranks:
+# the optimizer's weight-decay rule is asked about each.
+MEGATRON_PARAMS = [
+    ("embedding", "embedding.word_embeddings.weight", 2),
+    ("norm", "decoder.layers.0.self_attention.linear_qkv.layer_norm_weight", 1),
+    ("norm", "decoder.layers.0.mlp.linear_fc1.layer_norm_weight", 1),
+    ("norm", "decoder.final_layernorm.weight", 1),
+    ("linear", "decoder.layers.0.self_attention.linear_qkv.weight", 2),
+    ("bias", "decoder.layers.0.self_attention.linear_qkv.bias", 1),
+    ("linear", "decoder.layers.0.self_attention.linear_proj.weight", 2),
+    ("linear", "decoder.layers.0.mlp.linear_fc1.weight", 2),
+    ("linear", "decoder.layers.0.mlp.linear_fc2.weight", 2),
+    ("output", "output_layer.weight", 2),
+]
+
+PREFIX = "preflight effective: "
+
+
+def tokenizer_vocab(path):
+    """len(tokenizer) of a Hugging Face tokenizer.json (the file, or the folder holding it): the ids
+    of its model vocabulary and added tokens. None when the file is not there."""
+    if path and os.path.isdir(path):
+        path = os.path.join(path, "tokenizer.json")
+    if not path or not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        tok = json.load(f)
+    ids = set((tok.get("model") or {}).get("vocab", {}).values())
+    ids.update(a["id"] for a in tok.get("added_tokens") or [])
+    return len(ids)
+
+
+def std_of(init):
+    """The std of a Megatron init method (functools.partial(torch.nn.init.normal_, std=...))."""
+    kw = getattr(init, "keywords", None) or {}
+    v = kw.get("std")
+    return float(v) if isinstance(v, (int, float)) else None
+
+
+def megatron_no_decay(args):
+    """The parameter kinds Megatron's optimizer gives weight-decay multiplier 0, by asking its own
+    get_standard_config_overrides about one parameter of each kind."""
+    opt = importlib.import_module("megatron.core.optimizer")
+    oc = importlib.import_module("megatron.core.optimizer.optimizer_config")
+    kw = {"weight_decay": args.weight_decay}
+    for k in ("apply_wd_to_qk_layernorm", "decoupled_lr", "decoupled_min_lr"):
+        if hasattr(args, k) and k in getattr(oc.OptimizerConfig, "__dataclass_fields__", {}):
+            kw[k] = getattr(args, k)
+    overrides = opt.get_standard_config_overrides(oc.OptimizerConfig(**kw))
+    decayed = {}
+    for kind, name, rank in MEGATRON_PARAMS:
+        p = types.SimpleNamespace(shape=(8,) * rank)
+        mult = 1.0
+        for key, o in overrides.items():
+            if key.matches(p, name) and "wd_mult" in o:
+                mult *= o["wd_mult"]
+        decayed.setdefault(kind, []).append(mult != 0)
+    bad = [k for k, v in decayed.items() if len(set(v)) != 1]
+    if bad:
+        raise ValueError("Megatron's weight-decay rule splits parameter kind(s) %s" % bad)
+    return sorted(k for k, v in decayed.items() if not v[0])
+
+
+def megatron(args, cfg, tokenizer_module=None):
+    """The effective configuration of a Megatron run from its validated args and TransformerConfig."""
+    out, unread = {}, []
+    out["hidden"] = cfg.hidden_size
+    out["layers"] = cfg.num_layers
+    out["heads"] = cfg.num_attention_heads
+    out["kv_heads"] = cfg.num_query_groups or cfg.num_attention_heads
+    out["ffn"] = cfg.ffn_hidden_size
+    out["activation"] = "swiglu" if cfg.gated_linear_unit else "gelu"
+    out["norm"] = cfg.normalization
+    out["norm_eps"] = float(cfg.layernorm_epsilon)
+    out["rope_theta"] = float(args.rotary_base) if args.position_embedding_type == "rope" else 0.0
+    out["rope_scaling"] = float(getattr(args, "rope_scaling_factor", 1.0)) if getattr(args, "use_rope_scaling", False) else 1.0
+    w = cfg.window_size
+    out["window"] = int(w[0]) if w and w[0] is not None and w[0] >= 0 else 0
+    out["qkv_bias"] = bool(cfg.add_qkv_bias or cfg.add_bias_linear)
+    out["linear_bias"] = bool(cfg.add_bias_linear)
+    out["tied_embeddings"] = not args.untie_embeddings_and_output_weights
+    out["init_std"] = float(cfg.init_method_std)
+    emb = getattr(cfg, "embedding_init_method_std", None)
+    out["embedding_init_std"] = float(emb if emb is not None else cfg.init_method_std)
+    out["residual_init_std"] = std_of(cfg.output_layer_init_method)
+    out["output_init_std"] = std_of(cfg.init_method)  # GPTModel's output layer uses init_method
+    out["hidden_dropout"] = float(cfg.hidden_dropout)
+    out["attention_dropout"] = float(cfg.attention_dropout)
+    if cfg.fp8:
+        out["precision"] = "fp8"
+        out["fp8_recipe"] = "%s/%s" % (getattr(cfg.fp8, "value", cfg.fp8), getattr(cfg.fp8_recipe, "value", cfg.fp8_recipe))
+    else:
+        out["precision"] = "bf16" if cfg.bf16 else ("fp16" if cfg.fp16 else "fp32")
+        out["fp8_recipe"] = ""
+    out["adam_beta1"] = float(args.adam_beta1)
+    out["adam_beta2"] = float(args.adam_beta2)
+    out["adam_eps"] = float(args.adam_eps)
+    out["weight_decay"] = float(args.weight_decay)
+    out["no_decay"] = megatron_no_decay(args)
+    out["lr"] = float(args.lr)
+    out["min_lr"] = float(args.min_lr)
+    out["lr_decay_style"] = args.lr_decay_style
+    out["lr_warmup_iters"] = int(args.lr_warmup_iters or 0)
+    out["lr_decay_iters"] = int(args.lr_decay_iters or args.train_iters)
+    out["clip_grad"] = float(args.clip_grad)
+    out["gbs"] = int(args.global_batch_size)
+    out["mbs"] = int(args.micro_batch_size)
+    out["seq_len"] = int(args.seq_length)
+    out["eod_mask_loss"] = bool(args.eod_mask_loss)
+    out["train_iters"] = int(args.train_iters)
+    out["seed"] = int(args.seed)
+    n = tokenizer_vocab(getattr(args, "tokenizer_model", None))
+    if n is None:
+        unread.append("vocab: no tokenizer.json at %s (Megatron pads len(tokenizer))" % getattr(args, "tokenizer_model", None))
+    else:
+        if tokenizer_module is None:
+            tokenizer_module = importlib.import_module("megatron.training.tokenizer.tokenizer")
+        out["vocab"] = int(tokenizer_module._vocab_size_with_padding(n, args, logging_enabled=False))
+    if unread:
+        out["unread"] = unread
+    return out
+
+
+def emit(cfg):
+    print(PREFIX + json.dumps(cfg, sort_keys=True))
