@@ -67,13 +67,15 @@ type HistoryStack struct {
 	Framework, FrameworkVersion string
 	Image                       string // image_digest, "" for a host run
 	PlatformStack               string // old-suite software_stack / pytorch_version
+	// Driver is gpu_info.driver_version, "" when the result does not record it.
+	Driver string
 	// Hardware is hardware_fingerprint: it covers the GPU driver, power limit
 	// and clocks, so on one host it changes with the driver.
 	Hardware string
 }
 
 func (s HistoryStack) key() string {
-	return strings.Join([]string{s.Framework, s.FrameworkVersion, s.Image, s.PlatformStack, s.Hardware}, "\x00")
+	return strings.Join([]string{s.Framework, s.FrameworkVersion, s.Image, s.PlatformStack, s.Driver, s.Hardware}, "\x00")
 }
 
 // Components are the "name version" pairs the version strings name, in
@@ -254,7 +256,7 @@ func stackOf(in *Input) HistoryStack {
 	r := in.Result
 	return HistoryStack{
 		Framework: r.Framework.Name, FrameworkVersion: strOr(r.Framework.Version, ""),
-		Image: strOr(r.ImageDigest, ""), PlatformStack: in.PlatformStack, Hardware: strOr(r.HardwareFingerprint, ""),
+		Image: strOr(r.ImageDigest, ""), PlatformStack: in.PlatformStack, Driver: strOr(r.GPUInfo.DriverVersion, ""), Hardware: strOr(r.HardwareFingerprint, ""),
 	}
 }
 
@@ -373,6 +375,9 @@ func stackChanges(a, b HistoryStack, sameHost bool) []string {
 	}
 	if a.Image != b.Image {
 		out = append(out, fmt.Sprintf("image %s → %s", imageName(a.Image), imageName(b.Image)))
+	}
+	if a.Driver != b.Driver {
+		out = append(out, fmt.Sprintf("GPU driver %s → %s", orNone(a.Driver), orNone(b.Driver)))
 	}
 	if sameHost && a.Hardware != b.Hardware {
 		out = append(out, fmt.Sprintf("hardware fingerprint %s → %s (it covers the GPU driver, power limit and clocks)", truncate(orNone(a.Hardware), 12), truncate(orNone(b.Hardware), 12)))

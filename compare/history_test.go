@@ -298,3 +298,32 @@ func TestStackChangesShowWhereVersionsPart(t *testing.T) {
 	assert.Contains(t, got[1], `"…; ran fsdp2 on torch 2.6.0`)
 	assert.Equal(t, "image none (host run) → sha256:bbbbbbbbbbbb", got[2])
 }
+
+// A driver upgrade on one host is a recorded stack change: the step is a
+// software step that names the driver, not a date-only step, whether or not
+// the hardware fingerprint moved with it.
+func TestHistoryDriverChangeIsAStackStep(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join("testdata", "history", "date-only")
+	entries, err := os.ReadDir(src)
+	require.NoError(t, err)
+	for i, e := range entries {
+		data, err := os.ReadFile(filepath.Join(src, e.Name()))
+		require.NoError(t, err)
+		var r map[string]any
+		require.NoError(t, json.Unmarshal(data, &r))
+		driver := "570.133.20"
+		if i >= 3 { // the second week's batch
+			driver = "580.159.04"
+		}
+		r["gpu_info"].(map[string]any)["driver_version"] = driver
+		out, err := json.MarshalIndent(r, "", " ")
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, e.Name()), out, 0o644))
+	}
+	rep := analyzeDir(t, dir)
+	require.NotNil(t, rep.History)
+	step := rep.History.Series[0].Steps[0]
+	assert.Equal(t, StepStack, step.Kind)
+	assert.Equal(t, []string{"GPU driver 570.133.20 → 580.159.04"}, step.Changed)
+}

@@ -213,6 +213,10 @@ func (r *Result) hardware(f Facts) error {
 			if g.MemoryMiB > 0 {
 				mem = g.MemoryMiB
 			}
+			if g.Driver != "" {
+				d := g.Driver
+				r.GPUInfo.DriverVersion = &d
+			}
 		}
 	}
 	switch platform {

@@ -141,6 +141,9 @@ type GPUInfo struct {
 	MemoryPerGPUMiB *int64   `json:"memory_per_gpu_mib"`
 	PeakTFLOPsDense *float64 `json:"peak_tflops_per_gpu_dense"` // at training_config.precision
 	TDPWatts        *float64 `json:"tdp_watts"`
+	// DriverVersion is the GPU driver detection read (nvidia-smi's driver_version, amd-smi's
+	// driver); absent for extracted logs, which do not print it.
+	DriverVersion *string `json:"driver_version,omitempty"`
 }
 
 // TrainingConfig holds the shape of the run.
