@@ -22,6 +22,7 @@ import (
 	"github.com/rivalbench/rival/frameworks/fsdp"
 	"github.com/rivalbench/rival/frameworks/logparse"
 	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/gptorder"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/indexed"
 	"github.com/rivalbench/rival/slurm"
@@ -376,12 +377,14 @@ func TestRealSlurm(t *testing.T) {
 		scriptPath := filepath.Join(dir, fsdp.ScriptName)
 		require.NoError(t, os.WriteFile(scriptPath, fsdp.Script(), 0o644))
 		const iters = 4
-		launch, err := fsdp.BuildLaunch(fsdp.Config{
-			ScriptPath: scriptPath, DataPrefix: proxyDataset(t, 2048),
+		cfg := fsdp.Config{
+			ScriptPath: scriptPath, DataPrefix: proxyDataset(t, 2048), OrderDir: dir,
 			Layers: 2, Hidden: 128, FFN: 344, Heads: 4, KVHeads: 2, Vocab: 2048, RopeTheta: 500000,
 			SeqLen: 64, MicroBatch: 4, GradAccum: 2, TrainIters: iters, LR: 3e-3, WarmupSteps: 1,
 			WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Seed: 42, Threads: 1, NNodes: 1, DP: 1,
-		})
+		}
+		writeSampleOrder(t, cfg)
+		launch, err := fsdp.BuildLaunch(cfg)
 		require.NoError(t, err)
 		job := slurm.Job{
 			Name: "cpu-fsdp-llama-proxy", NNodes: 1, DP: 1, Container: slurm.ContainerNone,
@@ -481,6 +484,24 @@ func containers(t *testing.T, cluster, jobID string) []string {
 }
 
 // proxyDataset writes a small Megatron dataset whose next token follows from the current one.
+// writeSampleOrder writes the Megatron sample order the trainer reads into c.OrderDir, as Rival
+// does before every fsdp run (tasks/sampleorder.go): the whole dataset, TRAIN_ITERS × GBS samples.
+func writeSampleOrder(t *testing.T, c fsdp.Config) {
+	t.Helper()
+	ds, err := indexed.Open(c.DataPrefix)
+	require.NoError(t, err)
+	defer ds.Close()
+	lengths := make([]int32, ds.Sequences())
+	for i := range lengths {
+		lengths[i] = ds.Length(i)
+	}
+	o := gptorder.Order{Seed: uint32(c.Seed), SeqLen: c.SeqLen, AddExtraToken: true,
+		NumSamples: int64(c.TrainIters * c.MicroBatch * c.GradAccum * max(1, c.DP))}
+	x, err := gptorder.Build(lengths, 0, len(lengths), o)
+	require.NoError(t, err)
+	require.NoError(t, x.Write(c.OrderDir))
+}
+
 func proxyDataset(t *testing.T, vocab int) string {
 	t.Helper()
 	dir := t.TempDir()
