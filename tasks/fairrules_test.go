@@ -37,7 +37,7 @@ func TestFairRulesOneValidator(t *testing.T) {
 
 			f := spec.Fair{Seed: 42, MBS: 1, SL: 512, GA: 1, TP: 1, PP: 1, TrainIters: 500, WarmupSteps: 50,
 				LR: 3e-4, MinLR: 3e-5, WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Precision: "fp32"}
-			fc := fsdp.Config{ScriptPath: "/r/train.py", DataPrefix: "/d/x", Layers: 2, Hidden: 64, FFN: 128, Heads: 4,
+			fc := fsdp.Config{ScriptPath: "/r/train.py", DataPrefix: "/d/x", OrderDir: "/d", Layers: 2, Hidden: 64, FFN: 128, Heads: 4,
 				KVHeads: 4, Vocab: 256, RopeTheta: 10000, SeqLen: 64, MicroBatch: 1, GradAccum: 1, TrainIters: 500,
 				LR: 3e-4, MinLR: 3e-5, WarmupSteps: 50, Beta1: 0.9, Beta2: 0.95, Seed: 42, NProcPerNode: 1}
 			c.edit(&f, &fc)
