@@ -19,7 +19,8 @@ func main() {
 // spellings accepts `purge data` for purge:data, `verify:result A B`
 // for verify:results A B and `train:check PLATFORM` with FRAMEWORK and
 // MODEL left out (mage cannot give a target optional arguments),
-// and train:slurm-script for mage's train:slurmscript (Go names have no dash).
+// and train:slurm-script, train:k8s-manifest for mage's train:slurmscript,
+// train:k8smanifest (Go names have no dash).
 func spellings(args []string) []string {
 	var out []string
 	for i := 0; i < len(args); i++ {
@@ -29,6 +30,8 @@ func spellings(args []string) []string {
 			i++
 		case args[i] == "train:slurm-script":
 			out = append(out, "train:slurmscript")
+		case args[i] == "train:k8s-manifest":
+			out = append(out, "train:k8smanifest")
 		case args[i] == "train:check":
 			// train:check PLATFORM [FRAMEWORK [MODEL]]: what is left out is "all".
 			rest := []string{}

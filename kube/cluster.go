@@ -45,7 +45,7 @@ func Connect(kubeContext string) (kubernetes.Interface, string, error) {
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubeContext})
 	cfg, err := cc.ClientConfig()
 	if err != nil {
-		return nil, "", fmt.Errorf("kube: reading the kubeconfig (KUBECONFIG or ~/.kube/config): %v; point KUBECONFIG at your cluster's file or set K8S_CONTEXT", err)
+		return nil, "", fmt.Errorf("kube: reading the kubeconfig (KUBECONFIG or ~/.kube/config): %v; point KUBECONFIG at your cluster's file or set KUBE_CONTEXT", err)
 	}
 	name := cfg.Host
 	if raw, err := cc.RawConfig(); err == nil {
@@ -392,7 +392,7 @@ func (c *Cluster) Follow(ctx context.Context, job *batchv1.Job, onLine func(stri
 			}
 			waitLogs()
 			return final, &RunError{Job: ns + "/" + name, Final: final,
-				Msg: fmt.Sprintf("still pending after %v (%s): free the resources, change NNODES or GPUS, or raise K8S_PENDING_TIMEOUT", c.PendingTimeout, why)}
+				Msg: fmt.Sprintf("still pending after %v (%s): free the resources, change NNODES or GPUS, or raise KUBE_PENDING_TIMEOUT", c.PendingTimeout, why)}
 		}
 		select {
 		case <-ctx.Done():

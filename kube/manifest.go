@@ -93,6 +93,8 @@ type Run struct {
 	ActiveDeadline    int64  // seconds the Job may run in all; 0: no limit
 	ShmSize           string // size of the memory-backed /dev/shm; "" for 16Gi
 	TTLAfterFinishedS *int32 // nil: the Job stays until Rival deletes it
+	// PodAnnotations are added to every pod (a cluster's own conventions: sidecar or network settings).
+	PodAnnotations map[string]string
 }
 
 var (
@@ -124,7 +126,7 @@ func (r Run) Validate() (Run, error) {
 		return r, fmt.Errorf("kube: run name %q: want a DNS label of at most 50 characters (lowercase letters, digits, '-'), so pod names <name>-<rank>-<suffix> stay valid", r.Name)
 	}
 	if r.Namespace == "" {
-		return r, errors.New("kube: no namespace: set K8S_NAMESPACE")
+		return r, errors.New("kube: no namespace: set KUBE_NAMESPACE")
 	}
 	if errs := validation.IsDNS1123Label(r.Namespace); len(errs) > 0 {
 		return r, fmt.Errorf("kube: namespace %q: %s", r.Namespace, strings.Join(errs, "; "))
@@ -342,7 +344,7 @@ func Objects(run Run) (*corev1.Service, *batchv1.Job, error) {
 			BackoffLimit:            &zero,
 			TTLSecondsAfterFinished: r.TTLAfterFinishedS,
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: r.PodAnnotations},
 				Spec: corev1.PodSpec{
 					RestartPolicy:      corev1.RestartPolicyNever,
 					Subdomain:          r.Name,

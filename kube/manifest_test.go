@@ -103,7 +103,7 @@ func TestValidateRefuses(t *testing.T) {
 	}{
 		{"tag only", func(r *Run) { r.Image = "registry.example/rival/nvd:latest" }, "not named by digest"},
 		{"bad name", func(r *Run) { r.Name = "Rival_Run" }, "DNS label"},
-		{"no namespace", func(r *Run) { r.Namespace = "" }, "K8S_NAMESPACE"},
+		{"no namespace", func(r *Run) { r.Namespace = "" }, "KUBE_NAMESPACE"},
 		{"zero nodes", func(r *Run) { r.NNodes = 0 }, "at least one node"},
 		{"gpus on cpu", func(r *Run) { r.GPUsPerNode = 2 }, "want 0 on cpu"},
 		{"secret env", func(r *Run) { r.Train.Env = map[string]string{"HF_TOKEN": "x"} }, "Secret"},
