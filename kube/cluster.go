@@ -328,6 +328,20 @@ func (c *Cluster) Follow(ctx context.Context, job *batchv1.Job, onLine func(stri
 				final.Nodes = append(final.Nodes, byRank[r].Spec.NodeName)
 			}
 		}
+		// Rank 0's log, once its first container runs (before a failure or the end is reported, so a
+		// run that ends between two looks still has its log read).
+		if p, ok := byRank[0]; ok && !streaming && (started(p) || (hasPreflight && initRunning(p))) {
+			streaming = true
+			containers := []string{TrainContainer}
+			if hasPreflight {
+				containers = []string{PreflightContainer, TrainContainer}
+			}
+			logWG.Add(1)
+			go func(pod string) {
+				defer logWG.Done()
+				c.stream(logCtx, ns, pod, containers, onLine)
+			}(p.Name)
+		}
 		// A failing pod ends the run with its own reason, before the Job controller says so.
 		for _, r := range ranks {
 			if reason, code, msg, bad := podFailure(byRank[r]); bad {
@@ -349,19 +363,6 @@ func (c *Cluster) Follow(ctx context.Context, job *batchv1.Job, onLine func(stri
 				waitLogs()
 				return final, &RunError{Job: ns + "/" + name, Final: final, Msg: fmt.Sprintf("failed: %s: %s", cond.Reason, cond.Message)}
 			}
-		}
-		// Rank 0's log, once its first container runs.
-		if p, ok := byRank[0]; ok && !streaming && (started(p) || (hasPreflight && initRunning(p))) {
-			streaming = true
-			containers := []string{TrainContainer}
-			if hasPreflight {
-				containers = []string{PreflightContainer, TrainContainer}
-			}
-			logWG.Add(1)
-			go func(pod string) {
-				defer logWG.Done()
-				c.stream(logCtx, ns, pod, containers, onLine)
-			}(p.Name)
 		}
 		running := 0
 		reason := ""

@@ -225,7 +225,7 @@ current-context: rival-test
 	}
 	if err := run(dir, "kube-controller-manager", "--kubeconfig="+kc, "--leader-elect=false",
 		"--secure-port=0", "--use-service-account-credentials=false", "--node-monitor-grace-period=1h",
-		"--concurrent-job-syncs=10", "--controllers=*,-nodeipam-controller"); err != nil {
+	); err != nil {
 		return nil, err
 	}
 	if err := run(dir, "kube-scheduler", "--kubeconfig="+kc, "--leader-elect=false", "--secure-port=0"); err != nil {
