@@ -110,6 +110,8 @@ func TestKubeExecutorRunsOnARealAPIServer(t *testing.T) {
 	defer kubetest.Stop()
 	e.AddGPUNodes(t, "cpu", 2, "nvidia.com/gpu", 8, map[string]string{"pool": "cpu"})
 	e.Namespace(t, "bench")
+	e.Claim(t, "bench", "rival-data")
+	e.Claim(t, "bench", "rival-output")
 	w, in, ex := kubeInputs(t, map[string]string{"KUBE_TOLERATIONS": "", "KUBE_PRIORITY_CLASS": "", "KUBE_SERVICE_ACCOUNT": ""})
 	ex.Cluster = &kube.Cluster{Client: e.Client, Logs: staticLogs{"step 1", "step 2"}, PendingTimeout: time.Minute, Poll: 100 * time.Millisecond}
 	ex.ClusterName = "rival-test"

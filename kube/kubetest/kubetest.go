@@ -254,7 +254,7 @@ current-context: rival-test
 }
 
 // AddGPUNodes adds n fake nodes named prefix-0... with gpus GPUs of resource (nvidia.com/gpu or
-// amd.com/gpu) each, and waits until KWOK reports them ready.
+// amd.com/gpu) each, and waits until KWOK reports them ready and no taint is left on them.
 func (e *Env) AddGPUNodes(t testing.TB, prefix string, n int, resourceName corev1.ResourceName, gpus int, labels map[string]string) {
 	t.Helper()
 	ctx := context.Background()
@@ -295,7 +295,8 @@ func (e *Env) AddGPUNodes(t testing.TB, prefix string, n int, resourceName corev
 func ready(n *corev1.Node) bool {
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-			return len(n.Status.Allocatable) > 0
+			// The node lifecycle controller lifts its not-ready taint a moment after.
+			return len(n.Status.Allocatable) > 0 && len(n.Spec.Taints) == 0
 		}
 	}
 	return false
@@ -311,10 +312,27 @@ func (e *Env) Namespace(t testing.TB, name string) string {
 	return name
 }
 
-// stages are the pod lifecycles KWOK plays (its default node stages stay): a scheduled pod runs; a
+// stages are the lifecycles KWOK plays: a new node becomes ready; a scheduled pod runs; a
 // Job's running pod completes with exit code 0, or fails with the exit code and reason its
 // annotations give, or, held, runs until deleted; a deleted pod goes at once.
 const stages = `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: rival-node-ready
+spec:
+  resourceRef: {apiGroup: v1, kind: Node}
+  selector:
+    matchExpressions:
+    - {key: '.status.conditions', operator: DoesNotExist}
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      conditions:
+      - {type: Ready, status: "True", reason: KubeletReady, message: "fake node", lastHeartbeatTime: {{ $now | Quote }}, lastTransitionTime: {{ $now | Quote }}}
+      nodeInfo: {kubeletVersion: fake, architecture: amd64, operatingSystem: linux}
+      phase: Running
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage
 metadata:
   name: rival-pod-run
@@ -409,3 +427,48 @@ spec:
     finalizers: {empty: true}
     delete: true
 `
+
+// Claim creates a PersistentVolumeClaim name in ns bound to a volume of its own (a host path no pod
+// ever mounts: KWOK runs no containers), and waits until it is bound.
+func (e *Env) Claim(t testing.TB, ns, name string) {
+	t.Helper()
+	ctx := context.Background()
+	size := resource.MustParse("1Gi")
+	pvName := ns + "-" + name
+	pv := &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: pvName},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: size},
+			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
+			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+			StorageClassName:              "rival-test",
+			PersistentVolumeSource:        corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/rival-test/" + pvName}},
+			ClaimRef:                      &corev1.ObjectReference{Namespace: ns, Name: name},
+		},
+	}
+	if _, err := e.Client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating volume %s: %v", pvName, err)
+	}
+	class := "rival-test"
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}, StorageClassName: &class, VolumeName: pvName,
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}},
+		},
+	}
+	if _, err := e.Client.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating claim %s/%s: %v", ns, name, err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		c, err := e.Client.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
+		if err == nil && c.Status.Phase == corev1.ClaimBound {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("claim %s/%s not bound after 60 s", ns, name)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
