@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/kube"
 	"github.com/rivalbench/rival/kube/kubetest"
@@ -139,4 +140,58 @@ func (s staticLogs) Logs(ctx context.Context, namespace, pod, container string) 
 		return io.NopCloser(strings.NewReader("")), nil
 	}
 	return io.NopCloser(strings.NewReader(strings.Join(s, "\n") + "\n")), nil
+}
+
+// A two-node run of each framework on each of its GPU platforms goes through the executor against
+// the real API server: the launch train:k8s-manifest prints is admitted, its two pods run on two
+// fake 8-GPU nodes of the platform's GPU resource, rank 0's log streams, and nothing is left.
+func TestKubeExecutorRunsEachFramework(t *testing.T) {
+	e := kubetest.Start(t)
+	defer kubetest.Stop()
+	e.AddGPUNodes(t, "nv", 2, "nvidia.com/gpu", 8, nil)
+	e.AddGPUNodes(t, "mi", 2, "amd.com/gpu", 8, nil)
+	e.Namespace(t, "bench")
+	e.Claim(t, "bench", "rival-data")
+	e.Claim(t, "bench", "rival-output")
+	for _, fw := range frameworks.Names() {
+		for _, platform := range frameworks.Platforms(fw) {
+			if platform == hw.PlatformCPU {
+				continue
+			}
+			t.Run(platform+"-"+fw, func(t *testing.T) {
+				w, _ := newWorkspace(t, "")
+				w.Settings = w.Settings.With(map[string]string{"CLUSTER": "k8s", "KUBE_IMAGE": kubeTestImage, "KUBE_NAMESPACE": "bench",
+					"KUBE_DATA_CLAIM": "rival-data", "KUBE_OUTPUT_CLAIM": "rival-output", "GPUS_PER_NODE": "8"})
+				cfg, err := w.Config.With("test", map[string]string{"NNODES": "2", "TP": "1", "PP": "1", "DP": "16"})
+				require.NoError(t, err)
+				w.Config = cfg
+				host, err := w.clusterHost(context.Background(), platform)
+				require.NoError(t, err)
+				ex, err := w.kubeExecutorFor(platform, host, nil, false)
+				require.NoError(t, err)
+				ex.Cluster = &kube.Cluster{Client: e.Client, Logs: staticLogs{"iteration 1/2", "iteration 2/2"}, PendingTimeout: time.Minute, Poll: 100 * time.Millisecond}
+				p, err := w.BuildPipeline()
+				require.NoError(t, err)
+				in, err := w.trainInputsForCfg(p, cfg, platform, fw, "llama", host, ex)
+				require.NoError(t, err)
+				l, maps, _, err := w.trainLaunch(in, cfg, RunName(platform, fw, in.Model, in.Dataset, 0), w.launchFingerprint(in))
+				require.NoError(t, err)
+				var lines []string
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				defer cancel()
+				info, err := ex.Run(ctx, l, maps, func(s string) { lines = append(lines, s) })
+				require.NoError(t, err)
+				require.Len(t, info.NodeList, 2)
+				prefix := map[string]string{hw.PlatformNVIDIA: "nv-", hw.PlatformAMD: "mi-"}[platform]
+				for _, n := range info.NodeList {
+					assert.True(t, strings.HasPrefix(n, prefix), "%s ran on %s", platform, n)
+				}
+				assert.NotEqual(t, info.NodeList[0], info.NodeList[1])
+				assert.Equal(t, []string{"iteration 1/2", "iteration 2/2"}, lines)
+				jobs, err := e.Client.BatchV1().Jobs("bench").List(ctx, metav1.ListOptions{})
+				require.NoError(t, err)
+				assert.Empty(t, jobs.Items)
+			})
+		}
+	}
 }

@@ -58,15 +58,15 @@ type Env struct {
 }
 
 var (
-	once   sync.Once
+	mu     sync.Mutex
 	shared *Env
-	err0   error
 	procs  []*exec.Cmd
 )
 
 // Start returns the control plane shared by a test binary's tests, starting it on first use. It
 // skips the test, naming the command that builds the binaries, when they are absent, and fails it
-// instead when RIVAL_REQUIRE_K8S=1 (CI). Call Stop from TestMain.
+// instead when RIVAL_REQUIRE_K8S=1 (CI). Stop ends it (from TestMain, or a test's defer: the
+// next Start begins a fresh one).
 func Start(t testing.TB) *Env {
 	t.Helper()
 	for _, b := range binaries {
@@ -78,15 +78,27 @@ func Start(t testing.TB) *Env {
 			t.Skip(msg)
 		}
 	}
-	once.Do(func() { shared, err0 = start() })
-	if err0 != nil {
-		t.Fatalf("kubetest: %v", err0)
+	mu.Lock()
+	defer mu.Unlock()
+	if shared == nil {
+		env, err := start()
+		if err != nil {
+			t.Fatalf("kubetest: %v", err)
+		}
+		shared = env
 	}
 	return shared
 }
 
 // Stop ends the processes Start began.
 func Stop() {
+	mu.Lock()
+	defer mu.Unlock()
+	shared = nil
+	stopProcs()
+}
+
+func stopProcs() {
 	for i := len(procs) - 1; i >= 0; i-- {
 		p := procs[i]
 		if p.Process != nil {
@@ -218,7 +230,7 @@ current-context: rival-test
 			break
 		}
 		if time.Now().After(deadline) {
-			Stop()
+			stopProcs()
 			return nil, fmt.Errorf("kube-apiserver not ready after 90 s (%v):\n%s\netcd:\n%s", err, logTail(dir, "kube-apiserver"), logTail(dir, "etcd"))
 		}
 		time.Sleep(200 * time.Millisecond)
@@ -245,7 +257,7 @@ current-context: rival-test
 			break
 		}
 		if time.Now().After(deadline) {
-			Stop()
+			stopProcs()
 			return nil, fmt.Errorf("no default namespace: %v", err)
 		}
 		time.Sleep(100 * time.Millisecond)
