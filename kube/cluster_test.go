@@ -198,6 +198,23 @@ func TestFailedPodFailsTheRunWithItsReason(t *testing.T) {
 	nothingLeft(t, e, ns, "oom")
 }
 
+func TestImagePullErrorFailsTheRun(t *testing.T) {
+	e := env(t)
+	ns := e.Namespace(t, "pull")
+	r := testRun("pull", ns, 2, 8)
+	r.Preflight = nil
+	r.PodAnnotations = map[string]string{kubetest.WaitingAnnotation: "ErrImagePull"}
+	svc, job, err := kube.Objects(r)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	final, err := cluster(t, e, time.Minute).Run(ctx, svc, job, 30*time.Second, func(string) {})
+	require.Error(t, err)
+	assert.Equal(t, "ErrImagePull", final.Reason)
+	assert.Contains(t, err.Error(), "cannot start: ErrImagePull: test: the image cannot be pulled")
+	nothingLeft(t, e, ns, "pull")
+}
+
 func TestUnschedulableReportedBeforePendingTimeout(t *testing.T) {
 	e := env(t)
 	ns := e.Namespace(t, "toobig")
@@ -216,23 +233,37 @@ func TestUnschedulableReportedBeforePendingTimeout(t *testing.T) {
 	nothingLeft(t, e, ns, "toobig")
 }
 
-func TestCancelDeletesEverything(t *testing.T) {
+// Ctrl-C and the run's timeout both end the context: the Job, its pods and the Service go.
+func TestCancelAndTimeoutDeleteEverything(t *testing.T) {
 	e := env(t)
 	ns := e.Namespace(t, "cancel")
-	r := testRun("held", ns, 2, 8)
-	r.PodAnnotations = map[string]string{kubetest.HoldAnnotation: "1"}
-	svc, job, err := kube.Objects(r)
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	c := cluster(t, e, time.Minute)
-	c.Status = func(s string) {
-		if strings.Contains(s, "running on") {
-			cancel() // Ctrl-C once the run runs
-		}
+	for _, tc := range []struct {
+		name string
+		want error
+	}{{"ctrl-c", context.Canceled}, {"timeout", context.DeadlineExceeded}} {
+		t.Run(tc.name, func(t *testing.T) {
+			name := "held-" + tc.name
+			r := testRun(name, ns, 2, 8)
+			r.PodAnnotations = map[string]string{kubetest.HoldAnnotation: "1"}
+			svc, job, err := kube.Objects(r)
+			require.NoError(t, err)
+			// The timeout: the held run is still running 2 s in. Ctrl-C: cancelled once it runs.
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			if tc.want == context.Canceled {
+				ctx, cancel = context.WithCancel(context.Background())
+			}
+			defer cancel()
+			c := cluster(t, e, time.Minute)
+			c.Status = func(s string) {
+				if strings.Contains(s, "running on") && tc.want == context.Canceled {
+					cancel()
+				}
+			}
+			_, err = c.Run(ctx, svc, job, 30*time.Second, func(string) {})
+			assert.True(t, errors.Is(err, tc.want), "%v", err)
+			nothingLeft(t, e, ns, name)
+		})
 	}
-	_, err = c.Run(ctx, svc, job, 30*time.Second, func(string) {})
-	assert.True(t, errors.Is(err, context.Canceled), "%v", err)
-	nothingLeft(t, e, ns, "held")
 }
 
 func TestTwoRunsSideBySide(t *testing.T) {

@@ -37,6 +37,8 @@ const (
 	HoldAnnotation     = "rival.test/hold"
 	ExitCodeAnnotation = "rival.test/exit-code"
 	ReasonAnnotation   = "rival.test/reason"
+	// WaitingAnnotation leaves a scheduled pod's containers waiting with that reason (ErrImagePull).
+	WaitingAnnotation = "rival.test/waiting"
 )
 
 // BinDir is where .ci/k8s-binaries.sh leaves the binaries: RIVAL_K8S_BIN, else the versioned cache.
@@ -355,6 +357,7 @@ spec:
     - {key: '.metadata.deletionTimestamp', operator: DoesNotExist}
     - {key: '.status.podIP', operator: DoesNotExist}
     - {key: '.spec.nodeName', operator: Exists}
+    - {key: '.metadata.annotations["rival.test/waiting"]', operator: DoesNotExist}
   next:
     statusTemplate: |
       {{ $now := Now }}
@@ -378,6 +381,29 @@ spec:
       podIP: {{ PodIPWith .spec.nodeName false ( or .metadata.uid "" ) ( or .metadata.name "" ) ( or .metadata.namespace "" ) | Quote }}
       phase: Running
       startTime: {{ $now | Quote }}
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: rival-pod-waiting
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchExpressions:
+    - {key: '.metadata.deletionTimestamp', operator: DoesNotExist}
+    - {key: '.status.hostIP', operator: DoesNotExist}
+    - {key: '.spec.nodeName', operator: Exists}
+    - {key: '.metadata.annotations["rival.test/waiting"]', operator: Exists}
+  next:
+    statusTemplate: |
+      {{ $a := .metadata.annotations }}
+      containerStatuses:
+      {{ range .spec.containers }}
+      - {image: {{ .image | Quote }}, name: {{ .name | Quote }}, ready: false, restartCount: 0, started: false,
+         state: {waiting: {reason: {{ index $a "rival.test/waiting" | Quote }}, message: "test: the image cannot be pulled"}}}
+      {{ end }}
+      hostIP: "10.1.0.1"
+      phase: Pending
 ---
 apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage
