@@ -63,6 +63,7 @@ var (
 	mu     sync.Mutex
 	shared *Env
 	procs  []*exec.Cmd
+	tmp    string // the control plane's files (etcd's data, certificates, logs)
 )
 
 // Start returns the control plane shared by a test binary's tests, starting it on first use. It
@@ -116,6 +117,10 @@ func stopProcs() {
 		}
 	}
 	procs = nil
+	if tmp != "" {
+		os.RemoveAll(tmp)
+		tmp = ""
+	}
 }
 
 func freePort() (int, error) {
@@ -156,6 +161,7 @@ func start() (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	tmp = dir
 	ports := make([]int, 4)
 	for i := range ports {
 		if ports[i], err = freePort(); err != nil {
