@@ -163,6 +163,13 @@ func (Train) SlurmScript(ctx context.Context, platform, framework, model string)
 	})
 }
 
+// K8sManifest prints the Kubernetes objects of one run without submitting them: train:k8s-manifest PLATFORM FRAMEWORK MODEL.
+func (Train) K8sManifest(ctx context.Context, platform, framework, model string) error {
+	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
+		return w.KubeManifestTarget(ctx, platform, framework, model)
+	})
+}
+
 // Shell starts an interactive container of the platform image with a training run's devices and mounts.
 func Shell(ctx context.Context) error {
 	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.ShellTarget(ctx) })

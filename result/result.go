@@ -106,6 +106,7 @@ type Provenance struct {
 	ImageID           *string           `json:"image_id"`
 	ContainerID       *string           `json:"container_id"`
 	SlurmJobID        *string           `json:"slurm_job_id"`
+	KubeJob           *string           `json:"kube_job,omitempty"` // CLUSTER/NAMESPACE/NAME of a Kubernetes run
 	NodeList          []string          `json:"node_list"`
 	Config            map[string]string `json:"config"` // the training keys of config.env as used
 }

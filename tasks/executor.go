@@ -32,6 +32,7 @@ const (
 	ExecutorHost   ExecutorKind = "host"   // a local process group (HostExecutor)
 	ExecutorDocker ExecutorKind = "docker" // one container on the training host (DockerExecutor)
 	ExecutorSlurm  ExecutorKind = "slurm"  // a Slurm batch job (SlurmExecutor)
+	ExecutorKube   ExecutorKind = "k8s"    // a Kubernetes Indexed Job (KubeExecutor)
 )
 
 // PathMap is a host directory and where the trainer sees it.
@@ -71,6 +72,7 @@ type ExecInfo struct {
 	ContainerID string
 	ImageID     string
 	SlurmJobID  string
+	KubeJob     string // CLUSTER/NAMESPACE/NAME of a Kubernetes run
 	NodeList    []string
 	// Ran is what the image held, read inside it by a Slurm job's preflight step ("key value, ...");
 	// one-host runs read it from RunPreflight before the launch.

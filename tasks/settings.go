@@ -39,6 +39,18 @@ var settingSpecs = []settingSpec{
 	{name: "CONTAINER", def: "0", doc: "`1`: run `cpu` training in the cpu image instead of on the host"},
 	{name: "SLURM_IMAGE", doc: "the image Slurm nodes run: `repo@sha256:…` or an enroot squashfs path"},
 	{name: "GPUS_PER_NODE", def: "8", doc: "GPUs per node where the host has none of the platform's (`train:slurm-script`, `train:check` on a login node)"},
+	{name: "CLUSTER", def: "slurm", doc: "the cluster multi-node runs (NNODES > 1, or SLURM=1) go to: `slurm` or `k8s` (Kubernetes, see docs/kubernetes.md)"},
+	{name: "KUBE_CONTEXT", doc: "the kubeconfig context Kubernetes runs use instead of the current one (KUBECONFIG or ~/.kube/config)"},
+	{name: "KUBE_NAMESPACE", def: "default", doc: "the namespace of Kubernetes runs"},
+	{name: "KUBE_SERVICE_ACCOUNT", doc: "the service account of Kubernetes runs' pods"},
+	{name: "KUBE_NODE_SELECTOR", doc: "Kubernetes runs' node selector, `KEY=VALUE,...`"},
+	{name: "KUBE_TOLERATIONS", doc: "taints Kubernetes runs' pods tolerate, `KEY[=VALUE][:EFFECT],...`"},
+	{name: "KUBE_PRIORITY_CLASS", doc: "the priority class of Kubernetes runs' pods"},
+	{name: "KUBE_DATA_CLAIM", doc: "the PersistentVolumeClaim holding a copy of `DATA_DIR` (datasets, tokenizers) for Kubernetes runs"},
+	{name: "KUBE_CACHE_CLAIM", doc: "the claim holding `DATA_DIR/megatron-cache` for Kubernetes runs; empty: `KUBE_DATA_CLAIM`"},
+	{name: "KUBE_OUTPUT_CLAIM", doc: "the PersistentVolumeClaim holding `OUTPUT_DIR` for Kubernetes runs (each run writes its folder there)"},
+	{name: "KUBE_IMAGE", doc: "the image Kubernetes runs use, `repo@sha256:…`, instead of the one `image:push` delivered"},
+	{name: "KUBE_PENDING_TIMEOUT", def: "2h", doc: "a Kubernetes run whose pods have not all started after this long is deleted, with the scheduler's reason"},
 	{name: "EOD", doc: "the end-of-document token id `encode:file` appends when given a tokenizer.json path (not a model name)"},
 	{name: "RIVAL_CACHE_MAX", def: "50GiB", doc: "`cache:trim` keeps what the cache takes on disk under this size"},
 	{name: "RIVAL_CACHE_MAX_AGE", def: "30d", doc: "`cache:trim` drops entries unused for this long"},
@@ -121,6 +133,38 @@ func (s Settings) GPUsPerNode() int {
 		fmt.Sscan(v, &n)
 	}
 	return n
+}
+
+// Cluster is CLUSTER: "slurm" (the default) or "k8s".
+func (s Settings) Cluster() string { return s.value("CLUSTER") }
+
+// Kube is a KUBE_ setting by its name without the prefix ("NAMESPACE"), its default when unset.
+func (s Settings) Kube(name string) string {
+	switch name {
+	case "CONTEXT":
+		return s.value("KUBE_CONTEXT")
+	case "NAMESPACE":
+		return s.value("KUBE_NAMESPACE")
+	case "SERVICE_ACCOUNT":
+		return s.value("KUBE_SERVICE_ACCOUNT")
+	case "NODE_SELECTOR":
+		return s.value("KUBE_NODE_SELECTOR")
+	case "TOLERATIONS":
+		return s.value("KUBE_TOLERATIONS")
+	case "PRIORITY_CLASS":
+		return s.value("KUBE_PRIORITY_CLASS")
+	case "DATA_CLAIM":
+		return s.value("KUBE_DATA_CLAIM")
+	case "CACHE_CLAIM":
+		return s.value("KUBE_CACHE_CLAIM")
+	case "OUTPUT_CLAIM":
+		return s.value("KUBE_OUTPUT_CLAIM")
+	case "IMAGE":
+		return s.value("KUBE_IMAGE")
+	case "PENDING_TIMEOUT":
+		return s.value("KUBE_PENDING_TIMEOUT")
+	}
+	return ""
 }
 
 // EOD is EOD as given, "" when not given; encode:file checks it is a token id.

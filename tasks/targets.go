@@ -161,6 +161,10 @@ func (w *Workspace) executorFor(ctx context.Context, platform string, host hw.Ho
 		}
 		nothing = func() { e.Close() }
 	}
+	if w.UseKube() {
+		ex, err := w.kubeExecutorFor(platform, host, &rec, true)
+		return ex, nothing, err
+	}
 	if UseSlurm(w.Config) {
 		var built *ImageRecord
 		if needImage {

@@ -299,7 +299,7 @@ func (r *trainRun) run(ctx context.Context, x *dag.Exec) error {
 	// Power is sampled where the job runs: under Slurm each compute node
 	// samples its own GPUs (slurmPower reads them after the job). Step lines are dated as they stream in, and
 	// only samples between the first and last measured step count.
-	sampleable := in.Executor.Kind() != ExecutorSlurm && (in.Executor.Kind() != ExecutorHost || in.Platform != hw.PlatformCPU)
+	sampleable := in.Executor.Kind() != ExecutorSlurm && in.Executor.Kind() != ExecutorKube && (in.Executor.Kind() != ExecutorHost || in.Platform != hw.PlatformCPU)
 	sampler := startPowerSampler(ctx, in.Platform, sampleable)
 	clock := &stepClock{}
 	info, runErr := w.runAndLog(ctx, x, in, r.launch, r.maps, logPath, cfg.Int("TRAIN_ITERS"), clock)
@@ -603,7 +603,7 @@ func (w *Workspace) provenance(in TrainInputs, cfg *Config, launch spec.Launch, 
 	for _, s := range []struct {
 		v   string
 		dst **string
-	}{{info.ImageID, &p.ImageID}, {info.ContainerID, &p.ContainerID}, {info.SlurmJobID, &p.SlurmJobID}} {
+	}{{info.ImageID, &p.ImageID}, {info.ContainerID, &p.ContainerID}, {info.SlurmJobID, &p.SlurmJobID}, {info.KubeJob, &p.KubeJob}} {
 		if s.v != "" {
 			v := s.v
 			*s.dst = &v

@@ -178,8 +178,8 @@ func preflightExecutor(ex Executor, pre spec.Launch) Executor {
 		c := *d
 		c.Platform = hw.PlatformCPU // no devices, --network none
 		return &c
-	case *SlurmExecutor:
-		return nil
+	case *SlurmExecutor, *KubeExecutor:
+		return nil // the job's first step, in the image on the nodes
 	}
 	return ex
 }
@@ -338,7 +338,7 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 		return err
 	}
 	defer closeEx()
-	if _, ok := ex.(*SlurmExecutor); ok {
+	if _, kok := ex.(*KubeExecutor); kok || isSlurm(ex) {
 		// The check runs in the image on this host, not as a job.
 		e, err := container.Connect(ctx)
 		if err != nil {
@@ -424,3 +424,8 @@ func writeLaunchFiles(maps []PathMap, l spec.Launch) error {
 // encodedModel is the model whose encoding a model trains on: a proxy (models names each
 // <base>-proxy) trains on its full model's encoding, made with the same tokenizer.
 func encodedModel(model string) string { return strings.TrimSuffix(model, "-proxy") }
+
+func isSlurm(ex Executor) bool {
+	_, ok := ex.(*SlurmExecutor)
+	return ok
+}
