@@ -70,8 +70,15 @@ func exitCode(s os.Signal) int {
 // registers, is taken once and never re-taken, so no retake can drop it;
 // a Ctrl-C that falls in a retake's microseconds-wide gap is ignored and
 // the next one is the first.
-func handleSignals(parent context.Context, out io.Writer, g time.Duration) (context.Context, func()) {
+//
+// caught reports the first signal received, nil when none came: a target
+// that then returns exits with the shell's status for it (130 for Ctrl-C).
+func handleSignals(parent context.Context, out io.Writer, g time.Duration) (ctx context.Context, stop func(), caught func() os.Signal) {
 	ctx, cancel := context.WithCancel(parent)
+	var got struct {
+		sync.Mutex
+		s os.Signal
+	}
 	ch := make(chan os.Signal, 4)
 	signal.Ignore(os.Interrupt, syscall.SIGTERM)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
@@ -101,6 +108,9 @@ func handleSignals(parent context.Context, out io.Writer, g time.Duration) (cont
 				return
 			}
 		}
+		got.Lock()
+		got.s = first
+		got.Unlock()
 		fmt.Fprintf(out, "\n%s: stopping; waiting up to %s for running tasks to stop their processes and remove their containers (press Ctrl-C again to stop at once)\n", sigName(first), g)
 		cancel()
 		timer := time.NewTimer(g)
@@ -121,12 +131,16 @@ func handleSignals(parent context.Context, out io.Writer, g time.Duration) (cont
 		os.Exit(code)
 	}()
 	return ctx, func() {
-		close(done)
-		wg.Wait()
-		signal.Stop(ch)
-		signal.Reset(os.Interrupt, syscall.SIGTERM)
-		cancel()
-	}
+			close(done)
+			wg.Wait()
+			signal.Stop(ch)
+			signal.Reset(os.Interrupt, syscall.SIGTERM)
+			cancel()
+		}, func() os.Signal {
+			got.Lock()
+			defer got.Unlock()
+			return got.s
+		}
 }
 
 func sigName(s os.Signal) string {

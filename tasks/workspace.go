@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -96,26 +97,54 @@ func (w *Workspace) Printf(format string, args ...any) { fmt.Fprintf(w.Out, form
 
 // Main runs one mage target: it opens the workspace in the current
 // directory, cancels on Ctrl-C or SIGTERM, and always ends with the
-// `tasks: R run, C cached` line.
+// `tasks: R run, C cached` line. A failure is told first (`Error: ...`),
+// then the tasks line, and the process exits (see end).
 func Main(ctx context.Context, fn func(ctx context.Context, w *Workspace) error) error {
-	ctx, stop := handleSignals(ctx, os.Stderr, EnvSettings().StopGrace())
-	defer stop()
+	ctx, stop, caught := handleSignals(ctx, os.Stderr, EnvSettings().StopGrace())
 	root, err := os.Getwd()
 	if err != nil {
-		return err
+		return end(os.Stderr, err, "tasks: 0 run, 0 cached", stop, caught)
 	}
 	w, err := OpenWorkspace(root, mg.Verbose(), os.Stderr)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "tasks: 0 run, 0 cached; failed")
-		return err
+		return end(os.Stderr, err, "tasks: 0 run, 0 cached", stop, caught)
 	}
 	w.markOwnDirs()
 	err = fn(ctx, w)
-	line := w.Runner.Summary()
-	if err != nil {
-		line += "; failed"
+	return end(os.Stderr, err, w.Runner.Summary(), stop, caught)
+}
+
+// exit ends the process after a failed target; a variable so that a test
+// can see the status without ending.
+var exit = os.Exit
+
+// end closes a target: on success it prints the tasks line and returns nil.
+// On failure it prints `Error: <err>` and then the tasks line, in the
+// order a reader scans a failed run, and exits with the shell's status:
+// 128+n when signal n stopped the target (130 for Ctrl-C), the error's own
+// ExitStatus when it has one (mg.Fatal), else 1. Exiting here, not in
+// mage's main, is what puts the error above the tasks line: mage would
+// print it after whatever the target printed last.
+func end(out io.Writer, err error, line string, stop func(), caught func() os.Signal) error {
+	stop()
+	if err == nil {
+		fmt.Fprintln(out, line)
+		return nil
 	}
-	fmt.Fprintln(os.Stderr, line)
+	msg := err.Error()
+	s := caught()
+	if s != nil && errors.Is(err, context.Canceled) {
+		msg = "stopped by " + sigName(s)
+	}
+	fmt.Fprintf(out, "Error: %s\n%s; failed\n", msg, line)
+	code := 1
+	var st interface{ ExitStatus() int }
+	if s != nil {
+		code = exitCode(s)
+	} else if errors.As(err, &st) && st.ExitStatus() != 0 {
+		code = st.ExitStatus()
+	}
+	exit(code)
 	return err
 }
 
@@ -124,13 +153,6 @@ func Main(ctx context.Context, fn func(ctx context.Context, w *Workspace) error)
 // configuration), ending with the same summary line.
 func Bare(ctx context.Context, fn func(ctx context.Context) error) error {
 	// Nothing to clean up but open files: a short grace.
-	ctx, stop := handleSignals(ctx, os.Stderr, 2*time.Second)
-	defer stop()
-	err := fn(ctx)
-	line := "tasks: 0 run, 0 cached"
-	if err != nil {
-		line += "; failed"
-	}
-	fmt.Fprintln(os.Stderr, line)
-	return err
+	ctx, stop, caught := handleSignals(ctx, os.Stderr, 2*time.Second)
+	return end(os.Stderr, fn(ctx), "tasks: 0 run, 0 cached", stop, caught)
 }
