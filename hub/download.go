@@ -56,8 +56,10 @@ func (r *retryable) Unwrap() error { return r.err }
 // Download fetches req into destPath. Bytes land in destPath+".part" first, which a later call
 // resumes with a Range request; the file is verified, fsynced and renamed into place, so destPath
 // exists only when complete. Concurrent calls for one destPath (goroutines or processes) serialise
-// on destPath+".lock"; the later ones find the file and reuse it.
-func (c *Client) Download(ctx context.Context, req Request, destPath string) (Download, error) {
+// on destPath+".lock"; the later ones find the file and reuse it. A failure keeps a .part only
+// when it holds bytes to resume from: a hub that was never reached (offline, DNS) or sent
+// nothing leaves no file behind.
+func (c *Client) Download(ctx context.Context, req Request, destPath string) (_ Download, err error) {
 	rawURL, err := c.URL(req)
 	if err != nil {
 		return Download{}, err
@@ -79,6 +81,11 @@ func (c *Client) Download(ctx context.Context, req Request, destPath string) (Do
 	}
 
 	part := destPath + ".part"
+	defer func() {
+		if err != nil && fileSize(part) == 0 {
+			_ = os.Remove(part)
+		}
+	}()
 	bar := c.newBar(filepath.Base(req.File))
 	defer bar.finish()
 	restarted := false
@@ -125,8 +132,11 @@ func (c *Client) Download(ctx context.Context, req Request, destPath string) (Do
 		}
 		lastErr = err
 	}
-	return Download{}, fmt.Errorf("download %s: gave up after %d attempts (the partial file %s is kept for the next try): %w",
-		req, c.maxAttempts, part, lastErr)
+	if fileSize(part) > 0 {
+		return Download{}, fmt.Errorf("download %s: gave up after %d attempts (the partial file %s is kept for the next try): %w",
+			req, c.maxAttempts, part, lastErr)
+	}
+	return Download{}, fmt.Errorf("download %s: gave up after %d attempts, nothing received: %w", req, c.maxAttempts, lastErr)
 }
 
 // sleep waits before attempt n: exponential backoff, or the server's Retry-After when it asks

@@ -125,7 +125,7 @@ func TestDownload(t *testing.T) {
 				assert.Equal(t, []int{503, 503, 200}, []int{hits[0].Status, hits[1].Status, hits[2].Status})
 			}},
 		{name: "503 forever gives up", attempts: 3, file: hubtest.File{Repo: "Qwen/Qwen2.5-7B", Revision: commitA, Path: "tokenizer.json", Content: data, LFS: true, Faults: hubtest.Faults{Fail5xx: 100}},
-			wantMsg: "gave up after 3 attempts", partKept: true},
+			wantMsg: "gave up after 3 attempts, nothing received"},
 		{name: "truncated body resumes with Range", file: hubtest.File{Repo: "Qwen/Qwen2.5-7B", Revision: commitA, Path: "tokenizer.json", Content: data, LFS: true, Faults: hubtest.Faults{TruncateAt: 1200, TruncateTimes: 2}}, verified: true,
 			check: func(t *testing.T, srv *hubtest.Server) {
 				hits := bytesHits(srv)
@@ -459,4 +459,34 @@ func TestErrorsNeverCarryTheToken(t *testing.T) {
 	require.ErrorContains(t, err, "gave up after 2 attempts")
 	assert.NotContains(t, err.Error(), secret)
 	assert.True(t, !errors.Is(err, hub.ErrNotFound))
+}
+
+// A hub that is never reached (offline, a name that does not resolve, a
+// refused connection) or that sends no byte leaves no file behind: no
+// 0-byte .part that looks like a download in progress.
+func TestFailureBeforeAnyByteLeavesNoPart(t *testing.T) {
+	srv, _, req := setup(t, content(100), hubtest.Faults{Fail5xx: 100})
+	down := hubtest.New()
+	downURL := down.URL()
+	down.Close() // a port nobody listens on
+	for _, tc := range []struct {
+		name     string
+		endpoint string
+		want     string
+	}{
+		{"refused connection", downURL, "nothing received"},
+		{"name that does not resolve", "http://rival-no-such-host.invalid", "nothing received"},
+		{"server errors only", srv.URL(), "nothing received"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cl, err := hub.New(hub.Options{Endpoint: tc.endpoint, MaxAttempts: 2, Backoff: time.Millisecond})
+			require.NoError(t, err)
+			t.Cleanup(cl.Close)
+			dest := filepath.Join(t.TempDir(), "shard.json.gz")
+			_, err = cl.Download(context.Background(), req, dest)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			requireNoArtifacts(t, dest, false)
+		})
+	}
 }
