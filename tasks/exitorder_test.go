@@ -4,12 +4,16 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/rivalbench/rival/hw"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -80,4 +84,49 @@ func TestCtrlCExits130(t *testing.T) {
 	assert.Contains(t, out.String(), "Ctrl-C: stopping")
 	assert.Contains(t, out.String(), "Error: stopped by Ctrl-C\n")
 	errorThenTasks(t, out.String())
+}
+
+// train:all on a host without a GPU says so and names what train:cpu and
+// demo would do, in the README's spelling, without downloading anything
+// and without leaving a partial download behind.
+func TestTrainAllWithoutAGPUSaysWhatToRunInstead(t *testing.T) {
+	host, err := hw.Detect(context.Background())
+	require.NoError(t, err)
+	if host.Platform != hw.PlatformCPU {
+		t.Skipf("this test needs a host without a GPU (found %d × %s); it runs on any CPU-only host", len(host.GPUs), host.GPUs[0].Name)
+	}
+	bin := rivalBinary(t)
+	var asked atomic.Int32
+	hub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		http.Error(w, "offline", http.StatusBadGateway)
+	}))
+	defer hub.Close()
+	ws := newSuiteWS(t, t.TempDir())
+	ws.env = append(ws.env, "HF_ENDPOINT="+hub.URL)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd, out := ws.target(ctx, bin, "train:all")
+	err = cmd.Run()
+	require.Error(t, err, "%s", out)
+	assert.Equal(t, 1, cmd.ProcessState.ExitCode(), "%s", out)
+	got := out.String()
+	for _, want := range []string{
+		"train:all: no GPU found",
+		"go run mage.go train:cpu",
+		"DATASET=bc", "from the Hugging Face Hub",
+		"go run mage.go demo", "offline on the shipped sample corpus",
+	} {
+		assert.Contains(t, got, want)
+	}
+	errorThenTasks(t, got)
+	assert.Zero(t, asked.Load(), "nothing is downloaded:\n%s", got)
+	var parts []string
+	filepath.WalkDir(ws.root, func(p string, de os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(de.Name(), ".part") {
+			parts = append(parts, p)
+		}
+		return nil
+	})
+	assert.Empty(t, parts, "no partial download is left")
 }

@@ -54,9 +54,13 @@ func (w *Workspace) ImageTarget(ctx context.Context, platform string) error {
 // GPU platforms run in containers of the platform image; cpu runs on the
 // host unless CONTAINER=1 asks for the cpu image.
 func (w *Workspace) TrainTarget(ctx context.Context, platform string, fws, mdls []string) error {
+	detect := platform == ""
 	platform, host, err := w.platformFor(ctx, platform)
 	if err != nil {
 		return err
+	}
+	if detect && platform == hw.PlatformCPU {
+		return w.noGPUForTrainAll(host)
 	}
 	if err := CheckPlatform(platform, host); err != nil {
 		return err
@@ -86,6 +90,20 @@ func (w *Workspace) TrainTarget(ctx context.Context, platform string, fws, mdls 
 	err = w.Runner.Run(ctx, plan.Runs...)
 	w.ReportRuns(doneRuns(plan.Runs))
 	return err
+}
+
+// noGPUForTrainAll is train:all's answer on a host without a GPU: it names
+// what was looked for and the two CPU targets with what each would do,
+// rather than train CPU proxies on a dataset it would first download.
+func (w *Workspace) noGPUForTrainAll(host hw.Host) error {
+	found := host.Source
+	if !strings.HasPrefix(found, "no GPU found") {
+		found = "no GPU found (" + orNone(found) + ")"
+	}
+	return fmt.Errorf("train:all: %s on this host; train:all trains the detected GPU platform, so nothing was trained. On the CPU instead:\n"+
+		"  go run mage.go train:cpu   trains the fsdp proxies of MODELS (%s) on DATASET=%s, downloading its %s documents (DATA_SAMPLES) from the Hugging Face Hub first\n"+
+		"  go run mage.go demo        runs the whole pipeline offline on the shipped sample corpus (filter, encode, CPU training, compare)",
+		found, strings.Join(w.Config.List("MODELS"), ", "), w.Config.Get("DATASET"), w.Config.Get("DATA_SAMPLES"))
 }
 
 func doneRuns(ts []*dag.Task) []*dag.Task {
