@@ -287,7 +287,7 @@ func (c *Config) validate() error {
 				return c.fieldErr(k.name, "%q is not a boolean (use 0 or 1)", v)
 			}
 		case kEnum:
-			ok := false
+			ok := k.name == "DATASET" && v == DemoDataset && c.sources[k.name] == demoDatasetSource
 			for _, e := range k.enum {
 				ok = ok || v == e
 			}
@@ -375,6 +375,19 @@ func (c *Config) With(source string, values map[string]string) (*Config, error) 
 		return nil, err
 	}
 	return n, nil
+}
+
+// DemoDataset is the DATASET value of the demo's runs: the sample corpus
+// shipped in testdata/sample. Only the demo sets it (onDemoDataset);
+// config.env and the environment choose among the hub datasets.
+const DemoDataset = "sample"
+
+const demoDatasetSource = "demo (the shipped sample corpus, testdata/sample)"
+
+// onDemoDataset is c training on the shipped sample corpus: its DATASET, in
+// the results' records and the configuration fingerprint, says so.
+func (c *Config) onDemoDataset() (*Config, error) {
+	return c.With(demoDatasetSource, map[string]string{"DATASET": DemoDataset})
 }
 
 // CheckGPUs verifies that TP×PP×DP covers exactly the GPUs of a run.

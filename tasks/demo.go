@@ -226,7 +226,10 @@ func (w *Workspace) demoRuns() ([]plannedRun, error) {
 		if cfg, err = cfg.With("demo "+v.Name, v.Values); err != nil {
 			return nil, err
 		}
-		out = append(out, plannedRun{Platform: hw.PlatformCPU, Framework: "fsdp", Model: DemoModel, Dataset: "sample", Variant: v.Name,
+		if cfg, err = cfg.onDemoDataset(); err != nil {
+			return nil, err
+		}
+		out = append(out, plannedRun{Platform: hw.PlatformCPU, Framework: "fsdp", Model: DemoModel, Dataset: DemoDataset, Variant: v.Name,
 			TrainPrefix: w.demoPrefix() + "-train", Config: cfg})
 	}
 	return out, nil

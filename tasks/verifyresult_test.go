@@ -81,6 +81,8 @@ func TestVerifyDemoResultUsesItsConfiguration(t *testing.T) {
 			in := trainInputs(t, w, &scriptedExecutor{steps: 4})
 			cfg, err := in.Config.With("demo "+v.Name, v.Values)
 			require.NoError(t, err)
+			cfg, err = cfg.onDemoDataset() // as the demo's runs do
+			require.NoError(t, err)
 			in.Config, in.Variant = cfg, v.Name
 			task, err := w.TrainTask(in)
 			require.NoError(t, err)
@@ -124,6 +126,19 @@ func TestVerifyResultOfTheDemo(t *testing.T) {
 			var out bytes.Buffer
 			require.NoError(t, w.VerifyResults([]string{task.Outputs[0].Path}, &out), out.String())
 			assert.Contains(t, out.String(), "verify:result: this workspace reproduces every input of")
+
+			// The result file records what the demo trained on: the shipped
+			// sample corpus, not config.env's hub dataset.
+			raw, err := os.ReadFile(task.Outputs[0].Path)
+			require.NoError(t, err)
+			var res struct {
+				Dataset    struct{ Name string }
+				Provenance struct{ Config map[string]string }
+			}
+			require.NoError(t, json.Unmarshal(raw, &res))
+			assert.Equal(t, "sample", res.Dataset.Name)
+			assert.Equal(t, "sample", res.Provenance.Config["DATASET"], "provenance.config says what ran")
+			assert.NotContains(t, string(raw), `"DATASET": "bc"`)
 		})
 	}
 }
