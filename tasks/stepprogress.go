@@ -7,37 +7,49 @@ import (
 
 	"github.com/rivalbench/rival/compare"
 	"github.com/rivalbench/rival/frameworks/logparse"
+	"github.com/rivalbench/rival/result"
 )
 
 // stepProgress follows a trainer's step lines, as logparse.ProgressLine
 // reads them (Megatron-format, NeMo and TorchTitan lines): on a terminal one live line with the step, ms/step,
 // tokens/s, the current loss and the ETA; at the end (and, off a terminal,
-// only then) one line with the steps, time, tokens/s and the loss from
-// first to last step.
+// only then) one line with the steps, time, the result's tokens/s/GPU and
+// the loss from first to last step.
+//
+// The ETA is the time per step measured between step lines, from the first
+// step line on: what came before it (the interpreter's start, imports,
+// data loading, the first step's compilation) is not a step and does not
+// repeat, so it does not count.
 type stepProgress struct {
 	live      *liveLine
 	label     string
+	unit      string // "GPU", or "process" for CPU runs
 	total     int
 	seqLen    int
+	now       func() time.Time
 	start     time.Time
+	firstAt   time.Time // when the first step line came
+	firstStep int       // its step
 	step      int
 	ms        float64
 	tps       float64 // tokens/s of the last step
-	tokens    float64 // tokens of all steps seen
-	busy      float64 // their step times, seconds
 	loss      float64
 	firstLoss float64
 	hasLoss   bool
 }
 
 func newStepProgress(w io.Writer, label string, total, seqLen int) *stepProgress {
-	return &stepProgress{live: newLiveLine(w), label: label, total: total, seqLen: seqLen, start: time.Now()}
+	return &stepProgress{live: newLiveLine(w), label: label, unit: "GPU", total: total, seqLen: seqLen, now: time.Now, start: time.Now()}
 }
 
 func (p *stepProgress) line(l string) {
 	pr, ok := logparse.ProgressLine(l)
 	if !ok {
 		return
+	}
+	at := p.now()
+	if p.firstAt.IsZero() {
+		p.firstAt, p.firstStep = at, pr.Step
 	}
 	p.step = pr.Step
 	if pr.Total > 0 {
@@ -49,8 +61,6 @@ func (p *stepProgress) line(l string) {
 		p.ms = pr.StepTimeMs
 		if pr.GlobalBatchSize > 0 && p.ms > 0 && p.seqLen > 0 {
 			p.tps = float64(pr.GlobalBatchSize*p.seqLen) / (p.ms / 1000)
-			p.tokens += float64(pr.GlobalBatchSize * p.seqLen)
-			p.busy += p.ms / 1000
 		}
 	} else if pr.TokensPerSecond > 0 {
 		p.tps = pr.TokensPerSecond
@@ -71,18 +81,22 @@ func (p *stepProgress) line(l string) {
 	if p.hasLoss {
 		s += fmt.Sprintf(", loss %.3f", p.loss)
 	}
-	p.live.Update(s + ", ETA " + eta(float64(p.step), float64(p.total), time.Since(p.start)))
+	p.live.Update(s + ", ETA " + eta(float64(p.step-p.firstStep), float64(p.total-p.firstStep), at.Sub(p.firstAt)))
 }
 
-func (p *stepProgress) finish() {
+// finish writes the closing line. Its throughput is the result's own
+// tokens_per_second_per_gpu (median step time after the warm-up, per GPU or
+// per process), so the line and the result never disagree; pm is nil when
+// the run left no result, and then the line gives none.
+func (p *stepProgress) finish(pm *result.PerformanceMetrics) {
 	if p.step == 0 {
 		p.live.Clear()
 		return
 	}
-	took := time.Since(p.start)
+	took := p.now().Sub(p.start)
 	s := fmt.Sprintf("%s: %s in %s", p.label, compare.Plural(p.step, "step"), took.Round(100*time.Millisecond))
-	if p.busy > 0 {
-		s += fmt.Sprintf(", %.0f tokens/s", p.tokens/p.busy)
+	if pm != nil && pm.TokensPerSecondPerGPU > 0 {
+		s += fmt.Sprintf(", %.1f tokens/s/%s", pm.TokensPerSecondPerGPU, p.unit)
 	}
 	if p.hasLoss {
 		s += fmt.Sprintf(", loss %.3f → %.3f", p.firstLoss, p.loss)

@@ -2,10 +2,16 @@ package tasks
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The NeMo line is frameworks/logparse/testdata/real/nemo2-bionemo.log's: NeMo
@@ -14,7 +20,12 @@ func TestStepProgressNeMoLine(t *testing.T) {
 	var b bytes.Buffer
 	p := newStepProgress(&b, "train", 150, 128)
 	p.live.tty = true
-	p.start = time.Now().Add(-120 * time.Second)
+	t0 := time.Now()
+	p.start, p.now = t0, func() time.Time { return t0.Add(20 * time.Second) }
+	p.line("Training epoch 0, iteration 0/149 | lr: 3e-05 | consumed_samples: 1 | global_batch_size: 1 | global_step: 0 | reduced_train_loss: 1.3 | train_step_timing in s: 0.03146")
+	p.live.last = time.Time{}
+	b.Reset()
+	p.now = func() time.Time { return t0.Add(140 * time.Second) } // 120 steps in 120 s
 	p.line("Training epoch 0, iteration 120/149 | lr: 3e-05 | consumed_samples: 121 | global_batch_size: 1 | global_step: 120 | reduced_train_loss: 1.233 | train_step_timing in s: 0.03146 | val_loss: 4.106")
 	assert.Equal(t, "\r\033[K  train: step 120/150, loss 1.233, ETA 30s", b.String())
 }
@@ -26,6 +37,39 @@ func TestStepProgressSkipsTorchTitanValidation(t *testing.T) {
 	p := newStepProgress(&b, "train", 10, 128)
 	p.line("step: 10  loss: 5.0000  memory: 48.87GiB(51.44%)  tps: 4,376  tflops: 253.41  mfu: 25.62%")
 	p.line("validate step: 10  loss: 3.2000  memory: 48.87GiB(51.44%)")
-	p.finish()
+	p.finish(nil)
 	assert.Contains(t, b.String(), "loss 5.000 → 5.000")
+}
+
+// The closing line of a run gives the result's throughput: the figure in
+// its result file (median step after the warm-up, per process here, with
+// two processes), not a total of its own.
+func TestClosingLineGivesTheResultsThroughput(t *testing.T) {
+	withCPUFlags(t, "no-bf16.txt")
+	w, log := newWorkspace(t, "")
+	in := trainInputs(t, w, &scriptedExecutor{steps: 8})
+	cfg, err := in.Config.With("two processes", map[string]string{"DP": "2", "GA": "1"})
+	require.NoError(t, err)
+	in.Config = cfg
+	task, err := w.TrainTask(in)
+	require.NoError(t, err)
+	require.NoError(t, w.Runner.Run(context.Background(), task))
+	raw, err := os.ReadFile(task.Outputs[0].Path)
+	require.NoError(t, err)
+	var res struct {
+		PerformanceMetrics struct {
+			TokensPerSecondPerGPU float64 `json:"tokens_per_second_per_gpu"`
+		} `json:"performance_metrics"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &res))
+	require.Positive(t, res.PerformanceMetrics.TokensPerSecondPerGPU)
+	var closing string
+	for _, l := range strings.Split(log.String(), "\n") {
+		if strings.Contains(l, ": 8 steps in ") {
+			closing = l
+		}
+	}
+	require.NotEmpty(t, closing, "the closing line:\n%s", log)
+	assert.Contains(t, closing, fmt.Sprintf(", %.1f tokens/s/process,", res.PerformanceMetrics.TokensPerSecondPerGPU))
+	assert.Equal(t, 1, strings.Count(closing, "tokens/s"), "one throughput figure: %s", closing)
 }

@@ -302,10 +302,15 @@ func (r *trainRun) run(ctx context.Context, x *dag.Exec) error {
 	sampleable := in.Executor.Kind() != ExecutorSlurm && in.Executor.Kind() != ExecutorKube && (in.Executor.Kind() != ExecutorHost || in.Platform != hw.PlatformCPU)
 	sampler := startPowerSampler(ctx, in.Platform, sampleable)
 	clock := &stepClock{}
-	info, runErr := w.runAndLog(ctx, x, in, r.launch, r.maps, logPath, cfg.Int("TRAIN_ITERS"), clock)
+	prog := newStepProgress(x.Log, x.Task.ID, cfg.Int("TRAIN_ITERS"), cfg.Int("SL"))
+	if in.Platform == hw.PlatformCPU {
+		prog.unit = "process"
+	}
+	info, runErr := w.runAndLog(ctx, x, in, r.launch, r.maps, logPath, prog, clock)
 	sampler.halt()
 	finished := time.Now().UTC()
 	if runErr != nil {
+		prog.finish(nil)
 		w.recordFailure(r.runDir, logPath, name, runErr)
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return fmt.Errorf("stopped after TRAIN_TIMEOUT=%s; log kept at %s", cfg.Get("TRAIN_TIMEOUT"), failedLog(logPath))
@@ -318,9 +323,11 @@ func (r *trainRun) run(ctx context.Context, x *dag.Exec) error {
 	}
 	res, err := w.buildResult(in, cfg, r.launch, logPath)
 	if err != nil {
+		prog.finish(nil)
 		w.recordFailure(r.runDir, logPath, name, err)
 		return fmt.Errorf("%w; log kept at %s", err, failedLog(logPath))
 	}
+	prog.finish(&res.PerformanceMetrics)
 	res.Provenance = w.provenance(in, cfg, r.launch, info, started, finished, r.absPrefix)
 	res.SampleOrder = r.sampleOrder
 	res.EffectiveConfig = r.effective
@@ -473,8 +480,9 @@ func (w *Workspace) recordFailure(runDir, logPath, name string, cause error) {
 }
 
 // runAndLog runs the launch, writing every line to the log (through a
-// partial file renamed at the end) and showing step progress.
-func (w *Workspace) runAndLog(ctx context.Context, x *dag.Exec, in TrainInputs, launch spec.Launch, maps []PathMap, logPath string, total int, clock *stepClock) (ExecInfo, error) {
+// partial file renamed at the end) and showing step progress on prog, whose
+// closing line the caller writes once the result is known.
+func (w *Workspace) runAndLog(ctx context.Context, x *dag.Exec, in TrainInputs, launch spec.Launch, maps []PathMap, logPath string, prog *stepProgress, clock *stepClock) (ExecInfo, error) {
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
 		return ExecInfo{}, err
 	}
@@ -484,7 +492,6 @@ func (w *Workspace) runAndLog(ctx context.Context, x *dag.Exec, in TrainInputs, 
 		return ExecInfo{}, fmt.Errorf("log %s: %w", partial, err)
 	}
 	bw := bufio.NewWriterSize(f, 64<<10)
-	prog := newStepProgress(x.Log, x.Task.ID, total, in.Config.Int("SL"))
 	var writeErr error
 	var mu sync.Mutex
 	info, runErr := in.Executor.Run(ctx, launch, maps, func(line string) {
@@ -498,7 +505,6 @@ func (w *Workspace) runAndLog(ctx context.Context, x *dag.Exec, in TrainInputs, 
 		}
 		prog.line(line)
 	})
-	prog.finish()
 	if err := bw.Flush(); err != nil && writeErr == nil {
 		writeErr = err
 	}
