@@ -510,7 +510,7 @@ func Analyze(inputs []Input, prices PriceTable) (*Report, error) {
 		key := groupKey(in.Result)
 		g, ok := byKey[key]
 		if !ok {
-			g = &Group{Key: key, Label: shortGPU(key.GPU) + " " + frameworkLabel(key.Framework) + ranPath(in.Result), ModelLabel: modelLabel(in.Result)}
+			g = &Group{Key: key, Label: shortGPU(key.GPU) + cpuName(in.Result) + " " + frameworkLabel(key.Framework) + ranPath(in.Result), ModelLabel: modelLabel(in.Result)}
 			byKey[key] = g
 			order = append(order, key)
 		}

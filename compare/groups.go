@@ -141,7 +141,7 @@ func setupLine(r *result.Result) string {
 		gpus = plural(n, "GPU")
 	}
 	if r.Platform != nil && *r.Platform == hw.PlatformCPU {
-		gpus = "CPU"
+		gpus = "CPU" + cpuUse(r)
 	}
 	s := fmt.Sprintf("%s, SL %s, GBS %s, MBS %s, GA %s, TP %s PP %s CP %s DP %s, %s", prec, q(tc.SequenceLength), q(tc.GlobalBatchSize),
 		q(tc.MicroBatchSize), ga, q(pc.TensorParallel), q(pc.PipelineParallel), q(pc.ContextParallel), q(pc.DataParallel), gpus)
@@ -348,6 +348,37 @@ func groupKey(r *result.Result) GroupKey {
 }
 
 // shortGPU drops the form factor for headlines ("H100 SXM" → "H100").
+// cpuName is a CPU run's processor where a GPU's name would stand in a
+// group's label, " (Xeon Platinum 8370C)"; "" when the result records none.
+func cpuName(r *result.Result) string {
+	if r.CPUInfo == nil || platformOf(r) != hw.PlatformCPU {
+		return ""
+	}
+	m := r.CPUInfo.Model
+	for _, cut := range []string{"(R)", "(TM)", "(tm)", "Intel ", "AMD ", " Processor"} {
+		m = strings.ReplaceAll(m, cut, "")
+	}
+	if i := strings.Index(m, " CPU @"); i > 0 {
+		m = m[:i]
+	}
+	return " (" + strings.Join(strings.Fields(m), " ") + ")"
+}
+
+// cpuUse is what a CPU run used of its processor, for the configuration
+// line where a GPU run gives its GPU count: ": Intel(R) Xeon(R) Platinum
+// 8370C CPU @ 2.80GHz, 2 cores / 4 threads, 2 processes × 1 thread".
+func cpuUse(r *result.Result) string {
+	c := r.CPUInfo
+	if c == nil {
+		return ""
+	}
+	s := fmt.Sprintf(" %s, %s / %s, %s", c.Model, plural(c.Cores, "core"), plural(c.LogicalCPUs, "thread"), Plural(c.Processes, "process"))
+	if c.ThreadsPerProcess != nil {
+		s += " × " + plural(*c.ThreadsPerProcess, "thread")
+	}
+	return s
+}
+
 func shortGPU(gpu string) string {
 	return strings.TrimSuffix(gpu, " SXM")
 }

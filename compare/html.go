@@ -318,6 +318,11 @@ func configLine(g *Group) string {
 	s := fmt.Sprintf("%s · TP %s PP %s DP %s · GBS %s MBS %s SL %s · %s",
 		c["precision"], c["tensor_parallel"], c["pipeline_parallel"], c["data_parallel"],
 		c["global_batch_size"], c["micro_batch_size"], c["sequence_length"], truncate(c["framework_version"], 44))
+	if len(g.Runs) > 0 && g.Runs[0].Input != nil && g.Runs[0].Input.Result != nil {
+		if cu := cpuUse(g.Runs[0].Input.Result); cu != "" {
+			s += " · CPU" + cu
+		}
+	}
 	return s + " · cfg " + truncate(strings.TrimPrefix(c["config_fingerprint"], "blake3:"), 13) + " · data " + truncate(c["dataset_fingerprint"], 13)
 }
 

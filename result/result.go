@@ -28,10 +28,13 @@ type Result struct {
 	ConfigFingerprint    *string `json:"config_fingerprint"`
 	TokenizerFingerprint *string `json:"tokenizer_fingerprint"`
 
-	Framework         Framework         `json:"framework"`
-	Model             Model             `json:"model"`
-	Dataset           Dataset           `json:"dataset"`
-	GPUInfo           GPUInfo           `json:"gpu_info"`
+	Framework Framework `json:"framework"`
+	Model     Model     `json:"model"`
+	Dataset   Dataset   `json:"dataset"`
+	GPUInfo   GPUInfo   `json:"gpu_info"`
+	// CPUInfo describes the processor of a CPU run (platform cpu), where gpu_info names no
+	// device; absent for GPU runs and extracted logs.
+	CPUInfo           *CPUInfo          `json:"cpu_info,omitempty"`
 	TrainingConfig    TrainingConfig    `json:"training_config"`
 	ParallelismConfig ParallelismConfig `json:"parallelism_config"`
 
@@ -145,6 +148,16 @@ type GPUInfo struct {
 	// DriverVersion is the GPU driver detection read (nvidia-smi's driver_version, amd-smi's
 	// driver); absent for extracted logs, which do not print it.
 	DriverVersion *string `json:"driver_version,omitempty"`
+}
+
+// CPUInfo is the processor a CPU run trained on, from /proc/cpuinfo, and how much of it the
+// run used: ThreadsPerProcess × Processes threads on each node.
+type CPUInfo struct {
+	Model             string `json:"model"`               // /proc/cpuinfo's "model name"
+	Cores             int    `json:"cores"`               // physical cores of the node
+	LogicalCPUs       int    `json:"logical_cpus"`        // hardware threads of the node
+	Processes         int    `json:"processes"`           // training processes per node
+	ThreadsPerProcess *int   `json:"threads_per_process"` // as the trainer reported it; null when it did not
 }
 
 // TrainingConfig holds the shape of the run.

@@ -154,3 +154,55 @@ func (ws *Workspace) sayPrecisionOnce(w io.Writer, p CPUPrecision) {
 		fmt.Fprintf(w, "  CPU runs train in %s: %s\n", p.Precision, p.Reason)
 	}
 }
+
+// CPUDescription reads the processor's model name, its physical cores and
+// its logical CPUs (hardware threads) from /proc/cpuinfo text. Cores are
+// the distinct (physical id, core id) pairs; where the kernel prints no
+// such ids (some virtual machines, other architectures) the logical CPUs
+// stand in for them. ok is false when the text lists no processor.
+func CPUDescription(cpuinfo []byte) (model string, cores, logical int, ok bool) {
+	sc := bufio.NewScanner(bytes.NewReader(cpuinfo))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	type core struct{ pkg, id string }
+	seen := map[core]bool{}
+	var cur core
+	hasCore := false
+	flush := func() {
+		if hasCore {
+			seen[cur] = true
+		}
+		cur, hasCore = core{}, false
+	}
+	for sc.Scan() {
+		key, val, found := strings.Cut(sc.Text(), ":")
+		if !found {
+			continue
+		}
+		key, val = strings.TrimSpace(key), strings.TrimSpace(val)
+		switch key {
+		case "processor":
+			flush()
+			logical++
+		case "model name":
+			if model == "" {
+				model = strings.Join(strings.Fields(val), " ")
+			}
+		case "physical id":
+			cur.pkg = val
+		case "core id":
+			cur.id, hasCore = val, true
+		}
+	}
+	flush()
+	if logical == 0 {
+		return "", 0, 0, false
+	}
+	if model == "" {
+		model = "unknown (no model name in cpuinfo)"
+	}
+	cores = len(seen)
+	if cores == 0 || cores > logical {
+		cores = logical
+	}
+	return model, cores, logical, true
+}

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -574,13 +575,57 @@ func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch spec.Launch,
 			facts.GPUModel = in.Host.GPUs[0].Name
 		}
 	}
+	if err := fsdpRuntime(lg, &facts, logPath); err != nil {
+		return nil, err
+	}
+	res, err := result.Build(lg, facts)
+	if err != nil {
+		return nil, err
+	}
+	if k := in.Executor.Kind(); in.Platform == hw.PlatformCPU && k != ExecutorSlurm && k != ExecutorKube {
+		res.CPUInfo = cpuInfo(cfg, logPath) // this host's CPU; a cluster's node reads its own
+	}
+	return res, nil
+}
+
+// threadsLine is the fsdp trainer's report of the threads each process used.
+var threadsLine = regexp.MustCompile(`\| threads per process: (\d+) \|`)
+
+// cpuInfo describes the CPU a run trained on (CPUFlagsPath) and the threads
+// it used, as the trainer reported them in its log; nil when the kernel
+// lists no processor.
+func cpuInfo(cfg *Config, logPath string) *result.CPUInfo {
+	raw, _ := os.ReadFile(CPUFlagsPath)
+	model, cores, logical, ok := CPUDescription(raw)
+	if !ok {
+		return nil
+	}
+	ci := &result.CPUInfo{Model: model, Cores: cores, LogicalCPUs: logical, Processes: cpuProcs(cfg)}
+	if f, err := os.Open(logPath); err == nil {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			if m := threadsLine.FindStringSubmatch(sc.Text()); m != nil {
+				if n, err := strconv.Atoi(m[1]); err == nil && n > 0 {
+					ci.ThreadsPerProcess = &n
+				}
+				break
+			}
+		}
+	}
+	return ci
+}
+
+// fsdpRuntime adds what the fsdp trainer reports of the path that ran.
+func fsdpRuntime(lg *logparse.Log, facts *result.Facts, logPath string) error {
 	// The fsdp trainer reports which of its paths ran, on which torch (docs/fsdp.md).
 	if rt, ok, err := fsdp.RuntimeFromArgs(lg.Preamble.Args); err != nil {
-		return nil, fmt.Errorf("%s: %w", logPath, err)
+		return fmt.Errorf("%s: %w", logPath, err)
 	} else if ok {
 		facts.FrameworkVersion += "; ran " + rt.String()
 	}
-	return result.Build(lg, facts)
+	return nil
 }
 
 // readManifest reads the encode manifest of a dataset prefix.

@@ -29,6 +29,7 @@ type scriptedExecutor struct {
 	runs  atomic.Int64
 	block bool // wait for cancellation after the first line
 	last  spec.Launch
+	lines []string // printed before the steps
 }
 
 func (s *scriptedExecutor) Kind() ExecutorKind             { return "scripted" }
@@ -38,6 +39,9 @@ func (s *scriptedExecutor) Run(ctx context.Context, l spec.Launch, maps []PathMa
 	s.runs.Add(1)
 	s.last = l
 	onLine("number of parameters: 12345")
+	for _, l := range s.lines {
+		onLine(l)
+	}
 	for i := 1; i <= s.steps; i++ {
 		onLine(fmt.Sprintf("[2026-11-22 10:00:%02d] iteration %8d/%8d | consumed samples: %12d | elapsed time per iteration (ms): %.1f | throughput per GPU (TFLOP/s/GPU): 0.1 | learning rate: 1.000000E-03 | global batch size: %5d | lm loss: %.6E | loss scale: 1.0 | grad norm: 1.000 | number of skipped iterations:   0 | number of nan iterations:   0 |",
 			i, i, s.steps, i*4, 100.0+float64(i), 4, 10.0-float64(i)*0.1))

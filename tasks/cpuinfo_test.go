@@ -1,0 +1,96 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestCPUDescription(t *testing.T) {
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join("testdata", "cpuinfo", name))
+		require.NoError(t, err)
+		return b
+	}
+	for _, tc := range []struct {
+		name           string
+		in             []byte
+		model          string
+		cores, logical int
+		ok             bool
+	}{
+		{"two cores, four threads", read("two-cores-four-threads.txt"), "Intel(R) Xeon(R) Platinum 8370C CPU @ 2.80GHz", 2, 4, true},
+		{"one block", read("no-bf16.txt"), "AMD EPYC", 1, 1, true},
+		{"no core ids", []byte("processor\t: 0\nmodel name\t: Neoverse\n\nprocessor\t: 1\nmodel name\t: Neoverse\n"), "Neoverse", 2, 2, true},
+		{"no model name", []byte("processor\t: 0\nBogoMIPS\t: 50.00\n"), "unknown (no model name in cpuinfo)", 1, 1, true},
+		{"empty", nil, "", 0, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			model, cores, logical, ok := CPUDescription(tc.in)
+			assert.Equal(t, tc.ok, ok)
+			assert.Equal(t, tc.model, model)
+			assert.Equal(t, tc.cores, cores)
+			assert.Equal(t, tc.logical, logical)
+		})
+	}
+}
+
+// A CPU result names its CPU (model, cores, threads used) in cpu_info, and
+// compare shows it where a GPU's name stands: the group's label and its
+// configuration line, in the console, report.md and report.html.
+func TestCPUResultsNameTheirCPU(t *testing.T) {
+	withCPUFlags(t, "two-cores-four-threads.txt")
+	w, log := newWorkspace(t, "")
+	ex := &scriptedExecutor{steps: 6, lines: []string{
+		"[rival-fsdp] device: cpu | threads per process: 2 | world size: 2 | data parallel: ddp | gradient accumulation: 1",
+	}}
+	in := trainInputs(t, w, ex)
+	cfg, err := in.Config.With("two processes", map[string]string{"DP": "2", "GA": "1"})
+	require.NoError(t, err)
+	in.Config = cfg
+	task, err := w.TrainTask(in)
+	require.NoError(t, err)
+	require.NoError(t, w.Runner.Run(context.Background(), task))
+
+	raw, err := os.ReadFile(task.Outputs[0].Path)
+	require.NoError(t, err)
+	var res struct {
+		CPUInfo map[string]any `json:"cpu_info"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &res))
+	assert.Equal(t, map[string]any{
+		"model": "Intel(R) Xeon(R) Platinum 8370C CPU @ 2.80GHz", "cores": 2.0, "logical_cpus": 4.0,
+		"processes": 2.0, "threads_per_process": 2.0,
+	}, res.CPUInfo)
+
+	ct, err := w.CompareTask(nil)
+	require.NoError(t, err)
+	require.NoError(t, w.Runner.Run(context.Background(), ct))
+	var console strings.Builder
+	w.ReportCompare(ct, &console)
+	outputs := map[string]string{"console": console.String()}
+	for _, o := range ct.Outputs {
+		if ext := filepath.Ext(o.Path); ext == ".md" || ext == ".html" {
+			b, err := os.ReadFile(o.Path)
+			require.NoError(t, err)
+			outputs[filepath.Base(o.Path)] = string(b)
+		}
+	}
+	require.Contains(t, outputs, "report.md")
+	require.Contains(t, outputs, "report.html")
+	for name, text := range outputs {
+		// The label column of the console is cut at 28 characters; its
+		// configuration line, where a GPU run gives its GPU count, has the rest.
+		assert.Contains(t, text, "CPU (Xeon Platinum 8370C) F", "%s: the CPU's name in the group's label", name)
+		assert.Contains(t, text, "CPU Intel(R) Xeon(R) Platinum 8370C CPU @ 2.80GHz, 2 cores / 4 threads, 2 processes × 2 threads", "%s: what the run used of it", name)
+	}
+	assert.Contains(t, outputs["report.md"], "CPU (Xeon Platinum 8370C) FSDP")
+	assert.Contains(t, outputs["report.html"], "CPU (Xeon Platinum 8370C) FSDP")
+	assert.NotContains(t, log.String(), "cpu_info", "nothing is refused")
+}
