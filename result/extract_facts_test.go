@@ -73,7 +73,8 @@ func TestExtractWrappedNeMoLineAdvice(t *testing.T) {
 }
 
 // An MLPerf MLLOG log (":::MLLOG {json}" events, as mlperf-logging writes
-// them) is refused with what extract would need.
+// them) without timed blocks is refused with what extract would need (a
+// log with them is read: TestExtractMLLOG in tasks).
 func TestExtractRefusesMLLOGWithWhatItNeeds(t *testing.T) {
 	var b strings.Builder
 	for i, ev := range []string{
@@ -88,5 +89,6 @@ func TestExtractRefusesMLLOGWithWhatItNeeds(t *testing.T) {
 	_, err := Extract(p, envOf(map[string]string{"SL": "8192", "GPUS": "8"}))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "MLPerf MLLOG events")
-	assert.Contains(t, err.Error(), "give the trainer's own log")
+	assert.Contains(t, err.Error(), "no block_start/block_stop pair with samples_count")
+	assert.Contains(t, err.Error(), "or the trainer's own log of the same run")
 }

@@ -63,3 +63,7 @@ func FuzzMegatronDeepSpeed(f *testing.F) {
 func FuzzTorchTitan(f *testing.F) {
 	fuzzFamily(f, TorchTitan, "testdata/real/torchtitan.log", "testdata/built/torchtitan-llama-8gpu.log")
 }
+
+func FuzzMLPerf(f *testing.F) {
+	fuzzFamily(f, MLPerf, "testdata/real/mlperf-amd-mi355x-llama31-8b.log")
+}

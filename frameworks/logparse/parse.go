@@ -39,6 +39,7 @@ var aliases = func() map[string]string {
 		"megatron-bridge": MegatronBridge, "bridge": MegatronBridge, "mbridge": MegatronBridge,
 		"nemo": NeMo, "nemo2": NeMo, "nemo-2": NeMo,
 		"torchtitan": TorchTitan,
+		"mlperf":     MLPerf, "mllog": MLPerf,
 	}
 	for _, f := range spec.Frameworks() {
 		for _, n := range append([]string{f.Name}, f.Aliases...) {
@@ -124,6 +125,7 @@ type parser struct {
 	// only those is refused with what extract would need. nemoSeen counts
 	// NeMo progress lines, kept or not, for the advice on a log of cut ones.
 	mllog, nemoSeen int
+	ml              mllogState
 	mega            series // Megatron, Primus and Megatron-Bridge iteration lines
 	nemo            series
 	titan           series
@@ -387,6 +389,7 @@ func (p *parser) dispatch(rest string, rank int, hasRank bool) {
 	}
 	if strings.Contains(rest, ":::MLLOG") {
 		p.mllog++
+		p.mllogLine(rest)
 		return
 	}
 	p.preambleLine(rest)
@@ -414,7 +417,7 @@ func (p *parser) finish(asked, source string) (*Log, error) {
 	for _, c := range []struct {
 		fam string
 		n   int
-	}{{p.megaFamily(), p.mega.n}, {NeMo, p.nemo.n}, {TorchTitan, p.titan.n}} {
+	}{{p.megaFamily(), p.mega.n}, {NeMo, p.nemo.n}, {TorchTitan, p.titan.n}, {MLPerf, p.ml.blocks.n}} {
 		if c.n > best {
 			detected, best = c.fam, c.n
 		}
@@ -429,6 +432,9 @@ func (p *parser) finish(asked, source string) (*Log, error) {
 		s = &p.mega
 	case NeMo:
 		s = &p.nemo
+	case MLPerf:
+		s = &p.ml.blocks
+		p.mllogFinish()
 	case TorchTitan:
 		s = &p.titan
 	}
@@ -443,11 +449,11 @@ func (p *parser) finish(asked, source string) (*Log, error) {
 		case p.nemoSeen > 0:
 			return nil, fmt.Errorf("%s: its %d NeMo progress line(s) are all cut; %s: %w", msg, p.nemoSeen, NeMoRejoinAdvice, ErrNoSteps)
 		case p.mllog > 0:
-			return nil, fmt.Errorf("%s: its %d lines are MLPerf MLLOG events (\":::MLLOG {...}\"), which time the run in blocks and epochs "+
-				"(run_start/run_stop, block_start/block_stop, samples per second over a block), not per training step; "+
-				"extract needs per-iteration lines to compute step times, warm-up and percentiles: give the trainer's own log "+
-				"of the same run (Primus and Megatron print an iteration line every log interval beside the MLLOG events): %w",
-				msg, p.mllog, ErrNoSteps)
+			return nil, fmt.Errorf("%s: its %d lines are MLPerf MLLOG events (\":::MLLOG {...}\") but %s; "+
+				"MLLOG prints no per-iteration line, so extract times the run by its blocks: it needs a global_batch_size event and "+
+				"block_start/block_stop pairs with metadata.samples_count (the MLPerf reference's training loop prints them); "+
+				"give the whole result file, or the trainer's own log of the same run: %w",
+				msg, p.mllog, p.ml.missing(), ErrNoSteps)
 		}
 		return nil, fmt.Errorf("%s (no Megatron/Primus/Megatron-Bridge iteration line, NeMo progress line or TorchTitan step line): %w",
 			msg, ErrNoSteps)
