@@ -90,14 +90,22 @@ type streamInfo struct {
 // fails for a tokenizer whose normalizer it cannot cut exactly (see
 // LoadForStreaming); maxPending <= 0 means DefaultMaxPending.
 func (t *Tokenizer) NewStream(special bool, maxPending int) (*Stream, error) {
-	info := t.streamInfo()
-	if !info.ok {
-		return nil, fmt.Errorf("tokenizer: cannot encode in pieces: %s", info.why)
+	if err := t.CanStream(); err != nil {
+		return nil, err
 	}
+	info := t.streamInfo()
 	if maxPending <= 0 {
 		maxPending = DefaultMaxPending
 	}
 	return &Stream{t: t, info: info, st: t.getState(), special: special, max: maxPending}, nil
+}
+
+// CanStream reports why NewStream would fail, or nil when it would not.
+func (t *Tokenizer) CanStream() error {
+	if info := t.streamInfo(); !info.ok {
+		return fmt.Errorf("tokenizer: cannot encode in pieces: %s", info.why)
+	}
+	return nil
 }
 
 // streamInfo describes the tokenizer for streaming. A normalizer is known
@@ -306,12 +314,17 @@ func (s *Stream) Write(dst []int32, p []byte) ([]int32, error) {
 	dst = s.segments(dst, s.raw[:c])
 	s.raw = s.raw[:copy(s.raw, s.raw[c:])]
 	s.rawScanned = max(0, min(s.rawScanned-c, len(s.raw)))
-	if len(s.raw) > s.max || len(s.norm) > s.max {
-		s.err = fmt.Errorf("tokenizer: %w: more than %d bytes of the document before byte %d have no point where encoding may be cut (one run of letters, digits or punctuation, or for Mistral one word without a space); split the document or raise the limit", ErrPreTokenTooLong, s.max, s.offset)
-		s.release()
-		return dst, s.err
+	return dst, s.tooLong()
+}
+
+// tooLong fails the Stream when the text it holds back passes the limit.
+func (s *Stream) tooLong() error {
+	if len(s.raw) <= s.max && len(s.norm) <= s.max {
+		return nil
 	}
-	return dst, nil
+	s.err = fmt.Errorf("tokenizer: %w: more than %d bytes of the document before byte %d have no point where encoding may be cut (one run of letters, digits or punctuation, or for Mistral one word without a space); split the document or raise the limit", ErrPreTokenTooLong, s.max, s.offset)
+	s.release()
+	return s.err
 }
 
 // Close encodes the rest of the document, appends the template's closing
@@ -330,6 +343,9 @@ func (s *Stream) Close(dst []int32) ([]int32, error) {
 	s.raw = appendValid(s.raw, s.tail)
 	s.tail = s.tail[:0]
 	dst = s.segments(dst, s.raw)
+	if err := s.tooLong(); err != nil {
+		return dst, err
+	}
 	dst = s.endSegment(dst)
 	if s.special {
 		dst = append(dst, s.t.suffix...)
