@@ -50,6 +50,13 @@ func (p *streamParser) peek() byte {
 	return b[0]
 }
 
+// atEnd reports whether the line has ended ("\n" or EOF); peek's 0 may
+// also be a NUL byte.
+func (p *streamParser) atEnd() bool {
+	b, err := p.r.Peek(1)
+	return err != nil || b[0] == '\n'
+}
+
 func (p *streamParser) skip(n int) {
 	d, _ := p.r.Discard(n)
 	p.pos += int64(d)
@@ -68,7 +75,7 @@ func (p *streamParser) space() {
 
 func (p *streamParser) syntax(what string) error {
 	c := p.peek()
-	if c == 0 {
+	if p.atEnd() {
 		return fmt.Errorf("malformed JSON: unexpected end of line (%s)", what)
 	}
 	return fmt.Errorf("malformed JSON at byte %d: %s, found %q", p.pos, what, c)
@@ -86,9 +93,10 @@ func (p *streamParser) avail() []byte {
 
 func (p *streamParser) line() error {
 	p.space()
-	switch c := p.peek(); c {
-	case 0:
+	if p.atEnd() {
 		return errors.New(`empty line; every line must be a JSON object with a "text" string`)
+	}
+	switch c := p.peek(); c {
 	case '{':
 	default:
 		if err := p.value(0, false); err != nil {
@@ -110,6 +118,7 @@ func (p *streamParser) line() error {
 				return p.syntax("expected a string key")
 			}
 			p.keyLen = 0
+			keyAt := p.pos
 			if err := p.str(modeKey); err != nil {
 				return err
 			}
@@ -122,7 +131,7 @@ func (p *streamParser) line() error {
 			p.space()
 			if isText {
 				if p.streamed {
-					return fmt.Errorf(`a second "text" key at byte %d, after the first "text" value was already encoded: a line this long cannot be held to keep only the last; remove the duplicate key`, p.pos)
+					return fmt.Errorf(`a second "text" key at byte %d, after the first "text" value was already encoded: a line this long cannot be held to keep only the last; remove the duplicate key`, keyAt)
 				}
 				found, kindOfText = true, p.peek()
 				if err := p.value(1, kindOfText == '"'); err != nil {
@@ -160,7 +169,7 @@ func (p *streamParser) line() error {
 // the "\n".
 func (p *streamParser) end() error {
 	p.space()
-	if p.peek() != 0 {
+	if !p.atEnd() {
 		return p.syntax("expected the end of the line after the JSON value")
 	}
 	if b, err := p.r.Peek(1); err == nil && b[0] == '\n' {
@@ -379,10 +388,10 @@ func (p *streamParser) str(mode int) error {
 		if !utf8.Valid(run) {
 			return fmt.Errorf("invalid UTF-8 at byte %d", p.pos+int64(invalidUTF8At(run)))
 		}
+		p.skip(n) // run stays valid: Discard does not overwrite the buffer
 		if err := p.emit(mode, run); err != nil {
 			return err
 		}
-		p.skip(n)
 	}
 }
 
@@ -450,11 +459,8 @@ func (p *streamParser) escape(mode int) error {
 		return p.syntax("invalid escape")
 	}
 	var buf [utf8.UTFMax]byte
-	if err := p.emit(mode, utf8.AppendRune(buf[:0], r)); err != nil {
-		return err
-	}
 	p.skip(n)
-	return nil
+	return p.emit(mode, utf8.AppendRune(buf[:0], r))
 }
 
 // SkipLine consumes the rest of the current line of r, its "\n" included,
