@@ -39,6 +39,7 @@ type streamParser struct {
 	key      [5]byte // the decoded key, up to len("text")+1 bytes
 	keyLen   int
 	streamed bool // a "text" value has been handed on
+	esc      [utf8.UTFMax]byte
 }
 
 // peek is the next byte of the line, or 0 at its end ("\n" or EOF).
@@ -458,9 +459,8 @@ func (p *streamParser) escape(mode int) error {
 		p.skip(1)
 		return p.syntax("invalid escape")
 	}
-	var buf [utf8.UTFMax]byte
 	p.skip(n)
-	return p.emit(mode, utf8.AppendRune(buf[:0], r))
+	return p.emit(mode, utf8.AppendRune(p.esc[:0], r))
 }
 
 // SkipLine consumes the rest of the current line of r, its "\n" included,
