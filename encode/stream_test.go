@@ -133,3 +133,23 @@ func TestStreamedLineCancel(t *testing.T) {
 	_, err := File(ctx, []string{in}, filepath.Join(dir, "out"), opt)
 	require.ErrorIs(t, err, context.Canceled)
 }
+
+// TestStreamedLastLine: a long last line without a newline, and a file that
+// is one long line, are streamed whole.
+func TestStreamedLastLine(t *testing.T) {
+	dir := t.TempDir()
+	long := `{"text": "` + strings.Repeat("données ", 5000) + `"}`
+	for i, body := range []string{long, `{"text": "a"}` + "\n" + long, long + "\n" + long + "\n\n"} {
+		in := filepath.Join(dir, fmt.Sprintf("in%d.jsonl", i))
+		require.NoError(t, os.WriteFile(in, []byte(body), 0o644))
+		want, got := filepath.Join(dir, fmt.Sprintf("want%d", i)), filepath.Join(dir, fmt.Sprintf("got%d", i))
+		_, werr := File(context.Background(), []string{in, in}, want, options(2, 4096))
+		_, err := File(context.Background(), []string{in, in}, got, streaming(2))
+		if werr != nil {
+			require.EqualError(t, err, werr.Error())
+			continue
+		}
+		require.NoError(t, err)
+		assertSameFiles(t, want, got)
+	}
+}
