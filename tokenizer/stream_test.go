@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 )
@@ -205,5 +206,48 @@ func FuzzStream(f *testing.F) {
 				require.Equal(t, tk.AppendEncode(nil, text, special), got, "model %d special=%v sizes %v", i, special, sizes)
 			}
 		}
+	})
+}
+
+// checkSplitCuts: at every position of s where splitBoundary allows a cut,
+// the regex oracle's pieces of s end there, and the oracle's pieces of the
+// two sides, each alone, are the pieces of the whole.
+func checkSplitCuts(t *testing.T, s string) {
+	for name, o := range map[string]oracle{"llama": llamaOracle, "qwen": qwenOracle} {
+		whole := o.pieces(s)
+		for c := 1; c < len(s); c++ {
+			if !utf8.RuneStart(s[c]) {
+				continue
+			}
+			_, nx := utf8.DecodeLastRuneInString(s[:c])
+			cx, _ := classAt(s, c-nx)
+			cy, _ := classAt(s, c)
+			if !splitBoundary(cx, cy) {
+				continue
+			}
+			joined := append(o.pieces(s[:c]), o.pieces(s[c:])...)
+			require.Equal(t, whole, joined, "%s: cut at %d of %q", name, c, s)
+		}
+	}
+}
+
+func TestSplitBoundaryMatchesOracle(t *testing.T) {
+	for _, s := range splitSamples {
+		checkSplitCuts(t, s)
+	}
+	checkSplitCuts(t, "It's 12345 o'clock!  Then\n\n 9x 'll  ,.\t- ab1 2c (x) 中文，3。 ٣a")
+}
+
+// FuzzSplitBoundary: the cuts Stream takes in Llama 3 and Qwen 2 text hold
+// for any text, by the regex oracle.
+func FuzzSplitBoundary(f *testing.F) {
+	for _, s := range splitSamples {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) {
+			s = string(appendValidUTF8(nil, s))
+		}
+		checkSplitCuts(t, s)
 	})
 }
