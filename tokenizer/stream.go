@@ -49,9 +49,10 @@ var ErrPreTokenTooLong = errors.New("pre-token too long")
 //     following non-number, and between punctuation ([^\s\p{L}\p{N}]) and a
 //     following number or non-newline space; the piece before such a point
 //     looks at most one character past it and the pieces after it depend only
-//     on the text after it (TestSplitBoundaryMatchesOracle and FuzzSplitBoundary check this against the regex oracle). For
-//     Mistral (no pre-tokenizer, cutAtMeta) the word boundaries are the "▁"
-//     that follow other text, as Encode cuts them.
+//     on the text after it (TestSplitBoundaryMatchesOracle and
+//     FuzzSplitBoundary check this against the regex oracle). For Mistral (no
+//     pre-tokenizer, cutAtMeta) the word boundaries are the "▁" that follow
+//     other text, as Encode cuts them.
 type Stream struct {
 	t       *Tokenizer
 	info    *streamInfo
