@@ -194,8 +194,8 @@ func readBounded(path string, limit int64) ([]byte, error) {
 }
 
 // streamInfoFromJSON reads the normalizer steps of data. Supported for
-// streaming: Prepend, and Replace with a one-character pattern, in any
-// sequence. The normalizer built from them must behave as t's on probes, so
+// streaming: NFC alone; Prepend, and Replace with a one-character pattern,
+// in any sequence. The normalizer built from them must behave as t's on probes, so
 // a file that changed since Load is an error, not a silent mismatch.
 func streamInfoFromJSON(t *Tokenizer, data []byte) (*streamInfo, error) {
 	var raw json.RawMessage
@@ -227,6 +227,12 @@ func streamInfoFromJSON(t *Tokenizer, data []byte) (*streamInfo, error) {
 			return nil, fmt.Errorf("normalizer step %d: %w", i, err)
 		}
 		switch n.Type {
+		case "NFC":
+			if len(steps) == 1 { // cut before ASCII only
+				info.nfc = true
+			} else {
+				info.ok, info.why = false, fmt.Sprintf("normalizer step %d (NFC) inside a sequence cannot be cut exactly", i)
+			}
 		case "Prepend":
 			continue // a segment's first piece only
 		case "Replace":

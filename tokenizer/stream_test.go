@@ -251,3 +251,32 @@ func FuzzSplitBoundary(f *testing.F) {
 		checkSplitCuts(t, s)
 	})
 }
+
+// TestStreamInfoFromJSON: the normalizers read from a tokenizer.json that
+// streaming accepts, and those it refuses with the reason.
+func TestStreamInfoFromJSON(t *testing.T) {
+	tk := loadModel(t, "qwen-2.5")
+	for _, tc := range []struct {
+		normalizer string
+		ok, nfc    bool
+	}{
+		{`{"type": "NFC"}`, true, true},
+		{`{"type": "Sequence", "normalizers": [{"type": "NFC"}]}`, true, true},
+		{`{"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "Prepend", "prepend": "x"}]}`, false, false},
+		{`{"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": "▁"}, {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}]}`, true, false},
+		{`{"type": "Replace", "pattern": {"String": "ab"}, "content": "c"}`, false, false},
+	} {
+		// The probe check compares with the loaded normalizer: give the
+		// tokenizer the one the file describes.
+		n, err := parseNormalizer([]byte(tc.normalizer), "normalizer")
+		require.NoError(t, err)
+		probe := &Tokenizer{normalize: n, split: tk.split, addedByName: tk.addedByName}
+		info, err := streamInfoFromJSON(probe, []byte(`{"normalizer": `+tc.normalizer+`}`))
+		require.NoError(t, err, tc.normalizer)
+		require.Equal(t, tc.ok, info.ok, "%s: %s", tc.normalizer, info.why)
+		require.Equal(t, tc.nfc, info.nfc, tc.normalizer)
+	}
+	// A file whose normalizer is not the loaded one: an error.
+	_, err := streamInfoFromJSON(tk, []byte(`{"normalizer": {"type": "Prepend", "prepend": "x"}}`))
+	require.ErrorContains(t, err, "differs from the loaded one")
+}
