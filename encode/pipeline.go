@@ -1,6 +1,7 @@
 package encode
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -23,6 +24,14 @@ import (
 // strings.Clone. This spares a copy and an allocation of every document.
 type AppendEncoder func(dst []int32, text string) []int32
 
+// DocumentEncoder encodes one document handed over in pieces, in order, with
+// the ids the AppendEncoder gives the whole text: Write appends the ids that
+// can no longer change, Close the rest. tokenizer.Stream is one.
+type DocumentEncoder interface {
+	Write(dst []int32, text []byte) ([]int32, error)
+	Close(dst []int32) ([]int32, error)
+}
+
 // Options configures an encode.
 type Options struct {
 	Encode AppendEncoder // required
@@ -36,6 +45,14 @@ type Options struct {
 	// Progress, when set, is called after each chunk is written, with
 	// running totals. Calls come from different workers but never overlap.
 	Progress func(documents, inputBytes int64)
+	// Stream, when set, starts a DocumentEncoder for one document. A line
+	// of LongLine bytes or more is then not read whole: its "text" is
+	// decoded as it is read (jsonl.StreamText), encoded in pieces, and its
+	// tokens written as they come, so memory does not grow with a
+	// document. Without Stream such a line is read and encoded whole.
+	Stream func() (DocumentEncoder, error)
+	// LongLine is where a line counts as long; 0 means 4·ChunkBytes.
+	LongLine int
 }
 
 // Stats counts what one output received.
@@ -57,6 +74,7 @@ type chunk struct {
 	file      string
 	firstLine int64 // 1-based line number of the first line in file
 	lines     int
+	long      bool // data is the start of one long line, to be streamed
 	data      []byte
 	tokens    []int32
 	ends      []int // per line, the end of its tokens in tokens
@@ -64,8 +82,38 @@ type chunk struct {
 }
 
 // sink receives encoded documents in input order; doc counts from 0 over
-// all inputs.
-type sink func(doc int64, tokens []int32) error
+// all inputs. A streamed document comes in parts: each with last false,
+// then one with last true (its tokens may be empty); a whole document comes
+// as one part with whole true.
+type sink func(doc int64, tokens []int32, whole, last bool) error
+
+// writerSink adds documents to w and counts them in st.
+func writerSink(w *indexed.Writer, st *Stats) func(tokens []int32, whole, last bool) error {
+	var n int64 // tokens of the streamed document so far
+	return func(tokens []int32, whole, last bool) error {
+		if whole {
+			count(st, len(tokens))
+			return w.AddDocument(tokens)
+		}
+		if len(tokens) > 0 {
+			if err := w.AppendTokens(tokens); err != nil {
+				return err
+			}
+			n += int64(len(tokens))
+		}
+		if !last {
+			return nil
+		}
+		defer func() { n = 0 }()
+		count(st, int(n))
+		if n > 0 {
+			if err := w.EndSequence(); err != nil {
+				return err
+			}
+		}
+		return w.EndDocument()
+	}
+}
 
 // File encodes every document of inputs, in order, into one dataset at
 // outPrefix (outPrefix.bin and outPrefix.idx). On any error nothing is
@@ -76,9 +124,9 @@ func File(ctx context.Context, inputs []string, outPrefix string, opt Options) (
 		return Stats{}, err
 	}
 	var st Stats
-	err = run(ctx, inputs, opt, func(_ int64, tokens []int32) error {
-		count(&st, tokens)
-		return w.AddDocument(tokens)
+	add := writerSink(w, &st)
+	err = run(ctx, inputs, opt, func(_ int64, tokens []int32, whole, last bool) error {
+		return add(tokens, whole, last)
 	})
 	if err != nil {
 		w.Abort()
@@ -112,13 +160,12 @@ func Split(ctx context.Context, inputs []string, trainPrefix, testPrefix string,
 		tw.Abort()
 		return Stats{}, Stats{}, err
 	}
-	err = run(ctx, inputs, opt, func(doc int64, tokens []int32) error {
+	addTrain, addTest := writerSink(tw, &train), writerSink(vw, &test)
+	err = run(ctx, inputs, opt, func(doc int64, tokens []int32, whole, last bool) error {
 		if doc < k {
-			count(&train, tokens)
-			return tw.AddDocument(tokens)
+			return addTrain(tokens, whole, last)
 		}
-		count(&test, tokens)
-		return vw.AddDocument(tokens)
+		return addTest(tokens, whole, last)
 	})
 	if err == nil && train.Documents+test.Documents != n {
 		err = fmt.Errorf("encode: the inputs changed while encoding: counted %d documents, encoded %d", n, train.Documents+test.Documents)
@@ -138,14 +185,14 @@ func Split(ctx context.Context, inputs []string, trainPrefix, testPrefix string,
 	return train, test, nil
 }
 
-func count(st *Stats, tokens []int32) {
+func count(st *Stats, tokens int) {
 	st.Documents++
-	if len(tokens) == 0 {
+	if tokens == 0 {
 		st.EmptyDocuments++
 		return
 	}
 	st.Sequences++
-	st.Tokens += int64(len(tokens))
+	st.Tokens += int64(tokens)
 }
 
 // run is the pipeline. Workers goroutines (one per core by default) each
@@ -180,8 +227,15 @@ func run(ctx context.Context, inputs []string, opt Options, sink sink) error {
 		free <- &chunk{}
 	}
 	src := &source{inputs: inputs, chunkBytes: chunkBytes}
+	if opt.Stream != nil {
+		src.longLine = opt.LongLine
+		if src.longLine <= 0 {
+			src.longLine = 4 * chunkBytes
+		}
+	}
 	defer src.close()
 	com := &committer{sink: sink, ring: make([]*chunk, poolSize), free: free, chunkBytes: chunkBytes, progress: opt.Progress}
+	com.cond = sync.NewCond(&com.mu)
 
 	var readMu sync.Mutex
 	var seq int64
@@ -202,11 +256,25 @@ func run(ctx context.Context, inputs []string, opt Options, sink sink) error {
 				if more {
 					seq++
 				}
-				readMu.Unlock()
 				if !more {
+					readMu.Unlock()
 					free <- c
 					return
 				}
+				if c.long {
+					// Read and encode the line now, still holding the
+					// input: nothing after it can be read before its end.
+					ok := com.stream(ctx, c, src, opt)
+					readMu.Unlock()
+					recycle(c, chunkBytes)
+					free <- c
+					if !ok {
+						cancel()
+						return
+					}
+					continue
+				}
+				readMu.Unlock()
 				encodeChunk(&p, c, opt)
 				if !com.commit(c) {
 					cancel()
@@ -226,6 +294,7 @@ func run(ctx context.Context, inputs []string, opt Options, sink sink) error {
 // committer writes encoded chunks to the sink in input order.
 type committer struct {
 	mu         sync.Mutex
+	cond       *sync.Cond // signalled whenever next or err changes
 	sink       sink
 	ring       []*chunk // chunks done but not yet committed, at seq % len(ring)
 	next       int64    // seq of the next chunk to commit
@@ -243,6 +312,7 @@ type committer struct {
 func (m *committer) commit(c *chunk) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	defer m.cond.Broadcast()
 	if m.err != nil {
 		return false
 	}
@@ -257,7 +327,7 @@ func (m *committer) commit(c *chunk) bool {
 		m.next++
 		start := 0
 		for _, end := range c.ends {
-			if err := m.sink(m.docs, c.tokens[start:end]); err != nil {
+			if err := m.sink(m.docs, c.tokens[start:end], true, true); err != nil {
 				m.err = err
 				return false
 			}
@@ -277,6 +347,92 @@ func (m *committer) commit(c *chunk) bool {
 	}
 }
 
+// streamRead is how much of a long line is read at a time.
+const streamRead = 1 << 20
+
+// progressEvery is how often, in input bytes, a streamed line reports
+// progress.
+const progressEvery = 16 << 20
+
+// stream encodes the long line c begins, once every chunk before it is
+// committed, writing its tokens to the sink as they come; the rest of the
+// line is read from src, which the caller holds. It returns false once the
+// run has failed.
+func (m *committer) stream(ctx context.Context, c *chunk, src *source, opt Options) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	defer m.cond.Broadcast()
+	for m.next != c.seq && m.err == nil {
+		m.cond.Wait()
+	}
+	if m.err != nil {
+		return false
+	}
+	if err := ctx.Err(); err != nil {
+		m.err = err
+		return false
+	}
+	fail := func(err error) bool {
+		m.err = fmt.Errorf("encode: %s line %d (document %d of the input): %w", c.file, c.firstLine, m.docs+1, err)
+		return false
+	}
+	enc, err := opt.Stream()
+	if err != nil {
+		return fail(err)
+	}
+	var tokens []int32
+	var total, reported int64
+	var readErr error
+	br := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(c.data), src.rest(&readErr)), streamRead)
+	n, err := jsonl.StreamText(br, func(piece []byte) error {
+		var err error
+		if tokens, err = enc.Write(tokens[:0], piece); err != nil {
+			return err
+		}
+		total += int64(len(tokens))
+		if err := m.sink(m.docs, tokens, false, false); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return nil
+	}, func(consumed int64) {
+		if m.progress != nil && consumed-reported >= progressEvery {
+			reported = consumed
+			m.progress(m.docs, m.inBytes+consumed)
+		}
+	})
+	if readErr != nil {
+		err = fmt.Errorf("read: %w", readErr)
+	}
+	if err == nil {
+		tokens, err = enc.Close(tokens[:0])
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			m.err = ctx.Err()
+			return false
+		}
+		return fail(err)
+	}
+	if total+int64(len(tokens)) > 0 {
+		tokens = append(tokens, opt.EOD)
+	}
+	if err := m.sink(m.docs, tokens, false, true); err != nil {
+		m.err = err
+		return false
+	}
+	src.afterLine(br)
+	m.docs++
+	m.next++
+	m.inBytes += n
+	if m.progress != nil {
+		m.progress(m.docs, m.inBytes)
+	}
+	return true
+}
+
 // recycle drops buffers an unusually long line inflated, so one huge
 // document does not pin its memory for the rest of the run.
 func recycle(c *chunk, chunkBytes int) {
@@ -293,6 +449,7 @@ func recycle(c *chunk, chunkBytes int) {
 type source struct {
 	inputs     []string
 	chunkBytes int
+	longLine   int // 0: no line is streamed
 	i          int // next input to open
 	f          *os.File
 	path       string
@@ -314,7 +471,7 @@ func (s *source) close() {
 // out once, as a chunk that carries only the error, so it is reported after
 // the chunks before it.
 func (s *source) next(c *chunk) bool {
-	c.data, c.lines, c.err = c.data[:0], 0, nil
+	c.data, c.lines, c.err, c.long = c.data[:0], 0, nil, false
 	for {
 		if s.done {
 			return false
@@ -342,8 +499,46 @@ func (s *source) next(c *chunk) bool {
 	}
 }
 
+// rest reads the open input from where the last chunk stopped, noting its end.
+func (s *source) rest(readErr *error) io.Reader {
+	if s.eof {
+		return eofReader{}
+	}
+	return &noteEOF{r: s.f, eof: &s.eof, err: readErr}
+}
+
+// afterLine takes back what br read past the end of the streamed line.
+func (s *source) afterLine(br *bufio.Reader) {
+	b, _ := br.Peek(br.Buffered())
+	s.carry = append(s.carry[:0], b...)
+	s.line++
+}
+
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
+
+// noteEOF records that r ended, or the error that stopped it (the JSON
+// reader sees either as the end of the line).
+type noteEOF struct {
+	r   io.Reader
+	eof *bool
+	err *error
+}
+
+func (n *noteEOF) Read(p []byte) (int, error) {
+	k, err := n.r.Read(p)
+	if err != nil {
+		*n.eof = true
+		if !errors.Is(err, io.EOF) {
+			*n.err = err
+		}
+	}
+	return k, err
+}
+
 func (s *source) fill(c *chunk) bool {
-	c.file, c.firstLine = s.path, s.line
+	c.file, c.firstLine, c.long = s.path, s.line, false
 	c.data = append(c.data, s.carry...)
 	s.carry = s.carry[:0]
 	// Fill to chunkBytes, then keep reading until the chunk holds at least
@@ -351,6 +546,12 @@ func (s *source) fill(c *chunk) bool {
 	// only fresh bytes need scanning.
 	hasNewline := false
 	for !s.eof && (len(c.data) < s.chunkBytes || !hasNewline) {
+		if !hasNewline && s.longLine > 0 && len(c.data) >= s.longLine {
+			// The chunk holds only the start of one line (the carry
+			// never holds a newline): hand it out to be streamed.
+			c.long, c.lines = true, 1
+			return true
+		}
 		// Read at least minRead bytes at a time, and no more than the
 		// chunk still wants unless a line is longer than the chunk.
 		want := max(s.chunkBytes-len(c.data), minRead)

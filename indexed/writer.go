@@ -56,6 +56,7 @@ type Writer struct {
 	sequences int64 // sequence lengths written to idx so far
 	documents int64 // document-index entries written after the leading 0
 	tokens    int64
+	open      int64 // tokens appended to the sequence AppendTokens is building
 	scratch   []byte
 	err       error // sticky: once set, every call returns it
 	closed    bool
@@ -131,29 +132,53 @@ func (w *Writer) fail(err error) error {
 // add_item). Every id must fit the dtype; an id that does not is an error
 // naming it, and the writer refuses further input.
 func (w *Writer) AddSequence(tokens []int32) error {
+	if w.open > 0 {
+		return w.fail(fmt.Errorf("dataset %s: AddSequence while a sequence built by AppendTokens is open; call EndSequence first", w.prefix))
+	}
+	if err := w.AppendTokens(tokens); err != nil {
+		return err
+	}
+	return w.EndSequence()
+}
+
+// AppendTokens adds tokens to the sequence being built, which EndSequence
+// records: a sequence too long to hold (one huge document) streams to .bin
+// as its tokens come. Every id must fit the dtype, as in AddSequence.
+func (w *Writer) AppendTokens(tokens []int32) error {
 	if err := w.usable(); err != nil {
 		return err
 	}
-	if int64(len(tokens)) > math.MaxInt32 {
-		return w.fail(fmt.Errorf("dataset %s: sequence %d has %d tokens, more than an .idx length (int32) can record", w.prefix, w.sequences, len(tokens)))
+	if w.open+int64(len(tokens)) > math.MaxInt32 {
+		return w.fail(fmt.Errorf("dataset %s: sequence %d has %d tokens, more than an .idx length (int32) can record", w.prefix, w.sequences, w.open+int64(len(tokens))))
 	}
 	lo, hi := w.dtype.Range()
 	for i, t := range tokens {
 		if int64(t) < lo || int64(t) > hi {
-			return w.fail(fmt.Errorf("dataset %s: token id %d at position %d of sequence %d does not fit dtype %s (%d..%d); pick the dtype from the vocabulary size with DTypeForVocab", w.prefix, t, i, w.sequences, w.dtype, lo, hi))
+			return w.fail(fmt.Errorf("dataset %s: token id %d at position %d of sequence %d does not fit dtype %s (%d..%d); pick the dtype from the vocabulary size with DTypeForVocab", w.prefix, t, w.open+int64(i), w.sequences, w.dtype, lo, hi))
 		}
 	}
 	w.scratch = appendTokens(w.scratch[:0], w.dtype, tokens)
 	if _, err := w.binBuf.Write(w.scratch); err != nil {
 		return w.fail(fmt.Errorf("write %s: %w", w.bin.Name(), err))
 	}
+	w.open += int64(len(tokens))
+	w.tokens += int64(len(tokens))
+	return nil
+}
+
+// EndSequence records the sequence AppendTokens built, empty or not (Megatron
+// records whatever add_item is given).
+func (w *Writer) EndSequence() error {
+	if err := w.usable(); err != nil {
+		return err
+	}
 	var l [4]byte
-	binary.LittleEndian.PutUint32(l[:], uint32(len(tokens)))
+	binary.LittleEndian.PutUint32(l[:], uint32(w.open))
 	if _, err := w.idxBuf.Write(l[:]); err != nil {
 		return w.fail(fmt.Errorf("write %s: %w", w.idx.Name(), err))
 	}
 	w.sequences++
-	w.tokens += int64(len(tokens))
+	w.open = 0
 	return nil
 }
 
@@ -162,6 +187,9 @@ func (w *Writer) AddSequence(tokens []int32) error {
 func (w *Writer) EndDocument() error {
 	if err := w.usable(); err != nil {
 		return err
+	}
+	if w.open > 0 {
+		return w.fail(fmt.Errorf("dataset %s: EndDocument while a sequence built by AppendTokens is open; call EndSequence first", w.prefix))
 	}
 	var d [8]byte
 	binary.LittleEndian.PutUint64(d[:], uint64(w.sequences))
@@ -222,6 +250,11 @@ func (w *Writer) Finalize() error {
 	if err := w.usable(); err != nil {
 		w.Abort()
 		return err
+	}
+	if w.open > 0 {
+		w.fail(fmt.Errorf("dataset %s: Finalize while a sequence built by AppendTokens is open; call EndSequence first", w.prefix))
+		w.Abort()
+		return w.err
 	}
 	if err := w.finalize(); err != nil {
 		w.fail(err)

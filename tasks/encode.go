@@ -42,6 +42,29 @@ type TokenizerSpec struct {
 	EOD   int
 }
 
+// encodeOptions is how the encode targets run encode with tk: documents
+// encoded whole, except a line too long to hold, which is streamed when the
+// tokenizer can be cut exactly (tokenizer.Stream), so memory stays bounded by
+// the longest pre-token whatever the document's length.
+func encodeOptions(tk *tokenizer.Tokenizer, eod int32) encode.Options {
+	opt := encode.Options{
+		Encode:     func(dst []int32, text string) []int32 { return tk.AppendEncode(dst, text, true) },
+		EOD:        eod,
+		DType:      indexed.DTypeForVocab(tk.VocabSize()),
+		ChunkBytes: encodeChunkBytes,
+	}
+	if tk.CanStream() == nil {
+		opt.Stream = func() (encode.DocumentEncoder, error) {
+			s, err := tk.NewStream(true, 0)
+			if err != nil {
+				return nil, err
+			}
+			return s, nil
+		}
+	}
+	return opt
+}
+
 // ResolveTokenizer turns a tokenizer argument (a tokenizer.json path, or a
 // model name: llama, qwen, mistral, or a proxy) into a file and an
 // end-of-document id.
@@ -157,7 +180,7 @@ func (w *Workspace) EncodeTask(in string, tok TokenizerSpec, outPrefix string, s
 		if err := os.MkdirAll(filepath.Dir(outPrefix), 0o755); err != nil {
 			return err
 		}
-		tk, err := tokenizer.Load(tok.Path)
+		tk, err := tokenizer.LoadForStreaming(tok.Path)
 		if err != nil {
 			return err
 		}
@@ -166,12 +189,7 @@ func (w *Workspace) EncodeTask(in string, tok TokenizerSpec, outPrefix string, s
 			return err
 		}
 		dtype := indexed.DTypeForVocab(tk.VocabSize())
-		opt := encode.Options{
-			Encode:     func(dst []int32, text string) []int32 { return tk.AppendEncode(dst, text, true) },
-			EOD:        eod,
-			DType:      dtype,
-			ChunkBytes: encodeChunkBytes,
-		}
+		opt := encodeOptions(tk, eod)
 		var size int64
 		if fi, err := os.Stat(in); err == nil {
 			size = fi.Size()

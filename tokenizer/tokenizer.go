@@ -48,6 +48,10 @@ type Tokenizer struct {
 
 	decoders []decoderStep
 
+	// stream describes how documents may be cut for NewStream; set once.
+	stream     *streamInfo
+	streamOnce sync.Once
+
 	// states holds idle scratch states. Unlike a sync.Pool it survives garbage
 	// collections, so each state's word cache stays warm.
 	states chan *encState
