@@ -288,7 +288,7 @@ func TestScriptDigest(t *testing.T) {
 	a[0] ^= 1
 	assert.NotEqual(t, a, b, "Script returns a copy")
 	assert.Len(t, ScriptDigest(), 64)
-	names := []string{ScriptName, ConfigName, TOMLName}
+	names := []string{ScriptName, ConfigName, TOMLName, CheckName, StubsName}
 	sort.Strings(names)
 	l, err := Build(plan(t, hw.PlatformNVIDIA, "llama-proxy"))
 	require.NoError(t, err)
@@ -393,4 +393,31 @@ func TestDecayAndInitWithRealTorch(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	assert.Contains(t, string(out), "Ran 3 tests")
+}
+
+// TestPreflightLaunch: every titan launch carries its read-back as the preflight, naming the job
+// config the run itself reads, the world size, and the trees of the platform image.
+func TestPreflightLaunch(t *testing.T) {
+	for _, tc := range []struct {
+		platform string
+		want     []string
+	}{
+		{hw.PlatformNVIDIA, []string{"python3", "/out/" + CheckName, "nvd", "$" + TreeEnv, "/out", "8", "/out/" + TOMLName}},
+		{hw.PlatformAMD, []string{"python3", "/out/" + CheckName, "amd", "$" + TreeEnv + ":/workspace/Primus/third_party/torchtitan", "/out", "8",
+			"/out/" + EXPName, "$" + PrimusEnv + ":/workspace/Primus"}},
+	} {
+		t.Run(tc.platform, func(t *testing.T) {
+			l, err := Build(plan(t, tc.platform, "llama"))
+			require.NoError(t, err)
+			require.NotNil(t, l.Preflight)
+			assert.Equal(t, tc.want, l.Preflight.Command)
+			assert.Equal(t, "/out", l.Preflight.WorkDir)
+			assert.Equal(t, "8", l.Preflight.Env["WORLD_SIZE"])
+			for k, v := range l.Env {
+				assert.Equal(t, v, l.Preflight.Env[k], "the run's environment: %s", k)
+			}
+			assert.Equal(t, CheckScript(), l.Files[CheckName])
+			assert.Contains(t, string(l.Files[StubsName]), "def install()")
+		})
+	}
 }
