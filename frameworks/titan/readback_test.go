@@ -2,12 +2,13 @@ package titan
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +37,10 @@ var readbackCells = []struct {
 	{"base", func(*spec.Plan) {}},
 	{"TP2", func(p *spec.Plan) { p.Fair.TP, p.Fair.DP = 2, 4; p.Fair.GBS = p.Fair.MBS * p.Fair.GA * 4 }},
 	{"TP4-PP2", func(p *spec.Plan) { p.Fair.TP, p.Fair.PP, p.Fair.DP = 4, 2, 1; p.Fair.GBS = p.Fair.MBS * p.Fair.GA }},
+	{"TP4-PP2-fp32", func(p *spec.Plan) {
+		p.Fair.TP, p.Fair.PP, p.Fair.DP, p.Fair.Precision = 4, 2, 1, spec.FP32
+		p.Fair.GBS = p.Fair.MBS * p.Fair.GA
+	}},
 	{"TP2-PP2", func(p *spec.Plan) { p.Fair.TP, p.Fair.PP, p.Fair.DP = 2, 2, 2; p.Fair.GBS = p.Fair.MBS * p.Fair.GA * 2 }},
 	{"fp8", func(p *spec.Plan) { p.Fair.Precision = spec.FP8 }},
 	{"fp32", func(p *spec.Plan) { p.Fair.Precision = spec.FP32 }},
@@ -76,21 +81,28 @@ func engineWithTorchImage(t *testing.T) *container.Engine {
 	return e
 }
 
-// shellQuote quotes s for bash.
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+// cellRun is one preflight as testdata/readback_many.py runs it: `cd WorkDir && env Env... Argv...`
+// with its output and exit code written to Out and RC.
+type cellRun struct {
+	WorkDir string            `json:"workdir"`
+	Env     map[string]string `json:"env"`
+	Argv    []string          `json:"argv"`
+	Out     string            `json:"out"`
+	RC      string            `json:"rc"`
+}
 
-// runReadbacks writes every cell's launch files under one folder, runs each preflight as the launch
-// states it (command, working directory, environment) in one container of torchImage, with the
-// pinned trees mounted where the preflight's tree variables point, and returns each cell's output
-// lines and exit code.
+// runReadbacks writes every cell's launch files under one folder and runs each preflight as the
+// launch states it (command, working directory, environment) in one container of torchImage, with
+// the pinned trees mounted where the preflight's tree variables point; testdata/readback_many.py
+// imports torch and TorchTitan once per tree and forks one child per launch, one per CPU at a time.
+// It returns each cell's output lines and exit code.
 func runReadbacks(t *testing.T, cells []readbackCell) (map[string][]string, map[string]int) {
 	t.Helper()
 	trees := upstreamtest.Get(t)
 	e := engineWithTorchImage(t)
 	const upstream, root = "/upstream", "/rival/cells"
 	host := t.TempDir()
-	var script strings.Builder
-	script.WriteString("set -u\n")
+	var runs []cellRun
 	for i, c := range cells {
 		files := map[string][]byte{}
 		for n, b := range c.l.Files {
@@ -115,52 +127,40 @@ func runReadbacks(t *testing.T, cells []readbackCell) (map[string][]string, map[
 		for k, v := range pf.Env {
 			env[k] = v
 		}
-		keys := make([]string, 0, len(env))
-		for k := range env {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		fmt.Fprintf(&script, "echo '=== cell %d'\n(cd %s && env", i, shellQuote(pf.WorkDir))
-		for _, k := range keys {
-			fmt.Fprintf(&script, " %s", shellQuote(k+"="+env[k]))
-		}
-		for _, a := range pf.Command {
-			fmt.Fprintf(&script, " %s", shellQuote(a))
-		}
-		fmt.Fprintf(&script, ") 2>&1\necho \"=== rc %d $?\"\n", i)
+		cellDir := path.Join(root, fmt.Sprint(i))
+		runs = append(runs, cellRun{WorkDir: pf.WorkDir, Env: env, Argv: pf.Command,
+			Out: cellDir + "/preflight-out.txt", RC: cellDir + "/preflight-rc.txt"})
 	}
-	require.NoError(t, os.WriteFile(filepath.Join(host, "run.sh"), []byte(script.String()), 0o644))
+	b, err := json.Marshal(runs)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(host, "cells.json"), b, 0o644))
+	driver, err := os.ReadFile(filepath.Join("testdata", "readback_many.py"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(host, "readback_many.py"), driver, 0o644))
 	spec := container.RunSpec{
 		Image: torchImage, RunID: fmt.Sprintf("titan-readback-%d", time.Now().UnixNano()),
-		Cmd: []string{"bash", root + "/run.sh"}, Network: "none", Platform: container.PlatformCPU,
-		Timeout: 30 * time.Minute,
+		Cmd:     []string{"python3", root + "/readback_many.py", root + "/cells.json"},
+		Network: "none", Platform: container.PlatformCPU, Timeout: 30 * time.Minute,
 		Mounts: []container.Mount{
 			{Source: trees.Dir, Target: upstream, ReadOnly: true},
 			{Source: host, Target: root},
 		},
 	}
 	var lines []string
-	_, err := e.Run(context.Background(), spec, func(l string) { lines = append(lines, l) })
+	_, err = e.Run(context.Background(), spec, func(l string) { lines = append(lines, l) })
 	var exit *container.ExitError
 	if err != nil && !errors.As(err, &exit) {
 		require.NoError(t, err, strings.Join(lines, "\n"))
 	}
 	out, codes := map[string][]string{}, map[string]int{}
-	cur := ""
-	for _, l := range lines {
-		var i, rc int
-		if n, _ := fmt.Sscanf(l, "=== cell %d", &i); n == 1 {
-			cur = cells[i].name
-			continue
-		}
-		if n, _ := fmt.Sscanf(l, "=== rc %d %d", &i, &rc); n == 2 {
-			codes[cells[i].name] = rc
-			cur = ""
-			continue
-		}
-		if cur != "" {
-			out[cur] = append(out[cur], l)
-		}
+	for i, c := range cells {
+		b, err := os.ReadFile(filepath.Join(host, fmt.Sprint(i), "preflight-out.txt"))
+		require.NoError(t, err, "%s: %s", c.name, strings.Join(lines, "\n"))
+		out[c.name] = strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+		rc, err := os.ReadFile(filepath.Join(host, fmt.Sprint(i), "preflight-rc.txt"))
+		require.NoError(t, err, c.name)
+		codes[c.name], err = strconv.Atoi(strings.TrimSpace(string(rc)))
+		require.NoError(t, err, c.name)
 	}
 	return out, codes
 }

@@ -145,6 +145,9 @@ func check(p spec.Plan) error {
 	if f.Precision == spec.FP8 {
 		return fmt.Errorf("titan: PRECISION fp8: TorchTitan's float8 converter scales dynamically (tensorwise or rowwise) and has no delayed-scaling hybrid recipe, which every other framework runs; use bf16 or fp32 for titan")
 	}
+	if f.Precision == spec.BF16 && f.DP == 1 && (f.TP > 1 || f.PP > 1) {
+		return fmt.Errorf("titan: PRECISION bf16 with DP 1 and TP %d × PP %d: TorchTitan applies bf16 mixed precision through FSDP (data_parallel_shard_degree > 1), or through autocast only without TP and PP (distributed/utils.py maybe_enable_amp), so this cell would train in float32; use a DP of 2 or more (a smaller TP × PP) or PRECISION=fp32 for titan", f.TP, f.PP)
+	}
 	if f.Profile {
 		return fmt.Errorf("titan: PROFILE=1: TorchTitan's profiler traces every profiling.profile_freq steps and cannot be set to PROFILE_STEP_START..PROFILE_STEP_END; set PROFILE=0 for titan runs")
 	}

@@ -257,6 +257,8 @@ func TestRefusals(t *testing.T) {
 		{"profile", "llama", func(p *spec.Plan) { p.Fair.Profile = true }, []string{"PROFILE=1", "profile_freq"}},
 		{"window", "mistral", func(p *spec.Plan) { p.Fair.SL = 8192 }, []string{"SL 8192", "4096-token sliding window"}},
 		{"cpu", "llama", func(p *spec.Plan) { p.Platform = hw.PlatformCPU }, []string{"platform \"cpu\""}},
+		{"bf16 without FSDP", "llama", func(p *spec.Plan) { p.Fair.TP, p.Fair.PP, p.Fair.DP, p.Fair.GBS = 4, 2, 1, 8 },
+			[]string{"DP 1 and TP 4 × PP 2", "maybe_enable_amp", "float32"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -271,6 +273,14 @@ func TestRefusals(t *testing.T) {
 	}
 	// At SL <= 4096 Mistral's window masks nothing: titan runs it.
 	_, err := Build(plan(t, hw.PlatformNVIDIA, "mistral"))
+	require.NoError(t, err)
+	// Without FSDP, fp32 is what TorchTitan trains anyway; with DP 2 FSDP applies bf16.
+	p := plan(t, hw.PlatformNVIDIA, "llama")
+	p.Fair.TP, p.Fair.PP, p.Fair.DP, p.Fair.GBS, p.Fair.Precision = 4, 2, 1, 8, spec.FP32
+	_, err = Build(p)
+	require.NoError(t, err)
+	p.Fair.TP, p.Fair.DP, p.Fair.GBS, p.Fair.Precision = 2, 2, 16, spec.BF16
+	_, err = Build(p)
 	require.NoError(t, err)
 }
 
