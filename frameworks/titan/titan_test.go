@@ -402,7 +402,7 @@ func TestDecayAndInitWithRealTorch(t *testing.T) {
 	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	assert.Contains(t, string(out), "Ran 3 tests")
+	assert.Contains(t, string(out), "Ran 6 tests")
 }
 
 // TestPreflightLaunch: every titan launch carries its read-back as the preflight, naming the job
