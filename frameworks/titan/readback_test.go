@@ -224,7 +224,7 @@ func replaceIn(name, old, new string) func(t *testing.T, files map[string][]byte
 // TestReadbackNegativeControls: a launch that differs from the workload is reported with the
 // field, TorchTitan's value and Rival's: a wrong AdamW ε in the job config, TorchTitan's own
 // optimizer builder (it decays every parameter), TorchTitan's own init, a wrong RMSNorm ε in the
-// model shape, and a warmup the job config changes.
+// model shape, a constant phase before the decay (decay_ratio), and a warmup the job config changes.
 func TestReadbackNegativeControls(t *testing.T) {
 	type control struct {
 		name string
@@ -257,6 +257,13 @@ func TestReadbackNegativeControls(t *testing.T) {
 		{"norm eps", func(string) func(*testing.T, map[string][]byte) {
 			return replaceIn(ConfigName, `"norm_eps": 0.00001`, `"norm_eps": 0.000001`)
 		}, []string{"norm_eps: the framework built 1e-06, Rival's workload is 1e-05"}},
+		{"decay ratio", func(pf string) func(*testing.T, map[string][]byte) {
+			indent := "\n"
+			if pf == hw.PlatformAMD {
+				indent = "\n        "
+			}
+			return replaceIn(jobConfig(pf), "min_lr_factor"+sep(pf)+"0.1", "min_lr_factor"+sep(pf)+"0.1"+indent+"decay_ratio"+sep(pf)+"0.5")
+		}, []string{"lr_decay_style: the framework built unread (cosine after 200 steps at the peak LR", "lr_decay_iters: the framework built 300, Rival's workload is 500"}},
 		{"warmup", func(pf string) func(*testing.T, map[string][]byte) {
 			return replaceIn(jobConfig(pf), "warmup_steps"+sep(pf)+"50", "warmup_steps"+sep(pf)+"20")
 		}, []string{"lr_warmup_iters: the framework built 20, Rival's workload is 50"}},

@@ -324,7 +324,10 @@ def read_schedule(scheds, job_config, out, unread):
         out["min_lr"] = float(lr * kw["min_lr_factor"])
     # The function as TorchTitan evaluates it: 1 at the end of warmup, min_lr_factor at the end.
     end = float(lam(steps))
-    if stable != steps + 1 - warm - decay or abs(float(lam(max(warm - 1, 0))) - 1.0) > 1e-12 and warm > 0:
+    if stable > 1:
+        # decay_ratio leaves a constant phase between warmup and decay; Megatron decays right after warmup.
+        unread.append("lr_decay_style: %s after %d steps at the peak LR (lr_scheduler.decay_ratio)" % (kw["lr_decay_type"], stable - 1))
+    if warm > 0 and abs(float(lam(warm - 1)) - 1.0) > 1e-12:
         unread.append("lr_warmup_iters: the schedule does not reach the peak LR after %d steps" % warm)
     if abs(end - kw["min_lr_factor"]) > 1e-9:
         unread.append("min_lr: the schedule ends at %.6g × LR, not min_lr_factor %.6g" % (end, kw["min_lr_factor"]))
