@@ -15,6 +15,7 @@ from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rival_titan  # noqa: E402  (TorchTitan absent: only the helpers load)
+import rival_titan_check  # noqa: E402  (the preflight's read-back helpers)
 
 
 class Norm(nn.Module):
@@ -96,6 +97,40 @@ class Init(unittest.TestCase):
                 want = scaled if name.endswith(("attention.wo.weight", "feed_forward.w2.weight")) else 0.02
                 self.assertAlmostEqual(float(p.std()), want, delta=want * 0.03, msg=name)
                 self.assertAlmostEqual(float(p.mean()), 0.0, delta=want * 0.05, msg=name)
+
+
+class ReadbackInit(unittest.TestCase):
+    """The preflight's init read-back: the std each torch.nn.init call draws with, measured."""
+
+    def test_truncated_std_matches_samples(self):
+        torch.manual_seed(1)
+        for std, cut in ((0.0625, 3.0), (0.02, 100.0), (1.0, 1.0)):
+            t = torch.empty(2_000_000)
+            nn.init.trunc_normal_(t, mean=0.0, std=std, a=-cut * std, b=cut * std)
+            want = float(t.std())
+            self.assertAlmostEqual(rival_titan_check.truncated_std(std, -cut * std, cut * std), want, delta=want * 0.01)
+
+    def test_recorder_sees_the_last_call(self):
+        m = Llama(vocab=64, d=16, ffn=32, layers=2)
+        with rival_titan_check.InitRecorder(torch) as r:
+            nn.init.normal_(m.tok_embeddings.weight)
+            nn.init.trunc_normal_(m.output.weight, mean=0.0, std=0.25, a=-0.75, b=0.75)
+            nn.init.trunc_normal_(m.layers["0"].attention.wq.weight, std=0.5)
+            nn.init.normal_(m.layers["0"].attention.wq.weight, 0.0, 0.02)
+            nn.init.ones_(m.norm.weight)
+        self.assertEqual(r.calls[id(m.tok_embeddings.weight)], ("normal", 1.0, 0.0))
+        self.assertAlmostEqual(r.calls[id(m.output.weight)][1], rival_titan_check.truncated_std(0.25, -0.75, 0.75))
+        self.assertEqual(r.calls[id(m.layers["0"].attention.wq.weight)], ("normal", 0.02, 0.0))
+        self.assertEqual(r.calls[id(m.norm.weight)][0], "constant")
+        self.assertIs(nn.init.normal_, r.saved["normal_"], "torch.nn.init is restored")
+
+    def test_one_value_names_a_disagreement(self):
+        out, unread = {}, []
+        rival_titan_check.one_value("residual_init_std", [("layers.0.attention.wo.weight", 0.01), ("layers.1.attention.wo.weight", 0.007)], out, unread)
+        self.assertNotIn("residual_init_std", out)
+        self.assertIn("residual_init_std: differs by parameter (layers.0.attention.wo.weight 0.01, layers.1.attention.wo.weight 0.007)", unread)
+        rival_titan_check.one_value("init_std", [("a", 0.02), ("b", 0.02)], out, unread)
+        self.assertEqual(out["init_std"], 0.02)
 
 
 if __name__ == "__main__":

@@ -72,6 +72,9 @@ func Version(platform string) string {
 //go:embed rival_titan.py
 var script []byte
 
+//go:embed rival_titan_check.py
+var checkScript []byte
+
 // File names, relative to the run's OutputDir.
 const (
 	ScriptName = "rival_titan.py"   // the extension module TorchTitan imports
@@ -142,6 +145,9 @@ func check(p spec.Plan) error {
 	if f.Precision == spec.FP8 {
 		return fmt.Errorf("titan: PRECISION fp8: TorchTitan's float8 converter scales dynamically (tensorwise or rowwise) and has no delayed-scaling hybrid recipe, which every other framework runs; use bf16 or fp32 for titan")
 	}
+	if f.Precision == spec.BF16 && f.DP == 1 && (f.TP > 1 || f.PP > 1) {
+		return fmt.Errorf("titan: PRECISION bf16 with DP 1 and TP %d × PP %d: TorchTitan applies bf16 mixed precision through FSDP (data_parallel_shard_degree > 1), or through autocast only without TP and PP (distributed/utils.py maybe_enable_amp), so this cell would train in float32; use a DP of 2 or more (a smaller TP × PP) or PRECISION=fp32 for titan", f.TP, f.PP)
+	}
 	if f.Profile {
 		return fmt.Errorf("titan: PROFILE=1: TorchTitan's profiler traces every profiling.profile_freq steps and cannot be set to PROFILE_STEP_START..PROFILE_STEP_END; set PROFILE=0 for titan runs")
 	}
@@ -192,7 +198,43 @@ func Build(p spec.Plan) (spec.Launch, error) {
 			"PYTHONUNBUFFERED": "1",
 		}
 	}
+	l.Preflight = Preflight(p, l)
 	return l, nil
+}
+
+// Preflight file names, relative to OutputDir.
+const (
+	CheckName   = "preflight/rival_titan_check.py" // the read-back (frameworks/titan/rival_titan_check.py)
+	StubsName   = "preflight/pystubs.py"           // stand-ins for packages an image lacks (frameworks/facts)
+	TreeEnv     = "RIVAL_TORCHTITAN_DIR"           // names a TorchTitan tree the preflight reads instead of the image's
+	PrimusEnv   = "RIVAL_PRIMUS_DIR"               // names a Primus tree the amd preflight reads instead of the image's
+	primusTitan = prim.Dir + "/third_party/torchtitan"
+)
+
+// CheckScript returns a copy of the embedded read-back.
+func CheckScript() []byte { return append([]byte(nil), checkScript...) }
+
+// Preflight is titan's preflight: rival_titan_check.py runs the launcher's own config path on the
+// exact job config the launch writes (TorchTitan's ConfigManager on nvd; Primus's config load and
+// TorchTitan JobConfig builder on amd), then TorchTitan's train spec with Rival's extension, the model
+// on the meta device, its init, the optimizers and the LR schedule, and prints what they are
+// (frameworks/effective), without GPUs. It adds its files to run.
+func Preflight(p spec.Plan, run spec.Launch) *spec.Launch {
+	run.Files[CheckName] = CheckScript()
+	run.Files[StubsName] = facts.PreflightFiles()["pystubs.py"]
+	args := []string{"python3", path.Join(p.OutputDir, CheckName), p.Platform, "$" + TreeEnv, p.OutputDir, spec.Int(p.World)}
+	if p.Platform == hw.PlatformAMD {
+		args[3] += ":" + primusTitan
+		args = append(args, run.Env["EXP"], "$"+PrimusEnv+":"+prim.Dir)
+	} else {
+		args = append(args, path.Join(p.OutputDir, TOMLName))
+	}
+	env := map[string]string{"PYTHONDONTWRITEBYTECODE": "1"}
+	for k, v := range run.Env {
+		env[k] = v
+	}
+	env["WORLD_SIZE"], env["RANK"], env["LOCAL_RANK"] = spec.Int(p.World), "0", "0"
+	return &spec.Launch{Framework: spec.Titan, Command: args, WorkDir: p.OutputDir, Env: env}
 }
 
 func configJSON(p spec.Plan) ([]byte, error) {

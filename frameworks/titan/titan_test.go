@@ -257,6 +257,8 @@ func TestRefusals(t *testing.T) {
 		{"profile", "llama", func(p *spec.Plan) { p.Fair.Profile = true }, []string{"PROFILE=1", "profile_freq"}},
 		{"window", "mistral", func(p *spec.Plan) { p.Fair.SL = 8192 }, []string{"SL 8192", "4096-token sliding window"}},
 		{"cpu", "llama", func(p *spec.Plan) { p.Platform = hw.PlatformCPU }, []string{"platform \"cpu\""}},
+		{"bf16 without FSDP", "llama", func(p *spec.Plan) { p.Fair.TP, p.Fair.PP, p.Fair.DP, p.Fair.GBS = 4, 2, 1, 8 },
+			[]string{"DP 1 and TP 4 × PP 2", "maybe_enable_amp", "float32"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -271,6 +273,14 @@ func TestRefusals(t *testing.T) {
 	}
 	// At SL <= 4096 Mistral's window masks nothing: titan runs it.
 	_, err := Build(plan(t, hw.PlatformNVIDIA, "mistral"))
+	require.NoError(t, err)
+	// Without FSDP, fp32 is what TorchTitan trains anyway; with DP 2 FSDP applies bf16.
+	p := plan(t, hw.PlatformNVIDIA, "llama")
+	p.Fair.TP, p.Fair.PP, p.Fair.DP, p.Fair.GBS, p.Fair.Precision = 4, 2, 1, 8, spec.FP32
+	_, err = Build(p)
+	require.NoError(t, err)
+	p.Fair.TP, p.Fair.DP, p.Fair.GBS, p.Fair.Precision = 2, 2, 16, spec.BF16
+	_, err = Build(p)
 	require.NoError(t, err)
 }
 
@@ -288,7 +298,7 @@ func TestScriptDigest(t *testing.T) {
 	a[0] ^= 1
 	assert.NotEqual(t, a, b, "Script returns a copy")
 	assert.Len(t, ScriptDigest(), 64)
-	names := []string{ScriptName, ConfigName, TOMLName}
+	names := []string{ScriptName, ConfigName, TOMLName, CheckName, StubsName}
 	sort.Strings(names)
 	l, err := Build(plan(t, hw.PlatformNVIDIA, "llama-proxy"))
 	require.NoError(t, err)
@@ -392,5 +402,32 @@ func TestDecayAndInitWithRealTorch(t *testing.T) {
 	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	assert.Contains(t, string(out), "Ran 3 tests")
+	assert.Contains(t, string(out), "Ran 6 tests")
+}
+
+// TestPreflightLaunch: every titan launch carries its read-back as the preflight, naming the job
+// config the run itself reads, the world size, and the trees of the platform image.
+func TestPreflightLaunch(t *testing.T) {
+	for _, tc := range []struct {
+		platform string
+		want     []string
+	}{
+		{hw.PlatformNVIDIA, []string{"python3", "/out/" + CheckName, "nvd", "$" + TreeEnv, "/out", "8", "/out/" + TOMLName}},
+		{hw.PlatformAMD, []string{"python3", "/out/" + CheckName, "amd", "$" + TreeEnv + ":/workspace/Primus/third_party/torchtitan", "/out", "8",
+			"/out/" + EXPName, "$" + PrimusEnv + ":/workspace/Primus"}},
+	} {
+		t.Run(tc.platform, func(t *testing.T) {
+			l, err := Build(plan(t, tc.platform, "llama"))
+			require.NoError(t, err)
+			require.NotNil(t, l.Preflight)
+			assert.Equal(t, tc.want, l.Preflight.Command)
+			assert.Equal(t, "/out", l.Preflight.WorkDir)
+			assert.Equal(t, "8", l.Preflight.Env["WORLD_SIZE"])
+			for k, v := range l.Env {
+				assert.Equal(t, v, l.Preflight.Env[k], "the run's environment: %s", k)
+			}
+			assert.Equal(t, CheckScript(), l.Files[CheckName])
+			assert.Contains(t, string(l.Files[StubsName]), "def install()")
+		})
+	}
 }

@@ -1,0 +1,298 @@
+package titan
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rivalbench/rival/container"
+	"github.com/rivalbench/rival/frameworks/effective"
+	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/frameworks/upstreamtest"
+	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/models"
+)
+
+// torchImage is the local Debian image with torch 2.6 (container/testdata/make-torch-base.sh,
+// SUITE=trixie) the read-back runs in: TorchTitan's model, init, optimizer and schedule code need a
+// real torch >= 2.5.
+const torchImage = "rival-test/torch-base:trixie"
+
+// readbackCells are the parallelism and precision columns every accepted titan cell is read back in.
+var readbackCells = []struct {
+	name string
+	edit func(p *spec.Plan)
+}{
+	{"base", func(*spec.Plan) {}},
+	{"TP2", func(p *spec.Plan) { p.Fair.TP, p.Fair.DP = 2, 4; p.Fair.GBS = p.Fair.MBS * p.Fair.GA * 4 }},
+	{"TP4-PP2", func(p *spec.Plan) { p.Fair.TP, p.Fair.PP, p.Fair.DP = 4, 2, 1; p.Fair.GBS = p.Fair.MBS * p.Fair.GA }},
+	{"TP4-PP2-fp32", func(p *spec.Plan) {
+		p.Fair.TP, p.Fair.PP, p.Fair.DP, p.Fair.Precision = 4, 2, 1, spec.FP32
+		p.Fair.GBS = p.Fair.MBS * p.Fair.GA
+	}},
+	{"TP2-PP2", func(p *spec.Plan) { p.Fair.TP, p.Fair.PP, p.Fair.DP = 2, 2, 2; p.Fair.GBS = p.Fair.MBS * p.Fair.GA * 2 }},
+	{"fp8", func(p *spec.Plan) { p.Fair.Precision = spec.FP8 }},
+	{"fp32", func(p *spec.Plan) { p.Fair.Precision = spec.FP32 }},
+	{"SL8192", func(p *spec.Plan) { p.Fair.SL = 8192 }},
+	{"two-nodes", func(p *spec.Plan) {
+		p.NNodes, p.World, p.Fair.DP = 2, 16, 16
+		p.Fair.GBS = p.Fair.MBS * p.Fair.GA * 16
+	}},
+}
+
+// readbackCell is one launch whose preflight runs in the image.
+type readbackCell struct {
+	name string
+	plan spec.Plan
+	l    spec.Launch
+	// edit changes the launch's files before the preflight runs (the negative controls).
+	edit func(t *testing.T, files map[string][]byte)
+}
+
+// engineWithTorchImage returns a Docker engine that has torchImage, or skips (fails with
+// RIVAL_TEST_TORCH_IMAGE=1, which CI sets) naming the command that provides it.
+func engineWithTorchImage(t *testing.T) *container.Engine {
+	t.Helper()
+	stop := t.Skipf
+	if os.Getenv("RIVAL_TEST_TORCH_IMAGE") == "1" {
+		stop = t.Fatalf
+	}
+	e, err := container.Connect(context.Background())
+	if err != nil {
+		stop("no Docker daemon to run TorchTitan in %s: %v (start dockerd, then: sudo SUITE=trixie bash container/testdata/make-torch-base.sh)", torchImage, err)
+		return nil
+	}
+	t.Cleanup(func() { e.Close() })
+	if _, err := e.ImageID(context.Background(), torchImage); err != nil {
+		stop("image %s is missing: build it with sudo SUITE=trixie bash container/testdata/make-torch-base.sh (%v)", torchImage, err)
+		return nil
+	}
+	return e
+}
+
+// cellRun is one preflight as testdata/readback_many.py runs it: `cd WorkDir && env Env... Argv...`
+// with its output and exit code written to Out and RC.
+type cellRun struct {
+	WorkDir string            `json:"workdir"`
+	Env     map[string]string `json:"env"`
+	Argv    []string          `json:"argv"`
+	Out     string            `json:"out"`
+	RC      string            `json:"rc"`
+}
+
+// runReadbacks writes every cell's launch files under one folder and runs each preflight as the
+// launch states it (command, working directory, environment) in one container of torchImage, with
+// the pinned trees mounted where the preflight's tree variables point; testdata/readback_many.py
+// imports torch and TorchTitan once per tree and forks one child per launch, one per CPU at a time.
+// It returns each cell's output lines and exit code.
+func runReadbacks(t *testing.T, cells []readbackCell) (map[string][]string, map[string]int) {
+	t.Helper()
+	trees := upstreamtest.Get(t)
+	e := engineWithTorchImage(t)
+	const upstream, root = "/upstream", "/rival/cells"
+	host := t.TempDir()
+	var runs []cellRun
+	for i, c := range cells {
+		files := map[string][]byte{}
+		for n, b := range c.l.Files {
+			files[n] = append([]byte(nil), b...)
+		}
+		if c.edit != nil {
+			c.edit(t, files)
+		}
+		dir := filepath.Join(host, fmt.Sprint(i))
+		for n, b := range files {
+			p := filepath.Join(dir, filepath.FromSlash(n))
+			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			require.NoError(t, os.WriteFile(p, b, 0o644))
+		}
+		pf := c.l.Preflight
+		require.NotNil(t, pf, c.name)
+		pin := Pinned[c.plan.Platform]
+		env := map[string]string{TreeEnv: path.Join(upstream, "torchtitan-"+pin.Version)}
+		if pin.Primus {
+			env[PrimusEnv] = path.Join(upstream, "primus-v26.2")
+		}
+		for k, v := range pf.Env {
+			env[k] = v
+		}
+		cellDir := path.Join(root, fmt.Sprint(i))
+		runs = append(runs, cellRun{WorkDir: pf.WorkDir, Env: env, Argv: pf.Command,
+			Out: cellDir + "/preflight-out.txt", RC: cellDir + "/preflight-rc.txt"})
+	}
+	b, err := json.Marshal(runs)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(host, "cells.json"), b, 0o644))
+	driver, err := os.ReadFile(filepath.Join("testdata", "readback_many.py"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(host, "readback_many.py"), driver, 0o644))
+	spec := container.RunSpec{
+		Image: torchImage, RunID: fmt.Sprintf("titan-readback-%d", time.Now().UnixNano()),
+		Cmd:     []string{"python3", root + "/readback_many.py", root + "/cells.json"},
+		Network: "none", Platform: container.PlatformCPU, Timeout: 30 * time.Minute,
+		Mounts: []container.Mount{
+			{Source: trees.Dir, Target: upstream, ReadOnly: true},
+			{Source: host, Target: root},
+		},
+	}
+	var lines []string
+	_, err = e.Run(context.Background(), spec, func(l string) { lines = append(lines, l) })
+	var exit *container.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		require.NoError(t, err, strings.Join(lines, "\n"))
+	}
+	out, codes := map[string][]string{}, map[string]int{}
+	for i, c := range cells {
+		b, err := os.ReadFile(filepath.Join(host, fmt.Sprint(i), "preflight-out.txt"))
+		require.NoError(t, err, "%s: %s", c.name, strings.Join(lines, "\n"))
+		out[c.name] = strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+		rc, err := os.ReadFile(filepath.Join(host, fmt.Sprint(i), "preflight-rc.txt"))
+		require.NoError(t, err, c.name)
+		codes[c.name], err = strconv.Atoi(strings.TrimSpace(string(rc)))
+		require.NoError(t, err, c.name)
+	}
+	return out, codes
+}
+
+// readbackPlan is a cell's plan with the run folder under the container's cell folder.
+func readbackPlan(t *testing.T, platform, model string, i int) spec.Plan {
+	p := plan(t, platform, model)
+	p.OutputDir = fmt.Sprintf("/rival/cells/%d", i)
+	return p
+}
+
+// TestEffectiveConfigOfEveryCell runs titan's preflight (rival_titan_check.py: TorchTitan's
+// ConfigManager on nvd, Primus's config path on amd, then the train spec with Rival's extension,
+// the model on the meta device, its init, the optimizer groups and the LR schedule) on every cell
+// titan accepts, each registry model × parallelism × precision on both platforms and their pinned
+// trees, and compares what TorchTitan built with the workload field by field (effective.Check).
+func TestEffectiveConfigOfEveryCell(t *testing.T) {
+	var cells []readbackCell
+	refused := 0
+	for _, platform := range []string{hw.PlatformNVIDIA, hw.PlatformAMD} {
+		for _, model := range models.Names() {
+			for _, v := range readbackCells {
+				p := readbackPlan(t, platform, model, len(cells))
+				v.edit(&p)
+				l, err := Build(p)
+				if err != nil {
+					require.Error(t, check(p), "%s/%s/%s refused by something else than the framework's rules: %v", platform, model, v.name, err)
+					refused++
+					continue
+				}
+				cells = append(cells, readbackCell{name: platform + "/" + model + "/" + v.name, plan: p, l: l})
+			}
+		}
+	}
+	require.Greater(t, len(cells), 30)
+	require.Greater(t, refused, 0, "Qwen (QKV biases) and fp8 are refused")
+	out, codes := runReadbacks(t, cells)
+	for _, c := range cells {
+		t.Run(c.name, func(t *testing.T) {
+			lines := out[c.name]
+			require.Equal(t, 0, codes[c.name], strings.Join(lines, "\n"))
+			got, found, err := effective.FromLines(lines)
+			require.NoError(t, err)
+			require.True(t, found, strings.Join(lines, "\n"))
+			assert.Empty(t, got.Unread)
+			assert.NoError(t, effective.Check(spec.Titan, c.plan, got))
+		})
+	}
+}
+
+// replaceIn returns an edit that replaces old with new in one of the launch's files, failing when
+// old is not there (the control would otherwise test nothing).
+func replaceIn(name, old, new string) func(t *testing.T, files map[string][]byte) {
+	return func(t *testing.T, files map[string][]byte) {
+		s := string(files[name])
+		require.Contains(t, s, old, name)
+		files[name] = []byte(strings.Replace(s, old, new, 1))
+	}
+}
+
+// TestReadbackNegativeControls: a launch that differs from the workload is reported with the
+// field, TorchTitan's value and Rival's: a wrong AdamW ε in the job config, TorchTitan's own
+// optimizer builder (it decays every parameter), TorchTitan's own init, a wrong RMSNorm ε in the
+// model shape, a constant phase before the decay (decay_ratio), and a warmup the job config changes.
+func TestReadbackNegativeControls(t *testing.T) {
+	type control struct {
+		name string
+		edit func(platform string) func(t *testing.T, files map[string][]byte)
+		want []string
+	}
+	jobConfig := func(platform string) string {
+		if platform == hw.PlatformNVIDIA {
+			return TOMLName
+		}
+		return EXPName
+	}
+	sep := func(platform string) string {
+		if platform == hw.PlatformNVIDIA {
+			return " = "
+		}
+		return ": "
+	}
+	controls := []control{
+		{"adam eps", func(pf string) func(*testing.T, map[string][]byte) {
+			return replaceIn(jobConfig(pf), "eps"+sep(pf)+"1.0e-08", "eps"+sep(pf)+"1.0e-06")
+		}, []string{"adam_eps: the framework built 1e-06, Rival's workload is 1e-08"}},
+		{"TorchTitan's decay rule", func(string) func(*testing.T, map[string][]byte) {
+			return replaceIn(ScriptName, "build_optimizers_fn=build_optimizers)", ")")
+		}, []string{"no_decay: the framework built none, Rival's workload is bias, norm"}},
+		{"TorchTitan's init", func(string) func(*testing.T, map[string][]byte) {
+			return replaceIn(ScriptName, "model_cls=RivalTransformer,", "")
+		}, []string{"embedding_init_std: the framework built 1, Rival's workload is 0.02",
+			"output_init_std: the framework built 0.06", "residual_init_std: the framework built unread (differs by parameter"}},
+		{"norm eps", func(string) func(*testing.T, map[string][]byte) {
+			return replaceIn(ConfigName, `"norm_eps": 0.00001`, `"norm_eps": 0.000001`)
+		}, []string{"norm_eps: the framework built 1e-06, Rival's workload is 1e-05"}},
+		{"decay ratio", func(pf string) func(*testing.T, map[string][]byte) {
+			indent := "\n"
+			if pf == hw.PlatformAMD {
+				indent = "\n        "
+			}
+			return replaceIn(jobConfig(pf), "min_lr_factor"+sep(pf)+"0.1", "min_lr_factor"+sep(pf)+"0.1"+indent+"decay_ratio"+sep(pf)+"0.5")
+		}, []string{"lr_decay_style: the framework built unread (cosine after 200 steps at the peak LR", "lr_decay_iters: the framework built 300, Rival's workload is 500"}},
+		{"warmup", func(pf string) func(*testing.T, map[string][]byte) {
+			return replaceIn(jobConfig(pf), "warmup_steps"+sep(pf)+"50", "warmup_steps"+sep(pf)+"20")
+		}, []string{"lr_warmup_iters: the framework built 20, Rival's workload is 50"}},
+	}
+	var cells []readbackCell
+	for _, platform := range []string{hw.PlatformNVIDIA, hw.PlatformAMD} {
+		for _, c := range controls {
+			p := readbackPlan(t, platform, "llama-proxy", len(cells))
+			l, err := Build(p)
+			require.NoError(t, err)
+			cells = append(cells, readbackCell{name: platform + "/" + c.name, plan: p, l: l, edit: c.edit(platform)})
+		}
+	}
+	out, codes := runReadbacks(t, cells)
+	for i, c := range cells {
+		want := controls[i%len(controls)].want
+		t.Run(c.name, func(t *testing.T) {
+			lines := out[c.name]
+			require.Equal(t, 0, codes[c.name], strings.Join(lines, "\n"))
+			got, found, err := effective.FromLines(lines)
+			require.NoError(t, err)
+			require.True(t, found, strings.Join(lines, "\n"))
+			err = effective.Check(spec.Titan, c.plan, got)
+			require.Error(t, err)
+			var ee *effective.Error
+			require.ErrorAs(t, err, &ee)
+			for _, w := range want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}

@@ -1,0 +1,497 @@
+#!/usr/bin/env python3
+"""titan's preflight: what TorchTitan builds from the exact job config Rival writes, read back from
+TorchTitan's own objects, without GPUs.
+
+    rival_titan_check.py nvd TORCHTITAN_TREES EXT_DIR WORLD_SIZE TOML
+    rival_titan_check.py amd TORCHTITAN_TREES EXT_DIR WORLD_SIZE EXP_YAML PRIMUS_TREES
+
+TREES are ':'-separated candidates (environment variables expanded); the first that holds the
+package is used, else the installed one. EXT_DIR holds rival_titan.py and rival_titan.json.
+
+nvd: TorchTitan's ConfigManager().parse_args(["--job.config_file", TOML]), as `torchrun -m
+torchtitan.train` runs it. amd: Primus's own path (load_primus_config, get_module_config
+"pre_trainer", TorchTitanJobConfigBuilder over TorchTitan's JobConfig defaults,
+build_job_config_from_namespace), as Primus's TorchTitan trainer runs it. Then, as TorchTitan's
+Trainer does: import experimental.custom_import (Rival's extension), get_train_spec(model.name), the
+flavour's model args and update_from_config, the model built on the meta device under
+training.dtype, init_weights (with torch.nn.init's calls recorded: that is the init each parameter
+gets), the optimizers through the spec's build_optimizers_fn and the LR schedule through its
+build_lr_schedulers_fn, and the mixed precision TorchTitan applies (FSDP's param dtype when FSDP
+shards, else maybe_enable_amp's choice). It prints the effective configuration as one line
+"preflight effective: {json}" (frameworks/effective), then "preflight ok: ...". On failure it exits
+1 with "preflight failed: STAGE: ERROR".
+
+Needs real torch (>= 2.5) and numpy; a package TorchTitan imports that is not installed (tyro,
+torchdata, tensorboard, ... on a plain torch image) is stood in (../facts/pystubs.py when shipped
+beside this file), nothing that is installed.
+"""
+import contextlib
+import dataclasses
+import importlib
+import importlib.util
+import io
+import json
+import math
+import os
+import sys
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PREFIX = "preflight effective: "
+
+# Packages TorchTitan (and Primus's config code) import at module level that a CPU torch image may lack.
+OPTIONAL = ("tyro", "torchdata", "tensorboard", "torchao", "tokenizers", "datasets", "safetensors",
+            "huggingface_hub", "tiktoken", "blobfile", "sentencepiece", "wandb", "einops", "transformers",
+            "torchft", "torchcomms", "triton", "fsspec", "primus_turbo", "aiter", "loguru", "yaml")
+
+
+def fail(stage, exc):
+    msg = " ".join(m.strip() for m in "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines())
+    tb = traceback.extract_tb(exc.__traceback__)
+    if tb:
+        last = tb[-1]
+        msg += " (at %s:%d: %s)" % (os.path.basename(last.filename), last.lineno, (last.line or "").strip())
+    sys.stderr.write("preflight failed: %s: %s\n" % (stage, msg))
+    sys.exit(1)
+
+
+def resolve(candidates, marker):
+    """The first candidate tree holding marker; None when none does (the installed package is used)."""
+    for c in (candidates or "").split(":"):
+        c = os.path.expandvars(c)
+        if c and "$" not in c and os.path.exists(os.path.join(c, marker)):
+            return c
+    return None
+
+
+# Names TorchTitan imports from torch that older torch releases (a CPU image's) lack; each missing
+# one becomes a stand-in class. None of them builds the model, its init, optimizer or schedule.
+TORCH_NAMES = (
+    ("torch.distributed.checkpoint", "HuggingFaceStorageReader"),
+    ("torch.nn.attention.flex_attention", "AuxOutput"),
+    ("torch.distributed.pipelining.schedules", "ScheduleDualPipeV"),
+)
+
+
+def stand_in_missing():
+    """Stand-ins for the optional packages that cannot be imported here, and only those."""
+    missing = tuple(n for n in OPTIONAL if importlib.util.find_spec(n) is None)
+    for mod, name in TORCH_NAMES:
+        m = importlib.import_module(mod)
+        if not hasattr(m, name):
+            setattr(m, name, type(name, (), {"__init__": lambda self, *a, **k: None}))
+            missing += ("%s.%s" % (mod, name),)
+    if not any("." not in n for n in missing):
+        return missing
+    sys.path.insert(0, HERE)
+    import pystubs
+    pystubs.STUBBED = tuple(n for n in missing if "." not in n)
+    pystubs.install()
+    if "tyro" in missing:
+        # ConfigManager runs tyro.cli(JobConfig, args, default=<the TOML's config>): with no
+        # command-line overrides besides --job.config_file that returns the default.
+        def cli(cls, args=None, default=None, **_):
+            extra = [a for a in (args or []) if a not in ("--job.config_file", "--job.config-file") and not a.endswith(".toml")]
+            if extra:
+                raise SystemExit("tyro is not installed: cannot parse %s" % extra)
+            return default if default is not None else cls()
+        importlib.import_module("tyro").cli = cli
+    if "tensorboard" in missing:
+        # torch.utils.tensorboard needs tensorboard and protobuf; the metrics logger is all that uses it.
+        sys.modules["torch.utils.tensorboard"] = pystubs.StubModule("torch.utils.tensorboard")
+        missing += ("torch.utils.tensorboard",)
+    if "torchdata" in missing:
+        # torchdata's StatefulDataLoader is a torch DataLoader with state_dict(): TorchTitan's
+        # ParallelAwareDataloader subclasses it, so the stand-in is the real base class.
+        import torch.utils.data
+        importlib.import_module("torchdata.stateful_dataloader").StatefulDataLoader = torch.utils.data.DataLoader
+    return missing
+
+
+# --- the job config, as each platform's launcher builds it -------------------------------------------
+
+def job_config_nvd(toml):
+    from torchtitan.config.manager import ConfigManager
+    return ConfigManager().parse_args(["--job.config_file", toml])
+
+
+def job_config_amd(exp):
+    lg = importlib.import_module("primus.core.utils.logger")
+    if getattr(lg, "_logger", None) is None:
+        # Primus's trainer sets its loguru logger up first; its config code only logs through it.
+        import logging
+        lg._logger = logging.getLogger("primus")
+    pc = importlib.import_module("primus.core.config.primus_config")
+    cfg = pc.load_primus_config(exp)
+    params = pc.get_module_config(cfg, "pre_trainer").params
+    from primus.backends.torchtitan.argument_builder import TorchTitanJobConfigBuilder
+    from primus.backends.torchtitan.config_utils import build_job_config_from_namespace
+    ns = TorchTitanJobConfigBuilder().update(params).finalize()
+    return build_job_config_from_namespace(ns)
+
+
+# --- reading the built objects back ------------------------------------------------------------------
+
+def truncated_std(std, a, b):
+    """The standard deviation of N(0, std) truncated to [a, b] (symmetric), as trunc_normal_ draws."""
+    if std <= 0 or a is None or b is None or a != -b:
+        return std
+    c = b / std
+    if c > 8:
+        return std
+    phi = math.exp(-c * c / 2) / math.sqrt(2 * math.pi)
+    mass = math.erf(c / math.sqrt(2))
+    return std * math.sqrt(1 - 2 * c * phi / mass)
+
+
+class InitRecorder:
+    """Records the last torch.nn.init call on each tensor while init_weights runs: (kind, std)."""
+
+    def __init__(self, torch):
+        self.torch, self.calls, self.saved = torch, {}, {}
+
+    def __enter__(self):
+        init = self.torch.nn.init
+        rec = self.calls
+
+        def wrap(name, fn):
+            def f(tensor, *a, **kw):
+                if name == "normal_":
+                    mean = kw.get("mean", a[0] if len(a) > 0 else 0.0)
+                    std = kw.get("std", a[1] if len(a) > 1 else 1.0)
+                    rec[id(tensor)] = ("normal", float(std), float(mean))
+                elif name == "trunc_normal_":
+                    mean = kw.get("mean", a[0] if len(a) > 0 else 0.0)
+                    std = kw.get("std", a[1] if len(a) > 1 else 1.0)
+                    lo = kw.get("a", a[2] if len(a) > 2 else -2.0)
+                    hi = kw.get("b", a[3] if len(a) > 3 else 2.0)
+                    rec[id(tensor)] = ("normal", truncated_std(float(std), float(lo) - mean, float(hi) - mean), float(mean))
+                elif name in ("zeros_", "ones_", "constant_"):
+                    rec[id(tensor)] = ("constant", 0.0, 0.0)
+                else:
+                    rec[id(tensor)] = (name, None, None)
+                return fn(tensor, *a, **kw)
+            return f
+
+        for name in ("normal_", "trunc_normal_", "zeros_", "ones_", "constant_", "uniform_", "xavier_uniform_",
+                     "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_"):
+            self.saved[name] = getattr(init, name)
+            setattr(init, name, wrap(name, self.saved[name]))
+        return self
+
+    def __exit__(self, *exc):
+        for name, fn in self.saved.items():
+            setattr(self.torch.nn.init, name, fn)
+        return False
+
+
+def kind_of(name, p):
+    """A TorchTitan Llama parameter's kind in frameworks/effective's terms."""
+    if name.endswith(".bias"):
+        return "bias"
+    if name.startswith("tok_embeddings."):
+        return "embedding"
+    if name.startswith("output."):
+        return "output"
+    if p.ndim == 1:
+        return "norm"
+    return "linear"
+
+
+# The output projections of each residual branch in TorchTitan's Llama (Megatron's linear_proj and
+# linear_fc2): effective.Config's residual_init_std.
+RESIDUAL = ("attention.wo.weight", "feed_forward.w2.weight")
+
+
+def one_value(field, values, out, unread, fmt=lambda v: v):
+    """Sets out[field] when every parameter agrees, else names the disagreement in unread."""
+    distinct = sorted(set(v for _, v in values), key=lambda v: (v is None, v))
+    if len(distinct) == 1 and distinct[0] is not None:
+        out[field] = fmt(distinct[0])
+        return
+    if not distinct:
+        unread.append("%s: no such parameter in the model" % field)
+        return
+    seen, parts = set(), []
+    for n, v in values:
+        if v not in seen:
+            seen.add(v)
+            parts.append("%s %s" % (n, "not drawn from a normal" if v is None else "%.6g" % v))
+    unread.append("%s: differs by parameter (%s)" % (field, ", ".join(parts[:4])))
+
+
+def read_init(torch, model, out, unread):
+    calls = {}
+    with InitRecorder(torch) as r, torch.no_grad():
+        model.init_weights(buffer_device=None)
+        calls = r.calls
+    by = {"init_std": [], "embedding_init_std": [], "residual_init_std": [], "output_init_std": []}
+    for name, p in model.named_parameters():
+        if p.ndim < 2:
+            continue
+        c = calls.get(id(p))
+        std = c[1] if c and c[0] == "normal" and c[2] == 0.0 else None
+        k = kind_of(name, p)
+        field = {"embedding": "embedding_init_std", "output": "output_init_std"}.get(k, "init_std")
+        if name.endswith(RESIDUAL):
+            field = "residual_init_std"
+        by[field].append((name, std))
+    for field, values in by.items():
+        one_value(field, values, out, unread, float)
+
+
+def optimizer_config_for_meta(job_config):
+    """The optimizer section with implementation "for-loop" when it is "fused": the fused kernels
+    refuse meta tensors, and the implementation decides neither groups nor hyper-parameters."""
+    oc = job_config.optimizer
+    if getattr(oc, "implementation", None) == "fused":
+        return dataclasses.replace(oc, implementation="for-loop")
+    return oc
+
+
+def read_optimizer(torch, spec, model, job_config, parallel_dims, out, unread):
+    oc = optimizer_config_for_meta(job_config)
+    opts = spec.build_optimizers_fn([model], oc, parallel_dims, None)
+    scheds = spec.build_lr_schedulers_fn(opts, job_config.lr_scheduler, job_config.training.steps)
+    optimizers = list(getattr(opts, "optimizers", [opts]))
+    groups = [g for o in optimizers for g in o.param_groups]
+    cls = {type(o) for o in optimizers}
+    name_of = {id(p): n for n, p in model.named_parameters()}
+    seen = set()
+    decayed = {}
+    for g in groups:
+        for p in g["params"]:
+            seen.add(id(p))
+            n = name_of.get(id(p), "?")
+            decayed.setdefault(kind_of(n, p), set()).add(g["weight_decay"] != 0)
+    left = [n for n, p in model.named_parameters() if p.requires_grad and id(p) not in seen]
+    if left:
+        unread.append("no_decay: parameters outside every optimizer group: %s" % ", ".join(left[:4]))
+    if "bias" not in decayed:
+        # TorchTitan's Llama has no biases: ask the same builder about a module that has one.
+        probe = torch.nn.Module()
+        probe.layers = torch.nn.ModuleDict({"0": torch.nn.Module()})
+        probe.layers["0"].attention = torch.nn.Module()
+        probe.layers["0"].attention.wq = torch.nn.Linear(4, 4, bias=True)
+        pnames = {id(p): n for n, p in probe.named_parameters()}
+        popts = spec.build_optimizers_fn([probe], oc, parallel_dims, None)
+        for o in getattr(popts, "optimizers", [popts]):
+            for g in o.param_groups:
+                for p in g["params"]:
+                    if pnames.get(id(p), "").endswith(".bias"):
+                        decayed.setdefault("bias", set()).add(g["weight_decay"] != 0)
+    split = sorted(k for k, v in decayed.items() if len(v) != 1)
+    if split:
+        unread.append("no_decay: the optimizer groups split parameter kind(s) %s" % split)
+    else:
+        out["no_decay"] = sorted(k for k, v in decayed.items() if v == {False})
+    wds = {g["weight_decay"] for g in groups if g["weight_decay"] != 0}
+    if cls != {torch.optim.AdamW}:
+        unread.append("weight_decay: the optimizer is %s, not AdamW's decoupled decay" % sorted(c.__name__ for c in cls))
+    elif len(wds) > 1:
+        unread.append("weight_decay: groups decay with %s" % sorted(wds))
+    else:
+        out["weight_decay"] = float(next(iter(wds))) if wds else 0.0
+    for field, key, idx in (("adam_beta1", "betas", 0), ("adam_beta2", "betas", 1), ("adam_eps", "eps", None), ("lr", "initial_lr", None)):
+        vals = {(g[key][idx] if idx is not None else g[key]) for g in groups}
+        if len(vals) == 1:
+            out[field] = float(vals.pop())
+        else:
+            unread.append("%s: groups differ: %s" % (field, sorted(vals)))
+    read_schedule(scheds, job_config, out, unread)
+
+
+def read_schedule(scheds, job_config, out, unread):
+    """The LR schedule from the LambdaLR TorchTitan's builder made: its lr_lambda's own arguments,
+    then checked against the function itself at the ends of warmup and decay."""
+    s = list(scheds)[0]
+    lam = s.lr_lambdas[0]
+    kw = getattr(lam, "keywords", None) or {}
+    need = ("warmup_steps", "stable_steps", "decay_steps", "lr_decay_type", "min_lr_factor")
+    if any(k not in kw for k in need):
+        for f in ("min_lr", "lr_decay_style", "lr_warmup_iters", "lr_decay_iters"):
+            unread.append("%s: the scheduler's lr_lambda %r has no %s" % (f, lam, ", ".join(need)))
+        return
+    warm, stable, decay = int(kw["warmup_steps"]), int(kw["stable_steps"]), int(kw["decay_steps"])
+    steps = job_config.training.steps
+    out["lr_decay_style"] = kw["lr_decay_type"]
+    out["lr_warmup_iters"] = warm
+    # Decay ends at the last training step; the one step of "stable" after warmup is TorchTitan's
+    # virtual last step, so that the LR does not reach the minimum before the last step runs.
+    out["lr_decay_iters"] = warm + decay
+    lr = out.get("lr")
+    if lr is not None:
+        out["min_lr"] = float(lr * kw["min_lr_factor"])
+    # The function as TorchTitan evaluates it: 1 at the end of warmup, min_lr_factor at the end.
+    end = float(lam(steps))
+    if stable > 1:
+        # decay_ratio leaves a constant phase between warmup and decay; Megatron decays right after warmup.
+        unread.append("lr_decay_style: %s after %d steps at the peak LR (lr_scheduler.decay_ratio)" % (kw["lr_decay_type"], stable - 1))
+    if warm > 0 and abs(float(lam(warm - 1)) - 1.0) > 1e-12:
+        unread.append("lr_warmup_iters: the schedule does not reach the peak LR after %d steps" % warm)
+    if abs(end - kw["min_lr_factor"]) > 1e-9:
+        unread.append("min_lr: the schedule ends at %.6g × LR, not min_lr_factor %.6g" % (end, kw["min_lr_factor"]))
+
+
+def read_precision(torch, job_config, parallel_dims, out, unread):
+    """What TorchTitan trains in: with FSDP (dp_shard or cp > 1) fully_shard's MixedPrecisionPolicy
+    (param dtype mixed_precision_param); otherwise maybe_enable_amp's autocast, which it turns off
+    when TP or PP is on (the model then trains in training.dtype)."""
+    from torchtitan.config import TORCH_DTYPE_MAP
+    from torchtitan.distributed import utils as dist_utils
+    mp = job_config.training.mixed_precision_param
+    if parallel_dims.fsdp_enabled:
+        dtype = TORCH_DTYPE_MAP[mp]
+    else:
+        with contextlib.redirect_stdout(io.StringIO()):
+            ctx = dist_utils.maybe_enable_amp(parallel_dims, mp, "cpu")
+        dtype = getattr(ctx, "fast_dtype", None) or TORCH_DTYPE_MAP[job_config.training.dtype]
+    out["precision"] = {torch.bfloat16: "bf16", torch.float32: "fp32", torch.float16: "fp16"}.get(dtype, str(dtype))
+    conv = list(getattr(job_config.model, "converters", []) or [])
+    if conv:
+        unread.append("precision: model.converters %s replace the linear layers" % conv)
+        unread.append("fp8_recipe: model.converters %s" % conv)
+    else:
+        out["fp8_recipe"] = ""
+
+
+def read_model(torch, model, args, out, unread):
+    layers = list(model.layers.values())
+    att, ff = layers[0].attention, layers[0].feed_forward
+    out["layers"] = len(layers)
+    out["hidden"] = int(model.tok_embeddings.weight.shape[1])
+    out["vocab"] = int(model.tok_embeddings.weight.shape[0])
+    out["heads"] = int(att.n_heads)
+    out["kv_heads"] = int(att.n_kv_heads)
+    if att.wq.weight.shape[0] != att.n_heads * att.head_dim or att.wk.weight.shape[0] != att.n_kv_heads * att.head_dim:
+        unread.append("heads: wq/wk shapes %s/%s do not hold the heads" % (tuple(att.wq.weight.shape), tuple(att.wk.weight.shape)))
+    out["ffn"] = int(ff.w1.weight.shape[0])
+    out["activation"] = "swiglu" if all(hasattr(ff, n) for n in ("w1", "w2", "w3")) else type(ff).__name__
+    norms = [(n, m) for n, m in model.named_modules() if "norm" in type(m).__name__.lower()]
+    kinds = {type(m).__name__ for _, m in norms}
+    out["norm"] = kinds.pop() if len(kinds) == 1 else "mixed"
+    one_value("norm_eps", [(n, float(m.eps)) for n, m in norms], out, unread, float)
+    # RoPE: the model's own frequencies (its _precompute_freqs_cis, on the CPU) against unscaled ones.
+    with torch.device("cpu"):
+        freqs = torch.angle(model._precompute_freqs_cis()[1]).double()
+    half = freqs.shape[0]
+    dim = 2 * half
+    base = 1.0 / (float(args.rope_theta) ** (torch.arange(0, dim, 2, dtype=torch.float64)[:half] / dim))
+    out["rope_theta"] = float(args.rope_theta)
+    ratio = float((base / freqs).max())
+    out["rope_scaling"] = 1.0 if abs(ratio - 1.0) < 1e-4 else ratio
+    # TorchTitan's Llama attention is causal (SDPA, or flex attention's causal mask); no window.
+    mask = getattr(args, "attn_mask_type", "causal")
+    if getattr(args, "use_flex_attn", False) and mask != "causal":
+        unread.append("window: flex attention mask %r" % mask)
+    else:
+        out["window"] = 0
+    biases = {n for n, p in model.named_parameters() if n.endswith(".bias")}
+    out["qkv_bias"] = any(n.endswith(("wq.bias", "wk.bias", "wv.bias")) for n in biases)
+    out["linear_bias"] = any(not n.endswith(("wq.bias", "wk.bias", "wv.bias")) for n in biases)
+    out["tied_embeddings"] = model.output is not None and model.output.weight is model.tok_embeddings.weight
+    drops = [float(m.p) for m in model.modules() if isinstance(m, torch.nn.Dropout)]
+    out["hidden_dropout"] = max(drops) if drops else 0.0
+    out["attention_dropout"] = float(getattr(att.inner_attention, "dropout_p", 0.0) or 0.0)
+
+
+def read_batch(job_config, world, parallel_dims, spec, out, unread):
+    t, par = job_config.training, job_config.parallelism
+    dp = parallel_dims.dp_replicate * parallel_dims.dp_shard
+    gbs = t.global_batch_size if t.global_batch_size > 0 else t.local_batch_size * dp
+    if gbs % (t.local_batch_size * dp):
+        raise ValueError("global batch size %d is not a multiple of local batch size %d × DP %d" % (gbs, t.local_batch_size, dp))
+    out["gbs"] = int(gbs)
+    out["mbs"] = int(par.pipeline_parallel_microbatch_size if parallel_dims.pp_enabled else t.local_batch_size)
+    out["seq_len"] = int(t.seq_len)
+    out["train_iters"] = int(t.steps)
+    out["seed"] = int(t.seed) if t.seed is not None else -1
+    out["clip_grad"] = float(t.max_norm)
+    # TorchTitan's cross_entropy_loss averages every label (no ignore mask) and Rival's dataloader
+    # yields tokens[1:] as they are: nothing after an end-of-document token is masked.
+    loss = getattr(spec.build_loss_fn, "__name__", "")
+    if loss == "build_cross_entropy_loss":
+        out["eod_mask_loss"] = False
+    else:
+        unread.append("eod_mask_loss: the train spec's loss is %s, not TorchTitan's cross entropy" % loss)
+
+
+def main(argv):
+    if len(argv) < 6 or argv[1] not in ("nvd", "amd") or (argv[1] == "amd") != (len(argv) == 7):
+        sys.exit(__doc__)
+    platform, trees, ext_dir, world, conf = argv[1], argv[2], argv[3], int(argv[4]), argv[5]
+    os.environ.setdefault("WORLD_SIZE", str(world))
+    os.environ.setdefault("RANK", "0")
+    os.environ.setdefault("LOCAL_RANK", "0")
+    try:
+        import torch  # noqa: F401 (real torch: the model is built and initialised with it)
+    except BaseException as e:  # noqa: B902
+        fail("import torch", e)
+    missing = stand_in_missing()
+    tree = resolve(trees, "torchtitan/config/job_config.py")
+    if tree:
+        sys.path.insert(0, tree)
+    sys.path.insert(0, os.path.abspath(ext_dir))
+    if platform == "amd":
+        ptree = resolve(argv[6], "primus/core/config/primus_config.py")
+        if ptree is None:
+            sys.stderr.write("preflight failed: primus/core/config/primus_config.py not found in %s\n" % argv[6])
+            sys.exit(1)
+        sys.path.insert(1, ptree)
+    try:
+        out_log = io.StringIO()
+        with contextlib.redirect_stdout(out_log):
+            job_config = job_config_nvd(conf) if platform == "nvd" else job_config_amd(conf)
+    except BaseException as e:  # noqa: B902
+        fail("TorchTitan job config" if platform == "nvd" else "Primus's TorchTitan job config", e)
+    try:
+        if job_config.experimental.custom_import:
+            importlib.import_module(job_config.experimental.custom_import)
+        from torchtitan.protocols import train_spec as ts
+        spec = ts.get_train_spec(job_config.model.name)
+        args = spec.model_args[job_config.model.flavor]
+        args.update_from_config(job_config)
+    except BaseException as e:  # noqa: B902
+        fail("TorchTitan train spec", e)
+    try:
+        from torchtitan.config import TORCH_DTYPE_MAP
+        from torchtitan.distributed import ParallelDims
+        from torchtitan.tools import utils
+        p = job_config.parallelism
+        parallel_dims = ParallelDims(dp_shard=p.data_parallel_shard_degree, dp_replicate=p.data_parallel_replicate_degree,
+                                     cp=p.context_parallel_degree, tp=p.tensor_parallel_degree, pp=p.pipeline_parallel_degree,
+                                     ep=p.expert_parallel_degree, etp=p.expert_tensor_parallel_degree, world_size=world)
+        with torch.device("meta"), utils.set_default_dtype(TORCH_DTYPE_MAP[job_config.training.dtype]):
+            model = spec.model_cls(args)
+    except BaseException as e:  # noqa: B902
+        fail("TorchTitan model on the meta device", e)
+    out, unread = {}, []
+    stage = "reading back the model"
+    try:
+        read_model(torch, model, args, out, unread)
+        stage = "reading back the init"
+        read_init(torch, model, out, unread)
+        stage = "building the optimizer and LR schedule"
+        read_optimizer(torch, spec, model, job_config, parallel_dims, out, unread)
+        stage = "reading back the precision"
+        read_precision(torch, job_config, parallel_dims, out, unread)
+        stage = "reading back the batch"
+        read_batch(job_config, world, parallel_dims, spec, out, unread)
+    except BaseException as e:  # noqa: B902
+        fail(stage, e)
+    if unread:
+        out["unread"] = unread
+    ran = {"torch": torch.__version__.split("+")[0]}
+    if tree:
+        ran["torchtitan_tree"] = tree
+    if missing:
+        ran["stood_in"] = ",".join(missing)
+    print("preflight ran: " + json.dumps(ran, sort_keys=True))
+    print(PREFIX + json.dumps(out, sort_keys=True))
+    print("preflight ok: torchtitan %s: %s %s, world %d, TP %d PP %d DP %d, %s on the meta device" % (
+        tree or "(installed)", job_config.model.name, job_config.model.flavor, world, parallel_dims.tp,
+        parallel_dims.pp, parallel_dims.dp_shard * parallel_dims.dp_replicate, type(model).__name__))
+
+
+if __name__ == "__main__":
+    main(sys.argv)
