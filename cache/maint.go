@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -110,7 +109,7 @@ func (c *Cache) records() ([]recordInfo, error) {
 		if de.IsDir() || !strings.HasSuffix(p, ".json") {
 			return nil
 		}
-		data, err := ReadFileLimit(context.Background(), p, LimitRecord)
+		data, err := ReadFileLimit(c.readCtx(), p, LimitRecord)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil // removed concurrently
 		}
@@ -365,7 +364,7 @@ func (c *Cache) lastRuns() map[Digest][]string {
 		if err != nil || de.IsDir() || !strings.HasSuffix(p, ".json") {
 			return nil
 		}
-		data, err := readSmall(p, 16<<20)
+		data, err := ReadFileLimit(c.readCtx(), p, LimitRecord)
 		if err != nil {
 			return nil
 		}
@@ -379,23 +378,6 @@ func (c *Cache) lastRuns() map[Digest][]string {
 	return out
 }
 
-// readSmall reads a regular file of at most limit bytes.
-func readSmall(p string, limit int64) ([]byte, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > limit {
-		return nil, fmt.Errorf("%s: not a regular file of at most %d bytes", p, limit)
-	}
-	return io.ReadAll(io.LimitReader(f, limit))
-}
-
 // removeStaleStat removes stat-cache entries whose file is gone or no longer
 // has the identity the entry recorded (its digest would never be used again),
 // and unreadable entries.
@@ -406,7 +388,7 @@ func (c *Cache) removeStaleStat() int {
 			return nil
 		}
 		stale := true
-		if data, err := readSmall(p, 1<<20); err == nil {
+		if data, err := ReadFileLimit(c.readCtx(), p, LimitStatEntry); err == nil {
 			var e statEntry
 			if json.Unmarshal(data, &e) == nil && e.Path != "" && c.statEntryPath(e.Path) == p {
 				if fi, err := os.Stat(e.Path); err == nil {
