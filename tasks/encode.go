@@ -157,7 +157,7 @@ func (w *Workspace) EncodeTask(in string, tok TokenizerSpec, outPrefix string, s
 		if err := os.MkdirAll(filepath.Dir(outPrefix), 0o755); err != nil {
 			return err
 		}
-		tk, err := tokenizer.Load(tok.Path)
+		tk, err := tokenizer.LoadContext(ctx, tok.Path)
 		if err != nil {
 			return err
 		}

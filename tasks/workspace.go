@@ -109,6 +109,7 @@ func Main(ctx context.Context, fn func(ctx context.Context, w *Workspace) error)
 		fmt.Fprintln(os.Stderr, "tasks: 0 run, 0 cached; failed")
 		return err
 	}
+	w.Cache.Context = ctx // a cache read in progress stops on Ctrl-C or SIGTERM
 	w.markOwnDirs()
 	err = fn(ctx, w)
 	line := w.Runner.Summary()
