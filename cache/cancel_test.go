@@ -65,6 +65,21 @@ func TestCacheReadsHonourTheContext(t *testing.T) {
 	_, err := c.LookupRecord(key)
 	require.ErrorIs(t, err, context.Canceled)
 	assert.FileExists(t, c.recordPath(key), "a cancelled read drops nothing")
+
+	c.Context = nil
+	blob, err := c.PutBytes([]byte("blob"), false)
+	require.NoError(t, err)
+	require.NoError(t, WriteFileAtomic(filepath.Join(c.Dir, "stat", "ab", "abcdef"), []byte(`{}`), 0o644))
+	c.Context = ctx
+	_, err = c.ReadBlob(blob)
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = c.Trim(context.Background(), 1<<40, 0)
+	require.ErrorIs(t, err, context.Canceled)
+	c.Context = nil
+	assert.True(t, c.HasBlob(blob), "a cancelled read is not corruption: the blob stays")
+	_, err = c.LookupRecord(key)
+	require.NoError(t, err, "a cancelled trim drops no record as unreadable")
+	assert.FileExists(t, filepath.Join(c.Dir, "stat", "ab", "abcdef"), "nor a stat entry as stale")
 }
 
 // Trim's sweeps of last-run and stat entries and its hit-log count read

@@ -56,6 +56,12 @@ func (c *Cache) readCtx() context.Context {
 	return c.Context
 }
 
+// interrupted reports whether err is a read cut short by its context
+// (Ctrl-C, SIGTERM), which says nothing about the file read.
+func interrupted(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
 // IsReadOnly reports whether err says the cache cannot be written: a
 // read-only filesystem or a folder the user may not write.
 func IsReadOnly(err error) bool {

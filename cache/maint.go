@@ -113,6 +113,9 @@ func (c *Cache) records() ([]recordInfo, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil // removed concurrently
 		}
+		if interrupted(err) {
+			return err // cut short, not unreadable: drop nothing
+		}
 		var r Record
 		if err != nil || json.Unmarshal(data, &r) != nil || r.Key.IsZero() {
 			c.warn("cache: unreadable record %s dropped", p)
@@ -386,6 +389,9 @@ func (c *Cache) removeStaleStat() int {
 	filepath.WalkDir(filepath.Join(c.Dir, "stat"), func(p string, de fs.DirEntry, err error) error {
 		if err != nil || de.IsDir() || strings.HasPrefix(de.Name(), ".") {
 			return nil
+		}
+		if c.readCtx().Err() != nil {
+			return fs.SkipAll // cut short: an unread entry is not stale
 		}
 		stale := true
 		if data, err := ReadFileLimit(c.readCtx(), p, LimitStatEntry); err == nil {

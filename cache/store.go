@@ -259,6 +259,9 @@ func (c *Cache) ReadBlob(d Digest) ([]byte, error) {
 	}
 	data, err := ReadLimit(c.readCtx(), "blob "+d.Short(), rc, LimitBlobInMemory)
 	rc.Close()
+	if interrupted(err) {
+		return nil, err // cut short, not corrupt: the blob stays
+	}
 	if err != nil || HashBytes(data) != d {
 		c.dropCorrupt(d, err)
 		return nil, fmt.Errorf("blob %s: %w", d.Short(), ErrNotFound)
