@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -110,9 +109,12 @@ func (c *Cache) records() ([]recordInfo, error) {
 		if de.IsDir() || !strings.HasSuffix(p, ".json") {
 			return nil
 		}
-		data, err := ReadFileLimit(context.Background(), p, LimitRecord)
+		data, err := ReadFileLimit(c.readCtx(), p, LimitRecord)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil // removed concurrently
+		}
+		if interrupted(err) {
+			return err // cut short, not unreadable: drop nothing
 		}
 		var r Record
 		if err != nil || json.Unmarshal(data, &r) != nil || r.Key.IsZero() {
@@ -365,7 +367,7 @@ func (c *Cache) lastRuns() map[Digest][]string {
 		if err != nil || de.IsDir() || !strings.HasSuffix(p, ".json") {
 			return nil
 		}
-		data, err := readSmall(p, 16<<20)
+		data, err := ReadFileLimit(c.readCtx(), p, LimitRecord)
 		if err != nil {
 			return nil
 		}
@@ -379,23 +381,6 @@ func (c *Cache) lastRuns() map[Digest][]string {
 	return out
 }
 
-// readSmall reads a regular file of at most limit bytes.
-func readSmall(p string, limit int64) ([]byte, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > limit {
-		return nil, fmt.Errorf("%s: not a regular file of at most %d bytes", p, limit)
-	}
-	return io.ReadAll(io.LimitReader(f, limit))
-}
-
 // removeStaleStat removes stat-cache entries whose file is gone or no longer
 // has the identity the entry recorded (its digest would never be used again),
 // and unreadable entries.
@@ -405,8 +390,11 @@ func (c *Cache) removeStaleStat() int {
 		if err != nil || de.IsDir() || strings.HasPrefix(de.Name(), ".") {
 			return nil
 		}
+		if c.readCtx().Err() != nil {
+			return fs.SkipAll // cut short: an unread entry is not stale
+		}
 		stale := true
-		if data, err := readSmall(p, 1<<20); err == nil {
+		if data, err := ReadFileLimit(c.readCtx(), p, LimitStatEntry); err == nil {
 			var e statEntry
 			if json.Unmarshal(data, &e) == nil && e.Path != "" && c.statEntryPath(e.Path) == p {
 				if fi, err := os.Stat(e.Path); err == nil {

@@ -2,7 +2,6 @@ package cache
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/rivalbench/rival/safefile"
 )
 
 // Output is one file a task produced, stored as a blob.
@@ -73,7 +74,7 @@ func (c *Cache) setLast(task string, key Digest, inputs []KeyPart) error {
 
 // LastInputs returns the inputs of the latest recorded run of task.
 func (c *Cache) LastInputs(task string) ([]KeyPart, bool) {
-	data, err := ReadFileLimit(context.Background(), c.lastPath(task), LimitRecord)
+	data, err := ReadFileLimit(c.readCtx(), c.lastPath(task), LimitRecord)
 	if err != nil {
 		return nil, false
 	}
@@ -102,7 +103,7 @@ func (c *Cache) GetRecord(key Digest) (*Record, error) {
 // LookupRecord returns the record for key even when some of its blobs are
 // gone, so a caller holding an intact copy of an output can store it again.
 func (c *Cache) LookupRecord(key Digest) (*Record, error) {
-	data, err := ReadFileLimit(context.Background(), c.recordPath(key), LimitRecord)
+	data, err := ReadFileLimit(c.readCtx(), c.recordPath(key), LimitRecord)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, ErrNotFound
 	}
@@ -150,12 +151,13 @@ func (c *Cache) Hit(key Digest) {
 // hits counts the hit log per key.
 func (c *Cache) hits() map[Digest]int {
 	out := map[Digest]int{}
-	f, err := os.Open(filepath.Join(c.Dir, "actions", "hits.log"))
+	// The hit log grows with every hit: streamed, never read whole.
+	f, _, err := OpenRegular(filepath.Join(c.Dir, "actions", "hits.log"))
 	if err != nil {
 		return out
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(safefile.Reader(c.readCtx(), f))
 	for sc.Scan() {
 		if d, err := ParseDigest(sc.Text()); err == nil {
 			out[d]++

@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -98,7 +97,7 @@ func (c *Cache) knownDigest(abs string, st fileStat, ok bool) (Digest, bool) {
 	if !ok {
 		return Digest{}, false
 	}
-	data, err := ReadFileLimit(context.Background(), c.statEntryPath(abs), LimitStatEntry)
+	data, err := ReadFileLimit(c.readCtx(), c.statEntryPath(abs), LimitStatEntry)
 	if err != nil {
 		return Digest{}, false
 	}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/rivalbench/rival/safefile"
 )
 
 // Cache is one cache directory. It is safe for concurrent use by many
@@ -21,6 +22,10 @@ type Cache struct {
 	// Warn receives problems the cache recovers from by itself (a corrupt
 	// blob treated as absent, say). Nil discards them.
 	Warn func(msg string)
+	// Context, when set, ends the cache's reads: a record, entry or blob
+	// being read or restored stops with its error once Context ends (on
+	// Ctrl-C or SIGTERM). Nil reads to the end.
+	Context context.Context
 
 	fileReads atomic.Int64 // files opened to be hashed (not blobs)
 }
@@ -99,7 +104,7 @@ func (c *Cache) hasBlobAs(d Digest, compressed bool) bool {
 // compress selects zstd, which pays for text, JSON and logs but not for token
 // streams.
 func (c *Cache) PutFile(path string, compress bool) (Digest, int64, error) {
-	f, err := os.Open(path)
+	f, _, err := OpenRegular(path)
 	if err != nil {
 		return Digest{}, 0, fmt.Errorf("cache %s: %w", path, err)
 	}
@@ -252,8 +257,11 @@ func (c *Cache) ReadBlob(d Digest) ([]byte, error) {
 			return nil, fmt.Errorf("blob %s: %w (%d bytes, limit %d)", d.Short(), ErrTooLarge, fi.Size(), LimitBlobInMemory)
 		}
 	}
-	data, err := ReadLimit(context.Background(), "blob "+d.Short(), rc, LimitBlobInMemory)
+	data, err := ReadLimit(c.readCtx(), "blob "+d.Short(), rc, LimitBlobInMemory)
 	rc.Close()
+	if interrupted(err) {
+		return nil, err // cut short, not corrupt: the blob stays
+	}
 	if err != nil || HashBytes(data) != d {
 		c.dropCorrupt(d, err)
 		return nil, fmt.Errorf("blob %s: %w", d.Short(), ErrNotFound)
@@ -286,9 +294,9 @@ func (c *Cache) MaterializeSize(d Digest, dest string, perm os.FileMode, size in
 		return err
 	}
 	defer rc.Close()
-	var src io.Reader = rc
+	src := safefile.Reader(c.readCtx(), rc)
 	if size >= 0 {
-		src = io.LimitReader(rc, size+1)
+		src = io.LimitReader(src, size+1)
 	}
 	var got Digest
 	err = WriteAtomic(dest, perm, func(w *bufio.Writer) error {

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,10 +19,11 @@ import (
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/models"
 	"github.com/rivalbench/rival/result"
+	"github.com/rivalbench/rival/safefile"
 )
 
 // MaxResultBytes bounds one result file; a larger file is reported, not read.
-const MaxResultBytes = 256 << 20
+const MaxResultBytes = safefile.LimitResult
 
 // Input formats.
 const (
@@ -121,7 +123,9 @@ func LoadFiles(paths []string, extra [][]byte) ([]Input, []Problem) {
 			problems = append(problems, Problem{Source: p, Kind: "invalid", Reason: fmt.Sprintf("%d bytes is over the %d-byte limit for a result", info.Size(), MaxResultBytes)})
 			continue
 		}
-		data, err := os.ReadFile(p)
+		// Read as a regular file within the limit again: the file may have
+		// been replaced since the stat above.
+		data, err := safefile.ReadFile(context.Background(), p, MaxResultBytes)
 		if err != nil {
 			problems = append(problems, Problem{Source: p, Kind: "invalid", Reason: err.Error()})
 			continue

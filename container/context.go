@@ -2,6 +2,8 @@ package container
 
 import (
 	"archive/tar"
+	"bytes"
+	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/moby/patternmatcher"
 	"github.com/moby/patternmatcher/ignorefile"
+	"github.com/rivalbench/rival/safefile"
 	"github.com/zeebo/blake3"
 )
 
@@ -222,17 +225,17 @@ func exceptionMayMatchUnder(pm *patternmatcher.PatternMatcher, dir string) bool 
 }
 
 func readDockerignore(root string) ([]string, error) {
-	f, err := os.Open(filepath.Join(root, ".dockerignore"))
+	path := filepath.Join(root, ".dockerignore")
+	data, err := safefile.ReadFile(context.Background(), path, safefile.LimitConfig)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("build context: %w", err)
 	}
-	defer f.Close()
-	patterns, err := ignorefile.ReadAll(f)
+	patterns, err := ignorefile.ReadAll(bytes.NewReader(data))
 	if err != nil {
-		return nil, fmt.Errorf("build context: read %s: %w", f.Name(), err)
+		return nil, fmt.Errorf("build context: read %s: %w", path, err)
 	}
 	return patterns, nil
 }
@@ -287,7 +290,9 @@ func writeEntry(tw *tar.Writer, e contextEntry) error {
 	if hdr.Typeflag != tar.TypeReg {
 		return nil
 	}
-	f, err := os.Open(e.abs)
+	// A regular file when the context was listed; refused, not waited
+	// on, if a FIFO has taken its place since.
+	f, _, err := safefile.Open(e.abs)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/distribution/reference"
 	"github.com/moby/moby/api/types/registry"
 	"github.com/moby/moby/client"
+	"github.com/rivalbench/rival/safefile"
 )
 
 // Pushed is an image in a registry, named by the digest of its manifest.
@@ -137,7 +138,7 @@ func DockerConfigPath() string {
 // never a secret.
 func RegistryAuth(host string) (string, error) {
 	path := DockerConfigPath()
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(context.Background(), path, safefile.LimitConfig)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}

@@ -383,6 +383,11 @@ func (r *Runner) execute(ctx context.Context, t *Task, st *taskState) error {
 		}
 	}
 
+	// A lookup or restore cut short by Ctrl-C or SIGTERM is no reason
+	// to run the task.
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", t.ID, err)
+	}
 	why := r.explain(t, parts)
 	if r.Verbose {
 		r.printf("run    %s (%s)\n", t.ID, why)

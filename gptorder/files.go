@@ -1,11 +1,14 @@
 package gptorder
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+
+	"github.com/rivalbench/rival/safefile"
 )
 
 // The three index files, as Megatron names its own cache files' suffixes.
@@ -71,9 +74,9 @@ func (x *Indices) Write(dir string) error {
 func Read(dir string, o Order) (*Indices, error) {
 	docPath, samplePath, shufflePath := o.Paths(dir)
 	load := func(path string, dims int) ([]int64, []int, error) {
-		data, err := os.ReadFile(path)
+		data, err := safefile.ReadFile(context.Background(), path, safefile.LimitSampleIndex)
 		if err != nil {
-			return nil, nil, fmt.Errorf("gptorder: %w (Rival writes it before training)", err)
+			return nil, nil, fmt.Errorf("gptorder: %w (Rival writes it before training; remove the file and train again)", err)
 		}
 		v, shape, err := decodeNPY(path, data)
 		if err == nil && len(shape) != dims {

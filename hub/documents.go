@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/rivalbench/rival/jsonl"
+	"github.com/rivalbench/rival/safefile"
 )
 
 // Format is a shard's on-disk format.
@@ -53,7 +53,7 @@ var (
 // extension that promises one of the binary formats without its magic is an error (a truncated or
 // mislabelled download), not silently read as text.
 func DetectFormat(path string) (Format, error) {
-	f, err := os.Open(path)
+	f, _, err := safefile.Open(path)
 	if err != nil {
 		return FormatAuto, err
 	}
@@ -92,7 +92,7 @@ func ReadDocuments(path string, format Format, limit int, fn func(text string) e
 	}
 	switch format {
 	case FormatJSONL, FormatJSONLGzip:
-		f, err := os.Open(path)
+		f, _, err := safefile.Open(path)
 		if err != nil {
 			return 0, err
 		}
@@ -151,7 +151,7 @@ func readJSONL(path string, r io.Reader, limit int, fn func(string) error) (int,
 
 // readParquet walks the "text" column one row group and one page at a time.
 func readParquet(path string, limit int, fn func(string) error) (int, error) {
-	f, err := os.Open(path)
+	f, _, err := safefile.Open(path)
 	if err != nil {
 		return 0, err
 	}

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/rivalbench/rival/safefile"
 )
 
 // Sentinel errors, for errors.Is; the wrapping error says which repo, revision and file.
@@ -482,7 +484,7 @@ func fileSize(path string) int64 {
 }
 
 func hashFile(path string) (string, error) {
-	f, err := os.Open(path)
+	f, _, err := safefile.Open(path)
 	if err != nil {
 		return "", err
 	}

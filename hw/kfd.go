@@ -3,6 +3,7 @@ package hw
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +12,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/rivalbench/rival/safefile"
 )
 
 // KFDNode is one node of /sys/class/kfd/kfd/topology/nodes: a CPU socket, a
@@ -64,7 +67,7 @@ func ReadKFDNodes(root string) ([]KFDNode, error) {
 			continue
 		}
 		path := filepath.Join(dir, e.Name(), "properties")
-		data, err := os.ReadFile(path)
+		data, err := safefile.ReadFile(context.Background(), path, safefile.LimitSysfs)
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", path, err)
 		}
@@ -78,7 +81,7 @@ func ReadKFDNodes(root string) ([]KFDNode, error) {
 			return nil, fmt.Errorf("list memory banks of KFD node %d: %w", id, err)
 		}
 		for _, b := range banks {
-			data, err := os.ReadFile(b)
+			data, err := safefile.ReadFile(context.Background(), b, safefile.LimitSysfs)
 			if err != nil {
 				return nil, fmt.Errorf("read %s: %w", b, err)
 			}
@@ -260,7 +263,7 @@ func ScanPCI(dir string) ([]PCIDevice, error) {
 			bits int
 		}{{"vendor", 16}, {"device", 16}, {"class", 24}} {
 			path := filepath.Join(base, attr.name)
-			data, err := os.ReadFile(path)
+			data, err := safefile.ReadFile(context.Background(), path, safefile.LimitSysfs)
 			if err != nil {
 				return nil, fmt.Errorf("read %s: %w", path, err)
 			}

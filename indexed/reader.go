@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"os"
 	"sort"
 
+	"github.com/rivalbench/rival/safefile"
 	"golang.org/x/sys/unix"
 )
 
@@ -58,7 +58,8 @@ func openBytes(idx, bin []byte) (*Dataset, error) {
 }
 
 func mapFile(path string) ([]byte, bool, error) {
-	f, err := os.Open(path)
+	// A FIFO or device in the dataset's place is refused, not waited on.
+	f, _, err := safefile.Open(path)
 	if err != nil {
 		return nil, false, fmt.Errorf("open dataset: %w", err)
 	}

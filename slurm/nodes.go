@@ -1,6 +1,7 @@
 package slurm
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/safefile"
 )
 
 // NodeHardware is what the per-node step (Job.NodeHardware) recorded on one node.
@@ -38,7 +40,7 @@ func ReadNodeHardware(outputDir string) ([]NodeHardware, error) {
 			continue
 		}
 		dir := filepath.Join(root, e.Name())
-		host, err := os.ReadFile(filepath.Join(dir, "hostname.txt"))
+		host, err := safefile.ReadFile(context.Background(), filepath.Join(dir, "hostname.txt"), safefile.LimitNodeFile)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // the node did not finish recording
 		}
@@ -54,7 +56,7 @@ func ReadNodeHardware(outputDir string) ([]NodeHardware, error) {
 			{"amd-smi", "amd-smi-static.json", hw.ParseAMDSMIStatic},
 			{"rocm-smi", "rocm-smi.json", hw.ParseROCmSMI},
 		} {
-			data, err := os.ReadFile(filepath.Join(dir, src.file))
+			data, err := safefile.ReadFile(context.Background(), filepath.Join(dir, src.file), safefile.LimitNodeFile)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
@@ -94,7 +96,7 @@ func NodeImageID(outputDir string) (string, error) {
 			continue
 		}
 		path := filepath.Join(root, e.Name(), NodeImageIDName)
-		data, err := os.ReadFile(path)
+		data, err := safefile.ReadFile(context.Background(), path, safefile.LimitNodeFile)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

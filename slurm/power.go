@@ -3,8 +3,10 @@ package slurm
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/safefile"
 )
 
 // PowerFile is the name of a node's power samples under OutputDir/nodes/<node>/.
@@ -87,7 +90,7 @@ type NodePower struct {
 // ReadNodePower reads every node's power.log under outputDir/nodes/, parsing each sample with
 // the platform's hw.ParsePowerSample. Nodes that recorded nothing are left out; a missing
 // folder gives none.
-func ReadNodePower(outputDir, platform string) ([]NodePower, error) {
+func ReadNodePower(ctx context.Context, outputDir, platform string) ([]NodePower, error) {
 	root := filepath.Join(outputDir, "nodes")
 	entries, err := os.ReadDir(root)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -102,14 +105,19 @@ func ReadNodePower(outputDir, platform string) ([]NodePower, error) {
 			continue
 		}
 		path := filepath.Join(root, e.Name(), PowerFile)
-		data, err := os.ReadFile(path)
+		// A power log grows with the run: streamed, never read whole.
+		f, _, err := safefile.Open(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
 			return nil, fmt.Errorf("slurm: read node power: %w", err)
 		}
-		n := ParseNodePower(e.Name(), platform, data)
+		n, err := parseNodePower(e.Name(), platform, safefile.Reader(ctx, f))
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("slurm: read node power %s: %w", path, err)
+		}
 		if len(n.Samples) > 0 {
 			nodes = append(nodes, n)
 		}
@@ -120,6 +128,18 @@ func ReadNodePower(outputDir, platform string) ([]NodePower, error) {
 // ParseNodePower reads one node's power.log: "@ <epoch seconds>" lines, each followed by one
 // query's output. A block whose date or output does not parse is counted in Skipped.
 func ParseNodePower(node, platform string, data []byte) NodePower {
+	n, _ := parseNodePower(node, platform, bytes.NewReader(data))
+	return n
+}
+
+// maxPowerBlock bounds one query's output in a power log; a longer block
+// (no "@ " line for megabytes) is skipped, not held.
+const maxPowerBlock = 1 << 20
+
+// parseNodePower is ParseNodePower over a stream, in memory bounded by the
+// samples it keeps; its error is the stream's (a cancelled context, a
+// failed read), the samples read so far kept.
+func parseNodePower(node, platform string, r io.Reader) (NodePower, error) {
 	n := NodePower{Node: node}
 	var at time.Time
 	var block bytes.Buffer
@@ -135,22 +155,30 @@ func ParseNodePower(node, platform string, data []byte) NodePower {
 		}
 		block.Reset()
 	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
+	oversized := false
 	for sc.Scan() {
 		line := sc.Text()
 		if stamp, ok := strings.CutPrefix(line, "@ "); ok {
 			flush()
-			open, at = true, epoch(strings.TrimSpace(stamp))
+			open, at, oversized = true, epoch(strings.TrimSpace(stamp)), false
 			continue
 		}
-		if open {
+		if open && !oversized {
+			if block.Len()+len(line) >= maxPowerBlock {
+				// Not one query's output: skip the block, hold none of it.
+				oversized = true
+				at = time.Time{}
+				block.Reset()
+				continue
+			}
 			block.WriteString(line)
 			block.WriteByte('\n')
 		}
 	}
 	flush()
-	return n
+	return n, sc.Err()
 }
 
 // epoch reads "seconds[.fraction]" since 1970 as `date +%s.%N` prints it; zero when it does not parse.

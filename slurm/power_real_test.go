@@ -98,7 +98,7 @@ func TestRealSlurmNodePower(t *testing.T) {
 	require.Len(t, seen, steps)
 	from, to := seen[warmup-1], seen[steps-1]
 
-	nodes, err := slurm.ReadNodePower(job.OutputDir, hw.PlatformNVIDIA)
+	nodes, err := slurm.ReadNodePower(context.Background(), job.OutputDir, hw.PlatformNVIDIA)
 	require.NoError(t, err)
 	require.Len(t, nodes, 2, "every node records its own samples")
 	var names []string

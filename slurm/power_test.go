@@ -1,6 +1,7 @@
 package slurm_test
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,7 +55,7 @@ func TestReadNodePowerAcrossNodes(t *testing.T) {
 	// A node that recorded its hardware but no power is left out.
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "nodes", "node-c"), 0o755))
 
-	nodes, err := slurm.ReadNodePower(dir, hw.PlatformNVIDIA)
+	nodes, err := slurm.ReadNodePower(context.Background(), dir, hw.PlatformNVIDIA)
 	require.NoError(t, err)
 	require.Len(t, nodes, 2)
 	assert.Equal(t, "node-a", nodes[0].Node)
@@ -78,7 +79,7 @@ func TestReadNodePowerAcrossNodes(t *testing.T) {
 }
 
 func TestReadNodePowerNone(t *testing.T) {
-	nodes, err := slurm.ReadNodePower(t.TempDir(), hw.PlatformNVIDIA)
+	nodes, err := slurm.ReadNodePower(context.Background(), t.TempDir(), hw.PlatformNVIDIA)
 	require.NoError(t, err)
 	assert.Empty(t, nodes)
 }

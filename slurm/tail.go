@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
+
+	"github.com/rivalbench/rival/safefile"
 )
 
 // maxLine bounds one buffered log line: a longer one is passed on in pieces, so a log without
@@ -33,7 +34,7 @@ func newTailer(path string, onLine func(string)) *tailer {
 // poll passes on every complete line written since the last poll; with flush it also passes on a
 // final line that has no newline.
 func (t *tailer) poll(flush bool) error {
-	f, err := os.Open(t.path)
+	f, _, err := safefile.Open(t.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // Slurm creates the log when the job starts
 	}

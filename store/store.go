@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 
 	"time"
 
+	"github.com/rivalbench/rival/safefile"
 	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry/remote"
 	"oras.land/oras-go/v2/registry/remote/auth"
@@ -167,7 +167,7 @@ func httpClient(opt Options, loopback bool) (*http.Client, error) {
 		roots = x509.NewCertPool()
 	}
 	if opt.CAFile != "" {
-		pem, err := os.ReadFile(opt.CAFile)
+		pem, err := safefile.ReadFile(context.Background(), opt.CAFile, safefile.LimitConfig)
 		if err != nil {
 			return nil, fmt.Errorf("store CA file: %w", err)
 		}

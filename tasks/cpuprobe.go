@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+
+	"github.com/rivalbench/rival/safefile"
 )
 
 // CPUFlagsPath is where the kernel lists the CPU's feature flags.
@@ -72,7 +74,7 @@ func ChooseCPUPrecision(asked, source string, cpuinfo []byte) CPUPrecision {
 // so the configuration fingerprint, the launch and the result all name
 // the precision that ran.
 func cpuTrainConfig(cfg *Config) (*Config, CPUPrecision, error) {
-	info, _ := os.ReadFile(CPUFlagsPath)
+	info, _ := safefile.ReadFile(context.Background(), CPUFlagsPath, safefile.LimitSysfs)
 	p := ChooseCPUPrecision(cfg.Get("PRECISION"), cfg.sources["PRECISION"], info)
 	if !p.Changed {
 		return cfg, p, nil

@@ -180,7 +180,7 @@ func (w *Workspace) EncodeTask(in string, tok TokenizerSpec, outPrefix string, s
 		if err := os.MkdirAll(filepath.Dir(outPrefix), 0o755); err != nil {
 			return err
 		}
-		tk, err := tokenizer.LoadForStreaming(tok.Path)
+		tk, err := tokenizer.LoadForStreaming(ctx, tok.Path)
 		if err != nil {
 			return err
 		}

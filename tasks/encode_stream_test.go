@@ -37,7 +37,7 @@ func streamTokenizers(t testing.TB) map[string]*tokenizer.Tokenizer {
 		t.Logf("Llama 3.1 tokenizer not at %s: testing Mistral and Qwen only (set RIVAL_SHARED_DIR)", llamaTokPath())
 	}
 	for name, p := range paths {
-		tk, err := tokenizer.LoadForStreaming(p)
+		tk, err := tokenizer.LoadForStreaming(context.Background(), p)
 		require.NoError(t, err)
 		require.NoError(t, tk.CanStream(), name)
 		out[name] = tk
@@ -133,7 +133,7 @@ func sameFiles(t *testing.T, a, b string) {
 // passes the limit is refused naming the file, line and document, and
 // nothing is published.
 func TestEncodeStreamRefusesHugePreToken(t *testing.T) {
-	tk, err := tokenizer.LoadForStreaming(qwenTok)
+	tk, err := tokenizer.LoadForStreaming(context.Background(), qwenTok)
 	require.NoError(t, err)
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.jsonl")
@@ -184,7 +184,7 @@ func BenchmarkEncodeOneDocument(b *testing.B) {
 	if _, err := os.Stat(p); err != nil {
 		p = mistralTok
 	}
-	tk, err := tokenizer.LoadForStreaming(p)
+	tk, err := tokenizer.LoadForStreaming(context.Background(), p)
 	if err != nil {
 		b.Fatal(err)
 	}

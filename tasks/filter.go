@@ -4,12 +4,12 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/corpus"
 	"github.com/rivalbench/rival/dag"
+	"github.com/rivalbench/rival/safefile"
 )
 
 // filterVersion changes the key of every filter task when its rules change.
@@ -32,7 +32,7 @@ func (w *Workspace) FilterTask(in, out string, upstream *dag.Task) *dag.Task {
 	}
 	opts := corpus.FilterOptions{MinChars: w.Config.Int("FILTER_MIN_CHARS"), MinWords: w.Config.Int("FILTER_MIN_WORDS")}
 	t.Run = func(ctx context.Context, x *dag.Exec) error {
-		f, err := os.Open(in)
+		f, _, err := safefile.Open(in)
 		if err != nil {
 			return fmt.Errorf("filter: %w", err)
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/compare"
 	"github.com/rivalbench/rival/dag"
+	"github.com/rivalbench/rival/safefile"
 )
 
 // CacheStats prints what the cache holds.
@@ -423,7 +424,7 @@ func (w *Workspace) WrapTask() (*dag.Task, string, error) {
 	}
 	t.Run = func(ctx context.Context, x *dag.Exec) error {
 		return cache.WriteAtomic(zipPath, 0o644, func(bw *bufio.Writer) error {
-			return writeWrap(bw, outDir, host)
+			return writeWrap(ctx, bw, outDir, host)
 		})
 	}
 	return t, zipPath, nil
@@ -470,7 +471,7 @@ func sanitize(s string) string {
 	}, s)
 }
 
-func writeWrap(out io.Writer, dir, host string) error {
+func writeWrap(ctx context.Context, out io.Writer, dir, host string) error {
 	zw := zip.NewWriter(out)
 	var manifest struct {
 		RivalVersion string      `json:"rival_version"`
@@ -497,12 +498,14 @@ func writeWrap(out io.Writer, dir, host string) error {
 		if err != nil {
 			return err
 		}
-		// Stream: a training log can be gigabytes.
-		f, err := os.Open(p)
+		// Stream: a training log can be gigabytes. Opened as a regular
+		// file only (a FIFO swapped in since the walk is refused, not
+		// waited on), and the copy stops on Ctrl-C.
+		f, _, err := cache.OpenRegular(p)
 		if err != nil {
 			return err
 		}
-		d, n, err := cache.HashReader(io.TeeReader(f, fw))
+		d, n, err := cache.HashReader(io.TeeReader(safefile.Reader(ctx, f), fw))
 		f.Close()
 		if err != nil {
 			return fmt.Errorf("%s: %w", p, err)

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"time"
@@ -14,13 +15,13 @@ import (
 // runDir/nodes/ (slurm.ReadNodePower), keeping those between the first and last measured step
 // (from, to: the step lines' dates as the job's log streamed in). With no node's samples (the
 // tool is missing on the nodes) or no dated step, the result records the run as not sampled.
-func slurmPower(runDir, platform string, from, to time.Time, dated bool) *result.PowerMetrics {
+func slurmPower(ctx context.Context, runDir, platform string, from, to time.Time, dated bool) *result.PowerMetrics {
 	none := &result.PowerMetrics{Source: "none"}
 	tool, _ := hw.PowerQuery(platform)
 	if tool == "" {
 		return none
 	}
-	nodes, err := slurm.ReadNodePower(runDir, platform)
+	nodes, err := slurm.ReadNodePower(ctx, runDir, platform)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "power: not sampled: %v\n", err)
 		return none

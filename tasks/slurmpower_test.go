@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -25,7 +26,7 @@ func TestSlurmPowerFromNodes(t *testing.T) {
 	write("a", "@ 99.5\n0, 300, 10\n1, 300, 10\n@ 101\n0, 640, 20\n1, 660, 20\n@ 102\n0, 600, 30\n1, 620, 30\n")
 	write("b", "@ 101.5\n0, 700, 40\n1, 720, 40\n@ 104\n0, 200, 10\n1, 200, 10\n")
 
-	pm := slurmPower(run, hw.PlatformNVIDIA, time.Unix(100, 0), time.Unix(103, 0), true)
+	pm := slurmPower(context.Background(), run, hw.PlatformNVIDIA, time.Unix(100, 0), time.Unix(103, 0), true)
 	assert.Equal(t, "nvidia-smi", pm.Source)
 	assert.Equal(t, 3, pm.Samples)
 	require.NotNil(t, pm.AvgPowerWattsPerGPU)
@@ -35,15 +36,15 @@ func TestSlurmPowerFromNodes(t *testing.T) {
 	assert.Equal(t, 1.0, pm.IntervalSeconds)
 
 	// No node recorded anything (the tool is missing on the nodes): not sampled.
-	empty := slurmPower(t.TempDir(), hw.PlatformNVIDIA, time.Unix(100, 0), time.Unix(103, 0), true)
+	empty := slurmPower(context.Background(), t.TempDir(), hw.PlatformNVIDIA, time.Unix(100, 0), time.Unix(103, 0), true)
 	assert.Equal(t, "none", empty.Source)
 	assert.Nil(t, empty.AvgPowerWattsPerGPU)
 	// No measured step was dated: samples exist but none counts.
-	undated := slurmPower(run, hw.PlatformNVIDIA, time.Time{}, time.Time{}, false)
+	undated := slurmPower(context.Background(), run, hw.PlatformNVIDIA, time.Time{}, time.Time{}, false)
 	assert.Equal(t, 0, undated.Samples)
 	assert.Nil(t, undated.AvgPowerWattsPerGPU)
 	// A cpu run has no power tool.
-	assert.Equal(t, "none", slurmPower(run, hw.PlatformCPU, time.Unix(100, 0), time.Unix(103, 0), true).Source)
+	assert.Equal(t, "none", slurmPower(context.Background(), run, hw.PlatformCPU, time.Unix(100, 0), time.Unix(103, 0), true).Source)
 }
 
 // TestSlurmScriptSamplesPower: the script a GPU run submits starts the per-node sampler with

@@ -335,7 +335,7 @@ func (r *trainRun) run(ctx context.Context, x *dag.Exec) error {
 	from, to, dated := clock.window(res.WarmupStepsExcluded)
 	res.PowerMetrics = sampler.summary(from, to, dated, runGPUs(r.launch.Env, in.Host))
 	if in.Executor.Kind() == ExecutorSlurm {
-		res.PowerMetrics = slurmPower(r.runDir, in.Platform, from, to, dated)
+		res.PowerMetrics = slurmPower(ctx, r.runDir, in.Platform, from, to, dated)
 	}
 	return r.writeResult(res)
 }

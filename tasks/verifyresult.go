@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/result"
+	"github.com/rivalbench/rival/safefile"
 )
 
 // plannedRun is one training run a target of this workspace makes, as far
@@ -293,7 +295,8 @@ func (w *Workspace) findLog(path string, r *result.Result) *compare.LogFound {
 	}
 	var first *compare.LogFound
 	for _, c := range cands {
-		data, err := os.ReadFile(c)
+		// A log checked in memory, bounded like one read from the cache.
+		data, err := safefile.ReadFile(context.Background(), c, safefile.LimitResult)
 		if err != nil {
 			continue
 		}

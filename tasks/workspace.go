@@ -109,6 +109,7 @@ func Main(ctx context.Context, fn func(ctx context.Context, w *Workspace) error)
 	if err != nil {
 		return end(os.Stderr, err, "tasks: 0 run, 0 cached", stop, caught)
 	}
+	w.Cache.Context = ctx // a cache read in progress stops on Ctrl-C or SIGTERM
 	w.markOwnDirs()
 	err = fn(ctx, w)
 	return end(os.Stderr, err, w.Runner.Summary(), stop, caught)

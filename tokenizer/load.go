@@ -2,14 +2,16 @@ package tokenizer
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/rivalbench/rival/safefile"
 )
 
 // fileJSON is the top level of a Hugging Face tokenizer.json. Components stay raw
@@ -47,7 +49,14 @@ type stringPattern struct {
 
 // Load reads and parses a Hugging Face tokenizer.json file.
 func Load(path string) (*Tokenizer, error) {
-	data, err := os.ReadFile(path)
+	return LoadContext(context.Background(), path)
+}
+
+// LoadContext is Load that stops reading when ctx ends. The file must be a
+// regular file of at most safefile.LimitTokenizer bytes: a FIFO, a device
+// or a larger file is refused, never read whole.
+func LoadContext(ctx context.Context, path string) (*Tokenizer, error) {
+	data, err := safefile.ReadFile(ctx, path, safefile.LimitTokenizer)
 	if err != nil {
 		return nil, fmt.Errorf("read tokenizer %s: %w", path, err)
 	}

@@ -2,14 +2,15 @@ package tokenizer
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"reflect"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/rivalbench/rival/safefile"
 )
 
 // DefaultMaxPending is the most text a Stream holds back by default: the
@@ -138,26 +139,23 @@ func (t *Tokenizer) finishStreamInfo(info *streamInfo) {
 	info.canCutWord = t.split != nil || t.cutAtMeta
 }
 
-// maxTokenizerFile bounds the tokenizer.json LoadForStreaming reads a second
-// time for its normalizer (the largest of the supported files is 17 MB).
-const maxTokenizerFile = 256 << 20
-
-// LoadForStreaming is Load for a caller that will also encode documents in
-// pieces with NewStream. A Tokenizer keeps its normalizer as a function; when
-// that function is a sequence of steps, which pieces it may be cut into
-// depends on the steps, so they are read again from the file's "normalizer".
-// Streaming is refused (NewStream fails) for steps it cannot cut exactly.
-func LoadForStreaming(path string) (*Tokenizer, error) {
-	t, err := Load(path)
+// LoadForStreaming is LoadContext for a caller that will also encode
+// documents in pieces with NewStream. A Tokenizer keeps its normalizer as a
+// function; when that function is a sequence of steps, which pieces it may be
+// cut into depends on the steps, so they are read from the same bytes' own
+// "normalizer". Streaming is refused (NewStream fails) for steps it cannot
+// cut exactly.
+func LoadForStreaming(ctx context.Context, path string) (*Tokenizer, error) {
+	data, err := safefile.ReadFile(ctx, path, safefile.LimitTokenizer)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read tokenizer %s: %w", path, err)
+	}
+	t, err := FromJSON(data)
+	if err != nil {
+		return nil, fmt.Errorf("load tokenizer %s: %w", path, err)
 	}
 	if t.streamInfo().ok {
 		return t, nil
-	}
-	data, err := readBounded(path, maxTokenizerFile)
-	if err != nil {
-		return nil, fmt.Errorf("load tokenizer %s for streaming: %w", path, err)
 	}
 	info, err := streamInfoFromJSON(t, data)
 	if err != nil {
@@ -165,32 +163,6 @@ func LoadForStreaming(path string) (*Tokenizer, error) {
 	}
 	t.stream = info
 	return t, nil
-}
-
-func readBounded(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	if fi.Size() > limit {
-		return nil, fmt.Errorf("%s is %d bytes, more than the %d a tokenizer.json may have", path, fi.Size(), limit)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s grew past %d bytes while being read", path, limit)
-	}
-	return data, nil
 }
 
 // streamInfoFromJSON reads the normalizer steps of data. Supported for

@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"context"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -21,7 +22,7 @@ func loadStreamModel(t testing.TB, model string) *Tokenizer {
 	if tk, ok := streamLoaded[model]; ok {
 		return tk
 	}
-	tk, err := LoadForStreaming(modelFile(t, model))
+	tk, err := LoadForStreaming(context.Background(), modelFile(t, model))
 	require.NoError(t, err)
 	streamLoaded[model] = tk
 	return tk

@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 
 	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/safefile"
 )
 
 // MaxLineBytes bounds how much of one line is kept; the rest of a longer line is
@@ -89,7 +89,9 @@ type Event struct {
 // ParseFileTraced is ParseFile that also reports every decision about step lines to
 // trace (nil reports nothing).
 func ParseFileTraced(path, framework string, trace func(Event)) (*Log, error) {
-	f, err := os.Open(path)
+	// Streamed, so a log of any length is read in bounded memory; a FIFO
+	// or device in its place is refused, not read without end.
+	f, _, err := safefile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open log: %w", err)
 	}

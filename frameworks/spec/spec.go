@@ -5,10 +5,10 @@
 package spec
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/models"
+	"github.com/rivalbench/rival/safefile"
 )
 
 // Framework names, as used in mage targets and result files.
@@ -108,9 +109,9 @@ func (l Launch) Ran(runDir string) (string, error) {
 		return "", errors.New("the launch records no run-time versions")
 	}
 	p := filepath.Join(runDir, filepath.FromSlash(l.RanFile))
-	b, err := os.ReadFile(p)
+	b, err := safefile.ReadFile(context.Background(), p, safefile.LimitConfig)
 	if err != nil {
-		return "", fmt.Errorf("what ran: %w (the entry script writes it on rank 0 before training)", err)
+		return "", fmt.Errorf("what ran: %w (the entry script writes it on rank 0 before training; a non-regular or oversized file there is not its, remove it and train again)", err)
 	}
 	var m map[string]string
 	if err := json.Unmarshal(b, &m); err != nil {

@@ -1,0 +1,56 @@
+package container_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rivalbench/rival/container"
+	"github.com/rivalbench/rival/safefile"
+	"github.com/rivalbench/rival/safefile/safefiletest"
+)
+
+// The Docker client configuration and a build context's .dockerignore
+// are small files the user controls: one that is not a regular file of
+// configuration size is refused, naming it.
+func TestConfigFilesRefuseHostileFiles(t *testing.T) {
+	want := map[string]error{
+		safefiletest.DevZero:   safefile.ErrNotRegular,
+		safefiletest.FIFO:      safefile.ErrNotRegular,
+		safefiletest.Directory: safefile.ErrNotRegular,
+		safefiletest.OverLimit: safefile.ErrTooLarge,
+	}
+	readers := []struct {
+		name string
+		path func(dir string) string
+		read func(t *testing.T, dir string) error
+	}{
+		{"docker config", func(dir string) string { return filepath.Join(dir, "config.json") }, func(t *testing.T, dir string) error {
+			t.Setenv("DOCKER_CONFIG", dir)
+			_, err := container.RegistryAuth("registry.example")
+			return err
+		}},
+		{".dockerignore", func(dir string) string { return filepath.Join(dir, ".dockerignore") }, func(t *testing.T, dir string) error {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM scratch\n"), 0o644))
+			_, err := container.ContextDigest(dir, container.ContextOptions{})
+			return err
+		}},
+	}
+	for _, r := range readers {
+		for _, kind := range safefiletest.Kinds {
+			t.Run(r.name+"/"+kind, func(t *testing.T) {
+				dir := t.TempDir()
+				p := r.path(dir)
+				safefiletest.Plant(t, p, kind, safefile.LimitConfig)
+				safefiletest.Within(t, func() {
+					err := r.read(t, dir)
+					require.ErrorIs(t, err, want[kind])
+					assert.Contains(t, err.Error(), p)
+				})
+			})
+		}
+	}
+}
