@@ -39,6 +39,9 @@ func number(v string) (x float64, finite, ok bool) {
 			break
 		}
 	}
+	if f, isDec := decimal(v); isDec {
+		return f, true, true
+	}
 	if strings.IndexByte(v, ',') >= 0 {
 		v = strings.ReplaceAll(v, ",", "")
 	}
@@ -57,6 +60,109 @@ func number(v string) (x float64, finite, ok bool) {
 		return f, false, true
 	}
 	return f, true, true
+}
+
+// pow10 holds the powers of ten a float64 represents exactly.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// decimal reads v, commas removed, when it is a plain decimal number
+// ([+-]digits[.digits][(e|E)[+-]digits]) whose digits fit in 2^53 and whose power
+// of ten is within ±22: both are then exact float64 values, and one IEEE
+// multiplication or division rounds their product correctly, which is the value
+// strconv.ParseFloat returns. Anything else (more digits, larger exponents, nan,
+// inf, hexadecimal, underscores) reports false and is left to ParseFloat.
+func decimal(v string) (float64, bool) {
+	i := 0
+	neg := false
+	if i < len(v) && (v[i] == '+' || v[i] == '-') {
+		neg = v[i] == '-'
+		i++
+	}
+	var mant uint64
+	nd, exp := 0, 0 // digits read, power of ten of the last one
+	dot, sawDigit := false, false
+	for ; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c >= '0' && c <= '9':
+			sawDigit = true
+			if mant == 0 && c == '0' {
+				if dot {
+					exp--
+				}
+				continue
+			}
+			if nd == 16 {
+				return 0, false
+			}
+			mant = mant*10 + uint64(c-'0')
+			nd++
+			if dot {
+				exp--
+			}
+		case c == '.':
+			if dot {
+				return 0, false
+			}
+			dot = true
+		case c == ',':
+		case c == 'e' || c == 'E':
+			goto exponent
+		default:
+			return 0, false
+		}
+	}
+	goto done
+exponent:
+	if !sawDigit {
+		return 0, false
+	}
+	i++
+	{
+		eneg := false
+		if i < len(v) && (v[i] == '+' || v[i] == '-') {
+			eneg = v[i] == '-'
+			i++
+		}
+		e, n := 0, 0
+		for ; i < len(v); i++ {
+			c := v[i]
+			if c == ',' {
+				continue
+			}
+			if c < '0' || c > '9' || n == 4 {
+				return 0, false
+			}
+			e = e*10 + int(c-'0')
+			n++
+		}
+		if n == 0 {
+			return 0, false
+		}
+		if eneg {
+			e = -e
+		}
+		exp += e
+	}
+done:
+	if !sawDigit || mant >= 1<<53 {
+		return 0, false
+	}
+	f := float64(mant)
+	switch {
+	case mant == 0:
+	case exp < -22 || exp > 22:
+		return 0, false
+	case exp < 0:
+		f /= pow10[-exp]
+	default:
+		f *= pow10[exp]
+	}
+	if neg {
+		f = -f
+	}
+	return f, true
 }
 
 // plainDigits reads a value of 1 to 15 ASCII digits and nothing else (most
