@@ -322,7 +322,8 @@ func (p *parser) megatronStep(w *pendingLine) {
 		p.notef(n, "cut", "the iteration line ends mid-way (no closing \"|\"); step skipped")
 		return
 	}
-	st := Step{Step: n, TotalSteps: ptr(total), Timestamp: m.timestamp}
+	st := p.newStep(Step{Step: n, Timestamp: m.timestamp})
+	st.TotalSteps = st.int(total)
 	lossRank := 0
 	// only the steps kept in full keep their unmapped keys
 	keepExtra := p.keepExtra(&p.mega, w.rank, w.hasRank)
@@ -339,7 +340,7 @@ func (p *parser) megatronStep(w *pendingLine) {
 		}
 		lk := p.canonicalKey(raw)
 		key := strings.TrimSpace(raw)
-		if p.primusSegment(&st, lk, val) {
+		if p.primusSegment(st, lk, val) {
 			continue
 		}
 		switch lk {
@@ -410,10 +411,10 @@ func (p *parser) megatronStep(w *pendingLine) {
 	if p.pendingBridge != nil {
 		b := p.pendingBridge
 		p.pendingBridge = nil
-		if st.StepTimeSeconds == nil && !hasNonFinite(st, "step_time_s") {
+		if st.StepTimeSeconds == nil && !hasNonFinite(st.Step, "step_time_s") {
 			st.StepTimeSeconds = b.StepTimeSeconds
 		}
-		if st.TFLOPsPerGPU == nil && !hasNonFinite(st, "framework_tflops_per_gpu") {
+		if st.TFLOPsPerGPU == nil && !hasNonFinite(st.Step, "framework_tflops_per_gpu") {
 			st.TFLOPsPerGPU = b.TFLOPsPerGPU
 		}
 		if st.TokensPerSecondPerGPU == nil {
@@ -428,7 +429,7 @@ func (p *parser) megatronStep(w *pendingLine) {
 		p.notef(n, "cut", "the iteration line has no step time, loss or throughput (the rest of a wrapped line is missing); step skipped")
 		return
 	}
-	p.mega.add(p, st, w.rank, w.hasRank, w.world)
+	p.mega.add(p, st.Step, w.rank, w.hasRank, w.world)
 }
 
 func hasNonFinite(st Step, name string) bool {

@@ -38,7 +38,8 @@ func (p *parser) nemoLine(s string, rank int, hasRank bool) bool {
 	// NeMo counts iterations from 0 and prints max_steps-1 as the total: "45/99" is
 	// step 46 of 100, numbered as Megatron and TorchTitan number it, so that steps
 	// line up across frameworks.
-	st := Step{Step: n + 1, TotalSteps: ptr(total + 1), Epoch: ptr(epoch)}
+	st := p.newStep(Step{Step: n + 1})
+	st.TotalSteps, st.Epoch = st.int(total+1), st.int(epoch)
 	for _, seg := range segs {
 		key, val, found := strings.Cut(seg, ": ")
 		if !found {
@@ -72,7 +73,7 @@ func (p *parser) nemoLine(s string, rank int, hasRank bool) bool {
 			st.extra(key, val)
 		}
 	}
-	p.nemo.add(p, st, rank, hasRank, p.world)
+	p.nemo.add(p, st.Step, rank, hasRank, p.world)
 	return true
 }
 

@@ -193,9 +193,93 @@ func integer(v string) (int, bool) {
 
 func ptr[T any](v T) *T { return &v }
 
+// stepBuf is a Step being read from its line, with room for the values its
+// pointer fields point to: a step line costs no heap value per field. The parser
+// reuses one stepBuf for every line, so a Step read into it is only valid until
+// the next line; what outlives the line (the steps kept in full, the curve's
+// points) is copied out by Step.owned and curve.add.
+type stepBuf struct {
+	Step
+	floats [20]float64
+	ints   [8]int
+	nf, ni int
+}
+
+// newStep starts a step in the parser's stepBuf.
+func (p *parser) newStep(st Step) *stepBuf {
+	b := &p.step
+	b.Step, b.nf, b.ni = st, 0, 0
+	return b
+}
+
+// float returns a pointer to v in the buffer's room (on the heap once the room is
+// used up, by a line that prints the same key over and over).
+func (b *stepBuf) float(v float64) *float64 {
+	if b.nf == len(b.floats) {
+		return ptr(v)
+	}
+	p := &b.floats[b.nf]
+	b.nf++
+	*p = v
+	return p
+}
+
+func (b *stepBuf) int(v int) *int {
+	if b.ni == len(b.ints) {
+		return ptr(v)
+	}
+	p := &b.ints[b.ni]
+	b.ni++
+	*p = v
+	return p
+}
+
+// owned returns s with every pointer field pointing to a copy of its own, for a
+// step read into a stepBuf that is kept beyond its line.
+func (s Step) owned() Step {
+	var fs [16]float64
+	var is [5]int
+	nf, ni := 0, 0
+	for _, f := range []**float64{&s.StepTimeSeconds, &s.Loss, &s.LearningRate, &s.GradNorm, &s.LossScale,
+		&s.TFLOPsPerGPU, &s.TokensPerSecondPerGPU, &s.MFUPercent, &s.ConsumedSamples,
+		&s.MemAllocatedMiB, &s.MemMaxAllocatedMiB, &s.MemReservedMiB, &s.MemMaxReservedMiB,
+		&s.MemDeviceUsedMiB, &s.MemDeviceTotalMiB, &s.MemUsedFraction} {
+		if *f != nil {
+			fs[nf] = **f
+			nf++
+		}
+	}
+	for _, i := range []**int{&s.TotalSteps, &s.Epoch, &s.GlobalBatchSize, &s.SkippedIterations, &s.NaNIterations} {
+		if *i != nil {
+			is[ni] = **i
+			ni++
+		}
+	}
+	// one allocation for the floats and one for the ints, whatever their number
+	fh := append([]float64(nil), fs[:nf]...)
+	ih := append([]int(nil), is[:ni]...)
+	nf, ni = 0, 0
+	for _, f := range []**float64{&s.StepTimeSeconds, &s.Loss, &s.LearningRate, &s.GradNorm, &s.LossScale,
+		&s.TFLOPsPerGPU, &s.TokensPerSecondPerGPU, &s.MFUPercent, &s.ConsumedSamples,
+		&s.MemAllocatedMiB, &s.MemMaxAllocatedMiB, &s.MemReservedMiB, &s.MemMaxReservedMiB,
+		&s.MemDeviceUsedMiB, &s.MemDeviceTotalMiB, &s.MemUsedFraction} {
+		if *f != nil {
+			*f = &fh[nf]
+			nf++
+		}
+	}
+	for _, i := range []**int{&s.TotalSteps, &s.Epoch, &s.GlobalBatchSize, &s.SkippedIterations, &s.NaNIterations} {
+		if *i != nil {
+			*i = &ih[ni]
+			ni++
+		}
+	}
+	return s
+}
+
 // setFloat stores a printed value into *dst, noting nan/inf under name. It reports
 // whether the value was a number at all.
-func (s *Step) setFloat(dst **float64, name, raw string, scale float64) bool {
+func (s *stepBuf) setFloat(dst **float64, name, raw string, scale float64) bool {
 	f, finite, ok := number(raw)
 	if !ok {
 		return false
@@ -207,17 +291,17 @@ func (s *Step) setFloat(dst **float64, name, raw string, scale float64) bool {
 	}
 	if scale > 0 && scale < 1 {
 		// divide by the exact reciprocal: 6843.1 ms -> 6.8431 s, not 6.843100000000001
-		*dst = ptr(f / math.Round(1/scale))
+		*dst = s.float(f / math.Round(1/scale))
 		return true
 	}
-	*dst = ptr(f * scale)
+	*dst = s.float(f * scale)
 	return true
 }
 
-func (s *Step) setInt(dst **int, raw string) bool {
+func (s *stepBuf) setInt(dst **int, raw string) bool {
 	n, ok := integer(raw)
 	if ok {
-		*dst = ptr(n)
+		*dst = s.int(n)
 	}
 	return ok
 }

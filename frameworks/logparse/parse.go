@@ -153,6 +153,8 @@ type parser struct {
 
 	// wrap is the iteration line held until the next line shows whether it continues.
 	wrap *pendingLine
+	// step is the buffer every step line is read into (see stepBuf).
+	step stepBuf
 	// actualSeq is Megatron-DeepSpeed's "actual seqlen" of the first step.
 	actualSeq     *int
 	actualSeqLine int64
@@ -551,7 +553,7 @@ func (s *series) add(p *parser, st Step, rank int, hasRank bool, world int) {
 	s.last = st.Step
 	s.curve.add(&st)
 	if len(s.steps) < HeadSteps {
-		s.steps = append(s.steps, st)
+		s.steps = append(s.steps, st.owned())
 	} else {
 		s.tail.AddStep(&st)
 	}

@@ -40,7 +40,7 @@ func (p *parser) titanLine(s string, rank int, hasRank bool) bool {
 		p.stats.CutLines++
 		return true
 	}
-	st := Step{Step: n}
+	st := p.newStep(Step{Step: n})
 	for _, f := range fields[1:] {
 		key, val := f.key, f.val
 		switch key {
@@ -65,6 +65,6 @@ func (p *parser) titanLine(s string, rank int, hasRank bool) bool {
 			}
 		}
 	}
-	p.titan.add(p, st, rank, hasRank, p.world)
+	p.titan.add(p, st.Step, rank, hasRank, p.world)
 	return true
 }
