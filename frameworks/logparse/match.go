@@ -28,19 +28,25 @@ type kv struct{ key, val string }
 // as FindAllStringSubmatch does.
 func titanFields(dst []kv, s string) []kv {
 	for i := 0; i < len(s); {
-		if !isWord(s[i]) || (i > 0 && isWord(s[i-1])) {
+		if !isWord(s[i]) {
 			i++
 			continue
 		}
+		// s[i] starts a word (\b): every key is tried here, and none inside the word
 		key := ""
-		for _, k := range titanKeys {
-			if len(s)-i > len(k) && s[i+len(k)] == ':' && s[i:i+len(k)] == k {
-				key = k
-				break
+		switch s[i] {
+		case 's', 'l', 'g', 'm', 't', 'w':
+			for _, k := range titanKeys {
+				if len(s)-i > len(k) && s[i+len(k)] == ':' && s[i:i+len(k)] == k {
+					key = k
+					break
+				}
 			}
 		}
 		if key == "" {
-			i++
+			for i < len(s) && isWord(s[i]) {
+				i++
+			}
 			continue
 		}
 		j := i + len(key) + 1
@@ -172,4 +178,28 @@ func rankLabelMatch(s string, m *[6]int) []int {
 		return m[:]
 	}
 	return nil
+}
+
+// titanMemMatch is titanMem.FindStringSubmatch's groups:
+// `^([0-9.]+)GiB\(([0-9.]+)%\)$` ("48.87GiB(51.44%)").
+func titanMemMatch(s string) (gib, percent string, ok bool) {
+	a := digitsDotsAt(s)
+	if a == 0 || !strings.HasPrefix(s[a:], "GiB(") {
+		return "", "", false
+	}
+	t := s[a+len("GiB("):]
+	b := digitsDotsAt(t)
+	if b == 0 || t[b:] != "%)" {
+		return "", "", false
+	}
+	return s[:a], t[:b], true
+}
+
+// digitsDotsAt returns the length of the run of [0-9.] at the start of s.
+func digitsDotsAt(s string) int {
+	n := 0
+	for n < len(s) && (isDigit(s[n]) || s[n] == '.') {
+		n++
+	}
+	return n
 }

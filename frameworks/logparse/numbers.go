@@ -23,6 +23,10 @@ func number(v string) (x float64, finite, ok bool) {
 	if n, isInt := plainDigits(v); isInt {
 		return n, true, true
 	}
+	// a plain decimal holds none of the bytes cut or trimmed below
+	if f, isDec := decimal(v); isDec {
+		return f, true, true
+	}
 	end := len(v)
 	for i := 0; i < len(v); i++ {
 		c := v[i]
@@ -33,10 +37,12 @@ func number(v string) (x float64, finite, ok bool) {
 	}
 	v = v[:end]
 	v = strings.TrimRight(v, "%")
-	for _, unit := range []string{"GiB", "GB", "MiB", "MB", "s"} {
-		if strings.HasSuffix(v, unit) && len(v) > len(unit) {
-			v = v[:len(v)-len(unit)]
-			break
+	if n := len(v); n > 1 && (v[n-1] == 'B' || v[n-1] == 's') {
+		for _, unit := range []string{"GiB", "GB", "MiB", "MB", "s"} {
+			if strings.HasSuffix(v, unit) && len(v) > len(unit) {
+				v = v[:len(v)-len(unit)]
+				break
+			}
 		}
 	}
 	if f, isDec := decimal(v); isDec {

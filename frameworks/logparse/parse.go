@@ -345,7 +345,7 @@ func (p *parser) line(s string) {
 
 // maybePrimusPrefix is a cheap test that lets most lines skip primusPrefix.
 func maybePrimusPrefix(s string) bool {
-	t := strings.TrimLeft(s, " \t")
+	t := trimBlank(s)
 	return len(t) > 0 && t[0] == '[' && strings.Contains(t[:min(len(t), 160)], "[rank-")
 }
 
