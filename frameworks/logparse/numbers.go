@@ -1,6 +1,7 @@
 package logparse
 
 import (
+	"maps"
 	"math"
 	"strconv"
 	"strings"
@@ -209,6 +210,7 @@ type stepBuf struct {
 	floats [20]float64
 	ints   [8]int
 	nf, ni int
+	extras map[string]string
 }
 
 // newStep starts a step in the parser's stepBuf.
@@ -262,6 +264,9 @@ func (s Step) owned() Step {
 		}
 	}
 	// one allocation for the floats and one for the ints, whatever their number
+	if s.Extra != nil {
+		s.Extra = maps.Clone(s.Extra)
+	}
 	fh := append([]float64(nil), fs[:nf]...)
 	ih := append([]int(nil), is[:ni]...)
 	nf, ni = 0, 0
@@ -312,10 +317,15 @@ func (s *stepBuf) setInt(dst **int, raw string) bool {
 	return ok
 }
 
-// extra keeps an unmapped key with its printed value.
-func (s *Step) extra(key, raw string) {
+// extra keeps an unmapped key with its printed value, in the buffer's map (emptied
+// for each step that uses it; Step.owned copies it).
+func (s *stepBuf) extra(key, raw string) {
 	if s.Extra == nil {
-		s.Extra = map[string]string{}
+		if s.extras == nil {
+			s.extras = map[string]string{}
+		}
+		clear(s.extras)
+		s.Extra = s.extras
 	}
 	if len(s.Extra) < maxExtraKeys {
 		s.Extra[key] = strings.TrimSpace(raw)

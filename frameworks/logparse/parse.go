@@ -147,9 +147,12 @@ type parser struct {
 	// nemoKeys and nemoLast are the keys and last value of the previous complete
 	// NeMo line, against which a cut line is recognised (see nemoCut).
 	nemoKeys string
-	nemoLast map[string]string
-	keys     map[string]string
-	world    int // world size in this line's Primus prefix, 0 if none
+	nemoLast map[string]printedValue
+	// segs and sigBuf are reused by every NeMo line.
+	segs   []string
+	sigBuf []byte
+	keys   map[string]string
+	world  int // world size in this line's Primus prefix, 0 if none
 
 	// wrap is the iteration line held until the next line shows whether it continues.
 	wrap *pendingLine
@@ -212,7 +215,7 @@ func describeStep(s *Step) string {
 }
 
 func newParser() *parser {
-	return &parser{params: map[[2]int]int64{}, keys: map[string]string{}, nemoLast: map[string]string{}, factAt: map[**int]string{}, argAt: map[string]int64{}}
+	return &parser{params: map[[2]int]int64{}, keys: map[string]string{}, nemoLast: map[string]printedValue{}, factAt: map[**int]string{}, argAt: map[string]int64{}}
 }
 
 // read splits the input into logical lines of at most MaxLineBytes and feeds them
