@@ -193,7 +193,8 @@ func (p *parser) continues(s string) bool {
 		if _, ok := matchIteration(s); ok {
 			return false
 		}
-		if memoryHeader.MatchString(s) {
+		var mbuf [8]int
+		if memoryHeaderMatch(s, &mbuf) != nil {
 			return false
 		}
 	}
@@ -472,11 +473,12 @@ func (p *parser) canonicalKey(k string) string {
 
 // Megatron's memory report: "[Rank 1] (after 1 iterations) memory (MB) | allocated: ...".
 // Megatron-LM prints MB (really MiB: bytes/1024/1024); Megatron-Bridge prints
-// "memory (GB)" with "mem-...-gigabytes" keys of 10^9 bytes.
-var memoryHeader = regexp.MustCompile(`\[Rank (\d+)\] \(after (\d+) iterations\) memory \(([A-Za-z]+)\)`)
-
+// "memory (GB)" with "mem-...-gigabytes" keys of 10^9 bytes. The header is found
+// by memoryHeaderMatch (match.go), which returns what
+// `\[Rank (\d+)\] \(after (\d+) iterations\) memory \(([A-Za-z]+)\)` finds.
 func (p *parser) memoryLine(s string) bool {
-	if !memoryHeader.MatchString(s) {
+	var mbuf [8]int
+	if memoryHeaderMatch(s, &mbuf) == nil {
 		return false
 	}
 	p.endWrap()
@@ -487,7 +489,8 @@ func (p *parser) memoryLine(s string) bool {
 // memoryReport reads a whole memory report.
 func (p *parser) memoryReport(w *pendingLine) {
 	s := w.text
-	m := memoryHeader.FindStringSubmatchIndex(s)
+	var mbuf [8]int
+	m := memoryHeaderMatch(s, &mbuf)
 	if m == nil {
 		return
 	}
