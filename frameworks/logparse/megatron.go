@@ -155,8 +155,7 @@ func (p *parser) megatronLine(s string, rank int, hasRank bool) bool {
 	if _, ok := matchIteration(s); !ok {
 		return false
 	}
-	p.endWrap()
-	p.wrap = &pendingLine{text: s, rank: rank, hasRank: hasRank, world: p.world, line: p.lineNo}
+	p.held(s, pendingLine{rank: rank, hasRank: hasRank, world: p.world, line: p.lineNo})
 	return true
 }
 
@@ -466,7 +465,9 @@ func (p *parser) canonicalKey(k string) string {
 		c = known
 	}
 	if len(p.keys) < 1024 {
-		p.keys[k] = c
+		// k and c may be views of the line
+		c = strings.Clone(c)
+		p.keys[strings.Clone(k)] = c
 	}
 	return c
 }
@@ -481,8 +482,7 @@ func (p *parser) memoryLine(s string) bool {
 	if memoryHeaderMatch(s, &mbuf) == nil {
 		return false
 	}
-	p.endWrap()
-	p.wrap = &pendingLine{text: s, line: p.lineNo, memory: true}
+	p.held(s, pendingLine{line: p.lineNo, memory: true})
 	return true
 }
 
@@ -559,6 +559,6 @@ func (n *MemoryNote) setExtra(key, val string) {
 		n.Extra = map[string]string{}
 	}
 	if len(n.Extra) < maxExtraKeys {
-		n.Extra[key] = strings.TrimSpace(val)
+		n.Extra[strings.Clone(key)] = strings.Clone(strings.TrimSpace(val))
 	}
 }

@@ -1,7 +1,6 @@
 package logparse
 
 import (
-	"maps"
 	"math"
 	"strconv"
 	"strings"
@@ -264,8 +263,14 @@ func (s Step) owned() Step {
 		}
 	}
 	// one allocation for the floats and one for the ints, whatever their number
+	// the timestamp and the unmapped keys and values are views of the line
+	s.Timestamp = strings.Clone(s.Timestamp)
 	if s.Extra != nil {
-		s.Extra = maps.Clone(s.Extra)
+		extra := make(map[string]string, len(s.Extra))
+		for k, v := range s.Extra {
+			extra[strings.Clone(k)] = strings.Clone(v)
+		}
+		s.Extra = extra
 	}
 	fh := append([]float64(nil), fs[:nf]...)
 	ih := append([]int(nil), is[:ni]...)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/rivalbench/rival/frameworks/spec"
 )
@@ -158,6 +159,9 @@ type parser struct {
 	wrap *pendingLine
 	// step is the buffer every step line is read into (see stepBuf).
 	step stepBuf
+	// heldLine and heldBuf hold the line wrap points to (see held).
+	heldLine pendingLine
+	heldBuf  []byte
 	// actualSeq is Megatron-DeepSpeed's "actual seqlen" of the first step.
 	actualSeq     *int
 	actualSeqLine int64
@@ -281,13 +285,47 @@ func (p *parser) read(r io.Reader) error {
 }
 
 // logical handles one logical line: the newline is dropped, ANSI escapes too.
+//
+// The line is handed on as a view of b, not a copy, and b is overwritten by the
+// next line: what the parser keeps beyond a line (a held iteration line, the
+// argument block, keys, a kept step's timestamp and unmapped values) it copies
+// (held, strings.Clone, Step.owned). TestLineViewsAreNotKept checks it by
+// overwriting every line once it was read.
 func (p *parser) logical(b []byte) {
 	if n := len(b); n > 0 && b[n-1] == '\n' {
 		b = b[:n-1]
 	}
-	if len(b) > 0 {
-		p.line(stripANSI(b))
+	if len(b) == 0 {
+		return
 	}
+	if copyLines || bytes.IndexByte(b, 0x1b) >= 0 {
+		p.line(stripANSI(b))
+	} else {
+		p.line(unsafe.String(unsafe.SliceData(b), len(b)))
+	}
+	if scribble != nil {
+		scribble(b)
+	}
+}
+
+// Set by tests: scribble overwrites a line's bytes once the parser is done with
+// it; copyLines hands every line on as a copy.
+var (
+	scribble  func([]byte)
+	copyLines bool
+)
+
+// held copies an iteration line or memory report that waits for the next line
+// into the parser's own buffer (the line itself is a view of the read buffer).
+func (p *parser) held(s string, w pendingLine) {
+	p.endWrap()
+	if scribble != nil {
+		scribble(p.heldBuf)
+	}
+	p.heldBuf = append(p.heldBuf[:0], s...)
+	w.text = unsafe.String(unsafe.SliceData(p.heldBuf), len(p.heldBuf))
+	p.heldLine = w
+	p.wrap = &p.heldLine
 }
 
 // stripANSI removes terminal escape sequences (CSI colours, OSC titles, two-byte escapes).

@@ -61,6 +61,8 @@ func (p *parser) preambleLine(s string) {
 				p.pre.Args = map[string]string{}
 			}
 			if len(p.pre.Args) < maxArgs {
+				// copies: name and value are views of the line
+				name, value = strings.Clone(name), strings.Clone(value)
 				p.pre.Args[name] = value
 				if _, seen := p.argAt[name]; !seen {
 					p.argAt[name] = p.lineNo
