@@ -256,6 +256,14 @@ func (p *parser) read(r io.Reader) error {
 	}
 	for {
 		chunk, err := br.ReadSlice('\n')
+		if err == nil && len(buf) == 0 && !long && len(chunk) <= MaxLineBytes && bytes.IndexByte(chunk, '\r') < 0 {
+			// a whole line in the read buffer, the common case: read in place, not
+			// copied into buf first
+			p.stats.Lines++
+			p.lineNo = p.stats.Lines
+			p.logical(chunk)
+			continue
+		}
 		for len(chunk) > 0 {
 			i := bytes.IndexByte(chunk, '\r')
 			if i < 0 {
