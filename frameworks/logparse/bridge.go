@@ -23,13 +23,14 @@ func (p *parser) bridgeStepTime(s string) bool {
 	if p.pendingBridge != nil {
 		p.flushBridge()
 	}
-	st := &Step{NumberInferred: true}
+	// its own buffer: the step waits for the iteration line, past the parser's
+	st := &stepBuf{Step: Step{NumberInferred: true}}
 	st.setFloat(&st.StepTimeSeconds, "step_time_s", m[1], 1)
 	if m[2] != "" {
 		st.setFloat(&st.TokensPerSecondPerGPU, "framework_tokens_per_s_per_gpu", m[2], 1)
 	}
 	st.setFloat(&st.TFLOPsPerGPU, "framework_tflops_per_gpu", m[3], 1)
-	p.pendingBridge = st
+	p.pendingBridge = &st.Step
 	p.bridgeSigns++
 	return true
 }

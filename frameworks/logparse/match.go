@@ -28,19 +28,25 @@ type kv struct{ key, val string }
 // as FindAllStringSubmatch does.
 func titanFields(dst []kv, s string) []kv {
 	for i := 0; i < len(s); {
-		if !isWord(s[i]) || (i > 0 && isWord(s[i-1])) {
+		if !isWord(s[i]) {
 			i++
 			continue
 		}
+		// s[i] starts a word (\b): every key is tried here, and none inside the word
 		key := ""
-		for _, k := range titanKeys {
-			if len(s)-i > len(k) && s[i+len(k)] == ':' && s[i:i+len(k)] == k {
-				key = k
-				break
+		switch s[i] {
+		case 's', 'l', 'g', 'm', 't', 'w':
+			for _, k := range titanKeys {
+				if len(s)-i > len(k) && s[i+len(k)] == ':' && s[i:i+len(k)] == k {
+					key = k
+					break
+				}
 			}
 		}
 		if key == "" {
-			i++
+			for i < len(s) && isWord(s[i]) {
+				i++
+			}
 			continue
 		}
 		j := i + len(key) + 1
@@ -172,4 +178,89 @@ func rankLabelMatch(s string, m *[6]int) []int {
 		return m[:]
 	}
 	return nil
+}
+
+// titanMemMatch is titanMem.FindStringSubmatch's groups:
+// `^([0-9.]+)GiB\(([0-9.]+)%\)$` ("48.87GiB(51.44%)").
+func titanMemMatch(s string) (gib, percent string, ok bool) {
+	a := digitsDotsAt(s)
+	if a == 0 || !strings.HasPrefix(s[a:], "GiB(") {
+		return "", "", false
+	}
+	t := s[a+len("GiB("):]
+	b := digitsDotsAt(t)
+	if b == 0 || t[b:] != "%)" {
+		return "", "", false
+	}
+	return s[:a], t[:b], true
+}
+
+// digitsDotsAt returns the length of the run of [0-9.] at the start of s.
+func digitsDotsAt(s string) int {
+	n := 0
+	for n < len(s) && (isDigit(s[n]) || s[n] == '.') {
+		n++
+	}
+	return n
+}
+
+// memoryHeaderMatch is memoryHeader.FindStringSubmatchIndex:
+// `\[Rank (\d+)\] \(after (\d+) iterations\) memory \(([A-Za-z]+)\)`; it returns nil
+// when s does not match.
+func memoryHeaderMatch(s string, m *[8]int) []int {
+	const head, after, unit = "[Rank ", "] (after ", " iterations) memory ("
+	for from := 0; ; {
+		k := strings.Index(s[from:], head)
+		if k < 0 {
+			return nil
+		}
+		start := from + k
+		from = start + 1
+		i := start + len(head)
+		n1 := digitsAt(s[i:])
+		if n1 == 0 || !strings.HasPrefix(s[i+n1:], after) {
+			continue
+		}
+		j := i + n1 + len(after)
+		n2 := digitsAt(s[j:])
+		if n2 == 0 || !strings.HasPrefix(s[j+n2:], unit) {
+			continue
+		}
+		l := j + n2 + len(unit)
+		n3 := 0
+		for l+n3 < len(s) && (s[l+n3] >= 'a' && s[l+n3] <= 'z' || s[l+n3] >= 'A' && s[l+n3] <= 'Z') {
+			n3++
+		}
+		if n3 == 0 || l+n3 >= len(s) || s[l+n3] != ')' {
+			continue
+		}
+		*m = [8]int{start, l + n3 + 1, i, i + n1, j, j + n2, l, l + n3}
+		return m[:]
+	}
+}
+
+// sizeFields appends to dst the (name, number) pairs that `([a-z-]+) size: (\d+)`
+// finds in s, in order, as FindAllStringSubmatch does: the name is the whole run
+// of [a-z-] before " size: ", the number every digit after it.
+func sizeFields(dst []kv, s string) []kv {
+	const mid = " size: "
+	for from := 0; ; {
+		k := strings.Index(s[from:], mid)
+		if k < 0 {
+			return dst
+		}
+		at := from + k
+		from = at + 1
+		a := at
+		for a > 0 && (s[a-1] >= 'a' && s[a-1] <= 'z' || s[a-1] == '-') {
+			a--
+		}
+		d := at + len(mid)
+		n := digitsAt(s[d:])
+		if a == at || n == 0 {
+			continue
+		}
+		dst = append(dst, kv{s[a:at], s[d : d+n]})
+		from = d + n
+	}
 }

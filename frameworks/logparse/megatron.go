@@ -155,8 +155,7 @@ func (p *parser) megatronLine(s string, rank int, hasRank bool) bool {
 	if _, ok := matchIteration(s); !ok {
 		return false
 	}
-	p.endWrap()
-	p.wrap = &pendingLine{text: s, rank: rank, hasRank: hasRank, world: p.world, line: p.lineNo}
+	p.held(s, pendingLine{rank: rank, hasRank: hasRank, world: p.world, line: p.lineNo})
 	return true
 }
 
@@ -193,7 +192,8 @@ func (p *parser) continues(s string) bool {
 		if _, ok := matchIteration(s); ok {
 			return false
 		}
-		if memoryHeader.MatchString(s) {
+		var mbuf [8]int
+		if memoryHeaderMatch(s, &mbuf) != nil {
 			return false
 		}
 	}
@@ -322,7 +322,8 @@ func (p *parser) megatronStep(w *pendingLine) {
 		p.notef(n, "cut", "the iteration line ends mid-way (no closing \"|\"); step skipped")
 		return
 	}
-	st := Step{Step: n, TotalSteps: ptr(total), Timestamp: m.timestamp}
+	st := p.newStep(Step{Step: n, Timestamp: m.timestamp})
+	st.TotalSteps = st.int(total)
 	lossRank := 0
 	// only the steps kept in full keep their unmapped keys
 	keepExtra := p.keepExtra(&p.mega, w.rank, w.hasRank)
@@ -339,7 +340,7 @@ func (p *parser) megatronStep(w *pendingLine) {
 		}
 		lk := p.canonicalKey(raw)
 		key := strings.TrimSpace(raw)
-		if p.primusSegment(&st, lk, val) {
+		if p.primusSegment(st, lk, val) {
 			continue
 		}
 		switch lk {
@@ -410,10 +411,10 @@ func (p *parser) megatronStep(w *pendingLine) {
 	if p.pendingBridge != nil {
 		b := p.pendingBridge
 		p.pendingBridge = nil
-		if st.StepTimeSeconds == nil && !hasNonFinite(st, "step_time_s") {
+		if st.StepTimeSeconds == nil && !hasNonFinite(st.Step, "step_time_s") {
 			st.StepTimeSeconds = b.StepTimeSeconds
 		}
-		if st.TFLOPsPerGPU == nil && !hasNonFinite(st, "framework_tflops_per_gpu") {
+		if st.TFLOPsPerGPU == nil && !hasNonFinite(st.Step, "framework_tflops_per_gpu") {
 			st.TFLOPsPerGPU = b.TFLOPsPerGPU
 		}
 		if st.TokensPerSecondPerGPU == nil {
@@ -428,7 +429,7 @@ func (p *parser) megatronStep(w *pendingLine) {
 		p.notef(n, "cut", "the iteration line has no step time, loss or throughput (the rest of a wrapped line is missing); step skipped")
 		return
 	}
-	p.mega.add(p, st, w.rank, w.hasRank, w.world)
+	p.mega.add(p, st.Step, w.rank, w.hasRank, w.world)
 }
 
 func hasNonFinite(st Step, name string) bool {
@@ -464,29 +465,32 @@ func (p *parser) canonicalKey(k string) string {
 		c = known
 	}
 	if len(p.keys) < 1024 {
-		p.keys[k] = c
+		// k and c may be views of the line
+		c = strings.Clone(c)
+		p.keys[strings.Clone(k)] = c
 	}
 	return c
 }
 
 // Megatron's memory report: "[Rank 1] (after 1 iterations) memory (MB) | allocated: ...".
 // Megatron-LM prints MB (really MiB: bytes/1024/1024); Megatron-Bridge prints
-// "memory (GB)" with "mem-...-gigabytes" keys of 10^9 bytes.
-var memoryHeader = regexp.MustCompile(`\[Rank (\d+)\] \(after (\d+) iterations\) memory \(([A-Za-z]+)\)`)
-
+// "memory (GB)" with "mem-...-gigabytes" keys of 10^9 bytes. The header is found
+// by memoryHeaderMatch (match.go), which returns what
+// `\[Rank (\d+)\] \(after (\d+) iterations\) memory \(([A-Za-z]+)\)` finds.
 func (p *parser) memoryLine(s string) bool {
-	if !memoryHeader.MatchString(s) {
+	var mbuf [8]int
+	if memoryHeaderMatch(s, &mbuf) == nil {
 		return false
 	}
-	p.endWrap()
-	p.wrap = &pendingLine{text: s, line: p.lineNo, memory: true}
+	p.held(s, pendingLine{line: p.lineNo, memory: true})
 	return true
 }
 
 // memoryReport reads a whole memory report.
 func (p *parser) memoryReport(w *pendingLine) {
 	s := w.text
-	m := memoryHeader.FindStringSubmatchIndex(s)
+	var mbuf [8]int
+	m := memoryHeaderMatch(s, &mbuf)
 	if m == nil {
 		return
 	}
@@ -555,6 +559,6 @@ func (n *MemoryNote) setExtra(key, val string) {
 		n.Extra = map[string]string{}
 	}
 	if len(n.Extra) < maxExtraKeys {
-		n.Extra[key] = strings.TrimSpace(val)
+		n.Extra[strings.Clone(key)] = strings.Clone(strings.TrimSpace(val))
 	}
 }

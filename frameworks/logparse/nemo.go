@@ -29,7 +29,8 @@ func (p *parser) nemoLine(s string, rank int, hasRank bool) bool {
 		return false
 	}
 	rest := s[m[1]:]
-	segs := strings.Split(rest, "|")
+	p.segs = splitBar(p.segs[:0], rest)
+	segs := p.segs
 	if len(segs) > 1 && p.nemoCut(segs) {
 		p.stats.CutLines++
 		p.notef(n, "cut", "NeMo line ends inside its last value or before the keys the other lines print")
@@ -38,7 +39,8 @@ func (p *parser) nemoLine(s string, rank int, hasRank bool) bool {
 	// NeMo counts iterations from 0 and prints max_steps-1 as the total: "45/99" is
 	// step 46 of 100, numbered as Megatron and TorchTitan number it, so that steps
 	// line up across frameworks.
-	st := Step{Step: n + 1, TotalSteps: ptr(total + 1), Epoch: ptr(epoch)}
+	st := p.newStep(Step{Step: n + 1})
+	st.TotalSteps, st.Epoch = st.int(total+1), st.int(epoch)
 	for _, seg := range segs {
 		key, val, found := strings.Cut(seg, ": ")
 		if !found {
@@ -72,7 +74,7 @@ func (p *parser) nemoLine(s string, rank int, hasRank bool) bool {
 			st.extra(key, val)
 		}
 	}
-	p.nemo.add(p, st, rank, hasRank, p.world)
+	p.nemo.add(p, st.Step, rank, hasRank, p.world)
 	return true
 }
 
@@ -94,33 +96,59 @@ func (p *parser) nemoCut(segs []string) bool {
 		return true
 	}
 	v = strings.TrimSpace(v)
-	if _, _, ok := number(v); !ok || cutNumber(v) {
+	x, _, ok := number(v)
+	if !ok || cutNumber(v) {
 		return true
 	}
 	key = strings.TrimSpace(key)
-	keys := make([]string, 0, len(segs))
-	for _, seg := range segs[1:] {
+	// the keys joined by "|", built in a buffer kept between lines
+	sig := p.sigBuf[:0]
+	for i, seg := range segs[1:] {
+		if i > 0 {
+			sig = append(sig, '|')
+		}
 		k, _, _ := strings.Cut(seg, ":")
-		keys = append(keys, strings.TrimSpace(k))
+		sig = append(sig, strings.TrimSpace(k)...)
 	}
-	sig := strings.Join(keys, "|")
-	if prev := p.nemoKeys; len(sig) < len(prev) && strings.HasPrefix(prev, sig+"|") {
+	p.sigBuf = sig
+	if prev := p.nemoKeys; len(sig) < len(prev) && prev[:len(sig)] == string(sig) && prev[len(sig)] == '|' {
 		return true
 	}
-	if pv, ok := p.nemoLast[key]; ok && len(v) < len(pv) {
-		a, _, _ := number(v)
-		b, _, _ := number(pv)
-		if a != 0 && b != 0 && (math.Abs(b/a) > 10 || math.Abs(a/b) > 10) {
+	pv, seen := p.nemoLast[key]
+	if seen && len(v) < pv.len {
+		if a, b := x, pv.x; a != 0 && b != 0 && (math.Abs(b/a) > 10 || math.Abs(a/b) > 10) {
 			return true
 		}
 	}
-	p.nemoKeys = sig
-	if len(p.nemoLast) < maxExtraKeys {
-		p.nemoLast[key] = v
-	} else if _, ok := p.nemoLast[key]; ok {
-		p.nemoLast[key] = v
+	if p.nemoKeys != string(sig) {
+		p.nemoKeys = string(sig)
+	}
+	if seen || len(p.nemoLast) < maxExtraKeys {
+		if !seen {
+			key = strings.Clone(key)
+		}
+		p.nemoLast[key] = printedValue{len(v), x}
 	}
 	return false
+}
+
+// printedValue is what nemoCut compares a value with: its printed length and its
+// number.
+type printedValue struct {
+	len int
+	x   float64
+}
+
+// splitBar appends to dst the pieces of s between "|", as strings.Split(s, "|").
+func splitBar(dst []string, s string) []string {
+	for {
+		i := strings.IndexByte(s, '|')
+		if i < 0 {
+			return append(dst, s)
+		}
+		dst = append(dst, s[:i])
+		s = s[i+1:]
+	}
 }
 
 // cutNumber reports whether a printed value ends where no number can: "6.", "1e",

@@ -8,6 +8,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/rivalbench/rival/safefile"
@@ -151,12 +152,20 @@ type parser struct {
 	// nemoKeys and nemoLast are the keys and last value of the previous complete
 	// NeMo line, against which a cut line is recognised (see nemoCut).
 	nemoKeys string
-	nemoLast map[string]string
-	keys     map[string]string
-	world    int // world size in this line's Primus prefix, 0 if none
+	nemoLast map[string]printedValue
+	// segs and sigBuf are reused by every NeMo line.
+	segs   []string
+	sigBuf []byte
+	keys   map[string]string
+	world  int // world size in this line's Primus prefix, 0 if none
 
 	// wrap is the iteration line held until the next line shows whether it continues.
 	wrap *pendingLine
+	// step is the buffer every step line is read into (see stepBuf).
+	step stepBuf
+	// heldLine and heldBuf hold the line wrap points to (see held).
+	heldLine pendingLine
+	heldBuf  []byte
 	// actualSeq is Megatron-DeepSpeed's "actual seqlen" of the first step.
 	actualSeq     *int
 	actualSeqLine int64
@@ -214,7 +223,7 @@ func describeStep(s *Step) string {
 }
 
 func newParser() *parser {
-	return &parser{params: map[[2]int]int64{}, keys: map[string]string{}, nemoLast: map[string]string{}, factAt: map[**int]string{}, argAt: map[string]int64{}}
+	return &parser{params: map[[2]int]int64{}, keys: map[string]string{}, nemoLast: map[string]printedValue{}, factAt: map[**int]string{}, argAt: map[string]int64{}}
 }
 
 // read splits the input into logical lines of at most MaxLineBytes and feeds them
@@ -251,6 +260,14 @@ func (p *parser) read(r io.Reader) error {
 	}
 	for {
 		chunk, err := br.ReadSlice('\n')
+		if err == nil && len(buf) == 0 && !long && len(chunk) <= MaxLineBytes && bytes.IndexByte(chunk, '\r') < 0 {
+			// a whole line in the read buffer, the common case: read in place, not
+			// copied into buf first
+			p.stats.Lines++
+			p.lineNo = p.stats.Lines
+			p.logical(chunk)
+			continue
+		}
 		for len(chunk) > 0 {
 			i := bytes.IndexByte(chunk, '\r')
 			if i < 0 {
@@ -280,13 +297,47 @@ func (p *parser) read(r io.Reader) error {
 }
 
 // logical handles one logical line: the newline is dropped, ANSI escapes too.
+//
+// The line is handed on as a view of b, not a copy, and b is overwritten by the
+// next line: what the parser keeps beyond a line (a held iteration line, the
+// argument block, keys, a kept step's timestamp and unmapped values) it copies
+// (held, strings.Clone, Step.owned). TestLineViewsAreNotKept checks it by
+// overwriting every line once it was read.
 func (p *parser) logical(b []byte) {
 	if n := len(b); n > 0 && b[n-1] == '\n' {
 		b = b[:n-1]
 	}
-	if len(b) > 0 {
-		p.line(stripANSI(b))
+	if len(b) == 0 {
+		return
 	}
+	if copyLines || bytes.IndexByte(b, 0x1b) >= 0 {
+		p.line(stripANSI(b))
+	} else {
+		p.line(unsafe.String(unsafe.SliceData(b), len(b)))
+	}
+	if scribble != nil {
+		scribble(b)
+	}
+}
+
+// Set by tests: scribble overwrites a line's bytes once the parser is done with
+// it; copyLines hands every line on as a copy.
+var (
+	scribble  func([]byte)
+	copyLines bool
+)
+
+// held copies an iteration line or memory report that waits for the next line
+// into the parser's own buffer (the line itself is a view of the read buffer).
+func (p *parser) held(s string, w pendingLine) {
+	p.endWrap()
+	if scribble != nil {
+		scribble(p.heldBuf)
+	}
+	p.heldBuf = append(p.heldBuf[:0], s...)
+	w.text = unsafe.String(unsafe.SliceData(p.heldBuf), len(p.heldBuf))
+	p.heldLine = w
+	p.wrap = &p.heldLine
 }
 
 // stripANSI removes terminal escape sequences (CSI colours, OSC titles, two-byte escapes).
@@ -347,7 +398,7 @@ func (p *parser) line(s string) {
 
 // maybePrimusPrefix is a cheap test that lets most lines skip primusPrefix.
 func maybePrimusPrefix(s string) bool {
-	t := strings.TrimLeft(s, " \t")
+	t := trimBlank(s)
 	return len(t) > 0 && t[0] == '[' && strings.Contains(t[:min(len(t), 160)], "[rank-")
 }
 
@@ -559,7 +610,7 @@ func (s *series) add(p *parser, st Step, rank int, hasRank bool, world int) {
 	s.last = st.Step
 	s.curve.add(&st)
 	if len(s.steps) < HeadSteps {
-		s.steps = append(s.steps, st)
+		s.steps = append(s.steps, st.owned())
 	} else {
 		s.tail.AddStep(&st)
 	}

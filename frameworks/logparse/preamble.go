@@ -16,8 +16,8 @@ var (
 	// `(?:^|[\s:])([A-Za-z_][A-Za-z0-9_]*) \.{3,} (.*?)\s*$` does.
 	// Primus: "ThroughputAverageExtension initialized with seq_len: 8192 world_size: 8 ..."
 	primusSeqLen = regexp.MustCompile(`initialized with seq_len:\s*(\d+)`)
-	// "using world size: 8, data-parallel size: 8, context-parallel size: 1, ..."
-	megatronSizes = regexp.MustCompile(`([a-z-]+) size: (\d+)`)
+	// "using world size: 8, data-parallel size: 8, context-parallel size: 1, ..." is
+	// read by sizeFields (match.go), as `([a-z-]+) size: (\d+)` finds its pairs.
 	// "> number of parameters on (tensor, pipeline) model parallel rank (0, 0): 8030261248"
 	megatronParams = regexp.MustCompile(`number of parameters on \(tensor, pipeline\) model parallel rank \((\d+)\s*,\s*(\d+)\)\s*:\s*(\d+)`)
 	// Megatron's theoretical memory report: "Total number of parameters in billions: 8.03"
@@ -61,6 +61,8 @@ func (p *parser) preambleLine(s string) {
 				p.pre.Args = map[string]string{}
 			}
 			if len(p.pre.Args) < maxArgs {
+				// copies: name and value are views of the line
+				name, value = strings.Clone(name), strings.Clone(value)
 				p.pre.Args[name] = value
 				if _, seen := p.argAt[name]; !seen {
 					p.argAt[name] = p.lineNo
@@ -68,12 +70,13 @@ func (p *parser) preambleLine(s string) {
 			}
 		}
 	case strings.Contains(s, "using world size:"):
-		for _, m := range megatronSizes.FindAllStringSubmatch(s, -1) {
-			n, ok := integer(m[2])
+		var buf [16]kv
+		for _, m := range sizeFields(buf[:0], s) {
+			n, ok := integer(m.val)
 			if !ok {
 				continue
 			}
-			switch m[1] {
+			switch m.key {
 			case "world":
 				p.setFact(&p.pre.WorldSize, n)
 			case "data-parallel":

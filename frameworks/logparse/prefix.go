@@ -43,7 +43,7 @@ func splitRank(s string) (rank int, has bool, rest string) {
 
 // maybeRankLabel is a cheap test that lets most lines skip rankLabel.
 func maybeRankLabel(s string) bool {
-	t := strings.TrimLeft(s, " \t")
+	t := trimBlank(s)
 	switch {
 	case t == "":
 		return false
@@ -57,4 +57,13 @@ func maybeRankLabel(s string) bool {
 		return i < len(t) && t[i] == ':'
 	}
 	return false
+}
+
+// trimBlank is strings.TrimLeft(s, " \t").
+func trimBlank(s string) string {
+	i := 0
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	return s[i:]
 }

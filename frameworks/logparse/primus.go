@@ -6,7 +6,7 @@ import "strings"
 // iteration line. Values are "X/Y" or "X (avg Y)" with X this iteration's value and
 // Y a running average; the per-step series takes X. Primus prints memory as "GB" but
 // divides by 1024^3, so the numbers are GiB. It reports whether it consumed the segment.
-func (p *parser) primusSegment(st *Step, key, val string) bool {
+func (p *parser) primusSegment(st *stepBuf, key, val string) bool {
 	switch key {
 	case "compute per gpu (tflop/s/gpu)":
 		st.setFloat(&st.TFLOPsPerGPU, "framework_tflops_per_gpu", val, 1)
@@ -39,7 +39,7 @@ func (p *parser) primusSegment(st *Step, key, val string) bool {
 }
 
 // primusMemory reads "153.81GB/102.17GB/255.98GB/60.09%" (used/free/total/ratio).
-func primusMemory(st *Step, val string) {
+func primusMemory(st *stepBuf, val string) {
 	parts := strings.Split(strings.TrimSpace(val), "/")
 	if len(parts) != 4 {
 		return

@@ -287,8 +287,19 @@ func (c *curve) add(s *Step) {
 			c.stride *= 2
 		}
 		if c.seen%c.stride == 0 {
-			c.points = append(c.points, Point{Step: s.Step, StepTimeSeconds: s.StepTimeSeconds, Loss: s.Loss, LearningRate: s.LearningRate, GradNorm: s.GradNorm})
+			// the values are copied: s may be read into a buffer the next line reuses
+			c.points = append(c.points, Point{Step: s.Step, StepTimeSeconds: copied(s.StepTimeSeconds), Loss: copied(s.Loss),
+				LearningRate: copied(s.LearningRate), GradNorm: copied(s.GradNorm)})
 		}
 	}
 	c.seen++
+}
+
+// copied returns a pointer to a copy of *v, nil for nil.
+func copied(v *float64) *float64 {
+	if v == nil {
+		return nil
+	}
+	c := *v
+	return &c
 }

@@ -1,9 +1,6 @@
 package logparse
 
-import (
-	"regexp"
-	"strings"
-)
+import "strings"
 
 // TorchTitan's metrics line (MetricsProcessor.log), after its logger prefix:
 //
@@ -15,8 +12,8 @@ import (
 // training steps.
 //
 // The fields are found by titanFields (match.go), which returns what
-// `\b(step|loss|grad_norm|memory|tps|wps|tflops|mfu):\s*(\S+)` finds.
-var titanMem = regexp.MustCompile(`^([0-9.]+)GiB\(([0-9.]+)%\)$`)
+// `\b(step|loss|grad_norm|memory|tps|wps|tflops|mfu):\s*(\S+)` finds; the memory
+// value is read by titanMemMatch, `^([0-9.]+)GiB\(([0-9.]+)%\)$`.
 
 func (p *parser) titanLine(s string, rank int, hasRank bool) bool {
 	i := strings.Index(s, "step:")
@@ -40,7 +37,7 @@ func (p *parser) titanLine(s string, rank int, hasRank bool) bool {
 		p.stats.CutLines++
 		return true
 	}
-	st := Step{Step: n}
+	st := p.newStep(Step{Step: n})
 	for _, f := range fields[1:] {
 		key, val := f.key, f.val
 		switch key {
@@ -49,9 +46,9 @@ func (p *parser) titanLine(s string, rank int, hasRank bool) bool {
 		case "grad_norm":
 			st.setFloat(&st.GradNorm, "grad_norm", val, 1)
 		case "memory":
-			if m := titanMem.FindStringSubmatch(val); m != nil {
-				st.setFloat(&st.MemMaxReservedMiB, "mem_max_reserved_mib", m[1], mibPerGiB)
-				st.setFloat(&st.MemUsedFraction, "mem_used_fraction", m[2], 0.01)
+			if gib, pct, ok := titanMemMatch(val); ok {
+				st.setFloat(&st.MemMaxReservedMiB, "mem_max_reserved_mib", gib, mibPerGiB)
+				st.setFloat(&st.MemUsedFraction, "mem_used_fraction", pct, 0.01)
 			} else {
 				st.extra(key, val)
 			}
@@ -65,6 +62,6 @@ func (p *parser) titanLine(s string, rank int, hasRank bool) bool {
 			}
 		}
 	}
-	p.titan.add(p, st, rank, hasRank, p.world)
+	p.titan.add(p, st.Step, rank, hasRank, p.world)
 	return true
 }
