@@ -280,7 +280,16 @@ func (c *Cache) Materialize(d Digest, dest string, perm os.FileMode) error {
 // MaterializeSize is Materialize for a blob whose content is size bytes (as
 // its record says; -1 when unknown): a blob that yields more is dropped as
 // corrupt after size+1 bytes, never streamed to its end.
+//
+// An uncompressed blob is put at dest as a clone of it where the file system
+// clones files, else as a hard link to it (read-only, mode 0444 whatever perm
+// says) when dest is on the cache's file system; elsewhere it is copied.
 func (c *Cache) MaterializeSize(d Digest, dest string, perm os.FileMode, size int64) error {
+	if sharing() {
+		if _, ok, err := c.materializeShared(d, dest, perm, size); ok {
+			return err
+		}
+	}
 	rc, err := c.openBlob(d)
 	if err != nil {
 		return err

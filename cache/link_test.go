@@ -1,0 +1,258 @@
+package cache
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// clones reports whether the file system holding dir clones files (FICLONE).
+func clones(t *testing.T, dir string) bool {
+	a, err := os.CreateTemp(dir, "clone-a")
+	require.NoError(t, err)
+	defer os.Remove(a.Name())
+	defer a.Close()
+	_, err = a.WriteString("x")
+	require.NoError(t, err)
+	b, err := os.CreateTemp(dir, "clone-b")
+	require.NoError(t, err)
+	defer os.Remove(b.Name())
+	defer b.Close()
+	return cloneInto(b, a) == nil
+}
+
+// diskOfFiles is the bytes of disk the distinct files under roots take, each
+// inode once (as du counts them).
+func diskOfFiles(t *testing.T, roots ...string) int64 {
+	seen := map[uint64]bool{}
+	var total int64
+	for _, root := range roots {
+		require.NoError(t, filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
+			if err != nil || !fi.Mode().IsRegular() {
+				return err
+			}
+			st := fi.Sys().(*syscall.Stat_t)
+			if !seen[st.Ino] {
+				seen[st.Ino] = true
+				total += st.Blocks * 512
+			}
+			return nil
+		}))
+	}
+	return total
+}
+
+// publish writes content to path as a task does and stores it like the
+// runner, uncompressed.
+func publish(t *testing.T, c *Cache, path string, content []byte) Digest {
+	require.NoError(t, WriteFileAtomic(path, content, 0o644))
+	want, err := WrittenID(path)
+	require.NoError(t, err)
+	d, n, _, err := c.PutPublished(path, false, want)
+	require.NoError(t, err)
+	require.Equal(t, int64(len(content)), n)
+	require.Equal(t, HashBytes(content), d)
+	return d
+}
+
+// TestOutputSharesItsBlob: an uncompressed output on the cache's file system
+// is stored as a hard link to (or a clone of) its blob, and restored the same
+// way, so the pair takes the disk of one copy; RIVAL_CACHE_LINK=copy copies.
+func TestOutputSharesItsBlob(t *testing.T) {
+	content := bytes.Repeat([]byte("token ids "), 100_000) // 1 MB
+	for _, tc := range []struct {
+		name    string
+		setting string
+		shared  bool
+	}{
+		{"default", "", true},
+		{"copy", "copy", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(LinkEnv, tc.setting)
+			root := t.TempDir()
+			c, err := Open(filepath.Join(root, "cache"))
+			require.NoError(t, err)
+			ws := filepath.Join(root, "ws")
+			out := filepath.Join(ws, "big.bin")
+			d := publish(t, c, out, content)
+			blob := c.blobPath(d, false)
+			got, err := os.ReadFile(blob)
+			require.NoError(t, err)
+			require.Equal(t, content, got)
+			linked := tc.shared && !clones(t, root)
+			check := func(what string) {
+				bfi, err := os.Stat(blob)
+				require.NoError(t, err)
+				ofi, err := os.Stat(out)
+				require.NoError(t, err)
+				assert.Equal(t, linked, os.SameFile(bfi, ofi), "%s: the output is its blob under a second name", what)
+				assert.Equal(t, os.FileMode(0o444), bfi.Mode().Perm(), "%s: blobs are read-only", what)
+				if linked {
+					assert.Equal(t, os.FileMode(0o444), ofi.Mode().Perm(), "%s: a linked output is read-only", what)
+				} else {
+					assert.Equal(t, os.FileMode(0o644), ofi.Mode().Perm(), "%s: a copied or cloned output keeps its mode", what)
+				}
+				disk := diskOfFiles(t, c.Dir, ws)
+				if tc.shared {
+					// Clones share their blocks too, which a per-file count
+					// cannot see; a link is one inode.
+					if linked {
+						assert.Less(t, disk, int64(len(content))+int64(len(content))/2, "%s: one copy on disk", what)
+					}
+				} else {
+					assert.GreaterOrEqual(t, disk, 2*int64(len(content)), "%s: two copies on disk", what)
+				}
+				got, err := os.ReadFile(out)
+				require.NoError(t, err)
+				assert.Equal(t, content, got, what)
+			}
+			check("stored")
+
+			// A restore shares the blob the same way, and the stat cache
+			// knows the result: no second read.
+			require.NoError(t, os.Remove(out))
+			require.NoError(t, c.MaterializeSize(d, out, 0o644, int64(len(content))))
+			check("restored")
+			reads := c.FileReads()
+			got2, _, err := c.FileDigest(out)
+			require.NoError(t, err)
+			assert.Equal(t, d, got2)
+			if tc.shared {
+				assert.Equal(t, reads, c.FileReads(), "a restored output is known to the stat cache")
+			}
+		})
+	}
+}
+
+// TestEditedLinkIsNeverRestored: a write that gets through to a linked output
+// (as root, or after a chmod) changes its blob; the blob is then caught by its
+// digest, dropped, and never restored, and cache:verify reports it.
+func TestEditedLinkIsNeverRestored(t *testing.T) {
+	t.Setenv(LinkEnv, "")
+	root := t.TempDir()
+	if clones(t, root) {
+		t.Skip("this file system clones files: an output never shares its blob's inode here")
+	}
+	c, err := Open(filepath.Join(root, "cache"))
+	require.NoError(t, err)
+	out := filepath.Join(root, "ws", "big.bin")
+	content := bytes.Repeat([]byte{7}, 300_000)
+	d := publish(t, c, out, content)
+
+	// The user makes the file writable and edits it in place.
+	require.NoError(t, os.Chmod(out, 0o644))
+	f, err := os.OpenFile(out, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteAt([]byte("edited"), 1000)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	other := filepath.Join(root, "ws2", "big.bin")
+	err = c.MaterializeSize(d, other, 0o644, int64(len(content)))
+	require.ErrorIs(t, err, ErrNotFound)
+	assert.NoFileExists(t, other, "nothing is restored from a changed blob")
+	assert.False(t, c.HasBlob(d), "the changed blob is dropped")
+}
+
+// TestVerifyReportsEditedLink: cache:verify rehashes a linked blob like any
+// other and drops it when an edit of its output reached it.
+func TestVerifyReportsEditedLink(t *testing.T) {
+	t.Setenv(LinkEnv, "")
+	root := t.TempDir()
+	if clones(t, root) {
+		t.Skip("this file system clones files: an output never shares its blob's inode here")
+	}
+	c, err := Open(filepath.Join(root, "cache"))
+	require.NoError(t, err)
+	out := filepath.Join(root, "ws", "big.bin")
+	d := publish(t, c, out, bytes.Repeat([]byte{9}, 200_000))
+	require.NoError(t, os.Chmod(out, 0o644))
+	require.NoError(t, os.WriteFile(out, []byte("edited in place"), 0o644))
+	rep, err := c.Verify(context.Background(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, []Digest{d}, rep.CorruptBlobs)
+	assert.False(t, c.HasBlob(d), "the changed blob is dropped")
+}
+
+// linkAcrossEnv tells the test binary it is the child that mounts a tmpfs for
+// the cache on the named directory.
+const linkAcrossEnv = "RIVAL_CACHE_LINK_TMPFS_DIR"
+
+// TestOutputAcrossFileSystemsIsCopied: with the cache on a tmpfs and the
+// workspace elsewhere, outputs are stored and restored as copies that keep
+// their mode. The tmpfs is mounted in a private mount namespace of a child
+// test process, as TestFullDisk does (RIVAL_REQUIRE_FULLDISK=1 makes a skip a
+// failure).
+func TestOutputAcrossFileSystemsIsCopied(t *testing.T) {
+	if dir := os.Getenv(linkAcrossEnv); dir != "" {
+		outputAcrossFileSystems(t, dir)
+		return
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestOutputAcrossFileSystemsIsCopied$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), linkAcrossEnv+"="+dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS}
+	if uid := os.Geteuid(); uid != 0 {
+		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWUSER
+		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}}
+		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}}
+	}
+	out, err := cmd.CombinedOutput()
+	var exitErr *exec.ExitError
+	switch {
+	case err != nil && !errors.As(err, &exitErr):
+		skipFullDisk(t, "cannot start the test in its own mount namespace: %v", err)
+	case bytes.Contains(out, []byte("--- SKIP: TestOutputAcrossFileSystemsIsCopied")):
+		skipFullDisk(t, "%s", childReason(out))
+	case err != nil || !bytes.Contains(out, []byte("--- PASS: TestOutputAcrossFileSystemsIsCopied")):
+		t.Fatalf("TestOutputAcrossFileSystemsIsCopied in its own mount namespace: %v\n%s", err, out)
+	}
+}
+
+func outputAcrossFileSystems(t *testing.T, dir string) {
+	if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		t.Skipf("cannot make the mount namespace private: %v", err)
+	}
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=16m"); err != nil {
+		t.Skipf("cannot mount a tmpfs on %s: %v", dir, err)
+	}
+	t.Cleanup(func() { unix.Unmount(dir, 0) })
+	t.Setenv(LinkEnv, "")
+	c, err := Open(dir)
+	require.NoError(t, err)
+	ws := t.TempDir()
+	wsDev, _ := devOf(ws)
+	cacheDev, _ := devOf(dir)
+	require.NotEqual(t, wsDev, cacheDev, "the workspace and the cache are on two file systems")
+	out := filepath.Join(ws, "big.bin")
+	content := bytes.Repeat([]byte("abc"), 200_000)
+	d := publish(t, c, out, content)
+	bfi, err := os.Stat(c.blobPath(d, false))
+	require.NoError(t, err)
+	ofi, err := os.Stat(out)
+	require.NoError(t, err)
+	assert.False(t, os.SameFile(bfi, ofi))
+	assert.Equal(t, os.FileMode(0o644), ofi.Mode().Perm(), "a copied output keeps its mode")
+
+	require.NoError(t, os.Remove(out))
+	require.NoError(t, c.MaterializeSize(d, out, 0o640, int64(len(content))))
+	ofi, err = os.Stat(out)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o640), ofi.Mode().Perm(), "a restored copy gets its recorded mode")
+	got, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Equal(t, content, got)
+	entries, err := os.ReadDir(ws)
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "no temporary file is left")
+}
