@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -25,10 +27,47 @@ import (
 //     and in cache:verify, dropping it: a changed blob is never restored;
 //   - across file systems, the bytes are copied as before.
 //
+// A linked blob carries a mark in its modification time: its seconds are
+// kept, its nanoseconds are taken from its digest (linkMarkNS). A write moves
+// the modification time to the present, so a stat shows that a blob was
+// written through its output (writtenSinceLinked) and the cache drops it
+// before trusting it, without reading it.
+//
 // RIVAL_CACHE_LINK=copy always copies.
 
 // LinkEnv names the setting that turns sharing off ("copy").
 const LinkEnv = "RIVAL_CACHE_LINK"
+
+// linkMarkNS is the nanoseconds of the modification time of a linked blob
+// of digest d.
+func linkMarkNS(d Digest) int64 { return int64(binary.LittleEndian.Uint32(d[:4]) % 1e9) }
+
+// errWrittenThroughLink is why a linked blob that was written is dropped.
+var errWrittenThroughLink = errors.New("written through an output linked to it")
+
+// writtenSinceLinked reports whether fi, the stat of blob d, is a file with
+// more than one name whose modification time lost the mark it got when it was
+// linked: a write went through one of its names.
+func writtenSinceLinked(fi os.FileInfo, d Digest) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && st.Nlink > 1 && st.Mtim.Nsec != linkMarkNS(d)
+}
+
+// markLinked sets the mark of blob d on the file at path, keeping its
+// modification time's seconds, and reports whether the file system kept it
+// (one with coarse timestamps cannot: its blobs are copied instead).
+func markLinked(path string, d Digest, mtimeNS int64) bool {
+	ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Sec: mtimeNS / 1e9, Nsec: linkMarkNS(d)}}
+	if unix.UtimesNanoAt(unix.AT_FDCWD, path, ts, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return false
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && st.Mtim.Nsec == linkMarkNS(d)
+}
 
 // sharing reports whether outputs may share their blobs' bytes.
 func sharing() bool { return os.Getenv(LinkEnv) != "copy" }
@@ -85,48 +124,55 @@ func (c *Cache) putShared(f *os.File, path string, before fileStat) (d Digest, n
 			return Digest{}, 0, fileStat{}, "", true, err
 		}
 		tmp := linkName(blobs, "put")
-		if how, err = shareInto(tmp, f, path, before); errors.Is(err, ErrChanged) {
+		if how, err = shareInto(tmp, f, path, before, d); errors.Is(err, ErrChanged) {
 			return Digest{}, 0, fileStat{}, "", true, err
 		} else if err != nil {
 			// No clone and no hard link here (a file system without
-			// links, a link count at its limit): copy instead.
+			// links or fine timestamps, a link count at its limit): copy.
 			if _, err := f.Seek(0, 0); err != nil {
 				return Digest{}, 0, fileStat{}, "", true, err
 			}
 			return Digest{}, 0, fileStat{}, "", false, nil
-		}
-		// The bytes shared are the ones hashed only if f did not change
-		// since: a write moves its mtime.
-		if fi, err := f.Stat(); err != nil || !sameContent(fi, before) {
-			os.Remove(tmp)
-			return Digest{}, 0, fileStat{}, "", true, ErrChanged
 		}
 		if err := os.Rename(tmp, dst); err != nil {
 			os.Remove(tmp)
 			return Digest{}, 0, fileStat{}, "", true, err
 		}
 		syncDir(filepath.Dir(dst))
+	} else if fi, err := f.Stat(); err != nil || !sameContent(fi, before) {
+		return Digest{}, 0, fileStat{}, "", true, ErrChanged
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		return Digest{}, 0, fileStat{}, "", true, err
 	}
 	after, _ = statOf(fi)
-	if contentID(after) != contentID(before) {
+	if after.Dev != before.Dev || after.Ino != before.Ino || after.Size != before.Size {
 		return Digest{}, 0, fileStat{}, "", true, ErrChanged
 	}
 	return d, n, after, how, true, nil
 }
 
 // shareInto makes tmp a clone of f, else a hard link to path (checked to be
-// f's file), read-only either way.
-func shareInto(tmp string, f *os.File, path string, before fileStat) (string, error) {
+// f's file), read-only either way, after checking that f did not change
+// since before (a write moves its mtime), so that tmp holds the bytes of
+// digest d that were hashed. A link gets the mark of d (markLinked).
+func shareInto(tmp string, f *os.File, path string, before fileStat, d Digest) (string, error) {
+	unchanged := func() error {
+		if fi, err := f.Stat(); err != nil || !sameContent(fi, before) {
+			return ErrChanged
+		}
+		return nil
+	}
 	t, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return "", err
 	}
 	if cloneInto(t, f) == nil {
-		err := t.Chmod(0o444)
+		err := unchanged()
+		if err == nil {
+			err = t.Chmod(0o444)
+		}
 		if err == nil {
 			err = t.Sync()
 		}
@@ -153,6 +199,14 @@ func shareInto(tmp string, f *os.File, path string, before fileStat) (string, er
 		// Another file was renamed to path since it was opened.
 		os.Remove(tmp)
 		return "", ErrChanged
+	}
+	if err := unchanged(); err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	if !markLinked(tmp, d, before.MtimeNS) {
+		os.Remove(tmp)
+		return "", errors.New("the file system keeps no mark in a modification time")
 	}
 	if err := f.Chmod(0o444); err != nil {
 		os.Remove(tmp)
@@ -242,19 +296,32 @@ func (c *Cache) materializeShared(d Digest, dest string, perm os.FileMode, size 
 	if dev, known := devOf(dir); !known || dev != bst.Dev {
 		return "", false, nil
 	}
-	// A hard link: hash the blob after linking it, so the file published is
-	// the one checked (a write to it since would move its mtime).
+	// A hard link: the blob is checked, marked (markLinked), then linked;
+	// the link must be the blob, unwritten since (its mark intact).
+	got, _, err := hashOpenFile(bf, bfi.Size())
+	if err != nil {
+		return "", true, fmt.Errorf("materialize %s: %w", dest, err)
+	}
+	if fi, err := bf.Stat(); got != d || err != nil || !sameContent(fi, bst) {
+		return corrupt()
+	}
+	if bst.MtimeNS%1e9 != linkMarkNS(d) && !markLinked(bp, d, bst.MtimeNS) {
+		return "", false, nil
+	}
 	tmp = linkName(dir, base)
 	if err := os.Link(bp, tmp); err != nil {
 		return "", false, nil
 	}
-	got, _, err := hashOpenFile(bf, bfi.Size())
+	fi, err := os.Lstat(tmp)
 	if err != nil {
 		os.Remove(tmp)
 		return "", true, fmt.Errorf("materialize %s: %w", dest, err)
 	}
-	fi, serr := os.Lstat(tmp)
-	if got != d || serr != nil || !sameContent(fi, bst) {
+	if st, _ := statOf(fi); st.Ino != bst.Ino || st.Dev != bst.Dev {
+		// Another blob was renamed into place meanwhile: copy that one.
+		os.Remove(tmp)
+		return "", false, nil
+	} else if st.Size != bst.Size || writtenSinceLinked(fi, d) {
 		os.Remove(tmp)
 		return corrupt()
 	}

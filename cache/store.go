@@ -90,9 +90,18 @@ func (c *Cache) HasBlob(d Digest) bool {
 }
 
 // hasBlobAs reports whether d is stored in the given form (compressed or not).
+// An uncompressed blob that shares its file with an output (a hard link)
+// and was written since it was linked is dropped here, as corrupt.
 func (c *Cache) hasBlobAs(d Digest, compressed bool) bool {
-	_, err := os.Stat(c.blobPath(d, compressed))
-	return err == nil
+	fi, err := os.Lstat(c.blobPath(d, compressed))
+	if err != nil {
+		return false
+	}
+	if !compressed && writtenSinceLinked(fi, d) {
+		c.dropCorrupt(d, errWrittenThroughLink)
+		return false
+	}
+	return true
 }
 
 // PutFile stores the file at path as a blob and returns its digest and size.
