@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -27,30 +28,31 @@ import (
 //     and in cache:verify, dropping it: a changed blob is never restored;
 //   - across file systems, the bytes are copied as before.
 //
-// A linked blob carries a mark in its modification time: its seconds are
-// kept, its nanoseconds are taken from its digest (linkMarkNS). A write moves
-// the modification time to the present, so a stat shows that a blob was
-// written through its output (writtenSinceLinked) and the cache drops it
-// before trusting it, without reading it.
+// Every uncompressed blob carries a mark in its modification time: its
+// seconds are kept, its nanoseconds are taken from its digest (linkMarkNS).
+// A write moves the modification time to the present, so a stat shows that a
+// blob was written since it was stored, through a linked output or not, and
+// the cache reads it again before trusting it (blobIntact), dropping it when
+// its content changed. A link stays detectable after the output's name is
+// gone.
 //
 // RIVAL_CACHE_LINK=copy always copies.
 
 // LinkEnv names the setting that turns sharing off ("copy").
 const LinkEnv = "RIVAL_CACHE_LINK"
 
-// linkMarkNS is the nanoseconds of the modification time of a linked blob
-// of digest d.
+// linkMarkNS is the nanoseconds of the modification time of an uncompressed
+// blob of digest d (its mark).
 func linkMarkNS(d Digest) int64 { return int64(binary.LittleEndian.Uint32(d[:4]) % 1e9) }
 
-// errWrittenThroughLink is why a linked blob that was written is dropped.
-var errWrittenThroughLink = errors.New("written through an output linked to it")
+// errUnmarked is why a blob that lost its mark and its content is dropped.
+var errUnmarked = errors.New("written since it was stored, through an output linked to it or otherwise")
 
-// writtenSinceLinked reports whether fi, the stat of blob d, is a file with
-// more than one name whose modification time lost the mark it got when it was
-// linked: a write went through one of its names.
-func writtenSinceLinked(fi os.FileInfo, d Digest) bool {
+// marked reports whether fi, the stat of blob d, still has its mark: nothing
+// wrote it since it was stored.
+func marked(fi os.FileInfo, d Digest) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && st.Nlink > 1 && st.Mtim.Nsec != linkMarkNS(d)
+	return ok && st.Mtim.Nsec == linkMarkNS(d)
 }
 
 // markLinked sets the mark of blob d on the file at path, keeping its
@@ -62,11 +64,40 @@ func markLinked(path string, d Digest, mtimeNS int64) bool {
 		return false
 	}
 	fi, err := os.Lstat(path)
+	return err == nil && marked(fi, d)
+}
+
+// mark gives the new blob d at path its mark.
+func (c *Cache) mark(path string, d Digest) {
+	if !markLinked(path, d, time.Now().UnixNano()) {
+		c.noMarks.Store(true)
+	}
+}
+
+// blobIntact reports whether the uncompressed blob d at path (whose stat is
+// fi) can be trusted without reading it: it has its mark. A blob without
+// one (stored by an older Rival, or written since) is read: if its content is
+// still d it gets its mark, else it is dropped. Where the file system keeps
+// no marks, no blob is linked and presence is trusted, as before.
+func (c *Cache) blobIntact(path string, fi os.FileInfo, d Digest) bool {
+	if marked(fi, d) || c.noMarks.Load() {
+		return true
+	}
+	f, fi2, err := OpenRegular(path)
 	if err != nil {
 		return false
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && st.Mtim.Nsec == linkMarkNS(d)
+	got, _, err := hashOpenFile(f, fi2.Size())
+	f.Close()
+	if err != nil || got != d {
+		c.dropCorrupt(d, errUnmarked)
+		return false
+	}
+	st, _ := statOf(fi2)
+	if !markLinked(path, d, st.MtimeNS) {
+		c.noMarks.Store(true)
+	}
+	return true
 }
 
 // sharing reports whether outputs may share their blobs' bytes.
@@ -305,7 +336,7 @@ func (c *Cache) materializeShared(d Digest, dest string, perm os.FileMode, size 
 	if fi, err := bf.Stat(); got != d || err != nil || !sameContent(fi, bst) {
 		return corrupt()
 	}
-	if bst.MtimeNS%1e9 != linkMarkNS(d) && !markLinked(bp, d, bst.MtimeNS) {
+	if !marked(bfi, d) && !markLinked(bp, d, bst.MtimeNS) {
 		return "", false, nil
 	}
 	tmp = linkName(dir, base)
@@ -321,7 +352,7 @@ func (c *Cache) materializeShared(d Digest, dest string, perm os.FileMode, size 
 		// Another blob was renamed into place meanwhile: copy that one.
 		os.Remove(tmp)
 		return "", false, nil
-	} else if st.Size != bst.Size || writtenSinceLinked(fi, d) {
+	} else if st.Size != bst.Size || !marked(fi, d) {
 		os.Remove(tmp)
 		return corrupt()
 	}

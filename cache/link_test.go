@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -135,36 +136,64 @@ func TestOutputSharesItsBlob(t *testing.T) {
 }
 
 // TestEditedLinkIsNeverRestored: a write that gets through to a linked output
-// (as root, or after a chmod) changes its blob; the blob's mark shows it at
-// the next stat, and it is dropped and never restored.
+// (as root, or after a chmod) changes its blob; the blob's lost mark shows it,
+// also once the output's name was replaced by another file, and it is
+// dropped and never restored.
 func TestEditedLinkIsNeverRestored(t *testing.T) {
-	t.Setenv(LinkEnv, "")
-	root := t.TempDir()
-	if clones(t, root) {
-		t.Skip("this file system clones files: an output never shares its blob's inode here")
+	for _, replaced := range []bool{false, true} {
+		t.Run(map[bool]string{false: "name kept", true: "name replaced"}[replaced], func(t *testing.T) {
+			t.Setenv(LinkEnv, "")
+			root := t.TempDir()
+			if clones(t, root) {
+				t.Skip("this file system clones files: an output never shares its blob's inode here")
+			}
+			c, err := Open(filepath.Join(root, "cache"))
+			require.NoError(t, err)
+			out := filepath.Join(root, "ws", "big.bin")
+			content := bytes.Repeat([]byte{7}, 300_000)
+			d := publish(t, c, out, content)
+
+			// The user makes the file writable and edits it in place.
+			require.NoError(t, os.Chmod(out, 0o644))
+			f, err := os.OpenFile(out, os.O_WRONLY, 0)
+			require.NoError(t, err)
+			_, err = f.WriteAt([]byte("edited"), 1000)
+			require.NoError(t, err)
+			require.NoError(t, f.Close())
+			if replaced {
+				// A rerun writes a new file there: the blob has one name left.
+				require.NoError(t, WriteFileAtomic(out, content, 0o644))
+			}
+			reads := c.FileReads()
+			assert.False(t, c.HasBlob(d), "the blob written through its link is dropped")
+			assert.Equal(t, reads, c.FileReads())
+
+			other := filepath.Join(root, "ws2", "big.bin")
+			err = c.MaterializeSize(d, other, 0o644, int64(len(content)))
+			require.ErrorIs(t, err, ErrNotFound)
+			assert.NoFileExists(t, other, "nothing is restored from a changed blob")
+		})
 	}
-	c, err := Open(filepath.Join(root, "cache"))
-	require.NoError(t, err)
-	out := filepath.Join(root, "ws", "big.bin")
-	content := bytes.Repeat([]byte{7}, 300_000)
-	d := publish(t, c, out, content)
+}
 
-	// The user makes the file writable and edits it in place.
-	require.NoError(t, os.Chmod(out, 0o644))
-	f, err := os.OpenFile(out, os.O_WRONLY, 0)
+// TestUnmarkedBlobIsReadOnce: a blob without its mark (stored by an older
+// Rival, or touched) is read once; intact, it gets its mark and is kept.
+func TestUnmarkedBlobIsReadOnce(t *testing.T) {
+	c, err := Open(t.TempDir())
 	require.NoError(t, err)
-	_, err = f.WriteAt([]byte("edited"), 1000)
+	d, err := c.PutBytes([]byte("an older blob"), false)
 	require.NoError(t, err)
-	require.NoError(t, f.Close())
-	reads := c.FileReads()
-	assert.False(t, c.HasBlob(d), "a stat shows the blob was written through its link")
-	assert.Equal(t, reads, c.FileReads())
-
-	other := filepath.Join(root, "ws2", "big.bin")
-	err = c.MaterializeSize(d, other, 0o644, int64(len(content)))
-	require.ErrorIs(t, err, ErrNotFound)
-	assert.NoFileExists(t, other, "nothing is restored from a changed blob")
-	assert.False(t, c.HasBlob(d), "the changed blob is dropped")
+	p := c.blobPath(d, false)
+	old := time.Unix(1_700_000_000, 0)
+	require.NoError(t, os.Chtimes(p, old, old))
+	fi, err := os.Stat(p)
+	require.NoError(t, err)
+	require.False(t, marked(fi, d))
+	assert.True(t, c.HasBlob(d))
+	fi, err = os.Stat(p)
+	require.NoError(t, err)
+	assert.True(t, marked(fi, d), "an intact blob gets its mark")
+	assert.Equal(t, old.Unix(), fi.ModTime().Unix(), "its seconds are kept")
 }
 
 // TestVerifyReportsEditedLink: cache:verify rehashes a linked blob like any

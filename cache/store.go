@@ -23,6 +23,7 @@ type Cache struct {
 	Warn func(msg string)
 
 	fileReads atomic.Int64 // files opened to be hashed (not blobs)
+	noMarks   atomic.Bool  // the file system keeps no blob marks (link.go)
 }
 
 // ErrNotFound means a blob or record is absent (or was corrupt and dropped).
@@ -90,18 +91,15 @@ func (c *Cache) HasBlob(d Digest) bool {
 }
 
 // hasBlobAs reports whether d is stored in the given form (compressed or not).
-// An uncompressed blob that shares its file with an output (a hard link)
-// and was written since it was linked is dropped here, as corrupt.
+// An uncompressed blob written since it was stored (through an output
+// linked to it, say) is dropped here, as corrupt (blobIntact).
 func (c *Cache) hasBlobAs(d Digest, compressed bool) bool {
-	fi, err := os.Lstat(c.blobPath(d, compressed))
+	p := c.blobPath(d, compressed)
+	fi, err := os.Lstat(p)
 	if err != nil {
 		return false
 	}
-	if !compressed && writtenSinceLinked(fi, d) {
-		c.dropCorrupt(d, errWrittenThroughLink)
-		return false
-	}
-	return true
+	return compressed || c.blobIntact(p, fi, d)
 }
 
 // PutFile stores the file at path as a blob and returns its digest and size.
@@ -140,8 +138,8 @@ func (c *Cache) PutBytes(data []byte, compress bool) (Digest, error) {
 			}
 			return zw.Close()
 		})
-	} else {
-		err = WriteFileAtomic(c.blobPath(d, false), data, 0o444)
+	} else if err = WriteFileAtomic(c.blobPath(d, false), data, 0o444); err == nil {
+		c.mark(c.blobPath(d, false), d)
 	}
 	if err != nil {
 		return Digest{}, fmt.Errorf("store blob: %w", err)
@@ -197,6 +195,9 @@ func (c *Cache) put(r io.Reader, compress bool) (Digest, int64, error) {
 		return Digest{}, 0, err
 	}
 	d := h.digest()
+	if !compress {
+		c.mark(tmp, d)
+	}
 	dst := c.blobPath(d, compress)
 	if c.HasBlob(d) {
 		os.Remove(tmp)
