@@ -184,6 +184,33 @@ func (c *Cache) putShared(f *os.File, path string, before fileStat) (d Digest, n
 	return d, n, after, how, true, nil
 }
 
+// putOutputShared is PutOutput's putShared: it stores the output at abs,
+// whose stat was before, sharing its bytes, and remembers its digest. done is
+// false, with nothing stored, where the bytes cannot be shared.
+func (c *Cache) putOutputShared(abs string, before fileStat) (Digest, int64, bool, error) {
+	f, fi, err := OpenRegular(abs)
+	if err != nil {
+		return Digest{}, 0, false, fmt.Errorf("cache %s: %w", abs, err)
+	}
+	defer f.Close()
+	if st, _ := statOf(fi); st != before {
+		return Digest{}, 0, false, nil // changed since its stat: PutFile reads it as it is
+	}
+	c.fileReads.Add(1)
+	d, n, after, _, ok, err := c.putShared(f, abs, before)
+	if err != nil {
+		return Digest{}, 0, false, fmt.Errorf("cache %s: %w", abs, err)
+	}
+	if !ok {
+		return Digest{}, 0, false, nil
+	}
+	data, _ := json.Marshal(statEntry{Path: abs, fileStat: after, Digest: d})
+	if err := WriteFileAtomic(c.statEntryPath(abs), data, 0o644); err != nil {
+		c.warn("cache: cannot remember digest of %s: %v", abs, err)
+	}
+	return d, n, true, nil
+}
+
 // shareInto makes tmp a clone of f, else a hard link to path (checked to be
 // f's file), read-only either way, after checking that f did not change
 // since before (a write moves its mtime), so that tmp holds the bytes of
@@ -238,6 +265,11 @@ func shareInto(tmp string, f *os.File, path string, before fileStat, d Digest) (
 	if !markLinked(tmp, d, before.MtimeNS) {
 		os.Remove(tmp)
 		return "", errors.New("the file system keeps no mark in a modification time")
+	}
+	// The mark moved the output's mtime: what this process published there
+	// is still the same file.
+	if fi, err := f.Stat(); err == nil {
+		republish(path, before, fi)
 	}
 	if err := f.Chmod(0o444); err != nil {
 		os.Remove(tmp)

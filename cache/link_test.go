@@ -55,7 +55,17 @@ func diskOfFiles(t *testing.T, roots ...string) int64 {
 // publish writes content to path as a task does and stores it like the
 // runner, uncompressed.
 func publish(t *testing.T, c *Cache, path string, content []byte) Digest {
+	return publishVia(t, c, path, content, false)
+}
+
+// publishVia is publish; with byTask the task stores the output itself first
+// (PutOutput, as encode does to learn its digests), then the runner.
+func publishVia(t *testing.T, c *Cache, path string, content []byte, byTask bool) Digest {
 	require.NoError(t, WriteFileAtomic(path, content, 0o644))
+	if byTask {
+		_, _, err := c.PutOutput(path, false)
+		require.NoError(t, err)
+	}
 	want, err := WrittenID(path)
 	require.NoError(t, err)
 	d, n, _, err := c.PutPublished(path, false, want)
@@ -74,9 +84,12 @@ func TestOutputSharesItsBlob(t *testing.T) {
 		name    string
 		setting string
 		shared  bool
+
+		byTask bool
 	}{
-		{"default", "", true},
-		{"copy", "copy", false},
+		{"default", "", true, false},
+		{"stored by the task first", "", true, true},
+		{"copy", "copy", false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv(LinkEnv, tc.setting)
@@ -85,7 +98,7 @@ func TestOutputSharesItsBlob(t *testing.T) {
 			require.NoError(t, err)
 			ws := filepath.Join(root, "ws")
 			out := filepath.Join(ws, "big.bin")
-			d := publish(t, c, out, content)
+			d := publishVia(t, c, out, content, tc.byTask)
 			blob := c.blobPath(d, false)
 			got, err := os.ReadFile(blob)
 			require.NoError(t, err)

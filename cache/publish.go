@@ -143,6 +143,19 @@ func notePublishedInfo(path string, fi os.FileInfo) {
 // writers outside WriteAtomic, so a task stores exactly what it published.
 func NotePublished(path string, fi os.FileInfo) { notePublishedInfo(path, fi) }
 
+// republish updates what this process remembers of the file it published at
+// path, when that is the file before described, to fi: for a change of its
+// times that Rival made itself (a blob's mark).
+func republish(path string, before fileStat, fi os.FileInfo) {
+	id, err := OutputID(path)
+	if err != nil {
+		return
+	}
+	if st, ok := publishedAt(id); ok && contentID(st) == contentID(before) {
+		notePublishedInfo(path, fi)
+	}
+}
+
 func publishedAt(id string) (fileStat, bool) {
 	published.Lock()
 	defer published.Unlock()
