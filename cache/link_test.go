@@ -33,7 +33,7 @@ func clones(t *testing.T, dir string) bool {
 
 // diskOfFiles is the bytes of disk the distinct files under roots take, each
 // inode once (as du counts them).
-func diskOfFiles(t *testing.T, roots ...string) int64 {
+func diskOfFiles(t testing.TB, roots ...string) int64 {
 	seen := map[uint64]bool{}
 	var total int64
 	for _, root := range roots {
