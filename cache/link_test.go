@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -300,4 +301,115 @@ func outputAcrossFileSystems(t *testing.T, dir string) {
 	entries, err := os.ReadDir(ws)
 	require.NoError(t, err)
 	assert.Len(t, entries, 1, "no temporary file is left")
+}
+
+// reflinkDirEnv tells the test binary it is the child that mounts an XFS
+// image (reflink on) on the named directory; reflinkRequireEnv makes a skip a
+// failure (.ci/run sets it).
+const (
+	reflinkDirEnv     = "RIVAL_CACHE_REFLINK_DIR"
+	reflinkRequireEnv = "RIVAL_REQUIRE_REFLINK"
+)
+
+// TestOutputSharesByClone: on a file system that clones files (XFS, mounted
+// from an image in a private mount namespace of a child test process), an
+// output and its blob are clones: independent files, so an edit of the
+// output leaves the blob intact, and a restore is a clone with the recorded
+// mode. Needs root (or a user namespace), loop devices and mkfs.xfs.
+func TestOutputSharesByClone(t *testing.T) {
+	if dir := os.Getenv(reflinkDirEnv); dir != "" {
+		outputSharesByClone(t, dir)
+		return
+	}
+	skip := func(format string, args ...any) {
+		msg := "TestOutputSharesByClone mounts an XFS image: run it as root with xfsprogs installed (apt-get install xfsprogs; " +
+			reflinkRequireEnv + "=1 makes this a failure): " + fmt.Sprintf(format, args...)
+		if os.Getenv(reflinkRequireEnv) == "1" {
+			t.Fatalf("%s=1 but %s", reflinkRequireEnv, msg)
+		}
+		t.Skip(msg)
+	}
+	if _, err := exec.LookPath("mkfs.xfs"); err != nil {
+		skip("mkfs.xfs is not installed")
+	}
+	if os.Geteuid() != 0 {
+		skip("not root")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestOutputSharesByClone$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), reflinkDirEnv+"="+dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS}
+	out, err := cmd.CombinedOutput()
+	var exitErr *exec.ExitError
+	switch {
+	case err != nil && !errors.As(err, &exitErr):
+		skip("cannot start the test in its own mount namespace: %v", err)
+	case bytes.Contains(out, []byte("--- SKIP: TestOutputSharesByClone")):
+		skip("%s", childReason(out))
+	case err != nil || !bytes.Contains(out, []byte("--- PASS: TestOutputSharesByClone")):
+		t.Fatalf("TestOutputSharesByClone in its own mount namespace: %v\n%s", err, out)
+	}
+}
+
+func outputSharesByClone(t *testing.T, dir string) {
+	if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		t.Skipf("cannot make the mount namespace private: %v", err)
+	}
+	img := filepath.Join(t.TempDir(), "xfs.img")
+	require.NoError(t, os.WriteFile(img, nil, 0o644))
+	require.NoError(t, os.Truncate(img, 320<<20)) // XFS's smallest
+	if out, err := exec.Command("mkfs.xfs", "-q", "-m", "reflink=1", img).CombinedOutput(); err != nil {
+		t.Skipf("mkfs.xfs: %v %s", err, out)
+	}
+	if out, err := exec.Command("mount", "-o", "loop", img, dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount an XFS image (loop devices?): %v %s", err, out)
+	}
+	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+	require.True(t, clones(t, dir), "XFS with reflink=1 clones files")
+	t.Setenv(LinkEnv, "")
+	c, err := Open(filepath.Join(dir, "cache"))
+	require.NoError(t, err)
+	out := filepath.Join(dir, "ws", "big.bin")
+	content := bytes.Repeat([]byte("cloned "), 600_000) // 4.2 MB
+	require.NoError(t, WriteFileAtomic(out, content, 0o644))
+	free := func() int64 {
+		var st unix.Statfs_t
+		require.NoError(t, unix.Statfs(dir, &st))
+		return int64(st.Bfree) * st.Bsize
+	}
+	want, err := WrittenID(out)
+	require.NoError(t, err)
+	syscall.Sync()
+	before := free()
+	d, _, _, err := c.PutPublished(out, false, want)
+	require.NoError(t, err)
+	syscall.Sync()
+	assert.Less(t, before-free(), int64(len(content))/2, "the clone shares the output's blocks")
+	blob := c.blobPath(d, false)
+	bfi, err := os.Stat(blob)
+	require.NoError(t, err)
+	ofi, err := os.Stat(out)
+	require.NoError(t, err)
+	assert.False(t, os.SameFile(bfi, ofi), "a clone is a file of its own")
+	assert.Equal(t, os.FileMode(0o644), ofi.Mode().Perm(), "a cloned output keeps its mode")
+
+	// An edit in place leaves the blob as it was.
+	f, err := os.OpenFile(out, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteAt([]byte("edited"), 0)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	got, err := c.ReadBlob(d)
+	require.NoError(t, err)
+	assert.Equal(t, content, got, "the blob is untouched by an edit of its clone")
+
+	require.NoError(t, os.Remove(out))
+	require.NoError(t, c.MaterializeSize(d, out, 0o640, int64(len(content))))
+	ofi, err = os.Stat(out)
+	require.NoError(t, err)
+	assert.False(t, os.SameFile(bfi, ofi))
+	assert.Equal(t, os.FileMode(0o640), ofi.Mode().Perm(), "a restored clone gets its recorded mode")
+	got, err = os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Equal(t, content, got)
 }
