@@ -574,10 +574,10 @@ func (c *Cache) Verify(ctx context.Context, progress func(done, total int)) (Ver
 	}
 	err = forEachParallel(ctx, len(paths), func(i int) {
 		p := paths[i]
-		if _, err := os.Stat(p); err != nil {
+		d, err := c.rehash(p, named[p])
+		if errors.Is(err, fs.ErrNotExist) {
 			return
 		}
-		d, err := c.rehash(p)
 		mu.Lock()
 		defer mu.Unlock()
 		rep.OutputsChecked++
@@ -660,27 +660,26 @@ func (c *Cache) blobDigest(b blobInfo) (Digest, error) {
 }
 
 // rehash digests the file at path by reading it, whatever the stat cache
-// says, and updates its stat-cache entry only when the entry is missing or
-// says something else: verifying an unchanged output writes nothing.
-func (c *Cache) rehash(path string) (Digest, error) {
+// says. A file whose content is one of want (the digests its records name)
+// leaves its stat-cache entry as it is, unread; another gets a new entry:
+// verifying an unchanged output writes nothing and reads one file.
+func (c *Cache) rehash(path string, want map[Digest]bool) (Digest, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return Digest{}, err
 	}
-	fi, err := os.Stat(abs)
+	f, fi, err := OpenRegular(abs)
 	if err != nil {
 		return Digest{}, err
-	}
-	if !fi.Mode().IsRegular() {
-		return Digest{}, fmt.Errorf("%s: not a regular file", path)
 	}
 	before, ok := statOf(fi)
 	c.fileReads.Add(1)
-	d, _, err := HashFile(abs)
+	d, _, err := hashOpenFile(f, fi.Size())
+	f.Close()
 	if err != nil {
-		return Digest{}, err
+		return Digest{}, fmt.Errorf("hash %s: %w", path, err)
 	}
-	if !ok {
+	if !ok || want[d] {
 		return d, nil
 	}
 	if known, isKnown := c.knownDigest(abs, before, true); isKnown && known == d {

@@ -53,6 +53,67 @@ func subtree(buf []byte, counter uint64, scratch *[guts.MaxSIMD * guts.ChunkSize
 	return guts.ParentNode(guts.ChainingValue(l), guts.ChainingValue(r), &guts.IV, 0)
 }
 
+// x16Bytes is what subtree256 hashes: 256 chunks, a subtree of the BLAKE3
+// tree wherever it starts on a multiple of its size.
+const x16Bytes = 256 * guts.ChunkSize
+
+// lanes16 holds 16 chaining values side by side, value j in lane j.
+type lanes16 = [8][16]uint32
+
+// subtree256 returns the chaining value of the 256 chunks in buf, the first
+// having number counter, on the 16-lane kernel: 16 calls of 16 chunks, then
+// the parents level by level, 16 at a time.
+func subtree256(buf *[x16Bytes]byte, counter uint64) [8]uint32 {
+	var lv [16]lanes16
+	var ctr [2][16]uint32
+	var fl [16]uint32
+	fl[0] |= guts.FlagChunkStart
+	fl[15] |= guts.FlagChunkEnd
+	for g := range lv {
+		for j := range 16 {
+			c := counter + uint64(16*g+j)
+			ctr[0][j], ctr[1][j] = uint32(c), uint32(c>>32)
+		}
+		compressChunks16(&lv[g], (*[16 * guts.ChunkSize]byte)(buf[g*16*guts.ChunkSize:]), &guts.IV, &ctr, &fl)
+	}
+	for n := len(lv); n > 1; n /= 2 {
+		for g := range n / 2 {
+			compressParents16(&lv[g], &lv[2*g], &lv[2*g+1], &guts.IV, guts.FlagParent)
+		}
+	}
+	// 16 values left, in lv[0]: four more levels, in its first lanes.
+	var none lanes16
+	for range 4 {
+		compressParents16(&lv[0], &lv[0], &none, &guts.IV, guts.FlagParent)
+	}
+	var cv [8]uint32
+	for w := range cv {
+		cv[w] = lv[0][w][0]
+	}
+	return cv
+}
+
+// subtreeCV is the chaining value of the subtree over buf (never the root).
+func subtreeCV(buf []byte, counter uint64, scratch *[guts.MaxSIMD * guts.ChunkSize]byte) [8]uint32 {
+	if haveX16 && len(buf) == x16Bytes {
+		return subtree256((*[x16Bytes]byte)(buf), counter)
+	}
+	return guts.ChainingValue(subtreeNode(buf, counter, scratch))
+}
+
+// subtreeNode is subtree, taking whole 256-chunk subtrees on the 16-lane
+// kernel where there is one.
+func subtreeNode(buf []byte, counter uint64, scratch *[guts.MaxSIMD * guts.ChunkSize]byte) guts.Node {
+	chunks := (len(buf) + guts.ChunkSize - 1) / guts.ChunkSize
+	if !haveX16 || chunks <= chunksPerBuf {
+		return subtree(buf, counter, scratch)
+	}
+	left := 1 << (bits.Len(uint(chunks-1)) - 1)
+	l := subtreeCV(buf[:left*guts.ChunkSize], counter, scratch)
+	r := subtreeCV(buf[left*guts.ChunkSize:], counter+uint64(left), scratch)
+	return guts.ParentNode(l, r, &guts.IV, 0)
+}
+
 // join combines the units' nodes over chunks [start, start+count) (in chunks) as
 // the BLAKE3 tree does.
 func join(units []guts.Node, start, count uint64) guts.Node {
@@ -135,7 +196,7 @@ func hashUnits(size int64, workers int, newReader func() func(u int) ([]byte, er
 				if err != nil {
 					return err
 				}
-				units[u] = subtree(b, uint64(int64(u)*parUnit/guts.ChunkSize), &scratch)
+				units[u] = subtreeNode(b, uint64(int64(u)*parUnit/guts.ChunkSize), &scratch)
 				return nil
 			}
 			for u := range next {
@@ -160,9 +221,10 @@ func hashUnits(size int64, workers int, newReader func() func(u int) ([]byte, er
 // hashOpenFile digests an open regular file of the given size: on every core
 // when it is large, else sequentially with a pooled buffer.
 func hashOpenFile(f *os.File, size int64) (Digest, int64, error) {
-	// On one core the sequential hasher is the faster (its AVX2 kernel does
-	// more per CPU-second than the tree's; docs/measurements.md).
-	if size >= parMin && runtime.GOMAXPROCS(0) > 1 {
+	// On one core the tree pays only with the 16-lane kernel; without it the
+	// sequential hasher's AVX2 kernel does more per CPU-second than the
+	// tree's (docs/measurements.md).
+	if size >= parMin && (runtime.GOMAXPROCS(0) > 1 || haveX16) {
 		if data, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED); err == nil {
 			d, err := hashMappedParallel(data, 0)
 			syscall.Munmap(data)

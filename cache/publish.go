@@ -143,6 +143,19 @@ func notePublishedInfo(path string, fi os.FileInfo) {
 // writers outside WriteAtomic, so a task stores exactly what it published.
 func NotePublished(path string, fi os.FileInfo) { notePublishedInfo(path, fi) }
 
+// republish updates what this process remembers of the file it published at
+// path, when that is the file before described, to fi: for a change of its
+// times that Rival made itself (a blob's mark).
+func republish(path string, before fileStat, fi os.FileInfo) {
+	id, err := OutputID(path)
+	if err != nil {
+		return
+	}
+	if st, ok := publishedAt(id); ok && contentID(st) == contentID(before) {
+		notePublishedInfo(path, fi)
+	}
+}
+
 func publishedAt(id string) (fileStat, bool) {
 	published.Lock()
 	defer published.Unlock()
@@ -208,9 +221,23 @@ func (c *Cache) PutPublished(path string, compress bool, want string) (Digest, i
 	abs, _ := filepath.Abs(path)
 	var d Digest
 	var n int64
+	after := before
+	stored := false
 	if k, known := c.knownDigest(abs, before, ok); known && c.hasBlobAs(k, compress) {
-		d, n = k, fi.Size()
-	} else {
+		d, n, stored = k, fi.Size(), true
+	} else if !compress && sharing() {
+		// The blob shares the output's bytes (a clone or a hard link), when
+		// both are on one file system.
+		c.fileReads.Add(1)
+		sd, sn, sst, _, ok, err := c.putShared(f, path, before)
+		if err != nil {
+			return Digest{}, 0, "", fmt.Errorf("cache %s: %w", path, err)
+		}
+		if ok {
+			d, n, after, stored = sd, sn, sst, true
+		}
+	}
+	if !stored {
 		c.fileReads.Add(1)
 		if d, n, err = c.put(f, compress); err != nil {
 			return Digest{}, 0, "", fmt.Errorf("cache %s: %w", path, err)
@@ -220,15 +247,15 @@ func (c *Cache) PutPublished(path string, compress bool, want string) (Digest, i
 	if err != nil {
 		return Digest{}, 0, "", fmt.Errorf("cache %s: %w", path, err)
 	}
-	if after, _ := statOf(fi2); after != before || n != fi.Size() {
+	if now, _ := statOf(fi2); now != after || n != fi.Size() {
 		return Digest{}, 0, "", fmt.Errorf("cache %s: %w", path, ErrChanged)
 	}
 	// The next run learns the digest from a stat, not a read.
-	data, _ := json.Marshal(statEntry{Path: abs, fileStat: before, Digest: d})
+	data, _ := json.Marshal(statEntry{Path: abs, fileStat: after, Digest: d})
 	if err := WriteFileAtomic(c.statEntryPath(abs), data, 0o644); err != nil {
 		c.warn("cache: cannot remember digest of %s: %v", path, err)
 	}
-	return d, n, identity(before), nil
+	return d, n, identity(after), nil
 }
 
 func identity(st fileStat) string {

@@ -187,6 +187,13 @@ func (c *Cache) PutOutput(path string, compress bool) (Digest, int64, error) {
 	if d, known := c.knownDigest(abs, before, ok); known && c.hasBlobAs(d, compress) {
 		return d, fi.Size(), nil
 	}
+	if !compress && ok && sharing() {
+		// The blob shares the output's bytes (a clone or a hard link) when
+		// both are on one file system.
+		if d, n, done, err := c.putOutputShared(abs, before); err != nil || done {
+			return d, n, err
+		}
+	}
 	d, n, err := c.PutFile(abs, compress)
 	if err != nil {
 		return Digest{}, 0, err

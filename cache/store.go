@@ -28,6 +28,7 @@ type Cache struct {
 	Context context.Context
 
 	fileReads atomic.Int64 // files opened to be hashed (not blobs)
+	noMarks   atomic.Bool  // the file system keeps no blob marks (link.go)
 }
 
 // ErrNotFound means a blob or record is absent (or was corrupt and dropped).
@@ -95,9 +96,15 @@ func (c *Cache) HasBlob(d Digest) bool {
 }
 
 // hasBlobAs reports whether d is stored in the given form (compressed or not).
+// An uncompressed blob written since it was stored (through an output
+// linked to it, say) is dropped here, as corrupt (blobIntact).
 func (c *Cache) hasBlobAs(d Digest, compressed bool) bool {
-	_, err := os.Stat(c.blobPath(d, compressed))
-	return err == nil
+	p := c.blobPath(d, compressed)
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return false
+	}
+	return compressed || c.blobIntact(p, fi, d)
 }
 
 // PutFile stores the file at path as a blob and returns its digest and size.
@@ -136,8 +143,8 @@ func (c *Cache) PutBytes(data []byte, compress bool) (Digest, error) {
 			}
 			return zw.Close()
 		})
-	} else {
-		err = WriteFileAtomic(c.blobPath(d, false), data, 0o444)
+	} else if err = WriteFileAtomic(c.blobPath(d, false), data, 0o444); err == nil {
+		c.mark(c.blobPath(d, false), d)
 	}
 	if err != nil {
 		return Digest{}, fmt.Errorf("store blob: %w", err)
@@ -193,6 +200,9 @@ func (c *Cache) put(r io.Reader, compress bool) (Digest, int64, error) {
 		return Digest{}, 0, err
 	}
 	d := h.digest()
+	if !compress {
+		c.mark(tmp, d)
+	}
 	dst := c.blobPath(d, compress)
 	if c.HasBlob(d) {
 		os.Remove(tmp)
@@ -288,7 +298,16 @@ func (c *Cache) Materialize(d Digest, dest string, perm os.FileMode) error {
 // MaterializeSize is Materialize for a blob whose content is size bytes (as
 // its record says; -1 when unknown): a blob that yields more is dropped as
 // corrupt after size+1 bytes, never streamed to its end.
+//
+// An uncompressed blob is put at dest as a clone of it where the file system
+// clones files, else as a hard link to it (read-only, mode 0444 whatever perm
+// says) when dest is on the cache's file system; elsewhere it is copied.
 func (c *Cache) MaterializeSize(d Digest, dest string, perm os.FileMode, size int64) error {
+	if sharing() {
+		if _, ok, err := c.materializeShared(d, dest, perm, size); ok {
+			return err
+		}
+	}
 	rc, err := c.openBlob(d)
 	if err != nil {
 		return err
