@@ -292,6 +292,10 @@ func sameContent(fi os.FileInfo, before fileStat) bool {
 // false, with nothing done, when neither is possible (or the blob is stored
 // compressed); the caller then copies.
 func (c *Cache) materializeShared(d Digest, dest string, perm os.FileMode, size int64) (how string, ok bool, err error) {
+	if err := c.readCtx().Err(); err != nil {
+		// Stopped (Ctrl-C): say so rather than hash a blob nobody waits for.
+		return "", true, fmt.Errorf("materialize %s: %w", dest, err)
+	}
 	bp := c.blobPath(d, false)
 	bf, bfi, err := OpenRegular(bp)
 	if err != nil {
