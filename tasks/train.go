@@ -312,6 +312,10 @@ func (r *trainRun) run(ctx context.Context, x *dag.Exec) error {
 		}
 		return fmt.Errorf("%w; log kept at %s", runErr, failedLog(logPath))
 	}
+	if r.effective == nil {
+		// Under Slurm and Kubernetes the preflight is the job's first step, in the image on the cluster.
+		r.effective = info.Effective
+	}
 	if info.Ran != "" && r.launch.RanFile == "" && !strings.Contains(r.launch.FrameworkVersion, "; built for ") {
 		// Under Slurm the preflight is the job's first step: what it read in the image.
 		r.launch.FrameworkVersion = info.Ran + "; built for " + r.launch.FrameworkVersion
