@@ -244,6 +244,11 @@ func TestTrainFSDPOnCPU(t *testing.T) {
 	assert.Greater(t, r.PerformanceMetrics.TokensPerSecond, 0.0)
 	require.NotNil(t, r.SampleOrder, "train.py read the sample order Rival wrote")
 	assert.Equal(t, int64(12*in.Config.Int("GBS")), r.SampleOrder.Samples)
+	// The preflight (train.py --check on the host) read back what the trainer builds.
+	require.NotNil(t, r.EffectiveConfig, "an fsdp run records its effective configuration")
+	assert.Equal(t, 12, r.EffectiveConfig.TrainIters)
+	assert.Equal(t, 2, r.EffectiveConfig.LRWarmupIters)
+	assert.Empty(t, r.EffectiveConfig.Unread)
 	// The result says which path of the trainer ran, on which torch (docs/fsdp.md).
 	require.NotNil(t, r.Framework.Version)
 	assert.Regexp(t, `^rival frameworks/fsdp train\.py blake3:[0-9a-f]{64}; ran single on torch \d+\.\d+\S*, params fp32(, bf16 autocast)?, reduce none \(one process\), attention \S`, *r.Framework.Version)
