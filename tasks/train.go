@@ -284,6 +284,8 @@ func (r *trainRun) run(ctx context.Context, x *dag.Exec) error {
 	}
 	if rep, err := RunPreflight(ctx, in.Executor, name, r.launch, r.maps); err != nil {
 		return err
+	} else if err := r.checkSamples(rep.Samples); err != nil {
+		return err
 	} else if r.effective = rep.Effective; rep.Ran != "" && r.launch.RanFile == "" {
 		// (A launch with a RanFile records what ran itself, from the training processes.)
 		// What the image holds, read inside it, ahead of the pin the launch was built for.

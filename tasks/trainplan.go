@@ -191,6 +191,16 @@ type PreflightReport struct {
 	// Effective is what the framework built, read back from its own objects (nil when the
 	// framework's preflight does not report it).
 	Effective *effective.Config
+	// Samples is the digest of the first samples the framework's own data path will read
+	// ("preflight samples: {json}"; nil when the preflight does not report one).
+	Samples *PreflightSamples
+}
+
+// PreflightSamples is a preflight's SHA-256 over the first Samples samples its trainer reads, in
+// training order, each as sequence length + 1 little-endian int64 token ids.
+type PreflightSamples struct {
+	Samples int64  `json:"samples"`
+	SHA256  string `json:"sha256"`
 }
 
 // RunPreflight runs a launch's preflight (the framework's own argument parsing and config
@@ -211,6 +221,13 @@ func RunPreflight(ctx context.Context, ex Executor, name string, launch spec.Lau
 	info, err := pex.Run(ctx, *launch.Preflight, maps, func(l string) {
 		if strings.HasPrefix(l, effective.LinePrefix) {
 			eff = l // long: kept apart from the tail
+			return
+		}
+		if j, ok := strings.CutPrefix(l, "preflight samples: "); ok {
+			var s PreflightSamples
+			if json.Unmarshal([]byte(j), &s) == nil && s.Samples > 0 && s.SHA256 != "" {
+				rep.Samples = &s
+			}
 			return
 		}
 		if len(tail) == 40 {

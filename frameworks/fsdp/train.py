@@ -228,22 +228,50 @@ def sample_number(it, micro, rank, j, args, world):
     return ((it - 1) * args.grad_accum + micro) * args.micro_batch * world + rank * args.micro_batch + j
 
 
+def first_samples(args, samples, world, n):
+    """The first n samples the ranks of a world of `world` read, in global order (iteration, micro step,
+    rank, then place in the micro batch), each as little-endian int64 bytes."""
+    done = 0
+    for it in range(1, args.train_iters + 1):
+        for micro in range(args.grad_accum):
+            for rank in range(world):
+                for j in range(args.micro_batch):
+                    if done == n:
+                        return
+                    yield samples.get(sample_number(it, micro, rank, j, args, world)).astype("<i8").tobytes()
+                    done += 1
+    if done < n:
+        fail(f"{n} samples asked: the run reads only {args.train_iters * global_batch(args, world)} samples")
+
+
 def dump_samples(args, samples, world, n):
     """Writes the first n samples the ranks of a world of `world` would read, in global order, as
     little-endian int64 to args.dump_samples (Rival digests them with BLAKE3)."""
-    per_iter = args.micro_batch * args.grad_accum * world
     with open(args.dump_samples, "wb") as f:
-        done = 0
-        for it in range(1, args.train_iters + 1):
-            for micro in range(args.grad_accum):
-                for rank in range(world):
-                    for j in range(args.micro_batch):
-                        if done == n:
-                            return
-                        f.write(samples.get(sample_number(it, micro, rank, j, args, world)).astype("<i8").tobytes())
-                        done += 1
-        if done < n:
-            fail(f"--dump-samples {n}: the run reads only {args.train_iters * per_iter} samples")
+        for b in first_samples(args, samples, world, n):
+            f.write(b)
+
+
+# Global batches the check digests (as many as the sample digest a result records).
+DIGEST_BATCHES = 8
+
+
+def check_samples(args, world):
+    """The SHA-256 of the first DIGEST_BATCHES global batches the run's ranks will read, through the
+    trainer's own data path, as {"samples": n, "sha256": hex}; None when the dataset or the sample order
+    is not there yet (train:check before encoding)."""
+    import hashlib
+    gbs = global_batch(args, world)
+    base = os.path.join(args.order_dir, order_base(args.seed, args.seq_len, args.train_iters * gbs))
+    if not (os.path.isfile(args.data_prefix + ".idx") and os.path.isfile(base + "-shuffle_index.npy")):
+        return None
+    tokens, starts, lengths, _ = load_tokens(args.data_prefix)
+    samples = Samples(tokens, starts, lengths, args.order_dir, args.seed, args.seq_len, args.train_iters * gbs)
+    n = min(DIGEST_BATCHES * gbs, samples.count)
+    h = hashlib.sha256()
+    for b in first_samples(args, samples, world, n):
+        h.update(b)
+    return {"samples": n, "sha256": h.hexdigest()}
 
 
 def attention_mask(torch, t, window, device):
@@ -775,6 +803,9 @@ def check(torch, args):
     if unread:
         out["unread"] = unread
     print("preflight effective: " + json.dumps(out, sort_keys=True), flush=True)
+    digest = check_samples(args, world)
+    if digest:
+        print("preflight samples: " + json.dumps(digest, sort_keys=True), flush=True)
     params = sum(p.numel() for p in model.parameters())
     print(f"preflight ok: fsdp train.py built the decoder on the meta device ({params} parameters), AdamW over its"
           f" parameter groups and the learning rates of {args.train_iters} iterations for {world} data-parallel"
