@@ -154,3 +154,21 @@ users: [{name: u, user: {token: t}}]
 		})
 	}
 }
+
+// Whatever a job's log holds, following its preflight lines never panics, and a read-back is kept
+// only when it equals the workload.
+func FuzzPreflightLines(f *testing.F) {
+	full, err := json.Marshal(effective.Config{Hidden: 8})
+	require.NoError(f, err)
+	f.Add(effective.LinePrefix + string(full))
+	f.Add(effective.LinePrefix + `{"hidden":`)
+	f.Add(`preflight ran: {"torch": "2.6.0"}`)
+	f.Add("preflight failed: x")
+	f.Fuzz(func(t *testing.T, line string) {
+		p := newPreflightLines(spec.Launch{Framework: "fsdp", Workload: full}, func() {})
+		p.see(line)
+		if p.effective != nil && p.mismatch == nil {
+			assert.Equal(t, effective.Config{Hidden: 8}, *p.effective)
+		}
+	})
+}

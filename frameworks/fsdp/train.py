@@ -920,8 +920,8 @@ def main():
         f" | weight decay {args.weight_decay:g} on {len(named) - len(no_decay)} tensors, none on"
         f" {len(no_decay)} (biases, norms) | grad clip {CLIP_GRAD:g}")
     say(f"{PREFIX} lr schedule: linear warmup from 0 to {args.lr:g} over {args.warmup_steps} steps, cosine"
-        f" to min lr {args.min_lr:g} at step {args.train_iters}; iteration i trains with the rate after i - 1"
-        f" steps and logs the one after i, as Megatron")
+        f" to min lr {args.min_lr:g} at step {args.train_iters}; as in Megatron, step i trains with the rate"
+        f" after i - 1 steps and the log shows the one after i")
     say(f"{PREFIX} FLOPs per iteration: {flops:.6E} (Megatron num_floating_point_operations: causal"
         f" attention, GQA, SwiGLU, logit layer; throughput = FLOPs / time / world size)")
 
