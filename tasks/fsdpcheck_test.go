@@ -47,3 +47,15 @@ func TestTrainStopsWhenTheTrainerReadsOtherSamples(t *testing.T) {
 	assert.True(t, strings.Contains(err.Error(), "it would train on other token sequences"))
 	assert.Zero(t, ex.runs.Load(), "the training launch never starts")
 }
+
+// train:check cpu fsdp runs the trainer's own check on the host, before any data is encoded, and
+// compares its read-back with the workload field by field.
+func TestTrainCheckFSDPOnCPU(t *testing.T) {
+	if err := checkTorch(context.Background(), "/usr/bin/python3"); err != nil {
+		t.Skipf("skipping the fsdp check on the host: %v", err)
+	}
+	w, log := newWorkspace(t, "")
+	require.NoError(t, w.CheckTarget(context.Background(), "cpu", "fsdp", "mistral-proxy"))
+	assert.Contains(t, log.String(), "fsdp × mistral-proxy: preflight ok: fsdp train.py built the decoder on the meta device")
+	assert.Contains(t, log.String(), "  effective configuration equals the workload, field by field (40 fields)")
+}
