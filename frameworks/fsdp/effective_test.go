@@ -91,6 +91,7 @@ var cellVariants = []struct {
 	{"eps-wd-betas", func(r *spec.Request) {
 		r.Fair.AdamEps, r.Fair.WeightDecay, r.Fair.Beta1, r.Fair.Beta2, r.Fair.LR, r.Fair.MinLR = 1e-6, 0.05, 0.85, 0.99, 1e-4, 1e-6
 	}, ""},
+	{"no-weight-decay", func(r *spec.Request) { r.Fair.WeightDecay = 0 }, ""},
 	{"SL8192", func(r *spec.Request) { r.Fair.SL = 8192 }, ""}, // Mistral's 4096 window masks at 8192
 	{"two-nodes", func(r *spec.Request) { r.NNodes, r.Fair.DP = 2, 2*r.Fair.DP }, ""},
 }

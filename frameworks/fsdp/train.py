@@ -770,16 +770,19 @@ def check(torch, args):
         out["precision"] = run_precision(args, False)
     out["fp8_recipe"] = ""
 
-    # AdamW over the parameter groups training builds: which kinds of parameter it decays, and by how much.
-    opt, decayed, rates = decay_by_kind(torch, model, args)
+    # AdamW over the parameter groups training builds: the decay rate, and which kinds of parameter the
+    # groups decay (asked with a rate of 1 when the run's is 0, so the rule shows, as Megatron's
+    # wd_mult does).
+    opt, _, rates = decay_by_kind(torch, model, args)
+    rule = args if args.weight_decay else argparse.Namespace(**dict(vars(args), weight_decay=1.0))
+    _, decayed, rule_rates = decay_by_kind(torch, model, rule)
     if "bias" not in decayed:
         # The model has no bias: the rule is asked about the biases of the same decoder built with QKV bias.
-        probe = argparse.Namespace(**dict(vars(args), qkv_bias=True, layers=1))
-        _, probed, probe_rates = decay_by_kind(torch, build_model(torch, probe, device="meta")[0], probe)
+        probe = argparse.Namespace(**dict(vars(rule), qkv_bias=True, layers=1))
+        _, probed, _ = decay_by_kind(torch, build_model(torch, probe, device="meta")[0], probe)
         decayed["bias"] = probed["bias"]
-        rates |= probe_rates if True in probed["bias"] else set()
     split = sorted(k for k, v in decayed.items() if len(v) > 1)
-    if split or len(rates) > 1:
+    if split or len(rates) > 1 or len(rule_rates) > 1:
         unread.append(f"no_decay: weight decay splits parameter kind(s) {split} or differs ({sorted(rates)})")
     else:
         out["no_decay"] = sorted(k for k, v in decayed.items() if True not in v)
