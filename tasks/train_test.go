@@ -24,17 +24,23 @@ import (
 // scriptedExecutor stands in for a trainer: it prints Megatron-format
 // iteration lines (the format Rival's fsdp trainer prints) or fails.
 type scriptedExecutor struct {
-	steps int
-	exit  int
-	runs  atomic.Int64
-	block bool // wait for cancellation after the first line
-	last  spec.Launch
+	steps  int
+	exit   int
+	runs   atomic.Int64 // training launches
+	checks atomic.Int64 // preflights (fsdp's train.py --check), answered as passing without a read-back
+	block  bool         // wait for cancellation after the first line
+	last   spec.Launch
 }
 
 func (s *scriptedExecutor) Kind() ExecutorKind             { return "scripted" }
 func (s *scriptedExecutor) ImageDigest() string            { return "" }
 func (s *scriptedExecutor) Place(dirs []PathMap) []PathMap { return HostExecutor{}.Place(dirs) }
 func (s *scriptedExecutor) Run(ctx context.Context, l spec.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
+	if n := len(l.Command); n > 0 && l.Command[n-1] == "--check" {
+		s.checks.Add(1)
+		onLine("preflight ok: scripted")
+		return ExecInfo{}, nil
+	}
 	s.runs.Add(1)
 	s.last = l
 	onLine("number of parameters: 12345")
