@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/rivalbench/rival/frameworks/effective"
 	"github.com/rivalbench/rival/frameworks/spec"
 )
 
@@ -77,4 +78,7 @@ type ExecInfo struct {
 	// Ran is what the image held, read inside it by a Slurm job's preflight step ("key value, ...");
 	// one-host runs read it from RunPreflight before the launch.
 	Ran string
+	// Effective is the effective configuration a cluster job's preflight step read back in the image
+	// (already checked against the workload); one-host runs read it from RunPreflight.
+	Effective *effective.Config
 }

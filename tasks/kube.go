@@ -158,12 +158,17 @@ func (k *KubeExecutor) Run(ctx context.Context, launch spec.Launch, maps []PathM
 		grace = stopGrace
 	}
 	info := ExecInfo{ImageID: k.Image, KubeJob: k.ClusterName + "/" + job.Namespace + "/" + job.Name}
-	var pf preflightLines
-	final, err := k.Cluster.Run(ctx, svc, job, grace, func(l string) {
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
+	pf := newPreflightLines(launch, stop)
+	final, err := k.Cluster.Run(rctx, svc, job, grace, func(l string) {
 		pf.see(l)
 		onLine(l)
 	})
-	info.NodeList, info.ExitCode, info.Ran = final.Nodes, final.ExitCode, pf.ran
+	info.NodeList, info.ExitCode, info.Ran, info.Effective = final.Nodes, final.ExitCode, pf.ran, pf.effective
+	if pf.mismatch != nil {
+		return info, fmt.Errorf("preflight of Kubernetes job %s stopped the run (job deleted): %w", info.KubeJob, pf.mismatch)
+	}
 	if err != nil && pf.failed != "" {
 		return info, fmt.Errorf("preflight of Kubernetes job %s stopped the run before torchrun started: %s", info.KubeJob, pf.failed)
 	}

@@ -1,6 +1,9 @@
 package tasks
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 
 	"github.com/rivalbench/rival/gptorder"
@@ -54,4 +57,44 @@ func (r *trainRun) writeSampleOrder() (*result.SampleOrder, error) {
 		Order: "megatron-gptdataset", Seed: int64(f.Seed), SequenceLength: f.SL, Samples: o.NumSamples,
 		DigestSamples: n, BLAKE3: digest,
 	}, nil
+}
+
+// checkSamples compares a preflight's digest of the first samples its trainer's own data path reads
+// (nil: none reported) with the same samples of the order Rival wrote (Megatron's GPTDataset order):
+// a trainer that would read other token sequences stops before it trains.
+func (r *trainRun) checkSamples(got *PreflightSamples) error {
+	if got == nil {
+		return nil
+	}
+	f := fairFromConfig(r.cfg)
+	o := gptorder.Order{Seed: uint32(f.Seed), SeqLen: f.SL, NumSamples: int64(f.TrainIters) * int64(f.GBS), AddExtraToken: true}
+	x, err := gptorder.Read(r.cacheDir, o)
+	if err != nil {
+		return fmt.Errorf("train %s: sample order: %w", r.name, err)
+	}
+	if got.Samples > x.Samples() {
+		return fmt.Errorf("train %s: the preflight digested %d samples; the order holds %d", r.name, got.Samples, x.Samples())
+	}
+	ds, err := indexed.Open(r.absPrefix)
+	if err != nil {
+		return fmt.Errorf("train %s: sample order: %w", r.name, err)
+	}
+	defer ds.Close()
+	h := sha256.New()
+	var tok []int32
+	var buf []byte
+	for i := range got.Samples {
+		if tok, err = x.Tokens(ds, i, tok[:0]); err != nil {
+			return fmt.Errorf("train %s: %w", r.name, err)
+		}
+		buf = buf[:0]
+		for _, t := range tok {
+			buf = binary.LittleEndian.AppendUint64(buf, uint64(int64(t)))
+		}
+		h.Write(buf)
+	}
+	if want := hex.EncodeToString(h.Sum(nil)); got.SHA256 != want {
+		return fmt.Errorf("train %s: preflight: the trainer's first %d samples (sha256 %s) are not those of Megatron's order Rival wrote (sha256 %s): it would train on other token sequences", r.name, got.Samples, got.SHA256, want)
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rivalbench/rival/cache"
+	"github.com/rivalbench/rival/frameworks/effective"
 	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/slurm"
@@ -133,12 +134,17 @@ func (s *SlurmExecutor) Run(ctx context.Context, launch spec.Launch, maps []Path
 		return ExecInfo{}, err
 	}
 	fmt.Fprintf(os.Stderr, "slurm: submitted job %s (%s)\n", id, path)
-	var pf preflightLines
-	final, err := s.Cluster.Follow(ctx, id, job.LogPath, func(l string) {
+	fctx, stop := context.WithCancel(ctx)
+	defer stop()
+	pf := newPreflightLines(launch, stop)
+	final, err := s.Cluster.Follow(fctx, id, job.LogPath, func(l string) {
 		pf.see(l)
 		onLine(l)
 	})
-	info := ExecInfo{SlurmJobID: id, NodeList: final.Nodes, ExitCode: final.ExitCode, ImageID: s.ImageID, Ran: pf.ran}
+	info := ExecInfo{SlurmJobID: id, NodeList: final.Nodes, ExitCode: final.ExitCode, ImageID: s.ImageID, Ran: pf.ran, Effective: pf.effective}
+	if pf.mismatch != nil {
+		return info, fmt.Errorf("preflight of Slurm job %s stopped the run (job cancelled): %w (log: %s)", id, pf.mismatch, job.LogPath)
+	}
 	if pf.failed != "" && final.ExitCode != 0 {
 		return info, fmt.Errorf("preflight of Slurm job %s stopped the run before torchrun started: %s (log: %s)", id, pf.failed, job.LogPath)
 	}
@@ -198,9 +204,24 @@ func (w *Workspace) NewSlurmExecutor(cfg *Config, platform string, host hw.Host,
 	}, nil
 }
 
-// preflightLines keeps what a Slurm job's preflight step printed: its first failure and what it read
-// in the image ("preflight ran: {json}", described as on one host).
-type preflightLines struct{ failed, ran string }
+// preflightLines keeps what a cluster job's preflight step printed: its first failure, what it read
+// in the image ("preflight ran: {json}", described as on one host) and its read-back of the effective
+// configuration, checked against the launch's workload as on one host. A read-back that differs (or
+// cannot be read) calls stop, which ends the job: it must not train another workload.
+type preflightLines struct {
+	framework string
+	workload  []byte
+	stop      func()
+
+	failed, ran string
+	effective   *effective.Config
+	mismatch    error // the read-back differs from the workload, or does not parse
+}
+
+// newPreflightLines follows the preflight of launch; stop ends the job.
+func newPreflightLines(launch spec.Launch, stop func()) *preflightLines {
+	return &preflightLines{framework: launch.Framework, workload: launch.Workload, stop: stop}
+}
 
 func (p *preflightLines) see(l string) {
 	if msg, ok := strings.CutPrefix(l, "preflight failed: "); ok && p.failed == "" {
@@ -208,5 +229,11 @@ func (p *preflightLines) see(l string) {
 	}
 	if j, ok := strings.CutPrefix(l, "preflight ran: "); ok && p.ran == "" {
 		p.ran = describeRan(j)
+	}
+	if strings.HasPrefix(l, effective.LinePrefix) && p.effective == nil && p.mismatch == nil {
+		p.effective, p.mismatch = readEffective(p.framework, p.workload, l)
+		if p.mismatch != nil && p.stop != nil {
+			p.stop()
+		}
 	}
 }

@@ -53,6 +53,12 @@ func TestTrainThroughSlurm(t *testing.T) {
 	require.NotNil(t, r.Provenance.SlurmJobID, "the job id is in the provenance")
 	assert.NotEmpty(t, r.Provenance.NodeList)
 	assert.Len(t, r.LossValues, 6)
+	// The job's preflight step read back what the trainer builds, in the job's environment.
+	require.NotNil(t, r.EffectiveConfig, "a Slurm run records its effective configuration")
+	assert.Equal(t, 1e-5, r.EffectiveConfig.NormEps)
+	assert.Equal(t, 64, r.EffectiveConfig.SeqLen)
+	assert.Equal(t, []string{"bias", "norm"}, r.EffectiveConfig.NoDecay)
+	assert.Empty(t, r.EffectiveConfig.Unread)
 	script, err := os.ReadFile(filepath.Join(filepath.Dir(task.Outputs[0].Path), "runs", strings.TrimSuffix(filepath.Base(task.Outputs[0].Path), ".json"), SlurmScriptName))
 	require.NoError(t, err)
 	assert.Contains(t, string(script), "#SBATCH")

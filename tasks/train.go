@@ -285,6 +285,8 @@ func (r *trainRun) run(ctx context.Context, x *dag.Exec) error {
 	}
 	if rep, err := RunPreflight(ctx, in.Executor, name, r.launch, r.maps); err != nil {
 		return err
+	} else if err := r.checkSamples(rep.Samples); err != nil {
+		return err
 	} else if r.effective = rep.Effective; rep.Ran != "" && r.launch.RanFile == "" {
 		// (A launch with a RanFile records what ran itself, from the training processes.)
 		// What the image holds, read inside it, ahead of the pin the launch was built for.
@@ -317,6 +319,10 @@ func (r *trainRun) run(ctx context.Context, x *dag.Exec) error {
 			return fmt.Errorf("stopped after TRAIN_TIMEOUT=%s; log kept at %s", cfg.Get("TRAIN_TIMEOUT"), failedLog(logPath))
 		}
 		return fmt.Errorf("%w; log kept at %s", runErr, failedLog(logPath))
+	}
+	if r.effective == nil {
+		// Under Slurm and Kubernetes the preflight is the job's first step, in the image on the cluster.
+		r.effective = info.Effective
 	}
 	if info.Ran != "" && r.launch.RanFile == "" && !strings.Contains(r.launch.FrameworkVersion, "; built for ") {
 		// Under Slurm the preflight is the job's first step: what it read in the image.

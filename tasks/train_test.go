@@ -24,18 +24,24 @@ import (
 // scriptedExecutor stands in for a trainer: it prints Megatron-format
 // iteration lines (the format Rival's fsdp trainer prints) or fails.
 type scriptedExecutor struct {
-	steps int
-	exit  int
-	runs  atomic.Int64
-	block bool // wait for cancellation after the first line
-	last  spec.Launch
-	lines []string // printed before the steps
+	steps  int
+	exit   int
+	runs   atomic.Int64 // training launches
+	checks atomic.Int64 // preflights (fsdp's train.py --check), answered as passing without a read-back
+	block  bool         // wait for cancellation after the first line
+	last   spec.Launch
+	lines  []string // printed before the steps
 }
 
 func (s *scriptedExecutor) Kind() ExecutorKind             { return "scripted" }
 func (s *scriptedExecutor) ImageDigest() string            { return "" }
 func (s *scriptedExecutor) Place(dirs []PathMap) []PathMap { return HostExecutor{}.Place(dirs) }
 func (s *scriptedExecutor) Run(ctx context.Context, l spec.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
+	if n := len(l.Command); n > 0 && l.Command[n-1] == "--check" {
+		s.checks.Add(1)
+		onLine("preflight ok: scripted")
+		return ExecInfo{}, nil
+	}
 	s.runs.Add(1)
 	s.last = l
 	onLine("number of parameters: 12345")
@@ -248,6 +254,11 @@ func TestTrainFSDPOnCPU(t *testing.T) {
 	assert.Greater(t, r.PerformanceMetrics.TokensPerSecond, 0.0)
 	require.NotNil(t, r.SampleOrder, "train.py read the sample order Rival wrote")
 	assert.Equal(t, int64(12*in.Config.Int("GBS")), r.SampleOrder.Samples)
+	// The preflight (train.py --check on the host) read back what the trainer builds.
+	require.NotNil(t, r.EffectiveConfig, "an fsdp run records its effective configuration")
+	assert.Equal(t, 12, r.EffectiveConfig.TrainIters)
+	assert.Equal(t, 2, r.EffectiveConfig.LRWarmupIters)
+	assert.Empty(t, r.EffectiveConfig.Unread)
 	// The result says which path of the trainer ran, on which torch (docs/fsdp.md).
 	require.NotNil(t, r.Framework.Version)
 	assert.Regexp(t, `^rival frameworks/fsdp train\.py blake3:[0-9a-f]{64}; ran single on torch \d+\.\d+\S*, params fp32(, bf16 autocast)?, reduce none \(one process\), attention \S`, *r.Framework.Version)

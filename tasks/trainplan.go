@@ -191,6 +191,16 @@ type PreflightReport struct {
 	// Effective is what the framework built, read back from its own objects (nil when the
 	// framework's preflight does not report it).
 	Effective *effective.Config
+	// Samples is the digest of the first samples the framework's own data path will read
+	// ("preflight samples: {json}"; nil when the preflight does not report one).
+	Samples *PreflightSamples
+}
+
+// PreflightSamples is a preflight's SHA-256 over the first Samples samples its trainer reads, in
+// training order, each as sequence length + 1 little-endian int64 token ids.
+type PreflightSamples struct {
+	Samples int64  `json:"samples"`
+	SHA256  string `json:"sha256"`
 }
 
 // RunPreflight runs a launch's preflight (the framework's own argument parsing and config
@@ -211,6 +221,13 @@ func RunPreflight(ctx context.Context, ex Executor, name string, launch spec.Lau
 	info, err := pex.Run(ctx, *launch.Preflight, maps, func(l string) {
 		if strings.HasPrefix(l, effective.LinePrefix) {
 			eff = l // long: kept apart from the tail
+			return
+		}
+		if j, ok := strings.CutPrefix(l, "preflight samples: "); ok {
+			var s PreflightSamples
+			if json.Unmarshal([]byte(j), &s) == nil && s.Samples > 0 && s.SHA256 != "" {
+				rep.Samples = &s
+			}
 			return
 		}
 		if len(tail) == 40 {
@@ -238,22 +255,34 @@ func RunPreflight(ctx context.Context, ex Executor, name string, launch spec.Lau
 	}
 	rep.OK = last
 	if eff != "" {
-		got, _, err := effective.FromLines([]string{eff})
-		if err != nil {
+		got, err := readEffective(launch.Framework, launch.Workload, eff)
+		if got == nil {
 			return PreflightReport{}, fmt.Errorf("preflight of %s: %w", name, err)
 		}
-		rep.Effective = &got
-		if len(launch.Workload) > 0 {
-			want, err := effective.Parse(launch.Workload)
-			if err != nil {
-				return PreflightReport{}, fmt.Errorf("preflight of %s: the workload's configuration: %w", name, err)
-			}
-			if err := effective.CheckAgainst(launch.Framework, got, want); err != nil {
-				return rep, fmt.Errorf("preflight of %s stopped the run before it started: %w", name, err)
-			}
+		rep.Effective = got
+		if err != nil {
+			return rep, fmt.Errorf("preflight of %s stopped the run before it started: %w", name, err)
 		}
 	}
 	return rep, nil
+}
+
+// readEffective reads a preflight's "preflight effective: {json}" line and compares it with the
+// workload (the JSON of effective.Config the launch carries; none: no comparison). It returns the
+// read-back (nil when the line does not parse) and the difference as an *effective.Error.
+func readEffective(framework string, workload []byte, line string) (*effective.Config, error) {
+	got, _, err := effective.FromLines([]string{line})
+	if err != nil {
+		return nil, err
+	}
+	if len(workload) == 0 {
+		return &got, nil
+	}
+	want, err := effective.Parse(workload)
+	if err != nil {
+		return &got, fmt.Errorf("the workload's configuration: %w", err)
+	}
+	return &got, effective.CheckAgainst(framework, got, want)
 }
 
 // describeRan turns the preflight's JSON of what the image holds into "key value, ..." (sorted).
@@ -342,7 +371,7 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 		// The check runs in the image on this host, not as a job.
 		e, err := container.Connect(ctx)
 		if err != nil {
-			return fmt.Errorf("train:check: a Slurm setup is checked in the image on this host: %w", err)
+			return fmt.Errorf("train:check: a %s setup is checked in the image on this host: %w", clusterName(ex), err)
 		}
 		defer e.Close()
 		rec, _, err := w.EnsureImage(ctx, e, platform)
@@ -424,6 +453,14 @@ func writeLaunchFiles(maps []PathMap, l spec.Launch) error {
 // encodedModel is the model whose encoding a model trains on: a proxy (models names each
 // <base>-proxy) trains on its full model's encoding, made with the same tokenizer.
 func encodedModel(model string) string { return strings.TrimSuffix(model, "-proxy") }
+
+// clusterName names the cluster executor ex submits to, for messages: "Slurm" or "Kubernetes".
+func clusterName(ex Executor) string {
+	if _, ok := ex.(*KubeExecutor); ok {
+		return "Kubernetes"
+	}
+	return "Slurm"
+}
 
 func isSlurm(ex Executor) bool {
 	_, ok := ex.(*SlurmExecutor)

@@ -55,9 +55,15 @@ func Build(p spec.Plan) (spec.Launch, error) {
 	if err != nil {
 		return spec.Launch{}, err
 	}
+	check, err := CheckLaunch(cfg)
+	if err != nil {
+		return spec.Launch{}, err
+	}
 	return spec.Launch{
 		Framework: spec.FSDP, Command: fl.Command, Env: fl.Env, WorkDir: fl.WorkDir,
 		Files:             map[string][]byte{ScriptName: Script()},
 		EntryScriptDigest: ScriptDigest(), FrameworkVersion: Version(),
+		// The trainer's own read-back of what it builds, compared field by field with the workload.
+		Preflight: &spec.Launch{Framework: spec.FSDP, Command: check.Command, Env: check.Env, WorkDir: check.WorkDir},
 	}, nil
 }

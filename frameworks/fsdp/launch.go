@@ -168,6 +168,27 @@ func BuildLaunch(cfg Config) (Launch, error) {
 	return Launch{Command: cmd, Env: env, WorkDir: c.WorkDir}, nil
 }
 
+// CheckLaunch is the preflight of cfg's launch: the script with the run's own arguments and --check,
+// as one process with WORLD_SIZE set to the run's world. It builds the decoder on the meta device, AdamW
+// over the parameter groups training builds and the learning rates the training loop sets, prints the
+// effective configuration ("preflight effective: {json}", frameworks/effective) and "preflight ok: ...",
+// and needs neither GPUs nor the dataset.
+func CheckLaunch(cfg Config) (Launch, error) {
+	c, err := normalize(cfg)
+	if err != nil {
+		return Launch{}, err
+	}
+	cmd := append(append([]string{c.Python, c.ScriptPath}, scriptArgs(c)...), "--check")
+	env := map[string]string{
+		"PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": strconv.FormatInt(c.Seed, 10),
+		"WORLD_SIZE": strconv.Itoa(c.NProcPerNode * c.NNodes),
+	}
+	if c.Threads > 0 {
+		env["OMP_NUM_THREADS"] = strconv.Itoa(c.Threads)
+	}
+	return Launch{Command: cmd, Env: env, WorkDir: c.WorkDir}, nil
+}
+
 func scriptArgs(c Config) []string {
 	i := strconv.Itoa
 	// 12 significant digits: exact for any value a person writes, and LR/10 prints as 3e-05, not 2.9999999999999997e-05.

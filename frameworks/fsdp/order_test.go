@@ -1,10 +1,14 @@
 package fsdp
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rivalbench/rival/gptorder"
@@ -87,4 +91,76 @@ func scriptOnly(argv []string) []string {
 		}
 	}
 	return argv
+}
+
+// The check digests the first global batches through the trainer's own data path: SHA-256 over the
+// same bytes as gptorder's samples in Megatron's order, whatever the layout; a trainer that read
+// the ranks' samples in another order digests differently; without the order it reports none.
+func TestCheckDigestsTheSamplesItWillRead(t *testing.T) {
+	needTorch(t)
+	data := proxyDataset(t, 2048)
+	for _, tc := range []struct {
+		name          string
+		world, mbs    int
+		edit          [2]string
+		same, noOrder bool
+	}{
+		{name: "one process", world: 1, mbs: 4, same: true},
+		{name: "four ranks", world: 4, mbs: 1, same: true},
+		{name: "ranks read out of order", world: 4, mbs: 1,
+			edit: [2]string{"* args.micro_batch * world + rank * args.micro_batch + j", "* args.micro_batch * world + (world - 1 - rank) * args.micro_batch + j"}},
+		{name: "no sample order yet", world: 1, mbs: 4, noOrder: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := proxyConfig(t, data)
+			cfg.OrderDir = t.TempDir()
+			cfg.TrainIters, cfg.MicroBatch, cfg.GradAccum, cfg.NProcPerNode = 12, tc.mbs, 2, tc.world
+			if !tc.noOrder {
+				writeOrder(t, cfg)
+			}
+			if tc.edit[0] != "" {
+				script := string(Script())
+				require.Equal(t, 1, strings.Count(script, tc.edit[0]))
+				require.NoError(t, os.WriteFile(cfg.ScriptPath, []byte(strings.Replace(script, tc.edit[0], tc.edit[1], 1)), 0o644))
+			}
+			l, err := CheckLaunch(cfg)
+			require.NoError(t, err)
+			stdout, stderr, code := run(t, l)
+			require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+			var got struct {
+				Samples int64  `json:"samples"`
+				SHA256  string `json:"sha256"`
+			}
+			line := ""
+			for _, l := range strings.Split(stdout, "\n") {
+				if j, ok := strings.CutPrefix(l, "preflight samples: "); ok {
+					line = j
+				}
+			}
+			if tc.noOrder {
+				assert.Empty(t, line, "no digest without the order")
+				return
+			}
+			require.NotEmpty(t, line, stdout)
+			require.NoError(t, json.Unmarshal([]byte(line), &got))
+			gbs := tc.mbs * 2 * tc.world
+			require.Equal(t, int64(8*gbs), got.Samples, "eight global batches")
+			x, ds := orderFor(t, cfg)
+			h := sha256.New()
+			var tok []int32
+			for i := range got.Samples {
+				tok, err = x.Tokens(ds, i, tok[:0])
+				require.NoError(t, err)
+				for _, v := range tok {
+					require.NoError(t, binary.Write(h, binary.LittleEndian, int64(v)))
+				}
+			}
+			want := hex.EncodeToString(h.Sum(nil))
+			if tc.same {
+				assert.Equal(t, want, got.SHA256)
+			} else {
+				assert.NotEqual(t, want, got.SHA256)
+			}
+		})
+	}
 }

@@ -48,6 +48,9 @@ def parse_args(argv=None):
     a("--dump-samples", default=None, metavar="FILE",
       help="write the first --dump-count samples the ranks will read, in global order, as int64 to FILE and exit")
     a("--dump-count", type=int, default=0)
+    a("--check", action="store_true",
+      help="with the run's own arguments: build the model on the meta device, its optimizer and LR schedule as"
+           " training does, print the effective configuration (\"preflight effective: {json}\") and exit")
     a("--dump-world", type=int, default=1, help="the data-parallel world size the dump is for")
     a("--layers", type=int, required=True)
     a("--hidden", type=int, required=True)
@@ -225,22 +228,50 @@ def sample_number(it, micro, rank, j, args, world):
     return ((it - 1) * args.grad_accum + micro) * args.micro_batch * world + rank * args.micro_batch + j
 
 
+def first_samples(args, samples, world, n):
+    """The first n samples the ranks of a world of `world` read, in global order (iteration, micro step,
+    rank, then place in the micro batch), each as little-endian int64 bytes."""
+    done = 0
+    for it in range(1, args.train_iters + 1):
+        for micro in range(args.grad_accum):
+            for rank in range(world):
+                for j in range(args.micro_batch):
+                    if done == n:
+                        return
+                    yield samples.get(sample_number(it, micro, rank, j, args, world)).astype("<i8").tobytes()
+                    done += 1
+    if done < n:
+        fail(f"{n} samples asked: the run reads only {args.train_iters * global_batch(args, world)} samples")
+
+
 def dump_samples(args, samples, world, n):
     """Writes the first n samples the ranks of a world of `world` would read, in global order, as
     little-endian int64 to args.dump_samples (Rival digests them with BLAKE3)."""
-    per_iter = args.micro_batch * args.grad_accum * world
     with open(args.dump_samples, "wb") as f:
-        done = 0
-        for it in range(1, args.train_iters + 1):
-            for micro in range(args.grad_accum):
-                for rank in range(world):
-                    for j in range(args.micro_batch):
-                        if done == n:
-                            return
-                        f.write(samples.get(sample_number(it, micro, rank, j, args, world)).astype("<i8").tobytes())
-                        done += 1
-        if done < n:
-            fail(f"--dump-samples {n}: the run reads only {args.train_iters * per_iter} samples")
+        for b in first_samples(args, samples, world, n):
+            f.write(b)
+
+
+# Global batches the check digests (as many as the sample digest a result records).
+DIGEST_BATCHES = 8
+
+
+def check_samples(args, world):
+    """The SHA-256 of the first DIGEST_BATCHES global batches the run's ranks will read, through the
+    trainer's own data path, as {"samples": n, "sha256": hex}; None when the dataset or the sample order
+    is not there yet (train:check before encoding)."""
+    import hashlib
+    gbs = global_batch(args, world)
+    base = os.path.join(args.order_dir, order_base(args.seed, args.seq_len, args.train_iters * gbs))
+    if not (os.path.isfile(args.data_prefix + ".idx") and os.path.isfile(base + "-shuffle_index.npy")):
+        return None
+    tokens, starts, lengths, _ = load_tokens(args.data_prefix)
+    samples = Samples(tokens, starts, lengths, args.order_dir, args.seed, args.seq_len, args.train_iters * gbs)
+    n = min(DIGEST_BATCHES * gbs, samples.count)
+    h = hashlib.sha256()
+    for b in first_samples(args, samples, world, n):
+        h.update(b)
+    return {"samples": n, "sha256": h.hexdigest()}
 
 
 def attention_mask(torch, t, window, device):
@@ -256,18 +287,27 @@ def attention_mask(torch, t, window, device):
     return masked
 
 
-def build_model(torch, args):
+def window_at(args, t):
+    """The sliding window the decoder applies to t positions: --window when it masks anything there
+    (a query sees itself and `window` keys back, so t - 1 > window), else 0 (full causal attention)."""
+    return args.window if 0 < args.window < t - 1 else 0
+
+
+def build_model(torch, args, device=None):
+    """The decoder and its block class. device: where the weights are made (None: torch's default, or
+    the device context training opens); "meta" builds the shapes without memory (--check)."""
     nn, F = torch.nn, torch.nn.functional
     head_dim = args.hidden // args.heads
 
     class RMSNorm(nn.Module):
         def __init__(self):
             super().__init__()
-            self.weight = nn.Parameter(torch.ones(args.hidden))
+            self.eps = args.norm_eps
+            self.weight = nn.Parameter(torch.ones(args.hidden, device=device))
 
         def forward(self, x):
             xf = x.float()
-            return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + args.norm_eps)).type_as(x) * self.weight
+            return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)).type_as(x) * self.weight
 
     def rotate(x, cos, sin):
         x1, x2 = x.chunk(2, dim=-1)
@@ -276,16 +316,18 @@ def build_model(torch, args):
     class Attention(nn.Module):
         def __init__(self):
             super().__init__()
-            self.q = nn.Linear(args.hidden, args.heads * head_dim, bias=args.qkv_bias)
-            self.k = nn.Linear(args.hidden, args.kv_heads * head_dim, bias=args.qkv_bias)
-            self.v = nn.Linear(args.hidden, args.kv_heads * head_dim, bias=args.qkv_bias)
-            self.o = nn.Linear(args.heads * head_dim, args.hidden, bias=False)
+            self.heads, self.kv_heads = args.heads, args.kv_heads
+            self.q = nn.Linear(args.hidden, args.heads * head_dim, bias=args.qkv_bias, device=device)
+            self.k = nn.Linear(args.hidden, args.kv_heads * head_dim, bias=args.qkv_bias, device=device)
+            self.v = nn.Linear(args.hidden, args.kv_heads * head_dim, bias=args.qkv_bias, device=device)
+            self.o = nn.Linear(args.heads * head_dim, args.hidden, bias=False, device=device)
 
         def forward(self, x, cos, sin, mask):
             b, t, _ = x.shape
-            q = self.q(x).view(b, t, args.heads, head_dim).transpose(1, 2)
-            k = self.k(x).view(b, t, args.kv_heads, head_dim).transpose(1, 2)
-            v = self.v(x).view(b, t, args.kv_heads, head_dim).transpose(1, 2)
+            heads, kv_heads = self.heads, self.kv_heads
+            q = self.q(x).view(b, t, heads, head_dim).transpose(1, 2)
+            k = self.k(x).view(b, t, kv_heads, head_dim).transpose(1, 2)
+            v = self.v(x).view(b, t, kv_heads, head_dim).transpose(1, 2)
             cos, sin = cos.to(q.dtype), sin.to(q.dtype)
             q, k = rotate(q, cos, sin), rotate(k, cos, sin)
             # SDPA takes a mask only for a sliding window (True: attend); else its causal kernel.
@@ -293,25 +335,25 @@ def build_model(torch, args):
             if args.gqa_native:
                 y = F.scaled_dot_product_attention(q, k, v, enable_gqa=True, **sdpa)
             elif args.attention == "sdpa":
-                if args.kv_heads != args.heads:
-                    k = k.repeat_interleave(args.heads // args.kv_heads, dim=1)
-                    v = v.repeat_interleave(args.heads // args.kv_heads, dim=1)
+                if kv_heads != heads:
+                    k = k.repeat_interleave(heads // kv_heads, dim=1)
+                    v = v.repeat_interleave(heads // kv_heads, dim=1)
                 y = F.scaled_dot_product_attention(q, k, v, **sdpa)
             else:
-                if args.kv_heads != args.heads:
-                    k = k.repeat_interleave(args.heads // args.kv_heads, dim=1)
-                    v = v.repeat_interleave(args.heads // args.kv_heads, dim=1)
+                if kv_heads != heads:
+                    k = k.repeat_interleave(heads // kv_heads, dim=1)
+                    v = v.repeat_interleave(heads // kv_heads, dim=1)
                 scores = (q @ k.transpose(-2, -1)).float() * head_dim ** -0.5
                 y = torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1).to(v.dtype) @ v
-            return self.o(y.transpose(1, 2).reshape(b, t, args.heads * head_dim))
+            return self.o(y.transpose(1, 2).reshape(b, t, heads * head_dim))
 
     class Block(nn.Module):
         def __init__(self):
             super().__init__()
             self.attn_norm, self.attn, self.mlp_norm = RMSNorm(), Attention(), RMSNorm()
-            self.gate = nn.Linear(args.hidden, args.ffn, bias=False)
-            self.up = nn.Linear(args.hidden, args.ffn, bias=False)
-            self.down = nn.Linear(args.ffn, args.hidden, bias=False)
+            self.gate = nn.Linear(args.hidden, args.ffn, bias=False, device=device)
+            self.up = nn.Linear(args.hidden, args.ffn, bias=False, device=device)
+            self.down = nn.Linear(args.ffn, args.hidden, bias=False, device=device)
 
         def forward(self, x, cos, sin, mask):
             x = x + self.attn(self.attn_norm(x), cos, sin, mask)
@@ -321,14 +363,15 @@ def build_model(torch, args):
     class Decoder(nn.Module):
         def __init__(self):
             super().__init__()
-            self.embed = nn.Embedding(args.vocab, args.hidden)
+            self.embed = nn.Embedding(args.vocab, args.hidden, device=device)
             self.blocks = nn.ModuleList(Block() for _ in range(args.layers))
             self.norm = RMSNorm()
-            self.head = nn.Linear(args.hidden, args.vocab, bias=False)
+            self.head = nn.Linear(args.hidden, args.vocab, bias=False, device=device)
             if args.tie_embeddings:
                 self.head.weight = self.embed.weight
-            inv = 1.0 / args.rope_theta ** (torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
-            angles = torch.outer(torch.arange(args.seq_len, dtype=torch.float64), inv)
+            self.rope_theta = args.rope_theta
+            inv = 1.0 / self.rope_theta ** (torch.arange(0, head_dim, 2, dtype=torch.float64, device=device) / head_dim)
+            angles = torch.outer(torch.arange(args.seq_len, dtype=torch.float64, device=device), inv)
             angles = torch.cat((angles, angles), dim=-1)
             self.register_buffer("cos", angles.cos().float(), persistent=False)
             self.register_buffer("sin", angles.sin().float(), persistent=False)
@@ -347,8 +390,8 @@ def build_model(torch, args):
             t = tokens.shape[1]
             x = self.embed(tokens)
             # Built per call, not a buffer: gloo (CPU) cannot broadcast bool tensors when DDP syncs buffers.
-            windowed = 0 < args.window < t - 1
-            mask = None if args.attention == "sdpa" and not windowed else attention_mask(torch, t, args.window, x.device)
+            window = window_at(args, t)
+            mask = None if args.attention == "sdpa" and not window else attention_mask(torch, t, window, x.device)
             for block in self.blocks:
                 x = block(x, self.cos[:t], self.sin[:t], mask)
             return self.head(self.norm(x))
@@ -497,13 +540,49 @@ def flops_per_iteration(args, batch):
     return 12 * batch * s * n * h * h * (attention + mlp + logit)
 
 
-def lr_at(args, it):
-    """Linear warmup from lr/warmup at iteration 1 to lr at iteration warmup, then cosine to min_lr at train_iters."""
-    if it <= args.warmup_steps:
-        return args.lr * it / args.warmup_steps
-    span = args.train_iters - args.warmup_steps
-    ratio = (it - args.warmup_steps) / span if span else 1.0
+def lr_at(args, steps):
+    """The learning rate after `steps` optimizer steps, as Megatron's OptimizerParamScheduler.get_lr with
+    --lr-decay-style cosine and --lr-decay-iters train_iters: linear warmup from 0 to lr over warmup_steps,
+    then cosine to min_lr at train_iters, min_lr after."""
+    if args.warmup_steps > 0 and steps <= args.warmup_steps:
+        return args.lr * steps / args.warmup_steps
+    if steps >= args.train_iters:
+        return args.min_lr
+    ratio = (steps - args.warmup_steps) / (args.train_iters - args.warmup_steps)
     return args.min_lr + (args.lr - args.min_lr) * 0.5 * (1 + math.cos(math.pi * ratio))
+
+
+def step_lr(args, it):
+    """The learning rate iteration `it` (from 1) updates the weights with. Megatron's scheduler steps after
+    the optimizer, so iteration it trains with the rate after it - 1 steps (0 at iteration 1 with warmup)
+    and logs the one after it steps, lr_at(args, it)."""
+    return lr_at(args, it - 1)
+
+
+# The gradient norm clip (Megatron's --clip-grad, which every Rival launch sets to 1.0).
+CLIP_GRAD = 1.0
+
+
+def global_batch(args, world):
+    """Samples per iteration over all data-parallel ranks."""
+    return args.micro_batch * args.grad_accum * world
+
+
+def run_precision(args, cuda):
+    """The precision the run trains in: --precision, or for auto bf16 on GPUs and fp32 on the CPU."""
+    return args.precision if args.precision != "auto" else ("bf16" if cuda else "fp32")
+
+
+def no_decay_names(model):
+    """Megatron's rule: no weight decay on biases and norm weights. Decided by name on the bare model,
+    before wrapping, because FSDP flattens sharded parameters to 1-D."""
+    return {n for n, _ in model.named_parameters() if n.endswith(("norm.weight", ".bias"))}
+
+
+def param_groups(named, no_decay, args):
+    """AdamW's parameter groups: weight decay on every parameter but those named in no_decay."""
+    return [{"params": [p for n, p in named if n not in no_decay], "weight_decay": args.weight_decay},
+            {"params": [p for n, p in named if n in no_decay], "weight_decay": 0.0}]
 
 
 def spawn(n):
@@ -554,8 +633,193 @@ def spawn(n):
     return code
 
 
+INIT_FUNCTIONS = ("normal_", "trunc_normal_", "uniform_", "zeros_", "ones_", "constant_", "kaiming_uniform_",
+                  "kaiming_normal_", "xavier_uniform_", "xavier_normal_", "orthogonal_")
+
+
+def build_recording_init(torch, args):
+    """build_model on the meta device, recording the last torch.nn.init call on each parameter (the
+    init the weights would end with): {id(parameter): (function, std or None)}."""
+    init, last, saved = torch.nn.init, {}, {}
+
+    def recorder(name, f):
+        def call(tensor, *a, **kw):
+            std = None
+            if name in ("normal_", "trunc_normal_"):
+                std = float(kw.get("std", a[1] if len(a) > 1 else 1.0))
+            elif name in ("zeros_", "ones_"):
+                std = 0.0
+            last[id(tensor)] = (name, std)
+            return f(tensor, *a, **kw)
+        return call
+    for name in INIT_FUNCTIONS:
+        if hasattr(init, name):
+            saved[name] = getattr(init, name)
+            setattr(init, name, recorder(name, saved[name]))
+    try:
+        model, _ = build_model(torch, args, device="meta")
+    finally:
+        for name, f in saved.items():
+            setattr(init, name, f)
+    return model, last
+
+
+def schedule_of(lrs, tol=1e-9):
+    """Megatron's terms for a schedule given as the rate after n steps (n = 0, 1, ...): peak lr, min lr,
+    warmup steps (linear from 0), decay style and the step at which the decay reaches min lr. None where
+    the rates fit no warmup-then-decay schedule."""
+    def near(a, b):
+        return abs(a - b) <= tol * max(abs(a), abs(b), 1e-30)
+    peak, floor = max(lrs), lrs[-1]
+    warmup = next(n for n, v in enumerate(lrs) if near(v, peak))
+    if any(not near(lrs[n], peak * n / warmup) for n in range(warmup)):
+        return None
+    end = next((n for n in range(warmup, len(lrs)) if near(lrs[n], floor)), None)
+    if end is None or any(not near(v, floor) for v in lrs[end:]):
+        return None
+    style = "constant" if near(peak, floor) else None
+    for name, coeff in (("cosine", lambda r: 0.5 * (1 + math.cos(math.pi * r))), ("linear", lambda r: 1 - r)):
+        if style is None and all(near(lrs[n], floor + (peak - floor) * coeff((n - warmup) / (end - warmup)))
+                                 for n in range(warmup, end + 1)):
+            style = name
+    if style is None:
+        return None
+    return {"lr": peak, "min_lr": floor, "lr_warmup_iters": warmup, "lr_decay_style": style, "lr_decay_iters": end}
+
+
+def decay_by_kind(torch, model, args):
+    """AdamW over the parameter groups training builds for model, and for each kind of parameter (by its
+    module: embedding, norm, linear, bias, output) whether its groups decay it; plus the decay rates."""
+    nn, kinds = torch.nn, {}
+    for m in model.modules():
+        if isinstance(m, nn.Embedding):
+            kinds[id(m.weight)] = "embedding"
+        elif type(m).__name__ == "RMSNorm":
+            kinds[id(m.weight)] = "norm"
+        elif isinstance(m, nn.Linear):
+            if m.bias is not None:
+                kinds[id(m.bias)] = "bias"
+            if id(m.weight) not in kinds:  # a tied output layer's weight is the embedding
+                kinds[id(m.weight)] = "output" if m is model.head else "linear"
+    opt, _ = adamw(torch, param_groups(list(model.named_parameters()), no_decay_names(model), args), args)
+    decayed, rates = {}, set()
+    for group in opt.param_groups:
+        for p in group["params"]:
+            decayed.setdefault(kinds.get(id(p), "unknown"), set()).add(group["weight_decay"] != 0)
+            if group["weight_decay"] != 0:
+                rates.add(float(group["weight_decay"]))
+    return opt, decayed, rates
+
+
+def check(torch, args):
+    """--check: the effective configuration of this launch, read back from what the trainer builds: the
+    decoder (on the meta device: shapes and init calls, no memory), AdamW over the parameter groups
+    training builds, and the learning rates the training loop sets. Prints "preflight effective: {json}"
+    (frameworks/effective's fields) and "preflight ok: ..."."""
+    import json
+    nn = torch.nn
+    world = int(os.environ.get("WORLD_SIZE", str(args.nproc_per_node)))
+    model, inits = build_recording_init(torch, args)
+    out, unread = {}, []
+    blocks = list(model.blocks)
+    attn0 = blocks[0].attn
+    head_dim = attn0.q.out_features // attn0.heads
+    out.update(hidden=model.embed.embedding_dim, layers=len(blocks), heads=attn0.heads,
+               kv_heads=attn0.k.out_features // head_dim, ffn=blocks[0].gate.out_features,
+               vocab=model.embed.num_embeddings)
+    if model.head.out_features != model.embed.num_embeddings:
+        unread.append(f"vocab: the output layer has {model.head.out_features} rows, the embedding {model.embed.num_embeddings}")
+    out["activation"] = "swiglu" if all(hasattr(b, "gate") and hasattr(b, "up") for b in blocks) else "unknown"
+    norms = [m for m in model.modules() if type(m).__name__ == "RMSNorm"]
+    out["norm"] = "RMSNorm"
+    eps = {m.eps for m in norms}
+    if len(eps) == 1:
+        out["norm_eps"] = float(eps.pop())
+    else:
+        unread.append(f"norm_eps: the norms use {sorted(eps)}")
+    out["rope_theta"] = float(model.rope_theta)
+    out["rope_scaling"] = 1.0  # the decoder's rotary angles are position x theta^(-2i/d), unscaled
+    out["window"] = window_at(args, args.seq_len)
+    linears = [m for m in model.modules() if isinstance(m, nn.Linear)]
+    qkv = [l for b in blocks for l in (b.attn.q, b.attn.k, b.attn.v)]
+    out["qkv_bias"] = all(l.bias is not None for l in qkv)
+    if any(l.bias is not None for l in qkv) != out["qkv_bias"]:
+        unread.append("qkv_bias: some query/key/value projections have a bias, others not")
+    out["linear_bias"] = any(l.bias is not None for l in linears if l not in qkv)
+    out["tied_embeddings"] = model.head.weight is model.embed.weight
+
+    def std(params, field):
+        got = {inits.get(id(p), ("none", None)) for p in params}
+        if len(got) == 1 and next(iter(got))[0] in ("normal_", "trunc_normal_"):
+            out[field] = next(iter(got))[1]
+        else:
+            unread.append(f"{field}: the weights' last init calls are {sorted(str(g) for g in got)}")
+    std([l.weight for b in blocks for l in (b.attn.q, b.attn.k, b.attn.v, b.gate, b.up)], "init_std")
+    std([model.embed.weight], "embedding_init_std")
+    std([l.weight for b in blocks for l in (b.attn.o, b.down)], "residual_init_std")
+    std([model.head.weight], "output_init_std")
+    dropouts = [m for m in model.modules() if isinstance(m, nn.modules.dropout._DropoutNd)]
+    if dropouts:
+        unread.append(f"hidden_dropout: the decoder holds {len(dropouts)} dropout module(s)")
+    else:
+        out["hidden_dropout"] = 0.0
+    out["attention_dropout"] = 0.0  # scaled_dot_product_attention and the manual path run without dropout
+    if args.precision == "auto":
+        unread.append("precision: --precision auto resolves on the run's device (bf16 on GPUs, fp32 on the CPU)")
+    else:
+        out["precision"] = run_precision(args, False)
+    out["fp8_recipe"] = ""
+
+    # AdamW over the parameter groups training builds: the decay rate, and which kinds of parameter the
+    # groups decay (asked with a rate of 1 when the run's is 0, so the rule shows, as Megatron's
+    # wd_mult does).
+    opt, _, rates = decay_by_kind(torch, model, args)
+    rule = args if args.weight_decay else argparse.Namespace(**dict(vars(args), weight_decay=1.0))
+    _, decayed, rule_rates = decay_by_kind(torch, model, rule)
+    if "bias" not in decayed:
+        # The model has no bias: the rule is asked about the biases of the same decoder built with QKV bias.
+        probe = argparse.Namespace(**dict(vars(rule), qkv_bias=True, layers=1))
+        _, probed, _ = decay_by_kind(torch, build_model(torch, probe, device="meta")[0], probe)
+        decayed["bias"] = probed["bias"]
+    split = sorted(k for k, v in decayed.items() if len(v) > 1)
+    if split or len(rates) > 1 or len(rule_rates) > 1:
+        unread.append(f"no_decay: weight decay splits parameter kind(s) {split} or differs ({sorted(rates)})")
+    else:
+        out["no_decay"] = sorted(k for k, v in decayed.items() if True not in v)
+    out["weight_decay"] = rates.pop() if len(rates) == 1 else 0.0
+    beta1, beta2 = opt.defaults["betas"]
+    out.update(adam_beta1=float(beta1), adam_beta2=float(beta2), adam_eps=float(opt.defaults["eps"]))
+
+    # The schedule: the rates the training loop sets, iteration by iteration and past the end, read in
+    # Megatron's terms (the rate after n optimizer steps trains iteration n + 1).
+    rates = [step_lr(args, it) for it in range(1, 2 * args.train_iters + 3)]
+    sched = schedule_of(rates)
+    if sched is None:
+        unread.append("lr: the rates the training loop sets for iterations 1, 2, 3 (%s) fit no schedule of linear"
+                      " warmup from 0 then decay" % ", ".join("%g" % r for r in rates[:3]))
+    else:
+        out.update(sched)
+    out["clip_grad"] = CLIP_GRAD
+    out.update(gbs=global_batch(args, world), mbs=args.micro_batch, seq_len=args.seq_len,
+               eod_mask_loss=False,  # the loss is cross entropy over every next token: the trainer knows no EOD
+               train_iters=args.train_iters, seed=args.seed)
+    if unread:
+        out["unread"] = unread
+    print("preflight effective: " + json.dumps(out, sort_keys=True), flush=True)
+    digest = check_samples(args, world)
+    if digest:
+        print("preflight samples: " + json.dumps(digest, sort_keys=True), flush=True)
+    params = sum(p.numel() for p in model.parameters())
+    print(f"preflight ok: fsdp train.py built the decoder on the meta device ({params} parameters), AdamW over its"
+          f" parameter groups and the learning rates of {args.train_iters} iterations for {world} data-parallel"
+          f" rank(s) (torch {torch.__version__})", flush=True)
+
+
 def main():
     args = parse_args()
+    if args.check:
+        check(import_torch(args), args)
+        return
     if args.dump_samples:
         # The data path alone (numpy, no torch): what the ranks of a --dump-world run would read.
         tokens, starts, lengths, _ = load_tokens(args.data_prefix)
@@ -595,18 +859,16 @@ def main():
     if top >= args.vocab or int(tokens.min()) < 0:
         fail(f"{args.data_prefix}: token ids span [{int(tokens.min())}, {top}] but --vocab is {args.vocab}; "
              f"give the tokenizer's vocabulary size (with added tokens)")
-    gbs = args.micro_batch * args.grad_accum * world
+    gbs = global_batch(args, world)
     samples = Samples(tokens, starts, lengths, args.order_dir, args.seed, args.seq_len, args.train_iters * gbs)
 
-    precision = args.precision if args.precision != "auto" else ("bf16" if cuda else "fp32")
+    precision = run_precision(args, cuda)
     # On GPUs, build the weights there (torch >= 2.0): an 8B model in fp32 per rank would not fit host memory.
     with device if cuda and hasattr(device, "__enter__") else contextlib.nullcontext():
         model, Block = build_model(torch, args)
     params = sum(p.numel() for p in model.parameters())
     model.to(device)
-    # Megatron's rule: no weight decay on biases and norm weights. Decided by name, before wrapping,
-    # because FSDP flattens sharded parameters to 1-D.
-    no_decay = {n for n, _ in model.named_parameters() if n.endswith(("norm.weight", ".bias"))}
+    no_decay = no_decay_names(model)
     model, run = wrap(torch, model, Block, args, world, device, precision)
 
     def bare(name):  # the name without the wrappers' prefixes
@@ -614,9 +876,7 @@ def main():
         return name[len("module."):] if name.startswith("module.") else name
     named = [(bare(n), p) for n, p in model.named_parameters()]
     assert {n for n, _ in named} >= no_decay, "parameter names changed under the wrapper"
-    groups = [{"params": [p for n, p in named if n not in no_decay], "weight_decay": args.weight_decay},
-              {"params": [p for n, p in named if n in no_decay], "weight_decay": 0.0}]
-    opt, run["optimizer"] = adamw(torch, groups, args)
+    opt, run["optimizer"] = adamw(torch, param_groups(named, no_decay, args), args)
     run["attention"] = attention_kernel(torch, args, device, torch.bfloat16 if precision == "bf16" else torch.float32)
     if run["path"] == "fsdp2":
         run["sharding"] = fsdp2_sharding(torch, model, world)
@@ -643,7 +903,7 @@ def main():
         "micro_batch_size": args.micro_batch, "global_batch_size": gbs, "train_iters": args.train_iters,
         "lr": args.lr, "min_lr": args.min_lr, "lr_decay_style": "cosine", "lr_warmup_iters": args.warmup_steps,
         "weight_decay": args.weight_decay, "adam_beta1": args.beta1, "adam_beta2": args.beta2, "adam_eps": args.adam_eps,
-        "clip_grad": 1.0, "seed": args.seed, "bf16": precision == "bf16", "log_interval": args.log_interval,
+        "clip_grad": CLIP_GRAD, "seed": args.seed, "bf16": precision == "bf16", "log_interval": args.log_interval,
         "world_size": world, "data_parallel_size": world, "tensor_model_parallel_size": 1,
         "pipeline_model_parallel_size": 1, "context_parallel_size": 1, "data_path": args.data_prefix,
         # What ran, for the result (docs/fsdp.md): read back by frameworks/fsdp.RuntimeFromArgs.
@@ -661,9 +921,10 @@ def main():
     say(f"{PREFIX} precision: {precision} | attention: {run['attention']} | compile: {args.compile}")
     say(f"{PREFIX} optimizer: AdamW ({run['optimizer']}) lr {args.lr:g} betas ({args.beta1:g}, {args.beta2:g}) eps {args.adam_eps:g}"
         f" | weight decay {args.weight_decay:g} on {len(named) - len(no_decay)} tensors, none on"
-        f" {len(no_decay)} (biases, norms) | grad clip 1.0")
-    say(f"{PREFIX} lr schedule: linear warmup to {args.lr:g} over {args.warmup_steps} steps, cosine"
-        f" to min lr {args.min_lr:g} at step {args.train_iters}")
+        f" {len(no_decay)} (biases, norms) | grad clip {CLIP_GRAD:g}")
+    say(f"{PREFIX} lr schedule: linear warmup from 0 to {args.lr:g} over {args.warmup_steps} steps, cosine"
+        f" to min lr {args.min_lr:g} at step {args.train_iters}; as in Megatron, step i trains with the rate"
+        f" after i - 1 steps and the log shows the one after i")
     say(f"{PREFIX} FLOPs per iteration: {flops:.6E} (Megatron num_floating_point_operations: causal"
         f" attention, GQA, SwiGLU, logit layer; throughput = FLOPs / time / world size)")
 
@@ -687,9 +948,9 @@ def main():
         hook = model.module.blocks[0].attn.q.register_forward_hook(observe)
     for it in range(1, args.train_iters + 1):
         start = time.perf_counter()
-        lr = lr_at(args, it)
         for group in opt.param_groups:
-            group["lr"] = lr
+            group["lr"] = step_lr(args, it)
+        lr = lr_at(args, it)  # what Megatron logs for the iteration: its scheduler's rate after the step
         loss_sum = torch.zeros((), device=device)
         for micro in range(args.grad_accum):
             # Global sample number: iteration, micro step, then rank, so any world size sees the same stream.
@@ -702,9 +963,9 @@ def main():
             (loss / args.grad_accum).backward()
             loss_sum += loss.detach()
         if run["path"] == "fsdp1":
-            grad_norm = model.clip_grad_norm_(1.0)  # the norm over all flat shards
+            grad_norm = model.clip_grad_norm_(CLIP_GRAD)  # the norm over all flat shards
         else:
-            grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), CLIP_GRAD)
         if hasattr(grad_norm, "full_tensor"):  # fsdp2: a DTensor over the shards' partial norms
             grad_norm = grad_norm.full_tensor()
         grad_norm = float(grad_norm)
