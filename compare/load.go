@@ -535,7 +535,7 @@ func upgradeOld(base string, data []byte) (*result.Result, []string, string, err
 		pm.MeasuredSteps = len(times)
 		pm.MedianStepTimeSeconds = percentile(times, 0.5)
 		pm.P10StepTimeSeconds, pm.P90StepTimeSeconds = percentile(times, 0.1), percentile(times, 0.9)
-		pm.StdStepTimeSeconds = sampleSD(times, mean(times))
+		pm.StdStepTimeSeconds = sampleSD(times)
 		if pm.AvgStepTimeSeconds == 0 {
 			pm.AvgStepTimeSeconds = mean(times)
 		}
