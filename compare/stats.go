@@ -220,3 +220,5 @@ func (s Summary) CV() float64 {
 	}
 	return s.SD / math.Abs(s.Mean)
 }
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

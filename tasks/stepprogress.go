@@ -5,7 +5,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/rivalbench/rival/compare"
+	"github.com/rivalbench/rival/english"
 	"github.com/rivalbench/rival/frameworks/logparse"
 )
 
@@ -80,7 +80,7 @@ func (p *stepProgress) finish() {
 		return
 	}
 	took := time.Since(p.start)
-	s := fmt.Sprintf("%s: %s in %s", p.label, compare.Plural(p.step, "step"), took.Round(100*time.Millisecond))
+	s := fmt.Sprintf("%s: %s in %s", p.label, english.Plural(p.step, "step"), took.Round(100*time.Millisecond))
 	if p.busy > 0 {
 		s += fmt.Sprintf(", %.0f tokens/s", p.tokens/p.busy)
 	}
