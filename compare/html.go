@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/rivalbench/rival/english"
-	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/result"
 )
 
@@ -540,23 +539,6 @@ func (h *htmlWriter) index(m *ModelSection, g *Group) int {
 		}
 	}
 	return 0
-}
-
-// deviceNoun is what a group's runs count: GPUs, or processes on a CPU.
-func deviceNoun(g *Group) string {
-	if g.Key.Platform == hw.PlatformCPU {
-		return "process"
-	}
-	return "GPU"
-}
-
-// priceHint is the price cell of a group without a price: the PRICE_
-// variable to set for a GPU; nothing for a CPU run, which has no GPU-hour.
-func priceHint(g *Group) string {
-	if g.Key.Platform == hw.PlatformCPU {
-		return "—"
-	}
-	return "— (no price: set PRICE_" + strings.ReplaceAll(strings.ToUpper(g.Key.GPU), " ", "_") + ")"
 }
 
 // historyHTML writes report.html's History section.

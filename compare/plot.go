@@ -39,18 +39,6 @@ var platformShades = map[string][]color.RGBA{
 }
 var otherShades = []color.RGBA{{110, 110, 110, 255}, {160, 160, 160, 255}, {70, 70, 70, 255}}
 
-func platformName(p string) string {
-	switch p {
-	case hw.PlatformAMD:
-		return "AMD"
-	case hw.PlatformNVIDIA:
-		return "NVIDIA"
-	case hw.PlatformCPU:
-		return "CPU"
-	}
-	return p
-}
-
 // colours assigns each plotted group its colour.
 func colours(groups []*Group) map[*Group]color.RGBA {
 	out := map[*Group]color.RGBA{}

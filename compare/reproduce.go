@@ -10,17 +10,6 @@ import (
 	"github.com/rivalbench/rival/result"
 )
 
-// reproduceCommand is the command that reruns a result's configuration:
-// every recorded configuration key whose value differs from defaults set in
-// front of the train:run target, in key order. The keys come from
-// provenance.config (runs Rival launched), else from what the result
-// records (training_config, parallelism_config: extracted and imported
-// results). With nil defaults every recorded key is set.
-func reproduceCommand(r *result.Result, defaults map[string]string) string {
-	cmd, _ := reproduce(r, defaults)
-	return cmd
-}
-
 // DemoDataset is the dataset name the demo's results record: the sample
 // corpus shipped in testdata/sample.
 const DemoDataset = "sample"
@@ -29,9 +18,14 @@ const DemoDataset = "sample"
 // provenance.config does not record, so a rerun takes their defaults.
 var reproduceKeys = []string{"SEED", "LR", "MIN_LR", "WEIGHT_DECAY", "WARMUP_STEPS", "DATASET"}
 
-// reproduce is reproduceCommand and, for a result without
-// provenance.config, what it could not recover ("" when it used
-// provenance.config).
+// reproduce is the command that reruns a result's configuration: every
+// recorded configuration key whose value differs from defaults set in front
+// of the train:run target, in key order. The keys come from
+// provenance.config (runs Rival launched), else from what the result
+// records (training_config, parallelism_config: extracted and imported
+// results); with nil defaults every recorded key is set. For a result
+// without provenance.config, unrecovered says what it could not recover
+// ("" when it used provenance.config).
 func reproduce(r *result.Result, defaults map[string]string) (cmd, unrecovered string) {
 	if strOr(r.Dataset.Name, "") == DemoDataset && platformOf(r) == hw.PlatformCPU {
 		// The demo trains the shipped sample corpus, which no train target
