@@ -12,7 +12,8 @@
 #
 # Needs: root, debootstrap, a running Docker engine, Go in /usr/local/go,
 #        the modules downloaded (go mod download).
-# Env:   MIRROR (default: the Debian mirror of the host's apt configuration)
+# Env:   MIRROR (default: the Debian mirror of the host's apt configuration, read by
+#        container/testdata/debian-base.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,42 +21,12 @@ IMAGE=rival-test/bare-debian:bookworm
 GOROOT_HOST=$(go env GOROOT)
 GOMODCACHE_HOST=$(go env GOMODCACHE)
 
-# The first non-security Debian mirror the host's apt already uses (as
-# container/testdata/make-torch-base.sh reads it).
-detect_mirror() {
-	local f uri
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -r "$f" ] || continue
-		uri=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' "$f")
-		if [ -n "$uri" ]; then echo "$uri"; return; fi
-	done
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[ -r "$f" ] || continue
-		uri=$(awk '$1 == "deb" && $0 !~ /security/ { for (i = 2; i <= NF; i++) if ($i ~ /^(https?|file):/) { print $i; exit } }' "$f")
-		if [ -n "$uri" ]; then echo "$uri"; return; fi
-	done
-}
+# shellcheck source=container/testdata/debian-base.sh
+. container/testdata/debian-base.sh
 
 if ! docker image inspect "$IMAGE" >/dev/null 2>&1; then
-	MIRROR=${MIRROR:-$(detect_mirror)}
-	if [ -z "$MIRROR" ]; then
-		echo "bare-debian: no Debian mirror in /etc/apt/sources.list*; set MIRROR" >&2
-		exit 1
-	fi
-	ROOTFS=$(mktemp -d /var/tmp/rival-bare-rootfs.XXXXXX)
-	trap 'rm -rf "$ROOTFS"' EXIT
-	echo "bare-debian: debootstrap bookworm (minbase, python3) from $MIRROR"
-	debootstrap --variant=minbase --include=python3,ca-certificates bookworm "$ROOTFS" "$MIRROR" >/dev/null
-	rm -rf "$ROOTFS"/var/cache/apt/archives/*.deb "$ROOTFS"/var/lib/apt/lists/*
-	tar --numeric-owner -C "$ROOTFS" -c . |
-		docker import \
-			--change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-			--change 'ENV LANG=C.UTF-8' \
-			--change 'CMD ["/bin/bash"]' \
-			--message "Debian bookworm minbase + python3 (rival bare-machine test)" \
-			- "$IMAGE" >/dev/null
-	rm -rf "$ROOTFS"
-	trap - EXIT
+	debian_base_image bare-debian bookworm python3,ca-certificates "$IMAGE" \
+		"Debian bookworm minbase + python3 (rival bare-machine test)" quiet
 fi
 
 # The working tree as a user would have it: tracked and untracked files, no

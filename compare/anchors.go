@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rivalbench/rival/english"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/models"
 )
@@ -349,7 +350,7 @@ func acceptance(n int, r Ratio) string {
 	rule := fmt.Sprintf("NVIDIA's partner acceptance rule (≥ %s of the baseline, %d runs)", num(AcceptanceShare, 2), AcceptanceRuns)
 	switch {
 	case n < AcceptanceRuns:
-		return fmt.Sprintf("%s: not assessed, %s", rule, Plural(n, "run")+" (it needs 3)")
+		return fmt.Sprintf("%s: not assessed, %s", rule, english.Plural(n, "run")+" (it needs 3)")
 	case r.Value >= AcceptanceShare && (!r.HasCI || r.Lo >= AcceptanceShare):
 		return rule + ": met"
 	case r.Value >= AcceptanceShare:
@@ -366,22 +367,4 @@ func (l AnchorLine) Text() string {
 	}
 	s += ". " + l.Accepted + ". Differs: " + strings.Join(l.Differs, "; ") + "."
 	return s
-}
-
-// writeAnchors writes report.md's Published anchors: every anchor as a
-// sourced record, then each matching group's measured ÷ published line.
-func (r *Report) writeAnchors(m md) {
-	m.p("\n## Published anchors\n\n")
-	for _, a := range Anchors {
-		m.p("- %s\n", a.Record())
-	}
-	lines := r.AnchorLines()
-	if len(lines) == 0 {
-		m.p("\nNo result ran an anchor's workload (same model, GPU, GPU count, precision and sequence length).\n")
-		return
-	}
-	m.p("\n")
-	for _, l := range lines {
-		m.p("- %s\n", mdEscape(l.Text()))
-	}
 }

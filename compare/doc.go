@@ -16,6 +16,27 @@
 // It also checks inputs: [VerifyResult] recomputes the fingerprints a result records against a
 // [Workspace], and [CompareInputs] lists the inputs on which two results differ.
 //
+// # Files
+//
+// Each file uses only the files listed before it (tools/filecycles checks that no two files use
+// each other):
+//
+//   - Figures: stats.go (means, intervals, ratios, outliers, percentiles, through gonum),
+//     thresholds.go (the limits of the sanity, parity and window checks), format.go (numbers,
+//     intervals and missing values as text).
+//   - Fields: fields.go (the configuration fields compared, the one field→label map, and what a
+//     result says of its platform, GPU, model and framework), reproduce.go (the command that
+//     reruns a result).
+//   - Inputs: load.go (reading and upgrading results), prices.go, verify.go ([VerifyResult],
+//     [CompareInputs]), report.go (the [Report] and its parts: what analysis fills in and every
+//     output reads), logcheck.go (a result against its training log).
+//   - Analysis: runs.go (one run's figures), groups.go (pooling runs into groups, their
+//     statistics and names), fairness.go, parity.go (loss curves), comparisons.go (speedups and
+//     configuration comparisons), history.go (one workload over stacks and dates), anchors.go
+//     (published figures), analyze.go ([Analyze]).
+//   - Rendering: headlines.go (the sentences every output shares), console.go, markdown.go,
+//     html.go, plot.go and history_plot.go (figures).
+//
 // # Dependencies
 //
 // It reads results through package result and looks up models and hardware in packages models

@@ -50,30 +50,6 @@ const (
 	VerdictInconclusive = "inconclusive"
 )
 
-// HistoryBatch is the runs of one workload on one software stack and one
-// host, close together in time.
-type HistoryBatch struct {
-	Stack HistoryStack
-	Host  string // provenance.node_list, else provenance.host; "host not recorded"
-	// Start is the earliest provenance.started_at, End the latest finished_at.
-	Start, End time.Time
-	Runs       []*Run
-	TPS        Summary // tokens/s/GPU over the batch's runs
-	group      *Group  // the batch as a group, for loss parity
-}
-
-// HistoryStack is the software stack a result records.
-type HistoryStack struct {
-	Framework, FrameworkVersion string
-	Image                       string // image_digest, "" for a host run
-	PlatformStack               string // old-suite software_stack / pytorch_version
-	// Driver is gpu_info.driver_version, "" when the result does not record it.
-	Driver string
-	// Hardware is hardware_fingerprint: it covers the GPU driver, power limit
-	// and clocks, so on one host it changes with the driver.
-	Hardware string
-}
-
 func (s HistoryStack) key() string {
 	return strings.Join([]string{s.Framework, s.FrameworkVersion, s.Image, s.PlatformStack, s.Driver, s.Hardware}, "\x00")
 }
@@ -117,67 +93,6 @@ func (s HistoryStack) Short() string {
 		parts = append(parts, "no image")
 	}
 	return strings.Join(parts, ", ")
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "not recorded"
-	}
-	return s
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// shortDigest is "sha256:1a2b3c4d5e6f" from a full digest.
-func shortDigest(d string) string {
-	algo, hex, ok := strings.Cut(d, ":")
-	if !ok {
-		return truncate(d, 12)
-	}
-	if len(hex) > 12 {
-		hex = hex[:12]
-	}
-	return algo + ":" + hex
-}
-
-// HistoryStep is one step of a workload's history: From is the batch it is
-// measured against (the latest earlier batch on the same host, else the
-// batch just before), To the later one.
-type HistoryStep struct {
-	From, To *HistoryBatch
-	Kind     string   // StepStack, StepDateOnly, StepHost, StepHostAndStack
-	Changed  []string // what differs: "torch 1.13.1 → 2.6.0", "image …", "host a → b"
-	// Ratio is To's mean tokens/s/GPU over From's, with its 95 % interval.
-	Ratio   Ratio
-	Verdict string // VerdictRegression, VerdictImprovement, VerdictNoChange, VerdictInconclusive
-	Why     string // how the verdict follows from the interval and θ
-	// Parity compares the loss curves of the two batches' first runs when
-	// they used the same data and seed; nil otherwise.
-	Parity *LossParity
-}
-
-// HistorySeries is one workload (model, recorded configuration and config
-// fingerprint, dataset, platform, GPU and count, framework) over time.
-type HistorySeries struct {
-	Group   *Group // the workload: every run of it, pooled across stacks
-	Label   string // "Mistral 7B v0.1 proxy (2 layers, h256) · CPU FSDP · fp32, SL 128, …"
-	Batches []*HistoryBatch
-	Steps   []HistoryStep
-	// Undated lists results left out because they record no start time.
-	Undated []string
-}
-
-// History is every workload measured on more than one stack, host or date.
-type History struct {
-	Threshold float64
-	Series    []*HistorySeries
 }
 
 // BuildHistory orders each workload's runs into batches by stack, host and
@@ -387,13 +302,6 @@ func stackChanges(a, b HistoryStack, sameHost bool) []string {
 
 func withoutComponents(s string) string { return componentRE.ReplaceAllString(s, "$1") }
 
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
-}
-
 func imageName(d string) string {
 	if d == "" {
 		return "none (host run)"
@@ -496,4 +404,13 @@ func (st HistoryStep) Phrase() string {
 // Line is a step in one line of text.
 func (st HistoryStep) Line() string {
 	return fmt.Sprintf("%s → %s: %s; %s", st.From.Start.Format("2006-01-02"), st.To.Start.Format("2006-01-02"), st.Phrase(), st.Ratio.String())
+}
+
+func (s *HistorySeries) index(b *HistoryBatch) int {
+	for i, x := range s.Batches {
+		if x == b {
+			return i + 1
+		}
+	}
+	return 0
 }

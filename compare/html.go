@@ -9,167 +9,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/english"
 	"github.com/rivalbench/rival/result"
 )
-
-// Plural is "1 GPU", "8 GPUs", "2 processes".
-func Plural(n int, noun string) string {
-	switch {
-	case n == 1:
-		return fmt.Sprintf("%d %s", n, noun)
-	case strings.HasSuffix(noun, "s"):
-		return fmt.Sprintf("%d %ses", n, noun)
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-// ConfigComparison sets two configurations of one model against each other
-// on the same platform, GPU (or CPU), framework and dataset: what a user
-// tunes on one machine (data-parallel processes, precision, batch).
-type ConfigComparison struct {
-	Faster, Slower *Group
-	Ratio          Ratio // on Metric, faster over slower
-	TotalRatio     Ratio // tokens/s over all GPUs (or processes)
-	// Metric, WorkDiffers and RunsNeeded are as in Comparison.
-	Metric      string
-	WorkDiffers string
-	RunsNeeded  int
-	Differs     []string // the configuration fields that differ, "data_parallel: 2 vs 1"
-	// Parity compares the first runs' losses when both used the same data
-	// and seed; nil otherwise.
-	Parity *LossParity
-}
-
-// Line is the comparison in one sentence, for the console and headlines.
-func (c ConfigComparison) Line(s *ModelSection) string {
-	var tail []string
-	if c.Ratio.HasCI && !c.Ratio.Inconclusive() {
-		tail = append(tail, "95% CI "+c.Ratio.CIText())
-	}
-	tail = append(tail, fmt.Sprintf("n=%d vs %d", c.Faster.TPS.N, c.Slower.TPS.N))
-	if c.WorkDiffers != "" {
-		tail = append(tail, workNote(c.Metric, c.WorkDiffers))
-	}
-	tail = append(tail, fmt.Sprintf("total tokens/s %s", c.TotalRatio.String()))
-	return fmt.Sprintf("%s vs %s, %s: %s (%s)", s.DisplayName(c.Faster), s.DisplayName(c.Slower), s.Label,
-		ratioText(c.Ratio, c.Metric, c.RunsNeeded), strings.Join(tail, "; "))
-}
-
-// ConfigComparisons pairs the groups of s that differ only in their
-// configuration: same platform, GPU, framework and dataset.
-func (s *ModelSection) ConfigComparisons() []ConfigComparison {
-	var out []ConfigComparison
-	for i, a := range s.Groups {
-		for _, b := range s.Groups[i+1:] {
-			ka, kb := a.Key, b.Key
-			if ka.Platform != kb.Platform || ka.GPU != kb.GPU || ka.Framework != kb.Framework || ka.Dataset != kb.Dataset {
-				continue
-			}
-			f, sl := a, b
-			metric, sf, ss, work := metricFor(f, sl)
-			if ss.Mean > sf.Mean {
-				f, sl = sl, f
-				metric, sf, ss, work = metricFor(f, sl)
-			}
-			c := ConfigComparison{Faster: f, Slower: sl, Ratio: ratioOfMeans(sf, ss), TotalRatio: ratioOfMeans(f.TotalTPS, sl.TotalTPS), Metric: metric, WorkDiffers: work}
-			if c.Ratio.Inconclusive() {
-				c.RunsNeeded = RunsNeeded(sf, ss)
-			}
-			for _, k := range fairnessFields {
-				if f.Config[k] != sl.Config[k] {
-					c.Differs = append(c.Differs, differsText(k, f.Config[k], sl.Config[k]))
-				}
-			}
-			if sameSeed(firstRun(f), firstRun(sl)) && ka.Dataset != "" && !strings.HasSuffix(ka.Dataset, "@unknown") {
-				lp := lossParity(f, sl)
-				c.Parity = &lp
-			}
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// shownFields are fairness fields a reader tells groups apart by; the
-// fingerprints and digests only say that something differs.
-var shownFields = map[string]string{
-	"precision": "", "tensor_parallel": "TP", "pipeline_parallel": "PP", "context_parallel": "CP",
-	"data_parallel": "DP", "global_batch_size": "GBS", "micro_batch_size": "MBS", "sequence_length": "SL",
-	"num_gpus": "", "framework_version": "version", "dataset": "data",
-}
-
-// DisplayName is the group's label with the configuration fields that set
-// it apart from the other groups of its model ("CPU FSDP, DP 2, 2 processes").
-func (s *ModelSection) DisplayName(g *Group) string {
-	idx := -1
-	for i, h := range s.Groups {
-		if h == g {
-			idx = i
-		}
-	}
-	var parts []string
-	version := ""
-	for _, row := range s.Fairness {
-		short, ok := shownFields[row.Field]
-		if !ok || idx < 0 {
-			continue
-		}
-		v := row.Values[idx]
-		switch {
-		case row.Field == "framework_version":
-			// A version tells groups apart only when nothing shorter does.
-			version = "version " + truncate(v, 24)
-		case row.Field == "num_gpus":
-			n := 0
-			fmt.Sscan(v, &n)
-			noun := "GPU"
-			if g.Key.Platform == hw.PlatformCPU {
-				noun = "process"
-			}
-			parts = append(parts, Plural(n, noun))
-		case short == "":
-			parts = append(parts, v)
-		default:
-			parts = append(parts, short+" "+v)
-		}
-	}
-	if len(parts) == 0 && version != "" {
-		parts = append(parts, version)
-	}
-	// Only groups whose labels would repeat are told apart by their fields.
-	base, shared := baseLabel(g.Label), false
-	// The fsdp trainer's path (" (ran DDP)") tells configurations apart by
-	// what ran, not by how they were set: they are still named by their fields.
-	stripRan := func(l string) string {
-		if i := strings.Index(l, " (ran "); i > 0 {
-			return l[:i]
-		}
-		return l
-	}
-	for _, h := range s.Groups {
-		shared = shared || h != g && stripRan(baseLabel(h.Label)) == stripRan(base)
-	}
-	if !shared {
-		parts = nil
-		base = g.Label
-	}
-	if len(parts) > 0 {
-		base += ", " + strings.Join(parts, ", ")
-	}
-	if g.Marked && len(parts) == 0 {
-		base += " †"
-	}
-	return base
-}
-
-// baseLabel is a group label without the disambiguating " [cfg …]".
-func baseLabel(l string) string {
-	if i := strings.Index(l, " ["); i > 0 {
-		return l[:i]
-	}
-	return l
-}
 
 // palette colours groups in every figure alike (Okabe–Ito, readable by
 // colour-blind readers).
@@ -226,9 +68,9 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	h.p("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\n")
 	h.p("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>Rival comparison report</title>\n<style>%s</style>\n</head>\n<body>\n<main>\n", htmlStyle)
 	h.p("<h1>Rival comparison report</h1>\n<p class=\"sub\">%s in %s, %s; platforms: %s.</p>\n",
-		Plural(len(r.Inputs), "result"), Plural(len(r.Groups), "group"), Plural(len(r.Models), "model"), e(strings.Join(r.Platforms, ", ")))
+		english.Plural(len(r.Inputs), "result"), english.Plural(len(r.Groups), "group"), english.Plural(len(r.Models), "model"), e(strings.Join(r.Platforms, ", ")))
 	if len(r.Errors) > 0 {
-		h.p("<div class=\"headline warn\">%s in results: those runs are left out of every figure (see <a href=\"#errors\">Errors</a>).</div>\n", Plural(len(r.Errors), "error"))
+		h.p("<div class=\"headline warn\">%s in results: those runs are left out of every figure (see <a href=\"#errors\">Errors</a>).</div>\n", english.Plural(len(r.Errors), "error"))
 	}
 	for _, x := range r.Warnings {
 		h.p("<div class=\"headline warn\">%s</div>\n", e(x))
@@ -617,13 +459,6 @@ func (h *htmlWriter) errors() {
 	}
 }
 
-func strp(p *string) string {
-	if p == nil || *p == "" {
-		return "—"
-	}
-	return *p
-}
-
 // provenance lists every input with its provenance behind a <details>.
 func (h *htmlWriter) provenance() {
 	h.p("<h2>Runs and their provenance</h2>\n")
@@ -702,23 +537,6 @@ func kvLine(m map[string]string) string {
 	return strings.Join(parts, " ")
 }
 
-// ConsoleConfigs writes one line per configuration comparison, after
-// Console's summary.
-func (r *Report) ConsoleConfigs(w io.Writer) {
-	for _, m := range r.Models {
-		for _, c := range m.ConfigComparisons() {
-			fmt.Fprintf(w, "  %s\n", c.Line(m))
-			if lp := c.Parity; lp != nil && lp.Available {
-				verdict := "in parity"
-				if lp.Diverged {
-					verdict = "DIVERGED"
-				}
-				fmt.Fprintf(w, "    loss: tail-mean gap %.2f%% over the last %d steps (largest step gap %.2f%% at step %d): %s\n", 100*lp.TailGap, lp.TailSteps, 100*lp.MaxGap, lp.AtStep, verdict)
-			}
-		}
-	}
-}
-
 func (h *htmlWriter) index(m *ModelSection, g *Group) int {
 	for i, x := range m.Groups {
 		if x == g {
@@ -728,55 +546,45 @@ func (h *htmlWriter) index(m *ModelSection, g *Group) int {
 	return 0
 }
 
-// deviceNoun is what a group's runs count: GPUs, or processes on a CPU.
-func deviceNoun(g *Group) string {
-	if g.Key.Platform == hw.PlatformCPU {
-		return "process"
+// historyHTML writes report.html's History section.
+func (h *htmlWriter) history() {
+	defer h.anchors()
+	hs := h.rep.History
+	if hs == nil {
+		return
 	}
-	return "GPU"
+	h.p("<h2 id=\"history\">History</h2>\n<p>%s</p>\n", e(hs.Method()))
+	for _, s := range hs.Series {
+		h.p("<h3>%s</h3>\n<table>\n<tr><th>batch</th><th>started</th><th>host</th><th>stack</th><th>runs</th><th>tokens/s/GPU</th></tr>\n", e(s.Label))
+		for i, b := range s.Batches {
+			h.p("<tr><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td><td>%s</td></tr>\n", i+1, e(batchDate(b)), e(b.Host), e(b.Stack.Short()), len(b.Runs), e(summaryCI(b.TPS)))
+		}
+		h.p("</table>\n<table>\n<tr><th>step</th><th>kind</th><th>what changed</th><th>later ÷ earlier</th><th>verdict</th><th>loss parity</th></tr>\n")
+		for _, st := range s.Steps {
+			cls := ""
+			if st.Kind == StepStack && st.Verdict == VerdictRegression {
+				cls = " class=\"bad\""
+			}
+			h.p("<tr><td>%d → %d</td><td>%s</td><td>%s</td><td>%s</td><td%s>%s <small>(%s)</small></td><td>%s</td></tr>\n", s.index(st.From), s.index(st.To), e(st.Kind),
+				e(dashIfEmpty(strings.Join(st.Changed, "; "))), e(ratioCI(st.Ratio)), cls, e(st.Phrase()), e(st.Why), e(parityCell(st.Parity)))
+		}
+		h.p("</table>\n")
+		if len(s.Undated) > 0 {
+			h.p("<p>Not placed (no provenance.started_at): %s</p>\n", e(strings.Join(s.Undated, ", ")))
+		}
+	}
 }
 
-// priceHint is the price cell of a group without a price: the PRICE_
-// variable to set for a GPU; nothing for a CPU run, which has no GPU-hour.
-func priceHint(g *Group) string {
-	if g.Key.Platform == hw.PlatformCPU {
-		return "—"
+// anchorsHTML writes the measured ÷ published lines of report.html, when a
+// group ran an anchor's workload.
+func (h *htmlWriter) anchors() {
+	lines := h.rep.AnchorLines()
+	if len(lines) == 0 {
+		return
 	}
-	return "— (no price: set PRICE_" + strings.ReplaceAll(strings.ToUpper(g.Key.GPU), " ", "_") + ")"
-}
-
-// differsText says how one field differs between two groups without
-// cutting a word: a fingerprint or digest only "differs"; short values are
-// shown whole; long ones (the fsdp trainer's version) by the parts that
-// differ, split at "; " and ", " ("ran single on torch 1.13.0a0 vs ran ddp
-// on torch 1.13.0a0; reduce none (one process) vs reduce fp32").
-func differsText(field, a, b string) string {
-	if strings.HasSuffix(field, "fingerprint") || strings.HasSuffix(field, "digest") {
-		return field + " differs"
+	h.p("<h2 id=\"anchors\">Published anchors</h2>\n<ul>\n")
+	for _, l := range lines {
+		h.p("<li>%s<br><small>%s</small></li>\n", e(l.Text()), e(l.Anchor.Record()))
 	}
-	if len([]rune(a)) <= 24 && len([]rune(b)) <= 24 {
-		return fmt.Sprintf("%s: %s vs %s", field, a, b)
-	}
-	split := func(s string) []string {
-		var out []string
-		for _, p := range strings.Split(s, "; ") {
-			out = append(out, strings.Split(p, ", ")...)
-		}
-		return out
-	}
-	pa, pb := split(a), split(b)
-	var parts []string
-	for i := 0; i < max(len(pa), len(pb)); i++ {
-		x, y := "", ""
-		if i < len(pa) {
-			x = pa[i]
-		}
-		if i < len(pb) {
-			y = pb[i]
-		}
-		if x != y {
-			parts = append(parts, fmt.Sprintf("%s vs %s", dashIfEmpty(x), dashIfEmpty(y)))
-		}
-	}
-	return field + ": " + strings.Join(parts, "; ")
+	h.p("</ul>\n")
 }

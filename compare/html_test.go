@@ -44,15 +44,6 @@ func demoReport(t *testing.T) (*Report, htmlOracle) {
 	return rep, want
 }
 
-func TestPlural(t *testing.T) {
-	for _, tc := range []struct {
-		n          int
-		noun, want string
-	}{{1, "GPU", "1 GPU"}, {8, "GPU", "8 GPUs"}, {0, "result", "0 results"}, {2, "process", "2 processes"}, {1, "process", "1 process"}} {
-		assert.Equal(t, tc.want, Plural(tc.n, tc.noun))
-	}
-}
-
 func TestWriteHTMLFromDemoResults(t *testing.T) {
 	rep, want := demoReport(t)
 	var a, b bytes.Buffer

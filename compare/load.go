@@ -539,7 +539,7 @@ func upgradeOld(base string, data []byte) (*result.Result, []string, string, err
 		pm.MeasuredSteps = len(times)
 		pm.MedianStepTimeSeconds = percentile(times, 0.5)
 		pm.P10StepTimeSeconds, pm.P90StepTimeSeconds = percentile(times, 0.1), percentile(times, 0.9)
-		pm.StdStepTimeSeconds = sampleSD(times, mean(times))
+		pm.StdStepTimeSeconds = sampleSD(times)
 		if pm.AvgStepTimeSeconds == 0 {
 			pm.AvgStepTimeSeconds = mean(times)
 		}
@@ -557,33 +557,4 @@ func upgradeOld(base string, data []byte) (*result.Result, []string, string, err
 	}
 	r.Log.Source = base
 	return r, notes, stack, nil
-}
-
-// resolveSpec names the spec-table key of a result's GPU: the recorded
-// spec_model, else the device name as a tool prints it.
-func resolveSpec(r *result.Result) string {
-	if r.GPUInfo.SpecModel != nil {
-		if _, ok := hw.LookupSpec(*r.GPUInfo.SpecModel); ok {
-			return *r.GPUInfo.SpecModel
-		}
-	}
-	if r.GPUInfo.DeviceName == nil {
-		return ""
-	}
-	name := *r.GPUInfo.DeviceName
-	if _, ok := hw.LookupSpec(name); ok {
-		return name
-	}
-	vendors := []string{hw.VendorNVIDIA, hw.VendorAMD}
-	if r.Platform != nil && *r.Platform == "amd" {
-		vendors = []string{hw.VendorAMD}
-	} else if r.Platform != nil && *r.Platform == "nvd" {
-		vendors = []string{hw.VendorNVIDIA}
-	}
-	for _, v := range vendors {
-		if k := hw.CanonicalModel(v, name, 0); k != "" {
-			return k
-		}
-	}
-	return ""
 }

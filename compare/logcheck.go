@@ -234,16 +234,6 @@ func short(v any) string {
 	return fmt.Sprint(v)
 }
 
-// LogCheck is what checking one result against its training log found:
-// Checked is true when the log was found with the recorded digest and
-// rebuilt; Bad lists the fields that disagree (or "log.digest"); Why says
-// why it could not be checked.
-type LogCheck struct {
-	Checked bool
-	Bad     []string
-	Why     string
-}
-
 // Note is the check in a few words, for the report's Inputs table.
 func (c LogCheck) Note() string {
 	switch {

@@ -3,212 +3,16 @@ package compare
 import (
 	"bufio"
 	"fmt"
-	"github.com/rivalbench/rival/result"
 	"io"
-	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/rivalbench/rival/english"
+	"github.com/rivalbench/rival/result"
+
 	"github.com/rivalbench/rival/hw"
 )
-
-// Headline is one line such as "MI300X Primus vs H100 NeMo, Llama 3.1 8B:
-// 1.42× ± 0.03 tokens/s/GPU (n=5 vs 5; identical configuration; same
-// hyperparameters and data; frameworks differ)". A pair that is not
-// identical names every field that differs; a pair whose work per token
-// differs is compared by model FLOP/s and says so; an interval that
-// includes 1 says that no difference is shown.
-func (c Comparison) Headline(model string) string {
-	s := fmt.Sprintf("%s vs %s, %s: %s", c.Faster.Label, c.Slower.Label, model, ratioText(c.Ratio, c.Metric, c.RunsNeeded))
-	var tail []string
-	if c.Ratio.HasCI && !c.Ratio.Inconclusive() {
-		tail = append(tail, "95% CI "+c.Ratio.CIText())
-	}
-	tail = append(tail, fmt.Sprintf("n=%d vs %d", c.Faster.TPS.N, c.Slower.TPS.N))
-	if c.WorkDiffers != "" {
-		tail = append(tail, workNote(c.Metric, c.WorkDiffers))
-	}
-	if c.Identical {
-		tail = append(tail, MethodIdentical)
-		if c.Stack != "" {
-			tail = append(tail, "same hyperparameters and data; "+c.Stack)
-		} else {
-			tail = append(tail, "same hyperparameters, data and framework")
-		}
-	} else {
-		tail = append(tail, MethodBest, NotIdentical+": "+c.Why)
-		if c.Stack != "" {
-			tail = append(tail, c.Stack)
-		}
-	}
-	for _, g := range []*Group{c.Faster, c.Slower} {
-		if g.Partition != "" {
-			tail = append(tail, g.Label+" ran on a GPU partition")
-		}
-	}
-	return s + " (" + strings.Join(tail, "; ") + ")"
-}
-
-// workNote says what a comparison between groups of different work per
-// token is made on.
-func workNote(metric, work string) string {
-	if metric == MetricFLOPs {
-		return "compared by model FLOP/s: " + work + ", so tokens/s, cost per token and break-even price are not compared"
-	}
-	return work + ", so tokens/s is not a fair measure"
-}
-
-// ratioText is the verdict of a ratio on metric, the one wording every
-// output uses: "1.42× ± 0.03 tokens/s/GPU", or for an interval that
-// includes 1 "no difference shown at 95% in tokens/s/GPU: 3.38× ± 2.39
-// (95% CI 0.989–5.76); about 9 runs per side would decide at the observed
-// spread".
-func ratioText(r Ratio, metric string, runsNeeded int) string {
-	if !r.Inconclusive() {
-		return r.valueText() + " " + metric + r.noCI()
-	}
-	return fmt.Sprintf("no difference shown at 95%% in %s: %s (95%% CI %s); %s", metric, r.valueText(), r.CIText(), runsNeededText(runsNeeded))
-}
-
-// runsNeededText says how many runs would decide an inconclusive ratio.
-func runsNeededText(n int) string {
-	switch {
-	case n == 0:
-		return "no number of runs decides at the observed spread (equal means)"
-	case n > MaxRunsNeeded:
-		return fmt.Sprintf("more than %s runs per side would be needed to decide at the observed spread", num(MaxRunsNeeded, 0))
-	}
-	return fmt.Sprintf("about %d runs per side would decide at the observed spread", n)
-}
-
-// String is "1.42× ± 0.03", or "1.42× (...: no interval)".
-func (r Ratio) String() string { return r.valueText() + r.noCI() }
-
-func (r Ratio) noCI() string {
-	if r.HasCI {
-		return ""
-	}
-	return " (no interval: a side has a single run or identical values)"
-}
-
-// valueText is "1.42× ± 0.03", or "1.42×" without an interval.
-func (r Ratio) valueText() string {
-	if !r.HasCI {
-		return fmt.Sprintf("%.2f×", r.Value)
-	}
-	d := 2
-	if r.Half > 0 {
-		d = max(2, -int(math.Floor(math.Log10(r.Half))))
-	}
-	return fmt.Sprintf("%.*f× ± %.*f", d, r.Value, d, r.Half)
-}
-
-// CIText is the interval's bounds, "0.989–5.76", with three significant
-// digits or as many more as it takes to tell them apart (never "1.2–1.2").
-func (r Ratio) CIText() string {
-	return boundsText(r.Lo, r.Hi)
-}
-
-func boundsText(lo, hi float64) string {
-	a, b := strconv.FormatFloat(lo, 'g', 3, 64), strconv.FormatFloat(hi, 'g', 3, 64)
-	for p := 4; a == b && p <= 12; p++ {
-		a, b = strconv.FormatFloat(lo, 'g', p, 64), strconv.FormatFloat(hi, 'g', p, 64)
-	}
-	return a + "–" + b
-}
-
-func num(x float64, prec int) string {
-	if !finite(x) {
-		return "—"
-	}
-	s := fmt.Sprintf("%.*f", prec, x)
-	// thousands separators for readability
-	intPart, frac, _ := strings.Cut(s, ".")
-	neg := strings.HasPrefix(intPart, "-")
-	intPart = strings.TrimPrefix(intPart, "-")
-	var b strings.Builder
-	for i, c := range intPart {
-		if i > 0 && (len(intPart)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	out := b.String()
-	if neg {
-		out = "-" + out
-	}
-	if frac != "" {
-		out += "." + frac
-	}
-	return out
-}
-
-// sig formats a figure with one decimal, or with three significant digits
-// when it is below 10 (a proxy's 0.06 TFLOP/s must not read as 0.1, nor a
-// CPU run's 0.02 as 0.0).
-func sig(p *float64) string {
-	if p == nil {
-		return "—"
-	}
-	if a := math.Abs(*p); a > 0 && a < 10 {
-		return strconv.FormatFloat(*p, 'g', 3, 64)
-	}
-	return num(*p, 1)
-}
-
-// frameworkTFCell is the framework's own TFLOP/s as it printed it; a small
-// figure printed to one decimal (FSDP's 0.1 for 0.06) is marked, so it is
-// not read as twice Rival's.
-func frameworkTFCell(p *float64) string {
-	if p == nil {
-		return "—"
-	}
-	if a := math.Abs(*p); a > 0 && a < 10 && math.Abs(a*10-math.Round(a*10)) < 1e-9 {
-		return num(*p, 1) + " (printed to one decimal)"
-	}
-	return sig(p)
-}
-
-func ptr(p *float64, prec int) string {
-	if p == nil {
-		return "—"
-	}
-	return num(*p, prec)
-}
-
-func summaryCell(s Summary, prec int) string {
-	switch {
-	case s.N == 0:
-		return "—"
-	case s.AllEqual:
-		return fmt.Sprintf("%s (%d identical values: spread unknown, no interval)", num(s.Mean, prec), s.N)
-	case !s.HasCI:
-		return num(s.Mean, prec) + " (single run)"
-	}
-	return fmt.Sprintf("%s ± %s (SD %s)", num(s.Mean, prec), num(s.Half, prec), num(s.SD, prec))
-}
-
-func olympicCell(s Summary, prec int) string {
-	if s.MLPerf == nil {
-		return fmt.Sprintf("— (needs %d runs)", OlympicMinRuns)
-	}
-	return num(*s.MLPerf, prec)
-}
-
-func mib2gib(p *float64) string {
-	if p == nil {
-		return "—"
-	}
-	return num(*p/1024, 1)
-}
-
-func (g *Group) name() string {
-	if g.Marked {
-		return g.Label + " †"
-	}
-	return g.Label
-}
 
 // mdSpecial are the characters that Markdown (CommonMark with GitHub's
 // tables) could read as markup inside a line; each is backslash-escaped.
@@ -250,13 +54,6 @@ func mdCode(s string) string {
 		s = " " + s + " "
 	}
 	return fence + s + fence
-}
-
-func dashIfEmpty(s string) string {
-	if s == "" {
-		return "—"
-	}
-	return s
 }
 
 // md writes Markdown; every table cell goes through row, which escapes it.
@@ -308,12 +105,12 @@ func (r *Report) writeSummary(m md) {
 	if len(r.Platforms) == 1 {
 		pl = "platform"
 	}
-	m.p("%s in %s, %s, %s: %s.", plural(len(r.Inputs), "result"), plural(len(r.Groups), "group"), plural(len(r.Models), "model"), pl, mdEscape(strings.Join(r.Platforms, ", ")))
+	m.p("%s in %s, %s, %s: %s.", english.Plural(len(r.Inputs), "result"), english.Plural(len(r.Groups), "group"), english.Plural(len(r.Models), "model"), pl, mdEscape(strings.Join(r.Platforms, ", ")))
 	if len(r.Errors) > 0 {
-		m.p(" **%s in results: those runs are left out of every figure (see Errors).**", plural(len(r.Errors), "error"))
+		m.p(" **%s in results: those runs are left out of every figure (see Errors).**", english.Plural(len(r.Errors), "error"))
 	}
 	if len(r.Skipped) > 0 {
-		m.p(" %s could not be used (see Skipped).", plural(len(r.Skipped), "file"))
+		m.p(" %s could not be used (see Skipped).", english.Plural(len(r.Skipped), "file"))
 	}
 	m.p("\n\n")
 }
@@ -350,7 +147,7 @@ func (r *Report) writeHeadlines(m md) {
 				if lp.Diverged {
 					verdict = "**diverged**"
 				}
-				m.p("  - loss: tail-mean gap %.2f%% over the last %s (largest step gap %.2f%% at step %d): %s\n", 100*lp.TailGap, plural(lp.TailSteps, "step"), 100*lp.MaxGap, lp.AtStep, verdict)
+				m.p("  - loss: tail-mean gap %.2f%% over the last %s (largest step gap %.2f%% at step %d): %s\n", 100*lp.TailGap, english.Plural(lp.TailSteps, "step"), 100*lp.MaxGap, lp.AtStep, verdict)
 			}
 		}
 		if s.NoComparison != "" {
@@ -648,7 +445,7 @@ func writeEnergyCost(m md, s *ModelSection) {
 				}
 			}
 			if g.NumGPUs > 0 {
-				days = fmt.Sprintf("%s / %s on %s", num(g.DaysFor1T, 1), num(g.DaysFor15T, 1), plural(g.NumGPUs, "GPU"))
+				days = fmt.Sprintf("%s / %s on %s", num(g.DaysFor1T, 1), num(g.DaysFor15T, 1), english.Plural(g.NumGPUs, "GPU"))
 			}
 		}
 		hours := num(g.GPUHoursPer1T, 0)
@@ -756,7 +553,7 @@ func writeParity(m md, s *ModelSection) {
 				verdict = "**diverged**"
 			}
 			m.p("- %s vs %s%s: %s: mean loss over the last %s differs by %.2f%% (threshold %.0f%%); largest single-step gap %.2f%% at step %d, over %s after %s.\n",
-				a, b, kind, verdict, plural(lp.TailSteps, "step"), 100*lp.TailGap, 100*LossDivergenceThreshold, 100*lp.MaxGap, lp.AtStep, plural(lp.Steps, "step"), plural(lp.Warmup, "warm-up step"))
+				a, b, kind, verdict, english.Plural(lp.TailSteps, "step"), 100*lp.TailGap, 100*LossDivergenceThreshold, 100*lp.MaxGap, lp.AtStep, english.Plural(lp.Steps, "step"), english.Plural(lp.Warmup, "warm-up step"))
 		}
 	}
 	m.p("\n")
@@ -807,84 +604,57 @@ func (r *Report) writePrices(m md) {
 	}
 }
 
-// Console writes a compact summary for the terminal.
-func (r *Report) Console(w io.Writer) {
-	fmt.Fprintf(w, "compare: %s, %s, platforms %s\n", plural(len(r.Inputs), "result"), plural(len(r.Groups), "group"), strings.Join(r.Platforms, ", "))
-	for _, m := range r.Models {
-		if m.NoComparison != "" {
-			fmt.Fprintf(w, "  %s: %s\n", m.Label, m.NoComparison)
-		}
-		for _, h := range m.Headlines {
-			fmt.Fprintf(w, "  %s\n", h.Headline(m.Label))
-		}
-		for _, g := range m.Groups {
-			mfu := "—"
-			if g.MFU != nil {
-				mfu = num(*g.MFU, 1) + "%"
-			}
-			fmt.Fprintf(w, "    %-28s n=%-3d %12s tok/s/GPU  MFU %-6s step %s s  [%s]\n", truncate(g.name(), 28), g.TPS.N, num(g.TPS.Mean, 0), mfu, num(g.StepMedian, 3), g.Setup)
-		}
+// writeAnchors writes report.md's Published anchors: every anchor as a
+// sourced record, then each matching group's measured ÷ published line.
+func (r *Report) writeAnchors(m md) {
+	m.p("\n## Published anchors\n\n")
+	for _, a := range Anchors {
+		m.p("- %s\n", a.Record())
 	}
-	for _, e := range r.Errors {
-		fmt.Fprintf(w, "  ERROR %s: %s: %s\n", e.Source, e.Name, e.Detail)
+	lines := r.AnchorLines()
+	if len(lines) == 0 {
+		m.p("\nNo result ran an anchor's workload (same model, GPU, GPU count, precision and sequence length).\n")
+		return
 	}
-	for _, x := range r.Warnings {
-		fmt.Fprintf(w, "  WARNING %s\n", x)
+	m.p("\n")
+	for _, l := range lines {
+		m.p("- %s\n", mdEscape(l.Text()))
 	}
-	for _, s := range r.Skipped {
-		if s.Kind == "invalid" {
-			fmt.Fprintf(w, "  skipped %s\n", s)
+}
+
+// writeHistory writes report.md's History section (nothing when no
+// workload has two batches).
+func (r *Report) writeHistory(m md) {
+	if r.History == nil {
+		return
+	}
+	m.p("\n## History\n\n%s\n", mdEscape(r.History.Method()))
+	for _, s := range r.History.Series {
+		m.p("\n### %s\n\n", mdEscape(s.Label))
+		m.header("batch", "started", "host", "stack", "runs", "tokens/s/GPU")
+		for i, b := range s.Batches {
+			m.row(fmt.Sprint(i+1), batchDate(b), b.Host, b.Stack.Short(), fmt.Sprint(len(b.Runs)), summaryCI(b.TPS))
+		}
+		m.p("\n")
+		m.header("step", "kind", "what changed", "later ÷ earlier", "verdict", "loss parity")
+		for _, st := range s.Steps {
+			m.row(fmt.Sprintf("%d → %d", s.index(st.From), s.index(st.To)), st.Kind, dashIfEmpty(strings.Join(st.Changed, "; ")), ratioCI(st.Ratio), st.Phrase()+" ("+st.Why+")", parityCell(st.Parity))
+		}
+		if len(s.Undated) > 0 {
+			m.p("\nNot placed (no provenance.started_at): %s\n", mdEscape(strings.Join(s.Undated, ", ")))
 		}
 	}
 }
 
-func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
+// WriteHistoryMarkdown writes history.md: the History section alone, with
+// the anchors' lines for the same results.
+func (r *Report) WriteHistoryMarkdown(w io.Writer) error {
+	m := md{bufio.NewWriter(w)}
+	m.p("# Rival history report\n\n")
+	if r.History == nil {
+		m.p("No workload was measured on more than one software stack, host or date: nothing to compare over time.\n")
 	}
-	return string(r[:n-1]) + "…"
-}
-
-// differingCells shortens a fairness row's values to n runes each so that
-// the part where they differ stays in view: values that share a long prefix
-// (the fsdp trainer's version, then "; ran single …" or "; ran ddp …") start
-// with "…" at the field boundary ("; ") before the first difference. With
-// whole, a value without such a prefix is kept whole (report.md keeps digests).
-func differingCells(vals []string, n int, whole bool) []string {
-	out := make([]string, len(vals))
-	rs := make([][]rune, len(vals))
-	common := -1
-	for i, v := range vals {
-		rs[i] = []rune(v)
-		if i == 0 {
-			common = len(rs[0])
-			continue
-		}
-		k := 0
-		for k < common && k < len(rs[i]) && rs[i][k] == rs[0][k] {
-			k++
-		}
-		common = k
-	}
-	for i, r := range rs {
-		start := 0
-		if common > n/2 && len(r) > n {
-			start = max(0, common-8)
-			if j := strings.LastIndex(string(r[:common]), "; "); j >= 0 {
-				if b := len([]rune(string(r[:common])[:j])); common-b <= n/2 {
-					start = b
-				}
-			}
-		}
-		switch {
-		case start > 0:
-			out[i] = truncate("…"+string(r[start:]), n)
-		case whole:
-			out[i] = string(r)
-		default:
-			out[i] = truncate(string(r), n)
-		}
-	}
-	return out
+	r.writeHistory(m)
+	r.writeAnchors(m)
+	return m.w.Flush()
 }

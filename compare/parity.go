@@ -131,17 +131,3 @@ func sameSeed(a, b *result.Result) bool {
 	y, okB := b.Provenance.Config["SEED"]
 	return !okA || !okB || x == y
 }
-
-// ParityPairs are every loss comparison of the model, the one list that
-// report.md, report.html, the console and the figure's loss panel speak
-// of: the cross-platform pairs (Parity), then those between configurations
-// of one platform on the same data and seed.
-func (s *ModelSection) ParityPairs() []LossParity {
-	out := append([]LossParity(nil), s.Parity...)
-	for _, c := range s.ConfigComparisons() {
-		if c.Parity != nil {
-			out = append(out, *c.Parity)
-		}
-	}
-	return out
-}

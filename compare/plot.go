@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/plot"
 
 	"github.com/rivalbench/rival/cache"
+	"github.com/rivalbench/rival/english"
 	"github.com/rivalbench/rival/hw"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -37,18 +38,6 @@ var platformShades = map[string][]color.RGBA{
 	"nvd": {{90, 160, 20, 255}, {40, 110, 30, 255}, {150, 205, 80, 255}, {20, 80, 40, 255}},
 }
 var otherShades = []color.RGBA{{110, 110, 110, 255}, {160, 160, 160, 255}, {70, 70, 70, 255}}
-
-func platformName(p string) string {
-	switch p {
-	case hw.PlatformAMD:
-		return "AMD"
-	case hw.PlatformNVIDIA:
-		return "NVIDIA"
-	case hw.PlatformCPU:
-		return "CPU"
-	}
-	return p
-}
 
 // colours assigns each plotted group its colour.
 func colours(groups []*Group) map[*Group]color.RGBA {
@@ -498,7 +487,7 @@ func lossTitle(models ...*ModelSection) string {
 		title += "\nDIVERGED (last-10% mean gap): " + strings.Join(diverged, "; ")
 	}
 	if inParity > 0 {
-		title += fmt.Sprintf("\n%d of %s in parity (see report.md)", inParity, plural(compared, "pair"))
+		title += fmt.Sprintf("\n%d of %s in parity (see report.md)", inParity, english.Plural(compared, "pair"))
 	}
 	return title
 }
@@ -562,13 +551,13 @@ func (r *Report) lossPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.Plot, 
 func (r *Report) render(dc draw.Canvas) error {
 	gs := r.plotted()
 	col := colours(gs)
-	head := fmt.Sprintf("Rival comparison: %s, %s, %s", plural(len(r.Inputs), "result"), plural(len(r.Groups), "group"), plural(len(r.Models), "model"))
+	head := fmt.Sprintf("Rival comparison: %s, %s, %s", english.Plural(len(r.Inputs), "result"), english.Plural(len(r.Groups), "group"), english.Plural(len(r.Models), "model"))
 	sub := "Colours: AMD red, NVIDIA green, other grey. "
 	if len(r.Groups) > len(gs) {
 		sub += fmt.Sprintf("showing the first %d of %d groups (ordered by model, then throughput); every group is in report.md. ", len(gs), len(r.Groups))
 	}
 	if len(r.Errors) > 0 {
-		sub += fmt.Sprintf("%s with errors left out (named in report.md). ", plural(len(r.Errors), "result"))
+		sub += fmt.Sprintf("%s with errors left out (named in report.md). ", english.Plural(len(r.Errors), "result"))
 	}
 	var single []string
 	for _, m := range r.Models {

@@ -161,8 +161,3 @@ func ParsePriceEnv(base PriceTable, env []string) (PriceTable, error) {
 	}
 	return out, nil
 }
-
-// BreakEven is the price ratio at which two groups cost the same per token:
-// the faster group is cheaper per token while its GPU-hour costs less than
-// Ratio × the slower's.
-func (c Comparison) BreakEven() float64 { return c.Ratio.Value }

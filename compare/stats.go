@@ -3,6 +3,9 @@ package compare
 import (
 	"math"
 	"sort"
+
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Summary describes repetitions of one measurement (one value per run).
@@ -41,7 +44,7 @@ func summarize(xs []float64) Summary {
 	}
 	s.Mean = mean(xs)
 	if len(xs) >= 2 {
-		s.SD = sampleSD(xs, s.Mean)
+		s.SD = sampleSD(xs)
 		s.AllEqual = true
 		for _, x := range xs[1:] {
 			if x != xs[0] {
@@ -63,35 +66,26 @@ func summarize(xs []float64) Summary {
 	return s
 }
 
-func mean(xs []float64) float64 {
-	var sum float64
-	for _, x := range xs {
-		sum += x
-	}
-	return sum / float64(len(xs))
-}
+func mean(xs []float64) float64 { return stat.Mean(xs, nil) }
 
-func sampleSD(xs []float64, m float64) float64 {
+// sampleSD is the sample standard deviation (n-1), 0 below two values.
+func sampleSD(xs []float64) float64 {
 	if len(xs) < 2 {
 		return 0
 	}
-	var ss float64
-	for _, x := range xs {
-		ss += (x - m) * (x - m)
-	}
-	return math.Sqrt(ss / float64(len(xs)-1))
+	return stat.StdDev(xs, nil)
 }
 
-// percentile interpolates linearly between order statistics (numpy's default),
-// matching the result package's p10/p90.
+// percentile interpolates linearly between order statistics at position
+// q·(n−1) (numpy's default, Hyndman and Fan's type 7), matching the result
+// package's p10/p90. gonum's LinInterp interpolates at position q'·n − 1, so
+// q' = (q·(n−1) + 1)/n lands on the same point.
 func percentile(sorted []float64, q float64) float64 {
 	if len(sorted) == 0 {
 		return math.NaN()
 	}
-	pos := q * float64(len(sorted)-1)
-	lo := int(math.Floor(pos))
-	hi := min(lo+1, len(sorted)-1)
-	return sorted[lo] + (pos-float64(lo))*(sorted[hi]-sorted[lo])
+	n := float64(len(sorted))
+	return stat.Quantile((q*(n-1)+1)/n, stat.LinInterp, sorted, nil)
 }
 
 // Ratio is a speedup A/B of two group means with its 95% interval.
@@ -127,99 +121,14 @@ func ratioOfMeans(a, b Summary) Ratio {
 	return r
 }
 
-// tCDF is Student's t distribution function with df degrees of freedom,
-// through the regularized incomplete beta function:
-// P(T <= t) = 1 - I_{df/(df+t²)}(df/2, 1/2)/2 for t >= 0.
-func tCDF(t, df float64) float64 {
-	if math.IsInf(df, 1) {
-		return 0.5 * math.Erfc(-t/math.Sqrt2)
-	}
-	x := df / (df + t*t)
-	tail := 0.5 * regIncBeta(df/2, 0.5, x)
-	if t >= 0 {
-		return 1 - tail
-	}
-	return tail
-}
-
-// tQuantile inverts tCDF by bisection (monotone, so it always converges);
-// p in (0, 1), df > 0.
+// tQuantile is the p-quantile of Student's t distribution with df degrees
+// of freedom (df > 0, p in (0, 1)); above 1e7 degrees of freedom, where the
+// incomplete beta loses precision, it is the standard normal's.
 func tQuantile(p, df float64) float64 {
 	if math.IsInf(df, 1) || df > 1e7 {
-		return math.Sqrt2 * math.Erfinv(2*p-1)
+		return distuv.UnitNormal.Quantile(p)
 	}
-	lo, hi := -1.0, 1.0
-	for tCDF(lo, df) > p {
-		lo *= 2
-	}
-	for tCDF(hi, df) < p {
-		hi *= 2
-	}
-	for range 200 {
-		mid := (lo + hi) / 2
-		if tCDF(mid, df) < p {
-			lo = mid
-		} else {
-			hi = mid
-		}
-		if hi-lo < 1e-12*math.Max(1, math.Abs(mid)) {
-			break
-		}
-	}
-	return (lo + hi) / 2
-}
-
-// regIncBeta is I_x(a, b), evaluated with the continued fraction of the
-// incomplete beta function (modified Lentz), using the symmetry
-// I_x(a,b) = 1 - I_{1-x}(b,a) where the fraction converges faster.
-func regIncBeta(a, b, x float64) float64 {
-	switch {
-	case x <= 0:
-		return 0
-	case x >= 1:
-		return 1
-	}
-	la, _ := math.Lgamma(a)
-	lb, _ := math.Lgamma(b)
-	lab, _ := math.Lgamma(a + b)
-	front := math.Exp(lab - la - lb + a*math.Log(x) + b*math.Log1p(-x))
-	if x < (a+1)/(a+b+2) {
-		return front * betaFraction(a, b, x) / a
-	}
-	return 1 - front*betaFraction(b, a, 1-x)/b
-}
-
-func betaFraction(a, b, x float64) float64 {
-	const tiny = 1e-300
-	c, d := 1.0, 1-(a+b)*x/(a+1)
-	if math.Abs(d) < tiny {
-		d = tiny
-	}
-	d = 1 / d
-	f := d
-	// step applies one term of Lentz's method and returns its factor.
-	step := func(num float64) float64 {
-		d = 1 + num*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + num/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		return d * c
-	}
-	for m := 1; m <= 1000; m++ {
-		fm := float64(m)
-		f *= step(fm * (b - fm) * x / ((a + 2*fm - 1) * (a + 2*fm)))                // even term
-		delta := step(-(a + fm) * (a + b + fm) * x / ((a + 2*fm) * (a + 2*fm + 1))) // odd term
-		f *= delta
-		if math.Abs(delta-1) < 1e-15 {
-			break
-		}
-	}
-	return f
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(p)
 }
 
 // Inconclusive says whether the 95% interval of the ratio includes 1: the
@@ -311,3 +220,5 @@ func (s Summary) CV() float64 {
 	}
 	return s.SD / math.Abs(s.Mean)
 }
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

@@ -66,3 +66,25 @@ func TestFrameworkTFCellMarksCoarseFigures(t *testing.T) {
 	assert.Equal(t, "430.0", frameworkTFCell(f(430)))
 	assert.Equal(t, "—", frameworkTFCell(nil))
 }
+
+// Percentiles against numpy.percentile's default (linear) method, computed with
+//
+//	python3 -c 'import numpy as np; print(np.percentile([1, 2, 3, 10], [0, 10, 50, 90, 100]))'
+//
+// and likewise for the other rows.
+func TestPercentileMatchesNumpy(t *testing.T) {
+	for _, tc := range []struct {
+		sorted []float64
+		want   [5]float64 // at 0, 0.1, 0.5, 0.9, 1
+	}{
+		{[]float64{1}, [5]float64{1, 1, 1, 1, 1}},
+		{[]float64{1, 2}, [5]float64{1, 1.1, 1.5, 1.9, 2}},
+		{[]float64{1, 2, 3, 10}, [5]float64{1, 1.3, 2.5, 7.9, 10}},
+		{[]float64{0.125, 0.25, 0.5, 4, 7, 8, 16}, [5]float64{0.125, 0.2, 4, 11.2, 16}},
+	} {
+		for i, q := range []float64{0, 0.1, 0.5, 0.9, 1} {
+			assert.InDelta(t, tc.want[i], percentile(tc.sorted, q), 1e-12, "%v at %v", tc.sorted, q)
+		}
+	}
+	assert.True(t, math.IsNaN(percentile(nil, 0.5)))
+}

@@ -142,8 +142,6 @@ func TestNumbers(t *testing.T) {
 	})
 }
 
-func ptrInt(n int) *int { return &n }
-
 func TestMissingFacts(t *testing.T) {
 	for _, c := range []struct {
 		log  string

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/rivalbench/rival/cache"
-	"github.com/rivalbench/rival/compare"
+	"github.com/rivalbench/rival/english"
 	"github.com/rivalbench/rival/frameworks/spec"
 )
 
@@ -398,7 +398,7 @@ func (c *Config) CheckGPUs(gpus int) error {
 	tp, pp, dp := c.Int("TP"), c.Int("PP"), c.Int("DP")
 	if tp*pp*dp != gpus {
 		return fmt.Errorf("config TP×PP×DP = %d×%d×%d = %d, but the run has %s; set DP=%d (or adjust TP, PP)",
-			tp, pp, dp, tp*pp*dp, compare.Plural(gpus, "GPU"), max(1, gpus/(tp*pp)))
+			tp, pp, dp, tp*pp*dp, english.Plural(gpus, "GPU"), max(1, gpus/(tp*pp)))
 	}
 	return nil
 }

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rivalbench/rival/compare"
 	"github.com/rivalbench/rival/container"
 	"github.com/rivalbench/rival/dag"
+	"github.com/rivalbench/rival/english"
 	"github.com/rivalbench/rival/hw"
 )
 
@@ -322,5 +322,5 @@ func (w *Workspace) Demo(ctx context.Context) error {
 
 // plural is "1 result", "6 results".
 func plural(n int, noun string) string {
-	return compare.Plural(n, noun)
+	return english.Plural(n, noun)
 }

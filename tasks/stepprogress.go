@@ -5,7 +5,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/rivalbench/rival/compare"
+	"github.com/rivalbench/rival/english"
 	"github.com/rivalbench/rival/frameworks/logparse"
 	"github.com/rivalbench/rival/result"
 )
@@ -94,7 +94,7 @@ func (p *stepProgress) finish(pm *result.PerformanceMetrics) {
 		return
 	}
 	took := p.now().Sub(p.start)
-	s := fmt.Sprintf("%s: %s in %s", p.label, compare.Plural(p.step, "step"), took.Round(100*time.Millisecond))
+	s := fmt.Sprintf("%s: %s in %s", p.label, english.Plural(p.step, "step"), took.Round(100*time.Millisecond))
 	if pm != nil && pm.TokensPerSecondPerGPU > 0 {
 		s += fmt.Sprintf(", %.1f tokens/s/%s", pm.TokensPerSecondPerGPU, p.unit)
 	}

@@ -171,12 +171,6 @@ func (p *parser) setFact(dst **int, n int) {
 	}
 }
 
-func setIfNil(dst **int, n int) {
-	if *dst == nil {
-		*dst = ptr(n)
-	}
-}
-
 // finishPreamble fills facts from Megatron's arguments, the per-rank parameter counts
 // and the steps themselves.
 func (p *parser) finishPreamble(steps []Step) {

@@ -38,14 +38,6 @@ func Version(platform string) string {
 	return pin.MegatronVersion()
 }
 
-// Candidates are the places, in order, the launch looks for pretrain_gpt.py inside the container:
-// $MEGATRON_LM_DIR when set, the pinned image's tree, then the top of the tree the installed
-// megatron package was imported from.
-func Candidates(platform string) []string {
-	dir, _ := Dir(platform)
-	return []string{"$" + DirEnv, dir, "python3 -c 'import megatron' (the tree above the package)"}
-}
-
 // locate is the shell prologue of every mega launch: it finds pretrain_gpt.py inside the container at
 // run time, changes into its tree and runs "$@" with the script inserted after the first $1 launcher
 // words. $0 is the pinned directory. When no candidate has the script it names every place it looked

@@ -447,7 +447,7 @@ func bridgeTrees(t *testing.T) (bridge, megatron string) {
 }
 
 // runPreflight writes the launch's files under OutputDir and runs its preflight command with the
-// fetched trees standing in for the image's packages (torch stubbed by bridgecheck/stubs.py).
+// fetched trees standing in for the image's packages (torch stubbed by frameworks/facts/pystubs.py).
 func runPreflight(t *testing.T, l spec.Launch, out, bridge, megatron string) (string, error) {
 	t.Helper()
 	require.NotNil(t, l.Preflight)
@@ -457,10 +457,10 @@ func runPreflight(t *testing.T, l spec.Launch, out, bridge, megatron string) (st
 		require.NoError(t, os.WriteFile(p, b, 0o644))
 	}
 	require.Equal(t, "python3", l.Preflight.Command[0])
-	here, err := filepath.Abs("bridgecheck")
+	here, err := filepath.Abs(filepath.Join("..", "facts"))
 	require.NoError(t, err)
-	wrapper := "import runpy, sys; sys.path[:0] = [sys.argv[1]]; import stubs; stubs.install(); " +
-		"stubs.add_trees(sys.argv[2], sys.argv[3]); sys.argv = sys.argv[4:]; runpy.run_path(sys.argv[0], run_name='__main__')"
+	wrapper := "import runpy, sys; sys.path[:0] = [sys.argv[1]]; import pystubs; pystubs.install(); " +
+		"pystubs.add_trees(sys.argv[2], sys.argv[3]); sys.argv = sys.argv[4:]; runpy.run_path(sys.argv[0], run_name='__main__')"
 	py := os.Getenv("RIVAL_PREFLIGHT_PYTHON")
 	if py == "" {
 		py = "/usr/bin/python3" // Debian's, with PyYAML, packaging and NumPy

@@ -1,8 +1,6 @@
 package spec
 
 import (
-	"strings"
-
 	"github.com/rivalbench/rival/hw"
 )
 
@@ -46,22 +44,6 @@ func Frameworks() []Info {
 		out[i] = f
 	}
 	return out
-}
-
-// FrameworkByName finds a framework by its name or an alias, ignoring case.
-func FrameworkByName(name string) (Info, bool) {
-	n := strings.ToLower(strings.TrimSpace(name))
-	for _, f := range Frameworks() {
-		if f.Name == n {
-			return f, true
-		}
-		for _, a := range f.Aliases {
-			if a == n {
-				return f, true
-			}
-		}
-	}
-	return Info{}, false
 }
 
 // FrameworkLabels maps every framework name and alias to what reports call the framework.

@@ -4,7 +4,7 @@
 
 BRIDGE_TREE is a Megatron-Bridge checkout (the tag the NeMo image ships), MEGATRON_TREE the Megatron-LM
 commit it pins as 3rdparty/Megatron-LM; their commits are read with git, or from RIVAL_BRIDGE_COMMIT and
-RIVAL_MEGATRON_COMMIT for trees without .git (e.g. git archive exports). Both are imported with the GPU stack stubbed (stubs.py); every
+RIVAL_MEGATRON_COMMIT for trees without .git (e.g. git archive exports). Both are imported with the GPU stack stubbed (frameworks/facts/pystubs.py); every
 class of SECTIONS is read with dataclasses.fields and typing.get_type_hints, and each field's type is
 written as a small tree the Go checker in frameworks/nemo reads:
   {"kind": "int"|"float"|"bool"|"str"|"none"|"any"|"dtype"|"callable"}
@@ -22,8 +22,9 @@ import sys
 import types
 import typing
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import stubs  # noqa: E402
+# The torch stand-ins every Rival Python tool uses: frameworks/facts/pystubs.py.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "facts"))
+import pystubs as stubs  # noqa: E402
 
 # Launch config section -> (module, class). rival_nemo.py builds the same classes.
 SECTIONS = {

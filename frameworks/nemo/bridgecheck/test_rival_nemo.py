@@ -3,7 +3,7 @@
 Needs the upstream trees, given by environment variables (the tests skip without them):
   RIVAL_BRIDGE_TREE    a Megatron-Bridge checkout at the tag the NeMo image ships (v0.3.0)
   RIVAL_MEGATRON_TREE  the Megatron-LM commit Bridge pins as 3rdparty/Megatron-LM (b0cc2706)
-Run with the Debian python3 (PyYAML, packaging, numpy; PyTorch is stubbed, stubs.py):
+Run with the Debian python3 (PyYAML, packaging, numpy; PyTorch is stubbed, frameworks/facts/pystubs.py):
   RIVAL_BRIDGE_TREE=... RIVAL_MEGATRON_TREE=... /usr/bin/python3 -m unittest discover -s frameworks/nemo/bridgecheck -v
 
 For each matrix cell (../testdata/matrix/*.json, written by go test ./frameworks/nemo -run TestMatrix
@@ -28,7 +28,8 @@ MEGATRON = os.environ.get("RIVAL_MEGATRON_TREE")
 if BRIDGE and MEGATRON:
     sys.path.insert(0, HERE)
     sys.path.insert(0, os.path.dirname(HERE))
-    import stubs
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "facts"))
+    import pystubs as stubs
 
     stubs.install()
     stubs.add_trees(BRIDGE, MEGATRON)

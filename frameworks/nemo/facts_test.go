@@ -1,3 +1,7 @@
+// The Bridge facts and the check of a built configuration against them: the tests read
+// frameworks/facts/bridge_<version>.json through these to prove that Build writes only what
+// Megatron-Bridge accepts. They are test code; the launch itself is checked by Bridge (rival_nemo.py --check).
+
 package nemo
 
 import (

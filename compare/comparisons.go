@@ -4,85 +4,10 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 
-	"github.com/rivalbench/rival/frameworks/effective"
+	"github.com/rivalbench/rival/english"
 )
-
-// identical says whether two groups ran the same hyperparameters on the same
-// data: every setup field recorded and equal on both sides, and recorded,
-// equal dataset and config fingerprints. Otherwise why names every field that
-// differs ("GBS 384 vs 128") or is unrecorded. stack says how the software
-// differs ("frameworks differ"); the image is built per platform, so its
-// digest differing is not counted.
-func identical(a, b *Group) (ok bool, why, stack string) {
-	var diffs []string
-	for _, f := range setupFields {
-		x, y := a.Config[f], b.Config[f]
-		name := setupNames[f]
-		switch {
-		case x == unknown && y == unknown:
-			diffs = append(diffs, name+" not recorded")
-		case x == unknown || y == unknown:
-			diffs = append(diffs, fmt.Sprintf("%s %s vs %s", name, x, y))
-		case strings.HasPrefix(x, "mixed: ") || strings.HasPrefix(y, "mixed: "):
-			diffs = append(diffs, name+" mixed within a group")
-		case x != y:
-			if strings.HasSuffix(f, "fingerprint") {
-				diffs = append(diffs, name+" differs")
-			} else {
-				diffs = append(diffs, fmt.Sprintf("%s %s vs %s", name, x, y))
-			}
-		}
-	}
-	// Gradient accumulation follows from GBS / (MBS × DP); it is named too,
-	// since equal GBS at different DP accumulates differently.
-	if x, y := gradAccum(a.Config), gradAccum(b.Config); x != "" && y != "" && x != y {
-		diffs = append(diffs, fmt.Sprintf("GA %s vs %s", x, y))
-	}
-	var st []string
-	if a.Config["framework"] != b.Config["framework"] {
-		st = append(st, "frameworks differ")
-	} else if a.Config["framework_version"] != b.Config["framework_version"] {
-		st = append(st, "framework versions differ")
-	}
-	return len(diffs) == 0, strings.Join(diffs, ", "), strings.Join(st, ", ")
-}
-
-// gradAccum is GBS / (MBS × DP) from a group's recorded configuration, ""
-// when a field is unknown or GBS is not a whole multiple.
-func gradAccum(c map[string]string) string {
-	gbs, e1 := strconv.Atoi(c["global_batch_size"])
-	mbs, e2 := strconv.Atoi(c["micro_batch_size"])
-	dp, e3 := strconv.Atoi(c["data_parallel"])
-	if e1 != nil || e2 != nil || e3 != nil || mbs <= 0 || dp <= 0 || gbs%(mbs*dp) != 0 {
-		return ""
-	}
-	return strconv.Itoa(gbs / (mbs * dp))
-}
-
-func (rep *Report) buildModels() {
-	byModel := map[string]*ModelSection{}
-	var names []string
-	for _, g := range rep.Groups {
-		s, ok := byModel[g.Key.Model]
-		if !ok {
-			s = &ModelSection{Name: g.Key.Model, Label: g.ModelLabel}
-			byModel[g.Key.Model] = s
-			names = append(names, g.Key.Model)
-		}
-		s.Groups = append(s.Groups, g)
-	}
-	sort.Slice(names, func(i, j int) bool { return byModel[names[i]].Label < byModel[names[j]].Label })
-	for _, n := range names {
-		s := byModel[n]
-		s.compare()
-		s.fairness()
-		s.parity()
-		rep.Models = append(rep.Models, s)
-	}
-}
 
 // efficiency ranks groups for "each platform at its best": Rival's MFU, else
 // its model TFLOP/s, else tokens/s/GPU (so SL and precision cannot inflate it).
@@ -154,7 +79,7 @@ func metricFor(a, b *Group) (metric string, sa, sb Summary, why string) {
 	var diff []string
 	for _, f := range []string{"sequence_length"} {
 		if a.Config[f] != b.Config[f] {
-			diff = append(diff, fmt.Sprintf("%s %s vs %s", setupNames[f], a.Config[f], b.Config[f]))
+			diff = append(diff, fmt.Sprintf("%s %s vs %s", fieldLabels[f], a.Config[f], b.Config[f]))
 		}
 	}
 	if a.Key.Model != b.Key.Model {
@@ -196,7 +121,7 @@ func evidence(a, b *Group) string {
 	if len(fields) == 0 {
 		return "verify:results: identical inputs apart from the hardware"
 	}
-	return fmt.Sprintf("verify:results: %s beyond the hardware (%s)", plural(len(fields), "difference"), strings.Join(fields, ", "))
+	return fmt.Sprintf("verify:results: %s beyond the hardware (%s)", english.Plural(len(fields), "difference"), strings.Join(fields, ", "))
 }
 
 // fixedWindowRatio recomputes the speedup over NVIDIA's fixed window.
@@ -305,59 +230,56 @@ func (c Comparison) between(p, q string) bool {
 	return a == p && b == q || a == q && b == p
 }
 
-// fairness lists the fields that differ between groups, the fields recorded
-// and equal in every group, and the fields no group recorded: unknown is not
-// equal to unknown.
-//
-// The frameworks' effective configurations (what each built, read back by the preflight) are
-// compared field by field as "effective.<field>" when any group recorded one; the differences a
-// framework does not let Rival remove (effective.AllDeclared) are listed for the frameworks present.
-func (s *ModelSection) fairness() {
-	fields := fairnessFields
-	recordedEffective := false
-	for _, g := range s.Groups {
-		for k, v := range g.Config {
-			if strings.HasPrefix(k, effectivePrefix) && v != unknown {
-				recordedEffective = true
+// BreakEven is the price ratio at which two groups cost the same per token:
+// the faster group is cheaper per token while its GPU-hour costs less than
+// Ratio × the slower's.
+func (c Comparison) BreakEven() float64 { return c.Ratio.Value }
+
+// ConfigComparisons pairs the groups of s that differ only in their
+// configuration: same platform, GPU, framework and dataset.
+func (s *ModelSection) ConfigComparisons() []ConfigComparison {
+	var out []ConfigComparison
+	for i, a := range s.Groups {
+		for _, b := range s.Groups[i+1:] {
+			ka, kb := a.Key, b.Key
+			if ka.Platform != kb.Platform || ka.GPU != kb.GPU || ka.Framework != kb.Framework || ka.Dataset != kb.Dataset {
+				continue
 			}
+			f, sl := a, b
+			metric, sf, ss, work := metricFor(f, sl)
+			if ss.Mean > sf.Mean {
+				f, sl = sl, f
+				metric, sf, ss, work = metricFor(f, sl)
+			}
+			c := ConfigComparison{Faster: f, Slower: sl, Ratio: ratioOfMeans(sf, ss), TotalRatio: ratioOfMeans(f.TotalTPS, sl.TotalTPS), Metric: metric, WorkDiffers: work}
+			if c.Ratio.Inconclusive() {
+				c.RunsNeeded = RunsNeeded(sf, ss)
+			}
+			for _, k := range fairnessFields {
+				if f.Config[k] != sl.Config[k] {
+					c.Differs = append(c.Differs, differsText(k, f.Config[k], sl.Config[k]))
+				}
+			}
+			if sameSeed(firstRun(f), firstRun(sl)) && ka.Dataset != "" && !strings.HasSuffix(ka.Dataset, "@unknown") {
+				lp := lossParity(f, sl)
+				c.Parity = &lp
+			}
+			out = append(out, c)
 		}
 	}
-	if recordedEffective {
-		fields = append(append([]string(nil), fairnessFields...), effectiveFields()...)
-	}
-	defer func() {
-		if !recordedEffective {
-			s.Unrecorded = append(s.Unrecorded, "effective configuration")
-		}
-		present := map[string]bool{}
-		for _, g := range s.Groups {
-			present[g.Config["framework"]] = true
-		}
-		for _, d := range effective.AllDeclared() {
-			if present[d.Framework] {
-				s.Declared = append(s.Declared, d)
-			}
-		}
-	}()
-	for _, f := range fields {
-		vals := make([]string, len(s.Groups))
-		differ, recorded := false, false
-		for i, g := range s.Groups {
-			vals[i] = g.Config[f]
-			if vals[i] != unknown {
-				recorded = true
-			}
-			if i > 0 && vals[i] != vals[0] || strings.HasPrefix(vals[i], "mixed: ") {
-				differ = true
-			}
-		}
-		switch {
-		case !recorded:
-			s.Unrecorded = append(s.Unrecorded, f)
-		case differ:
-			s.Fairness = append(s.Fairness, FairnessRow{Field: f, Values: vals})
-		default:
-			s.Identical = append(s.Identical, f)
+	return out
+}
+
+// ParityPairs are every loss comparison of the model, the one list that
+// report.md, report.html, the console and the figure's loss panel speak
+// of: the cross-platform pairs (Parity), then those between configurations
+// of one platform on the same data and seed.
+func (s *ModelSection) ParityPairs() []LossParity {
+	out := append([]LossParity(nil), s.Parity...)
+	for _, c := range s.ConfigComparisons() {
+		if c.Parity != nil {
+			out = append(out, *c.Parity)
 		}
 	}
+	return out
 }

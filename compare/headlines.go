@@ -1,0 +1,98 @@
+package compare
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rivalbench/rival/english"
+)
+
+// Headline is one line such as "MI300X Primus vs H100 NeMo, Llama 3.1 8B:
+// 1.42× ± 0.03 tokens/s/GPU (n=5 vs 5; identical configuration; same
+// hyperparameters and data; frameworks differ)". A pair that is not
+// identical names every field that differs; a pair whose work per token
+// differs is compared by model FLOP/s and says so; an interval that
+// includes 1 says that no difference is shown.
+func (c Comparison) Headline(model string) string {
+	s := fmt.Sprintf("%s vs %s, %s: %s", c.Faster.Label, c.Slower.Label, model, ratioText(c.Ratio, c.Metric, c.RunsNeeded))
+	var tail []string
+	if c.Ratio.HasCI && !c.Ratio.Inconclusive() {
+		tail = append(tail, "95% CI "+c.Ratio.CIText())
+	}
+	tail = append(tail, fmt.Sprintf("n=%d vs %d", c.Faster.TPS.N, c.Slower.TPS.N))
+	if c.WorkDiffers != "" {
+		tail = append(tail, workNote(c.Metric, c.WorkDiffers))
+	}
+	if c.Identical {
+		tail = append(tail, MethodIdentical)
+		if c.Stack != "" {
+			tail = append(tail, "same hyperparameters and data; "+c.Stack)
+		} else {
+			tail = append(tail, "same hyperparameters, data and framework")
+		}
+	} else {
+		tail = append(tail, MethodBest, NotIdentical+": "+c.Why)
+		if c.Stack != "" {
+			tail = append(tail, c.Stack)
+		}
+	}
+	for _, g := range []*Group{c.Faster, c.Slower} {
+		if g.Partition != "" {
+			tail = append(tail, g.Label+" ran on a GPU partition")
+		}
+	}
+	return s + " (" + strings.Join(tail, "; ") + ")"
+}
+
+// workNote says what a comparison between groups of different work per
+// token is made on.
+func workNote(metric, work string) string {
+	if metric == MetricFLOPs {
+		return "compared by model FLOP/s: " + work + ", so tokens/s, cost per token and break-even price are not compared"
+	}
+	return work + ", so tokens/s is not a fair measure"
+}
+
+// Line is the comparison in one sentence, for the console and headlines.
+func (c ConfigComparison) Line(s *ModelSection) string {
+	var tail []string
+	if c.Ratio.HasCI && !c.Ratio.Inconclusive() {
+		tail = append(tail, "95% CI "+c.Ratio.CIText())
+	}
+	tail = append(tail, fmt.Sprintf("n=%d vs %d", c.Faster.TPS.N, c.Slower.TPS.N))
+	if c.WorkDiffers != "" {
+		tail = append(tail, workNote(c.Metric, c.WorkDiffers))
+	}
+	tail = append(tail, fmt.Sprintf("total tokens/s %s", c.TotalRatio.String()))
+	return fmt.Sprintf("%s vs %s, %s: %s (%s)", s.DisplayName(c.Faster), s.DisplayName(c.Slower), s.Label,
+		ratioText(c.Ratio, c.Metric, c.RunsNeeded), strings.Join(tail, "; "))
+}
+
+// HistoryMethod says how the history is built and judged.
+func (h *History) Method() string {
+	th := num(100*h.Threshold, 1) + "%"
+	return "Runs of one workload (model, recorded configuration and config fingerprint, dataset and its fingerprint, platform, GPU model and count, framework) " +
+		"are batched by recorded software stack (framework version with the torch, CUDA/ROCm and library versions it names, image digest, and on one host the hardware fingerprint, which covers the GPU driver) and by host, " +
+		"then ordered by date (provenance.started_at; runs of one stack and host more than " + num(HistorySessionGap.Hours(), 0) + " h apart are separate batches). " +
+		"Each batch is compared with the latest earlier batch on the same host, else with the batch just before it. " +
+		"The ratio is later ÷ earlier mean tokens/s/GPU with its 95% interval (delta method, Welch–Satterthwaite degrees of freedom). " +
+		"Threshold θ = " + th + " (HISTORY_THRESHOLD): regression when the interval lies below 1 and the ratio below 1 − θ; improvement when it lies above 1 and the ratio above 1 + θ; " +
+		"no change when the whole interval lies within 1 ± θ; otherwise inconclusive (more runs needed). " +
+		"Only a step between stacks on one host is a software verdict: with the same recorded stack (only the date differs) a change lies outside the recorded stack, " +
+		"and a step to another host is a host difference. Loss parity compares the first runs of the two batches when they used the same data and seed."
+}
+
+func parityCell(lp *LossParity) string {
+	if lp == nil {
+		return "—"
+	}
+	v := "parity"
+	if lp.Diverged {
+		v = "DIVERGED"
+	}
+	return fmt.Sprintf("%s: tail gap %s%% over the last %s (largest step gap %s%% at step %d)", v, num(100*lp.TailGap, 2), english.Plural(lp.TailSteps, "step"), num(100*lp.MaxGap, 2), lp.AtStep)
+}
+
+func batchDate(b *HistoryBatch) string {
+	return b.Start.UTC().Format("2006-01-02 15:04") + " UTC"
+}
