@@ -193,14 +193,14 @@ func (Compare) History(ctx context.Context) error {
 // Result checks that this workspace reproduces every input of a result: verify:result RESULT.json, or store:ID for a result in RIVAL_STORE.
 func (Verify) Result(ctx context.Context, result string) error {
 	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
-		return w.VerifyResults([]string{result}, os.Stdout)
+		return w.VerifyResults(ctx, []string{result}, os.Stdout)
 	})
 }
 
 // Results checks that two results had identical inputs apart from the hardware: verify:results A.json B.json (store:ID names a result in RIVAL_STORE).
 func (Verify) Results(ctx context.Context, a, b string) error {
 	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error {
-		return w.VerifyResults([]string{a, b}, os.Stdout)
+		return w.VerifyResults(ctx, []string{a, b}, os.Stdout)
 	})
 }
 

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -16,7 +17,7 @@ import (
 // Load and Analyze, the way compare:dir does, and renders report.md.
 func crafted(t *testing.T, name string, prices PriceTable) (*Report, string) {
 	t.Helper()
-	inputs, skipped, err := Load([]string{filepath.Join("testdata", "crafted", name)}, nil)
+	inputs, skipped, err := Load(context.Background(), []string{filepath.Join("testdata", "crafted", name)}, nil)
 	require.NoError(t, err)
 	rep, err := Analyze(inputs, prices)
 	require.NoError(t, err)

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"os"
@@ -72,7 +73,7 @@ func loadGolden(t *testing.T) (*Report, []Problem, expected) {
 	data, err := os.ReadFile("testdata/expected.json")
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(data, &exp))
-	inputs, problems, err := Load([]string{"testdata/results"}, nil)
+	inputs, problems, err := Load(context.Background(), []string{"testdata/results"}, nil)
 	require.NoError(t, err)
 	rep, err := Analyze(inputs, DefaultPrices())
 	require.NoError(t, err)

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"html"
 	"os"
@@ -103,7 +104,7 @@ func TestCraftedDuplicateByContentCountsOnce(t *testing.T) {
 }
 
 func TestCraftedEditedCopyIsNotHiddenAsDuplicate(t *testing.T) {
-	inputs, _, err := Load([]string{"testdata/crafted/duplicates"}, nil)
+	inputs, _, err := Load(context.Background(), []string{"testdata/crafted/duplicates"}, nil)
 	require.NoError(t, err)
 	// The same run with its throughput doubled by hand is kept (and named).
 	var edited []Input
@@ -253,7 +254,7 @@ func TestDemoReportInChromiumAgreesWithOtherOutputs(t *testing.T) {
 // A framework TFLOP/s of 0 is what a log that prints none leaves: shown as
 // not printed, never as "0.0".
 func TestFrameworkTFLOPsZeroIsNotShown(t *testing.T) {
-	inputs, _, err := Load([]string{"testdata/crafted/energy"}, nil)
+	inputs, _, err := Load(context.Background(), []string{"testdata/crafted/energy"}, nil)
 	require.NoError(t, err)
 	zero := 0.0
 	for i := range inputs {

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"image/png"
 	"math"
@@ -71,7 +72,7 @@ func relClose(t *testing.T, want, got float64, what string) {
 
 func analyzeDir(t *testing.T, dir string) *Report {
 	t.Helper()
-	inputs, skipped, err := Load([]string{dir}, nil)
+	inputs, skipped, err := Load(context.Background(), []string{dir}, nil)
 	require.NoError(t, err)
 	require.Empty(t, skipped)
 	rep, err := Analyze(inputs, DefaultPrices())
@@ -246,7 +247,7 @@ func FuzzParseHistoryThreshold(f *testing.F) {
 
 // Results without a start time are listed, not placed in the history.
 func TestHistoryUndatedRunsAreListed(t *testing.T) {
-	inputs, _, err := Load([]string{filepath.Join("testdata", "history", "regression")}, nil)
+	inputs, _, err := Load(context.Background(), []string{filepath.Join("testdata", "history", "regression")}, nil)
 	require.NoError(t, err)
 	inputs[0].Result.Provenance.StartedAt = ""
 	rep, err := Analyze(inputs, DefaultPrices())

@@ -33,7 +33,7 @@ func demoReport(t *testing.T) (*Report, htmlOracle) {
 	paths, err := filepath.Glob(filepath.Join("testdata", "html", "train_*.json"))
 	require.NoError(t, err)
 	require.Len(t, paths, 6)
-	inputs, problems := LoadFiles(paths, nil)
+	inputs, problems := LoadFiles(context.Background(), paths, nil)
 	require.Empty(t, problems)
 	rep, err := Analyze(inputs, DefaultPrices())
 	require.NoError(t, err)
@@ -214,7 +214,7 @@ func TestHTMLReportInChromium(t *testing.T) {
 // groups, results with errors, unreadable files) without a configuration
 // comparison, headlines from the cross-platform analysis.
 func TestWriteHTMLCrossPlatform(t *testing.T) {
-	inputs, problems, err := Load([]string{filepath.Join("testdata", "results")}, nil)
+	inputs, problems, err := Load(context.Background(), []string{filepath.Join("testdata", "results")}, nil)
 	require.NoError(t, err)
 	rep, err := Analyze(inputs, DefaultPrices())
 	require.NoError(t, err)

@@ -78,7 +78,7 @@ func (p Problem) String() string {
 // [_{dataset}].json) become Inputs; files that cannot be compared become
 // Problems naming what is missing. Byte-identical results count once. The
 // error is for a directory that cannot be read.
-func Load(dirs []string, extra [][]byte) ([]Input, []Problem, error) {
+func Load(ctx context.Context, dirs []string, extra [][]byte) ([]Input, []Problem, error) {
 	var paths []string
 	for _, dir := range dirs {
 		var found []string
@@ -97,12 +97,16 @@ func Load(dirs []string, extra [][]byte) ([]Input, []Problem, error) {
 		sort.Strings(found)
 		paths = append(paths, found...)
 	}
-	inputs, problems := LoadFiles(paths, extra)
+	inputs, problems := LoadFiles(ctx, paths, extra)
+	if err := ctx.Err(); err != nil {
+		return nil, nil, fmt.Errorf("read results: %w", err)
+	}
 	return inputs, problems, nil
 }
 
-// LoadFiles is Load over a list of files (in the given order) and blobs.
-func LoadFiles(paths []string, extra [][]byte) ([]Input, []Problem) {
+// LoadFiles is Load over a list of files (in the given order) and blobs. It
+// stops reading when ctx ends (Ctrl-C); the caller then reports ctx.Err().
+func LoadFiles(ctx context.Context, paths []string, extra [][]byte) ([]Input, []Problem) {
 	type blob struct {
 		source string
 		data   []byte
@@ -110,6 +114,9 @@ func LoadFiles(paths []string, extra [][]byte) ([]Input, []Problem) {
 	var blobs []blob
 	var problems []Problem
 	for _, p := range paths {
+		if ctx.Err() != nil {
+			return nil, nil
+		}
 		info, err := os.Stat(p)
 		if err != nil {
 			problems = append(problems, Problem{Source: p, Kind: "invalid", Reason: err.Error()})
@@ -125,7 +132,7 @@ func LoadFiles(paths []string, extra [][]byte) ([]Input, []Problem) {
 		}
 		// Read as a regular file within the limit again: the file may have
 		// been replaced since the stat above.
-		data, err := safefile.ReadFile(context.Background(), p, MaxResultBytes)
+		data, err := safefile.ReadFile(ctx, p, MaxResultBytes)
 		if err != nil {
 			problems = append(problems, Problem{Source: p, Kind: "invalid", Reason: err.Error()})
 			continue

@@ -1,7 +1,9 @@
 package compare
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -24,7 +26,7 @@ func TestLoadDedupesAndNamesCacheBlobs(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "host2", "deep"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "host2", "deep", "copy.json"), data, 0o644))
-	inputs, problems, err := Load([]string{dir}, [][]byte{data})
+	inputs, problems, err := Load(context.Background(), []string{dir}, [][]byte{data})
 	require.NoError(t, err)
 	assert.Empty(t, problems)
 	require.Len(t, inputs, 1, "a result found twice counts once")
@@ -32,7 +34,7 @@ func TestLoadDedupesAndNamesCacheBlobs(t *testing.T) {
 	assert.True(t, strings.HasPrefix(inputs[0].Duplicates[0], "cache:"))
 	assert.True(t, strings.HasPrefix(inputs[0].Fingerprint, "blake3:"))
 
-	_, _, err = Load([]string{filepath.Join(dir, "absent")}, nil)
+	_, _, err = Load(context.Background(), []string{filepath.Join(dir, "absent")}, nil)
 	assert.ErrorContains(t, err, "absent")
 }
 
@@ -41,7 +43,7 @@ func TestLoadDedupesAndNamesCacheBlobs(t *testing.T) {
 // its problem shows the name; its digest is the BLAKE3 reference test
 // vector 6437b3ac38465133ffb63b75273a8db548c558465d79db03fd359c6cd5bd9d85.
 func TestCacheBlobNameIsShortDigest(t *testing.T) {
-	_, problems := LoadFiles(nil, [][]byte{[]byte("abc")})
+	_, problems := LoadFiles(context.Background(), nil, [][]byte{[]byte("abc")})
 	require.Len(t, problems, 1)
 	assert.Equal(t, "cache:6437b3ac38465133", problems[0].Source)
 	assert.Equal(t, "blake3:6437b3ac38465133ffb63b75273a8db548c558465d79db03fd359c6cd5bd9d85", fingerprint([]byte("abc")))
@@ -197,7 +199,7 @@ func TestOldSuiteStackIsNotTheFrameworkVersion(t *testing.T) {
 	for _, f := range []string{"train_amd_prim_mistral.json", "train_nvd_nemo_mistral.json"} {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, f), golden(t, f), 0o644))
 	}
-	inputs, _, err := Load([]string{dir}, nil)
+	inputs, _, err := Load(context.Background(), []string{dir}, nil)
 	require.NoError(t, err)
 	rep, err := Analyze(inputs, DefaultPrices())
 	require.NoError(t, err)
@@ -210,4 +212,25 @@ func TestOldSuiteStackIsNotTheFrameworkVersion(t *testing.T) {
 	for _, in := range inputs {
 		assert.Nil(t, in.Result.Framework.Version, in.Source)
 	}
+}
+
+// A compare stopped by Ctrl-C stops reading results and says so, rather
+// than reading every file and reporting what it found.
+func TestLoadStopsWhenTheContextEnds(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile(filepath.Join("testdata", "results", "amd_primus_llama_0.json"))
+	require.NoError(t, err)
+	for i := range 50 {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("r%02d.json", i)), data, 0o644))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	inputs, problems, err := Load(ctx, []string{dir}, nil)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Empty(t, inputs)
+	assert.Empty(t, problems)
+
+	inputs, _, err = Load(context.Background(), []string{dir}, nil)
+	require.NoError(t, err)
+	assert.NotEmpty(t, inputs, "the same folder loads when not stopped")
 }

@@ -71,10 +71,10 @@ func (x *Indices) Write(dir string) error {
 
 // Read loads the indices of o from dir, checking shapes and that every
 // reference stays inside the arrays it points into.
-func Read(dir string, o Order) (*Indices, error) {
+func Read(ctx context.Context, dir string, o Order) (*Indices, error) {
 	docPath, samplePath, shufflePath := o.Paths(dir)
 	load := func(path string, dims int) ([]int64, []int, error) {
-		data, err := safefile.ReadFile(context.Background(), path, safefile.LimitSampleIndex)
+		data, err := safefile.ReadFile(ctx, path, safefile.LimitSampleIndex)
 		if err != nil {
 			return nil, nil, fmt.Errorf("gptorder: %w (Rival writes it before training; remove the file and train again)", err)
 		}

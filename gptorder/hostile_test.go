@@ -1,6 +1,7 @@
 package gptorder_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -27,7 +28,7 @@ func TestReadRefusesHostileIndexFiles(t *testing.T) {
 			doc, _, _ := o.Paths(dir)
 			safefiletest.Plant(t, doc, kind, safefile.LimitSampleIndex)
 			safefiletest.Within(t, func() {
-				_, err := gptorder.Read(dir, o)
+				_, err := gptorder.Read(context.Background(), dir, o)
 				require.ErrorIs(t, err, want[kind])
 				assert.Contains(t, err.Error(), doc)
 			})

@@ -243,7 +243,7 @@ func readMegatron(t *testing.T, files map[string]string) megatronArrays {
 			m.shuffleDescr = descr
 		}
 	}
-	x, err := gptorder.Read(dir, o)
+	x, err := gptorder.Read(context.Background(), dir, o)
 	require.NoError(t, err)
 	m.Document, m.Sample, m.Shuffle = x.Document, x.Sample, x.Shuffle
 	return m

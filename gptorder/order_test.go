@@ -1,6 +1,7 @@
 package gptorder
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -73,13 +74,26 @@ func TestWriteRead(t *testing.T) {
 	require.NoError(t, err)
 	dir := t.TempDir()
 	require.NoError(t, x.Write(dir))
-	y, err := Read(dir, o)
+	y, err := Read(context.Background(), dir, o)
 	require.NoError(t, err)
 	assert.Equal(t, x.Document, y.Document)
 	assert.Equal(t, x.Sample, y.Sample)
 	assert.Equal(t, x.Shuffle, y.Shuffle)
 	more := o
 	more.NumSamples = 100
-	_, err = Read(dir, more)
+	_, err = Read(context.Background(), dir, more)
 	assert.ErrorContains(t, err, "rival-gptorder-seed9-sl3-n100-x1-document_index.npy")
+}
+
+// A stopped run (Ctrl-C) stops reading the indices and says why.
+func TestReadStopsWhenTheContextEnds(t *testing.T) {
+	o := Order{Seed: 9, SeqLen: 3, NumSamples: 10, AddExtraToken: true}
+	x, err := Build([]int32{4, 9, 2, 7, 5}, 0, 5, o)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, x.Write(dir))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = Read(ctx, dir, o)
+	require.ErrorIs(t, err, context.Canceled)
 }

@@ -171,7 +171,10 @@ func (w *Workspace) CompareTask(dirs []string, deps ...*dag.Task) (*dag.Task, er
 		return nil
 	}
 	t.Run = func(ctx context.Context, x *dag.Exec) error {
-		inputs, problems := compare.LoadFiles(files, blobs)
+		inputs, problems := compare.LoadFiles(ctx, files, blobs)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		prices, err := compare.ParsePriceEnv(compare.DefaultPrices(), os.Environ())
 		if err != nil {
 			return err
@@ -184,7 +187,7 @@ func (w *Workspace) CompareTask(dirs []string, deps ...*dag.Task) (*dag.Task, er
 			return err
 		}
 		rep.Skipped = problems
-		rep.SetLogChecks(w.logChecks(inputs))
+		rep.SetLogChecks(w.logChecks(ctx, inputs))
 		if err := rep.SetHistoryThreshold(threshold); err != nil {
 			return err
 		}

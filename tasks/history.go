@@ -67,7 +67,10 @@ func (w *Workspace) HistoryTask(dirs []string, deps ...*dag.Task) (*dag.Task, er
 		return nil
 	}
 	t.Run = func(ctx context.Context, x *dag.Exec) error {
-		inputs, problems := compare.LoadFiles(files, blobs)
+		inputs, problems := compare.LoadFiles(ctx, files, blobs)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		rep, err := compare.Analyze(inputs, compare.DefaultPrices())
 		if errors.Is(err, compare.ErrNoResults) && len(problems) > 0 {
 			return noResultsBecause(problems)

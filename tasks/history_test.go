@@ -196,7 +196,7 @@ func TestHistoryOfTwoTorchStacks(t *testing.T) {
 	ws := steps[0].(map[string]any)
 	assert.Equal(t, "stack", ws["kind"])
 
-	inputs, _ := compare.LoadFiles(nil, blobs)
+	inputs, _ := compare.LoadFiles(context.Background(), nil, blobs)
 	rep, err := compare.Analyze(inputs, compare.DefaultPrices())
 	require.NoError(t, err)
 	require.NotNil(t, rep.History)

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -27,7 +28,7 @@ func TestWorkspaceReadersRefuseHostileFiles(t *testing.T) {
 			safefiletest.Plant(t, filepath.Join(dir, "logs", "train_cpu_fsdp_llama.log"), kind, safefile.LimitResult)
 			r := &result.Result{Log: result.LogInfo{Digest: "blake3:00"}}
 			safefiletest.Within(t, func() {
-				assert.Nil(t, w.findLog(res, r), "a hostile log is not found, not read")
+				assert.Nil(t, w.findLog(context.Background(), res, r), "a hostile log is not found, not read")
 			})
 		})
 		t.Run("cpu flags/"+kind, func(t *testing.T) {
@@ -48,7 +49,7 @@ func TestWorkspaceReadersRefuseHostileFiles(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "logs"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "logs", "r.log"), []byte("step 1\n"), 0o644))
-	found := w.findLog(filepath.Join(dir, "r.json"), &result.Result{Log: result.LogInfo{Digest: "blake3:00"}})
+	found := w.findLog(context.Background(), filepath.Join(dir, "r.json"), &result.Result{Log: result.LogInfo{Digest: "blake3:00"}})
 	require.NotNil(t, found)
 	assert.Equal(t, "step 1\n", string(found.Data))
 }

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -62,13 +63,13 @@ func (r *trainRun) writeSampleOrder() (*result.SampleOrder, error) {
 // checkSamples compares a preflight's digest of the first samples its trainer's own data path reads
 // (nil: none reported) with the same samples of the order Rival wrote (Megatron's GPTDataset order):
 // a trainer that would read other token sequences stops before it trains.
-func (r *trainRun) checkSamples(got *PreflightSamples) error {
+func (r *trainRun) checkSamples(ctx context.Context, got *PreflightSamples) error {
 	if got == nil {
 		return nil
 	}
 	f := fairFromConfig(r.cfg)
 	o := gptorder.Order{Seed: uint32(f.Seed), SeqLen: f.SL, NumSamples: int64(f.TrainIters) * int64(f.GBS), AddExtraToken: true}
-	x, err := gptorder.Read(r.cacheDir, o)
+	x, err := gptorder.Read(ctx, r.cacheDir, o)
 	if err != nil {
 		return fmt.Errorf("train %s: sample order: %w", r.name, err)
 	}

@@ -152,7 +152,7 @@ func TestTwoHostsShareAStore(t *testing.T) {
 	}
 	require.Len(t, ids, 2)
 	var out bytes.Buffer
-	require.NoError(t, c.w.VerifyResults(ids, &out), out.String())
+	require.NoError(t, c.w.VerifyResults(context.Background(), ids, &out), out.String())
 	assert.Contains(t, out.String(), "used identical inputs apart from the hardware")
 
 	require.NoError(t, c.w.StorePullTarget(context.Background()))

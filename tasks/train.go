@@ -285,7 +285,7 @@ func (r *trainRun) run(ctx context.Context, x *dag.Exec) error {
 	}
 	if rep, err := RunPreflight(ctx, in.Executor, name, r.launch, r.maps); err != nil {
 		return err
-	} else if err := r.checkSamples(rep.Samples); err != nil {
+	} else if err := r.checkSamples(ctx, rep.Samples); err != nil {
 		return err
 	} else if r.effective = rep.Effective; rep.Ran != "" && r.launch.RanFile == "" {
 		// (A launch with a RanFile records what ran itself, from the training processes.)

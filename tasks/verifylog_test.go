@@ -34,7 +34,7 @@ func TestVerifyResultRederivesFiguresFromItsLog(t *testing.T) {
 	w, _ := newWorkspace(t, "")
 	a := trainOnce(t, w)
 	var out bytes.Buffer
-	err := w.VerifyResults([]string{a}, &out)
+	err := w.VerifyResults(context.Background(), []string{a}, &out)
 	assert.Regexp(t, `(?m)^match\s+log\.digest`, out.String())
 	assert.Regexp(t, `(?m)^match\s+measured figures\s+recorded \d+, workspace \d+ \(all \d+ figures re-derived from the log agree\)`, out.String())
 	if err != nil {
@@ -57,7 +57,7 @@ func TestVerifyResultRederivesFiguresFromItsLog(t *testing.T) {
 		pm["tokens_per_second"] = pm["tokens_per_second"].(float64) * 2
 	})
 	out.Reset()
-	err = w.VerifyResults([]string{edited}, &out)
+	err = w.VerifyResults(context.Background(), []string{edited}, &out)
 	require.Error(t, err, out.String())
 	assert.Contains(t, err.Error(), "performance_metrics.tokens_per_second_per_gpu")
 	require.Error(t, err, out.String())
@@ -73,7 +73,7 @@ func TestVerifyResultRederivesFiguresFromItsLog(t *testing.T) {
 	require.NoError(t, os.MkdirAll(logs, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(logs, "other.log"), []byte("iteration 1/ 2 | elapsed time per iteration (ms): 10.0 |\n"), 0o644))
 	out.Reset()
-	err = w.VerifyResults([]string{other}, &out)
+	err = w.VerifyResults(context.Background(), []string{other}, &out)
 	require.Error(t, err)
 	assert.Regexp(t, `(?m)^mismatch\s+log\.digest`, out.String())
 	assert.Contains(t, out.String(), "is not the one this result was built from")
@@ -81,7 +81,7 @@ func TestVerifyResultRederivesFiguresFromItsLog(t *testing.T) {
 	// No digest recorded: not checkable, and said so.
 	bare := editResult(t, a, "bare.json", func(r map[string]any) { delete(r["log"].(map[string]any), "digest") })
 	out.Reset()
-	require.Error(t, w.VerifyResults([]string{bare}, &out))
+	require.Error(t, w.VerifyResults(context.Background(), []string{bare}, &out))
 	assert.Contains(t, out.String(), "records no digest of its training log")
 }
 

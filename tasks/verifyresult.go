@@ -185,7 +185,7 @@ func (v verifyWorkspace) EntryScriptDigest(framework string) (string, error) {
 
 // VerifyResults implements verify:result: one file is checked against
 // this workspace, two files against each other. Any mismatch is an error.
-func (w *Workspace) VerifyResults(paths []string, out io.Writer) error {
+func (w *Workspace) VerifyResults(ctx context.Context, paths []string, out io.Writer) error {
 	datas := make([][]byte, len(paths))
 	for i, p := range paths {
 		d, err := w.readResultArg(p)
@@ -204,7 +204,7 @@ func (w *Workspace) VerifyResults(paths []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		logChecks, unchecked := w.checkAgainstLog(paths[0], rec)
+		logChecks, unchecked := w.checkAgainstLog(ctx, paths[0], rec)
 		checks = append(checks, logChecks...)
 		for _, c := range checks {
 			fmt.Fprintf(out, "%-8s %-24s recorded %s, workspace %s", c.Status, c.Field, orDash(c.Recorded), orDash(c.Workspace))
@@ -265,8 +265,8 @@ func (w *Workspace) VerifyResults(paths []string, out io.Writer) error {
 // <name>.log, or the file log.source names), checks its digest and
 // re-derives every measured figure from it. unchecked names the facts the
 // log does not print.
-func (w *Workspace) checkAgainstLog(path string, r *result.Result) (checks []compare.FieldCheck, unchecked []string) {
-	log := w.findLog(path, r)
+func (w *Workspace) checkAgainstLog(ctx context.Context, path string, r *result.Result) (checks []compare.FieldCheck, unchecked []string) {
+	log := w.findLog(ctx, path, r)
 	c, ok := compare.LogDigestCheck(r, log)
 	checks = append(checks, c)
 	if !ok {
@@ -282,7 +282,7 @@ func (w *Workspace) checkAgainstLog(path string, r *result.Result) (checks []com
 // findLog returns the log whose digest the result records, or the first
 // candidate found when none has it (so the digest check can name it), or
 // nil.
-func (w *Workspace) findLog(path string, r *result.Result) *compare.LogFound {
+func (w *Workspace) findLog(ctx context.Context, path string, r *result.Result) *compare.LogFound {
 	if d, err := cache.ParseDigest(strings.TrimPrefix(r.Log.Digest, "blake3:")); err == nil && w.Cache != nil {
 		if data, err := w.Cache.ReadBlob(d); err == nil {
 			return &compare.LogFound{Data: data, Where: "the cache (blob " + d.Short() + ")"}
@@ -296,7 +296,7 @@ func (w *Workspace) findLog(path string, r *result.Result) *compare.LogFound {
 	var first *compare.LogFound
 	for _, c := range cands {
 		// A log checked in memory, bounded like one read from the cache.
-		data, err := safefile.ReadFile(context.Background(), c, safefile.LimitResult)
+		data, err := safefile.ReadFile(ctx, c, safefile.LimitResult)
 		if err != nil {
 			continue
 		}
@@ -321,11 +321,11 @@ func orDash(s string) string {
 // logChecks checks every input of a comparison against its training log
 // (as verify:result does): compare marks what it could not check and
 // warns about what disagrees.
-func (w *Workspace) logChecks(inputs []compare.Input) map[string]compare.LogCheck {
+func (w *Workspace) logChecks(ctx context.Context, inputs []compare.Input) map[string]compare.LogCheck {
 	out := map[string]compare.LogCheck{}
 	for _, in := range inputs {
 		r := in.Result
-		log := w.findLog(in.Source, r)
+		log := w.findLog(ctx, in.Source, r)
 		c, ok := compare.LogDigestCheck(r, log)
 		if !ok {
 			if c.Status == compare.StatusMismatch {

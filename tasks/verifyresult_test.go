@@ -19,7 +19,7 @@ func TestVerifyResultsComparesInputs(t *testing.T) {
 	w, _ := newWorkspace(t, "")
 	a := trainOnce(t, w)
 	var out bytes.Buffer
-	require.NoError(t, w.VerifyResults([]string{a, a}, &out))
+	require.NoError(t, w.VerifyResults(context.Background(), []string{a, a}, &out))
 	assert.Contains(t, out.String(), "identical inputs apart from the hardware")
 
 	// B trained on other data: a different dataset fingerprint.
@@ -33,7 +33,7 @@ func TestVerifyResultsComparesInputs(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(b, data, 0o644))
 	out.Reset()
-	err = w.VerifyResults([]string{a, b}, &out)
+	err = w.VerifyResults(context.Background(), []string{a, b}, &out)
 	require.Error(t, err)
 	assert.Contains(t, out.String(), "DIFFERS")
 }
@@ -59,7 +59,7 @@ func TestVerifyResultOfTrainCPU(t *testing.T) {
 			require.Len(t, plan.Runs, 2)
 			for _, r := range plan.Runs {
 				var out bytes.Buffer
-				err := w.VerifyResults([]string{r.Outputs[0].Path}, &out)
+				err := w.VerifyResults(context.Background(), []string{r.Outputs[0].Path}, &out)
 				assert.NoError(t, err, out.String())
 				assert.Regexp(t, `(?m)^match\s+dataset\.fingerprint`, out.String())
 				assert.Regexp(t, `(?m)^match\s+config_fingerprint`, out.String())
@@ -88,7 +88,7 @@ func TestVerifyDemoResultUsesItsConfiguration(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, w.Runner.Run(context.Background(), task))
 			var out bytes.Buffer
-			w.VerifyResults([]string{task.Outputs[0].Path}, &out) // the dataset differs from the demo's: an error
+			w.VerifyResults(context.Background(), []string{task.Outputs[0].Path}, &out) // the dataset differs from the demo's: an error
 			assert.Regexp(t, `(?m)^match\s+config_fingerprint`, out.String())
 		})
 	}
@@ -124,7 +124,7 @@ func TestVerifyResultOfTheDemo(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, w.Runner.Run(context.Background(), task))
 			var out bytes.Buffer
-			require.NoError(t, w.VerifyResults([]string{task.Outputs[0].Path}, &out), out.String())
+			require.NoError(t, w.VerifyResults(context.Background(), []string{task.Outputs[0].Path}, &out), out.String())
 			assert.Contains(t, out.String(), "verify:result: this workspace reproduces every input of")
 
 			// The result file records what the demo trained on: the shipped
