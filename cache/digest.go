@@ -4,7 +4,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 
 	"github.com/zeebo/blake3"
@@ -102,16 +101,14 @@ func sum(h *blake3.Hasher) Digest {
 // HashFile digests the file at path, without the stat cache; a large file is
 // hashed on every core.
 func HashFile(path string) (Digest, int64, error) {
-	f, err := os.Open(path)
+	// Opened without blocking and refused unless regular: a FIFO or device
+	// swapped in after a caller's stat is never read.
+	f, st, err := OpenRegular(path)
 	if err != nil {
 		return Digest{}, 0, fmt.Errorf("hash %s: %w", path, err)
 	}
 	defer f.Close()
-	var size int64 = -1
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-		size = st.Size()
-	}
-	d, n, err := hashOpenFile(f, size)
+	d, n, err := hashOpenFile(f, st.Size())
 	if err != nil {
 		return Digest{}, 0, fmt.Errorf("hash %s: %w", path, err)
 	}

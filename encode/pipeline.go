@@ -14,6 +14,7 @@ import (
 
 	"github.com/rivalbench/rival/indexed"
 	"github.com/rivalbench/rival/jsonl"
+	"github.com/rivalbench/rival/safefile"
 )
 
 // AppendEncoder appends the token ids of text (special tokens included, as
@@ -483,7 +484,7 @@ func (s *source) next(c *chunk) bool {
 			}
 			s.path = s.inputs[s.i]
 			s.i++
-			f, err := os.Open(s.path)
+			f, _, err := safefile.Open(s.path)
 			if err != nil {
 				s.done = true
 				c.file, c.err = s.path, fmt.Errorf("encode: %w", err)

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
+
+	"github.com/rivalbench/rival/safefile"
 )
 
 // splitScale is the resolution TRAIN_SPLIT is read at: six decimal places,
@@ -34,7 +35,7 @@ func CountDocuments(inputs []string) (int64, error) {
 	var total int64
 	buf := make([]byte, 1<<20)
 	for _, path := range inputs {
-		f, err := os.Open(path)
+		f, _, err := safefile.Open(path)
 		if err != nil {
 			return 0, fmt.Errorf("count documents: %w", err)
 		}
