@@ -261,11 +261,3 @@ func priceEnv() []string {
 	sort.Strings(out)
 	return out
 }
-
-func relAll(root string, ps []string) []string {
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = rel(root, p)
-	}
-	return out
-}

@@ -3,7 +3,6 @@ package tasks
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/rivalbench/rival/container"
 	"github.com/rivalbench/rival/dag"
-	"github.com/rivalbench/rival/english"
 	"github.com/rivalbench/rival/hw"
 )
 
@@ -48,25 +46,6 @@ var demoVariants = []demoVariant{
 // demoPackages are the Debian packages CPU training needs: PyTorch, numpy,
 // and OpenBLAS (without it Debian's torch uses the reference BLAS).
 var demoPackages = []string{"python3-torch", "python3-numpy", "libopenblas0-pthread"}
-
-// ErrNoTorch explains how to get PyTorch for CPU training runs.
-var ErrNoTorch = errors.New("training on the CPU needs python3 with PyTorch, which this host lacks: " +
-	"install it with `sudo apt-get install python3-torch python3-numpy libopenblas0-pthread` (Debian, Ubuntu) " +
-	"or `pip install torch numpy`, then run the command again")
-
-// checkTorch fails with ErrNoTorch unless python3 can import torch and numpy.
-func checkTorch(ctx context.Context, python string) error {
-	_, err := probeTorch(ctx, python)
-	return err
-}
-
-func lastLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		return s[i+1:]
-	}
-	return s
-}
 
 // hostPython is the interpreter CPU runs on the host use.
 var hostPython = "/usr/bin/python3"
@@ -177,22 +156,6 @@ func (w *Workspace) aptInstall(ctx context.Context, install []string) error {
 		}
 	}
 	return run(install)
-}
-
-func truncateLine(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
-
-// tail is the last n lines of s.
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // demoImageExecutor trains in the cpu image (cpu.Dockerfile FROM IMAGE_BASE).
@@ -318,9 +281,4 @@ func (w *Workspace) Demo(ctx context.Context) error {
 	w.Printf("demo: %s, in %s\n", plural(len(runs), "result"), rel(w.Root, filepath.Dir(runs[0].Outputs[0].Path)))
 	w.ReportCompare(ct, w.Out)
 	return nil
-}
-
-// plural is "1 result", "6 results".
-func plural(n int, noun string) string {
-	return english.Plural(n, noun)
 }

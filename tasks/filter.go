@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"path/filepath"
 
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/corpus"
@@ -84,16 +83,4 @@ func (w *Workspace) ReportFilter(t *dag.Task) {
 	if err := t.Meta(&st); err == nil && st.Read > 0 {
 		w.Printf("%s: %s\n", t.ID, st)
 	}
-}
-
-func rel(root, p string) string { return dag.RelPath(root, p) }
-
-// absPath is p made absolute against the current directory, or p itself
-// when the current directory cannot be read: a target's file arguments
-// name files as the shell that typed them sees them.
-func absPath(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
-		return a
-	}
-	return p
 }

@@ -102,14 +102,6 @@ func (w *Workspace) verifyRunFor(r *result.Result) (plannedRun, *datasetFingerpr
 	return runs[best], fps
 }
 
-// strOrEmpty is *p, or "" for nil.
-func strOrEmpty(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
-}
-
 // datasetFingerprints verifies each dataset once, however many runs train
 // on it: VerifyDataset reads every token.
 type datasetFingerprints struct {
