@@ -51,20 +51,6 @@ func (w *Workspace) FilterTask(in, out string, upstream *dag.Task) *dag.Task {
 	return t
 }
 
-// FilterTarget implements filter (filter:dataset): it fetches and filters
-// the configured dataset, then reports what was kept.
-func (w *Workspace) FilterTarget(ctx context.Context) error {
-	p, err := w.BuildPipeline()
-	if err != nil {
-		return err
-	}
-	if err := w.Runner.Run(ctx, p.Filter); err != nil {
-		return err
-	}
-	w.ReportFilter(p.Filter)
-	return nil
-}
-
 // FilterFileTarget implements filter:file IN OUT: it filters any local
 // JSONL corpus in into out (both relative to the current directory or
 // absolute), then reports what was kept.

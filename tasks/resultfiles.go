@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/rivalbench/rival/compare"
 )
 
 // resultFiles lists result JSON files under top (OUTPUT_DIR, leaving out
@@ -62,4 +64,74 @@ func resultFiles(top string, dirs []string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// maxResultWalk bounds the entries compare visits looking for results.
+var maxResultWalk = 200_000
+
+// notAResultFolder says why dir can never be a folder of results (a
+// filesystem root, the home folder), or "".
+func notAResultFolder(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	if filepath.Dir(abs) == abs {
+		return "the filesystem root"
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		if h, err := filepath.EvalSymlinks(home); err == nil && h == abs {
+			return "the home folder"
+		}
+	}
+	return ""
+}
+
+// cachedResults returns every result recorded by a train task in the cache.
+func (w *Workspace) cachedResults() ([][]byte, error) {
+	recs, err := w.Cache.Records()
+	if err != nil {
+		return nil, err
+	}
+	var out [][]byte
+	for _, r := range recs {
+		if !strings.HasPrefix(r.Task, "train ") || len(r.Outputs) == 0 {
+			continue
+		}
+		if data, err := w.Cache.ReadBlob(r.Outputs[0].Digest); err == nil {
+			out = append(out, data)
+		}
+	}
+	return out, nil
+}
+
+// noResultsBecause says why no file could be compared: every rejected
+// result with its reason (the first 20), files that are not results
+// counted.
+func noResultsBecause(problems []compare.Problem) error {
+	var b strings.Builder
+	invalid, ignored := 0, 0
+	for _, p := range problems {
+		if p.Kind == "ignored" {
+			ignored++
+			continue
+		}
+		invalid++
+		if invalid <= 20 {
+			fmt.Fprintf(&b, "\n  %s: %s", p.Source, p.Reason)
+		}
+	}
+	if invalid > 20 {
+		fmt.Fprintf(&b, "\n  ... and %d more", invalid-20)
+	}
+	if ignored > 0 {
+		fmt.Fprintf(&b, "\n  (%d JSON files that are not results were ignored)", ignored)
+	}
+	if invalid == 0 {
+		return fmt.Errorf("%w%s", compare.ErrNoResults, b.String())
+	}
+	return fmt.Errorf("no results to compare: %d result files were rejected:%s", invalid, b.String())
 }
