@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -156,4 +157,20 @@ func Bare(ctx context.Context, fn func(ctx context.Context) error) error {
 	// Nothing to clean up but open files: a short grace.
 	ctx, stop, caught := handleSignals(ctx, os.Stderr, 2*time.Second)
 	return end(os.Stderr, fn(ctx), "tasks: 0 run, 0 cached", stop, caught)
+}
+
+// markOwnDirs creates OUTPUT_DIR and DATA_DIR when they do not exist yet,
+// and marks them as Rival's. Every target calls it before it runs, so no
+// other code path creates either directory unmarked.
+func (w *Workspace) markOwnDirs() {
+	for _, k := range []string{"OUTPUT_DIR", "DATA_DIR"} {
+		d := w.Path(k)
+		if _, err := os.Lstat(d); err == nil {
+			continue
+		}
+		if os.MkdirAll(d, 0o755) == nil {
+			data, _ := json.MarshalIndent(dirMarker{Note: markerNote, Key: k, Dir: resolve(d), Workspace: resolve(w.Root)}, "", "  ")
+			cache.WriteFileAtomic(filepath.Join(d, DirMarker), append(data, '\n'), 0o644)
+		}
+	}
 }
