@@ -4,11 +4,8 @@ import (
 	"context"
 
 	"github.com/rivalbench/rival/container"
-	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/hw"
 )
-
-func platformsOf(framework string) []string { return frameworks.Platforms(framework) }
 
 // executorFor picks how runs of platform execute: through Slurm when
 // NNODES > 1 or SLURM=1, in containers of the platform image for GPUs (and
