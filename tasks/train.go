@@ -147,7 +147,7 @@ type trainRun struct {
 	maps     []PathMap
 	cacheDir string // Megatron's data cache folder of the dataset's fingerprint
 
-	sampleOrder *result.SampleOrder // written by stage (sampleorder.go)
+	sampleOrder *result.SampleOrder // written by stage (writeSampleOrder)
 	// effective is what the framework built, as its preflight read it back (nil: not reported).
 	effective *effective.Config
 }
