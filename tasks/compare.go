@@ -19,103 +19,6 @@ import (
 // compareVersion changes compare's key when the report's computation changes.
 const compareVersion = "5"
 
-// resultFiles lists result JSON files under top (OUTPUT_DIR, leaving out
-// runs/, where runs keep scratch files such as generated configs) and under
-// dirs (results copied from other hosts), recursively and sorted.
-//
-// A folder that cannot be a result folder (a filesystem root, the home
-// folder) is refused up front, and a walk that meets more than
-// maxResultWalk entries stops with an error naming the folder, so a
-// mistyped OUTPUT_DIR=/ never walks the whole filesystem.
-func resultFiles(top string, dirs []string) ([]string, error) {
-	var out []string
-	visited := 0
-	walk := func(root string, skip string) error {
-		if _, err := os.Stat(root); errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		if why := notAResultFolder(root); why != "" {
-			return fmt.Errorf("compare: %s is %s, not a folder of results: set OUTPUT_DIR (or name the folders) to where the runs' results are", root, why)
-		}
-		return filepath.WalkDir(root, func(p string, de os.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if visited++; visited > maxResultWalk {
-				return fmt.Errorf("compare: %s holds more than %d files and folders; it does not look like a folder of results: set OUTPUT_DIR (or name the folders) to where the runs' results are", root, maxResultWalk)
-			}
-			if de.IsDir() && skip != "" && p == skip {
-				return filepath.SkipDir
-			}
-			if !de.IsDir() && strings.HasSuffix(p, ".json") {
-				if de.Type()&os.ModeSymlink != 0 {
-					if _, err := os.Stat(p); err != nil {
-						return nil // a dangling link is no result; it must not block the others
-					}
-				}
-				out = append(out, p)
-			}
-			return nil
-		})
-	}
-	if err := walk(top, filepath.Join(top, "runs")); err != nil {
-		return nil, err
-	}
-	for _, d := range dirs {
-		// A folder named on the command line must exist: a typo is not "no results".
-		if _, err := os.Stat(d); errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("compare:dir: %s does not exist: give the folder that holds the result JSON files (copied from other hosts or unpacked from wrap), e.g. go run mage.go compare:dir results/", d)
-		}
-		if err := walk(d, ""); err != nil {
-			return nil, err
-		}
-	}
-	sort.Strings(out)
-	return out, nil
-}
-
-// maxResultWalk bounds the entries compare visits looking for results.
-var maxResultWalk = 200_000
-
-// notAResultFolder says why dir can never be a folder of results (a
-// filesystem root, the home folder), or "".
-func notAResultFolder(dir string) string {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return ""
-	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
-	}
-	if filepath.Dir(abs) == abs {
-		return "the filesystem root"
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		if h, err := filepath.EvalSymlinks(home); err == nil && h == abs {
-			return "the home folder"
-		}
-	}
-	return ""
-}
-
-// cachedResults returns every result recorded by a train task in the cache.
-func (w *Workspace) cachedResults() ([][]byte, error) {
-	recs, err := w.Cache.Records()
-	if err != nil {
-		return nil, err
-	}
-	var out [][]byte
-	for _, r := range recs {
-		if !strings.HasPrefix(r.Task, "train ") || len(r.Outputs) == 0 {
-			continue
-		}
-		if data, err := w.Cache.ReadBlob(r.Outputs[0].Digest); err == nil {
-			out = append(out, data)
-		}
-	}
-	return out, nil
-}
-
 // CompareTask writes OUTPUT_DIR/report.md, compare.png and compare.svg
 // from every result under OUTPUT_DIR, under dirs, and in the cache. It is
 // keyed by its input results' digests, so it is a hit when no result
@@ -217,34 +120,6 @@ func (w *Workspace) CompareTask(dirs []string, deps ...*dag.Task) (*dag.Task, er
 	return t, nil
 }
 
-// noResultsBecause says why no file could be compared: every rejected
-// result with its reason (the first 20), files that are not results
-// counted.
-func noResultsBecause(problems []compare.Problem) error {
-	var b strings.Builder
-	invalid, ignored := 0, 0
-	for _, p := range problems {
-		if p.Kind == "ignored" {
-			ignored++
-			continue
-		}
-		invalid++
-		if invalid <= 20 {
-			fmt.Fprintf(&b, "\n  %s: %s", p.Source, p.Reason)
-		}
-	}
-	if invalid > 20 {
-		fmt.Fprintf(&b, "\n  ... and %d more", invalid-20)
-	}
-	if ignored > 0 {
-		fmt.Fprintf(&b, "\n  (%d JSON files that are not results were ignored)", ignored)
-	}
-	if invalid == 0 {
-		return fmt.Errorf("%w%s", compare.ErrNoResults, b.String())
-	}
-	return fmt.Errorf("no results to compare: %d result files were rejected:%s", invalid, b.String())
-}
-
 // ReportCompare prints compare's console summary and where the files are.
 func (w *Workspace) ReportCompare(t *dag.Task, out io.Writer) {
 	var meta map[string]string
@@ -262,13 +137,5 @@ func priceEnv() []string {
 		}
 	}
 	sort.Strings(out)
-	return out
-}
-
-func relAll(root string, ps []string) []string {
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = rel(root, p)
-	}
 	return out
 }

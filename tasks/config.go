@@ -481,3 +481,21 @@ func (c *Config) String() string {
 	}
 	return b.String()
 }
+
+// fairFromConfig converts config.env's training keys into the frameworks'
+// Fair configuration.
+func fairFromConfig(c *Config) spec.Fair {
+	var ranks []int
+	for _, r := range c.List("PROFILE_RANKS") {
+		if n, err := strconv.Atoi(r); err == nil {
+			ranks = append(ranks, n)
+		}
+	}
+	return spec.Fair{
+		Seed: c.Int("SEED"), MBS: c.Int("MBS"), SL: c.Int("SL"), GA: c.Int("GA"), GBS: c.Int("GBS"),
+		TP: c.Int("TP"), PP: c.Int("PP"), DP: c.Int("DP"), TrainIters: c.Int("TRAIN_ITERS"), WarmupSteps: c.Int("WARMUP_STEPS"),
+		LR: c.Float("LR"), MinLR: c.Float("MIN_LR"), WeightDecay: c.Float("WEIGHT_DECAY"), Beta1: c.Float("BETA1"), Beta2: c.Float("BETA2"),
+		Precision: c.Get("PRECISION"), Profile: c.Bool("PROFILE"), ProfileStepStart: c.Int("PROFILE_STEP_START"),
+		ProfileStepEnd: c.Int("PROFILE_STEP_END"), ProfileRanks: ranks,
+	}
+}

@@ -3,7 +3,6 @@ package tasks
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,59 +13,12 @@ import (
 
 	"github.com/rivalbench/rival/container"
 	"github.com/rivalbench/rival/dag"
-	"github.com/rivalbench/rival/english"
 	"github.com/rivalbench/rival/hw"
 )
-
-// DemoModel is the proxy the demo trains: Mistral's architecture and its
-// Apache-2.0 tokenizer, shrunk to train in seconds on two CPU cores.
-const DemoModel = "mistral-proxy"
-
-// DemoRuns is how often the demo repeats each configuration, so the
-// report has confidence intervals.
-const DemoRuns = 3
-
-// demoConfig shrinks the fair configuration to a CPU-sized run; every
-// other key (seed, optimizer) stays as config.env says.
-var demoConfig = map[string]string{
-	"SL": "128", "MBS": "2", "GA": "2", "DP": "1", "TP": "1", "PP": "1", "GBS": "",
-	"TRAIN_ITERS": "16", "WARMUP_STEPS": "2", "LR": "1.0e-3", "MIN_LR": "1.0e-4", "PROFILE": "0",
-}
-
-// demoVariant is one configuration the demo compares: the same global
-// batch (MBS × DP × GA = 4) in one process or in two data-parallel ones.
-type demoVariant struct {
-	Name   string // joins the run's name: train_cpu_fsdp_mistral-proxy_sample_dp2.json
-	Values map[string]string
-}
-
-var demoVariants = []demoVariant{
-	{Name: "dp1", Values: map[string]string{"DP": "1", "GA": "2"}},
-	{Name: "dp2", Values: map[string]string{"DP": "2", "GA": "1"}},
-}
 
 // demoPackages are the Debian packages CPU training needs: PyTorch, numpy,
 // and OpenBLAS (without it Debian's torch uses the reference BLAS).
 var demoPackages = []string{"python3-torch", "python3-numpy", "libopenblas0-pthread"}
-
-// ErrNoTorch explains how to get PyTorch for CPU training runs.
-var ErrNoTorch = errors.New("training on the CPU needs python3 with PyTorch, which this host lacks: " +
-	"install it with `sudo apt-get install python3-torch python3-numpy libopenblas0-pthread` (Debian, Ubuntu) " +
-	"or `pip install torch numpy`, then run the command again")
-
-// checkTorch fails with ErrNoTorch unless python3 can import torch and numpy.
-func checkTorch(ctx context.Context, python string) error {
-	_, err := probeTorch(ctx, python)
-	return err
-}
-
-func lastLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		return s[i+1:]
-	}
-	return s
-}
 
 // hostPython is the interpreter CPU runs on the host use.
 var hostPython = "/usr/bin/python3"
@@ -179,22 +131,6 @@ func (w *Workspace) aptInstall(ctx context.Context, install []string) error {
 	return run(install)
 }
 
-func truncateLine(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
-
-// tail is the last n lines of s.
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
 // demoImageExecutor trains in the cpu image (cpu.Dockerfile FROM IMAGE_BASE).
 func (w *Workspace) demoImageExecutor(ctx context.Context) (Executor, func(), error) {
 	e, err := container.Connect(ctx)
@@ -208,31 +144,6 @@ func (w *Workspace) demoImageExecutor(ctx context.Context) (Executor, func(), er
 	}
 	w.Printf("demo: training in the cpu image %s (%s) through the Docker engine\n", rec.Tag, shortID(rec.ImageID))
 	return &DockerExecutor{Engine: e, Image: rec, Platform: hw.PlatformCPU}, func() { e.Close() }, nil
-}
-
-// demoPrefix is where the demo encodes the sample corpus: its train and
-// test splits are demoPrefix()+"-train" and "-test".
-func (w *Workspace) demoPrefix() string { return w.Path("DATA_DIR", "demo", "sample-mistral") }
-
-// demoRuns are the runs the demo trains, each DemoRuns times: DemoModel on
-// the sample in each of demoVariants, with the demo's configuration.
-func (w *Workspace) demoRuns() ([]plannedRun, error) {
-	var out []plannedRun
-	for _, v := range demoVariants {
-		cfg, err := w.Config.With("demo", demoConfig)
-		if err != nil {
-			return nil, err
-		}
-		if cfg, err = cfg.With("demo "+v.Name, v.Values); err != nil {
-			return nil, err
-		}
-		if cfg, err = cfg.onDemoDataset(); err != nil {
-			return nil, err
-		}
-		out = append(out, plannedRun{Platform: hw.PlatformCPU, Framework: "fsdp", Model: DemoModel, Dataset: DemoDataset, Variant: v.Name,
-			TrainPrefix: w.demoPrefix() + "-train", Config: cfg})
-	}
-	return out, nil
 }
 
 // Demo runs the whole pipeline on the sample corpus in testdata/sample:
@@ -318,9 +229,4 @@ func (w *Workspace) Demo(ctx context.Context) error {
 	w.Printf("demo: %s, in %s\n", plural(len(runs), "result"), rel(w.Root, filepath.Dir(runs[0].Outputs[0].Path)))
 	w.ReportCompare(ct, w.Out)
 	return nil
-}
-
-// plural is "1 result", "6 results".
-func plural(n int, noun string) string {
-	return english.Plural(n, noun)
 }

@@ -7,17 +7,26 @@
 //
 //   - configuration: LoadConfig and Config (config.go), the fingerprinted keys of config.env;
 //     Settings (settings.go), what changes how Rival runs but enters no key.
-//   - data: FetchTarget (fetch.go), FilterTask (filter.go), EncodeTask and ResolveTokenizer
-//     (encode.go), VerifyData and dataset manifests (verifydata.go, manifest.go).
+//   - data: the configured pipeline and its targets, BuildPipeline, FetchTarget, FilterTarget and
+//     EncodeTarget (pipeline.go), over FetchDatasetTask (fetch.go), FilterTask (filter.go),
+//     EncodeTask and ResolveTokenizer (encode.go); VerifyData and dataset manifests
+//     (verifydata.go, manifest.go).
 //   - images: ImageTask and EnsureImage (docker.go), ImagePushTarget and SlurmImage (imagepush.go).
 //   - training: TrainTarget (targets.go) plans runs with PlanTraining (trainplan.go) and builds
 //     each with TrainTask (train.go), which runs it through an Executor (executor.go):
-//     HostExecutor (hostexec.go), DockerExecutor (docker.go) or SlurmExecutor (slurm.go);
+//     HostExecutor (hostexec.go), DockerExecutor (docker.go), SlurmExecutor (slurm.go) or
+//     KubeExecutor (kube.go; train:k8s-manifest in kubemanifest.go), picked by executorFor
+//     (executors.go); RunPreflight (preflight.go) checks a launch first, cluster jobs read their
+//     preflight's lines with preflightlines.go; the platforms' configuration is in platforms.go;
 //     progress lines (progress.go, stepprogress.go) and power samples (power.go, slurmpower.go)
 //     come along.
-//   - results: Extract (extract.go), CompareTask (compare.go), VerifyResults (verifyresult.go),
-//     Demo (demo.go) for the whole pipeline on the bundled sample.
+//   - results: Extract (extract.go), CompareTask (compare.go) over the results resultfiles.go
+//     finds, VerifyResults (verifyresult.go) against the runs plannedrun.go describes, Demo
+//     (demo.go, its runs in demoplan.go) for the whole pipeline on the bundled sample.
 //   - the shared store (store.go): RIVAL_STORE as the runner's dag.Remote, result entries,
 //     StoreListTarget and StorePullTarget, store:ID arguments of verify:result.
-//   - upkeep: CacheTrim, CacheVerify, Purge and WrapTarget (maint.go).
+//   - upkeep: CacheTrim, CacheVerify, Purge and WrapTarget (maint.go); the marker Rival writes into
+//     the folders it creates (dirmarker.go).
+//   - small helpers: sizes and ages (units.go), paths (paths.go), text (text.go), the PyTorch
+//     probe (torchcheck.go).
 package tasks

@@ -115,30 +115,6 @@ func eodFor(tok *tokenizer.Tokenizer, spec TokenizerSpec) (int32, error) {
 	return 0, fmt.Errorf("cannot tell the end-of-document token of %s; set EOD=<id>", spec.Path)
 }
 
-// EncodeManifest is written next to every encoded dataset: what it was
-// made from and its fingerprint, so verify:data can check the files.
-type EncodeManifest struct {
-	Prefix          string       `json:"prefix"`
-	Input           string       `json:"input"`
-	InputDigest     cache.Digest `json:"input_blake3"`
-	Tokenizer       string       `json:"tokenizer"`
-	TokenizerDigest cache.Digest `json:"tokenizer_blake3"`
-	Model           string       `json:"model,omitempty"`
-	VocabSize       int          `json:"vocab_size"`
-	EOD             int32        `json:"eod"`
-	DType           string       `json:"dtype"`
-	Split           string       `json:"split"` // "all", "train" or "test"
-	TrainSplit      float64      `json:"train_split,omitempty"`
-	// Fingerprint holds the BLAKE3 of .idx and .bin and their combination,
-	// the dataset fingerprint results record.
-	Fingerprint    indexed.Fingerprint `json:"fingerprint"`
-	Stats          encode.Stats        `json:"stats"`
-	EncoderVersion string              `json:"encoder_version"`
-}
-
-// ManifestPath is the sidecar of a dataset prefix.
-func ManifestPath(prefix string) string { return prefix + ".rival.json" }
-
 // EncodeTask encodes in (JSONL) with tok into one dataset at outPrefix, or
 // into outPrefix-train and outPrefix-test when split > 0. upstream, when
 // set, produces in; more deps (the tokenizer's fetch) may follow.
@@ -247,25 +223,6 @@ func (w *Workspace) EncodeTask(in string, tok TokenizerSpec, outPrefix string, s
 		return nil
 	}
 	return t
-}
-
-// EncodeTarget implements encode (encode:datasets): it fetches and filters
-// the configured dataset and encodes it for every model in MODELS into
-// DATA_DIR/<dataset>-<model>-train and -test, then reports the filter and
-// every dataset written.
-func (w *Workspace) EncodeTarget(ctx context.Context) error {
-	p, err := w.BuildPipeline()
-	if err != nil {
-		return err
-	}
-	if err := w.Runner.Run(ctx, p.Encodes...); err != nil {
-		return err
-	}
-	w.ReportFilter(p.Filter)
-	for _, e := range p.Encodes {
-		w.ReportEncode(e)
-	}
-	return nil
 }
 
 // EncodeFileTarget implements encode:file IN TOKENIZER OUT: it encodes any

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"path/filepath"
 
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/corpus"
@@ -52,20 +51,6 @@ func (w *Workspace) FilterTask(in, out string, upstream *dag.Task) *dag.Task {
 	return t
 }
 
-// FilterTarget implements filter (filter:dataset): it fetches and filters
-// the configured dataset, then reports what was kept.
-func (w *Workspace) FilterTarget(ctx context.Context) error {
-	p, err := w.BuildPipeline()
-	if err != nil {
-		return err
-	}
-	if err := w.Runner.Run(ctx, p.Filter); err != nil {
-		return err
-	}
-	w.ReportFilter(p.Filter)
-	return nil
-}
-
 // FilterFileTarget implements filter:file IN OUT: it filters any local
 // JSONL corpus in into out (both relative to the current directory or
 // absolute), then reports what was kept.
@@ -84,16 +69,4 @@ func (w *Workspace) ReportFilter(t *dag.Task) {
 	if err := t.Meta(&st); err == nil && st.Read > 0 {
 		w.Printf("%s: %s\n", t.ID, st)
 	}
-}
-
-func rel(root, p string) string { return dag.RelPath(root, p) }
-
-// absPath is p made absolute against the current directory, or p itself
-// when the current directory cannot be read: a target's file arguments
-// name files as the shell that typed them sees them.
-func absPath(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
-		return a
-	}
-	return p
 }

@@ -9,12 +9,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -47,65 +45,6 @@ func (w *Workspace) CacheStats() error {
 		fmt.Fprintf(os.Stdout, "  %-10s %4d records %6d hits\n", f, s.RecordsByTask[f], s.HitsByTask[f])
 	}
 	return nil
-}
-
-// ParseSize reads sizes such as 500MB, 20GiB, 1.5T, or a plain byte count.
-func ParseSize(s string) (int64, error) {
-	t := strings.ToUpper(strings.TrimSpace(s))
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		m      int64
-	}{{"TIB", 1 << 40}, {"GIB", 1 << 30}, {"MIB", 1 << 20}, {"KIB", 1 << 10}, {"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"T", 1 << 40}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.m
-			break
-		}
-	}
-	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || !(f >= 0) || math.IsInf(f, 0) {
-		return 0, fmt.Errorf("%q is not a size (examples: 500MB, 20GiB)", s)
-	}
-	// 2^63 is the first float64 that does not fit an int64.
-	if b := f * float64(mult); b >= math.Ldexp(1, 63) {
-		return 0, fmt.Errorf("%q is more bytes than any disk holds (examples: 500MB, 20GiB)", s)
-	} else {
-		return int64(b), nil
-	}
-}
-
-// ParseAge reads durations such as 30d, 12h, 90m.
-func ParseAge(s string) (time.Duration, error) {
-	t := strings.TrimSpace(s)
-	if strings.HasSuffix(t, "d") {
-		n, err := strconv.ParseFloat(strings.TrimSuffix(t, "d"), 64)
-		if err != nil || !(n >= 0) || math.IsInf(n, 0) {
-			return 0, fmt.Errorf("%q is not an age (examples: 30d, 12h)", s)
-		}
-		if ns := n * 24 * float64(time.Hour); ns < math.Ldexp(1, 63) {
-			return time.Duration(ns), nil
-		}
-		return 0, fmt.Errorf("%q is longer than %s, the longest age (examples: 30d, 12h)", s, time.Duration(math.MaxInt64).Round(time.Hour))
-	}
-	d, err := time.ParseDuration(t)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%q is not an age (examples: 30d, 12h)", s)
-	}
-	return d, nil
-}
-
-// HumanBytes formats n with a binary unit.
-func HumanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 // CacheTrim trims the cache to RIVAL_CACHE_MAX (default 50GiB) and drops
@@ -158,90 +97,6 @@ func (w *Workspace) CacheVerify(ctx context.Context) error {
 		return fmt.Errorf("cache:verify found %d problems", n)
 	}
 	return nil
-}
-
-// DirMarker is the file Rival writes into an OUTPUT_DIR or DATA_DIR it
-// creates: purge removes a directory only when it carries the marker, so a
-// mistyped OUTPUT_DIR=.. or OUTPUT_DIR=.git never costs a project.
-const DirMarker = ".rival-dir"
-
-// dirMarker is a marker's content: which folder it marks, as which
-// setting, for which workspace (all with symlinks resolved). A marker
-// copied, planted or linked into another folder names the wrong one, and
-// purge refuses it.
-type dirMarker struct {
-	Note      string `json:"note"`
-	Key       string `json:"key"`
-	Dir       string `json:"dir"`
-	Workspace string `json:"workspace"`
-}
-
-const markerNote = "created by Rival; purge may remove this folder, and no other"
-
-// markOwnDirs creates OUTPUT_DIR and DATA_DIR when they do not exist yet,
-// and marks them as Rival's. Every target calls it before it runs, so no
-// other code path creates either directory unmarked.
-func (w *Workspace) markOwnDirs() {
-	for _, k := range []string{"OUTPUT_DIR", "DATA_DIR"} {
-		d := w.Path(k)
-		if _, err := os.Lstat(d); err == nil {
-			continue
-		}
-		if os.MkdirAll(d, 0o755) == nil {
-			data, _ := json.MarshalIndent(dirMarker{Note: markerNote, Key: k, Dir: resolve(d), Workspace: resolve(w.Root)}, "", "  ")
-			cache.WriteFileAtomic(filepath.Join(d, DirMarker), append(data, '\n'), 0o644)
-		}
-	}
-}
-
-// checkMarker says why the marker in real (a resolved folder) does not
-// make it Rival's k folder of the workspace root, or "" when it does: it
-// must be a regular file (not a symlink) that Rival wrote, naming real and
-// root.
-func checkMarker(real, k, root string) string {
-	p := filepath.Join(real, DirMarker)
-	fi, err := os.Lstat(p)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return "has no " + DirMarker + " marker (Rival marks the folders it creates; an older Rival did not)"
-	case err != nil:
-		return fmt.Sprintf("has an unreadable %s marker (%v)", DirMarker, err)
-	case !fi.Mode().IsRegular():
-		return fmt.Sprintf("has a %s marker that is not a regular file (%s), which Rival never writes", DirMarker, fi.Mode().Type())
-	}
-	data, err := cache.ReadFileLimit(context.Background(), p, cache.LimitConfig)
-	if err != nil {
-		return fmt.Sprintf("has an unreadable %s marker (%v)", DirMarker, err)
-	}
-	var m dirMarker
-	if json.Unmarshal(data, &m) != nil || m.Note != markerNote {
-		return fmt.Sprintf("has a %s marker Rival did not write (an older Rival wrote one that names no folder)", DirMarker)
-	}
-	if m.Dir != real {
-		return fmt.Sprintf("has a %s marker written for another folder (%s), copied or moved here", DirMarker, m.Dir)
-	}
-	if m.Workspace != root || m.Key != k {
-		return fmt.Sprintf("has a %s marker written for %s of the workspace %s, not %s of %s", DirMarker, m.Key, m.Workspace, k, root)
-	}
-	return ""
-}
-
-// resolve is p made absolute with its symlinks resolved, as far as the
-// path exists.
-func resolve(p string) string {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return filepath.Clean(p)
-	}
-	if r, err := filepath.EvalSymlinks(abs); err == nil {
-		return r
-	}
-	// Resolve the existing parent, keep the missing tail.
-	parent := resolve(filepath.Dir(abs))
-	if parent == filepath.Dir(abs) && parent == abs {
-		return abs
-	}
-	return filepath.Join(parent, filepath.Base(abs))
 }
 
 // within reports whether p lies strictly inside dir (both resolved).

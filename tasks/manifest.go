@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/rivalbench/rival/cache"
+	"github.com/rivalbench/rival/encode"
 	"github.com/rivalbench/rival/indexed"
 )
 
@@ -65,3 +66,27 @@ func datasetDigest(fp indexed.Fingerprint) cache.Digest {
 	d, _ := cache.ParseDigest(fp.Digest)
 	return d
 }
+
+// EncodeManifest is written next to every encoded dataset: what it was
+// made from and its fingerprint, so verify:data can check the files.
+type EncodeManifest struct {
+	Prefix          string       `json:"prefix"`
+	Input           string       `json:"input"`
+	InputDigest     cache.Digest `json:"input_blake3"`
+	Tokenizer       string       `json:"tokenizer"`
+	TokenizerDigest cache.Digest `json:"tokenizer_blake3"`
+	Model           string       `json:"model,omitempty"`
+	VocabSize       int          `json:"vocab_size"`
+	EOD             int32        `json:"eod"`
+	DType           string       `json:"dtype"`
+	Split           string       `json:"split"` // "all", "train" or "test"
+	TrainSplit      float64      `json:"train_split,omitempty"`
+	// Fingerprint holds the BLAKE3 of .idx and .bin and their combination,
+	// the dataset fingerprint results record.
+	Fingerprint    indexed.Fingerprint `json:"fingerprint"`
+	Stats          encode.Stats        `json:"stats"`
+	EncoderVersion string              `json:"encoder_version"`
+}
+
+// ManifestPath is the sidecar of a dataset prefix.
+func ManifestPath(prefix string) string { return prefix + ".rival.json" }

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/rivalbench/rival/cache"
-	"github.com/rivalbench/rival/frameworks/effective"
 	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/slurm"
@@ -202,38 +201,4 @@ func (w *Workspace) NewSlurmExecutor(cfg *Config, platform string, host hw.Host,
 		TP: cfg.Int("TP"), PP: cfg.Int("PP"), DP: cfg.Int("DP"), Image: image, ImageID: imageID,
 		Partition: cfg.Get("SLURM_PARTITION"), Account: cfg.Get("SLURM_ACCOUNT"), Tim: cfg.Get("SLURM_TIME"),
 	}, nil
-}
-
-// preflightLines keeps what a cluster job's preflight step printed: its first failure, what it read
-// in the image ("preflight ran: {json}", described as on one host) and its read-back of the effective
-// configuration, checked against the launch's workload as on one host. A read-back that differs (or
-// cannot be read) calls stop, which ends the job: it must not train another workload.
-type preflightLines struct {
-	framework string
-	workload  []byte
-	stop      func()
-
-	failed, ran string
-	effective   *effective.Config
-	mismatch    error // the read-back differs from the workload, or does not parse
-}
-
-// newPreflightLines follows the preflight of launch; stop ends the job.
-func newPreflightLines(launch spec.Launch, stop func()) *preflightLines {
-	return &preflightLines{framework: launch.Framework, workload: launch.Workload, stop: stop}
-}
-
-func (p *preflightLines) see(l string) {
-	if msg, ok := strings.CutPrefix(l, "preflight failed: "); ok && p.failed == "" {
-		p.failed = msg
-	}
-	if j, ok := strings.CutPrefix(l, "preflight ran: "); ok && p.ran == "" {
-		p.ran = describeRan(j)
-	}
-	if strings.HasPrefix(l, effective.LinePrefix) && p.effective == nil && p.mismatch == nil {
-		p.effective, p.mismatch = readEffective(p.framework, p.workload, l)
-		if p.mismatch != nil && p.stop != nil {
-			p.stop()
-		}
-	}
 }

@@ -11,8 +11,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -23,38 +21,6 @@ import (
 	"github.com/rivalbench/rival/result"
 	"github.com/rivalbench/rival/store"
 )
-
-// storeRemote is RIVAL_STORE as the runner's dag.Remote: asked after the local cache, offered
-// every record. It opens the store on first use; a store that is down, slow or refuses the
-// credentials gets one warning and is left alone for the rest of the invocation, so the run goes
-// on with the local cache.
-type storeRemote struct {
-	w        *Workspace
-	loc      store.Location
-	once     sync.Once
-	st       *store.Store
-	disabled atomic.Bool
-	warnOnce sync.Once
-	// readOnly: the registry refused a push; this host still pulls (a laptop with pull rights).
-	readOnly     atomic.Bool
-	readOnlyOnce sync.Once
-	live         *liveLine
-	liveMu       sync.Mutex
-}
-
-// newStoreRemote reads RIVAL_STORE; nil when it is not set. A value that is not an oci:// location
-// is an error: a typo must not silently leave a team's hosts unshared.
-func newStoreRemote(w *Workspace) (*storeRemote, error) {
-	v := w.Settings.Store()
-	if v == "" {
-		return nil, nil
-	}
-	loc, err := store.ParseLocation(v)
-	if err != nil {
-		return nil, fmt.Errorf("RIVAL_STORE: %w", err)
-	}
-	return &storeRemote{w: w, loc: loc, live: newLiveLine(w.Out)}, nil
-}
 
 // dockerCredential reads host's credentials from the Docker config, as image:push does. Nothing of
 // them is ever printed.

@@ -11,7 +11,6 @@ import (
 
 	"github.com/rivalbench/rival/container"
 	"github.com/rivalbench/rival/dag"
-	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/hw"
 )
 
@@ -116,8 +115,6 @@ func doneRuns(ts []*dag.Task) []*dag.Task {
 	return out
 }
 
-func platformsOf(framework string) []string { return frameworks.Platforms(framework) }
-
 // ShellTarget starts an interactive container of the detected platform's
 // image; without a terminal it prints the equivalent docker run command.
 func (w *Workspace) ShellTarget(ctx context.Context) error {
@@ -162,50 +159,6 @@ func (w *Workspace) CompareTarget(ctx context.Context, dirs []string) error {
 	w.ReportCompare(t, &sb)
 	fmt.Fprint(os.Stdout, sb.String())
 	return nil
-}
-
-// executorFor picks how runs of platform execute: through Slurm when
-// NNODES > 1 or SLURM=1, in containers of the platform image for GPUs (and
-// for cpu with CONTAINER=1), else as host processes.
-func (w *Workspace) executorFor(ctx context.Context, platform string, host hw.Host) (Executor, func(), error) {
-	nothing := func() {}
-	var rec ImageRecord
-	var e *container.Engine
-	needImage := platform != hw.PlatformCPU || w.Settings.Container()
-	if needImage {
-		var err error
-		if e, rec, err = w.ensurePlatformImage(ctx, platform); err != nil {
-			return nil, nothing, err
-		}
-		nothing = func() { e.Close() }
-	}
-	if w.UseKube() {
-		ex, err := w.kubeExecutorFor(platform, host, &rec, true)
-		return ex, nothing, err
-	}
-	if UseSlurm(w.Config) {
-		var built *ImageRecord
-		if needImage {
-			built = &rec
-		}
-		image, ran, err := w.SlurmImage(platform, built)
-		if err != nil {
-			return nil, nothing, err
-		}
-		cfg, err := w.platformConfig(platform)
-		if err != nil {
-			return nil, nothing, err
-		}
-		ex, err := w.NewSlurmExecutor(cfg, platform, host, image, ran)
-		return ex, nothing, err
-	}
-	if needImage {
-		return &DockerExecutor{Engine: e, Image: rec, Platform: platform}, nothing, nil
-	}
-	if err := checkTorch(ctx, "/usr/bin/python3"); err != nil {
-		return nil, nothing, err
-	}
-	return HostExecutor{}, nothing, nil
 }
 
 // SlurmScriptTarget prints the batch script of one run without submitting.

@@ -2,14 +2,11 @@ package tasks
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/rivalbench/rival/cache"
@@ -154,155 +151,6 @@ func (w *Workspace) trainInputsForCfg(p *Pipeline, cfg *Config, platform, fw, mo
 		Platform: platform, Framework: fw, Model: model, Dataset: cfg.Get("DATASET"),
 		TrainPrefix: strings.TrimSuffix(enc.Outputs[0].Path, ".bin"), Tokenizer: tok, Encode: enc, Host: host, Config: cfg, Executor: exec,
 	}, nil
-}
-
-// platformConfig is the configuration runs of platform use: on the cpu
-// platform one process per node, so TP=PP=1 and DP=NNODES (GBS follows).
-func (w *Workspace) platformConfig(platform string) (*Config, error) {
-	if platform != hw.PlatformCPU {
-		return w.Config, nil
-	}
-	return w.Config.With("train:cpu", map[string]string{"TP": "1", "PP": "1", "DP": w.Config.Get("NNODES"), "GBS": ""})
-}
-
-// preflightExecutor is where a preflight runs: in the run's image without GPUs and without a network
-// (a Docker run; with the run's devices when the preflight asks for them), or the run's own
-// executor. Slurm runs it as the job's first step (SlurmExecutor.Job), not as a second job;
-// train:check runs it in the image on the login node.
-func preflightExecutor(ex Executor, pre spec.Launch) Executor {
-	switch d := ex.(type) {
-	case *DockerExecutor:
-		if pre.Devices {
-			return ex
-		}
-		c := *d
-		c.Platform = hw.PlatformCPU // no devices, --network none
-		return &c
-	case *SlurmExecutor, *KubeExecutor:
-		return nil // the job's first step, in the image on the nodes
-	}
-	return ex
-}
-
-// PreflightReport is what a preflight said about a launch.
-type PreflightReport struct {
-	OK  string // the preflight's summary line
-	Ran string // what the image actually holds ("ran": Megatron Core, the trees' commits, TE, torch, CUDA or ROCm)
-	// Effective is what the framework built, read back from its own objects (nil when the
-	// framework's preflight does not report it).
-	Effective *effective.Config
-	// Samples is the digest of the first samples the framework's own data path will read
-	// ("preflight samples: {json}"; nil when the preflight does not report one).
-	Samples *PreflightSamples
-}
-
-// PreflightSamples is a preflight's SHA-256 over the first Samples samples its trainer reads, in
-// training order, each as sequence length + 1 little-endian int64 token ids.
-type PreflightSamples struct {
-	Samples int64  `json:"samples"`
-	SHA256  string `json:"sha256"`
-}
-
-// RunPreflight runs a launch's preflight (the framework's own argument parsing and config
-// validation; see spec.Launch.Preflight). Its files must already be written. It fails quoting
-// the framework's error, and when the effective configuration the preflight read back differs from
-// the workload's (spec.Launch.Workload), naming each field with both values.
-func RunPreflight(ctx context.Context, ex Executor, name string, launch spec.Launch, maps []PathMap) (PreflightReport, error) {
-	var rep PreflightReport
-	if launch.Preflight == nil {
-		return rep, nil
-	}
-	pex := preflightExecutor(ex, *launch.Preflight)
-	if pex == nil {
-		return rep, nil
-	}
-	var tail []string
-	eff := ""
-	info, err := pex.Run(ctx, *launch.Preflight, maps, func(l string) {
-		if strings.HasPrefix(l, effective.LinePrefix) {
-			eff = l // long: kept apart from the tail
-			return
-		}
-		if j, ok := strings.CutPrefix(l, "preflight samples: "); ok {
-			var s PreflightSamples
-			if json.Unmarshal([]byte(j), &s) == nil && s.Samples > 0 && s.SHA256 != "" {
-				rep.Samples = &s
-			}
-			return
-		}
-		if len(tail) == 40 {
-			tail = tail[1:]
-		}
-		tail = append(tail, l)
-	})
-	if err != nil {
-		return rep, fmt.Errorf("preflight of %s: %w", name, err)
-	}
-	last := ""
-	for _, l := range tail {
-		if strings.HasPrefix(l, "preflight ok: ") || strings.HasPrefix(l, "preflight failed: ") {
-			last = l
-		}
-		if j, found := strings.CutPrefix(l, "preflight ran: "); found {
-			rep.Ran = describeRan(j)
-		}
-	}
-	if info.ExitCode != 0 {
-		if last == "" {
-			last = "exit status " + strconv.Itoa(info.ExitCode) + ": " + strings.Join(tail, "\n")
-		}
-		return PreflightReport{}, fmt.Errorf("preflight of %s stopped the run before it started: %s", name, strings.TrimPrefix(last, "preflight failed: "))
-	}
-	rep.OK = last
-	if eff != "" {
-		got, err := readEffective(launch.Framework, launch.Workload, eff)
-		if got == nil {
-			return PreflightReport{}, fmt.Errorf("preflight of %s: %w", name, err)
-		}
-		rep.Effective = got
-		if err != nil {
-			return rep, fmt.Errorf("preflight of %s stopped the run before it started: %w", name, err)
-		}
-	}
-	return rep, nil
-}
-
-// readEffective reads a preflight's "preflight effective: {json}" line and compares it with the
-// workload (the JSON of effective.Config the launch carries; none: no comparison). It returns the
-// read-back (nil when the line does not parse) and the difference as an *effective.Error.
-func readEffective(framework string, workload []byte, line string) (*effective.Config, error) {
-	got, _, err := effective.FromLines([]string{line})
-	if err != nil {
-		return nil, err
-	}
-	if len(workload) == 0 {
-		return &got, nil
-	}
-	want, err := effective.Parse(workload)
-	if err != nil {
-		return &got, fmt.Errorf("the workload's configuration: %w", err)
-	}
-	return &got, effective.CheckAgainst(framework, got, want)
-}
-
-// describeRan turns the preflight's JSON of what the image holds into "key value, ..." (sorted).
-func describeRan(j string) string {
-	var m map[string]string
-	if json.Unmarshal([]byte(j), &m) != nil {
-		return ""
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		if k != "megatron_tree" {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + " " + m[k]
-	}
-	return strings.Join(parts, ", ")
 }
 
 // checkFrameworks is what train:check PLATFORM FRAMEWORK checks: every framework that runs on the

@@ -2,18 +2,21 @@ package tasks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/magefile/mage/mg"
 
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/dag"
+	"github.com/rivalbench/rival/store"
 )
 
 // Version is Rival's own version, recorded in every result.
@@ -30,7 +33,8 @@ type Workspace struct {
 	// Settings are the non-fingerprinted settings (settings.go) this invocation reads.
 	Settings Settings
 
-	// remote is RIVAL_STORE as the runner's shared cache (store.go); nil when not set.
+	// remote is RIVAL_STORE as the runner's shared cache (the type below, its methods in
+	// store.go); nil when not set.
 	remote *storeRemote
 
 	// precisionSaid remembers which CPU precisions this workspace has explained, so the
@@ -156,4 +160,53 @@ func Bare(ctx context.Context, fn func(ctx context.Context) error) error {
 	// Nothing to clean up but open files: a short grace.
 	ctx, stop, caught := handleSignals(ctx, os.Stderr, 2*time.Second)
 	return end(os.Stderr, fn(ctx), "tasks: 0 run, 0 cached", stop, caught)
+}
+
+// markOwnDirs creates OUTPUT_DIR and DATA_DIR when they do not exist yet,
+// and marks them as Rival's. Every target calls it before it runs, so no
+// other code path creates either directory unmarked.
+func (w *Workspace) markOwnDirs() {
+	for _, k := range []string{"OUTPUT_DIR", "DATA_DIR"} {
+		d := w.Path(k)
+		if _, err := os.Lstat(d); err == nil {
+			continue
+		}
+		if os.MkdirAll(d, 0o755) == nil {
+			data, _ := json.MarshalIndent(dirMarker{Note: markerNote, Key: k, Dir: resolve(d), Workspace: resolve(w.Root)}, "", "  ")
+			cache.WriteFileAtomic(filepath.Join(d, DirMarker), append(data, '\n'), 0o644)
+		}
+	}
+}
+
+// storeRemote is RIVAL_STORE as the runner's dag.Remote: asked after the local cache, offered
+// every record. It opens the store on first use; a store that is down, slow or refuses the
+// credentials gets one warning and is left alone for the rest of the invocation, so the run goes
+// on with the local cache. It and Workspace hold each other, so both are declared here; what it
+// does is in store.go.
+type storeRemote struct {
+	w        *Workspace
+	loc      store.Location
+	once     sync.Once
+	st       *store.Store
+	disabled atomic.Bool
+	warnOnce sync.Once
+	// readOnly: the registry refused a push; this host still pulls (a laptop with pull rights).
+	readOnly     atomic.Bool
+	readOnlyOnce sync.Once
+	live         *liveLine
+	liveMu       sync.Mutex
+}
+
+// newStoreRemote reads RIVAL_STORE; nil when it is not set. A value that is not an oci:// location
+// is an error: a typo must not silently leave a team's hosts unshared.
+func newStoreRemote(w *Workspace) (*storeRemote, error) {
+	v := w.Settings.Store()
+	if v == "" {
+		return nil, nil
+	}
+	loc, err := store.ParseLocation(v)
+	if err != nil {
+		return nil, fmt.Errorf("RIVAL_STORE: %w", err)
+	}
+	return &storeRemote{w: w, loc: loc, live: newLiveLine(w.Out)}, nil
 }

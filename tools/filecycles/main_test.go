@@ -20,7 +20,6 @@ var stillCyclic = map[string]bool{
 	"github.com/rivalbench/rival/hw":                  true,
 	"github.com/rivalbench/rival/indexed":             true,
 	"github.com/rivalbench/rival/slurm":               true,
-	"github.com/rivalbench/rival/tasks":               true,
 	"github.com/rivalbench/rival/tokenizer":           true,
 }
 

@@ -1,0 +1,55 @@
+package tasks
+
+import "github.com/rivalbench/rival/hw"
+
+// DemoModel is the proxy the demo trains: Mistral's architecture and its
+// Apache-2.0 tokenizer, shrunk to train in seconds on two CPU cores.
+const DemoModel = "mistral-proxy"
+
+// DemoRuns is how often the demo repeats each configuration, so the
+// report has confidence intervals.
+const DemoRuns = 3
+
+// demoConfig shrinks the fair configuration to a CPU-sized run; every
+// other key (seed, optimizer) stays as config.env says.
+var demoConfig = map[string]string{
+	"SL": "128", "MBS": "2", "GA": "2", "DP": "1", "TP": "1", "PP": "1", "GBS": "",
+	"TRAIN_ITERS": "16", "WARMUP_STEPS": "2", "LR": "1.0e-3", "MIN_LR": "1.0e-4", "PROFILE": "0",
+}
+
+// demoVariant is one configuration the demo compares: the same global
+// batch (MBS × DP × GA = 4) in one process or in two data-parallel ones.
+type demoVariant struct {
+	Name   string // joins the run's name: train_cpu_fsdp_mistral-proxy_sample_dp2.json
+	Values map[string]string
+}
+
+var demoVariants = []demoVariant{
+	{Name: "dp1", Values: map[string]string{"DP": "1", "GA": "2"}},
+	{Name: "dp2", Values: map[string]string{"DP": "2", "GA": "1"}},
+}
+
+// demoPrefix is where the demo encodes the sample corpus: its train and
+// test splits are demoPrefix()+"-train" and "-test".
+func (w *Workspace) demoPrefix() string { return w.Path("DATA_DIR", "demo", "sample-mistral") }
+
+// demoRuns are the runs the demo trains, each DemoRuns times: DemoModel on
+// the sample in each of demoVariants, with the demo's configuration.
+func (w *Workspace) demoRuns() ([]plannedRun, error) {
+	var out []plannedRun
+	for _, v := range demoVariants {
+		cfg, err := w.Config.With("demo", demoConfig)
+		if err != nil {
+			return nil, err
+		}
+		if cfg, err = cfg.With("demo "+v.Name, v.Values); err != nil {
+			return nil, err
+		}
+		if cfg, err = cfg.onDemoDataset(); err != nil {
+			return nil, err
+		}
+		out = append(out, plannedRun{Platform: hw.PlatformCPU, Framework: "fsdp", Model: DemoModel, Dataset: DemoDataset, Variant: v.Name,
+			TrainPrefix: w.demoPrefix() + "-train", Config: cfg})
+	}
+	return out, nil
+}

@@ -1,0 +1,85 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"os"
+
+	"github.com/rivalbench/rival/hw"
+)
+
+// KubeManifest is the manifest a run would submit (train:k8s-manifest).
+func (w *Workspace) KubeManifest(in TrainInputs) ([]byte, error) {
+	ex, ok := in.Executor.(*KubeExecutor)
+	if !ok {
+		return nil, errors.New("k8s manifest: the run is not a Kubernetes run")
+	}
+	cfg := in.Config
+	if cfg == nil {
+		cfg = w.Config
+	}
+	l, maps, _, err := w.trainLaunch(in, cfg, RunName(in.Platform, in.Framework, in.Model, in.Dataset, in.RunIndex), w.launchFingerprint(in))
+	if err != nil {
+		return nil, err
+	}
+	return ex.Manifest(l, maps)
+}
+
+// KubeManifestTarget prints the Service and Job of one run without submitting them.
+func (w *Workspace) KubeManifestTarget(ctx context.Context, platform, framework, model string) error {
+	host, err := w.clusterHost(ctx, platform)
+	if err != nil {
+		return err
+	}
+	ex, err := w.kubeExecutorFor(platform, host, nil, false)
+	if err != nil {
+		return err
+	}
+	cfg, err := w.platformConfig(platform)
+	if err != nil {
+		return err
+	}
+	p, err := w.BuildPipeline()
+	if err != nil {
+		return err
+	}
+	in, err := w.trainInputsForCfg(p, cfg, platform, framework, model, host, ex)
+	if err != nil {
+		return err
+	}
+	out, err := w.KubeManifest(in)
+	if err != nil {
+		return err
+	}
+	_, err = os.Stdout.Write(out)
+	return err
+}
+
+// launchFingerprint is the dataset fingerprint a launch's cache folder is named by, "unencoded" when
+// the dataset is not encoded yet (as train:slurm-script names it).
+func (w *Workspace) launchFingerprint(in TrainInputs) string {
+	if m, err := readManifest(in.TrainPrefix); err == nil {
+		return datasetDigest(m.Fingerprint).Short()
+	}
+	return "unencoded"
+}
+
+// clusterHost is the host a cluster run's nodes are taken to be: this host's GPUs, or, on a login
+// node without any, GPUS_PER_NODE of them.
+func (w *Workspace) clusterHost(ctx context.Context, platform string) (hw.Host, error) {
+	host := hw.Host{Platform: platform}
+	if platform == hw.PlatformCPU {
+		return host, nil
+	}
+	host, err := w.DetectHost(ctx)
+	if err != nil {
+		return host, err
+	}
+	if len(host.GPUs) == 0 {
+		host = hw.Host{Platform: platform}
+		for i := 0; i < w.Settings.GPUsPerNode(); i++ {
+			host.GPUs = append(host.GPUs, hw.GPU{Index: i})
+		}
+	}
+	return host, nil
+}

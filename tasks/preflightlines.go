@@ -1,0 +1,83 @@
+package tasks
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/rivalbench/rival/frameworks/effective"
+	"github.com/rivalbench/rival/frameworks/spec"
+)
+
+// readEffective reads a preflight's "preflight effective: {json}" line and compares it with the
+// workload (the JSON of effective.Config the launch carries; none: no comparison). It returns the
+// read-back (nil when the line does not parse) and the difference as an *effective.Error.
+func readEffective(framework string, workload []byte, line string) (*effective.Config, error) {
+	got, _, err := effective.FromLines([]string{line})
+	if err != nil {
+		return nil, err
+	}
+	if len(workload) == 0 {
+		return &got, nil
+	}
+	want, err := effective.Parse(workload)
+	if err != nil {
+		return &got, fmt.Errorf("the workload's configuration: %w", err)
+	}
+	return &got, effective.CheckAgainst(framework, got, want)
+}
+
+// describeRan turns the preflight's JSON of what the image holds into "key value, ..." (sorted).
+func describeRan(j string) string {
+	var m map[string]string
+	if json.Unmarshal([]byte(j), &m) != nil {
+		return ""
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if k != "megatron_tree" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + " " + m[k]
+	}
+	return strings.Join(parts, ", ")
+}
+
+// preflightLines keeps what a cluster job's preflight step printed: its first failure, what it read
+// in the image ("preflight ran: {json}", described as on one host) and its read-back of the effective
+// configuration, checked against the launch's workload as on one host. A read-back that differs (or
+// cannot be read) calls stop, which ends the job: it must not train another workload.
+type preflightLines struct {
+	framework string
+	workload  []byte
+	stop      func()
+
+	failed, ran string
+	effective   *effective.Config
+	mismatch    error // the read-back differs from the workload, or does not parse
+}
+
+// newPreflightLines follows the preflight of launch; stop ends the job.
+func newPreflightLines(launch spec.Launch, stop func()) *preflightLines {
+	return &preflightLines{framework: launch.Framework, workload: launch.Workload, stop: stop}
+}
+
+func (p *preflightLines) see(l string) {
+	if msg, ok := strings.CutPrefix(l, "preflight failed: "); ok && p.failed == "" {
+		p.failed = msg
+	}
+	if j, ok := strings.CutPrefix(l, "preflight ran: "); ok && p.ran == "" {
+		p.ran = describeRan(j)
+	}
+	if strings.HasPrefix(l, effective.LinePrefix) && p.effective == nil && p.mismatch == nil {
+		p.effective, p.mismatch = readEffective(p.framework, p.workload, l)
+		if p.mismatch != nil && p.stop != nil {
+			p.stop()
+		}
+	}
+}
