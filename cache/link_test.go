@@ -149,6 +149,21 @@ func TestOutputSharesItsBlob(t *testing.T) {
 	}
 }
 
+// linkingCache opens a cache under a fresh root whose outputs under root
+// share their blob's inode (links on, a file system that does not clone
+// files; the test skips on one that does).
+func linkingCache(t *testing.T) (*Cache, string) {
+	t.Helper()
+	t.Setenv(LinkEnv, "")
+	root := t.TempDir()
+	if clones(t, root) {
+		t.Skip("this file system clones files: an output never shares its blob's inode here")
+	}
+	c, err := Open(filepath.Join(root, "cache"))
+	require.NoError(t, err)
+	return c, root
+}
+
 // TestEditedLinkIsNeverRestored: a write that gets through to a linked output
 // (as root, or after a chmod) changes its blob; the blob's lost mark shows it,
 // also once the output's name was replaced by another file, and it is
@@ -156,13 +171,7 @@ func TestOutputSharesItsBlob(t *testing.T) {
 func TestEditedLinkIsNeverRestored(t *testing.T) {
 	for _, replaced := range []bool{false, true} {
 		t.Run(map[bool]string{false: "name kept", true: "name replaced"}[replaced], func(t *testing.T) {
-			t.Setenv(LinkEnv, "")
-			root := t.TempDir()
-			if clones(t, root) {
-				t.Skip("this file system clones files: an output never shares its blob's inode here")
-			}
-			c, err := Open(filepath.Join(root, "cache"))
-			require.NoError(t, err)
+			c, root := linkingCache(t)
 			out := filepath.Join(root, "ws", "big.bin")
 			content := bytes.Repeat([]byte{7}, 300_000)
 			d := publish(t, c, out, content)
@@ -213,13 +222,7 @@ func TestUnmarkedBlobIsReadOnce(t *testing.T) {
 // TestVerifyReportsEditedLink: cache:verify rehashes a linked blob like any
 // other and drops it when an edit of its output reached it.
 func TestVerifyReportsEditedLink(t *testing.T) {
-	t.Setenv(LinkEnv, "")
-	root := t.TempDir()
-	if clones(t, root) {
-		t.Skip("this file system clones files: an output never shares its blob's inode here")
-	}
-	c, err := Open(filepath.Join(root, "cache"))
-	require.NoError(t, err)
+	c, root := linkingCache(t)
 	out := filepath.Join(root, "ws", "big.bin")
 	d := publish(t, c, out, bytes.Repeat([]byte{9}, 200_000))
 	require.NoError(t, os.Chmod(out, 0o644))
