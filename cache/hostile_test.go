@@ -5,48 +5,23 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/rivalbench/rival/safefile/safefiletest"
 )
 
-// within fails the test when f does not return in d: a read that blocks
-// on a FIFO or streams /dev/zero never returns.
-func within(t *testing.T, d time.Duration, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); f() }()
-	select {
-	case <-done:
-	case <-time.After(d):
-		t.Fatalf("still reading after %v", d)
-	}
-}
+// hostileKinds are the hostile files the cache's readers meet; an
+// OverLimit one is 8 GiB (sparse: no disk), beyond every cache limit.
+var hostileKinds = []string{safefiletest.DevZero, safefiletest.FIFO, safefiletest.OverLimit}
 
 // plant replaces path with a hostile file of the given kind.
 func plant(t *testing.T, path, kind string) {
 	t.Helper()
-	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	os.Remove(path)
-	switch kind {
-	case "symlink to /dev/zero":
-		require.NoError(t, os.Symlink("/dev/zero", path))
-	case "fifo":
-		require.NoError(t, syscall.Mkfifo(path, 0o644))
-	case "huge":
-		f, err := os.Create(path)
-		require.NoError(t, err)
-		require.NoError(t, f.Truncate(8<<30)) // sparse: 8 GiB of zeros, no disk
-		require.NoError(t, f.Close())
-	default:
-		t.Fatalf("unknown kind %q", kind)
-	}
+	safefiletest.Plant(t, path, kind, 8<<30-1)
 }
-
-var hostileKinds = []string{"symlink to /dev/zero", "fifo", "huge"}
 
 // Every file the cache reads whole (records, a task's latest inputs,
 // stat-cache entries, blobs) is refused quickly when it is not a regular
@@ -57,12 +32,12 @@ func TestHostileCacheFilesAreRefusedNotRead(t *testing.T) {
 			c := newCache(t)
 			key := HashBytes([]byte("key"))
 			plant(t, c.recordPath(key), kind)
-			within(t, 5*time.Second, func() {
+			safefiletest.Within(t, func() {
 				_, err := c.LookupRecord(key)
 				assert.ErrorIs(t, err, ErrNotFound)
 			})
 			plant(t, c.lastPath("encode x"), kind)
-			within(t, 5*time.Second, func() {
+			safefiletest.Within(t, func() {
 				_, ok := c.LastInputs("encode x")
 				assert.False(t, ok)
 			})
@@ -70,7 +45,7 @@ func TestHostileCacheFilesAreRefusedNotRead(t *testing.T) {
 			require.NoError(t, os.WriteFile(src, []byte("content"), 0o644))
 			abs, _ := filepath.Abs(src)
 			plant(t, c.statEntryPath(abs), kind)
-			within(t, 5*time.Second, func() {
+			safefiletest.Within(t, func() {
 				d, _, err := c.FileDigest(src)
 				require.NoError(t, err)
 				assert.Equal(t, HashBytes([]byte("content")), d)
@@ -78,12 +53,12 @@ func TestHostileCacheFilesAreRefusedNotRead(t *testing.T) {
 			d, err := c.PutBytes([]byte("blob"), false)
 			require.NoError(t, err)
 			plant(t, c.blobPath(d, false), kind)
-			within(t, 5*time.Second, func() {
+			safefiletest.Within(t, func() {
 				_, err := c.ReadBlob(d)
 				assert.Error(t, err)
 			})
 			plant(t, c.blobPath(d, false), kind)
-			within(t, 5*time.Second, func() {
+			safefiletest.Within(t, func() {
 				// A record says how large the blob's content is.
 				assert.Error(t, c.MaterializeSize(d, filepath.Join(t.TempDir(), "out"), 0o644, 4))
 			})

@@ -3,8 +3,6 @@ package cache
 import (
 	"bytes"
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/rivalbench/rival/internal/mounttest"
 )
 
 // clones reports whether the file system holding dir clones files (FICLONE).
@@ -149,6 +149,21 @@ func TestOutputSharesItsBlob(t *testing.T) {
 	}
 }
 
+// linkingCache opens a cache under a fresh root whose outputs under root
+// share their blob's inode (links on, a file system that does not clone
+// files; the test skips on one that does).
+func linkingCache(t *testing.T) (*Cache, string) {
+	t.Helper()
+	t.Setenv(LinkEnv, "")
+	root := t.TempDir()
+	if clones(t, root) {
+		t.Skip("this file system clones files: an output never shares its blob's inode here")
+	}
+	c, err := Open(filepath.Join(root, "cache"))
+	require.NoError(t, err)
+	return c, root
+}
+
 // TestEditedLinkIsNeverRestored: a write that gets through to a linked output
 // (as root, or after a chmod) changes its blob; the blob's lost mark shows it,
 // also once the output's name was replaced by another file, and it is
@@ -156,13 +171,7 @@ func TestOutputSharesItsBlob(t *testing.T) {
 func TestEditedLinkIsNeverRestored(t *testing.T) {
 	for _, replaced := range []bool{false, true} {
 		t.Run(map[bool]string{false: "name kept", true: "name replaced"}[replaced], func(t *testing.T) {
-			t.Setenv(LinkEnv, "")
-			root := t.TempDir()
-			if clones(t, root) {
-				t.Skip("this file system clones files: an output never shares its blob's inode here")
-			}
-			c, err := Open(filepath.Join(root, "cache"))
-			require.NoError(t, err)
+			c, root := linkingCache(t)
 			out := filepath.Join(root, "ws", "big.bin")
 			content := bytes.Repeat([]byte{7}, 300_000)
 			d := publish(t, c, out, content)
@@ -213,13 +222,7 @@ func TestUnmarkedBlobIsReadOnce(t *testing.T) {
 // TestVerifyReportsEditedLink: cache:verify rehashes a linked blob like any
 // other and drops it when an edit of its output reached it.
 func TestVerifyReportsEditedLink(t *testing.T) {
-	t.Setenv(LinkEnv, "")
-	root := t.TempDir()
-	if clones(t, root) {
-		t.Skip("this file system clones files: an output never shares its blob's inode here")
-	}
-	c, err := Open(filepath.Join(root, "cache"))
-	require.NoError(t, err)
+	c, root := linkingCache(t)
 	out := filepath.Join(root, "ws", "big.bin")
 	d := publish(t, c, out, bytes.Repeat([]byte{9}, 200_000))
 	require.NoError(t, os.Chmod(out, 0o644))
@@ -230,49 +233,17 @@ func TestVerifyReportsEditedLink(t *testing.T) {
 	assert.False(t, c.HasBlob(d), "the changed blob is dropped")
 }
 
-// linkAcrossEnv tells the test binary it is the child that mounts a tmpfs for
-// the cache on the named directory.
-const linkAcrossEnv = "RIVAL_CACHE_LINK_TMPFS_DIR"
-
 // TestOutputAcrossFileSystemsIsCopied: with the cache on a tmpfs and the
 // workspace elsewhere, outputs are stored and restored as copies that keep
 // their mode. The tmpfs is mounted in a private mount namespace of a child
 // test process, as TestFullDisk does (RIVAL_REQUIRE_FULLDISK=1 makes a skip a
 // failure).
 func TestOutputAcrossFileSystemsIsCopied(t *testing.T) {
-	if dir := os.Getenv(linkAcrossEnv); dir != "" {
-		outputAcrossFileSystems(t, dir)
-		return
-	}
-	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestOutputAcrossFileSystemsIsCopied$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), linkAcrossEnv+"="+dir)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS}
-	if uid := os.Geteuid(); uid != 0 {
-		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWUSER
-		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}}
-		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}}
-	}
-	out, err := cmd.CombinedOutput()
-	var exitErr *exec.ExitError
-	switch {
-	case err != nil && !errors.As(err, &exitErr):
-		skipFullDisk(t, "cannot start the test in its own mount namespace: %v", err)
-	case bytes.Contains(out, []byte("--- SKIP: TestOutputAcrossFileSystemsIsCopied")):
-		skipFullDisk(t, "%s", childReason(out))
-	case err != nil || !bytes.Contains(out, []byte("--- PASS: TestOutputAcrossFileSystemsIsCopied")):
-		t.Fatalf("TestOutputAcrossFileSystemsIsCopied in its own mount namespace: %v\n%s", err, out)
-	}
+	mounttest.TmpfsNeed("16 MiB").Run(t, outputAcrossFileSystems)
 }
 
 func outputAcrossFileSystems(t *testing.T, dir string) {
-	if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		t.Skipf("cannot make the mount namespace private: %v", err)
-	}
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=16m"); err != nil {
-		t.Skipf("cannot mount a tmpfs on %s: %v", dir, err)
-	}
-	t.Cleanup(func() { unix.Unmount(dir, 0) })
+	mounttest.Tmpfs(t, dir, "16m")
 	t.Setenv(LinkEnv, "")
 	c, err := Open(dir)
 	require.NoError(t, err)
@@ -303,13 +274,12 @@ func outputAcrossFileSystems(t *testing.T, dir string) {
 	assert.Len(t, entries, 1, "no temporary file is left")
 }
 
-// reflinkDirEnv tells the test binary it is the child that mounts an XFS
-// image (reflink on) on the named directory; reflinkRequireEnv makes a skip a
-// failure (.ci/run sets it).
-const (
-	reflinkDirEnv     = "RIVAL_CACHE_REFLINK_DIR"
-	reflinkRequireEnv = "RIVAL_REQUIRE_REFLINK"
-)
+// reflinkNeed is what TestOutputSharesByClone needs; RIVAL_REQUIRE_REFLINK=1
+// makes a skip a failure (.ci/run sets it).
+var reflinkNeed = mounttest.Need{
+	What:       "an XFS image: run it as root with xfsprogs installed (apt-get install xfsprogs)",
+	RequireEnv: "RIVAL_REQUIRE_REFLINK",
+}
 
 // TestOutputSharesByClone: on a file system that clones files (XFS, mounted
 // from an image in a private mount namespace of a child test process), an
@@ -317,44 +287,16 @@ const (
 // output leaves the blob intact, and a restore is a clone with the recorded
 // mode. Needs root (or a user namespace), loop devices and mkfs.xfs.
 func TestOutputSharesByClone(t *testing.T) {
-	if dir := os.Getenv(reflinkDirEnv); dir != "" {
-		outputSharesByClone(t, dir)
-		return
-	}
-	skip := func(format string, args ...any) {
-		msg := "TestOutputSharesByClone mounts an XFS image: run it as root with xfsprogs installed (apt-get install xfsprogs; " +
-			reflinkRequireEnv + "=1 makes this a failure): " + fmt.Sprintf(format, args...)
-		if os.Getenv(reflinkRequireEnv) == "1" {
-			t.Fatalf("%s=1 but %s", reflinkRequireEnv, msg)
-		}
-		t.Skip(msg)
-	}
 	if _, err := exec.LookPath("mkfs.xfs"); err != nil {
-		skip("mkfs.xfs is not installed")
+		reflinkNeed.Skip(t, "mkfs.xfs is not installed")
 	}
 	if os.Geteuid() != 0 {
-		skip("not root")
+		reflinkNeed.Skip(t, "not root")
 	}
-	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestOutputSharesByClone$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), reflinkDirEnv+"="+dir)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS}
-	out, err := cmd.CombinedOutput()
-	var exitErr *exec.ExitError
-	switch {
-	case err != nil && !errors.As(err, &exitErr):
-		skip("cannot start the test in its own mount namespace: %v", err)
-	case bytes.Contains(out, []byte("--- SKIP: TestOutputSharesByClone")):
-		skip("%s", childReason(out))
-	case err != nil || !bytes.Contains(out, []byte("--- PASS: TestOutputSharesByClone")):
-		t.Fatalf("TestOutputSharesByClone in its own mount namespace: %v\n%s", err, out)
-	}
+	reflinkNeed.Run(t, outputSharesByClone)
 }
 
 func outputSharesByClone(t *testing.T, dir string) {
-	if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		t.Skipf("cannot make the mount namespace private: %v", err)
-	}
 	img := filepath.Join(t.TempDir(), "xfs.img")
 	require.NoError(t, os.WriteFile(img, nil, 0o644))
 	require.NoError(t, os.Truncate(img, 320<<20)) // XFS's smallest

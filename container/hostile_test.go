@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/rivalbench/rival/container"
@@ -17,12 +16,6 @@ import (
 // are small files the user controls: one that is not a regular file of
 // configuration size is refused, naming it.
 func TestConfigFilesRefuseHostileFiles(t *testing.T) {
-	want := map[string]error{
-		safefiletest.DevZero:   safefile.ErrNotRegular,
-		safefiletest.FIFO:      safefile.ErrNotRegular,
-		safefiletest.Directory: safefile.ErrNotRegular,
-		safefiletest.OverLimit: safefile.ErrTooLarge,
-	}
 	readers := []struct {
 		name string
 		path func(dir string) string
@@ -40,17 +33,11 @@ func TestConfigFilesRefuseHostileFiles(t *testing.T) {
 		}},
 	}
 	for _, r := range readers {
-		for _, kind := range safefiletest.Kinds {
-			t.Run(r.name+"/"+kind, func(t *testing.T) {
+		t.Run(r.name, func(t *testing.T) {
+			safefiletest.Refuses(t, safefiletest.Kinds, safefile.LimitConfig, func(t *testing.T) (string, func() error) {
 				dir := t.TempDir()
-				p := r.path(dir)
-				safefiletest.Plant(t, p, kind, safefile.LimitConfig)
-				safefiletest.Within(t, func() {
-					err := r.read(t, dir)
-					require.ErrorIs(t, err, want[kind])
-					assert.Contains(t, err.Error(), p)
-				})
+				return r.path(dir), func() error { return r.read(t, dir) }
 			})
-		}
+		})
 	}
 }

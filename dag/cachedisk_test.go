@@ -5,71 +5,32 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/rivalbench/rival/cache"
+	"github.com/rivalbench/rival/internal/mounttest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
 
-// cacheDiskDirEnv tells the test binary it is the child that mounts a small
-// filesystem for the cache on the named directory.
-const cacheDiskDirEnv = "RIVAL_DAG_CACHEDISK_DIR"
-
 // A cache on a filesystem mounted read-only still serves hits, and a task
 // that misses runs, keeps its outputs and says they were not cached; on a
 // full cache disk a task keeps its outputs, warns, and the run goes on.
 //
-// Like cache's TestFullDisk, the test binary runs itself again in a private
-// mount namespace (root, or a user namespace), where it mounts a 1 MiB
+// Like cache's TestFullDisk, the test runs in a child test process in a
+// private mount namespace (root, or a user namespace), where it mounts a 1 MiB
 // tmpfs for the cache; RIVAL_REQUIRE_FULLDISK=1 (CI) makes a skip a
 // failure.
 func TestReadOnlyAndFullCache(t *testing.T) {
-	if dir := os.Getenv(cacheDiskDirEnv); dir != "" {
-		readOnlyAndFullCache(t, dir)
-		return
-	}
-	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestReadOnlyAndFullCache$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), cacheDiskDirEnv+"="+dir)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS}
-	if uid := os.Geteuid(); uid != 0 {
-		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWUSER
-		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}}
-		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}}
-	}
-	out, err := cmd.CombinedOutput()
-	var exitErr *exec.ExitError
-	skip := func(why string) {
-		msg := "TestReadOnlyAndFullCache needs a tmpfs in a private mount namespace (root, or user namespaces): " + why
-		if os.Getenv("RIVAL_REQUIRE_FULLDISK") == "1" {
-			t.Fatalf("RIVAL_REQUIRE_FULLDISK=1 but %s", msg)
-		}
-		t.Skip(msg)
-	}
-	switch {
-	case err != nil && !errors.As(err, &exitErr):
-		skip(err.Error())
-	case bytes.Contains(out, []byte("--- SKIP: TestReadOnlyAndFullCache")):
-		skip(string(out))
-	case err != nil || !bytes.Contains(out, []byte("--- PASS: TestReadOnlyAndFullCache")):
-		t.Fatalf("in its own mount namespace: %v\n%s", err, out)
-	}
+	mounttest.TmpfsNeed("1 MiB").Run(t, readOnlyAndFullCache)
 }
 
 func readOnlyAndFullCache(t *testing.T, dir string) {
-	if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		t.Skipf("cannot make the mount namespace private: %v", err)
-	}
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"); err != nil {
-		t.Skipf("cannot mount a tmpfs on %s: %v", dir, err)
-	}
-	t.Cleanup(func() { unix.Unmount(dir, 0) })
+	mounttest.Tmpfs(t, dir, "1m")
 	c, err := cache.Open(dir)
 	require.NoError(t, err)
 	ws := t.TempDir()

@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/rivalbench/rival/hub"
@@ -16,17 +15,13 @@ import (
 // FIFO, a link to /dev/zero or a directory in its place is refused at
 // once, naming it.
 func TestShardReadersRefuseNonRegularFiles(t *testing.T) {
-	for _, kind := range []string{safefiletest.DevZero, safefiletest.FIFO, safefiletest.Directory} {
-		t.Run(kind, func(t *testing.T) {
-			p := filepath.Join(t.TempDir(), "shard.jsonl")
-			safefiletest.Plant(t, p, kind, 0)
-			safefiletest.Within(t, func() {
-				_, err := hub.DetectFormat(p)
-				require.ErrorIs(t, err, safefile.ErrNotRegular)
-				assert.Contains(t, err.Error(), p)
-				_, err = hub.ReadDocuments(p, hub.FormatJSONL, 0, func(string) error { return nil })
-				require.ErrorIs(t, err, safefile.ErrNotRegular)
-			})
-		})
-	}
+	safefiletest.Refuses(t, safefiletest.NonRegular, 0, func(t *testing.T) (string, func() error) {
+		p := filepath.Join(t.TempDir(), "shard.jsonl")
+		return p, func() error {
+			_, detectErr := hub.DetectFormat(p)
+			_, err := hub.ReadDocuments(p, hub.FormatJSONL, 0, func(string) error { return nil })
+			require.ErrorIs(t, err, safefile.ErrNotRegular)
+			return detectErr
+		}
+	})
 }

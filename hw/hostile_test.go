@@ -4,9 +4,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/safefile"
 	"github.com/rivalbench/rival/safefile/safefiletest"
@@ -16,12 +13,6 @@ import (
 // (a container's bind mount, a test root) whose attribute is a FIFO, a
 // link to /dev/zero, a directory or a huge file is an error naming it.
 func TestSysfsReadsRefuseHostileFiles(t *testing.T) {
-	want := map[string]error{
-		safefiletest.DevZero:   safefile.ErrNotRegular,
-		safefiletest.FIFO:      safefile.ErrNotRegular,
-		safefiletest.Directory: safefile.ErrNotRegular,
-		safefiletest.OverLimit: safefile.ErrTooLarge,
-	}
 	readers := []struct {
 		name string
 		file string // under the root
@@ -32,20 +23,14 @@ func TestSysfsReadsRefuseHostileFiles(t *testing.T) {
 		{"ReadKFDNodes memory bank", "nodes/0/mem_banks/0/properties", func(root string) error { _, err := hw.ReadKFDNodes(root); return err }},
 	}
 	for _, r := range readers {
-		for _, kind := range safefiletest.Kinds {
-			t.Run(r.name+"/"+kind, func(t *testing.T) {
+		t.Run(r.name, func(t *testing.T) {
+			safefiletest.Refuses(t, safefiletest.Kinds, safefile.LimitSysfs, func(t *testing.T) (string, func() error) {
 				root := t.TempDir()
 				if r.file == "nodes/0/mem_banks/0/properties" {
 					safefiletest.Plant(t, filepath.Join(root, "nodes", "0", "properties"), safefiletest.OverLimit, -1) // empty: valid
 				}
-				p := filepath.Join(root, filepath.FromSlash(r.file))
-				safefiletest.Plant(t, p, kind, safefile.LimitSysfs)
-				safefiletest.Within(t, func() {
-					err := r.read(root)
-					require.ErrorIs(t, err, want[kind])
-					assert.Contains(t, err.Error(), p)
-				})
+				return filepath.Join(root, filepath.FromSlash(r.file)), func() error { return r.read(root) }
 			})
-		}
+		})
 	}
 }

@@ -18,24 +18,16 @@ import (
 )
 
 func TestReadFileRefusesHostileFiles(t *testing.T) {
-	want := map[string]error{
-		safefiletest.DevZero:   safefile.ErrNotRegular,
-		safefiletest.FIFO:      safefile.ErrNotRegular,
-		safefiletest.Directory: safefile.ErrNotRegular,
-		safefiletest.OverLimit: safefile.ErrTooLarge,
-	}
-	for _, kind := range safefiletest.Kinds {
-		t.Run(kind, func(t *testing.T) {
-			p := filepath.Join(t.TempDir(), "file.json")
-			safefiletest.Plant(t, p, kind, 1<<20)
-			safefiletest.Within(t, func() {
-				_, err := safefile.ReadFile(context.Background(), p, 1<<20)
-				require.ErrorIs(t, err, want[kind])
-				assert.Contains(t, err.Error(), p, "the error names the file")
+	safefiletest.Refuses(t, safefiletest.Kinds, 1<<20, func(t *testing.T) (string, func() error) {
+		p := filepath.Join(t.TempDir(), "file.json")
+		return p, func() error {
+			_, err := safefile.ReadFile(context.Background(), p, 1<<20)
+			if err != nil {
 				assert.Regexp(t, "remove|replace", err.Error(), "the error says what to do")
-			})
-		})
-	}
+			}
+			return err
+		}
+	})
 }
 
 func TestReadFile(t *testing.T) {

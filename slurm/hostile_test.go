@@ -21,12 +21,6 @@ import (
 // anyone in the job could write: each is read as a regular file of
 // bounded size, and a hostile one is an error naming it.
 func TestNodeFilesRefuseHostileFiles(t *testing.T) {
-	want := map[string]error{
-		safefiletest.DevZero:   safefile.ErrNotRegular,
-		safefiletest.FIFO:      safefile.ErrNotRegular,
-		safefiletest.Directory: safefile.ErrNotRegular,
-		safefiletest.OverLimit: safefile.ErrTooLarge,
-	}
 	readers := []struct {
 		file  string
 		valid map[string]string // other files of the node
@@ -37,23 +31,17 @@ func TestNodeFilesRefuseHostileFiles(t *testing.T) {
 		{slurm.NodeImageIDName, nil, func(dir string) error { _, err := slurm.NodeImageID(dir); return err }},
 	}
 	for _, r := range readers {
-		for _, kind := range safefiletest.Kinds {
-			t.Run(r.file+"/"+kind, func(t *testing.T) {
+		t.Run(r.file, func(t *testing.T) {
+			safefiletest.Refuses(t, safefiletest.Kinds, safefile.LimitNodeFile, func(t *testing.T) (string, func() error) {
 				dir := t.TempDir()
 				node := filepath.Join(dir, "nodes", "n1")
 				require.NoError(t, os.MkdirAll(node, 0o755))
 				for name, content := range r.valid {
 					require.NoError(t, os.WriteFile(filepath.Join(node, name), []byte(content), 0o644))
 				}
-				p := filepath.Join(node, r.file)
-				safefiletest.Plant(t, p, kind, safefile.LimitNodeFile)
-				safefiletest.Within(t, func() {
-					err := r.read(dir)
-					require.ErrorIs(t, err, want[kind])
-					assert.Contains(t, err.Error(), p)
-				})
+				return filepath.Join(node, r.file), func() error { return r.read(dir) }
 			})
-		}
+		})
 	}
 }
 
@@ -61,18 +49,13 @@ func TestNodeFilesRefuseHostileFiles(t *testing.T) {
 // non-regular one is refused, a long one read in full, and the read
 // stops when its context ends.
 func TestReadNodePowerStreamsAndRefusesHostileFiles(t *testing.T) {
-	for _, kind := range []string{safefiletest.DevZero, safefiletest.FIFO, safefiletest.Directory} {
-		t.Run(kind, func(t *testing.T) {
-			dir := t.TempDir()
-			p := filepath.Join(dir, "nodes", "n1", slurm.PowerFile)
-			safefiletest.Plant(t, p, kind, 0)
-			safefiletest.Within(t, func() {
-				_, err := slurm.ReadNodePower(context.Background(), dir, hw.PlatformNVIDIA)
-				require.ErrorIs(t, err, safefile.ErrNotRegular)
-				assert.Contains(t, err.Error(), p)
-			})
-		})
-	}
+	safefiletest.Refuses(t, safefiletest.NonRegular, 0, func(t *testing.T) (string, func() error) {
+		dir := t.TempDir()
+		return filepath.Join(dir, "nodes", "n1", slurm.PowerFile), func() error {
+			_, err := slurm.ReadNodePower(context.Background(), dir, hw.PlatformNVIDIA)
+			return err
+		}
+	})
 
 	dir := t.TempDir()
 	p := filepath.Join(dir, "nodes", "n1", slurm.PowerFile)

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/rivalbench/rival/safefile"
@@ -17,23 +16,10 @@ import (
 // (a symlink to /dev/zero, a FIFO, a directory, a huge file) is refused
 // with an error naming it, never read without end or whole.
 func TestLoadRefusesHostileFiles(t *testing.T) {
-	want := map[string]error{
-		safefiletest.DevZero:   safefile.ErrNotRegular,
-		safefiletest.FIFO:      safefile.ErrNotRegular,
-		safefiletest.Directory: safefile.ErrNotRegular,
-		safefiletest.OverLimit: safefile.ErrTooLarge,
-	}
-	for _, kind := range safefiletest.Kinds {
-		t.Run(kind, func(t *testing.T) {
-			p := filepath.Join(t.TempDir(), "tokenizer.json")
-			safefiletest.Plant(t, p, kind, safefile.LimitTokenizer)
-			safefiletest.Within(t, func() {
-				_, err := tokenizer.Load(p)
-				require.ErrorIs(t, err, want[kind])
-				assert.Contains(t, err.Error(), p)
-			})
-		})
-	}
+	safefiletest.Refuses(t, safefiletest.Kinds, safefile.LimitTokenizer, func(t *testing.T) (string, func() error) {
+		p := filepath.Join(t.TempDir(), "tokenizer.json")
+		return p, func() error { _, err := tokenizer.Load(p); return err }
+	})
 }
 
 func TestLoadContextStopsWhenCancelled(t *testing.T) {

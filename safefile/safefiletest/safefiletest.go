@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/rivalbench/rival/safefile"
 )
 
 // The kinds Plant makes.
@@ -62,5 +65,36 @@ func Within(t testing.TB, f func()) {
 	case <-done:
 	case <-time.After(HangAfter):
 		t.Fatalf("still reading after %v: the read blocks or never ends", HangAfter)
+	}
+}
+
+// NonRegular are the kinds a streaming reader (one with no size limit)
+// must refuse: all but OverLimit.
+var NonRegular = []string{DevZero, FIFO, Directory}
+
+// Refused is the error a bounded reader gives for each hostile kind.
+var Refused = map[string]error{
+	DevZero:   safefile.ErrNotRegular,
+	FIFO:      safefile.ErrNotRegular,
+	Directory: safefile.ErrNotRegular,
+	OverLimit: safefile.ErrTooLarge,
+}
+
+// Refuses runs a subtest for each of kinds: setup prepares what the
+// reader needs and returns the path to plant (an OverLimit file is
+// limit+1 bytes) and read, which reads it. read must return within
+// HangAfter with the Refused error of the kind, naming the path.
+func Refuses(t *testing.T, kinds []string, limit int64, setup func(t *testing.T) (path string, read func() error)) {
+	t.Helper()
+	for _, kind := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			p, read := setup(t)
+			Plant(t, p, kind, limit)
+			Within(t, func() {
+				err := read()
+				require.ErrorIs(t, err, Refused[kind])
+				assert.Contains(t, err.Error(), p, "the error names the file")
+			})
+		})
 	}
 }
