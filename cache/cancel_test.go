@@ -48,7 +48,7 @@ func TestRestoreStopsWhenTheContextEnds(t *testing.T) {
 		}
 	}()
 	safefiletest.Within(t, func() {
-		err = c.MaterializeSize(d, dest, 0o644, size)
+		err = c.MaterializeSize(d, dest, 0o644, size, false)
 	})
 	require.ErrorIs(t, err, context.Canceled)
 	es, _ := os.ReadDir(out)

@@ -60,7 +60,7 @@ func TestHostileCacheFilesAreRefusedNotRead(t *testing.T) {
 			plant(t, c.blobPath(d, false), kind)
 			safefiletest.Within(t, func() {
 				// A record says how large the blob's content is.
-				assert.Error(t, c.MaterializeSize(d, filepath.Join(t.TempDir(), "out"), 0o644, 4))
+				assert.Error(t, c.MaterializeSize(d, filepath.Join(t.TempDir(), "out"), 0o644, 4, true))
 			})
 		})
 	}

@@ -58,14 +58,14 @@ func BenchmarkStoreAndRestoreOutput(b *testing.B) {
 				}
 				b.StartTimer()
 				c0 := selfCPU()
-				d, _, _, err := c.PutPublished(out, false, want)
+				d, _, _, err := c.PutPublished(out, false, true, want)
 				if err != nil {
 					b.Fatal(err)
 				}
 				if err := os.Remove(out); err != nil {
 					b.Fatal(err)
 				}
-				if err := c.MaterializeSize(d, out, 0o644, size); err != nil {
+				if err := c.MaterializeSize(d, out, 0o644, size, true); err != nil {
 					b.Fatal(err)
 				}
 				cpu += selfCPU() - c0

@@ -64,12 +64,12 @@ func publish(t *testing.T, c *Cache, path string, content []byte) Digest {
 func publishVia(t *testing.T, c *Cache, path string, content []byte, byTask bool) Digest {
 	require.NoError(t, WriteFileAtomic(path, content, 0o644))
 	if byTask {
-		_, _, err := c.PutOutput(path, false)
+		_, _, err := c.PutOutput(path, false, true)
 		require.NoError(t, err)
 	}
 	want, err := WrittenID(path)
 	require.NoError(t, err)
-	d, n, _, err := c.PutPublished(path, false, want)
+	d, n, _, err := c.PutPublished(path, false, true, want)
 	require.NoError(t, err)
 	require.Equal(t, int64(len(content)), n)
 	require.Equal(t, HashBytes(content), d)
@@ -136,7 +136,7 @@ func TestOutputSharesItsBlob(t *testing.T) {
 			// A restore shares the blob the same way, and the stat cache
 			// knows the result: no second read.
 			require.NoError(t, os.Remove(out))
-			require.NoError(t, c.MaterializeSize(d, out, 0o644, int64(len(content))))
+			require.NoError(t, c.MaterializeSize(d, out, 0o644, int64(len(content)), true))
 			check("restored")
 			reads := c.FileReads()
 			got2, _, err := c.FileDigest(out)
@@ -192,7 +192,7 @@ func TestEditedLinkIsNeverRestored(t *testing.T) {
 			assert.Equal(t, reads, c.FileReads())
 
 			other := filepath.Join(root, "ws2", "big.bin")
-			err = c.MaterializeSize(d, other, 0o644, int64(len(content)))
+			err = c.MaterializeSize(d, other, 0o644, int64(len(content)), true)
 			require.ErrorIs(t, err, ErrNotFound)
 			assert.NoFileExists(t, other, "nothing is restored from a changed blob")
 		})
@@ -262,7 +262,7 @@ func outputAcrossFileSystems(t *testing.T, dir string) {
 	assert.Equal(t, os.FileMode(0o644), ofi.Mode().Perm(), "a copied output keeps its mode")
 
 	require.NoError(t, os.Remove(out))
-	require.NoError(t, c.MaterializeSize(d, out, 0o640, int64(len(content))))
+	require.NoError(t, c.MaterializeSize(d, out, 0o640, int64(len(content)), true))
 	ofi, err = os.Stat(out)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o640), ofi.Mode().Perm(), "a restored copy gets its recorded mode")
@@ -323,7 +323,7 @@ func outputSharesByClone(t *testing.T, dir string) {
 	require.NoError(t, err)
 	syscall.Sync()
 	before := free()
-	d, _, _, err := c.PutPublished(out, false, want)
+	d, _, _, err := c.PutPublished(out, false, true, want)
 	require.NoError(t, err)
 	syscall.Sync()
 	assert.Less(t, before-free(), int64(len(content))/2, "the clone shares the output's blocks")
@@ -346,7 +346,7 @@ func outputSharesByClone(t *testing.T, dir string) {
 	assert.Equal(t, content, got, "the blob is untouched by an edit of its clone")
 
 	require.NoError(t, os.Remove(out))
-	require.NoError(t, c.MaterializeSize(d, out, 0o640, int64(len(content))))
+	require.NoError(t, c.MaterializeSize(d, out, 0o640, int64(len(content)), true))
 	ofi, err = os.Stat(out)
 	require.NoError(t, err)
 	assert.False(t, os.SameFile(bfi, ofi))

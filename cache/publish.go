@@ -208,7 +208,7 @@ func contentID(st fileStat) string {
 // returns the digest, the size and the stat identity of the stored file, so
 // a caller can check later that path still holds it. ErrChanged reports
 // another file at path or a change while reading.
-func (c *Cache) PutPublished(path string, compress bool, want string) (Digest, int64, string, error) {
+func (c *Cache) PutPublished(path string, compress, share bool, want string) (Digest, int64, string, error) {
 	f, fi, err := OpenRegular(path)
 	if err != nil {
 		return Digest{}, 0, "", fmt.Errorf("cache %s: %w", path, err)
@@ -225,7 +225,7 @@ func (c *Cache) PutPublished(path string, compress bool, want string) (Digest, i
 	stored := false
 	if k, known := c.knownDigest(abs, before, ok); known && c.hasBlobAs(k, compress) {
 		d, n, stored = k, fi.Size(), true
-	} else if !compress && sharing() {
+	} else if !compress && share && sharing() {
 		// The blob shares the output's bytes (a clone or a hard link), when
 		// both are on one file system.
 		c.fileReads.Add(1)

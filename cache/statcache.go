@@ -172,7 +172,7 @@ func (c *Cache) TreeDigest(path string) (Digest, int64, error) {
 // in the stat cache, reading the file once, or not at all when the stat cache
 // already knows it and the blob is stored. The digest is remembered only if
 // the file did not change while it was read.
-func (c *Cache) PutOutput(path string, compress bool) (Digest, int64, error) {
+func (c *Cache) PutOutput(path string, compress, share bool) (Digest, int64, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return Digest{}, 0, fmt.Errorf("cache %s: %w", path, err)
@@ -187,7 +187,7 @@ func (c *Cache) PutOutput(path string, compress bool) (Digest, int64, error) {
 	if d, known := c.knownDigest(abs, before, ok); known && c.hasBlobAs(d, compress) {
 		return d, fi.Size(), nil
 	}
-	if !compress && ok && sharing() {
+	if !compress && share && ok && sharing() {
 		// The blob shares the output's bytes (a clone or a hard link) when
 		// both are on one file system.
 		if d, n, done, err := c.putOutputShared(abs, before); err != nil || done {

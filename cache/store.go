@@ -292,7 +292,7 @@ func (c *Cache) dropCorrupt(d Digest, cause error) {
 // Materialize writes blob d to dest atomically, verifying the content as it
 // streams; a mismatch drops the blob and leaves dest untouched.
 func (c *Cache) Materialize(d Digest, dest string, perm os.FileMode) error {
-	return c.MaterializeSize(d, dest, perm, -1)
+	return c.MaterializeSize(d, dest, perm, -1, false)
 }
 
 // MaterializeSize is Materialize for a blob whose content is size bytes (as
@@ -302,8 +302,8 @@ func (c *Cache) Materialize(d Digest, dest string, perm os.FileMode) error {
 // An uncompressed blob is put at dest as a clone of it where the file system
 // clones files, else as a hard link to it (read-only, mode 0444 whatever perm
 // says) when dest is on the cache's file system; elsewhere it is copied.
-func (c *Cache) MaterializeSize(d Digest, dest string, perm os.FileMode, size int64) error {
-	if sharing() {
+func (c *Cache) MaterializeSize(d Digest, dest string, perm os.FileMode, size int64, share bool) error {
+	if share && sharing() {
 		if _, ok, err := c.materializeShared(d, dest, perm, size); ok {
 			return err
 		}

@@ -23,7 +23,7 @@ func fillSmall(tb testing.TB, c *Cache, ws string, n int) []string {
 		if err := os.WriteFile(p, []byte(fmt.Sprintf("output number %d\n", i)), 0o644); err != nil {
 			tb.Fatal(err)
 		}
-		d, size, err := c.PutOutput(p, false)
+		d, size, err := c.PutOutput(p, false, true)
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -31,7 +32,7 @@ func TestEditedSharedOutputIsRebuilt(t *testing.T) {
 	want := bytes.Repeat([]byte("TOKENS"), 50_000)
 	var runs atomic.Int64
 	task := func() *Task {
-		return &Task{ID: "encode", Files: []string{in}, Outputs: []Output{{Path: out}}, Run: func(ctx context.Context, x *Exec) error {
+		return &Task{ID: "encode", Files: []string{in}, Outputs: []Output{{Path: out, Share: true}}, Run: func(ctx context.Context, x *Exec) error {
 			runs.Add(1)
 			return cache.WriteFileAtomic(out, want, 0o644)
 		}}
@@ -73,4 +74,36 @@ func TestEditedSharedOutputIsRebuilt(t *testing.T) {
 	reads := c.FileReads()
 	assert.True(t, run().Cached())
 	assert.Equal(t, reads, c.FileReads())
+}
+
+// Only outputs marked Share are linked: a figure or an archive stays an
+// ordinary copy with the mode it was written with, on its own inode, both
+// when it is stored and when it is restored.
+func TestUnsharedOutputStaysAWritableCopy(t *testing.T) {
+	t.Setenv(cache.LinkEnv, "")
+	root := t.TempDir()
+	c, err := cache.Open(filepath.Join(root, "cache"))
+	require.NoError(t, err)
+	ws := filepath.Join(root, "ws")
+	require.NoError(t, os.MkdirAll(ws, 0o755))
+	in, out := filepath.Join(ws, "in"), filepath.Join(ws, "compare.png")
+	require.NoError(t, os.WriteFile(in, []byte("results"), 0o644))
+	want := bytes.Repeat([]byte("PNG"), 100_000)
+	task := &Task{ID: "compare", Files: []string{in}, Outputs: []Output{{Path: out}}, Run: func(ctx context.Context, x *Exec) error {
+		return cache.WriteFileAtomic(out, want, 0o644)
+	}}
+	var log bytes.Buffer
+	require.NoError(t, (&Runner{Cache: c, Root: ws, Out: &log}).Run(context.Background(), task), log.String())
+	check := func(when string) {
+		st, err := os.Stat(out)
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o644), st.Mode().Perm(), when)
+		assert.EqualValues(t, 1, st.Sys().(*syscall.Stat_t).Nlink, "%s: not a hard link to the blob", when)
+	}
+	check("stored")
+	require.NoError(t, os.Remove(out))
+	again := &Task{ID: "compare", Files: []string{in}, Outputs: []Output{{Path: out}}, Run: task.Run}
+	require.NoError(t, (&Runner{Cache: c, Root: ws, Out: &log}).Run(context.Background(), again), log.String())
+	require.True(t, again.Cached(), log.String())
+	check("restored")
 }

@@ -439,7 +439,7 @@ func (r *Runner) execute(ctx context.Context, t *Task, st *taskState) error {
 		var d cache.Digest
 		var n int64
 		if record {
-			d, n, written[i], err = r.Cache.PutPublished(o.Path, o.Compress, want[i])
+			d, n, written[i], err = r.Cache.PutPublished(o.Path, o.Compress, o.Share, want[i])
 		}
 		if record && err != nil {
 			switch {
@@ -529,7 +529,7 @@ func (r *Runner) materialize(t *Task, rec *cache.Record) error {
 		if d, _, err := r.Cache.FileDigest(path); err == nil && d == o.Digest {
 			if !r.Cache.HasBlob(o.Digest) {
 				// Adopt the intact workspace copy again.
-				if d2, _, err := r.Cache.PutOutput(path, o.Compressed); err != nil || d2 != o.Digest {
+				if d2, _, err := r.Cache.PutOutput(path, o.Compressed, t.Outputs[i].Share); err != nil || d2 != o.Digest {
 					return fmt.Errorf("store %s again: digest %s, want %s (%v)", path, d2.Short(), o.Digest.Short(), err)
 				}
 			}
@@ -559,7 +559,7 @@ func (r *Runner) materialize(t *Task, rec *cache.Record) error {
 		if materializeHook != nil {
 			materializeHook(path)
 		}
-		if err := r.Cache.MaterializeSize(o.Digest, path, mode, o.Size); err != nil {
+		if err := r.Cache.MaterializeSize(o.Digest, path, mode, o.Size, t.Outputs[i].Share); err != nil {
 			return err
 		}
 		// Seed the stat cache so the next run does not reread it.

@@ -16,6 +16,11 @@ type Output struct {
 	// Compress stores the blob with zstd: worth it for text, JSON and logs,
 	// not for token streams.
 	Compress bool
+	// Share lets an uncompressed output and its blob share their bytes (a
+	// clone, else a read-only hard link, where the file system allows; see
+	// docs/cache.md): for large outputs nobody edits, such as datasets.
+	// Others (figures, archives) stay ordinary writable copies.
+	Share bool
 }
 
 // Task is one node of the DAG.

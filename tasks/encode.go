@@ -150,7 +150,7 @@ func (w *Workspace) EncodeTask(in string, tok TokenizerSpec, outPrefix string, s
 		}
 	}
 	for _, p := range prefixes {
-		t.Outputs = append(t.Outputs, dag.Output{Path: indexed.BinPath(p)}, dag.Output{Path: indexed.IdxPath(p)}, dag.Output{Path: ManifestPath(p), Compress: true})
+		t.Outputs = append(t.Outputs, dag.Output{Path: indexed.BinPath(p), Share: true}, dag.Output{Path: indexed.IdxPath(p), Share: true}, dag.Output{Path: ManifestPath(p), Compress: true})
 	}
 	t.Run = func(ctx context.Context, x *dag.Exec) error {
 		if err := os.MkdirAll(filepath.Dir(outPrefix), 0o755); err != nil {
@@ -269,7 +269,7 @@ func init() { indexed.OnPublish = cache.NotePublished }
 func storedFingerprint(c *cache.Cache, prefix string) (indexed.Fingerprint, error) {
 	var sums [2]cache.Digest
 	for i, path := range []string{indexed.IdxPath(prefix), indexed.BinPath(prefix)} {
-		d, _, err := c.PutOutput(path, false)
+		d, _, err := c.PutOutput(path, false, true)
 		if err != nil {
 			return indexed.Fingerprint{}, err
 		}

@@ -54,6 +54,7 @@ var settingSpecs = []settingSpec{
 	{name: "EOD", doc: "the end-of-document token id `encode:file` appends when given a tokenizer.json path (not a model name)"},
 	{name: "RIVAL_CACHE_MAX", def: "50GiB", doc: "`cache:trim` keeps what the cache takes on disk under this size"},
 	{name: "RIVAL_CACHE_MAX_AGE", def: "30d", doc: "`cache:trim` drops entries unused for this long"},
+	{name: "RIVAL_CACHE_LINK", doc: "`copy` stores and restores dataset files as full copies instead of sharing their bytes with the cache (a clone, else a read-only hard link; [cache.md](docs/cache.md#what-the-cache-takes-on-disk-and-what-trim-removes))"},
 	{name: "RIVAL_STOP_GRACE", def: "2m0s", doc: "after the first Ctrl-C or SIGTERM, how long running tasks get to stop their trainers and containers"},
 	{name: "RIVAL_NO_INSTALL", def: "0", doc: "`1`: `demo` never installs PyTorch with apt-get; it says what to run instead"},
 	{name: "EXTRACT_VERBOSE", doc: "any value: `extract` explains what it read, as with `-v`"},
@@ -175,6 +176,10 @@ func (s Settings) CacheMax() string { return s.value("RIVAL_CACHE_MAX") }
 
 // CacheMaxAge is RIVAL_CACHE_MAX_AGE, unparsed (ParseAge).
 func (s Settings) CacheMaxAge() string { return s.value("RIVAL_CACHE_MAX_AGE") }
+
+// CacheLink is RIVAL_CACHE_LINK: "copy", or "" to share dataset files with
+// the cache (the cache reads the variable itself; this checks its value).
+func (s Settings) CacheLink() string { return s.raw("RIVAL_CACHE_LINK") }
 
 // StopGrace is RIVAL_STOP_GRACE; a value that is not a positive duration gives the default.
 func (s Settings) StopGrace() time.Duration {

@@ -60,6 +60,9 @@ func OpenWorkspaceWith(root string, s Settings, verbose bool, out io.Writer) (*W
 	if err != nil {
 		return nil, err
 	}
+	if v := s.CacheLink(); v != "" && v != "copy" {
+		return nil, fmt.Errorf("RIVAL_CACHE_LINK=%q: the only value is `copy` (store dataset files as full copies); unset it to share them with the cache", v)
+	}
 	dir, err := cache.DefaultDir()
 	if err != nil {
 		return nil, err

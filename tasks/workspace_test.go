@@ -177,3 +177,21 @@ func TestParseSizeAndAge(t *testing.T) {
 	_, err = ParseAge("-1d")
 	assert.ErrorContains(t, err, "not an age")
 }
+
+// RIVAL_CACHE_LINK takes `copy` or nothing: a typo is refused with what the
+// setting does, rather than silently sharing dataset files.
+func TestCacheLinkSettingIsChecked(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "config.env"), nil, 0o644))
+	t.Setenv("RIVAL_CACHE", filepath.Join(t.TempDir(), "cache"))
+	t.Setenv("RIVAL_CONFIG", "")
+	for _, v := range []string{"", "copy"} {
+		t.Setenv("RIVAL_CACHE_LINK", v)
+		_, err := OpenWorkspace(root, false, io.Discard)
+		require.NoError(t, err, v)
+	}
+	t.Setenv("RIVAL_CACHE_LINK", "cpoy")
+	_, err := OpenWorkspace(root, false, io.Discard)
+	require.ErrorContains(t, err, `RIVAL_CACHE_LINK="cpoy"`)
+	require.ErrorContains(t, err, "copy")
+}
