@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -422,42 +421,11 @@ func (p *streamParser) escape(mode int) error {
 		p.skip(1)
 		return p.syntax("unterminated escape")
 	}
-	var r rune
-	n := 2
-	switch e[1] {
-	case '"', '\\', '/':
-		r = rune(e[1])
-	case 'b':
-		r = '\b'
-	case 'f':
-		r = '\f'
-	case 'n':
-		r = '\n'
-	case 'r':
-		r = '\r'
-	case 't':
-		r = '\t'
-	case 'u':
-		u, ok := hex4(e[2:])
-		if !ok {
-			p.skip(2)
-			return p.syntax(`expected four hex digits after \u`)
-		}
-		n = 6
-		r = rune(u)
-		if utf16.IsSurrogate(r) {
-			r = utf8.RuneError
-			if len(e) >= 12 && e[6] == '\\' && e[7] == 'u' {
-				if u2, ok := hex4(e[8:]); ok {
-					if d := utf16.DecodeRune(rune(u), rune(u2)); d != utf8.RuneError {
-						n, r = 12, d
-					}
-				}
-			}
-		}
-	default:
-		p.skip(1)
-		return p.syntax("invalid escape")
+	r, n := unescape(e)
+	if n <= 0 {
+		at, what := escapeFault(n)
+		p.skip(at)
+		return p.syntax(what)
 	}
 	p.skip(n)
 	return p.emit(mode, utf8.AppendRune(p.esc[:0], r))
