@@ -140,17 +140,13 @@ func (p *streamParser) line() error {
 			} else if err := p.value(1, false); err != nil {
 				return err
 			}
-			p.space()
-			c := p.peek()
-			if c == '}' {
-				p.skip(1)
+			done, err := p.next('}', "expected ',' or '}' in an object")
+			if err != nil {
+				return err
+			}
+			if done {
 				break
 			}
-			if c != ',' {
-				return p.syntax("expected ',' or '}' in an object")
-			}
-			p.skip(1)
-			p.space()
 		}
 	}
 	if err := p.end(); err != nil {
@@ -183,6 +179,22 @@ const (
 	modeKey
 	modeText
 )
+
+// next moves past what follows a member of an object or an element of an
+// array: a ',' and the space after it, or close, when done is true.
+func (p *streamParser) next(close byte, what string) (done bool, err error) {
+	p.space()
+	switch p.peek() {
+	case ',':
+		p.skip(1)
+		p.space()
+		return false, nil
+	case close:
+		p.skip(1)
+		return true, nil
+	}
+	return false, p.syntax(what)
+}
 
 // value validates one JSON value; with text, a string value is handed on.
 func (p *streamParser) value(depth int, text bool) error {
@@ -219,16 +231,8 @@ func (p *streamParser) value(depth int, text bool) error {
 			if err := p.value(depth+1, false); err != nil {
 				return err
 			}
-			p.space()
-			switch p.peek() {
-			case ',':
-				p.skip(1)
-				p.space()
-			case '}':
-				p.skip(1)
-				return nil
-			default:
-				return p.syntax("expected ',' or '}' in an object")
+			if done, err := p.next('}', "expected ',' or '}' in an object"); done || err != nil {
+				return err
 			}
 		}
 	case c == '[':
@@ -242,16 +246,8 @@ func (p *streamParser) value(depth int, text bool) error {
 			if err := p.value(depth+1, false); err != nil {
 				return err
 			}
-			p.space()
-			switch p.peek() {
-			case ',':
-				p.skip(1)
-				p.space()
-			case ']':
-				p.skip(1)
-				return nil
-			default:
-				return p.syntax("expected ',' or ']' in an array")
+			if done, err := p.next(']', "expected ',' or ']' in an array"); done || err != nil {
+				return err
 			}
 		}
 	case c == 't':

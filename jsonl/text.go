@@ -90,17 +90,13 @@ func (p *parser) textField(line []byte) (string, error) {
 			} else if err := p.value(1); err != nil {
 				return "", err
 			}
-			p.space()
-			c := p.peek()
-			p.i++
-			if c == '}' {
+			done, err := p.next('}', "expected ',' or '}' in an object")
+			if err != nil {
+				return "", err
+			}
+			if done {
 				break
 			}
-			if c != ',' {
-				p.i--
-				return "", p.syntax("expected ',' or '}' in an object")
-			}
-			p.space()
 		}
 	}
 	if err := p.end(); err != nil {
@@ -148,6 +144,22 @@ func (p *parser) end() error {
 	return nil
 }
 
+// next moves past what follows a member of an object or an element of an
+// array: a ',' and the space after it, or close, when done is true.
+func (p *parser) next(close byte, what string) (done bool, err error) {
+	p.space()
+	switch p.peek() {
+	case ',':
+		p.i++
+		p.space()
+		return false, nil
+	case close:
+		p.i++
+		return true, nil
+	}
+	return false, p.syntax(what)
+}
+
 // value validates one JSON value of any kind and moves past it.
 func (p *parser) value(depth int) error {
 	if depth > maxDepth {
@@ -180,16 +192,8 @@ func (p *parser) value(depth int) error {
 			if err := p.value(depth + 1); err != nil {
 				return err
 			}
-			p.space()
-			switch p.peek() {
-			case ',':
-				p.i++
-				p.space()
-			case '}':
-				p.i++
-				return nil
-			default:
-				return p.syntax("expected ',' or '}' in an object")
+			if done, err := p.next('}', "expected ',' or '}' in an object"); done || err != nil {
+				return err
 			}
 		}
 	case c == '[':
@@ -203,16 +207,8 @@ func (p *parser) value(depth int) error {
 			if err := p.value(depth + 1); err != nil {
 				return err
 			}
-			p.space()
-			switch p.peek() {
-			case ',':
-				p.i++
-				p.space()
-			case ']':
-				p.i++
-				return nil
-			default:
-				return p.syntax("expected ',' or ']' in an array")
+			if done, err := p.next(']', "expected ',' or ']' in an array"); done || err != nil {
+				return err
 			}
 		}
 	case c == 't':
