@@ -180,6 +180,19 @@ const (
 	modeText
 )
 
+// open moves past the opening byte of an object or an array and the space
+// after it; when close follows at once it moves past that too and reports
+// the object or array empty.
+func (p *streamParser) open(close byte) (empty bool) {
+	p.skip(1)
+	p.space()
+	if p.peek() != close {
+		return false
+	}
+	p.skip(1)
+	return true
+}
+
 // next moves past what follows a member of an object or an element of an
 // array: a ',' and the space after it, or close, when done is true.
 func (p *streamParser) next(close byte, what string) (done bool, err error) {
@@ -209,10 +222,7 @@ func (p *streamParser) value(depth int, text bool) error {
 		}
 		return p.str(modeSkip)
 	case c == '{':
-		p.skip(1)
-		p.space()
-		if p.peek() == '}' {
-			p.skip(1)
+		if p.open('}') {
 			return nil
 		}
 		for {
@@ -236,10 +246,7 @@ func (p *streamParser) value(depth int, text bool) error {
 			}
 		}
 	case c == '[':
-		p.skip(1)
-		p.space()
-		if p.peek() == ']' {
-			p.skip(1)
+		if p.open(']') {
 			return nil
 		}
 		for {

@@ -144,6 +144,19 @@ func (p *parser) end() error {
 	return nil
 }
 
+// open moves past the opening byte of an object or an array and the space
+// after it; when close follows at once it moves past that too and reports
+// the object or array empty.
+func (p *parser) open(close byte) (empty bool) {
+	p.i++
+	p.space()
+	if p.peek() != close {
+		return false
+	}
+	p.i++
+	return true
+}
+
 // next moves past what follows a member of an object or an element of an
 // array: a ',' and the space after it, or close, when done is true.
 func (p *parser) next(close byte, what string) (done bool, err error) {
@@ -170,10 +183,7 @@ func (p *parser) value(depth int) error {
 		_, err := p.str(nil)
 		return err
 	case c == '{':
-		p.i++
-		p.space()
-		if p.peek() == '}' {
-			p.i++
+		if p.open('}') {
 			return nil
 		}
 		for {
@@ -197,10 +207,7 @@ func (p *parser) value(depth int) error {
 			}
 		}
 	case c == '[':
-		p.i++
-		p.space()
-		if p.peek() == ']' {
-			p.i++
+		if p.open(']') {
 			return nil
 		}
 		for {
