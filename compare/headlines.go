@@ -15,26 +15,15 @@ import (
 // includes 1 says that no difference is shown.
 func (c Comparison) Headline(model string) string {
 	s := fmt.Sprintf("%s vs %s, %s: %s", c.Faster.Label, c.Slower.Label, model, ratioText(c.Ratio, c.Metric, c.RunsNeeded))
-	var tail []string
-	if c.Ratio.HasCI && !c.Ratio.Inconclusive() {
-		tail = append(tail, "95% CI "+c.Ratio.CIText())
-	}
-	tail = append(tail, fmt.Sprintf("n=%d vs %d", c.Faster.TPS.N, c.Slower.TPS.N))
-	if c.WorkDiffers != "" {
-		tail = append(tail, workNote(c.Metric, c.WorkDiffers))
-	}
+	tail := c.notes()
 	if c.Identical {
-		tail = append(tail, MethodIdentical)
 		if c.Stack != "" {
 			tail = append(tail, "same hyperparameters and data; "+c.Stack)
 		} else {
 			tail = append(tail, "same hyperparameters, data and framework")
 		}
-	} else {
-		tail = append(tail, MethodBest, NotIdentical+": "+c.Why)
-		if c.Stack != "" {
-			tail = append(tail, c.Stack)
-		}
+	} else if c.Stack != "" {
+		tail = append(tail, c.Stack)
 	}
 	for _, g := range []*Group{c.Faster, c.Slower} {
 		if g.Partition != "" {
@@ -42,6 +31,33 @@ func (c Comparison) Headline(model string) string {
 		}
 	}
 	return s + " (" + strings.Join(tail, "; ") + ")"
+}
+
+// notes are the notes that follow the ratio in every headline of c, the text
+// one and the HTML one: the interval when the ratio is decided, the number
+// of runs, a differing work per token, and how the pair was chosen.
+func (c Comparison) notes() []string {
+	t := ratioNotes(c.Ratio, c.Faster, c.Slower, c.Metric, c.WorkDiffers)
+	if c.Identical {
+		return append(t, MethodIdentical)
+	}
+	return append(t, MethodBest, NotIdentical+": "+c.Why)
+}
+
+// ratioNotes are the first notes after a ratio r of faster over slower on
+// metric, for a group comparison and a configuration comparison alike: the
+// interval when the ratio is decided, the number of runs, and work, the
+// difference in work per token, when there is one.
+func ratioNotes(r Ratio, faster, slower *Group, metric, work string) []string {
+	var t []string
+	if r.HasCI && !r.Inconclusive() {
+		t = append(t, "95% CI "+r.CIText())
+	}
+	t = append(t, fmt.Sprintf("n=%d vs %d", faster.TPS.N, slower.TPS.N))
+	if work != "" {
+		t = append(t, workNote(metric, work))
+	}
+	return t
 }
 
 // workNote says what a comparison between groups of different work per
@@ -55,14 +71,7 @@ func workNote(metric, work string) string {
 
 // Line is the comparison in one sentence, for the console and headlines.
 func (c ConfigComparison) Line(s *ModelSection) string {
-	var tail []string
-	if c.Ratio.HasCI && !c.Ratio.Inconclusive() {
-		tail = append(tail, "95% CI "+c.Ratio.CIText())
-	}
-	tail = append(tail, fmt.Sprintf("n=%d vs %d", c.Faster.TPS.N, c.Slower.TPS.N))
-	if c.WorkDiffers != "" {
-		tail = append(tail, workNote(c.Metric, c.WorkDiffers))
-	}
+	tail := ratioNotes(c.Ratio, c.Faster, c.Slower, c.Metric, c.WorkDiffers)
 	tail = append(tail, fmt.Sprintf("total tokens/s %s", c.TotalRatio.String()))
 	return fmt.Sprintf("%s vs %s, %s: %s (%s)", s.DisplayName(c.Faster), s.DisplayName(c.Slower), s.Label,
 		ratioText(c.Ratio, c.Metric, c.RunsNeeded), strings.Join(tail, "; "))

@@ -124,22 +124,7 @@ func htmlRatio(r Ratio, metric string, runsNeeded int) string {
 	return "<b>" + e(r.valueText()) + "</b> " + e(metric+r.noCI())
 }
 
-func headTail(c Comparison) string {
-	var t []string
-	if c.Ratio.HasCI && !c.Ratio.Inconclusive() {
-		t = append(t, "95% CI "+c.Ratio.CIText())
-	}
-	t = append(t, fmt.Sprintf("n=%d vs %d", c.Faster.TPS.N, c.Slower.TPS.N))
-	if c.WorkDiffers != "" {
-		t = append(t, workNote(c.Metric, c.WorkDiffers))
-	}
-	if c.Identical {
-		t = append(t, MethodIdentical)
-	} else {
-		t = append(t, MethodBest, NotIdentical+": "+c.Why)
-	}
-	return strings.Join(t, "; ")
-}
+func headTail(c Comparison) string { return strings.Join(c.notes(), "; ") }
 
 func configTail(c ConfigComparison) string {
 	var t []string

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -141,17 +140,13 @@ func (p *streamParser) line() error {
 			} else if err := p.value(1, false); err != nil {
 				return err
 			}
-			p.space()
-			c := p.peek()
-			if c == '}' {
-				p.skip(1)
+			done, err := p.next('}', "expected ',' or '}' in an object")
+			if err != nil {
+				return err
+			}
+			if done {
 				break
 			}
-			if c != ',' {
-				return p.syntax("expected ',' or '}' in an object")
-			}
-			p.skip(1)
-			p.space()
 		}
 	}
 	if err := p.end(); err != nil {
@@ -185,6 +180,35 @@ const (
 	modeText
 )
 
+// open moves past the opening byte of an object or an array and the space
+// after it; when close follows at once it moves past that too and reports
+// the object or array empty.
+func (p *streamParser) open(close byte) (empty bool) {
+	p.skip(1)
+	p.space()
+	if p.peek() != close {
+		return false
+	}
+	p.skip(1)
+	return true
+}
+
+// next moves past what follows a member of an object or an element of an
+// array: a ',' and the space after it, or close, when done is true.
+func (p *streamParser) next(close byte, what string) (done bool, err error) {
+	p.space()
+	switch p.peek() {
+	case ',':
+		p.skip(1)
+		p.space()
+		return false, nil
+	case close:
+		p.skip(1)
+		return true, nil
+	}
+	return false, p.syntax(what)
+}
+
 // value validates one JSON value; with text, a string value is handed on.
 func (p *streamParser) value(depth int, text bool) error {
 	if depth > maxDepth {
@@ -198,10 +222,7 @@ func (p *streamParser) value(depth int, text bool) error {
 		}
 		return p.str(modeSkip)
 	case c == '{':
-		p.skip(1)
-		p.space()
-		if p.peek() == '}' {
-			p.skip(1)
+		if p.open('}') {
 			return nil
 		}
 		for {
@@ -220,39 +241,20 @@ func (p *streamParser) value(depth int, text bool) error {
 			if err := p.value(depth+1, false); err != nil {
 				return err
 			}
-			p.space()
-			switch p.peek() {
-			case ',':
-				p.skip(1)
-				p.space()
-			case '}':
-				p.skip(1)
-				return nil
-			default:
-				return p.syntax("expected ',' or '}' in an object")
+			if done, err := p.next('}', "expected ',' or '}' in an object"); done || err != nil {
+				return err
 			}
 		}
 	case c == '[':
-		p.skip(1)
-		p.space()
-		if p.peek() == ']' {
-			p.skip(1)
+		if p.open(']') {
 			return nil
 		}
 		for {
 			if err := p.value(depth+1, false); err != nil {
 				return err
 			}
-			p.space()
-			switch p.peek() {
-			case ',':
-				p.skip(1)
-				p.space()
-			case ']':
-				p.skip(1)
-				return nil
-			default:
-				return p.syntax("expected ',' or ']' in an array")
+			if done, err := p.next(']', "expected ',' or ']' in an array"); done || err != nil {
+				return err
 			}
 		}
 	case c == 't':
@@ -422,42 +424,11 @@ func (p *streamParser) escape(mode int) error {
 		p.skip(1)
 		return p.syntax("unterminated escape")
 	}
-	var r rune
-	n := 2
-	switch e[1] {
-	case '"', '\\', '/':
-		r = rune(e[1])
-	case 'b':
-		r = '\b'
-	case 'f':
-		r = '\f'
-	case 'n':
-		r = '\n'
-	case 'r':
-		r = '\r'
-	case 't':
-		r = '\t'
-	case 'u':
-		u, ok := hex4(e[2:])
-		if !ok {
-			p.skip(2)
-			return p.syntax(`expected four hex digits after \u`)
-		}
-		n = 6
-		r = rune(u)
-		if utf16.IsSurrogate(r) {
-			r = utf8.RuneError
-			if len(e) >= 12 && e[6] == '\\' && e[7] == 'u' {
-				if u2, ok := hex4(e[8:]); ok {
-					if d := utf16.DecodeRune(rune(u), rune(u2)); d != utf8.RuneError {
-						n, r = 12, d
-					}
-				}
-			}
-		}
-	default:
-		p.skip(1)
-		return p.syntax("invalid escape")
+	r, n := unescape(e)
+	if n <= 0 {
+		at, what := escapeFault(n)
+		p.skip(at)
+		return p.syntax(what)
 	}
 	p.skip(n)
 	return p.emit(mode, utf8.AppendRune(p.esc[:0], r))

@@ -90,17 +90,13 @@ func (p *parser) textField(line []byte) (string, error) {
 			} else if err := p.value(1); err != nil {
 				return "", err
 			}
-			p.space()
-			c := p.peek()
-			p.i++
-			if c == '}' {
+			done, err := p.next('}', "expected ',' or '}' in an object")
+			if err != nil {
+				return "", err
+			}
+			if done {
 				break
 			}
-			if c != ',' {
-				p.i--
-				return "", p.syntax("expected ',' or '}' in an object")
-			}
-			p.space()
 		}
 	}
 	if err := p.end(); err != nil {
@@ -148,6 +144,35 @@ func (p *parser) end() error {
 	return nil
 }
 
+// open moves past the opening byte of an object or an array and the space
+// after it; when close follows at once it moves past that too and reports
+// the object or array empty.
+func (p *parser) open(close byte) (empty bool) {
+	p.i++
+	p.space()
+	if p.peek() != close {
+		return false
+	}
+	p.i++
+	return true
+}
+
+// next moves past what follows a member of an object or an element of an
+// array: a ',' and the space after it, or close, when done is true.
+func (p *parser) next(close byte, what string) (done bool, err error) {
+	p.space()
+	switch p.peek() {
+	case ',':
+		p.i++
+		p.space()
+		return false, nil
+	case close:
+		p.i++
+		return true, nil
+	}
+	return false, p.syntax(what)
+}
+
 // value validates one JSON value of any kind and moves past it.
 func (p *parser) value(depth int) error {
 	if depth > maxDepth {
@@ -158,10 +183,7 @@ func (p *parser) value(depth int) error {
 		_, err := p.str(nil)
 		return err
 	case c == '{':
-		p.i++
-		p.space()
-		if p.peek() == '}' {
-			p.i++
+		if p.open('}') {
 			return nil
 		}
 		for {
@@ -180,39 +202,20 @@ func (p *parser) value(depth int) error {
 			if err := p.value(depth + 1); err != nil {
 				return err
 			}
-			p.space()
-			switch p.peek() {
-			case ',':
-				p.i++
-				p.space()
-			case '}':
-				p.i++
-				return nil
-			default:
-				return p.syntax("expected ',' or '}' in an object")
+			if done, err := p.next('}', "expected ',' or '}' in an object"); done || err != nil {
+				return err
 			}
 		}
 	case c == '[':
-		p.i++
-		p.space()
-		if p.peek() == ']' {
-			p.i++
+		if p.open(']') {
 			return nil
 		}
 		for {
 			if err := p.value(depth + 1); err != nil {
 				return err
 			}
-			p.space()
-			switch p.peek() {
-			case ',':
-				p.i++
-				p.space()
-			case ']':
-				p.i++
-				return nil
-			default:
-				return p.syntax("expected ',' or ']' in an array")
+			if done, err := p.next(']', "expected ',' or ']' in an array"); done || err != nil {
+				return err
 			}
 		}
 	case c == 't':
@@ -311,50 +314,75 @@ func (p *parser) str(buf *[]byte) ([]byte, error) {
 			p.i++
 			return nil, p.syntax("unterminated escape")
 		}
-		e := p.b[p.i+1]
-		p.i += 2
-		var r rune
-		switch e {
-		case '"', '\\', '/':
-			r = rune(e)
-		case 'b':
-			r = '\b'
-		case 'f':
-			r = '\f'
-		case 'n':
-			r = '\n'
-		case 'r':
-			r = '\r'
-		case 't':
-			r = '\t'
-		case 'u':
-			u, ok := hex4(p.b[p.i:])
-			if !ok {
-				return nil, p.syntax(`expected four hex digits after \u`)
-			}
-			p.i += 4
-			r = rune(u)
-			if utf16.IsSurrogate(r) {
-				if len(p.b)-p.i >= 6 && p.b[p.i] == '\\' && p.b[p.i+1] == 'u' {
-					if u2, ok := hex4(p.b[p.i+2:]); ok {
-						if d := utf16.DecodeRune(r, rune(u2)); d != utf8.RuneError {
-							p.i += 6
-							r = d
-							break
-						}
-					}
-				}
-				r = utf8.RuneError
-			}
-		default:
-			p.i--
-			return nil, p.syntax("invalid escape")
+		r, n := unescape(p.b[p.i:])
+		if n <= 0 {
+			at, what := escapeFault(n)
+			p.i += at
+			return nil, p.syntax(what)
 		}
+		p.i += n
 		if decode {
 			out = utf8.AppendRune(out, r)
 		}
 	}
 	return nil, p.syntax("unterminated string")
+}
+
+// unescape decodes the escape at the start of e, its backslash followed by
+// at least one byte, as encoding/json decodes it: a surrogate pair written as
+// two \u escapes is one rune, a lone surrogate becomes U+FFFD. It returns the
+// rune and how many bytes of e the escape spans, or, for a malformed escape,
+// n <= 0, which escapeFault explains. Text and StreamText both decode escapes
+// here.
+func unescape(e []byte) (r rune, n int) {
+	c := e[1]
+	if r := simpleEscapes[c]; r != 0 {
+		return rune(r), 2
+	}
+	if c == 'u' {
+		return unescapeU(e)
+	}
+	return 0, escInvalid
+}
+
+// The n that unescape returns for a malformed escape.
+const (
+	escInvalid = 0  // no escape has this letter
+	escBadHex  = -1 // \u is not followed by four hex digits
+)
+
+// escapeFault is, for unescape's n <= 0, the offset from the backslash of
+// the byte at fault and what is wrong.
+func escapeFault(n int) (at int, what string) {
+	if n == escBadHex {
+		return 2, `expected four hex digits after \u`
+	}
+	return 1, "invalid escape"
+}
+
+// simpleEscapes maps the letter after a backslash to what it stands for; 0
+// where the letter makes no escape (\u aside).
+var simpleEscapes = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
+// unescapeU decodes a \u escape for unescape, with the \u escape that
+// follows when the two make a surrogate pair.
+func unescapeU(e []byte) (rune, int) {
+	u, ok := hex4(e[2:])
+	if !ok {
+		return 0, escBadHex
+	}
+	r := rune(u)
+	if !utf16.IsSurrogate(r) {
+		return r, 6
+	}
+	if len(e) >= 12 && e[6] == '\\' && e[7] == 'u' {
+		if u2, ok := hex4(e[8:]); ok {
+			if d := utf16.DecodeRune(r, rune(u2)); d != utf8.RuneError {
+				return d, 12
+			}
+		}
+	}
+	return utf8.RuneError, 6
 }
 
 // plainRun is the length of the prefix of b that a JSON string can hold

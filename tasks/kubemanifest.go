@@ -3,7 +3,6 @@ package tasks
 import (
 	"context"
 	"errors"
-	"os"
 
 	"github.com/rivalbench/rival/hw"
 )
@@ -39,20 +38,7 @@ func (w *Workspace) KubeManifestTarget(ctx context.Context, platform, framework,
 	if err != nil {
 		return err
 	}
-	p, err := w.BuildPipeline()
-	if err != nil {
-		return err
-	}
-	in, err := w.trainInputsForCfg(p, cfg, platform, framework, model, host, ex)
-	if err != nil {
-		return err
-	}
-	out, err := w.KubeManifest(in)
-	if err != nil {
-		return err
-	}
-	_, err = os.Stdout.Write(out)
-	return err
+	return w.printLaunchFile(cfg, platform, framework, model, host, ex, w.KubeManifest)
 }
 
 // launchFingerprint is the dataset fingerprint a launch's cache folder is named by, "unencoded" when

@@ -191,18 +191,8 @@ func (w *Workspace) SlurmScriptTarget(ctx context.Context, platform, framework, 
 	if err != nil {
 		return err
 	}
-	p, err := w.BuildPipeline()
-	if err != nil {
-		return err
-	}
-	in, err := w.trainInputsForCfg(p, cfg, platform, framework, model, host, ex)
-	if err != nil {
-		return err
-	}
-	script, err := w.SlurmScript(in)
-	if err != nil {
-		return err
-	}
-	fmt.Print(script)
-	return nil
+	return w.printLaunchFile(cfg, platform, framework, model, host, ex, func(in TrainInputs) ([]byte, error) {
+		script, err := w.SlurmScript(in)
+		return []byte(script), err
+	})
 }

@@ -126,6 +126,26 @@ func (w *Workspace) ReportRuns(runs []*dag.Task) {
 	}
 }
 
+// printLaunchFile writes to stdout what render makes of one run of the configured pipeline under
+// cfg: the targets that print a run's launch file without submitting it (train:slurm-script,
+// kube:manifest).
+func (w *Workspace) printLaunchFile(cfg *Config, platform, fw, model string, host hw.Host, exec Executor, render func(TrainInputs) ([]byte, error)) error {
+	p, err := w.BuildPipeline()
+	if err != nil {
+		return err
+	}
+	in, err := w.trainInputsForCfg(p, cfg, platform, fw, model, host, exec)
+	if err != nil {
+		return err
+	}
+	out, err := render(in)
+	if err != nil {
+		return err
+	}
+	_, err = os.Stdout.Write(out)
+	return err
+}
+
 // trainInputsForCfg is one run of the configured pipeline under cfg.
 func (w *Workspace) trainInputsForCfg(p *Pipeline, cfg *Config, platform, fw, model string, host hw.Host, exec Executor) (TrainInputs, error) {
 	base := encodedModel(model)

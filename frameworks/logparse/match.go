@@ -114,22 +114,35 @@ func digitsAt(s string) int {
 	return n
 }
 
+// headDigits finds the first place at or after from where s holds head, a
+// run of ASCII digits, then next. It returns where head starts, where the
+// digits start and how many there are; start is -1 when there is none.
+func headDigits(s string, from int, head, next string) (start, i, n int) {
+	for {
+		k := strings.Index(s[from:], head)
+		if k < 0 {
+			return -1, 0, 0
+		}
+		start = from + k
+		i = start + len(head)
+		n = digitsAt(s[i:])
+		if n > 0 && strings.HasPrefix(s[i+n:], next) {
+			return start, i, n
+		}
+		from = start + 1
+	}
+}
+
 // nemoProgressMatch is nemoProgress.FindStringSubmatchIndex:
 // `Training epoch (\d+), iteration (\d+)/(\d+)`; it returns nil when s does not match.
 func nemoProgressMatch(s string, m *[8]int) []int {
 	const head, mid = "Training epoch ", ", iteration "
 	for from := 0; ; {
-		k := strings.Index(s[from:], head)
-		if k < 0 {
+		start, i, n1 := headDigits(s, from, head, mid)
+		if start < 0 {
 			return nil
 		}
-		start := from + k
 		from = start + 1
-		i := start + len(head)
-		n1 := digitsAt(s[i:])
-		if n1 == 0 || !strings.HasPrefix(s[i+n1:], mid) {
-			continue
-		}
 		j := i + n1 + len(mid)
 		n2 := digitsAt(s[j:])
 		if n2 == 0 || j+n2 >= len(s) || s[j+n2] != '/' {
@@ -210,17 +223,11 @@ func digitsDotsAt(s string) int {
 func memoryHeaderMatch(s string, m *[8]int) []int {
 	const head, after, unit = "[Rank ", "] (after ", " iterations) memory ("
 	for from := 0; ; {
-		k := strings.Index(s[from:], head)
-		if k < 0 {
+		start, i, n1 := headDigits(s, from, head, after)
+		if start < 0 {
 			return nil
 		}
-		start := from + k
 		from = start + 1
-		i := start + len(head)
-		n1 := digitsAt(s[i:])
-		if n1 == 0 || !strings.HasPrefix(s[i+n1:], after) {
-			continue
-		}
 		j := i + n1 + len(after)
 		n2 := digitsAt(s[j:])
 		if n2 == 0 || !strings.HasPrefix(s[j+n2:], unit) {
