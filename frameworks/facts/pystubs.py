@@ -268,6 +268,16 @@ def _fill(module):
         module.get_world_size = lambda *a, **k: int(os.environ.get("WORLD_SIZE", "1"))
 
 
+def module(name):
+    """A stand-in module called name, for code that puts one in sys.modules itself (one submodule
+    of a real package, such as torch.utils.tensorboard)."""
+    m = _Module(name)
+    m.__path__ = []
+    m.__version__ = VERSIONS.get(name.split(".")[0], DEFAULT_VERSION)
+    _fill(m)
+    return m
+
+
 _finder = None
 
 

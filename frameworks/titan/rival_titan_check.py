@@ -98,7 +98,7 @@ def stand_in_missing():
         importlib.import_module("tyro").cli = cli
     if "tensorboard" in missing:
         # torch.utils.tensorboard needs tensorboard and protobuf; the metrics logger is all that uses it.
-        sys.modules["torch.utils.tensorboard"] = pystubs.StubModule("torch.utils.tensorboard")
+        sys.modules["torch.utils.tensorboard"] = pystubs.module("torch.utils.tensorboard")
         missing += ("torch.utils.tensorboard",)
     if "torchdata" in missing:
         # torchdata's StatefulDataLoader is a torch DataLoader with state_dict(): TorchTitan's
