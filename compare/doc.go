@@ -41,5 +41,5 @@
 //
 // It reads results through package result and looks up models and hardware in packages models
 // and hw (the FLOP formula and peak throughput behind MFU), and framework names in
-// frameworks/spec; it writes files through the cache's atomic write. Only package tasks imports it.
+// frameworks/core; it writes files through the cache's atomic write. Only package tasks imports it.
 package compare

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/rivalbench/rival/english"
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/frameworks/effective"
-	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/models"
 	"github.com/rivalbench/rival/result"
@@ -174,11 +174,11 @@ func setupLine(r *result.Result) string {
 }
 
 // frameworkNames are what reports call each framework, by name and alias (the framework table,
-// frameworks/spec).
-var frameworkNames = spec.FrameworkLabels()
+// frameworks/core).
+var frameworkNames = core.FrameworkLabels()
 
 // frameworkTargets are the framework arguments of train:run, by name and alias.
-var frameworkTargets = spec.FrameworkTargets()
+var frameworkTargets = core.FrameworkTargets()
 
 func frameworkLabel(name string) string {
 	if l, ok := frameworkNames[strings.ToLower(name)]; ok {

@@ -15,7 +15,7 @@ import (
 	"strings"
 
 	"github.com/rivalbench/rival/cache"
-	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/models"
 	"github.com/rivalbench/rival/result"
@@ -416,7 +416,7 @@ type oldResult struct {
 }
 
 // oldFrameworks maps the old suite's file-name abbreviations to framework names.
-var oldFrameworks = spec.OldSuiteNames(map[string]string{"tran": "transformers", "deep": "deepspeed"})
+var oldFrameworks = core.OldSuiteNames(map[string]string{"tran": "transformers", "deep": "deepspeed"})
 
 // gbToMiB converts the old suite's decimal gigabytes (10^9 bytes, as its
 // total_memory_gb shows: 85.0 for an 80 GB H100) to MiB.

@@ -10,26 +10,26 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/frameworks/effective"
 	"github.com/rivalbench/rival/frameworks/fsdp"
 	"github.com/rivalbench/rival/frameworks/mega"
 	"github.com/rivalbench/rival/frameworks/nemo"
 	"github.com/rivalbench/rival/frameworks/prim"
-	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/rivalbench/rival/frameworks/titan"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/models"
 )
 
 // Framework is one row of the framework table: the names, label, platforms and log family every
-// part of Rival reads (spec.Info, the table in frameworks/spec/table.go) and the builder.
+// part of Rival reads (core.Info, the table in frameworks/core/table.go) and the builder.
 // Adding a framework is a row there, its package (a builder from a Plan to a Launch) with its entry in
 // builders, and its log family in frameworks/logparse when its logs are a new format
 // (docs/frameworks.md).
 type Framework struct {
-	spec.Info
+	core.Info
 	// Build returns the exact launch of one run from a validated plan.
-	Build func(spec.Plan) (spec.Launch, error)
+	Build func(core.Plan) (core.Launch, error)
 	// ScriptDigest returns the BLAKE3 of its embedded entry script(s); nil when the launch runs the
 	// framework's own entry point.
 	ScriptDigest func() string
@@ -37,18 +37,18 @@ type Framework struct {
 
 // builders are each framework's builder and entry-script digest, by name.
 var builders = map[string]Framework{
-	spec.Mega:  {Build: mega.Build},
-	spec.Prim:  {Build: prim.Build},
-	spec.Nemo:  {Build: nemo.Build, ScriptDigest: nemo.ScriptDigest},
-	spec.Titan: {Build: titan.Build, ScriptDigest: titan.ScriptDigest},
-	spec.FSDP:  {Build: fsdp.Build, ScriptDigest: fsdp.ScriptDigest},
+	core.Mega:  {Build: mega.Build},
+	core.Prim:  {Build: prim.Build},
+	core.Nemo:  {Build: nemo.Build, ScriptDigest: nemo.ScriptDigest},
+	core.Titan: {Build: titan.Build, ScriptDigest: titan.ScriptDigest},
+	core.FSDP:  {Build: fsdp.Build, ScriptDigest: fsdp.ScriptDigest},
 }
 
 // table is the one framework table: spec's rows with their builders (TestFrameworkTable checks that
 // every row has one and every builder a row).
 var table = func() []Framework {
 	var out []Framework
-	for _, info := range spec.Frameworks() {
+	for _, info := range core.Frameworks() {
 		f := builders[info.Name]
 		f.Info = info
 		out = append(out, f)
@@ -99,8 +99,8 @@ func EntryScriptDigest(framework string) (string, error) {
 // remap is the old suite's cross-platform rule: the platform's own Megatron-based stack stands in for
 // the other platform's. framework → platform → framework run instead.
 var remap = map[string]map[string]string{
-	spec.Prim: {hw.PlatformNVIDIA: spec.Nemo},
-	spec.Nemo: {hw.PlatformAMD: spec.Prim},
+	core.Prim: {hw.PlatformNVIDIA: core.Nemo},
+	core.Nemo: {hw.PlatformAMD: core.Prim},
 }
 
 // Names lists the frameworks Build accepts, sorted.
@@ -145,33 +145,33 @@ func validPlatform(p string) bool {
 }
 
 // Build validates the request and returns the exact launch of the framework that runs.
-func Build(req spec.Request) (spec.Launch, error) {
+func Build(req core.Request) (core.Launch, error) {
 	run, reason, err := Resolve(req.Framework, req.Platform)
 	if err != nil {
-		return spec.Launch{}, err
+		return core.Launch{}, err
 	}
 	p, err := Validate(req, run)
 	if err != nil {
-		return spec.Launch{}, err
+		return core.Launch{}, err
 	}
 	f, _ := Lookup(run)
 	l, err := f.Build(p)
 	if err != nil {
-		return spec.Launch{}, err
+		return core.Launch{}, err
 	}
 	l.Requested, l.Remapped = req.Framework, reason
-	if err := spec.ApplyPlatformEnv(p.Platform, &l); err != nil {
-		return spec.Launch{}, err
+	if err := core.ApplyPlatformEnv(p.Platform, &l); err != nil {
+		return core.Launch{}, err
 	}
 	if err := preflight(p, &l); err != nil {
-		return spec.Launch{}, err
+		return core.Launch{}, err
 	}
 	want, err := effective.Want(p)
 	if err != nil {
-		return spec.Launch{}, err
+		return core.Launch{}, err
 	}
 	if l.Workload, err = json.Marshal(want); err != nil {
-		return spec.Launch{}, err
+		return core.Launch{}, err
 	}
 	if l.Preflight != nil {
 		l.Preflight.Workload = l.Workload // what its read-back is compared with
@@ -181,8 +181,8 @@ func Build(req spec.Request) (spec.Launch, error) {
 
 // Validate checks a request for the framework that will run it and derives its plan. Every error
 // names the field (and its config.env key) and what to change.
-func Validate(req spec.Request, framework string) (spec.Plan, error) {
-	p := spec.Plan{Request: req}
+func Validate(req core.Request, framework string) (core.Plan, error) {
+	p := core.Plan{Request: req}
 	if req.Host.Platform != "" && req.Host.Platform != req.Platform {
 		return p, fmt.Errorf("frameworks: Platform %q but the detected host is %q", req.Platform, req.Host.Platform)
 	}
@@ -215,7 +215,7 @@ func Validate(req spec.Request, framework string) (spec.Plan, error) {
 	p.World = p.GPUsPerNode * p.NNodes
 
 	f := &p.Fair
-	if err := spec.CheckFair(*f); err != nil {
+	if err := core.CheckFair(*f); err != nil {
 		return p, fmt.Errorf("frameworks: %w", err)
 	}
 	if f.DP == 0 {
@@ -230,7 +230,7 @@ func Validate(req spec.Request, framework string) (spec.Plan, error) {
 	}
 	gbs := f.MBS * f.DP * f.GA
 	if f.GBS != 0 && f.GBS != gbs {
-		return p, fmt.Errorf("frameworks: %w", spec.CheckFair(*f))
+		return p, fmt.Errorf("frameworks: %w", core.CheckFair(*f))
 	}
 	f.GBS = gbs
 	if m.Heads%f.TP != 0 {
@@ -245,7 +245,7 @@ func Validate(req spec.Request, framework string) (spec.Plan, error) {
 	if f.SL > m.MaxPositions {
 		return p, fmt.Errorf("frameworks: SL %d exceeds the %d positions of %s", f.SL, m.MaxPositions, m.Name)
 	}
-	if f.Precision == spec.FP8 && req.Platform == hw.PlatformCPU {
+	if f.Precision == core.FP8 && req.Platform == hw.PlatformCPU {
 		return p, fmt.Errorf("frameworks: PRECISION fp8 needs a GPU with FP8 units; use bf16 or fp32 on cpu")
 	}
 	if len(f.ProfileRanks) == 0 {
@@ -259,7 +259,7 @@ func Validate(req spec.Request, framework string) (spec.Plan, error) {
 		}
 	}
 	paths := []struct{ name, v string }{{"DataPrefix", req.DataPrefix}, {"OutputDir", req.OutputDir}}
-	if framework != spec.FSDP {
+	if framework != core.FSDP {
 		paths = append(paths, struct{ name, v string }{"TokenizerPath", req.TokenizerPath},
 			struct{ name, v string }{"DataCacheDir", req.DataCacheDir})
 	}

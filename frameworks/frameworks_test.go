@@ -18,9 +18,9 @@ import (
 	"github.com/zeebo/blake3"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/frameworks/nemo"
 	"github.com/rivalbench/rival/frameworks/prim"
-	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/models"
 )
@@ -43,21 +43,21 @@ func host(platform string, n int) hw.Host {
 }
 
 // fair is config.env's fair configuration.
-func fair() spec.Fair {
-	return spec.Fair{Seed: 42, MBS: 1, SL: 2048, GA: 8, TP: 1, PP: 1, DP: 8, TrainIters: 500, WarmupSteps: 50,
+func fair() core.Fair {
+	return core.Fair{Seed: 42, MBS: 1, SL: 2048, GA: 8, TP: 1, PP: 1, DP: 8, TrainIters: 500, WarmupSteps: 50,
 		LR: 3e-4, MinLR: 3e-5, WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, AdamEps: 1e-8, Precision: "bf16",
 		ProfileStepStart: 10, ProfileStepEnd: 12, ProfileRanks: []int{0}}
 }
 
 // request is a run of model on platform with config.env's values; CPU runs use one process.
-func request(t testing.TB, platform, framework, model string) spec.Request {
+func request(t testing.TB, platform, framework, model string) core.Request {
 	f := fair()
 	n := 8
 	if platform == hw.PlatformCPU {
 		n, f.DP, f.Precision = 0, 1, "fp32"
 	}
 	fp := "3f2a9c1d"
-	return spec.Request{
+	return core.Request{
 		Platform: platform, Framework: framework, Model: model, Fair: f, Host: host(platform, n),
 		DataPrefix:   "/data/rival/" + model + "/bc-train_text_document",
 		DataCacheDir: "/data/rival/cache/" + fp, TokenizerPath: "/data/rival/tokenizers/" + model,
@@ -70,7 +70,7 @@ type golden struct {
 	FrameworkVersion               string
 	Command                        []string
 	Env                            map[string]string
-	Rendezvous                     spec.Rendezvous
+	Rendezvous                     core.Rendezvous
 	WorkDir                        string
 	Files                          map[string]string // text of each file; entry scripts by digest
 	EntryScriptDigest              string
@@ -78,7 +78,7 @@ type golden struct {
 
 // toGolden renders a launch for its golden file. Entry scripts appear by name only and their digest
 // as a placeholder, so editing a script (checked by TestEntryScripts) does not rewrite every golden.
-func toGolden(l spec.Launch) golden {
+func toGolden(l core.Launch) golden {
 	version := l.FrameworkVersion
 	digest := ""
 	if l.EntryScriptDigest != "" {
@@ -164,29 +164,29 @@ func TestRemapIsStated(t *testing.T) {
 func TestBadRequests(t *testing.T) {
 	tests := []struct {
 		name   string
-		edit   func(r *spec.Request)
+		edit   func(r *core.Request)
 		errHas []string
 	}{
-		{"unknown framework", func(r *spec.Request) { r.Framework = "deepspeed" }, []string{"unknown framework", "deepspeed"}},
-		{"mega on cpu", func(r *spec.Request) { r.Platform, r.Host = hw.PlatformCPU, host(hw.PlatformCPU, 0) }, []string{"mega does not run on platform cpu"}},
-		{"bad platform", func(r *spec.Request) { r.Platform = "tpu" }, []string{"Platform", "tpu"}},
-		{"host mismatch", func(r *spec.Request) { r.Host = host(hw.PlatformNVIDIA, 8) }, []string{"Platform", "detected host"}},
-		{"unknown model", func(r *spec.Request) { r.Model = "gpt5" }, []string{"Model", "gpt5"}},
-		{"TPxPPxDP", func(r *spec.Request) { r.Fair.TP = 2 }, []string{"TP×PP×DP", "16", "8"}},
-		{"GBS", func(r *spec.Request) { r.Fair.GBS = 100 }, []string{"GBS 100", "MBS×DP×GA"}},
-		{"heads by TP", func(r *spec.Request) { r.Model, r.Fair.TP, r.Fair.DP = "qwen", 8, 1 }, []string{"28 attention heads", "TP 8"}},
-		{"kv heads by TP", func(r *spec.Request) { r.Model, r.GPUs, r.Fair.TP, r.Fair.DP = "qwen", 7, 7, 1 }, []string{"4 KV heads", "TP 7"}},
-		{"attention heads by TP", func(r *spec.Request) { r.Model, r.Fair.TP, r.Fair.DP = "qwen-proxy", 2, 4 }, []string{"7 attention heads", "TP 2"}},
-		{"layers by PP", func(r *spec.Request) { r.Model, r.Fair.PP, r.Fair.DP = "qwen-proxy", 4, 2 }, []string{"PP 4", "2 layers"}},
-		{"SL beyond positions", func(r *spec.Request) { r.Model, r.Fair.SL = "mistral", 65536 }, []string{"SL 65536", "32768 positions"}},
-		{"MIN_LR above LR", func(r *spec.Request) { r.Fair.MinLR = 1 }, []string{"MIN_LR"}},
-		{"warmup", func(r *spec.Request) { r.Fair.WarmupSteps = 501 }, []string{"WARMUP_STEPS 501"}},
-		{"precision", func(r *spec.Request) { r.Fair.Precision = "fp16" }, []string{"PRECISION", "fp16"}},
-		{"profile window", func(r *spec.Request) { r.Fair.Profile, r.Fair.ProfileStepEnd = true, 5 }, []string{"PROFILE_STEP_START"}},
-		{"profile rank", func(r *spec.Request) { r.Fair.Profile, r.Fair.ProfileRanks = true, []int{8} }, []string{"PROFILE_RANKS", "rank 8"}},
-		{"relative path", func(r *spec.Request) { r.TokenizerPath = "tokenizers/llama" }, []string{"TokenizerPath", "absolute"}},
-		{"too many GPUs", func(r *spec.Request) { r.GPUs, r.Fair.DP = 16, 16 }, []string{"GPUs 16", "8 GPUs"}},
-		{"zero MBS", func(r *spec.Request) { r.Fair.MBS = 0 }, []string{"MBS is 0"}},
+		{"unknown framework", func(r *core.Request) { r.Framework = "deepspeed" }, []string{"unknown framework", "deepspeed"}},
+		{"mega on cpu", func(r *core.Request) { r.Platform, r.Host = hw.PlatformCPU, host(hw.PlatformCPU, 0) }, []string{"mega does not run on platform cpu"}},
+		{"bad platform", func(r *core.Request) { r.Platform = "tpu" }, []string{"Platform", "tpu"}},
+		{"host mismatch", func(r *core.Request) { r.Host = host(hw.PlatformNVIDIA, 8) }, []string{"Platform", "detected host"}},
+		{"unknown model", func(r *core.Request) { r.Model = "gpt5" }, []string{"Model", "gpt5"}},
+		{"TPxPPxDP", func(r *core.Request) { r.Fair.TP = 2 }, []string{"TP×PP×DP", "16", "8"}},
+		{"GBS", func(r *core.Request) { r.Fair.GBS = 100 }, []string{"GBS 100", "MBS×DP×GA"}},
+		{"heads by TP", func(r *core.Request) { r.Model, r.Fair.TP, r.Fair.DP = "qwen", 8, 1 }, []string{"28 attention heads", "TP 8"}},
+		{"kv heads by TP", func(r *core.Request) { r.Model, r.GPUs, r.Fair.TP, r.Fair.DP = "qwen", 7, 7, 1 }, []string{"4 KV heads", "TP 7"}},
+		{"attention heads by TP", func(r *core.Request) { r.Model, r.Fair.TP, r.Fair.DP = "qwen-proxy", 2, 4 }, []string{"7 attention heads", "TP 2"}},
+		{"layers by PP", func(r *core.Request) { r.Model, r.Fair.PP, r.Fair.DP = "qwen-proxy", 4, 2 }, []string{"PP 4", "2 layers"}},
+		{"SL beyond positions", func(r *core.Request) { r.Model, r.Fair.SL = "mistral", 65536 }, []string{"SL 65536", "32768 positions"}},
+		{"MIN_LR above LR", func(r *core.Request) { r.Fair.MinLR = 1 }, []string{"MIN_LR"}},
+		{"warmup", func(r *core.Request) { r.Fair.WarmupSteps = 501 }, []string{"WARMUP_STEPS 501"}},
+		{"precision", func(r *core.Request) { r.Fair.Precision = "fp16" }, []string{"PRECISION", "fp16"}},
+		{"profile window", func(r *core.Request) { r.Fair.Profile, r.Fair.ProfileStepEnd = true, 5 }, []string{"PROFILE_STEP_START"}},
+		{"profile rank", func(r *core.Request) { r.Fair.Profile, r.Fair.ProfileRanks = true, []int{8} }, []string{"PROFILE_RANKS", "rank 8"}},
+		{"relative path", func(r *core.Request) { r.TokenizerPath = "tokenizers/llama" }, []string{"TokenizerPath", "absolute"}},
+		{"too many GPUs", func(r *core.Request) { r.GPUs, r.Fair.DP = 16, 16 }, []string{"GPUs 16", "8 GPUs"}},
+		{"zero MBS", func(r *core.Request) { r.Fair.MBS = 0 }, []string{"MBS is 0"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -262,7 +262,7 @@ func flags(argv []string) map[string]string {
 
 // changed lists what differs between two launches: argv flags, env keys (as "env:K") and files (as
 // "file:N").
-func changed(a, b spec.Launch) []string {
+func changed(a, b core.Launch) []string {
 	var out []string
 	fa, fb := flags(a.Command), flags(b.Command)
 	for k := range union(fa, fb) {
@@ -322,13 +322,13 @@ func sectionKeys(b []byte) map[string]string {
 
 // oneHostEnv is the environment a launch gets on one host: Env plus the rendezvous variables it
 // asks for.
-func oneHostEnv(l spec.Launch) map[string]string {
+func oneHostEnv(l core.Launch) map[string]string {
 	env := maps.Clone(l.Env)
 	if env == nil {
 		env = map[string]string{}
 	}
 	if l.Rendezvous.Env {
-		for _, v := range spec.NodeEnv(l.Rendezvous.LocalNode()) {
+		for _, v := range core.NodeEnv(l.Rendezvous.LocalNode()) {
 			env[v.Name] = v.Value
 		}
 	}
@@ -394,61 +394,61 @@ func union[V any](a, b map[string]V) map[string]bool {
 func TestKnobs(t *testing.T) {
 	type knob struct {
 		name string
-		edit func(r *spec.Request)
+		edit func(r *core.Request)
 		want map[string][]string // framework → changed flags
 	}
-	profileOn := func(r *spec.Request) { r.Fair.Profile = true }
+	profileOn := func(r *core.Request) { r.Fair.Profile = true }
 	knobs := []knob{
-		{"SEED", func(r *spec.Request) { r.Fair.Seed = 7 }, map[string][]string{
+		{"SEED", func(r *core.Request) { r.Fair.Seed = 7 }, map[string][]string{
 			"titan": {"file:rival_titan.json", "rival_titan.toml:training.seed"},
 			"mega":  {"--seed"}, "prim": {"primus/llama-exp.yaml:overrides.seed"}, "nemo": {"rival_nemo.json:dataset.random_seed", "rival_nemo.json:rng.seed"}, "fsdp": {"--seed", "env:PYTHONHASHSEED"}}},
-		{"MBS", func(r *spec.Request) { r.Fair.MBS = 2 }, map[string][]string{
+		{"MBS", func(r *core.Request) { r.Fair.MBS = 2 }, map[string][]string{
 			"titan": {"file:rival_titan.json", "rival_titan.toml:parallelism.pipeline_parallel_microbatch_size", "rival_titan.toml:training.global_batch_size", "rival_titan.toml:training.local_batch_size"},
 			"mega":  {"--global-batch-size", "--micro-batch-size"}, "prim": {"primus/llama-exp.yaml:overrides.global_batch_size", "primus/llama-exp.yaml:overrides.micro_batch_size"},
 			"nemo": {"rival_nemo.json:train.global_batch_size", "rival_nemo.json:train.micro_batch_size"}, "fsdp": {"--micro-batch"}}},
-		{"SL", func(r *spec.Request) { r.Fair.SL = 4096 }, map[string][]string{
+		{"SL", func(r *core.Request) { r.Fair.SL = 4096 }, map[string][]string{
 			"titan": {"rival_titan.toml:training.seq_len"},
 			"mega":  {"--seq-length"}, "prim": {"primus/llama-exp.yaml:overrides.seq_length"}, "nemo": {"rival_nemo.json:dataset.seq_length", "rival_nemo.json:model.seq_length"}, "fsdp": {"--seq-len"}}},
-		{"GA", func(r *spec.Request) { r.Fair.GA = 4 }, map[string][]string{
+		{"GA", func(r *core.Request) { r.Fair.GA = 4 }, map[string][]string{
 			"titan": {"file:rival_titan.json", "rival_titan.toml:training.global_batch_size"},
 			"mega":  {"--global-batch-size"}, "prim": {"primus/llama-exp.yaml:overrides.global_batch_size"}, "nemo": {"rival_nemo.json:train.global_batch_size"}, "fsdp": {"--grad-accum"}}},
-		{"TP", func(r *spec.Request) { r.Fair.TP, r.Fair.DP = 2, 4 }, map[string][]string{
+		{"TP", func(r *core.Request) { r.Fair.TP, r.Fair.DP = 2, 4 }, map[string][]string{
 			"titan": {"file:rival_titan.json", "rival_titan.toml:parallelism.data_parallel_shard_degree", "rival_titan.toml:parallelism.tensor_parallel_degree", "rival_titan.toml:training.global_batch_size"},
 			"mega":  {"--global-batch-size", "--make-vocab-size-divisible-by", "--sequence-parallel", "--tensor-model-parallel-size"},
 			"prim":  {"primus/llama-exp.yaml:overrides.global_batch_size", "primus/llama-exp.yaml:overrides.make_vocab_size_divisible_by", "primus/llama-exp.yaml:overrides.sequence_parallel", "primus/llama-exp.yaml:overrides.tensor_model_parallel_size"},
 			"nemo":  {"rival_nemo.json:model.make_vocab_size_divisible_by", "rival_nemo.json:model.sequence_parallel", "rival_nemo.json:model.tensor_model_parallel_size", "rival_nemo.json:train.global_batch_size"}}},
-		{"PP", func(r *spec.Request) { r.Fair.PP, r.Fair.DP = 2, 4 }, map[string][]string{
+		{"PP", func(r *core.Request) { r.Fair.PP, r.Fair.DP = 2, 4 }, map[string][]string{
 			"titan": {"file:rival_titan.json", "rival_titan.toml:parallelism.data_parallel_shard_degree", "rival_titan.toml:parallelism.pipeline_parallel_degree", "rival_titan.toml:training.global_batch_size", "rival_titan.toml:training.local_batch_size"},
 			"mega":  {"--global-batch-size", "--pipeline-model-parallel-size"},
 			"prim":  {"primus/llama-exp.yaml:overrides.global_batch_size", "primus/llama-exp.yaml:overrides.pipeline_model_parallel_size"}, "nemo": {"rival_nemo.json:model.pipeline_model_parallel_size", "rival_nemo.json:train.global_batch_size"}}},
-		{"DP", func(r *spec.Request) { r.GPUs, r.Fair.DP = 4, 4 }, map[string][]string{
+		{"DP", func(r *core.Request) { r.GPUs, r.Fair.DP = 4, 4 }, map[string][]string{
 			"titan": {"--nproc_per_node", "file:rival_titan.json", "rival_titan.toml:parallelism.data_parallel_shard_degree", "rival_titan.toml:training.global_batch_size"},
 			"mega":  {"--global-batch-size", "--nproc_per_node"}, "prim": {"env:GPUS_PER_NODE", "primus/llama-exp.yaml:overrides.global_batch_size"},
 			"nemo": {"--nproc_per_node", "rival_nemo.json:train.global_batch_size"}, "fsdp": {"--nproc_per_node"}}},
-		{"LR", func(r *spec.Request) { r.Fair.LR = 1e-4 }, map[string][]string{
+		{"LR", func(r *core.Request) { r.Fair.LR = 1e-4 }, map[string][]string{
 			"titan": {"rival_titan.toml:lr_scheduler.min_lr_factor", "rival_titan.toml:optimizer.lr"},
 			"mega":  {"--lr"}, "prim": {"primus/llama-exp.yaml:overrides.lr"}, "nemo": {"rival_nemo.json:optimizer.lr"}, "fsdp": {"--lr"}}},
-		{"MIN_LR", func(r *spec.Request) { r.Fair.MinLR = 1e-5 }, map[string][]string{
+		{"MIN_LR", func(r *core.Request) { r.Fair.MinLR = 1e-5 }, map[string][]string{
 			"titan": {"rival_titan.toml:lr_scheduler.min_lr_factor"},
 			"mega":  {"--min-lr"}, "prim": {"primus/llama-exp.yaml:overrides.min_lr"}, "nemo": {"rival_nemo.json:optimizer.min_lr"}, "fsdp": {"--min-lr"}}},
-		{"WARMUP_STEPS", func(r *spec.Request) { r.Fair.WarmupSteps = 10 }, map[string][]string{
+		{"WARMUP_STEPS", func(r *core.Request) { r.Fair.WarmupSteps = 10 }, map[string][]string{
 			"titan": {"rival_titan.toml:lr_scheduler.warmup_steps"},
 			"mega":  {"--lr-warmup-iters"}, "prim": {"primus/llama-exp.yaml:overrides.lr_warmup_iters"}, "nemo": {"rival_nemo.json:scheduler.lr_warmup_iters"}, "fsdp": {"--warmup-steps"}}},
-		{"TRAIN_ITERS", func(r *spec.Request) { r.Fair.TrainIters = 100 }, map[string][]string{
+		{"TRAIN_ITERS", func(r *core.Request) { r.Fair.TrainIters = 100 }, map[string][]string{
 			"titan": {"file:rival_titan.json", "rival_titan.toml:training.steps"},
 			"mega":  {"--eval-interval", "--lr-decay-iters", "--train-iters"},
 			"prim":  {"primus/llama-exp.yaml:overrides.eval_interval", "primus/llama-exp.yaml:overrides.lr_decay_iters", "primus/llama-exp.yaml:overrides.train_iters"}, "nemo": {"rival_nemo.json:scheduler.lr_decay_iters", "rival_nemo.json:train.eval_interval", "rival_nemo.json:train.train_iters"}, "fsdp": {"--train-iters"}}},
-		{"WEIGHT_DECAY", func(r *spec.Request) { r.Fair.WeightDecay = 0.01 }, map[string][]string{
+		{"WEIGHT_DECAY", func(r *core.Request) { r.Fair.WeightDecay = 0.01 }, map[string][]string{
 			"titan": {"rival_titan.toml:optimizer.weight_decay"},
 			"mega":  {"--weight-decay"}, "prim": {"primus/llama-exp.yaml:overrides.weight_decay"}, "nemo": {"rival_nemo.json:optimizer.weight_decay", "rival_nemo.json:scheduler.end_weight_decay", "rival_nemo.json:scheduler.start_weight_decay"}, "fsdp": {"--weight-decay"}}},
-		{"BETA2", func(r *spec.Request) { r.Fair.Beta2 = 0.999 }, map[string][]string{
+		{"BETA2", func(r *core.Request) { r.Fair.Beta2 = 0.999 }, map[string][]string{
 			"titan": {"rival_titan.toml:optimizer.beta2"},
 			"mega":  {"--adam-beta2"}, "prim": {"primus/llama-exp.yaml:overrides.adam_beta2"}, "nemo": {"rival_nemo.json:optimizer.adam_beta2"}, "fsdp": {"--beta2"}}},
-		{"PRECISION=fp8", func(r *spec.Request) { r.Fair.Precision = "fp8" }, map[string][]string{
+		{"PRECISION=fp8", func(r *core.Request) { r.Fair.Precision = "fp8" }, map[string][]string{
 			"mega": {"--fp8-amax-compute-algo", "--fp8-amax-history-len", "--fp8-format", "--fp8-recipe"},
 			"prim": {"primus/llama-exp.yaml:overrides.fp8", "primus/llama-exp.yaml:overrides.fp8_amax_history_len", "primus/llama-exp.yaml:overrides.fp8_recipe",
 				"primus/llama-exp.yaml:overrides.moe_use_legacy_grouped_gemm"}, "nemo": {"rival_nemo.json:mixed_precision.fp8", "rival_nemo.json:mixed_precision.fp8_amax_compute_algo", "rival_nemo.json:mixed_precision.fp8_amax_history_len", "rival_nemo.json:mixed_precision.fp8_margin", "rival_nemo.json:mixed_precision.fp8_param", "rival_nemo.json:mixed_precision.fp8_param_gather", "rival_nemo.json:mixed_precision.fp8_recipe"}}},
-		{"PRECISION=fp32", func(r *spec.Request) { r.Fair.Precision = "fp32" }, map[string][]string{
+		{"PRECISION=fp32", func(r *core.Request) { r.Fair.Precision = "fp32" }, map[string][]string{
 			"titan": {"rival_titan.toml:training.mixed_precision_param"},
 			"mega":  {"--bf16"}, "prim": {"primus/llama-exp.yaml:overrides.bf16"}, "nemo": {"rival_nemo.json:mixed_precision.bf16", "rival_nemo.json:mixed_precision.fp32", "rival_nemo.json:mixed_precision.params_dtype", "rival_nemo.json:mixed_precision.pipeline_dtype"}, "fsdp": {"--precision"}}},
 		{"PROFILE", profileOn, map[string][]string{
@@ -459,15 +459,15 @@ func TestKnobs(t *testing.T) {
 	}
 	// Knobs of the profiler window, with profiling on in both launches.
 	for _, k := range []knob{
-		{"PROFILE_STEP_START", func(r *spec.Request) { r.Fair.ProfileStepStart = 5 }, map[string][]string{
+		{"PROFILE_STEP_START", func(r *core.Request) { r.Fair.ProfileStepStart = 5 }, map[string][]string{
 			"mega": {"--profile-step-start"}, "prim": {"primus/llama-exp.yaml:overrides.profile_step_start"}, "nemo": {"rival_nemo.json:profiling.profile_step_start"}}},
-		{"PROFILE_STEP_END", func(r *spec.Request) { r.Fair.ProfileStepEnd = 20 }, map[string][]string{
+		{"PROFILE_STEP_END", func(r *core.Request) { r.Fair.ProfileStepEnd = 20 }, map[string][]string{
 			"mega": {"--profile-step-end"}, "prim": {"primus/llama-exp.yaml:overrides.profile_step_end"}, "nemo": {"rival_nemo.json:profiling.profile_step_end"}}},
-		{"PROFILE_RANKS", func(r *spec.Request) { r.Fair.ProfileRanks = []int{0, 7} }, map[string][]string{
+		{"PROFILE_RANKS", func(r *core.Request) { r.Fair.ProfileRanks = []int{0, 7} }, map[string][]string{
 			"mega": {"--profile-ranks"}, "prim": {"primus/llama-exp.yaml:overrides.profile_ranks"}, "nemo": {"rival_nemo.json:profiling.profile_ranks"}}},
 	} {
 		edit := k.edit
-		k.edit = func(r *spec.Request) { profileOn(r); edit(r) }
+		k.edit = func(r *core.Request) { profileOn(r); edit(r) }
 		k.name += " (profiling on)"
 		knobs = append(knobs, k)
 	}
@@ -534,4 +534,4 @@ func docsTable(t *testing.T, marker, want string) {
 
 // docs/frameworks.md shows the model registry's facts and the platform environment as the code has them.
 func TestDocsModelFacts(t *testing.T)  { docsTable(t, "model-facts", models.FactsMarkdown()) }
-func TestDocsPlatformEnv(t *testing.T) { docsTable(t, "platform-env", spec.PlatformEnvMarkdown()) }
+func TestDocsPlatformEnv(t *testing.T) { docsTable(t, "platform-env", core.PlatformEnvMarkdown()) }

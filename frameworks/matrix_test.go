@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/frameworks/facts"
 	"github.com/rivalbench/rival/frameworks/prim"
-	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/models"
 )
@@ -24,18 +24,18 @@ import (
 // variant changes config.env's fair configuration for one column of the matrix.
 type variant struct {
 	name string
-	set  func(r *spec.Request)
+	set  func(r *core.Request)
 }
 
 var variants = []variant{
-	{"base", func(*spec.Request) {}},
-	{"TP2", func(r *spec.Request) { r.Fair.TP, r.Fair.DP = 2, 4 }},
-	{"TP4-PP2", func(r *spec.Request) { r.Fair.TP, r.Fair.PP, r.Fair.DP = 4, 2, 1 }},
-	{"fp8", func(r *spec.Request) { r.Fair.Precision = spec.FP8 }},
-	{"fp32", func(r *spec.Request) { r.Fair.Precision = spec.FP32 }},
-	{"profile", func(r *spec.Request) { r.Fair.Profile, r.Fair.ProfileRanks = true, []int{0, 3} }},
-	{"SL8192", func(r *spec.Request) { r.Fair.SL = 8192 }}, // Mistral's 4096 window masks at 8192
-	{"two-nodes", func(r *spec.Request) { r.NNodes, r.Fair.DP = 2, 16 }},
+	{"base", func(*core.Request) {}},
+	{"TP2", func(r *core.Request) { r.Fair.TP, r.Fair.DP = 2, 4 }},
+	{"TP4-PP2", func(r *core.Request) { r.Fair.TP, r.Fair.PP, r.Fair.DP = 4, 2, 1 }},
+	{"fp8", func(r *core.Request) { r.Fair.Precision = core.FP8 }},
+	{"fp32", func(r *core.Request) { r.Fair.Precision = core.FP32 }},
+	{"profile", func(r *core.Request) { r.Fair.Profile, r.Fair.ProfileRanks = true, []int{0, 3} }},
+	{"SL8192", func(r *core.Request) { r.Fair.SL = 8192 }}, // Mistral's 4096 window masks at 8192
+	{"two-nodes", func(r *core.Request) { r.NNodes, r.Fair.DP = 2, 16 }},
 }
 
 var matrixModels = []string{"llama", "qwen", "mistral", "llama-proxy", "qwen-proxy", "mistral-proxy"}
@@ -44,7 +44,7 @@ var matrixModels = []string{"llama", "qwen", "mistral", "llama-proxy", "qwen-pro
 // for prim. Cells the registry refuses (a proxy's head count that TP4 does not divide, or its 4096
 // positions at SL 8192) must be
 // refused with the reason, and are skipped.
-func forMatrix(t *testing.T, check func(t *testing.T, r spec.Request, l spec.Launch)) {
+func forMatrix(t *testing.T, check func(t *testing.T, r core.Request, l core.Launch)) {
 	for _, c := range []struct{ platform, fw string }{{hw.PlatformAMD, "mega"}, {hw.PlatformNVIDIA, "mega"}, {hw.PlatformAMD, "prim"}} {
 		for _, m := range matrixModels {
 			for _, v := range variants {
@@ -64,7 +64,7 @@ func forMatrix(t *testing.T, check func(t *testing.T, r spec.Request, l spec.Lau
 }
 
 // megatronArgs returns the arguments a mega launch gives pretrain_gpt.py.
-func megatronArgs(t *testing.T, l spec.Launch) []string {
+func megatronArgs(t *testing.T, l core.Launch) []string {
 	require.Equal(t, []string{"bash", "-c"}, l.Command[:2])
 	n, err := strconv.Atoi(l.Command[4])
 	require.NoError(t, err)
@@ -74,7 +74,7 @@ func megatronArgs(t *testing.T, l spec.Launch) []string {
 // primOverrides returns the pre_trainer overrides a prim launch ends with, as Python values: the
 // experiment file's (as SafeLoader reads it) with the command line's (as the core runtime types them)
 // on top, and the model config file the experiment names.
-func primOverrides(t *testing.T, l spec.Launch) (map[string]any, string, string) {
+func primOverrides(t *testing.T, l core.Launch) (map[string]any, string, string) {
 	exp := l.Env["EXP"]
 	require.NotEmpty(t, exp)
 	var src []byte
@@ -117,8 +117,8 @@ func primOverrides(t *testing.T, l spec.Launch) (map[string]any, string, string)
 func TestMatrixAgainstUpstreamFacts(t *testing.T) {
 	pr, err := facts.PrimusAt("v26.2")
 	require.NoError(t, err)
-	forMatrix(t, func(t *testing.T, r spec.Request, l spec.Launch) {
-		pin, err := spec.PinFor(r.Platform)
+	forMatrix(t, func(t *testing.T, r core.Request, l core.Launch) {
+		pin, err := core.PinFor(r.Platform)
 		require.NoError(t, err)
 		mg, err := facts.MegatronAt(pin.MegatronCommit)
 		require.NoError(t, err)
@@ -134,7 +134,7 @@ func TestMatrixAgainstUpstreamFacts(t *testing.T) {
 			require.NoError(t, pr.CheckOverrides(model, mg, ov))
 			assert.True(t, pr.HasEXP(stock), "started from %q, which Primus %s ships under %s", stock, pr.Tag, pr.EXPDir)
 			wantPrec := "BF16"
-			if r.Fair.Precision == spec.FP8 {
+			if r.Fair.Precision == core.FP8 {
 				wantPrec = "FP8"
 			}
 			assert.Contains(t, stock, "-"+wantPrec+"-pretrain.yaml")
@@ -142,7 +142,7 @@ func TestMatrixAgainstUpstreamFacts(t *testing.T) {
 				assert.Equal(t, []any{int64(0), int64(3)}, ov["profile_ranks"])
 			}
 			assert.Equal(t, r.Fair.MinLR, ov["min_lr"])
-			assert.Equal(t, spec.AdamEps, ov["adam_eps"])
+			assert.Equal(t, core.AdamEps, ov["adam_eps"])
 		}
 	})
 }
@@ -153,7 +153,7 @@ func TestMatrixNegativeControls(t *testing.T) {
 	r := request(t, hw.PlatformNVIDIA, "mega", "llama")
 	l, err := Build(r)
 	require.NoError(t, err)
-	pin, _ := spec.PinFor(hw.PlatformNVIDIA)
+	pin, _ := core.PinFor(hw.PlatformNVIDIA)
 	mg, err := facts.MegatronAt(pin.MegatronCommit)
 	require.NoError(t, err)
 	args := megatronArgs(t, l)
@@ -176,7 +176,7 @@ func TestMatrixNegativeControls(t *testing.T) {
 	lp, err := Build(rp)
 	require.NoError(t, err)
 	ov, model, _ := primOverrides(t, lp)
-	amd, _ := spec.PinFor(hw.PlatformAMD)
+	amd, _ := core.PinFor(hw.PlatformAMD)
 	mgA, err := facts.MegatronAt(amd.MegatronCommit)
 	require.NoError(t, err)
 	for name, c := range map[string]struct {
@@ -234,13 +234,13 @@ func TestPrimModelReachesTransformerConfig(t *testing.T) {
 				require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 				require.NoError(t, os.WriteFile(p, b, 0o644))
 			}
-			pin, err := spec.PinFor(hw.PlatformAMD)
+			pin, err := core.PinFor(hw.PlatformAMD)
 			require.NoError(t, err)
 			facts, err := filepath.Abs("facts")
 			require.NoError(t, err)
 			cmd := exec.Command(py, filepath.Join("testdata", "readback", "prim_transformer_config.py"), facts,
 				filepath.Join(dir, "primus-"+pin.Primus), filepath.Join(dir, "megatron-"+pin.MegatronCommit[:8]),
-				spec.Int(8), l.Env["EXP"])
+				core.Int(8), l.Env["EXP"])
 			out, err := cmd.CombinedOutput()
 			require.NoError(t, err, string(out))
 			var got struct {

@@ -10,15 +10,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/frameworks/mega"
-	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/rivalbench/rival/hw"
 )
 
 // runLaunch executes a launch's command with bash, as the container does, with a stand-in torchrun
 // (and no python3 megatron package) first on PATH. The stand-in fails unless the script it is given
 // exists, and prints its arguments.
-func runLaunch(t *testing.T, l spec.Launch, env ...string) (string, error) {
+func runLaunch(t *testing.T, l core.Launch, env ...string) (string, error) {
 	t.Helper()
 	bin := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(bin, "torchrun"), []byte(`#!/bin/bash

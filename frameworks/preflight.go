@@ -3,10 +3,10 @@ package frameworks
 import (
 	"path"
 
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/frameworks/facts"
 	"github.com/rivalbench/rival/frameworks/mega"
 	"github.com/rivalbench/rival/frameworks/prim"
-	"github.com/rivalbench/rival/frameworks/spec"
 )
 
 // PreflightDir is where a launch's preflight files are written, relative to OutputDir.
@@ -17,16 +17,16 @@ const PreflightDir = "preflight"
 const PrimusDirEnv = "RIVAL_PRIMUS_DIR"
 
 // preflight returns the launch that checks l before it runs (mega and prim), and adds its files to l.
-func preflight(p spec.Plan, l *spec.Launch) error {
+func preflight(p core.Plan, l *core.Launch) error {
 	var args []string
 	script := path.Join(p.OutputDir, PreflightDir, "preflight.py")
 	megatronTrees := "$" + mega.DirEnv
 	if d, err := mega.Dir(p.Platform); err == nil {
 		megatronTrees += ":" + d
 	}
-	world := spec.Int(p.World)
+	world := core.Int(p.World)
 	switch l.Framework {
-	case spec.Mega:
+	case core.Mega:
 		n := 0
 		for i, a := range l.Command {
 			if a == "--num-layers" { // the first of Megatron's own arguments (mega.Args)
@@ -35,7 +35,7 @@ func preflight(p spec.Plan, l *spec.Launch) error {
 			}
 		}
 		args = append([]string{"python3", script, "mega", megatronTrees, world, "--"}, l.Command[n:]...)
-	case spec.Prim:
+	case core.Prim:
 		args = []string{"python3", script, "prim", "$" + PrimusDirEnv + ":" + prim.Dir, megatronTrees, world, l.Env["EXP"]}
 	default:
 		return nil
@@ -51,11 +51,11 @@ func preflight(p spec.Plan, l *spec.Launch) error {
 	for k, v := range l.Env {
 		env[k] = v
 	}
-	if l.Framework == spec.Prim && env["CUDA_DEVICE_MAX_CONNECTIONS"] == "" {
+	if l.Framework == core.Prim && env["CUDA_DEVICE_MAX_CONNECTIONS"] == "" {
 		env["CUDA_DEVICE_MAX_CONNECTIONS"] = "1"
 	}
 	env["PYTHONDONTWRITEBYTECODE"], env["RIVAL_DEVICE_CAPABILITY"] = "1", capability(p)
-	l.Preflight = &spec.Launch{
+	l.Preflight = &core.Launch{
 		Framework: l.Framework, Requested: l.Requested, Command: args, WorkDir: p.OutputDir, Env: env,
 	}
 	return nil
@@ -63,7 +63,7 @@ func preflight(p spec.Plan, l *spec.Launch) error {
 
 // capability is the compute capability the run's GPUs report through torch.cuda (the preflight runs
 // without them): H100 9.0; MI300X's gfx942 reports 9.4 through ROCm.
-func capability(p spec.Plan) string {
+func capability(p core.Plan) string {
 	if p.Platform == "amd" {
 		return "9.4"
 	}

@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/frameworks/effective"
 	"github.com/rivalbench/rival/frameworks/mega"
-	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/rivalbench/rival/frameworks/upstreamtest"
 	"github.com/rivalbench/rival/hw"
 )
@@ -50,7 +50,7 @@ func tokenizerDir(t *testing.T, model string) string {
 
 // runPreflight writes the launch's files under its OutputDir and runs its preflight with the fetched
 // trees standing in for the image's.
-func runPreflight(t *testing.T, dir string, r spec.Request, l spec.Launch) (string, error) {
+func runPreflight(t *testing.T, dir string, r core.Request, l core.Launch) (string, error) {
 	t.Helper()
 	require.NotNil(t, l.Preflight, "mega and prim launches carry a preflight")
 	for name, b := range l.Files {
@@ -58,7 +58,7 @@ func runPreflight(t *testing.T, dir string, r spec.Request, l spec.Launch) (stri
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		require.NoError(t, os.WriteFile(p, b, 0o644))
 	}
-	pin, err := spec.PinFor(r.Platform)
+	pin, err := core.PinFor(r.Platform)
 	require.NoError(t, err)
 	cmd := exec.Command(upstreamtest.Get(t).Python, l.Preflight.Command[1:]...)
 	cmd.Dir = l.Preflight.WorkDir
@@ -83,7 +83,7 @@ func effectiveOf(t *testing.T, out string) effective.Config {
 
 func TestPreflightOnUpstreamTrees(t *testing.T) {
 	dir := upstreamDir(t)
-	forMatrix(t, func(t *testing.T, r spec.Request, _ spec.Launch) {
+	forMatrix(t, func(t *testing.T, r core.Request, _ core.Launch) {
 		t.Parallel()
 		r.OutputDir, r.TokenizerPath = t.TempDir(), tokenizerDir(t, r.Model)
 		l, err := Build(r)
@@ -104,14 +104,14 @@ func TestEffectiveConfigNegativeControlsOnUpstreamTrees(t *testing.T) {
 	dir := upstreamDir(t)
 	for _, c := range []struct {
 		platform, fw, model string
-		edit                func(l *spec.Launch)
+		edit                func(l *core.Launch)
 		field, got, want    string
 	}{
-		{hw.PlatformNVIDIA, "mega", "llama", func(l *spec.Launch) { setArg(l.Preflight, "--norm-epsilon", "1e-6") }, "norm_eps", "1e-06", "1e-05"},
-		{hw.PlatformAMD, "mega", "qwen", func(l *spec.Launch) { setArg(l.Preflight, "--init-method-std", "0.01") }, "init_std", "0.01", "0.02"},
-		{hw.PlatformNVIDIA, "mega", "mistral", func(l *spec.Launch) { setArg(l.Preflight, "--lr-decay-style", "linear") }, "lr_decay_style", "linear", "cosine"},
-		{hw.PlatformAMD, "prim", "llama", func(l *spec.Launch) { editEXP(l, "hidden_dropout: 0.0", "hidden_dropout: 0.1") }, "hidden_dropout", "0.1", "0"},
-		{hw.PlatformAMD, "prim", "qwen", func(l *spec.Launch) { editEXP(l, "init_method_std: 0.02", "init_method_std: 0.008") }, "init_std", "0.008", "0.02"},
+		{hw.PlatformNVIDIA, "mega", "llama", func(l *core.Launch) { setArg(l.Preflight, "--norm-epsilon", "1e-6") }, "norm_eps", "1e-06", "1e-05"},
+		{hw.PlatformAMD, "mega", "qwen", func(l *core.Launch) { setArg(l.Preflight, "--init-method-std", "0.01") }, "init_std", "0.01", "0.02"},
+		{hw.PlatformNVIDIA, "mega", "mistral", func(l *core.Launch) { setArg(l.Preflight, "--lr-decay-style", "linear") }, "lr_decay_style", "linear", "cosine"},
+		{hw.PlatformAMD, "prim", "llama", func(l *core.Launch) { editEXP(l, "hidden_dropout: 0.0", "hidden_dropout: 0.1") }, "hidden_dropout", "0.1", "0"},
+		{hw.PlatformAMD, "prim", "qwen", func(l *core.Launch) { editEXP(l, "init_method_std: 0.02", "init_method_std: 0.008") }, "init_std", "0.008", "0.02"},
 	} {
 		t.Run(c.platform+"/"+c.fw+"/"+c.field, func(t *testing.T) {
 			r := request(t, c.platform, c.fw, c.model)
@@ -136,15 +136,15 @@ func TestPreflightNegativeControlsOnUpstreamTrees(t *testing.T) {
 	dir := upstreamDir(t)
 	for _, c := range []struct {
 		platform, fw string
-		edit         func(l *spec.Launch)
+		edit         func(l *core.Launch)
 		want         string
 	}{
-		{hw.PlatformNVIDIA, "mega", func(l *spec.Launch) { setArg(l.Preflight, "--min-lr", "0.003") }, "assert args.min_lr <= args.lr"},
-		{hw.PlatformNVIDIA, "mega", func(l *spec.Launch) { l.Preflight.Command = append(l.Preflight.Command, "--overlap-everything") }, "unrecognized arguments: --overlap-everything"},
-		{hw.PlatformAMD, "mega", func(l *spec.Launch) { setArg(l.Preflight, "--num-layers", "32.5") }, "invalid int value"},
-		{hw.PlatformAMD, "prim", func(l *spec.Launch) { editEXP(l, "min_lr: 0.00003", "min_lr: 3e-05") }, "min_lr: '3e-05' is a str"},
-		{hw.PlatformAMD, "prim", func(l *spec.Launch) { editEXP(l, "fp8: null", `fp8: "None"`) }, "'None' is not one of --fp8-format's choices"},
-		{hw.PlatformAMD, "prim", func(l *spec.Launch) { editEXP(l, "min_lr: 0.00003", "min_lr: 0.003") }, "assert args.min_lr <= args.lr"},
+		{hw.PlatformNVIDIA, "mega", func(l *core.Launch) { setArg(l.Preflight, "--min-lr", "0.003") }, "assert args.min_lr <= args.lr"},
+		{hw.PlatformNVIDIA, "mega", func(l *core.Launch) { l.Preflight.Command = append(l.Preflight.Command, "--overlap-everything") }, "unrecognized arguments: --overlap-everything"},
+		{hw.PlatformAMD, "mega", func(l *core.Launch) { setArg(l.Preflight, "--num-layers", "32.5") }, "invalid int value"},
+		{hw.PlatformAMD, "prim", func(l *core.Launch) { editEXP(l, "min_lr: 0.00003", "min_lr: 3e-05") }, "min_lr: '3e-05' is a str"},
+		{hw.PlatformAMD, "prim", func(l *core.Launch) { editEXP(l, "fp8: null", `fp8: "None"`) }, "'None' is not one of --fp8-format's choices"},
+		{hw.PlatformAMD, "prim", func(l *core.Launch) { editEXP(l, "min_lr: 0.00003", "min_lr: 0.003") }, "assert args.min_lr <= args.lr"},
 	} {
 		t.Run(c.fw+"/"+c.want, func(t *testing.T) {
 			r := request(t, c.platform, c.fw, "llama")
@@ -160,7 +160,7 @@ func TestPreflightNegativeControlsOnUpstreamTrees(t *testing.T) {
 	}
 }
 
-func setArg(l *spec.Launch, flag, v string) {
+func setArg(l *core.Launch, flag, v string) {
 	for i := range l.Command {
 		if l.Command[i] == flag {
 			l.Command[i+1] = v
@@ -168,7 +168,7 @@ func setArg(l *spec.Launch, flag, v string) {
 	}
 }
 
-func editEXP(l *spec.Launch, from, to string) {
+func editEXP(l *core.Launch, from, to string) {
 	for name, b := range l.Files {
 		if strings.HasSuffix(name, "-exp.yaml") {
 			l.Files[name] = []byte(strings.Replace(string(b), from, to, 1))

@@ -15,10 +15,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/frameworks/facts"
 	"github.com/rivalbench/rival/frameworks/logparse"
 	"github.com/rivalbench/rival/frameworks/nemo"
-	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/models"
 )
@@ -39,15 +39,15 @@ func TestFrameworkTable(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, f.ScriptDigest != nil, d != "", f.Name)
 	}
-	for _, n := range []string{spec.Mega, spec.Prim, spec.Nemo, spec.Titan, spec.FSDP} {
+	for _, n := range []string{core.Mega, core.Prim, core.Nemo, core.Titan, core.FSDP} {
 		assert.True(t, names[n], "%s has a row", n)
 	}
 	for n := range builders {
 		assert.True(t, names[n], "the builder of %s has a row in spec's framework table", n)
 	}
-	assert.Equal(t, "Megatron-LM", Label(spec.Mega))
-	assert.Equal(t, "megatron", LogFamily(spec.Mega))
-	assert.Equal(t, []string{hw.PlatformAMD}, Platforms(spec.Prim))
+	assert.Equal(t, "Megatron-LM", Label(core.Mega))
+	assert.Equal(t, "megatron", LogFamily(core.Mega))
+	assert.Equal(t, []string{hw.PlatformAMD}, Platforms(core.Prim))
 	_, err := EntryScriptDigest("deepspeed")
 	assert.ErrorContains(t, err, `unknown framework "deepspeed"`)
 }
@@ -59,7 +59,7 @@ func TestEveryRequestFieldReachesALaunch(t *testing.T) {
 	type cell struct{ platform, fw string }
 	cells := []cell{{hw.PlatformNVIDIA, "mega"}, {hw.PlatformAMD, "prim"}, {hw.PlatformNVIDIA, "nemo"},
 		{hw.PlatformNVIDIA, "titan"}, {hw.PlatformNVIDIA, "fsdp"}, {hw.PlatformAMD, "mega"}}
-	outcome := func(r spec.Request) string {
+	outcome := func(r core.Request) string {
 		l, err := Build(r)
 		if err != nil {
 			return "error: " + err.Error()
@@ -68,7 +68,7 @@ func TestEveryRequestFieldReachesALaunch(t *testing.T) {
 		require.NoError(t, err)
 		return string(b)
 	}
-	base := func(c cell) spec.Request {
+	base := func(c cell) core.Request {
 		r := request(t, c.platform, c.fw, "mistral")
 		r.Fair.Profile, r.Fair.ProfileStepEnd = true, 20
 		if c.fw == "titan" || c.fw == "fsdp" {
@@ -106,7 +106,7 @@ func TestEveryRequestFieldReachesALaunch(t *testing.T) {
 		}
 		t.Errorf("%s: no mega, prim, nemo, titan or fsdp launch reads it: use it or remove it", name)
 	}
-	rt := reflect.TypeOf(spec.Request{})
+	rt := reflect.TypeOf(core.Request{})
 	for i := 0; i < rt.NumField(); i++ {
 		f := rt.Field(i)
 		if f.Name == "Fair" {
@@ -122,14 +122,14 @@ func TestEveryRequestFieldReachesALaunch(t *testing.T) {
 	}
 }
 
-// knob is one thing a run can ask for: a recipe key of config.env (a field of spec.Fair or of the
+// knob is one thing a run can ask for: a recipe key of config.env (a field of core.Fair or of the
 // request) or a model fact (a field of models.Model). Every framework must express it in its launch
 // or refuse the cell with a message naming it.
 type knob struct {
 	name  string   // what the test prints
-	field string   // the spec.Fair, spec.Request or models.Model field it covers
+	field string   // the core.Fair, core.Request or models.Model field it covers
 	keys  []string // a refusal must name one of these (case-insensitive)
-	req   func(r *spec.Request)
+	req   func(r *core.Request)
 	model func(m *models.Model, sl int)
 	// Where the Megatron-family frameworks must carry it: Megatron argument destinations (mega's
 	// parsed argv; prim's pre_trainer overrides, which Primus's builder turns into Megatron's args),
@@ -140,20 +140,20 @@ type knob struct {
 }
 
 var knobs = []knob{
-	{name: "SEED", field: "Fair.Seed", keys: []string{"SEED"}, req: func(r *spec.Request) { r.Fair.Seed = 7 },
+	{name: "SEED", field: "Fair.Seed", keys: []string{"SEED"}, req: func(r *core.Request) { r.Fair.Seed = 7 },
 		megatron: []string{"seed"}, bridge: []string{"rng.seed"}},
-	{name: "MBS", field: "Fair.MBS", keys: []string{"MBS"}, req: func(r *spec.Request) { r.Fair.MBS = 2 },
+	{name: "MBS", field: "Fair.MBS", keys: []string{"MBS"}, req: func(r *core.Request) { r.Fair.MBS = 2 },
 		megatron: []string{"micro_batch_size"}, bridge: []string{"train.micro_batch_size"}},
-	{name: "SL", field: "Fair.SL", keys: []string{"SL"}, req: func(r *spec.Request) { r.Fair.SL = 1024 },
+	{name: "SL", field: "Fair.SL", keys: []string{"SL"}, req: func(r *core.Request) { r.Fair.SL = 1024 },
 		megatron: []string{"seq_length"}, bridge: []string{"model.seq_length"}},
-	{name: "GA", field: "Fair.GA", keys: []string{"GA"}, req: func(r *spec.Request) { r.Fair.GA = 4 },
+	{name: "GA", field: "Fair.GA", keys: []string{"GA"}, req: func(r *core.Request) { r.Fair.GA = 4 },
 		megatron: []string{"global_batch_size"}, bridge: []string{"train.global_batch_size"}},
-	{name: "GBS", field: "Fair.GBS", keys: []string{"GBS"}, req: func(r *spec.Request) { r.Fair.GBS = r.Fair.MBS * r.Fair.DP * r.Fair.GA * 2 }},
-	{name: "TP", field: "Fair.TP", keys: []string{"TP"}, req: func(r *spec.Request) { r.Fair.TP, r.Fair.DP = 2, r.Fair.DP/2 },
+	{name: "GBS", field: "Fair.GBS", keys: []string{"GBS"}, req: func(r *core.Request) { r.Fair.GBS = r.Fair.MBS * r.Fair.DP * r.Fair.GA * 2 }},
+	{name: "TP", field: "Fair.TP", keys: []string{"TP"}, req: func(r *core.Request) { r.Fair.TP, r.Fair.DP = 2, r.Fair.DP/2 },
 		megatron: []string{"tensor_model_parallel_size"}, bridge: []string{"model.tensor_model_parallel_size"}},
-	{name: "PP", field: "Fair.PP", keys: []string{"PP"}, req: func(r *spec.Request) { r.Fair.PP, r.Fair.DP = 2, r.Fair.DP/2 },
+	{name: "PP", field: "Fair.PP", keys: []string{"PP"}, req: func(r *core.Request) { r.Fair.PP, r.Fair.DP = 2, r.Fair.DP/2 },
 		megatron: []string{"pipeline_model_parallel_size"}, bridge: []string{"model.pipeline_model_parallel_size"}},
-	{name: "DP", field: "Fair.DP", keys: []string{"DP"}, req: func(r *spec.Request) {
+	{name: "DP", field: "Fair.DP", keys: []string{"DP"}, req: func(r *core.Request) {
 		if r.Platform == hw.PlatformCPU {
 			r.GPUs, r.Fair.DP = 2, 2 // processes on the CPU
 			return
@@ -161,40 +161,40 @@ var knobs = []knob{
 		r.GPUs, r.Fair.DP = r.GPUs/2, r.Fair.DP/2
 	},
 		megatron: []string{"global_batch_size"}, bridge: []string{"train.global_batch_size"}},
-	{name: "NNODES", field: "Request.NNodes", keys: []string{"NNodes"}, req: func(r *spec.Request) { r.NNodes, r.Fair.DP = 2, r.Fair.DP*2 },
+	{name: "NNODES", field: "Request.NNodes", keys: []string{"NNodes"}, req: func(r *core.Request) { r.NNodes, r.Fair.DP = 2, r.Fair.DP*2 },
 		megatron: []string{"global_batch_size"}, bridge: []string{"train.global_batch_size"}},
-	{name: "TRAIN_ITERS", field: "Fair.TrainIters", keys: []string{"TRAIN_ITERS"}, req: func(r *spec.Request) { r.Fair.TrainIters = 100 },
+	{name: "TRAIN_ITERS", field: "Fair.TrainIters", keys: []string{"TRAIN_ITERS"}, req: func(r *core.Request) { r.Fair.TrainIters = 100 },
 		megatron: []string{"train_iters"}, bridge: []string{"train.train_iters"}},
-	{name: "WARMUP_STEPS", field: "Fair.WarmupSteps", keys: []string{"WARMUP_STEPS"}, req: func(r *spec.Request) { r.Fair.WarmupSteps = 10 },
+	{name: "WARMUP_STEPS", field: "Fair.WarmupSteps", keys: []string{"WARMUP_STEPS"}, req: func(r *core.Request) { r.Fair.WarmupSteps = 10 },
 		megatron: []string{"lr_warmup_iters"}, bridge: []string{"scheduler.lr_warmup_iters"}},
-	{name: "LR", field: "Fair.LR", keys: []string{"LR"}, req: func(r *spec.Request) { r.Fair.LR = 1e-4 },
+	{name: "LR", field: "Fair.LR", keys: []string{"LR"}, req: func(r *core.Request) { r.Fair.LR = 1e-4 },
 		megatron: []string{"lr"}, bridge: []string{"optimizer.lr"}},
-	{name: "MIN_LR", field: "Fair.MinLR", keys: []string{"MIN_LR"}, req: func(r *spec.Request) { r.Fair.MinLR = 1e-5 },
+	{name: "MIN_LR", field: "Fair.MinLR", keys: []string{"MIN_LR"}, req: func(r *core.Request) { r.Fair.MinLR = 1e-5 },
 		megatron: []string{"min_lr"}, bridge: []string{"optimizer.min_lr"}},
-	{name: "WEIGHT_DECAY", field: "Fair.WeightDecay", keys: []string{"WEIGHT_DECAY"}, req: func(r *spec.Request) { r.Fair.WeightDecay = 0.01 },
+	{name: "WEIGHT_DECAY", field: "Fair.WeightDecay", keys: []string{"WEIGHT_DECAY"}, req: func(r *core.Request) { r.Fair.WeightDecay = 0.01 },
 		megatron: []string{"weight_decay"}, bridge: []string{"optimizer.weight_decay"}},
-	{name: "BETA1", field: "Fair.Beta1", keys: []string{"BETA1"}, req: func(r *spec.Request) { r.Fair.Beta1 = 0.8 },
+	{name: "BETA1", field: "Fair.Beta1", keys: []string{"BETA1"}, req: func(r *core.Request) { r.Fair.Beta1 = 0.8 },
 		megatron: []string{"adam_beta1"}, bridge: []string{"optimizer.adam_beta1"}},
-	{name: "BETA2", field: "Fair.Beta2", keys: []string{"BETA2"}, req: func(r *spec.Request) { r.Fair.Beta2 = 0.999 },
+	{name: "BETA2", field: "Fair.Beta2", keys: []string{"BETA2"}, req: func(r *core.Request) { r.Fair.Beta2 = 0.999 },
 		megatron: []string{"adam_beta2"}, bridge: []string{"optimizer.adam_beta2"}},
-	{name: "ADAM_EPS", field: "Fair.AdamEps", keys: []string{"ADAM_EPS"}, req: func(r *spec.Request) { r.Fair.AdamEps = 1e-6 },
+	{name: "ADAM_EPS", field: "Fair.AdamEps", keys: []string{"ADAM_EPS"}, req: func(r *core.Request) { r.Fair.AdamEps = 1e-6 },
 		megatron: []string{"adam_eps"}, bridge: []string{"optimizer.adam_eps"}},
-	{name: "PRECISION=fp8", field: "Fair.Precision", keys: []string{"fp8"}, req: func(r *spec.Request) { r.Fair.Precision = spec.FP8 },
+	{name: "PRECISION=fp8", field: "Fair.Precision", keys: []string{"fp8"}, req: func(r *core.Request) { r.Fair.Precision = core.FP8 },
 		megatron: []string{"fp8"}, bridge: []string{"mixed_precision.fp8"}},
-	{name: "PRECISION=fp32 (bf16 on cpu)", field: "Fair.Precision", keys: []string{"fp32", "bf16"}, req: func(r *spec.Request) {
-		r.Fair.Precision = map[string]string{spec.FP32: spec.BF16}[r.Fair.Precision]
+	{name: "PRECISION=fp32 (bf16 on cpu)", field: "Fair.Precision", keys: []string{"fp32", "bf16"}, req: func(r *core.Request) {
+		r.Fair.Precision = map[string]string{core.FP32: core.BF16}[r.Fair.Precision]
 		if r.Fair.Precision == "" {
-			r.Fair.Precision = spec.FP32
+			r.Fair.Precision = core.FP32
 		}
 	},
 		megatron: []string{"bf16"}, bridge: []string{"mixed_precision.bf16"}},
-	{name: "PROFILE", field: "Fair.Profile", keys: []string{"PROFILE"}, req: func(r *spec.Request) { r.Fair.Profile = true },
+	{name: "PROFILE", field: "Fair.Profile", keys: []string{"PROFILE"}, req: func(r *core.Request) { r.Fair.Profile = true },
 		megatron: []string{"profile"}, bridge: []string{"profiling.use_pytorch_profiler"}},
-	{name: "PROFILE_STEP_START", field: "Fair.ProfileStepStart", keys: []string{"PROFILE"}, req: func(r *spec.Request) { r.Fair.Profile, r.Fair.ProfileStepStart = true, 5 },
+	{name: "PROFILE_STEP_START", field: "Fair.ProfileStepStart", keys: []string{"PROFILE"}, req: func(r *core.Request) { r.Fair.Profile, r.Fair.ProfileStepStart = true, 5 },
 		megatron: []string{"profile_step_start"}, bridge: []string{"profiling.profile_step_start"}},
-	{name: "PROFILE_STEP_END", field: "Fair.ProfileStepEnd", keys: []string{"PROFILE"}, req: func(r *spec.Request) { r.Fair.Profile, r.Fair.ProfileStepEnd = true, 20 },
+	{name: "PROFILE_STEP_END", field: "Fair.ProfileStepEnd", keys: []string{"PROFILE"}, req: func(r *core.Request) { r.Fair.Profile, r.Fair.ProfileStepEnd = true, 20 },
 		megatron: []string{"profile_step_end"}, bridge: []string{"profiling.profile_step_end"}},
-	{name: "PROFILE_RANKS", field: "Fair.ProfileRanks", keys: []string{"PROFILE"}, req: func(r *spec.Request) { r.Fair.Profile, r.Fair.ProfileRanks = true, []int{0, 1} },
+	{name: "PROFILE_RANKS", field: "Fair.ProfileRanks", keys: []string{"PROFILE"}, req: func(r *core.Request) { r.Fair.Profile, r.Fair.ProfileRanks = true, []int{0, 1} },
 		megatron: []string{"profile_ranks"}, bridge: []string{"profiling.profile_ranks"}},
 
 	{name: "layers", field: "Model.Layers", keys: []string{"layers"}, model: func(m *models.Model, _ int) { m.Layers += 2 },
@@ -255,8 +255,8 @@ func TestKnobsCoverEveryField(t *testing.T) {
 			assert.True(t, covered[name] != excused, "%s: give it a knob in knobs (table_test.go) or a reason in notKnobs, not both", name)
 		}
 	}
-	check("Fair", reflect.TypeOf(spec.Fair{}))
-	check("Request", reflect.TypeOf(spec.Request{}))
+	check("Fair", reflect.TypeOf(core.Fair{}))
+	check("Request", reflect.TypeOf(core.Request{}))
 	check("Model", reflect.TypeOf(models.Model{}))
 }
 
@@ -316,32 +316,32 @@ func TestEveryKnobReachesEveryFramework(t *testing.T) {
 }
 
 // buildCell validates r for framework fw, applies a model edit to the plan, and builds the launch.
-func buildCell(r spec.Request, edit func(*models.Model), fw Framework) (spec.Launch, error) {
+func buildCell(r core.Request, edit func(*models.Model), fw Framework) (core.Launch, error) {
 	p, err := Validate(r, fw.Name)
 	if err != nil {
-		return spec.Launch{}, err
+		return core.Launch{}, err
 	}
 	if edit != nil {
 		edit(&p.Model)
 		if err := p.Model.Validate(); err != nil {
-			return spec.Launch{}, fmt.Errorf("knob edit made an invalid model: %w", err)
+			return core.Launch{}, fmt.Errorf("knob edit made an invalid model: %w", err)
 		}
 	}
 	return fw.Build(p)
 }
 
-func launchJSON(t *testing.T, l spec.Launch) string {
+func launchJSON(t *testing.T, l core.Launch) string {
 	b, err := json.Marshal(l)
 	require.NoError(t, err)
 	return string(b)
 }
 
 // reaches checks that a knob's change lands where the Megatron-family framework reads it.
-func reaches(t *testing.T, k knob, platform string, a, b spec.Launch) {
+func reaches(t *testing.T, k knob, platform string, a, b core.Launch) {
 	t.Helper()
 	switch a.Framework {
-	case spec.Mega:
-		pin, err := spec.PinFor(platform)
+	case core.Mega:
+		pin, err := core.PinFor(platform)
 		require.NoError(t, err)
 		mg, err := facts.MegatronAt(pin.MegatronCommit)
 		require.NoError(t, err)
@@ -352,13 +352,13 @@ func reaches(t *testing.T, k knob, platform string, a, b spec.Launch) {
 		for _, d := range k.megatron {
 			assert.NotEqual(t, fmt.Sprint(mg.Value(va, d)), fmt.Sprint(mg.Value(vb, d)), "%s: Megatron's args.%s does not change", k.name, d)
 		}
-	case spec.Prim:
+	case core.Prim:
 		oa, _, _ := primOverrides(t, a)
 		ob, _, _ := primOverrides(t, b)
 		for _, d := range k.megatron {
 			assert.NotEqual(t, fmt.Sprint(oa[d]), fmt.Sprint(ob[d]), "%s: Primus's override %s (Megatron's args.%s) does not change", k.name, d, d)
 		}
-	case spec.Nemo:
+	case core.Nemo:
 		sa, sb := sectionKeys(a.Files[nemo.ConfigName]), sectionKeys(b.Files[nemo.ConfigName])
 		for _, f := range k.bridge {
 			assert.NotEqual(t, sa[f], sb[f], "%s: Bridge's %s does not change", k.name, f)
@@ -370,7 +370,7 @@ func reaches(t *testing.T, k knob, platform string, a, b spec.Launch) {
 // and in its preflight, and records it.
 func TestPlatformEnvIsEveryFrameworks(t *testing.T) {
 	for _, platform := range []string{hw.PlatformAMD, hw.PlatformNVIDIA, hw.PlatformCPU} {
-		want := spec.PlatformEnv(platform)
+		want := core.PlatformEnv(platform)
 		for _, fw := range Table() {
 			if !slices.Contains(fw.Platforms, platform) {
 				continue
@@ -392,11 +392,11 @@ func TestPlatformEnvIsEveryFrameworks(t *testing.T) {
 			}
 		}
 	}
-	assert.NotEmpty(t, spec.PlatformEnv(hw.PlatformAMD)["RCCL_MSCCL_ENABLE"])
+	assert.NotEmpty(t, core.PlatformEnv(hw.PlatformAMD)["RCCL_MSCCL_ENABLE"])
 
 	// A builder that sets one of them to another value is refused, naming the table.
-	l := spec.Launch{Framework: "mega", Env: map[string]string{"HSA_ENABLE_SDMA": "0"}}
-	assert.ErrorContains(t, spec.ApplyPlatformEnv(hw.PlatformAMD, &l), "HSA_ENABLE_SDMA=0")
+	l := core.Launch{Framework: "mega", Env: map[string]string{"HSA_ENABLE_SDMA": "0"}}
+	assert.ErrorContains(t, core.ApplyPlatformEnv(hw.PlatformAMD, &l), "HSA_ENABLE_SDMA=0")
 }
 
 // runPretrainExports reads the variables Primus's examples/run_pretrain.sh exports on every run of
@@ -490,5 +490,5 @@ func TestPlatformEnvIsRunPretrains(t *testing.T) {
 		}
 	}
 	require.Contains(t, want, "NCCL_CHECKS_DISABLE", "the reader found run_pretrain.sh's exports")
-	assert.Equal(t, want, spec.PlatformEnv(hw.PlatformAMD))
+	assert.Equal(t, want, core.PlatformEnv(hw.PlatformAMD))
 }

@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
-	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/hw"
 )
 
@@ -82,7 +82,7 @@ type Run struct {
 	// fails the pod before torchrun starts.
 	Preflight *Step
 	Volumes   []Volume
-	// MasterPort is the rendezvous port; 0: spec.DefaultMasterPort.
+	// MasterPort is the rendezvous port; 0: core.DefaultMasterPort.
 	MasterPort int
 
 	ServiceAccount    string
@@ -105,7 +105,7 @@ var (
 // reservedEnv are the variables the manifest sets per pod: the rendezvous (and torchrun's PET_
 // forms) and the Job controller's own.
 func reservedEnv(name string) bool {
-	return spec.IsRendezvousVar(name) || name == "JOB_COMPLETION_INDEX"
+	return core.IsRendezvousVar(name) || name == "JOB_COMPLETION_INDEX"
 }
 
 // IsSecretName reports whether a variable's name marks it as a credential, whose value must never be
@@ -187,7 +187,7 @@ func (r Run) Validate() (Run, error) {
 		seen[v.MountPath] = true
 	}
 	if r.MasterPort == 0 {
-		r.MasterPort = spec.DefaultMasterPort
+		r.MasterPort = core.DefaultMasterPort
 	}
 	if r.MasterPort < 1 || r.MasterPort > 65535 {
 		return r, fmt.Errorf("kube: master port %d is not a TCP port", r.MasterPort)
@@ -216,9 +216,9 @@ func PerNodeArgs(cmd []string) []string {
 		out[i] = strings.ReplaceAll(a, "$(", "$$(")
 	}
 	flags := map[string]string{
-		"--node_rank": spec.EnvNodeRank, "--node-rank": spec.EnvNodeRank,
-		"--master_addr": spec.EnvMasterAddr, "--master-addr": spec.EnvMasterAddr,
-		"--master_port": spec.EnvMasterPort, "--master-port": spec.EnvMasterPort,
+		"--node_rank": core.EnvNodeRank, "--node-rank": core.EnvNodeRank,
+		"--master_addr": core.EnvMasterAddr, "--master-addr": core.EnvMasterAddr,
+		"--master_port": core.EnvMasterPort, "--master-port": core.EnvMasterPort,
 	}
 	for i := 0; i < len(out); i++ {
 		name, _, hasValue := strings.Cut(out[i], "=")
@@ -239,16 +239,16 @@ func PerNodeArgs(cmd []string) []string {
 // env is a pod's environment: the rendezvous first (the rank from the completion index), then the
 // step's own variables in name order.
 func (r Run) env(s Step) []corev1.EnvVar {
-	rank := corev1.EnvVar{Name: spec.EnvNodeRank, ValueFrom: &corev1.EnvVarSource{
+	rank := corev1.EnvVar{Name: core.EnvNodeRank, ValueFrom: &corev1.EnvVarSource{
 		FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['" + IndexAnnotation + "']"}}}
 	var out []corev1.EnvVar
-	for _, v := range spec.NodeEnv(spec.Node{NNodes: strconv.Itoa(r.NNodes), GPUsPerNode: strconv.Itoa(r.GPUsPerNode),
+	for _, v := range core.NodeEnv(core.Node{NNodes: strconv.Itoa(r.NNodes), GPUsPerNode: strconv.Itoa(r.GPUsPerNode),
 		MasterAddr: r.MasterAddr(), MasterPort: strconv.Itoa(r.MasterPort)}) {
-		if v.Name == spec.EnvGPUsPerNode && r.GPUsPerNode == 0 {
+		if v.Name == core.EnvGPUsPerNode && r.GPUsPerNode == 0 {
 			continue
 		}
 		e := corev1.EnvVar{Name: v.Name, Value: v.Value}
-		if v.Name == spec.EnvNodeRank {
+		if v.Name == core.EnvNodeRank {
 			e = rank
 		}
 		out = append(out, e, corev1.EnvVar{Name: "PET_" + v.Name, Value: "$(" + v.Name + ")"})

@@ -19,9 +19,9 @@ import (
 
 	"github.com/rivalbench/rival/container/registrytest"
 	"github.com/rivalbench/rival/frameworks"
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/frameworks/fsdp"
 	"github.com/rivalbench/rival/frameworks/logparse"
-	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/rivalbench/rival/gptorder"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/indexed"
@@ -422,10 +422,10 @@ func TestRealSlurm(t *testing.T) {
 	t.Run("prim-shaped and titan-shaped launches get their node's rendezvous", func(t *testing.T) {
 		c := cl.Client()
 		for _, cell := range []struct{ platform, framework string }{
-			{hw.PlatformAMD, spec.Prim},     // run_pretrain.sh: the layout from the environment
-			{hw.PlatformAMD, spec.Titan},    // Primus's torchtitan backend: the same
-			{hw.PlatformNVIDIA, spec.Titan}, // torchrun: --nnodes, the rest from PET_*
-			{hw.PlatformNVIDIA, spec.Mega},  // torchrun, Megatron
+			{hw.PlatformAMD, core.Prim},     // run_pretrain.sh: the layout from the environment
+			{hw.PlatformAMD, core.Titan},    // Primus's torchtitan backend: the same
+			{hw.PlatformNVIDIA, core.Titan}, // torchrun: --nnodes, the rest from PET_*
+			{hw.PlatformNVIDIA, core.Mega},  // torchrun, Megatron
 		} {
 			t.Run(cell.platform+"-"+cell.framework, func(t *testing.T) {
 				runRendezvousJob(t, c, cl.Nodes, cell.platform, cell.framework)
@@ -565,8 +565,8 @@ printf argv; printf ' %q' "$@"; echo
 func runRendezvousJob(t *testing.T, c slurm.Cluster, nodes []string, platform, framework string) {
 	const nnodes, gpus = 2, 2
 	host := hw.Host{Platform: platform, GPUs: []hw.GPU{{Index: 0}, {Index: 1}}}
-	l, err := frameworks.Build(spec.Request{Platform: platform, Framework: framework, Model: "llama-proxy", Host: host,
-		NNodes: nnodes, Fair: spec.Fair{Seed: 42, MBS: 1, SL: 256, GA: 2, GBS: 8, TP: 1, PP: 1, DP: nnodes * gpus,
+	l, err := frameworks.Build(core.Request{Platform: platform, Framework: framework, Model: "llama-proxy", Host: host,
+		NNodes: nnodes, Fair: core.Fair{Seed: 42, MBS: 1, SL: 256, GA: 2, GBS: 8, TP: 1, PP: 1, DP: nnodes * gpus,
 			TrainIters: 3, WarmupSteps: 1, LR: 3e-4, MinLR: 3e-5, WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Precision: "bf16"},
 		DataPrefix: "/rival/data/bc", TokenizerPath: "/rival/tokenizer", OutputDir: "/rival/run", DataCacheDir: "/rival/cache"})
 	require.NoError(t, err)

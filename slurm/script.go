@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/hw"
 )
 
@@ -63,14 +63,14 @@ type Job struct {
 	PassEnv []string
 
 	Mounts        []Mount
-	MasterPort    int      // 0: spec.DefaultMasterPort
+	MasterPort    int      // 0: core.DefaultMasterPort
 	OutputDir     string   // absolute; must be visible on every node (shared filesystem)
 	LogPath       string   // absolute; the job's stdout and stderr (sbatch --output)
 	DockerRunArgs []string // docker mode: device, ulimit, shm flags (e.g. --gpus all, --device /dev/kfd)
 
 	// Preflight, when set, runs once on the first node, in the same container, mounts and environment,
 	// after the node-hardware step and before Command: the framework's own validation of the launch
-	// (spec.Launch.Preflight). A non-zero exit ends the job before torchrun starts.
+	// (core.Launch.Preflight). A non-zero exit ends the job before torchrun starts.
 	Preflight []string
 
 	// NodeHardware runs a first step on every node that records its hostname and GPU tools' output
@@ -169,9 +169,9 @@ func IsSecretName(name string) bool {
 }
 
 // reservedName reports whether the script sets name itself, so Env must not: the rendezvous
-// variables (spec.RendezvousVars and their PET_ forms) and the script's own.
+// variables (core.RendezvousVars and their PET_ forms) and the script's own.
 func reservedName(name string) bool {
-	return spec.IsRendezvousVar(name) || name == "RIVAL_NODE" || name == "RIVAL_NODE_HW"
+	return core.IsRendezvousVar(name) || name == "RIVAL_NODE" || name == "RIVAL_NODE_HW"
 }
 
 func validate(j Job) (Job, error) {
@@ -251,7 +251,7 @@ func validate(j Job) (Job, error) {
 		}
 	}
 	if j.MasterPort == 0 {
-		j.MasterPort = spec.DefaultMasterPort
+		j.MasterPort = core.DefaultMasterPort
 	}
 	if j.MasterPort < 1 || j.MasterPort > 65535 {
 		return j, fmt.Errorf("slurm: MasterPort %d is not a TCP port", j.MasterPort)
@@ -406,7 +406,7 @@ func Script(job Job) (string, error) {
 	w("# Rendezvous: the first host of the allocation is the master; each node's rank is its SLURM_NODEID,\n")
 	w("# set in the per-node task below. torchrun reads the PET_ forms.\n")
 	for _, v := range rendezvousEnv(j) {
-		if v.Name == spec.EnvNodeRank {
+		if v.Name == core.EnvNodeRank {
 			continue // per node, in nodeScript
 		}
 		w("%s=%s\n", v.Name, v.Value)
@@ -444,7 +444,7 @@ func Script(job Job) (string, error) {
 	w("\n# The per-node task: this node's rank, the placeholders filled in, then the launch.\n")
 	rank := ""
 	for _, v := range rendezvousEnv(j) {
-		if v.Name == spec.EnvNodeRank {
+		if v.Name == core.EnvNodeRank {
 			// Two commands: export expands all its words before it assigns any.
 			rank = fmt.Sprintf("export %s=%s\nexport PET_%s=\"$%s\"\n", v.Name, v.Value, v.Name, v.Name)
 		}
@@ -554,17 +554,17 @@ func quoteAll(args []string) string {
 	return strings.Join(q, " ")
 }
 
-// rendezvousEnv is the job's rendezvous variables as the script sets them (spec.NodeEnv's names and
+// rendezvousEnv is the job's rendezvous variables as the script sets them (core.NodeEnv's names and
 // meaning): the rank per node, the master the allocation's first host. A CPU job (GPUsPerNode 0) has
 // no GPUS_PER_NODE.
-func rendezvousEnv(j Job) []spec.Var {
-	all := spec.NodeEnv(spec.Node{
+func rendezvousEnv(j Job) []core.Var {
+	all := core.NodeEnv(core.Node{
 		NNodes: strconv.Itoa(j.NNodes), GPUsPerNode: strconv.Itoa(j.GPUsPerNode), Rank: `"$SLURM_NODEID"`,
 		MasterAddr: `$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)`, MasterPort: strconv.Itoa(j.MasterPort),
 	})
 	out := all[:0]
 	for _, v := range all {
-		if v.Name == spec.EnvGPUsPerNode && j.GPUsPerNode == 0 {
+		if v.Name == core.EnvGPUsPerNode && j.GPUsPerNode == 0 {
 			continue
 		}
 		out = append(out, v)

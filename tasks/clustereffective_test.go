@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/frameworks/effective"
-	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/kube"
 	"github.com/rivalbench/rival/kube/kubetest"
@@ -107,7 +107,7 @@ func TestClusterPreflightLines(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			stopped := false
-			p := newPreflightLines(spec.Launch{Framework: "fsdp", Workload: full}, func() { stopped = true })
+			p := newPreflightLines(core.Launch{Framework: "fsdp", Workload: full}, func() { stopped = true })
 			p.see(`preflight ran: {"torch": "2.6.0"}`)
 			p.see(tc.line)
 			assert.Equal(t, "torch 2.6.0", p.ran)
@@ -165,7 +165,7 @@ func FuzzPreflightLines(f *testing.F) {
 	f.Add(`preflight ran: {"torch": "2.6.0"}`)
 	f.Add("preflight failed: x")
 	f.Fuzz(func(t *testing.T, line string) {
-		p := newPreflightLines(spec.Launch{Framework: "fsdp", Workload: full}, func() {})
+		p := newPreflightLines(core.Launch{Framework: "fsdp", Workload: full}, func() {})
 		p.see(line)
 		if p.effective != nil && p.mismatch == nil {
 			assert.Equal(t, effective.Config{Hidden: 8}, *p.effective)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/english"
-	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/frameworks/core"
 )
 
 type keyKind int
@@ -321,9 +321,9 @@ func (c *Config) validate() error {
 		c.values["GBS"] = strconv.Itoa(product)
 		c.sources["GBS"] = "derived MBS×DP×GA"
 	}
-	// The fair configuration's own rules, with the messages every framework gives (spec.CheckFair).
-	var fe *spec.FairError
-	if err := spec.CheckFair(fairFromConfig(c)); errors.As(err, &fe) {
+	// The fair configuration's own rules, with the messages every framework gives (core.CheckFair).
+	var fe *core.FairError
+	if err := core.CheckFair(fairFromConfig(c)); errors.As(err, &fe) {
 		return c.fieldErr(fe.Key, "%s", fe.Msg)
 	}
 	for _, k := range []string{"TRAIN_TIMEOUT", "SLURM_PENDING_TIMEOUT"} {
@@ -484,14 +484,14 @@ func (c *Config) String() string {
 
 // fairFromConfig converts config.env's training keys into the frameworks'
 // Fair configuration.
-func fairFromConfig(c *Config) spec.Fair {
+func fairFromConfig(c *Config) core.Fair {
 	var ranks []int
 	for _, r := range c.List("PROFILE_RANKS") {
 		if n, err := strconv.Atoi(r); err == nil {
 			ranks = append(ranks, n)
 		}
 	}
-	return spec.Fair{
+	return core.Fair{
 		Seed: c.Int("SEED"), MBS: c.Int("MBS"), SL: c.Int("SL"), GA: c.Int("GA"), GBS: c.Int("GBS"),
 		TP: c.Int("TP"), PP: c.Int("PP"), DP: c.Int("DP"), TrainIters: c.Int("TRAIN_ITERS"), WarmupSteps: c.Int("WARMUP_STEPS"),
 		LR: c.Float("LR"), MinLR: c.Float("MIN_LR"), WeightDecay: c.Float("WEIGHT_DECAY"), Beta1: c.Float("BETA1"), Beta2: c.Float("BETA2"),

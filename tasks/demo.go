@@ -51,7 +51,7 @@ func planInstall(root bool, aptGet string, noInstall bool) installPlan {
 // and an engine answering). It returns the executor the runs use.
 func (w *Workspace) provisionTorch(ctx context.Context) (Executor, func(), error) {
 	nothing := func() {}
-	if w.Settings.Container() {
+	if w.Env.Container() {
 		return w.demoImageExecutor(ctx)
 	}
 	probe, err := probeTorch(ctx, hostPython)
@@ -61,9 +61,9 @@ func (w *Workspace) provisionTorch(ctx context.Context) (Executor, func(), error
 		return HostExecutor{}, nothing, nil
 	}
 	aptGet, _ := exec.LookPath("apt-get")
-	plan := planInstall(os.Geteuid() == 0, aptGet, w.Settings.NoInstall())
+	plan := planInstall(os.Geteuid() == 0, aptGet, w.Env.NoInstall())
 	if plan.Install == nil {
-		if w.Settings.ImageBase() != "" {
+		if w.Env.ImageBase() != "" {
 			if ex, done, derr := w.demoImageExecutor(ctx); derr == nil {
 				return ex, done, nil
 			} else {

@@ -6,7 +6,7 @@
 // Where things are:
 //
 //   - configuration: LoadConfig and Config (config.go), the fingerprinted keys of config.env;
-//     Settings (settings.go), what changes how Rival runs but enters no key.
+//     Environment (settings.go), what changes how Rival runs but enters no key.
 //   - data: the configured pipeline and its targets, BuildPipeline, FetchTarget, FilterTarget and
 //     EncodeTarget (pipeline.go), over FetchDatasetTask (fetch.go), FilterTask (filter.go),
 //     EncodeTask and ResolveTokenizer (encode.go); VerifyData and dataset manifests

@@ -14,7 +14,7 @@ import (
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/container"
 	"github.com/rivalbench/rival/dag"
-	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/hw"
 )
 
@@ -55,7 +55,7 @@ func (w *Workspace) ImageTask(ctx context.Context, e *container.Engine, platform
 	if !ok {
 		return nil, fmt.Errorf("image: unknown platform %q (amd, nvd or cpu)", platform)
 	}
-	base := w.Settings.ImageBase()
+	base := w.Env.ImageBase()
 	if base == "" {
 		base = defaultBases[platform]
 	}
@@ -79,7 +79,7 @@ func (w *Workspace) ImageTask(ctx context.Context, e *container.Engine, platform
 	}
 	t.Run = func(ctx context.Context, x *dag.Exec) error {
 		args := map[string]string{}
-		if w.Settings.ImageBase() != "" || defaultBases[platform] == "" {
+		if w.Env.ImageBase() != "" || defaultBases[platform] == "" {
 			args["IMAGE_BASE"] = base
 		}
 		id, err := e.Build(ctx, container.BuildSpec{
@@ -193,7 +193,7 @@ func (d *DockerExecutor) ImageDigest() string { return d.Image.ImageID }
 func (d *DockerExecutor) Place(dirs []PathMap) []PathMap { return dirs }
 
 // Run implements Executor.
-func (d *DockerExecutor) Run(ctx context.Context, launch spec.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
+func (d *DockerExecutor) Run(ctx context.Context, launch core.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
 	rs, err := d.spec(launch, maps)
 	if err != nil {
 		return ExecInfo{}, err
@@ -211,7 +211,7 @@ func (d *DockerExecutor) Run(ctx context.Context, launch spec.Launch, maps []Pat
 }
 
 // spec is the container a launch runs in.
-func (d *DockerExecutor) spec(launch spec.Launch, maps []PathMap) (container.RunSpec, error) {
+func (d *DockerExecutor) spec(launch core.Launch, maps []PathMap) (container.RunSpec, error) {
 	env, err := localEnv(launch)
 	if err != nil {
 		return container.RunSpec{}, err
@@ -237,7 +237,7 @@ func (w *Workspace) ShellSpec(rec ImageRecord, platform string) container.RunSpe
 	d := &DockerExecutor{Image: rec, Platform: platform}
 	data, _ := filepath.Abs(w.Path("DATA_DIR"))
 	out, _ := filepath.Abs(w.Path("OUTPUT_DIR"))
-	rs, _ := d.spec(spec.Launch{Command: []string{"bash"}, WorkDir: "/rival", Env: map[string]string{"PYTHONUNBUFFERED": "1"}},
+	rs, _ := d.spec(core.Launch{Command: []string{"bash"}, WorkDir: "/rival", Env: map[string]string{"PYTHONUNBUFFERED": "1"}},
 		[]PathMap{{Host: data, Inside: "/rival/data", ReadOnly: true}, {Host: out, Inside: "/rival/output"}})
 	rs.Interactive = true
 	return rs

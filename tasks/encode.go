@@ -86,7 +86,7 @@ func (w *Workspace) ResolveTokenizer(arg string) (TokenizerSpec, error) {
 		return TokenizerSpec{}, fmt.Errorf("tokenizer %q is neither a file nor a model name (known: %v): %w", arg, models.Names(), err)
 	}
 	spec := TokenizerSpec{Path: arg, EOD: -1}
-	if v := w.Settings.EOD(); v != "" {
+	if v := w.Env.EOD(); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
 			return TokenizerSpec{}, fmt.Errorf("EOD=%q is not a token id", v)

@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/frameworks/effective"
-	"github.com/rivalbench/rival/frameworks/spec"
 )
 
 // Executor runs a framework launch and streams its output lines.
@@ -14,7 +14,7 @@ type Executor interface {
 	// Run starts launch with runDir holding its files, calls onLine for
 	// every output line, and returns the exit code. It must leave nothing
 	// running when ctx ends.
-	Run(ctx context.Context, launch spec.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error)
+	Run(ctx context.Context, launch core.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error)
 	// Place says where host directories appear to the trainer (the same
 	// paths on the host, mount points in a container).
 	Place(dirs []PathMap) []PathMap

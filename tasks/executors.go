@@ -14,7 +14,7 @@ func (w *Workspace) executorFor(ctx context.Context, platform string, host hw.Ho
 	nothing := func() {}
 	var rec ImageRecord
 	var e *container.Engine
-	needImage := platform != hw.PlatformCPU || w.Settings.Container()
+	needImage := platform != hw.PlatformCPU || w.Env.Container()
 	if needImage {
 		var err error
 		if e, rec, err = w.ensurePlatformImage(ctx, platform); err != nil {

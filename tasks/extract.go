@@ -21,7 +21,7 @@ func Extract(logfile string, out io.Writer) error {
 // EXTRACT_VERBOSE.
 func ExtractTarget(logfile string, verbose bool, out, errOut io.Writer) error {
 	var explain io.Writer
-	if verbose || EnvSettings().ExtractVerbose() {
+	if verbose || ProcessEnvironment().ExtractVerbose() {
 		explain = errOut
 	}
 	return ExtractExplained(logfile, out, explain)

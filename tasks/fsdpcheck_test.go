@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/frameworks/effective"
-	"github.com/rivalbench/rival/frameworks/spec"
 )
 
 // checkExec answers an fsdp launch's preflight (train.py --check) with the workload as its read-back
@@ -20,7 +20,7 @@ type checkExec struct {
 	checks  int
 }
 
-func (c *checkExec) Run(ctx context.Context, l spec.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
+func (c *checkExec) Run(ctx context.Context, l core.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
 	if l.Command[len(l.Command)-1] == "--check" {
 		c.checks++
 		onLine(effective.LinePrefix + string(l.Workload))
@@ -37,7 +37,7 @@ func TestTrainStopsWhenTheTrainerReadsOtherSamples(t *testing.T) {
 	w, _ := newWorkspace(t, "")
 	ex := &checkExec{scriptedExecutor: scriptedExecutor{steps: 30}, samples: `{"samples": 4, "sha256": "00"}`}
 	in := trainInputs(t, w, ex)
-	require.Equal(t, spec.FSDP, in.Framework)
+	require.Equal(t, core.FSDP, in.Framework)
 	task, err := w.TrainTask(in)
 	require.NoError(t, err)
 	err = w.Runner.Run(context.Background(), task)

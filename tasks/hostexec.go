@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/frameworks/core"
 )
 
 // hostStopGrace is how long a stopped run's processes get between SIGTERM
@@ -42,7 +42,7 @@ func groupHasMembers(pgid int) bool {
 
 // hostTorchVersion asks the launch's interpreter for its torch version
 // without importing torch (importlib.metadata reads the installed files).
-func hostTorchVersion(launch spec.Launch) string {
+func hostTorchVersion(launch core.Launch) string {
 	if len(launch.Command) == 0 {
 		return ""
 	}
@@ -74,7 +74,7 @@ func (HostExecutor) ImageDigest() string { return "" }
 
 // Run implements Executor: the process gets its own process group, which
 // is killed as a whole when ctx ends, so no trainer outlives Rival.
-func (HostExecutor) Run(ctx context.Context, launch spec.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
+func (HostExecutor) Run(ctx context.Context, launch core.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
 	if len(launch.Command) == 0 {
 		return ExecInfo{}, errors.New("empty launch command")
 	}

@@ -98,7 +98,7 @@ func (w *Workspace) readPushRecord(platform string) (*PushRecord, error) {
 // pyxis with neither refuses, saying how to deliver the image.
 func (w *Workspace) SlurmImage(platform string, built *ImageRecord) (image, ran string, err error) {
 	mode := containerMode(platform)
-	if v := w.Settings.SlurmImage(); v != "" {
+	if v := w.Env.SlurmImage(); v != "" {
 		if mode != slurm.ContainerPyxis {
 			return v, v, nil
 		}

@@ -14,7 +14,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/kube"
 	"github.com/rivalbench/rival/slurm"
@@ -81,7 +81,7 @@ func claimPath(claim, setting, root, host string) (string, error) {
 }
 
 // KubeRun is the kube.Run of a launch.
-func (k *KubeExecutor) KubeRun(launch spec.Launch, maps []PathMap) (kube.Run, error) {
+func (k *KubeExecutor) KubeRun(launch core.Launch, maps []PathMap) (kube.Run, error) {
 	runDir := ""
 	var vols []kube.Volume
 	for _, m := range maps {
@@ -113,7 +113,7 @@ func (k *KubeExecutor) KubeRun(launch spec.Launch, maps []PathMap) (kube.Run, er
 	if p := launch.Preflight; p != nil {
 		env := map[string]string{}
 		for key, v := range p.Env {
-			if !spec.IsRendezvousVar(key) { // the manifest sets those per pod
+			if !core.IsRendezvousVar(key) { // the manifest sets those per pod
 				env[key] = v
 			}
 		}
@@ -127,7 +127,7 @@ func (k *KubeExecutor) KubeRun(launch spec.Launch, maps []PathMap) (kube.Run, er
 }
 
 // Objects are the Service and Job of a launch.
-func (k *KubeExecutor) Objects(launch spec.Launch, maps []PathMap) (*corev1.Service, *batchv1.Job, error) {
+func (k *KubeExecutor) Objects(launch core.Launch, maps []PathMap) (*corev1.Service, *batchv1.Job, error) {
 	r, err := k.KubeRun(launch, maps)
 	if err != nil {
 		return nil, nil, err
@@ -136,7 +136,7 @@ func (k *KubeExecutor) Objects(launch spec.Launch, maps []PathMap) (*corev1.Serv
 }
 
 // Manifest is the YAML a launch submits (train:k8s-manifest).
-func (k *KubeExecutor) Manifest(launch spec.Launch, maps []PathMap) ([]byte, error) {
+func (k *KubeExecutor) Manifest(launch core.Launch, maps []PathMap) ([]byte, error) {
 	r, err := k.KubeRun(launch, maps)
 	if err != nil {
 		return nil, err
@@ -145,7 +145,7 @@ func (k *KubeExecutor) Manifest(launch spec.Launch, maps []PathMap) ([]byte, err
 }
 
 // Run implements Executor.
-func (k *KubeExecutor) Run(ctx context.Context, launch spec.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
+func (k *KubeExecutor) Run(ctx context.Context, launch core.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
 	if k.Cluster == nil {
 		return ExecInfo{}, errors.New("kube: no cluster client")
 	}
@@ -176,12 +176,12 @@ func (k *KubeExecutor) Run(ctx context.Context, launch spec.Launch, maps []PathM
 }
 
 // UseKube reports whether multi-node runs go to Kubernetes: a cluster run (UseSlurm) with CLUSTER=k8s.
-func (w *Workspace) UseKube() bool { return UseSlurm(w.Config) && w.Settings.Cluster() == "k8s" }
+func (w *Workspace) UseKube() bool { return UseSlurm(w.Config) && w.Env.Cluster() == "k8s" }
 
 // KubeImage is the image Kubernetes runs of platform use: KUBE_IMAGE, else what image:push delivered.
 // Only a digest will do: each node pulls on its own.
 func (w *Workspace) KubeImage(platform string, built *ImageRecord) (string, error) {
-	if v := w.Settings.Kube("IMAGE"); v != "" {
+	if v := w.Env.Kube("IMAGE"); v != "" {
 		return v, nil
 	}
 	rec, err := w.readPushRecord(platform)
@@ -208,27 +208,27 @@ func (w *Workspace) NewKubeExecutor(cfg *Config, platform string, host hw.Host, 
 	if err := slurm.Check(cfg.Int("NNODES"), gpus, cfg.Int("TP"), cfg.Int("PP"), cfg.Int("DP")); err != nil {
 		return nil, err
 	}
-	sel, err := kube.ParseSelector(w.Settings.Kube("NODE_SELECTOR"))
+	sel, err := kube.ParseSelector(w.Env.Kube("NODE_SELECTOR"))
 	if err != nil {
 		return nil, fmt.Errorf("KUBE_NODE_SELECTOR: %w", err)
 	}
-	tol, err := kube.ParseTolerations(w.Settings.Kube("TOLERATIONS"))
+	tol, err := kube.ParseTolerations(w.Env.Kube("TOLERATIONS"))
 	if err != nil {
 		return nil, fmt.Errorf("KUBE_TOLERATIONS: %w", err)
 	}
-	pending, err := ParseAge(w.Settings.Kube("PENDING_TIMEOUT"))
+	pending, err := ParseAge(w.Env.Kube("PENDING_TIMEOUT"))
 	if err != nil {
 		return nil, fmt.Errorf("KUBE_PENDING_TIMEOUT: %w", err)
 	}
 	k := &KubeExecutor{
 		Platform: platform, NNodes: cfg.Int("NNODES"), GPUsPerNode: gpus, Image: image,
-		Namespace: w.Settings.Kube("NAMESPACE"), ServiceAccount: w.Settings.Kube("SERVICE_ACCOUNT"),
-		PriorityClass: w.Settings.Kube("PRIORITY_CLASS"), NodeSelector: sel, Tolerations: tol,
-		DataClaim: w.Settings.Kube("DATA_CLAIM"), CacheClaim: w.Settings.Kube("CACHE_CLAIM"), OutputClaim: w.Settings.Kube("OUTPUT_CLAIM"),
-		DataDir: w.Path("DATA_DIR"), OutputDir: w.Path("OUTPUT_DIR"), Grace: w.Settings.StopGrace(),
+		Namespace: w.Env.Kube("NAMESPACE"), ServiceAccount: w.Env.Kube("SERVICE_ACCOUNT"),
+		PriorityClass: w.Env.Kube("PRIORITY_CLASS"), NodeSelector: sel, Tolerations: tol,
+		DataClaim: w.Env.Kube("DATA_CLAIM"), CacheClaim: w.Env.Kube("CACHE_CLAIM"), OutputClaim: w.Env.Kube("OUTPUT_CLAIM"),
+		DataDir: w.Path("DATA_DIR"), OutputDir: w.Path("OUTPUT_DIR"), Grace: w.Env.StopGrace(),
 	}
 	if connect {
-		client, name, err := kube.Connect(w.Settings.Kube("CONTEXT"))
+		client, name, err := kube.Connect(w.Env.Kube("CONTEXT"))
 		if err != nil {
 			return nil, err
 		}

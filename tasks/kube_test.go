@@ -33,7 +33,7 @@ func kubeInputs(t *testing.T, settings map[string]string) (*Workspace, TrainInpu
 	for k, v := range settings {
 		base[k] = v
 	}
-	w.Settings = w.Settings.With(base)
+	w.Env = w.Env.With(base)
 	in := trainInputs(t, w, HostExecutor{})
 	// The claims hold DATA_DIR and OUTPUT_DIR: the tokenizer too lives under DATA_DIR.
 	src := filepath.Dir(in.Tokenizer.Path)
@@ -97,7 +97,7 @@ func TestKubeSettingsRefused(t *testing.T) {
 		assert.Contains(t, err.Error(), tc.want)
 	}
 	w, _ := newWorkspace(t, "")
-	w.Settings = w.Settings.With(map[string]string{"KUBE_TOLERATIONS": "a:Never"})
+	w.Env = w.Env.With(map[string]string{"KUBE_TOLERATIONS": "a:Never"})
 	cfg, err := w.Config.With("test", map[string]string{"NNODES": "1", "DP": "1"})
 	require.NoError(t, err)
 	_, err = w.NewKubeExecutor(cfg, hw.PlatformCPU, hw.Host{Platform: hw.PlatformCPU}, kubeTestImage, false)
@@ -160,7 +160,7 @@ func TestKubeExecutorRunsEachFramework(t *testing.T) {
 			}
 			t.Run(platform+"-"+fw, func(t *testing.T) {
 				w, _ := newWorkspace(t, "")
-				w.Settings = w.Settings.With(map[string]string{"CLUSTER": "k8s", "KUBE_IMAGE": kubeTestImage, "KUBE_NAMESPACE": "bench",
+				w.Env = w.Env.With(map[string]string{"CLUSTER": "k8s", "KUBE_IMAGE": kubeTestImage, "KUBE_NAMESPACE": "bench",
 					"KUBE_DATA_CLAIM": "rival-data", "KUBE_OUTPUT_CLAIM": "rival-output", "GPUS_PER_NODE": "8"})
 				cfg, err := w.Config.With("test", map[string]string{"NNODES": "2", "TP": "1", "PP": "1", "DP": "16"})
 				require.NoError(t, err)

@@ -63,7 +63,7 @@ func (w *Workspace) clusterHost(ctx context.Context, platform string) (hw.Host, 
 	}
 	if len(host.GPUs) == 0 {
 		host = hw.Host{Platform: platform}
-		for i := 0; i < w.Settings.GPUsPerNode(); i++ {
+		for i := 0; i < w.Env.GPUsPerNode(); i++ {
 			host.GPUs = append(host.GPUs, hw.GPU{Index: i})
 		}
 	}

@@ -50,7 +50,7 @@ func (w *Workspace) CacheStats() error {
 // CacheTrim trims the cache to RIVAL_CACHE_MAX (default 50GiB) and drops
 // entries unused for RIVAL_CACHE_MAX_AGE (default 30d).
 func (w *Workspace) CacheTrim(ctx context.Context) error {
-	maxSize, maxAge := w.Settings.CacheMax(), w.Settings.CacheMaxAge()
+	maxSize, maxAge := w.Env.CacheMax(), w.Env.CacheMaxAge()
 	size, err := ParseSize(maxSize)
 	if err != nil {
 		return fmt.Errorf("RIVAL_CACHE_MAX: %w", err)

@@ -68,7 +68,7 @@ func spoil(t *testing.T, path string, good []byte, field string, bad func(string
 func TestSlurmScriptRefusesBadManifestDigest(t *testing.T) {
 	t.Setenv("DP", "8")
 	w, _ := newWorkspace(t, "")
-	w.Settings = w.Settings.With(map[string]string{"SLURM_IMAGE": "", "GPUS_PER_NODE": "8"})
+	w.Env = w.Env.With(map[string]string{"SLURM_IMAGE": "", "GPUS_PER_NODE": "8"})
 	w.Config, _ = w.Config.With("test", map[string]string{"DP": "8"})
 	prefix := w.DatasetPrefix(w.Config.Get("DATASET"), "mistral", "train")
 	good, m := encodedPrefix(t, w, prefix)

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/result"
 )
@@ -32,7 +32,7 @@ func (p *pacedExecutor) set(w int) {
 	os.WriteFile(p.phase+".tmp", fmt.Appendf(nil, "%d", w), 0o644)
 	os.Rename(p.phase+".tmp", p.phase)
 }
-func (p *pacedExecutor) Run(ctx context.Context, l spec.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
+func (p *pacedExecutor) Run(ctx context.Context, l core.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
 	p.set(300) // start-up, index build, compilation
 	onLine("number of parameters: 12345")
 	time.Sleep(400 * time.Millisecond)

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/frameworks/effective"
-	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/rivalbench/rival/hw"
 )
 
@@ -32,10 +32,10 @@ type PreflightSamples struct {
 }
 
 // RunPreflight runs a launch's preflight (the framework's own argument parsing and config
-// validation; see spec.Launch.Preflight). Its files must already be written. It fails quoting
+// validation; see core.Launch.Preflight). Its files must already be written. It fails quoting
 // the framework's error, and when the effective configuration the preflight read back differs from
-// the workload's (spec.Launch.Workload), naming each field with both values.
-func RunPreflight(ctx context.Context, ex Executor, name string, launch spec.Launch, maps []PathMap) (PreflightReport, error) {
+// the workload's (core.Launch.Workload), naming each field with both values.
+func RunPreflight(ctx context.Context, ex Executor, name string, launch core.Launch, maps []PathMap) (PreflightReport, error) {
 	var rep PreflightReport
 	if launch.Preflight == nil {
 		return rep, nil
@@ -99,7 +99,7 @@ func RunPreflight(ctx context.Context, ex Executor, name string, launch spec.Lau
 // (a Docker run; with the run's devices when the preflight asks for them), or the run's own
 // executor. Slurm runs it as the job's first step (SlurmExecutor.Job), not as a second job;
 // train:check runs it in the image on the login node.
-func preflightExecutor(ex Executor, pre spec.Launch) Executor {
+func preflightExecutor(ex Executor, pre core.Launch) Executor {
 	switch d := ex.(type) {
 	case *DockerExecutor:
 		if pre.Devices {

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rivalbench/rival/frameworks"
-	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/hw"
 )
 
@@ -29,7 +29,7 @@ type preflightExec struct {
 	commands  [][]string
 }
 
-func (p *preflightExec) Run(ctx context.Context, l spec.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
+func (p *preflightExec) Run(ctx context.Context, l core.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
 	p.mu.Lock()
 	p.commands = append(p.commands, l.Command)
 	p.mu.Unlock()
@@ -79,10 +79,10 @@ func TestTrainRunsPreflightFirst(t *testing.T) {
 	}
 }
 
-// The images the Dockerfiles build FROM are the pinned ones (spec.Pins), in the code and in the files.
+// The images the Dockerfiles build FROM are the pinned ones (core.Pins), in the code and in the files.
 func TestDockerfileBasesArePinned(t *testing.T) {
 	for _, platform := range []string{hw.PlatformAMD, hw.PlatformNVIDIA} {
-		pin, err := spec.PinFor(platform)
+		pin, err := core.PinFor(platform)
 		require.NoError(t, err)
 		assert.Equal(t, pin.Image, defaultBases[platform])
 		df, err := os.ReadFile(filepath.Join("..", dockerfiles[platform]))
@@ -100,8 +100,8 @@ func TestPreflightDevices(t *testing.T) {
 		for i := 0; i < 8; i++ {
 			host.GPUs = append(host.GPUs, hw.GPU{Index: i})
 		}
-		l, err := frameworks.Build(spec.Request{Platform: hw.PlatformNVIDIA, Framework: fw, Model: "llama", Host: host,
-			Fair: spec.Fair{Seed: 42, MBS: 1, SL: 2048, GA: 8, TP: 1, PP: 1, TrainIters: 10, WarmupSteps: 1,
+		l, err := frameworks.Build(core.Request{Platform: hw.PlatformNVIDIA, Framework: fw, Model: "llama", Host: host,
+			Fair: core.Fair{Seed: 42, MBS: 1, SL: 2048, GA: 8, TP: 1, PP: 1, TrainIters: 10, WarmupSteps: 1,
 				LR: 3e-4, MinLR: 3e-5, WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Precision: "bf16"},
 			DataPrefix: "/rival/data/x", TokenizerPath: "/rival/tokenizer", OutputDir: "/rival/run", DataCacheDir: "/rival/cache"})
 		require.NoError(t, err)

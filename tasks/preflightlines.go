@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/frameworks/effective"
-	"github.com/rivalbench/rival/frameworks/spec"
 )
 
 // readEffective reads a preflight's "preflight effective: {json}" line and compares it with the
@@ -63,7 +63,7 @@ type preflightLines struct {
 }
 
 // newPreflightLines follows the preflight of launch; stop ends the job.
-func newPreflightLines(launch spec.Launch, stop func()) *preflightLines {
+func newPreflightLines(launch core.Launch, stop func()) *preflightLines {
 	return &preflightLines{framework: launch.Framework, workload: launch.Workload, stop: stop}
 }
 

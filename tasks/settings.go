@@ -64,20 +64,20 @@ var settingSpecs = []settingSpec{
 	{name: "RIVAL_STORE_TIMEOUT", def: "5s", doc: "how long `RIVAL_STORE` may take to connect or answer before the run goes on with the local cache alone"},
 }
 
-// Settings reads the non-fingerprinted settings from one source: the process environment in the
-// product (EnvSettings), a map over it in tests (With). The zero value reads the environment.
-type Settings struct {
+// Environment reads the non-fingerprinted settings from one source: the process environment in the
+// product (ProcessEnvironment), a map over it in tests (With). The zero value reads the environment.
+type Environment struct {
 	lookup func(string) (string, bool)
 }
 
-// EnvSettings reads the settings from the process environment.
-func EnvSettings() Settings { return Settings{lookup: os.LookupEnv} }
+// ProcessEnvironment reads the settings from the process environment.
+func ProcessEnvironment() Environment { return Environment{lookup: os.LookupEnv} }
 
 // With returns settings where values override this source: the door tests use instead of the
 // process environment. An empty value stands for an unset variable.
-func (s Settings) With(values map[string]string) Settings {
+func (s Environment) With(values map[string]string) Environment {
 	under := s.Lookup
-	return Settings{lookup: func(name string) (string, bool) {
+	return Environment{lookup: func(name string) (string, bool) {
 		if v, ok := values[name]; ok {
 			return v, true
 		}
@@ -86,7 +86,7 @@ func (s Settings) With(values map[string]string) Settings {
 }
 
 // Lookup reads one variable of this source; config.env's environment overrides come through it.
-func (s Settings) Lookup(name string) (string, bool) {
+func (s Environment) Lookup(name string) (string, bool) {
 	if s.lookup == nil {
 		return os.LookupEnv(name)
 	}
@@ -94,13 +94,13 @@ func (s Settings) Lookup(name string) (string, bool) {
 }
 
 // raw is a setting's value as given, "" when unset.
-func (s Settings) raw(name string) string {
+func (s Environment) raw(name string) string {
 	v, _ := s.Lookup(name)
 	return v
 }
 
 // value is a setting's value, its default when unset or empty.
-func (s Settings) value(name string) string {
+func (s Environment) value(name string) string {
 	if v := s.raw(name); v != "" {
 		return v
 	}
@@ -113,22 +113,22 @@ func (s Settings) value(name string) string {
 }
 
 // ConfigPath is RIVAL_CONFIG: the configuration file to load, "" for the workspace's config.env.
-func (s Settings) ConfigPath() string { return s.raw("RIVAL_CONFIG") }
+func (s Environment) ConfigPath() string { return s.raw("RIVAL_CONFIG") }
 
 // Platform is PLATFORM, "" when not given.
-func (s Settings) Platform() string { return s.raw("PLATFORM") }
+func (s Environment) Platform() string { return s.raw("PLATFORM") }
 
 // ImageBase is IMAGE_BASE, "" when not given (each Dockerfile's own FROM).
-func (s Settings) ImageBase() string { return s.raw("IMAGE_BASE") }
+func (s Environment) ImageBase() string { return s.raw("IMAGE_BASE") }
 
 // Container reports CONTAINER=1.
-func (s Settings) Container() bool { return s.raw("CONTAINER") == "1" }
+func (s Environment) Container() bool { return s.raw("CONTAINER") == "1" }
 
 // SlurmImage is SLURM_IMAGE, "" when not given.
-func (s Settings) SlurmImage() string { return s.raw("SLURM_IMAGE") }
+func (s Environment) SlurmImage() string { return s.raw("SLURM_IMAGE") }
 
 // GPUsPerNode is GPUS_PER_NODE read as a leading integer, 8 when unset or unreadable.
-func (s Settings) GPUsPerNode() int {
+func (s Environment) GPUsPerNode() int {
 	n := 8
 	if v := s.raw("GPUS_PER_NODE"); v != "" {
 		fmt.Sscan(v, &n)
@@ -137,10 +137,10 @@ func (s Settings) GPUsPerNode() int {
 }
 
 // Cluster is CLUSTER: "slurm" (the default) or "k8s".
-func (s Settings) Cluster() string { return s.value("CLUSTER") }
+func (s Environment) Cluster() string { return s.value("CLUSTER") }
 
 // Kube is a KUBE_ setting by its name without the prefix ("NAMESPACE"), its default when unset.
-func (s Settings) Kube(name string) string {
+func (s Environment) Kube(name string) string {
 	switch name {
 	case "CONTEXT":
 		return s.value("KUBE_CONTEXT")
@@ -169,20 +169,20 @@ func (s Settings) Kube(name string) string {
 }
 
 // EOD is EOD as given, "" when not given; encode:file checks it is a token id.
-func (s Settings) EOD() string { return s.raw("EOD") }
+func (s Environment) EOD() string { return s.raw("EOD") }
 
 // CacheMax is RIVAL_CACHE_MAX, unparsed (ParseSize).
-func (s Settings) CacheMax() string { return s.value("RIVAL_CACHE_MAX") }
+func (s Environment) CacheMax() string { return s.value("RIVAL_CACHE_MAX") }
 
 // CacheMaxAge is RIVAL_CACHE_MAX_AGE, unparsed (ParseAge).
-func (s Settings) CacheMaxAge() string { return s.value("RIVAL_CACHE_MAX_AGE") }
+func (s Environment) CacheMaxAge() string { return s.value("RIVAL_CACHE_MAX_AGE") }
 
 // CacheLink is RIVAL_CACHE_LINK: "copy", or "" to share dataset files with
 // the cache (the cache reads the variable itself; this checks its value).
-func (s Settings) CacheLink() string { return s.raw("RIVAL_CACHE_LINK") }
+func (s Environment) CacheLink() string { return s.raw("RIVAL_CACHE_LINK") }
 
 // StopGrace is RIVAL_STOP_GRACE; a value that is not a positive duration gives the default.
-func (s Settings) StopGrace() time.Duration {
+func (s Environment) StopGrace() time.Duration {
 	if d, err := time.ParseDuration(s.raw("RIVAL_STOP_GRACE")); err == nil && d > 0 {
 		return d
 	}
@@ -190,22 +190,22 @@ func (s Settings) StopGrace() time.Duration {
 }
 
 // NoInstall reports RIVAL_NO_INSTALL=1.
-func (s Settings) NoInstall() bool { return s.raw("RIVAL_NO_INSTALL") == "1" }
+func (s Environment) NoInstall() bool { return s.raw("RIVAL_NO_INSTALL") == "1" }
 
 // ExtractVerbose reports EXTRACT_VERBOSE set to anything.
-func (s Settings) ExtractVerbose() bool { return s.raw("EXTRACT_VERBOSE") != "" }
+func (s Environment) ExtractVerbose() bool { return s.raw("EXTRACT_VERBOSE") != "" }
 
 // Store is RIVAL_STORE, "" when not given.
-func (s Settings) Store() string { return s.raw("RIVAL_STORE") }
+func (s Environment) Store() string { return s.raw("RIVAL_STORE") }
 
 // StoreInsecure reports RIVAL_STORE_INSECURE=1.
-func (s Settings) StoreInsecure() bool { return s.raw("RIVAL_STORE_INSECURE") == "1" }
+func (s Environment) StoreInsecure() bool { return s.raw("RIVAL_STORE_INSECURE") == "1" }
 
 // StoreCA is RIVAL_STORE_CA, "" when not given.
-func (s Settings) StoreCA() string { return s.raw("RIVAL_STORE_CA") }
+func (s Environment) StoreCA() string { return s.raw("RIVAL_STORE_CA") }
 
 // StoreTimeout is RIVAL_STORE_TIMEOUT; a value that is not a positive duration gives the default.
-func (s Settings) StoreTimeout() time.Duration {
+func (s Environment) StoreTimeout() time.Duration {
 	if d, err := time.ParseDuration(s.value("RIVAL_STORE_TIMEOUT")); err == nil && d > 0 {
 		return d
 	}

@@ -55,13 +55,13 @@ func TestSettingsTableIsWhole(t *testing.T) {
 }
 
 func TestSettingsValues(t *testing.T) {
-	unset := Settings{lookup: func(string) (string, bool) { return "", false }}
+	unset := Environment{lookup: func(string) (string, bool) { return "", false }}
 	tests := []struct {
 		name   string
 		values map[string]string
-		check  func(t *testing.T, s Settings)
+		check  func(t *testing.T, s Environment)
 	}{
-		{"defaults", nil, func(t *testing.T, s Settings) {
+		{"defaults", nil, func(t *testing.T, s Environment) {
 			assert.Equal(t, 8, s.GPUsPerNode())
 			assert.Equal(t, "50GiB", s.CacheMax())
 			assert.Equal(t, "30d", s.CacheMaxAge())
@@ -75,7 +75,7 @@ func TestSettingsValues(t *testing.T) {
 		{"given", map[string]string{"GPUS_PER_NODE": "4", "RIVAL_CACHE_MAX": "1GiB", "RIVAL_CACHE_MAX_AGE": "2d",
 			"RIVAL_STOP_GRACE": "5s", "CONTAINER": "1", "RIVAL_NO_INSTALL": "1", "EXTRACT_VERBOSE": "yes",
 			"IMAGE_BASE": "debian:12", "SLURM_IMAGE": "/s/r.sqsh", "PLATFORM": "amd", "EOD": "2", "RIVAL_CONFIG": "/c.env"},
-			func(t *testing.T, s Settings) {
+			func(t *testing.T, s Environment) {
 				assert.Equal(t, 4, s.GPUsPerNode())
 				assert.Equal(t, "1GiB", s.CacheMax())
 				assert.Equal(t, "2d", s.CacheMaxAge())
@@ -90,7 +90,7 @@ func TestSettingsValues(t *testing.T) {
 				assert.Equal(t, "/c.env", s.ConfigPath())
 			}},
 		{"as read before the table", map[string]string{"GPUS_PER_NODE": "x", "RIVAL_STOP_GRACE": "-1s", "CONTAINER": "yes", "RIVAL_CACHE_MAX": ""},
-			func(t *testing.T, s Settings) {
+			func(t *testing.T, s Environment) {
 				assert.Equal(t, 8, s.GPUsPerNode(), "an unreadable count keeps the default")
 				assert.Equal(t, 2*time.Minute, s.StopGrace(), "a negative grace keeps the default")
 				assert.False(t, s.Container(), "only 1 turns containers on")
@@ -108,7 +108,7 @@ func TestWorkspaceReadsSettingsFromTheEnvironment(t *testing.T) {
 	t.Setenv("GPUS_PER_NODE", "2")
 	t.Setenv("SL", "1024")
 	w, _ := newWorkspace(t, "")
-	assert.Equal(t, 2, w.Settings.GPUsPerNode())
+	assert.Equal(t, 2, w.Env.GPUsPerNode())
 	assert.Equal(t, 1024, w.Config.Int("SL"))
 }
 
@@ -119,15 +119,15 @@ func TestOpenWorkspaceWithInjectedSettings(t *testing.T) {
 	other := filepath.Join(t.TempDir(), "other.env")
 	require.NoError(t, os.WriteFile(other, []byte("SL=512\n"), 0o644))
 	t.Setenv("RIVAL_CACHE", filepath.Join(t.TempDir(), "cache"))
-	s := EnvSettings().With(map[string]string{"RIVAL_CONFIG": other, "TRAIN_ITERS": "700", "SLURM_IMAGE": "r@sha256:ab"})
+	s := ProcessEnvironment().With(map[string]string{"RIVAL_CONFIG": other, "TRAIN_ITERS": "700", "SLURM_IMAGE": "r@sha256:ab"})
 	w, err := OpenWorkspaceWith(root, s, false, os.Stderr)
 	require.NoError(t, err)
 	assert.Equal(t, 512, w.Config.Int("SL"), "RIVAL_CONFIG from the injected settings")
 	assert.Equal(t, 700, w.Config.Int("TRAIN_ITERS"), "config override from the injected settings")
-	assert.Equal(t, "r@sha256:ab", w.Settings.SlurmImage())
+	assert.Equal(t, "r@sha256:ab", w.Env.SlurmImage())
 }
 
 // setting gives one non-fingerprinted setting to w, as tests do instead of setting the environment.
 func setting(w *Workspace, name, value string) {
-	w.Settings = w.Settings.With(map[string]string{name: value})
+	w.Env = w.Env.With(map[string]string{name: value})
 }

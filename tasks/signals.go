@@ -15,7 +15,7 @@ import (
 // for running tasks to stop their trainers and remove their containers
 // before it stops at once. It covers a container's stop (SIGTERM, 10 s,
 // SIGKILL, removal) with room to spare; RIVAL_STOP_GRACE overrides it
-// (Settings.StopGrace).
+// (Environment.StopGrace).
 const stopGrace = 2 * time.Minute
 
 // groups are the process groups of the host processes Rival started and

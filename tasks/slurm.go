@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/rivalbench/rival/cache"
-	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/slurm"
 )
@@ -57,7 +57,7 @@ func (s *SlurmExecutor) Place(dirs []PathMap) []PathMap {
 }
 
 // Job is the Slurm job of a launch.
-func (s *SlurmExecutor) Job(launch spec.Launch, maps []PathMap) (slurm.Job, string, error) {
+func (s *SlurmExecutor) Job(launch core.Launch, maps []PathMap) (slurm.Job, string, error) {
 	runDir := ""
 	for _, m := range maps {
 		if m.Role == "run" {
@@ -100,7 +100,7 @@ func (s *SlurmExecutor) Job(launch spec.Launch, maps []PathMap) (slurm.Job, stri
 // slurmPreflight is the launch's preflight as the job's first step runs it: the job exports the
 // run's environment, and `env` adds what the preflight sets beyond it (the world size, the GPU's
 // compute capability), so the training step never inherits those.
-func slurmPreflight(launch spec.Launch) []string {
+func slurmPreflight(launch core.Launch) []string {
 	var keys []string
 	for k, v := range launch.Preflight.Env {
 		if rv, ok := launch.Env[k]; !ok || rv != v {
@@ -119,7 +119,7 @@ func slurmPreflight(launch spec.Launch) []string {
 }
 
 // Run implements Executor.
-func (s *SlurmExecutor) Run(ctx context.Context, launch spec.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
+func (s *SlurmExecutor) Run(ctx context.Context, launch core.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
 	job, script, err := s.Job(launch, maps)
 	if err != nil {
 		return ExecInfo{}, err

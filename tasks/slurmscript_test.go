@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rivalbench/rival/frameworks"
-	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/hw"
 )
 
@@ -44,7 +44,7 @@ func TestSlurmScriptTargetEveryCell(t *testing.T) {
 					name := fmt.Sprintf("%s/%s/%s/%dnode", platform, fw, model, nnodes)
 					t.Run(name, func(t *testing.T) {
 						w, _ := newWorkspace(t, "")
-						w.Settings = w.Settings.With(map[string]string{"SLURM_IMAGE": "", "GPUS_PER_NODE": "8"})
+						w.Env = w.Env.With(map[string]string{"SLURM_IMAGE": "", "GPUS_PER_NODE": "8"})
 						t.Setenv("NNODES", fmt.Sprint(nnodes))
 						t.Setenv("DP", fmt.Sprint(8*nnodes))
 						if platform == hw.PlatformCPU {
@@ -90,8 +90,8 @@ func frameworkRefuses(platform, fw, model string) string {
 		model += "-proxy"
 		dp = 1
 	}
-	_, err := frameworks.Build(spec.Request{Platform: platform, Framework: fw, Model: model, Host: host,
-		Fair: spec.Fair{Seed: 42, MBS: 1, SL: 2048, GA: 8, GBS: 8 * dp, TP: 1, PP: 1, DP: dp, TrainIters: 10, WarmupSteps: 1,
+	_, err := frameworks.Build(core.Request{Platform: platform, Framework: fw, Model: model, Host: host,
+		Fair: core.Fair{Seed: 42, MBS: 1, SL: 2048, GA: 8, GBS: 8 * dp, TP: 1, PP: 1, DP: dp, TrainIters: 10, WarmupSteps: 1,
 			LR: 3e-4, MinLR: 3e-5, WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Precision: "bf16"},
 		DataPrefix: "/rival/data/x", TokenizerPath: "/rival/tokenizer", OutputDir: "/rival/run", DataCacheDir: "/rival/cache"})
 	if err != nil {
@@ -107,8 +107,8 @@ func TestLocalEnvGivesTheOnlyNode(t *testing.T) {
 	for i := 0; i < 8; i++ {
 		host.GPUs = append(host.GPUs, hw.GPU{Index: i})
 	}
-	req := spec.Request{Platform: hw.PlatformAMD, Framework: "prim", Model: "llama", Host: host,
-		Fair: spec.Fair{Seed: 42, MBS: 1, SL: 2048, GA: 8, GBS: 64, TP: 1, PP: 1, DP: 8, TrainIters: 10, WarmupSteps: 1,
+	req := core.Request{Platform: hw.PlatformAMD, Framework: "prim", Model: "llama", Host: host,
+		Fair: core.Fair{Seed: 42, MBS: 1, SL: 2048, GA: 8, GBS: 64, TP: 1, PP: 1, DP: 8, TrainIters: 10, WarmupSteps: 1,
 			LR: 3e-4, MinLR: 3e-5, WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Precision: "bf16"},
 		DataPrefix: "/rival/data/x", TokenizerPath: "/rival/tokenizer", OutputDir: "/rival/run", DataCacheDir: "/rival/cache"}
 	l, err := frameworks.Build(req)
@@ -140,7 +140,7 @@ func TestSlurmScriptRunsPreflightBeforeTorchrun(t *testing.T) {
 			w, _ := newWorkspace(t, "")
 			t.Setenv("NNODES", "2")
 			t.Setenv("DP", "16")
-			w.Settings = w.Settings.With(map[string]string{"SLURM_IMAGE": "", "GPUS_PER_NODE": "8"})
+			w.Env = w.Env.With(map[string]string{"SLURM_IMAGE": "", "GPUS_PER_NODE": "8"})
 			if c.platform == hw.PlatformNVIDIA {
 				setting(w, "SLURM_IMAGE", pinnedRef)
 			}

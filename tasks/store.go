@@ -45,7 +45,7 @@ func dockerCredential(ctx context.Context, host string) (store.Credential, error
 
 // options are the store's settings.
 func (r *storeRemote) options() store.Options {
-	s := r.w.Settings
+	s := r.w.Env
 	return store.Options{Insecure: s.StoreInsecure(), CAFile: s.StoreCA(), Credential: dockerCredential,
 		Timeout: s.StoreTimeout(), Progress: r.progress}
 }

@@ -39,7 +39,7 @@ func openHost(t *testing.T, root string, settings map[string]string) storeHost {
 	t.Setenv("RIVAL_CACHE", filepath.Join(root, ".cache"))
 	t.Setenv("RIVAL_CONFIG", "")
 	var log bytes.Buffer
-	w, err := OpenWorkspaceWith(root, EnvSettings().With(settings), true, &log)
+	w, err := OpenWorkspaceWith(root, ProcessEnvironment().With(settings), true, &log)
 	require.NoError(t, err)
 	return storeHost{w: w, log: &log}
 }
@@ -222,7 +222,7 @@ func TestStoreSettingIsChecked(t *testing.T) {
 	root := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(root, "config.env"), nil, 0o644))
 	t.Setenv("RIVAL_CACHE", filepath.Join(root, ".cache"))
-	_, err := OpenWorkspaceWith(root, EnvSettings().With(map[string]string{"RIVAL_STORE": "https://registry.example.com/team"}), false, &bytes.Buffer{})
+	_, err := OpenWorkspaceWith(root, ProcessEnvironment().With(map[string]string{"RIVAL_STORE": "https://registry.example.com/team"}), false, &bytes.Buffer{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "RIVAL_STORE")
 	assert.Contains(t, err.Error(), "oci://HOST[:PORT]/REPOSITORY")

@@ -118,11 +118,11 @@ func doneRuns(ts []*dag.Task) []*dag.Task {
 // ShellTarget starts an interactive container of the detected platform's
 // image; without a terminal it prints the equivalent docker run command.
 func (w *Workspace) ShellTarget(ctx context.Context) error {
-	platform, host, err := w.platformFor(ctx, w.Settings.Platform())
+	platform, host, err := w.platformFor(ctx, w.Env.Platform())
 	if err != nil {
 		return err
 	}
-	if platform == hw.PlatformCPU && w.Settings.ImageBase() == "" {
+	if platform == hw.PlatformCPU && w.Env.ImageBase() == "" {
 		return fmt.Errorf("shell: this host has no GPU (%s); set PLATFORM=amd or nvd, or IMAGE_BASE for a CPU image", orNone(host.Source))
 	}
 	e, rec, err := w.ensurePlatformImage(ctx, platform)
@@ -172,7 +172,7 @@ func (w *Workspace) SlurmScriptTarget(ctx context.Context, platform, framework, 
 		if len(host.GPUs) == 0 {
 			// Writing a script for a cluster from a login node without GPUs:
 			// GPUS_PER_NODE says how many each node has.
-			n := w.Settings.GPUsPerNode()
+			n := w.Env.GPUsPerNode()
 			host = hw.Host{Platform: platform}
 			for i := 0; i < n; i++ {
 				host.GPUs = append(host.GPUs, hw.GPU{Index: i})

@@ -23,10 +23,10 @@ import (
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/frameworks"
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/frameworks/effective"
 	"github.com/rivalbench/rival/frameworks/fsdp"
 	"github.com/rivalbench/rival/frameworks/logparse"
-	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/rivalbench/rival/gptorder"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/indexed"
@@ -143,7 +143,7 @@ type trainRun struct {
 	runDir, logPath, resultPath string
 	absPrefix                   string // the encoded train split, absolute
 
-	launch   spec.Launch
+	launch   core.Launch
 	maps     []PathMap
 	cacheDir string // Megatron's data cache folder of the dataset's fingerprint
 
@@ -442,15 +442,15 @@ func (r *trainRun) checkSamples(ctx context.Context, got *PreflightSamples) erro
 
 // trainLaunch builds the framework launch of a run for a dataset
 // fingerprint, with the directories placed where the executor shows them.
-func (w *Workspace) trainLaunch(in TrainInputs, cfg *Config, name, fp string) (spec.Launch, []PathMap, string, error) {
+func (w *Workspace) trainLaunch(in TrainInputs, cfg *Config, name, fp string) (core.Launch, []PathMap, string, error) {
 	runDir := w.Path("OUTPUT_DIR", "runs", name)
 	absPrefix, err := filepath.Abs(in.TrainPrefix)
 	if err != nil {
-		return spec.Launch{}, nil, "", err
+		return core.Launch{}, nil, "", err
 	}
 	tokDir, err := filepath.Abs(filepath.Dir(in.Tokenizer.Path))
 	if err != nil {
-		return spec.Launch{}, nil, "", err
+		return core.Launch{}, nil, "", err
 	}
 	// Megatron caches sample indices by dataset path: one cache folder per
 	// dataset fingerprint keeps two datasets from sharing stale indices.
@@ -461,7 +461,7 @@ func (w *Workspace) trainLaunch(in TrainInputs, cfg *Config, name, fp string) (s
 		{Host: runDir, Inside: "/rival/run", Role: "run"},
 		{Host: cacheDir, Inside: "/rival/cache", Role: "cache"},
 	})
-	req := spec.Request{
+	req := core.Request{
 		Platform: in.Platform, Framework: in.Framework, Model: in.Model, Fair: fairFromConfig(cfg), Host: in.Host,
 		DataPrefix: inside(maps, absPrefix), DataCacheDir: inside(maps, cacheDir), TokenizerPath: inside(maps, tokDir),
 		OutputDir: inside(maps, runDir), NNodes: cfg.Int("NNODES"),
@@ -564,7 +564,7 @@ func (w *Workspace) recordFailure(runDir, logPath, name string, cause error) {
 // runAndLog runs the launch, writing every line to the log (through a
 // partial file renamed at the end) and showing step progress on prog, whose
 // closing line the caller writes once the result is known.
-func (w *Workspace) runAndLog(ctx context.Context, x *dag.Exec, in TrainInputs, launch spec.Launch, maps []PathMap, logPath string, prog *stepProgress, clock *stepClock) (ExecInfo, error) {
+func (w *Workspace) runAndLog(ctx context.Context, x *dag.Exec, in TrainInputs, launch core.Launch, maps []PathMap, logPath string, prog *stepProgress, clock *stepClock) (ExecInfo, error) {
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
 		return ExecInfo{}, err
 	}
@@ -613,7 +613,7 @@ func (w *Workspace) runAndLog(ctx context.Context, x *dag.Exec, in TrainInputs, 
 
 // buildResult parses the run's log in its family and turns it, with the
 // facts of the run, into its result.
-func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch spec.Launch, logPath string) (*result.Result, error) {
+func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch core.Launch, logPath string) (*result.Result, error) {
 	family := launch.LogFamily
 	if family == "" {
 		family = frameworks.LogFamily(launch.Framework)
@@ -719,7 +719,7 @@ func readManifest(prefix string) (EncodeManifest, error) {
 }
 
 // provenance records how and where a run ran.
-func (w *Workspace) provenance(in TrainInputs, cfg *Config, launch spec.Launch, info ExecInfo, started, finished time.Time, prefix string) *result.Provenance {
+func (w *Workspace) provenance(in TrainInputs, cfg *Config, launch core.Launch, info ExecInfo, started, finished time.Time, prefix string) *result.Provenance {
 	host, _ := os.Hostname()
 	p := &result.Provenance{
 		RunIndex: in.RunIndex, Host: host, StartedAt: started.Format(time.RFC3339), FinishedAt: finished.Format(time.RFC3339),

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/result"
 )
@@ -23,7 +23,7 @@ import (
 type bridgeExecutor struct {
 	steps    int
 	ran      map[string]string
-	last     spec.Launch
+	last     core.Launch
 	commands [][]string
 	failPre  bool
 }
@@ -31,7 +31,7 @@ type bridgeExecutor struct {
 func (b *bridgeExecutor) Kind() ExecutorKind             { return "scripted" }
 func (b *bridgeExecutor) ImageDigest() string            { return "" }
 func (b *bridgeExecutor) Place(dirs []PathMap) []PathMap { return HostExecutor{}.Place(dirs) }
-func (b *bridgeExecutor) Run(ctx context.Context, l spec.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
+func (b *bridgeExecutor) Run(ctx context.Context, l core.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
 	b.commands = append(b.commands, l.Command)
 	if l.Command[len(l.Command)-1] == "--check" {
 		// The preflight: rival_nemo.py --check's lines, as Bridge's validation prints them.

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rivalbench/rival/dag"
-	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/result"
 )
@@ -29,14 +29,14 @@ type scriptedExecutor struct {
 	runs   atomic.Int64 // training launches
 	checks atomic.Int64 // preflights (fsdp's train.py --check), answered as passing without a read-back
 	block  bool         // wait for cancellation after the first line
-	last   spec.Launch
+	last   core.Launch
 	lines  []string // printed before the steps
 }
 
 func (s *scriptedExecutor) Kind() ExecutorKind             { return "scripted" }
 func (s *scriptedExecutor) ImageDigest() string            { return "" }
 func (s *scriptedExecutor) Place(dirs []PathMap) []PathMap { return HostExecutor{}.Place(dirs) }
-func (s *scriptedExecutor) Run(ctx context.Context, l spec.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
+func (s *scriptedExecutor) Run(ctx context.Context, l core.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
 	if n := len(l.Command); n > 0 && l.Command[n-1] == "--check" {
 		s.checks.Add(1)
 		onLine("preflight ok: scripted")

@@ -12,7 +12,7 @@ import (
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/container"
 	"github.com/rivalbench/rival/dag"
-	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/frameworks/core"
 
 	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/frameworks/effective"
@@ -203,7 +203,7 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 		}
 		if host.Platform != platform || len(host.GPUs) == 0 {
 			// Checking from a machine without the platform's GPUs: GPUS_PER_NODE says how many.
-			n := w.Settings.GPUsPerNode()
+			n := w.Env.GPUsPerNode()
 			host = hw.Host{Platform: platform}
 			for i := 0; i < n; i++ {
 				host.GPUs = append(host.GPUs, hw.GPU{Index: i})
@@ -303,7 +303,7 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 }
 
 // writeLaunchFiles writes a launch's files into the run folder (the placed folder with role "run").
-func writeLaunchFiles(maps []PathMap, l spec.Launch) error {
+func writeLaunchFiles(maps []PathMap, l core.Launch) error {
 	for _, m := range maps {
 		if m.Role != "run" {
 			continue

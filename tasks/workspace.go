@@ -30,8 +30,8 @@ type Workspace struct {
 	Cache  *cache.Cache
 	Runner *dag.Runner
 	Out    io.Writer
-	// Settings are the non-fingerprinted settings (settings.go) this invocation reads.
-	Settings Settings
+	// Env are the non-fingerprinted settings (settings.go) this invocation reads.
+	Env Environment
 
 	// remote is RIVAL_STORE as the runner's shared cache (the type below, its methods in
 	// store.go); nil when not set.
@@ -46,12 +46,12 @@ type Workspace struct {
 // cache ($RIVAL_CACHE or the user cache directory), with settings and
 // config overrides from the process environment.
 func OpenWorkspace(root string, verbose bool, out io.Writer) (*Workspace, error) {
-	return OpenWorkspaceWith(root, EnvSettings(), verbose, out)
+	return OpenWorkspaceWith(root, ProcessEnvironment(), verbose, out)
 }
 
 // OpenWorkspaceWith is OpenWorkspace with settings and config overrides
 // read from s.
-func OpenWorkspaceWith(root string, s Settings, verbose bool, out io.Writer) (*Workspace, error) {
+func OpenWorkspaceWith(root string, s Environment, verbose bool, out io.Writer) (*Workspace, error) {
 	cfgPath := s.ConfigPath()
 	if cfgPath == "" {
 		cfgPath = filepath.Join(root, "config.env")
@@ -73,12 +73,12 @@ func OpenWorkspaceWith(root string, s Settings, verbose bool, out io.Writer) (*W
 	}
 	c.Warn = func(msg string) { fmt.Fprintln(out, "warning:", msg) }
 	w := &Workspace{
-		Root:     root,
-		Config:   cfg,
-		Cache:    c,
-		Runner:   &dag.Runner{Cache: c, Root: root, Jobs: cfg.Int("JOBS"), Verbose: verbose, Out: out},
-		Out:      out,
-		Settings: s,
+		Root:   root,
+		Config: cfg,
+		Cache:  c,
+		Runner: &dag.Runner{Cache: c, Root: root, Jobs: cfg.Int("JOBS"), Verbose: verbose, Out: out},
+		Out:    out,
+		Env:    s,
 	}
 	if w.remote, err = newStoreRemote(w); err != nil {
 		return nil, err
@@ -107,7 +107,7 @@ func (w *Workspace) Printf(format string, args ...any) { fmt.Fprintf(w.Out, form
 // `tasks: R run, C cached` line. A failure is told first (`Error: ...`),
 // then the tasks line, and the process exits (see end).
 func Main(ctx context.Context, fn func(ctx context.Context, w *Workspace) error) error {
-	ctx, stop, caught := handleSignals(ctx, os.Stderr, EnvSettings().StopGrace())
+	ctx, stop, caught := handleSignals(ctx, os.Stderr, ProcessEnvironment().StopGrace())
 	root, err := os.Getwd()
 	if err != nil {
 		return end(os.Stderr, err, "tasks: 0 run, 0 cached", stop, caught)
@@ -203,7 +203,7 @@ type storeRemote struct {
 // newStoreRemote reads RIVAL_STORE; nil when it is not set. A value that is not an oci:// location
 // is an error: a typo must not silently leave a team's hosts unshared.
 func newStoreRemote(w *Workspace) (*storeRemote, error) {
-	v := w.Settings.Store()
+	v := w.Env.Store()
 	if v == "" {
 		return nil, nil
 	}

@@ -19,7 +19,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/frameworks/core"
 )
 
 // LinePrefix starts the preflight's line that carries the effective configuration as JSON.
@@ -154,9 +154,9 @@ func (c Config) unread(field string) bool {
 
 // Want is the effective configuration Rival's workload asks of every framework: the model
 // registry's shape, config.env's recipe, and the fixed settings every Megatron-family launch sets
-// (spec.Fairness): Megatron's initialisation (N(0, 0.02); residual-branch outputs 0.02/√(2L)) and its
+// (core.Fairness): Megatron's initialisation (N(0, 0.02); residual-branch outputs 0.02/√(2L)) and its
 // weight-decay rule (none on norms and biases; embeddings and the output layer are decayed).
-func Want(p spec.Plan) (Config, error) {
+func Want(p core.Plan) (Config, error) {
 	m, f := p.Model, p.Fair
 	eps, std := m.NormEps, m.InitStd
 	c := Config{
@@ -168,13 +168,13 @@ func Want(p spec.Plan) (Config, error) {
 		AdamBeta1:       f.Beta1, AdamBeta2: f.Beta2, AdamEps: p.AdamEpsilon(), WeightDecay: f.WeightDecay,
 		NoDecay: []string{KindBias, KindNorm},
 		LR:      f.LR, MinLR: f.MinLR, LRDecayStyle: "cosine", LRWarmupIters: f.WarmupSteps, LRDecayIters: f.TrainIters,
-		ClipGrad: spec.ClipGrad, GBS: f.GBS, MBS: f.MBS, SeqLen: f.SL, EODMaskLoss: spec.Fairness.EODMaskLoss,
+		ClipGrad: core.ClipGrad, GBS: f.GBS, MBS: f.MBS, SeqLen: f.SL, EODMaskLoss: core.Fairness.EODMaskLoss,
 		TrainIters: f.TrainIters, Seed: f.Seed,
 	}
 	if p.WindowActive() {
 		c.Window = m.SlidingWindow
 	}
-	if f.Precision == spec.FP8 {
+	if f.Precision == core.FP8 {
 		c.FP8Recipe = FP8Recipe
 	}
 	return c, nil
@@ -301,7 +301,7 @@ func (e *Error) Error() string {
 
 // Check compares a framework's effective configuration with the plan's workload, leaving out the
 // differences Declared for that framework, and returns an *Error naming every other field.
-func Check(framework string, p spec.Plan, got Config) error {
+func Check(framework string, p core.Plan, got Config) error {
 	want, err := Want(p)
 	if err != nil {
 		return err
@@ -309,7 +309,7 @@ func Check(framework string, p spec.Plan, got Config) error {
 	return CheckAgainst(framework, got, want)
 }
 
-// CheckAgainst is Check with the workload's configuration given (spec.Launch.Workload).
+// CheckAgainst is Check with the workload's configuration given (core.Launch.Workload).
 func CheckAgainst(framework string, got, want Config) error {
 	var bad []Diff
 	for _, d := range Compare(got, want) {

@@ -8,19 +8,19 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/models"
 )
 
-func plan(t *testing.T, model string, edit func(*spec.Fair)) spec.Plan {
+func plan(t *testing.T, model string, edit func(*core.Fair)) core.Plan {
 	m, err := models.Lookup(model)
 	require.NoError(t, err)
-	f := spec.Fair{Seed: 42, MBS: 1, SL: 2048, GA: 1, GBS: 8, TP: 1, PP: 1, DP: 8, TrainIters: 500,
-		WarmupSteps: 50, LR: 3e-4, MinLR: 3e-5, WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Precision: spec.BF16}
+	f := core.Fair{Seed: 42, MBS: 1, SL: 2048, GA: 1, GBS: 8, TP: 1, PP: 1, DP: 8, TrainIters: 500,
+		WarmupSteps: 50, LR: 3e-4, MinLR: 3e-5, WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Precision: core.BF16}
 	if edit != nil {
 		edit(&f)
 	}
-	return spec.Plan{Request: spec.Request{Model: model, Fair: f}, Model: m}
+	return core.Plan{Request: core.Request{Model: model, Fair: f}, Model: m}
 }
 
 func TestWantIsTheWorkload(t *testing.T) {
@@ -35,7 +35,7 @@ func TestWantIsTheWorkload(t *testing.T) {
 	assert.Equal(t, 0, w.Window)
 	assert.Equal(t, "", w.FP8Recipe)
 
-	m, err := Want(plan(t, "mistral", func(f *spec.Fair) { f.SL, f.Precision = 8192, spec.FP8 }))
+	m, err := Want(plan(t, "mistral", func(f *core.Fair) { f.SL, f.Precision = 8192, core.FP8 }))
 	require.NoError(t, err)
 	assert.Equal(t, 4096, m.Window, "Mistral's window masks at SL 8192")
 	assert.Equal(t, FP8Recipe, m.FP8Recipe)
@@ -71,7 +71,7 @@ func TestWindowAtLeastTheSequenceMasksNothing(t *testing.T) {
 	g := w
 	g.Window = 4096
 	assert.Empty(t, Compare(g, w), "a 4096 window at SL 2048 is full causal attention")
-	p8 := plan(t, "mistral", func(f *spec.Fair) { f.SL = 8192 })
+	p8 := plan(t, "mistral", func(f *core.Fair) { f.SL = 8192 })
 	w8, err := Want(p8)
 	require.NoError(t, err)
 	g8 := w8

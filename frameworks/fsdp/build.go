@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"path"
 
-	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/hw"
 )
 
@@ -13,17 +13,17 @@ func Version() string { return "rival frameworks/fsdp train.py blake3:" + Script
 
 // Build returns the launch of one fsdp run from a validated plan, as every framework's builder
 // does: the model's facts (models.Model: shape, RoPE base, RMSNorm ε, init, QKV bias, sliding window,
-// tied embeddings) and the recipe (spec.Fair) become train.py's arguments.
-func Build(p spec.Plan) (spec.Launch, error) {
+// tied embeddings) and the recipe (core.Fair) become train.py's arguments.
+func Build(p core.Plan) (core.Launch, error) {
 	f, m := p.Fair, p.Model
-	if f.Precision == spec.FP8 {
-		return spec.Launch{}, fmt.Errorf("fsdp: PRECISION fp8: the fsdp trainer knows bf16 and fp32")
+	if f.Precision == core.FP8 {
+		return core.Launch{}, fmt.Errorf("fsdp: PRECISION fp8: the fsdp trainer knows bf16 and fp32")
 	}
 	if f.Profile {
-		return spec.Launch{}, fmt.Errorf("fsdp: PROFILE=1: the fsdp trainer has no profiler hooks; set PROFILE=0 for fsdp runs")
+		return core.Launch{}, fmt.Errorf("fsdp: PROFILE=1: the fsdp trainer has no profiler hooks; set PROFILE=0 for fsdp runs")
 	}
 	if err := p.CheckRopeScaling("fsdp"); err != nil {
-		return spec.Launch{}, err
+		return core.Launch{}, err
 	}
 	cfg := Config{
 		ScriptPath: path.Join(p.OutputDir, ScriptName), WorkDir: p.OutputDir, DataPrefix: p.DataPrefix,
@@ -53,17 +53,17 @@ func Build(p spec.Plan) (spec.Launch, error) {
 	}
 	fl, err := BuildLaunch(cfg)
 	if err != nil {
-		return spec.Launch{}, err
+		return core.Launch{}, err
 	}
 	check, err := CheckLaunch(cfg)
 	if err != nil {
-		return spec.Launch{}, err
+		return core.Launch{}, err
 	}
-	return spec.Launch{
-		Framework: spec.FSDP, Command: fl.Command, Env: fl.Env, WorkDir: fl.WorkDir,
+	return core.Launch{
+		Framework: core.FSDP, Command: fl.Command, Env: fl.Env, WorkDir: fl.WorkDir,
 		Files:             map[string][]byte{ScriptName: Script()},
 		EntryScriptDigest: ScriptDigest(), FrameworkVersion: Version(),
 		// The trainer's own read-back of what it builds, compared field by field with the workload.
-		Preflight: &spec.Launch{Framework: spec.FSDP, Command: check.Command, Env: check.Env, WorkDir: check.WorkDir},
+		Preflight: &core.Launch{Framework: core.FSDP, Command: check.Command, Env: check.Env, WorkDir: check.WorkDir},
 	}, nil
 }

@@ -19,9 +19,9 @@ import (
 
 	"github.com/rivalbench/rival/container"
 	"github.com/rivalbench/rival/frameworks"
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/frameworks/effective"
 	"github.com/rivalbench/rival/frameworks/fsdp"
-	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/rivalbench/rival/hw"
 )
 
@@ -48,9 +48,9 @@ func needTorch(t *testing.T) {
 	}
 }
 
-func testFair() spec.Fair {
-	return spec.Fair{Seed: 42, MBS: 1, SL: 2048, GA: 8, TP: 1, PP: 1, DP: 8, TrainIters: 500, WarmupSteps: 50,
-		LR: 3e-4, MinLR: 3e-5, WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, AdamEps: 1e-8, Precision: spec.BF16}
+func testFair() core.Fair {
+	return core.Fair{Seed: 42, MBS: 1, SL: 2048, GA: 8, TP: 1, PP: 1, DP: 8, TrainIters: 500, WarmupSteps: 50,
+		LR: 3e-4, MinLR: 3e-5, WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, AdamEps: 1e-8, Precision: core.BF16}
 }
 
 func testHost(platform string, n int) hw.Host {
@@ -61,13 +61,13 @@ func testHost(platform string, n int) hw.Host {
 	return h
 }
 
-func fsdpRequest(platform, model string) spec.Request {
+func fsdpRequest(platform, model string) core.Request {
 	f, n := testFair(), 8
 	if platform == hw.PlatformCPU {
-		n, f.DP, f.Precision = 0, 1, spec.FP32
+		n, f.DP, f.Precision = 0, 1, core.FP32
 	}
-	return spec.Request{
-		Platform: platform, Framework: spec.FSDP, Model: model, Fair: f, Host: testHost(platform, n),
+	return core.Request{
+		Platform: platform, Framework: core.FSDP, Model: model, Fair: f, Host: testHost(platform, n),
 		DataPrefix: "/data/" + model + "/train_text_document", DataCacheDir: "/data/cache/3f2a9c1d",
 		TokenizerPath: "/data/tokenizers/" + model, OutputDir: "/output/" + platform + "-fsdp-" + model,
 	}
@@ -77,23 +77,23 @@ func fsdpRequest(platform, model string) spec.Request {
 // it accepts the cell; a proxy model may also be refused for its 4096 positions).
 var cellVariants = []struct {
 	name    string
-	set     func(r *spec.Request)
+	set     func(r *core.Request)
 	refused string
 }{
-	{"base", func(*spec.Request) {}, ""},
-	{"fp32", func(r *spec.Request) { r.Fair.Precision = spec.FP32 }, ""},
-	{"bf16", func(r *spec.Request) { r.Fair.Precision = spec.BF16 }, ""},
-	{"fp8", func(r *spec.Request) { r.Fair.Precision = spec.FP8 }, "fp8"},
-	{"TP2", func(r *spec.Request) { r.Fair.TP, r.Fair.DP = 2, r.Fair.DP/2 }, "TP"},
-	{"PP2", func(r *spec.Request) { r.Fair.PP, r.Fair.DP = 2, r.Fair.DP/2 }, "PP"},
-	{"MBS2-GA4", func(r *spec.Request) { r.Fair.MBS, r.Fair.GA = 2, 4 }, ""},
-	{"no-warmup", func(r *spec.Request) { r.Fair.WarmupSteps = 0 }, ""},
-	{"eps-wd-betas", func(r *spec.Request) {
+	{"base", func(*core.Request) {}, ""},
+	{"fp32", func(r *core.Request) { r.Fair.Precision = core.FP32 }, ""},
+	{"bf16", func(r *core.Request) { r.Fair.Precision = core.BF16 }, ""},
+	{"fp8", func(r *core.Request) { r.Fair.Precision = core.FP8 }, "fp8"},
+	{"TP2", func(r *core.Request) { r.Fair.TP, r.Fair.DP = 2, r.Fair.DP/2 }, "TP"},
+	{"PP2", func(r *core.Request) { r.Fair.PP, r.Fair.DP = 2, r.Fair.DP/2 }, "PP"},
+	{"MBS2-GA4", func(r *core.Request) { r.Fair.MBS, r.Fair.GA = 2, 4 }, ""},
+	{"no-warmup", func(r *core.Request) { r.Fair.WarmupSteps = 0 }, ""},
+	{"eps-wd-betas", func(r *core.Request) {
 		r.Fair.AdamEps, r.Fair.WeightDecay, r.Fair.Beta1, r.Fair.Beta2, r.Fair.LR, r.Fair.MinLR = 1e-6, 0.05, 0.85, 0.99, 1e-4, 1e-6
 	}, ""},
-	{"no-weight-decay", func(r *spec.Request) { r.Fair.WeightDecay = 0 }, ""},
-	{"SL8192", func(r *spec.Request) { r.Fair.SL = 8192 }, ""}, // Mistral's 4096 window masks at 8192
-	{"two-nodes", func(r *spec.Request) { r.NNodes, r.Fair.DP = 2, 2*r.Fair.DP }, ""},
+	{"no-weight-decay", func(r *core.Request) { r.Fair.WeightDecay = 0 }, ""},
+	{"SL8192", func(r *core.Request) { r.Fair.SL = 8192 }, ""}, // Mistral's 4096 window masks at 8192
+	{"two-nodes", func(r *core.Request) { r.NNodes, r.Fair.DP = 2, 2*r.Fair.DP }, ""},
 }
 
 var cellModels = []string{"llama", "qwen", "mistral", "llama-proxy", "qwen-proxy", "mistral-proxy"}
@@ -101,7 +101,7 @@ var cellModels = []string{"llama", "qwen", "mistral", "llama-proxy", "qwen-proxy
 // cell is one accepted launch and the workload it must build.
 type cell struct {
 	name   string
-	launch spec.Launch
+	launch core.Launch
 	want   effective.Config
 }
 
@@ -190,7 +190,7 @@ func checkCells(t *testing.T, cells []cell, out, torch string) {
 			require.NoError(t, err)
 			require.True(t, found, strings.Join(lines[i], "\n"))
 			assert.Empty(t, got.Unread)
-			assert.NoError(t, effective.CheckAgainst(spec.FSDP, got, c.want))
+			assert.NoError(t, effective.CheckAgainst(core.FSDP, got, c.want))
 			assert.Contains(t, strings.Join(lines[i], "\n"), "preflight ok: fsdp train.py built the decoder on the meta device")
 			assert.Contains(t, strings.Join(lines[i], "\n"), "(torch "+torch)
 		})
@@ -359,7 +359,7 @@ func TestCheckNegativeControls(t *testing.T) {
 			got, found, err := effective.FromLines(strings.Split(string(out), "\n"))
 			require.NoError(t, err)
 			require.True(t, found, string(out))
-			err = effective.CheckAgainst(spec.FSDP, got, want)
+			err = effective.CheckAgainst(core.FSDP, got, want)
 			require.Error(t, err)
 			var ee *effective.Error
 			require.ErrorAs(t, err, &ee)

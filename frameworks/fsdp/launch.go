@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/frameworks/core"
 )
 
 // Launchers for runs of more than one process.
@@ -291,11 +291,11 @@ func normalize(c Config) (Config, error) {
 	if c.MinLR == 0 {
 		c.MinLR = c.LR / 10
 	}
-	// The fair configuration's own rules, with the messages every framework gives (spec.CheckFair).
-	if err := spec.CheckFair(spec.Fair{
+	// The fair configuration's own rules, with the messages every framework gives (core.CheckFair).
+	if err := core.CheckFair(core.Fair{
 		MBS: c.MicroBatch, SL: c.SeqLen, GA: c.GradAccum, TP: 1, PP: 1, TrainIters: c.TrainIters,
 		WarmupSteps: c.WarmupSteps, LR: c.LR, MinLR: c.MinLR, WeightDecay: c.WeightDecay,
-		Beta1: c.Beta1, Beta2: c.Beta2, Precision: spec.BF16, // the trainer checks its own seed range and precisions below
+		Beta1: c.Beta1, Beta2: c.Beta2, Precision: core.BF16, // the trainer checks its own seed range and precisions below
 	}); err != nil {
 		return c, fmt.Errorf("fsdp: %w", err)
 	}

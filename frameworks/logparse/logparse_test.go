@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/frameworks/core"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden/*.json from the parser's output")
@@ -346,7 +346,7 @@ func TestCanonical(t *testing.T) {
 // Every framework of the framework table, by name and alias, reads as the family its runs print,
 // except where the name is a log format's own ("nemo" stays NeMo 2's format for extract).
 func TestCanonicalReadsTheFrameworkTable(t *testing.T) {
-	for _, f := range spec.Frameworks() {
+	for _, f := range core.Frameworks() {
 		for _, n := range append([]string{f.Name}, f.Aliases...) {
 			fam, err := Canonical(n)
 			require.NoError(t, err, "framework %s (name %q)", f.Name, n)

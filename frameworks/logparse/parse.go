@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/safefile"
 )
 
@@ -28,7 +28,7 @@ const NeMoRejoinAdvice = `NeMo's progress lines have no end marker, so a line ha
 var ErrNoSteps = errors.New("no training steps found")
 
 // aliases maps names to log families: the log formats' own names, then every framework of Rival's
-// framework table (frameworks/spec) and its aliases, read as the family its runs print. A format's
+// framework table (frameworks/core) and its aliases, read as the family its runs print. A format's
 // own name wins: "nemo" reads NeMo 2 logs (train reads a nemo run, which prints Megatron-Bridge's
 // lines, through its launch's log family).
 var aliases = func() map[string]string {
@@ -42,7 +42,7 @@ var aliases = func() map[string]string {
 		"torchtitan": TorchTitan,
 		"mlperf":     MLPerf, "mllog": MLPerf,
 	}
-	for _, f := range spec.Frameworks() {
+	for _, f := range core.Frameworks() {
 		for _, n := range append([]string{f.Name}, f.Aliases...) {
 			if _, ok := m[n]; !ok {
 				m[n] = f.LogFamily

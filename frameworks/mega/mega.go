@@ -10,7 +10,7 @@ import (
 	"path"
 	"strconv"
 
-	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/frameworks/core"
 )
 
 // Script is Megatron-LM's GPT pretraining entry point, at the top of its tree.
@@ -20,9 +20,9 @@ const Script = "pretrain_gpt.py"
 // run instead of the pinned location.
 const DirEnv = "MEGATRON_LM_DIR"
 
-// Dir returns where the platform's pinned image keeps Megatron-LM (spec.Pins).
+// Dir returns where the platform's pinned image keeps Megatron-LM (core.Pins).
 func Dir(platform string) (string, error) {
-	pin, err := spec.PinFor(platform)
+	pin, err := core.PinFor(platform)
 	if err != nil {
 		return "", fmt.Errorf("mega: no Megatron-LM location known: %w", err)
 	}
@@ -31,7 +31,7 @@ func Dir(platform string) (string, error) {
 
 // Version names the pinned Megatron-LM tree of the platform's image.
 func Version(platform string) string {
-	pin, err := spec.PinFor(platform)
+	pin, err := core.PinFor(platform)
 	if err != nil {
 		return ""
 	}
@@ -55,20 +55,20 @@ echo "mega: Megatron-LM's ` + Script + ` not found; looked for:${looked:- nothin
 exit 2`
 
 // Build returns the launch of one Megatron-LM run.
-func Build(p spec.Plan) (spec.Launch, error) {
+func Build(p core.Plan) (core.Launch, error) {
 	dir, err := Dir(p.Platform)
 	if err != nil {
-		return spec.Launch{}, err
+		return core.Launch{}, err
 	}
 	args, err := Args(p)
 	if err != nil {
-		return spec.Launch{}, err
+		return core.Launch{}, err
 	}
 	tr := Torchrun(p)
-	cmd := append([]string{"bash", "-c", locate, dir, spec.Int(len(tr))}, tr...)
+	cmd := append([]string{"bash", "-c", locate, dir, core.Int(len(tr))}, tr...)
 	cmd = append(cmd, args...)
-	return spec.Launch{
-		Framework: spec.Mega, Command: cmd, WorkDir: p.OutputDir, FrameworkVersion: Version(p.Platform),
+	return core.Launch{
+		Framework: core.Mega, Command: cmd, WorkDir: p.OutputDir, FrameworkVersion: Version(p.Platform),
 		Env: map[string]string{
 			"PYTHONUNBUFFERED": "1",
 			// Megatron asserts this when tensor or sequence parallel communication overlaps compute.
@@ -80,14 +80,14 @@ func Build(p spec.Plan) (spec.Launch, error) {
 // Torchrun returns the launcher prefix: a standalone rendezvous on one node; on several nodes torchrun
 // reads the node rank and master address from PET_NODE_RANK, PET_MASTER_ADDR and PET_MASTER_PORT,
 // which the scheduler sets per node.
-func Torchrun(p spec.Plan) []string {
+func Torchrun(p core.Plan) []string {
 	cmd := []string{"torchrun"}
 	if p.NNodes == 1 {
 		cmd = append(cmd, "--standalone", "--nnodes=1")
 	} else {
-		cmd = append(cmd, "--nnodes="+spec.Int(p.NNodes))
+		cmd = append(cmd, "--nnodes="+core.Int(p.NNodes))
 	}
-	return append(cmd, "--nproc_per_node="+spec.Int(p.GPUsPerNode))
+	return append(cmd, "--nproc_per_node="+core.Int(p.GPUsPerNode))
 }
 
 // RotaryBase returns the rope base as the integer Megatron's --rotary-base (type=int) accepts.
@@ -99,7 +99,7 @@ func RotaryBase(theta float64) (string, error) {
 }
 
 // Args returns pretrain_gpt.py's arguments for the plan.
-func Args(p spec.Plan) ([]string, error) {
+func Args(p core.Plan) ([]string, error) {
 	m, f := p.Model, p.Fair
 	rope, err := RotaryBase(m.RopeTheta)
 	if err != nil {
@@ -112,7 +112,7 @@ func Args(p spec.Plan) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mega: %w", err)
 	}
-	i, fl := spec.Int, spec.Float
+	i, fl := core.Int, core.Float
 	a := []string{
 		// Architecture: every fact of the model registry's entry (models.Model).
 		"--num-layers", i(m.Layers), "--hidden-size", i(m.Hidden), "--ffn-hidden-size", i(m.FFN),
@@ -121,7 +121,7 @@ func Args(p spec.Plan) ([]string, error) {
 		"--position-embedding-type", "rope", "--rotary-base", rope,
 		"--max-position-embeddings", i(m.MaxPositions),
 		"--normalization", "RMSNorm", "--swiglu",
-		"--disable-bias-linear", "--norm-epsilon", spec.Float(m.NormEps), "--init-method-std", spec.Float(m.InitStd),
+		"--disable-bias-linear", "--norm-epsilon", core.Float(m.NormEps), "--init-method-std", core.Float(m.InitStd),
 	}
 	if !m.TiedEmbeddings {
 		a = append(a, "--untie-embeddings-and-output-weights")
@@ -151,7 +151,7 @@ func Args(p spec.Plan) ([]string, error) {
 		"--lr", fl(f.LR), "--min-lr", fl(f.MinLR), "--lr-decay-style", "cosine",
 		"--lr-warmup-iters", i(f.WarmupSteps), "--lr-decay-iters", i(f.TrainIters),
 		"--weight-decay", fl(f.WeightDecay), "--adam-beta1", fl(f.Beta1), "--adam-beta2", fl(f.Beta2),
-		"--adam-eps", fl(p.AdamEpsilon()), "--clip-grad", fl(spec.ClipGrad),
+		"--adam-eps", fl(p.AdamEpsilon()), "--clip-grad", fl(core.ClipGrad),
 		"--tensor-model-parallel-size", i(f.TP), "--pipeline-model-parallel-size", i(f.PP),
 	)
 	a = append(a, FairnessArgs()...)
@@ -159,13 +159,13 @@ func Args(p spec.Plan) ([]string, error) {
 		a = append(a, "--sequence-parallel")
 	}
 	switch f.Precision {
-	case spec.BF16:
+	case core.BF16:
 		a = append(a, "--bf16")
-	case spec.FP8:
+	case core.FP8:
 		// Delayed-scaling hybrid FP8 with the amax settings NeMo's bf16_with_fp8_mixed uses.
 		a = append(a, "--bf16", "--fp8-format", "hybrid", "--fp8-recipe", "delayed",
 			"--fp8-amax-history-len", "1024", "--fp8-amax-compute-algo", "max")
-	case spec.FP32:
+	case core.FP32:
 		// Megatron trains in fp32 unless --bf16 or --fp16 is given.
 	default:
 		return nil, fmt.Errorf("mega: precision %q: want bf16, fp8 or fp32", f.Precision)
@@ -190,10 +190,10 @@ func Args(p spec.Plan) ([]string, error) {
 	return a, nil
 }
 
-// FairnessArgs sets every speed- or loss-relevant setting of spec.Fairness explicitly, so Megatron's
+// FairnessArgs sets every speed- or loss-relevant setting of core.Fairness explicitly, so Megatron's
 // defaults do not decide them.
 func FairnessArgs() []string {
-	st := spec.Fairness
+	st := core.Fairness
 	var a []string
 	on := func(b bool, flag string) {
 		if b {
@@ -220,7 +220,7 @@ func FairnessArgs() []string {
 	off(st.RopeFusion, "--no-rope-fusion")
 	off(st.BiasDropoutFusion, "--no-bias-dropout-fusion")
 	on(st.CrossEntropyFusion, "--cross-entropy-loss-fusion")
-	a = append(a, "--dataloader-type", st.DataloaderType, "--num-workers", spec.Int(st.NumWorkers))
+	a = append(a, "--dataloader-type", st.DataloaderType, "--num-workers", core.Int(st.NumWorkers))
 	a = append(a, "--rerun-mode", st.RerunMode)
 	on(st.AttentionSoftmaxInFP32, "--attention-softmax-in-fp32")
 	return a

@@ -19,8 +19,8 @@ import (
 	"fmt"
 	"path"
 
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/frameworks/mega"
-	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/zeebo/blake3"
 )
 
@@ -67,17 +67,17 @@ func ScriptDigest() string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Fairness maps every setting of spec.Fairness (the one table mega and prim read) onto the Bridge
+// Fairness maps every setting of core.Fairness (the one table mega and prim read) onto the Bridge
 // field that carries it, by ConfigContainer section, so nemo runs the same overlap, fusions, attention
 // backend, init, EOD masking, optimizer sharding, gradient-reduce dtype, recompute and data loader as
 // mega and prim. Field names are Megatron-Bridge 0.3.0's (frameworks/facts/bridge_0.3.0.json; the
 // tests check each against the facts). The model's own facts (RMSNorm ε, init, window, biases) come
 // from models.Model in Config.
-// spec.Fairness.PrimusTurbo has no Bridge field: Primus Turbo kernels exist only in Primus.
-// spec.Fairness.RerunMode is Bridge 0.3.0's default (RerunStateMachineConfig rerun_mode "disabled"),
+// core.Fairness.PrimusTurbo has no Bridge field: Primus Turbo kernels exist only in Primus.
+// core.Fairness.RerunMode is Bridge 0.3.0's default (RerunStateMachineConfig rerun_mode "disabled"),
 // so the configuration leaves that section to it.
 func Fairness() map[string]Section {
-	st := spec.Fairness
+	st := core.Fairness
 	var recompute any
 	if st.Recompute != "" {
 		recompute = st.Recompute
@@ -107,7 +107,7 @@ func Fairness() map[string]Section {
 type Section = map[string]any
 
 // Config returns the Bridge configuration of a plan, by ConfigContainer section.
-func Config(p spec.Plan) (map[string]Section, error) {
+func Config(p core.Plan) (map[string]Section, error) {
 	m, f := p.Model, p.Fair
 	if f.Seed <= 0 {
 		// Bridge's _set_random_seed asserts a positive seed.
@@ -150,7 +150,7 @@ func Config(p spec.Plan) (map[string]Section, error) {
 		},
 		"optimizer": {
 			"optimizer": "adam", "lr": f.LR, "min_lr": f.MinLR, "weight_decay": f.WeightDecay,
-			"adam_beta1": f.Beta1, "adam_beta2": f.Beta2, "adam_eps": p.AdamEpsilon(), "clip_grad": spec.ClipGrad,
+			"adam_beta1": f.Beta1, "adam_beta2": f.Beta2, "adam_eps": p.AdamEpsilon(), "clip_grad": core.ClipGrad,
 		},
 		// Megatron Core's OptimizerParamScheduler: lr·step/warmup during warm-up (lr_warmup_init 0),
 		// then cosine to min_lr at train_iters, the same formula and steps as mega's
@@ -187,13 +187,13 @@ func Config(p spec.Plan) (map[string]Section, error) {
 		cfg["logger"]["tensorboard_dir"] = path.Join(p.OutputDir, "profile")
 	}
 	switch f.Precision {
-	case spec.BF16, spec.FP8:
+	case core.BF16, core.FP8:
 		cfg["mixed_precision"] = Section{
 			"bf16": true, "fp16": false, "params_dtype": "bfloat16", "pipeline_dtype": "bfloat16",
 			// Bridge's mixed-precision setup copies this onto ddp.grad_reduce_in_fp32.
-			"autocast_enabled": false, "grad_reduce_in_fp32": !spec.Fairness.GradReduceInBF16,
+			"autocast_enabled": false, "grad_reduce_in_fp32": !core.Fairness.GradReduceInBF16,
 		}
-		if f.Precision == spec.FP8 {
+		if f.Precision == core.FP8 {
 			// Delayed-scaling hybrid FP8 with the amax settings mega uses (Bridge's
 			// bf16_with_fp8_delayed_scaling_mixed, but with bf16 parameter all-gathers like mega and prim).
 			for k, v := range (Section{
@@ -203,7 +203,7 @@ func Config(p spec.Plan) (map[string]Section, error) {
 				cfg["mixed_precision"][k] = v
 			}
 		}
-	case spec.FP32:
+	case core.FP32:
 		cfg["mixed_precision"] = Section{
 			"fp32": true, "bf16": false, "fp16": false, "params_dtype": "float32", "pipeline_dtype": "float32",
 			"autocast_enabled": false, "grad_reduce_in_fp32": true,
@@ -224,34 +224,34 @@ const PreflightRanFile = "preflight/" + RanFile
 // launch's files written to OutputDir. It prints "preflight ran: {json}" (what the image holds) and
 // ends with "preflight ok: ..." or "preflight failed: <Bridge's error>", exiting 1 on failure.
 // WORLD_SIZE and RANK come from the environment (see Preflight).
-func CheckCommand(p spec.Plan) []string {
+func CheckCommand(p core.Plan) []string {
 	return []string{"python3", path.Join(p.OutputDir, ScriptName), "--config", path.Join(p.OutputDir, ConfigName),
 		"--ran", path.Join(p.OutputDir, PreflightRanFile), "--check"}
 }
 
 // Preflight is the launch of CheckCommand: the run's environment plus the world size, no GPUs.
-func Preflight(p spec.Plan, run spec.Launch) *spec.Launch {
-	env := map[string]string{"WORLD_SIZE": spec.Int(p.World), "RANK": "0", "LOCAL_RANK": "0", "PYTHONDONTWRITEBYTECODE": "1"}
+func Preflight(p core.Plan, run core.Launch) *core.Launch {
+	env := map[string]string{"WORLD_SIZE": core.Int(p.World), "RANK": "0", "LOCAL_RANK": "0", "PYTHONDONTWRITEBYTECODE": "1"}
 	for k, v := range run.Env {
 		env[k] = v
 	}
-	return &spec.Launch{Framework: spec.Nemo, Command: CheckCommand(p), WorkDir: p.OutputDir, Env: env, Devices: true}
+	return &core.Launch{Framework: core.Nemo, Command: CheckCommand(p), WorkDir: p.OutputDir, Env: env, Devices: true}
 }
 
 // Build returns the launch of one nemo run.
-func Build(p spec.Plan) (spec.Launch, error) {
+func Build(p core.Plan) (core.Launch, error) {
 	cfg, err := Config(p)
 	if err != nil {
-		return spec.Launch{}, err
+		return core.Launch{}, err
 	}
 	doc, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
-		return spec.Launch{}, fmt.Errorf("nemo: encoding the Bridge configuration: %w", err)
+		return core.Launch{}, fmt.Errorf("nemo: encoding the Bridge configuration: %w", err)
 	}
 	cmd := append(mega.Torchrun(p), path.Join(p.OutputDir, ScriptName),
 		"--config", path.Join(p.OutputDir, ConfigName), "--ran", path.Join(p.OutputDir, RanFile))
-	l := spec.Launch{
-		Framework: spec.Nemo, Command: cmd, WorkDir: p.OutputDir, FrameworkVersion: Version,
+	l := core.Launch{
+		Framework: core.Nemo, Command: cmd, WorkDir: p.OutputDir, FrameworkVersion: Version,
 		Env: map[string]string{
 			"PYTHONUNBUFFERED":            "1",
 			"CUDA_DEVICE_MAX_CONNECTIONS": "1",

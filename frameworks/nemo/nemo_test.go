@@ -16,10 +16,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rivalbench/rival/frameworks"
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/frameworks/effective"
 	"github.com/rivalbench/rival/frameworks/logparse"
 	"github.com/rivalbench/rival/frameworks/nemo"
-	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/rivalbench/rival/frameworks/upstreamtest"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/models"
@@ -47,10 +47,10 @@ func nvidiaHost(n int) hw.Host {
 }
 
 // request is a nemo run of model with config.env's fair configuration on one 8-GPU node.
-func request(model string) spec.Request {
-	return spec.Request{
+func request(model string) core.Request {
+	return core.Request{
 		Platform: hw.PlatformNVIDIA, Framework: "nemo", Model: model, Host: nvidiaHost(8),
-		Fair: spec.Fair{Seed: 42, MBS: 1, SL: 2048, GA: 8, TP: 1, PP: 1, TrainIters: 500, WarmupSteps: 50,
+		Fair: core.Fair{Seed: 42, MBS: 1, SL: 2048, GA: 8, TP: 1, PP: 1, TrainIters: 500, WarmupSteps: 50,
 			LR: 3e-4, MinLR: 3e-5, WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Precision: "bf16",
 			ProfileStepStart: 10, ProfileStepEnd: 12, ProfileRanks: []int{0}},
 		DataPrefix: "/rival/data/bc-train_text_document", DataCacheDir: "/rival/cache",
@@ -61,16 +61,16 @@ func request(model string) spec.Request {
 // variants are the matrix columns: each edits the base request.
 var variants = []struct {
 	name string
-	edit func(r *spec.Request)
+	edit func(r *core.Request)
 }{
-	{"base", func(r *spec.Request) {}},
-	{"tp2", func(r *spec.Request) { r.Fair.TP = 2 }},
-	{"tp4pp2", func(r *spec.Request) { r.Fair.TP, r.Fair.PP = 4, 2 }},
-	{"fp8", func(r *spec.Request) { r.Fair.Precision = "fp8" }},
-	{"fp32", func(r *spec.Request) { r.Fair.Precision = "fp32" }},
-	{"profile", func(r *spec.Request) { r.Fair.Profile, r.Fair.ProfileRanks = true, []int{0, 3} }},
-	{"sl8192", func(r *spec.Request) { r.Fair.SL = 8192 }},
-	{"2nodes", func(r *spec.Request) { r.NNodes = 2 }},
+	{"base", func(r *core.Request) {}},
+	{"tp2", func(r *core.Request) { r.Fair.TP = 2 }},
+	{"tp4pp2", func(r *core.Request) { r.Fair.TP, r.Fair.PP = 4, 2 }},
+	{"fp8", func(r *core.Request) { r.Fair.Precision = "fp8" }},
+	{"fp32", func(r *core.Request) { r.Fair.Precision = "fp32" }},
+	{"profile", func(r *core.Request) { r.Fair.Profile, r.Fair.ProfileRanks = true, []int{0, 3} }},
+	{"sl8192", func(r *core.Request) { r.Fair.SL = 8192 }},
+	{"2nodes", func(r *core.Request) { r.NNodes = 2 }},
 }
 
 // cell is one matrix configuration as bridgecheck/test_rival_nemo.py reads it.
@@ -258,11 +258,11 @@ func TestDataCacheIsTheRequestsPath(t *testing.T) {
 func TestBuildRefusesWhatBridgeAsserts(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		edit   func(r *spec.Request)
+		edit   func(r *core.Request)
 		errHas string
 	}{
-		{"seed 0", func(r *spec.Request) { r.Fair.Seed = 0 }, "SEED is 0"},
-		{"warm-up as long as training", func(r *spec.Request) { r.Fair.WarmupSteps = r.Fair.TrainIters }, "WARMUP_STEPS 500 must be below TRAIN_ITERS 500"},
+		{"seed 0", func(r *core.Request) { r.Fair.Seed = 0 }, "SEED is 0"},
+		{"warm-up as long as training", func(r *core.Request) { r.Fair.WarmupSteps = r.Fair.TrainIters }, "WARMUP_STEPS 500 must be below TRAIN_ITERS 500"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := request("llama")
@@ -448,7 +448,7 @@ func bridgeTrees(t *testing.T) (bridge, megatron string) {
 
 // runPreflight writes the launch's files under OutputDir and runs its preflight command with the
 // fetched trees standing in for the image's packages (torch stubbed by frameworks/facts/pystubs.py).
-func runPreflight(t *testing.T, l spec.Launch, out, bridge, megatron string) (string, error) {
+func runPreflight(t *testing.T, l core.Launch, out, bridge, megatron string) (string, error) {
 	t.Helper()
 	require.NotNil(t, l.Preflight)
 	for name, b := range l.Files {

@@ -13,8 +13,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/frameworks/facts"
-	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/rivalbench/rival/hw"
 )
 
@@ -26,7 +26,7 @@ const Script = "examples/run_pretrain.sh"
 
 // Version names the pinned Primus tree the launches are built for.
 func Version() string {
-	pin, err := spec.PinFor(hw.PlatformAMD)
+	pin, err := core.PinFor(hw.PlatformAMD)
 	if err != nil {
 		return ""
 	}
@@ -51,7 +51,7 @@ func StockEXP(family, precision string) (string, error) {
 		return "", fmt.Errorf("prim: no Primus experiment known for model family %q (known: llama, qwen, mistral)", family)
 	}
 	p := "BF16"
-	if precision == spec.FP8 {
+	if precision == core.FP8 {
 		p = "FP8"
 	}
 	return pre + "-" + p + "-pretrain.yaml", nil
@@ -82,9 +82,9 @@ func pyFloat(v float64) string {
 }
 
 // Overrides returns every key the run sets, in a fixed order.
-func Overrides(p spec.Plan) ([]Override, error) {
+func Overrides(p core.Plan) ([]Override, error) {
 	m, f := p.Model, p.Fair
-	i, fl := spec.Int, pyFloat
+	i, fl := core.Int, pyFloat
 	if err := p.CheckRopeScaling("prim"); err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func Overrides(p spec.Plan) ([]Override, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prim: %w", err)
 	}
-	st := spec.Fairness
+	st := core.Fairness
 	if m.RopeTheta <= 0 || m.RopeTheta != float64(int64(m.RopeTheta)) {
 		return nil, fmt.Errorf("prim: rope theta %g is not a positive integer, which Megatron's rotary_base requires", m.RopeTheta)
 	}
@@ -124,10 +124,10 @@ func Overrides(p spec.Plan) ([]Override, error) {
 		Override{"lr_decay_style", "cosine"}, Override{"lr_warmup_iters", i(f.WarmupSteps)},
 		Override{"lr_decay_iters", i(f.TrainIters)}, Override{"weight_decay", fl(f.WeightDecay)},
 		Override{"adam_beta1", fl(f.Beta1)}, Override{"adam_beta2", fl(f.Beta2)},
-		Override{"adam_eps", fl(p.AdamEpsilon())}, Override{"clip_grad", fl(spec.ClipGrad)},
+		Override{"adam_eps", fl(p.AdamEpsilon())}, Override{"clip_grad", fl(core.ClipGrad)},
 		Override{"tensor_model_parallel_size", i(f.TP)}, Override{"pipeline_model_parallel_size", i(f.PP)},
 		Override{"sequence_parallel", pyBool(p.SequenceParallel())},
-		// The fairness settings (spec.Fairness), in place of the stock experiment's choices.
+		// The fairness settings (core.Fairness), in place of the stock experiment's choices.
 		Override{"use_distributed_optimizer", pyBool(st.DistributedOptimizer)},
 		Override{"overlap_grad_reduce", pyBool(st.OverlapGradReduce)},
 		Override{"overlap_param_gather", pyBool(st.OverlapParamGather)},
@@ -150,13 +150,13 @@ func Overrides(p spec.Plan) ([]Override, error) {
 		Override{"attention_softmax_in_fp32", pyBool(st.AttentionSoftmaxInFP32)},
 	)
 	switch f.Precision {
-	case spec.BF16:
+	case core.BF16:
 		o = append(o, Override{"bf16", "True"}, Override{"fp8", "None"})
-	case spec.FP8:
+	case core.FP8:
 		// trainer_base.yaml already sets fp8_amax_compute_algo "max", the value every framework uses.
 		o = append(o, Override{"bf16", "True"}, Override{"fp8", "hybrid"}, Override{"fp8_recipe", "delayed"},
 			Override{"fp8_amax_history_len", "1024"})
-	case spec.FP32:
+	case core.FP32:
 		o = append(o, Override{"bf16", "False"}, Override{"fp8", "None"})
 	default:
 		return nil, fmt.Errorf("prim: precision %q: want bf16, fp8 or fp32", f.Precision)
@@ -200,45 +200,45 @@ const (
 )
 
 // Build returns the launch of one Primus run.
-func Build(p spec.Plan) (spec.Launch, error) {
+func Build(p core.Plan) (core.Launch, error) {
 	family := p.Model.Name
 	if p.Model.Proxy {
 		family = p.Model.Base
 	}
 	stockName, err := StockEXP(family, p.Fair.Precision)
 	if err != nil {
-		return spec.Launch{}, err
+		return core.Launch{}, err
 	}
-	pin, err := spec.PinFor(hw.PlatformAMD)
+	pin, err := core.PinFor(hw.PlatformAMD)
 	if err != nil {
-		return spec.Launch{}, err
+		return core.Launch{}, err
 	}
 	pf, err := facts.PrimusAt(pin.Primus)
 	if err != nil {
-		return spec.Launch{}, err
+		return core.Launch{}, err
 	}
 	if !pf.HasEXP(stockName) {
-		return spec.Launch{}, fmt.Errorf("prim: Primus %s ships no %s under %s", pf.Tag, stockName, pf.EXPDir)
+		return core.Launch{}, fmt.Errorf("prim: Primus %s ships no %s under %s", pf.Tag, stockName, pf.EXPDir)
 	}
 	stock, err := pf.Stock(stockName)
 	if err != nil {
-		return spec.Launch{}, err
+		return core.Launch{}, err
 	}
 	stockPath := path.Join(Dir, pf.EXPDir, stockName)
 	src, err := StockYAML(stockName, stock)
 	if err != nil {
-		return spec.Launch{}, err
+		return core.Launch{}, err
 	}
 	all, err := Overrides(p)
 	if err != nil {
-		return spec.Launch{}, err
+		return core.Launch{}, err
 	}
 	expName := family + "-pretrain"
 	workspace := path.Join(p.OutputDir, "primus")
 	root := map[string]string{"work_group": workGroup, "user_name": userName, "exp_name": expName, "workspace": workspace}
 	patched, err := Patch(stockPath, src, root, all)
 	if err != nil {
-		return spec.Launch{}, err
+		return core.Launch{}, err
 	}
 	name := PatchedName(family)
 	env := map[string]string{
@@ -259,8 +259,8 @@ func Build(p spec.Plan) (spec.Launch, error) {
 		cmd = []string{"bash", "-c", `mkdir -p "$1" "$2" && ln -sfn "$1" "$2/tensorboard" && exec bash "$0"`,
 			Script, path.Join(p.OutputDir, "profile"), expRoot}
 	}
-	return spec.Launch{
-		Framework: spec.Prim, Command: cmd, Env: env, WorkDir: Dir, FrameworkVersion: Version(),
+	return core.Launch{
+		Framework: core.Prim, Command: cmd, Env: env, WorkDir: Dir, FrameworkVersion: Version(),
 		Files: map[string][]byte{name: patched}, Rendezvous: Rendezvous(p),
 	}, nil
 }
@@ -343,6 +343,6 @@ func valueNode(v any) (*yaml.Node, error) {
 
 // Rendezvous is what examples/run_pretrain.sh needs to know about the nodes: the layout, read from
 // its environment.
-func Rendezvous(p spec.Plan) spec.Rendezvous {
-	return spec.Rendezvous{NNodes: p.NNodes, GPUsPerNode: p.GPUsPerNode, Env: true}
+func Rendezvous(p core.Plan) core.Rendezvous {
+	return core.Rendezvous{NNodes: p.NNodes, GPUsPerNode: p.GPUsPerNode, Env: true}
 }

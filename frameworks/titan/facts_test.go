@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/frameworks/facts"
-	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/rivalbench/rival/frameworks/upstreamtest"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/models"
@@ -65,7 +65,7 @@ func expOptions(t *testing.T, text string) []option {
 }
 
 // launchOptions returns the job-config options a launch writes, read back from its files.
-func launchOptions(t *testing.T, platform string, l spec.Launch) []option {
+func launchOptions(t *testing.T, platform string, l core.Launch) []option {
 	if platform == hw.PlatformNVIDIA {
 		return tomlOptions(t, string(l.Files[TOMLName]))
 	}
@@ -75,15 +75,15 @@ func launchOptions(t *testing.T, platform string, l spec.Launch) []option {
 // variants are the runs every titan launch is checked in.
 var variants = []struct {
 	name string
-	edit func(p *spec.Plan)
+	edit func(p *core.Plan)
 }{
-	{"base", func(*spec.Plan) {}},
-	{"TP2", func(p *spec.Plan) { p.Fair.TP, p.Fair.DP = 2, 4; p.Fair.GBS = p.Fair.MBS * p.Fair.GA * 4 }},
-	{"fp8", func(p *spec.Plan) { p.Fair.Precision = spec.FP8 }},
-	{"fp32", func(p *spec.Plan) { p.Fair.Precision = spec.FP32 }},
-	{"PROFILE=1", func(p *spec.Plan) { p.Fair.Profile = true }},
-	{"SL8192", func(p *spec.Plan) { p.Fair.SL = 8192 }},
-	{"two nodes", func(p *spec.Plan) {
+	{"base", func(*core.Plan) {}},
+	{"TP2", func(p *core.Plan) { p.Fair.TP, p.Fair.DP = 2, 4; p.Fair.GBS = p.Fair.MBS * p.Fair.GA * 4 }},
+	{"fp8", func(p *core.Plan) { p.Fair.Precision = core.FP8 }},
+	{"fp32", func(p *core.Plan) { p.Fair.Precision = core.FP32 }},
+	{"PROFILE=1", func(p *core.Plan) { p.Fair.Profile = true }},
+	{"SL8192", func(p *core.Plan) { p.Fair.SL = 8192 }},
+	{"two nodes", func(p *core.Plan) {
 		p.NNodes, p.World, p.Fair.DP = 2, 16, 16
 		p.Fair.GBS = p.Fair.MBS * p.Fair.GA * 16
 	}},

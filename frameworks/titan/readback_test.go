@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rivalbench/rival/container"
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/frameworks/effective"
-	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/rivalbench/rival/frameworks/upstreamtest"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/models"
@@ -32,20 +32,20 @@ const torchImage = "rival-test/torch-base:trixie"
 // readbackCells are the parallelism and precision columns every accepted titan cell is read back in.
 var readbackCells = []struct {
 	name string
-	edit func(p *spec.Plan)
+	edit func(p *core.Plan)
 }{
-	{"base", func(*spec.Plan) {}},
-	{"TP2", func(p *spec.Plan) { p.Fair.TP, p.Fair.DP = 2, 4; p.Fair.GBS = p.Fair.MBS * p.Fair.GA * 4 }},
-	{"TP4-PP2", func(p *spec.Plan) { p.Fair.TP, p.Fair.PP, p.Fair.DP = 4, 2, 1; p.Fair.GBS = p.Fair.MBS * p.Fair.GA }},
-	{"TP4-PP2-fp32", func(p *spec.Plan) {
-		p.Fair.TP, p.Fair.PP, p.Fair.DP, p.Fair.Precision = 4, 2, 1, spec.FP32
+	{"base", func(*core.Plan) {}},
+	{"TP2", func(p *core.Plan) { p.Fair.TP, p.Fair.DP = 2, 4; p.Fair.GBS = p.Fair.MBS * p.Fair.GA * 4 }},
+	{"TP4-PP2", func(p *core.Plan) { p.Fair.TP, p.Fair.PP, p.Fair.DP = 4, 2, 1; p.Fair.GBS = p.Fair.MBS * p.Fair.GA }},
+	{"TP4-PP2-fp32", func(p *core.Plan) {
+		p.Fair.TP, p.Fair.PP, p.Fair.DP, p.Fair.Precision = 4, 2, 1, core.FP32
 		p.Fair.GBS = p.Fair.MBS * p.Fair.GA
 	}},
-	{"TP2-PP2", func(p *spec.Plan) { p.Fair.TP, p.Fair.PP, p.Fair.DP = 2, 2, 2; p.Fair.GBS = p.Fair.MBS * p.Fair.GA * 2 }},
-	{"fp8", func(p *spec.Plan) { p.Fair.Precision = spec.FP8 }},
-	{"fp32", func(p *spec.Plan) { p.Fair.Precision = spec.FP32 }},
-	{"SL8192", func(p *spec.Plan) { p.Fair.SL = 8192 }},
-	{"two-nodes", func(p *spec.Plan) {
+	{"TP2-PP2", func(p *core.Plan) { p.Fair.TP, p.Fair.PP, p.Fair.DP = 2, 2, 2; p.Fair.GBS = p.Fair.MBS * p.Fair.GA * 2 }},
+	{"fp8", func(p *core.Plan) { p.Fair.Precision = core.FP8 }},
+	{"fp32", func(p *core.Plan) { p.Fair.Precision = core.FP32 }},
+	{"SL8192", func(p *core.Plan) { p.Fair.SL = 8192 }},
+	{"two-nodes", func(p *core.Plan) {
 		p.NNodes, p.World, p.Fair.DP = 2, 16, 16
 		p.Fair.GBS = p.Fair.MBS * p.Fair.GA * 16
 	}},
@@ -54,8 +54,8 @@ var readbackCells = []struct {
 // readbackCell is one launch whose preflight runs in the image.
 type readbackCell struct {
 	name string
-	plan spec.Plan
-	l    spec.Launch
+	plan core.Plan
+	l    core.Launch
 	// edit changes the launch's files before the preflight runs (the negative controls).
 	edit func(t *testing.T, files map[string][]byte)
 }
@@ -166,7 +166,7 @@ func runReadbacks(t *testing.T, cells []readbackCell) (map[string][]string, map[
 }
 
 // readbackPlan is a cell's plan with the run folder under the container's cell folder.
-func readbackPlan(t *testing.T, platform, model string, i int) spec.Plan {
+func readbackPlan(t *testing.T, platform, model string, i int) core.Plan {
 	p := plan(t, platform, model)
 	p.OutputDir = fmt.Sprintf("/rival/cells/%d", i)
 	return p
@@ -206,7 +206,7 @@ func TestEffectiveConfigOfEveryCell(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, found, strings.Join(lines, "\n"))
 			assert.Empty(t, got.Unread)
-			assert.NoError(t, effective.Check(spec.Titan, c.plan, got))
+			assert.NoError(t, effective.Check(core.Titan, c.plan, got))
 		})
 	}
 }
@@ -286,7 +286,7 @@ func TestReadbackNegativeControls(t *testing.T) {
 			got, found, err := effective.FromLines(lines)
 			require.NoError(t, err)
 			require.True(t, found, strings.Join(lines, "\n"))
-			err = effective.Check(spec.Titan, c.plan, got)
+			err = effective.Check(core.Titan, c.plan, got)
 			require.Error(t, err)
 			var ee *effective.Error
 			require.ErrorAs(t, err, &ee)

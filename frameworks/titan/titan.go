@@ -14,10 +14,10 @@ import (
 	"path"
 	"strings"
 
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/frameworks/facts"
 	"github.com/rivalbench/rival/frameworks/mega"
 	"github.com/rivalbench/rival/frameworks/prim"
-	"github.com/rivalbench/rival/frameworks/spec"
 	"github.com/rivalbench/rival/hw"
 	"github.com/zeebo/blake3"
 )
@@ -31,7 +31,7 @@ type Pin struct {
 }
 
 // Pinned is the TorchTitan each platform image runs, taken from the one pinned-versions table
-// (spec.Pins). NVIDIA: release v0.2.0, installed by nvd.Dockerfile (nvcr.io/nvidia/nemo:26.02 ships
+// (core.Pins). NVIDIA: release v0.2.0, installed by nvd.Dockerfile (nvcr.io/nvidia/nemo:26.02 ships
 // none); it is ten commits after the AMD pin, whose JobConfig it shares, and both run on the images'
 // PyTorch 2.10.0a0. AMD: the commit Primus v26.2 (1ec29c67) pins as its third_party/torchtitan
 // submodule, as rocm/primus:v26.2 ships it, run through Primus's backend.
@@ -39,7 +39,7 @@ var Pinned = pinnedFromSpec()
 
 func pinnedFromSpec() map[string]Pin {
 	m := map[string]Pin{}
-	for _, p := range spec.Pins {
+	for _, p := range core.Pins {
 		v := p.TorchTitan
 		if v == "" {
 			v = p.TorchTitanCommit[:8]
@@ -53,7 +53,7 @@ func pinnedFromSpec() map[string]Pin {
 // between versions (training.compile became [compile] on 2025-08-20, checkpoint.enable_checkpoint
 // and validation.enabled became enable on 2025-08-22, seed and deterministic moved to [debug] by
 // v0.2.2), so each pinned version has its own, checked against its extracted JobConfig.
-var generators = map[string]func(p spec.Plan, primus bool) []Section{
+var generators = map[string]func(p core.Plan, primus bool) []Section{
 	"v0.2.0":   sectionsV020,
 	"5fb7cc2e": sectionsV020, // v0.2.0's JobConfig is 5fb7cc2e's (frameworks/facts/torchtitan_*.json)
 }
@@ -128,7 +128,7 @@ type ModelConfig struct {
 
 // check rejects what the pinned TorchTitan cannot train the way the other frameworks do. Each error
 // says why and what to change.
-func check(p spec.Plan) error {
+func check(p core.Plan) error {
 	m, f := p.Model, p.Fair
 	if m.QKVBias {
 		return fmt.Errorf("titan: model %s has QKV biases, which TorchTitan's Llama attention cannot express (its wq/wk/wv are built with bias=False and the model args have no bias field); run %s with mega, prim, nemo or fsdp", m.Name, m.Name)
@@ -142,10 +142,10 @@ func check(p spec.Plan) error {
 	if p.WindowActive() {
 		return fmt.Errorf("titan: SL %d exceeds %s's %d-token sliding window, and TorchTitan's Llama attention has no sliding window; use SL <= %d for titan", f.SL, m.Name, m.SlidingWindow, m.SlidingWindow)
 	}
-	if f.Precision == spec.FP8 {
+	if f.Precision == core.FP8 {
 		return fmt.Errorf("titan: PRECISION fp8: TorchTitan's float8 converter scales dynamically (tensorwise or rowwise) and has no delayed-scaling hybrid recipe, which every other framework runs; use bf16 or fp32 for titan")
 	}
-	if f.Precision == spec.BF16 && f.DP == 1 && (f.TP > 1 || f.PP > 1) {
+	if f.Precision == core.BF16 && f.DP == 1 && (f.TP > 1 || f.PP > 1) {
 		return fmt.Errorf("titan: PRECISION bf16 with DP 1 and TP %d × PP %d: TorchTitan applies bf16 mixed precision through FSDP (data_parallel_shard_degree > 1), or through autocast only without TP and PP (distributed/utils.py maybe_enable_amp), so this cell would train in float32; use a DP of 2 or more (a smaller TP × PP) or PRECISION=fp32 for titan", f.TP, f.PP)
 	}
 	if f.Profile {
@@ -155,25 +155,25 @@ func check(p spec.Plan) error {
 }
 
 // Build returns the launch of one TorchTitan run.
-func Build(p spec.Plan) (spec.Launch, error) {
+func Build(p core.Plan) (core.Launch, error) {
 	if err := check(p); err != nil {
-		return spec.Launch{}, err
+		return core.Launch{}, err
 	}
 	cfg, err := configJSON(p)
 	if err != nil {
-		return spec.Launch{}, err
+		return core.Launch{}, err
 	}
 	files := map[string][]byte{ScriptName: Script(), ConfigName: cfg}
 	if p.Platform != hw.PlatformNVIDIA && p.Platform != hw.PlatformAMD {
-		return spec.Launch{}, fmt.Errorf("titan: platform %q: TorchTitan runs on amd (through Primus) and nvd", p.Platform)
+		return core.Launch{}, fmt.Errorf("titan: platform %q: TorchTitan runs on amd (through Primus) and nvd", p.Platform)
 	}
-	l := spec.Launch{Framework: spec.Titan, EntryScriptDigest: ScriptDigest(), FrameworkVersion: Version(p.Platform), Files: files}
+	l := core.Launch{Framework: core.Titan, EntryScriptDigest: ScriptDigest(), FrameworkVersion: Version(p.Platform), Files: files}
 	secs, err := Sections(p, p.Platform)
 	if err != nil {
-		return spec.Launch{}, err
+		return core.Launch{}, err
 	}
 	if err := CheckSections(p.Platform, secs); err != nil {
-		return spec.Launch{}, err
+		return core.Launch{}, err
 	}
 	switch p.Platform {
 	case hw.PlatformNVIDIA:
@@ -183,7 +183,7 @@ func Build(p spec.Plan) (spec.Launch, error) {
 		l.Command = append(mega.Torchrun(p), "-m", "torchtitan.train", "--job.config_file", path.Join(p.OutputDir, TOMLName))
 		l.WorkDir = p.OutputDir
 		l.Env = map[string]string{"PYTHONUNBUFFERED": "1"}
-		l.Rendezvous = spec.Rendezvous{NNodes: p.NNodes, GPUsPerNode: p.GPUsPerNode}
+		l.Rendezvous = core.Rendezvous{NNodes: p.NNodes, GPUsPerNode: p.GPUsPerNode}
 	case hw.PlatformAMD:
 		files[EXPName] = []byte(renderEXP(p, secs))
 		l.Command = []string{"bash", prim.Script}
@@ -219,10 +219,10 @@ func CheckScript() []byte { return append([]byte(nil), checkScript...) }
 // TorchTitan JobConfig builder on amd), then TorchTitan's train spec with Rival's extension, the model
 // on the meta device, its init, the optimizers and the LR schedule, and prints what they are
 // (frameworks/effective), without GPUs. It adds its files to run.
-func Preflight(p spec.Plan, run spec.Launch) *spec.Launch {
+func Preflight(p core.Plan, run core.Launch) *core.Launch {
 	run.Files[CheckName] = CheckScript()
 	run.Files[StubsName] = facts.PreflightFiles()["pystubs.py"]
-	args := []string{"python3", path.Join(p.OutputDir, CheckName), p.Platform, "$" + TreeEnv, p.OutputDir, spec.Int(p.World)}
+	args := []string{"python3", path.Join(p.OutputDir, CheckName), p.Platform, "$" + TreeEnv, p.OutputDir, core.Int(p.World)}
 	if p.Platform == hw.PlatformAMD {
 		args[3] += ":" + primusTitan
 		args = append(args, run.Env["EXP"], "$"+PrimusEnv+":"+prim.Dir)
@@ -233,11 +233,11 @@ func Preflight(p spec.Plan, run spec.Launch) *spec.Launch {
 	for k, v := range run.Env {
 		env[k] = v
 	}
-	env["WORLD_SIZE"], env["RANK"], env["LOCAL_RANK"] = spec.Int(p.World), "0", "0"
-	return &spec.Launch{Framework: spec.Titan, Command: args, WorkDir: p.OutputDir, Env: env}
+	env["WORLD_SIZE"], env["RANK"], env["LOCAL_RANK"] = core.Int(p.World), "0", "0"
+	return &core.Launch{Framework: core.Titan, Command: args, WorkDir: p.OutputDir, Env: env}
 }
 
-func configJSON(p spec.Plan) ([]byte, error) {
+func configJSON(p core.Plan) ([]byte, error) {
 	m := p.Model
 	c := Config{
 		Flavor: m.Name, DataPrefix: p.DataPrefix, Seed: p.Fair.Seed,
@@ -263,7 +263,7 @@ type Section struct {
 
 // Sections returns every job-config option the run sets on platform, in a fixed order, as the
 // TorchTitan pinned for that platform names them.
-func Sections(p spec.Plan, platform string) ([]Section, error) {
+func Sections(p core.Plan, platform string) ([]Section, error) {
 	pin, ok := Pinned[platform]
 	if !ok {
 		return nil, fmt.Errorf("titan: no TorchTitan is pinned for platform %q (amd, nvd)", platform)
@@ -296,11 +296,11 @@ func CheckSections(platform string, secs []Section) error {
 }
 
 // sectionsV020 is the job config of TorchTitan v0.2.0 and of 5fb7cc2e (the same JobConfig).
-func sectionsV020(p spec.Plan, primus bool) []Section {
+func sectionsV020(p core.Plan, primus bool) []Section {
 	m, f := p.Model, p.Fair
-	i := spec.Int
+	i := core.Int
 	param := "bfloat16"
-	if f.Precision == spec.FP32 {
+	if f.Precision == core.FP32 {
 		param = "float32"
 	}
 	// TorchTitan accumulates global_batch_size / (local_batch_size × DP) micro-batches per step.
@@ -313,7 +313,7 @@ func sectionsV020(p spec.Plan, primus bool) []Section {
 	training := Section{"training", []KV{
 		{"dataset", q("rival_megatron")}, {"dataset_path", q(p.DataPrefix)},
 		{"local_batch_size", i(local)}, {"global_batch_size", i(f.GBS)}, {"seq_len", i(f.SL)},
-		{"max_norm", fl(spec.ClipGrad)}, {"steps", i(f.TrainIters)},
+		{"max_norm", fl(core.ClipGrad)}, {"steps", i(f.TrainIters)},
 		{"mixed_precision_param", q(param)}, {"mixed_precision_reduce", q("float32")},
 		{"seed", i(f.Seed)}, {"deterministic", "false"},
 	}}
@@ -327,7 +327,7 @@ func sectionsV020(p spec.Plan, primus bool) []Section {
 	if primus {
 		// One framework, one software stack on both platforms: Primus v26.2 turns Primus Turbo on
 		// (pre_trainer.yaml's primus_turbo section, and the llama3.1 model yaml's converters list),
-		// which TorchTitan on NVIDIA and prim (spec.Fairness.PrimusTurbo) run without.
+		// which TorchTitan on NVIDIA and prim (core.Fairness.PrimusTurbo) run without.
 		model.KVs = append(model.KVs, KV{"converters", "[]"})
 		turbo = []Section{{"primus_turbo", []KV{{"enable_primus_turbo", "false"}, {"use_turbo_attention", "false"},
 			{"use_turbo_async_tp", "false"}, {"use_turbo_mx_linear", "false"}, {"use_turbo_float8_linear", "false"},
@@ -369,7 +369,7 @@ func TOML(secs []Section) string {
 
 // EXP renders the Primus experiment yaml of an AMD run: Primus's torchtitan module config and stock
 // Llama 3.1 8B model yaml, with every option the run sets as an override.
-func EXP(p spec.Plan) (string, error) {
+func EXP(p core.Plan) (string, error) {
 	secs, err := Sections(p, hw.PlatformAMD)
 	if err != nil {
 		return "", err
@@ -377,7 +377,7 @@ func EXP(p spec.Plan) (string, error) {
 	return renderEXP(p, secs), nil
 }
 
-func renderEXP(p spec.Plan, secs []Section) string {
+func renderEXP(p core.Plan, secs []Section) string {
 	var b strings.Builder
 	b.WriteString("# Generated by Rival: one fair benchmark run on Primus's torchtitan backend.\n")
 	b.WriteString("work_group: ${PRIMUS_TEAM:amd}\nuser_name: ${PRIMUS_USER:root}\n")
@@ -395,7 +395,7 @@ func renderEXP(p spec.Plan, secs []Section) string {
 // fl formats a float so both TOML and PyYAML (YAML 1.1, which reads 1e-08 as a string) read a
 // float: the mantissa always has a decimal point.
 func fl(v float64) string {
-	s := spec.Float(v)
+	s := core.Float(v)
 	if strings.ContainsAny(s, ".nN") {
 		return s
 	}

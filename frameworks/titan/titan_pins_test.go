@@ -6,15 +6,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/frameworks/core"
 )
 
-// The TorchTitan each image runs is in the one pinned-versions table (spec.Pins, which
+// The TorchTitan each image runs is in the one pinned-versions table (core.Pins, which
 // docs/frameworks.md prints), and the titan launches use exactly that pin.
 func TestPinnedComesFromSpecPins(t *testing.T) {
-	for _, p := range spec.Pins {
+	for _, p := range core.Pins {
 		t.Run(p.Platform, func(t *testing.T) {
-			require.NotEmpty(t, p.TorchTitanCommit, "spec.Pins %s names no TorchTitan", p.Platform)
+			require.NotEmpty(t, p.TorchTitanCommit, "core.Pins %s names no TorchTitan", p.Platform)
 			got, ok := Pinned[p.Platform]
 			require.True(t, ok)
 			assert.Equal(t, p.TorchTitanCommit, got.Commit)
@@ -24,5 +24,5 @@ func TestPinnedComesFromSpecPins(t *testing.T) {
 			}
 		})
 	}
-	assert.Contains(t, spec.PinsMarkdown(), "TorchTitan v0.2.0 (`29624e37`)")
+	assert.Contains(t, core.PinsMarkdown(), "TorchTitan v0.2.0 (`29624e37`)")
 }

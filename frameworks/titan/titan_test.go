@@ -16,7 +16,7 @@ import (
 	"github.com/zeebo/blake3"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/gptorder"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/indexed"
@@ -182,14 +182,14 @@ print(mult_of * ((h + mult_of - 1) // mult_of))`
 	}
 }
 
-func plan(t *testing.T, platform, model string) spec.Plan {
+func plan(t *testing.T, platform, model string) core.Plan {
 	t.Helper()
 	m, err := models.Lookup(model)
 	require.NoError(t, err)
-	return spec.Plan{
-		Request: spec.Request{Platform: platform, Framework: spec.Titan, Model: model,
-			Fair: spec.Fair{Seed: 42, MBS: 1, SL: 2048, GA: 8, GBS: 64, TP: 1, PP: 1, DP: 8, TrainIters: 500,
-				WarmupSteps: 50, LR: 3e-4, MinLR: 3e-5, WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Precision: spec.BF16},
+	return core.Plan{
+		Request: core.Request{Platform: platform, Framework: core.Titan, Model: model,
+			Fair: core.Fair{Seed: 42, MBS: 1, SL: 2048, GA: 8, GBS: 64, TP: 1, PP: 1, DP: 8, TrainIters: 500,
+				WarmupSteps: 50, LR: 3e-4, MinLR: 3e-5, WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Precision: core.BF16},
 			DataPrefix: "/data/d_text_document", TokenizerPath: "/data/tok", OutputDir: "/out", DataCacheDir: "/cache"},
 		Model: m, GPUsPerNode: 8, NNodes: 1, World: 8,
 	}
@@ -248,16 +248,16 @@ func TestRefusals(t *testing.T) {
 	tests := []struct {
 		name   string
 		model  string
-		edit   func(p *spec.Plan)
+		edit   func(p *core.Plan)
 		errHas []string
 	}{
-		{"qwen", "qwen", func(*spec.Plan) {}, []string{"QKV biases", "bias=False", "mega, prim, nemo or fsdp"}},
-		{"qwen proxy", "qwen-proxy", func(*spec.Plan) {}, []string{"qwen-proxy has QKV biases"}},
-		{"fp8", "llama", func(p *spec.Plan) { p.Fair.Precision = spec.FP8 }, []string{"PRECISION fp8", "delayed-scaling"}},
-		{"profile", "llama", func(p *spec.Plan) { p.Fair.Profile = true }, []string{"PROFILE=1", "profile_freq"}},
-		{"window", "mistral", func(p *spec.Plan) { p.Fair.SL = 8192 }, []string{"SL 8192", "4096-token sliding window"}},
-		{"cpu", "llama", func(p *spec.Plan) { p.Platform = hw.PlatformCPU }, []string{"platform \"cpu\""}},
-		{"bf16 without FSDP", "llama", func(p *spec.Plan) { p.Fair.TP, p.Fair.PP, p.Fair.DP, p.Fair.GBS = 4, 2, 1, 8 },
+		{"qwen", "qwen", func(*core.Plan) {}, []string{"QKV biases", "bias=False", "mega, prim, nemo or fsdp"}},
+		{"qwen proxy", "qwen-proxy", func(*core.Plan) {}, []string{"qwen-proxy has QKV biases"}},
+		{"fp8", "llama", func(p *core.Plan) { p.Fair.Precision = core.FP8 }, []string{"PRECISION fp8", "delayed-scaling"}},
+		{"profile", "llama", func(p *core.Plan) { p.Fair.Profile = true }, []string{"PROFILE=1", "profile_freq"}},
+		{"window", "mistral", func(p *core.Plan) { p.Fair.SL = 8192 }, []string{"SL 8192", "4096-token sliding window"}},
+		{"cpu", "llama", func(p *core.Plan) { p.Platform = hw.PlatformCPU }, []string{"platform \"cpu\""}},
+		{"bf16 without FSDP", "llama", func(p *core.Plan) { p.Fair.TP, p.Fair.PP, p.Fair.DP, p.Fair.GBS = 4, 2, 1, 8 },
 			[]string{"DP 1 and TP 4 × PP 2", "maybe_enable_amp", "float32"}},
 	}
 	for _, tc := range tests {
@@ -276,10 +276,10 @@ func TestRefusals(t *testing.T) {
 	require.NoError(t, err)
 	// Without FSDP, fp32 is what TorchTitan trains anyway; with DP 2 FSDP applies bf16.
 	p := plan(t, hw.PlatformNVIDIA, "llama")
-	p.Fair.TP, p.Fair.PP, p.Fair.DP, p.Fair.GBS, p.Fair.Precision = 4, 2, 1, 8, spec.FP32
+	p.Fair.TP, p.Fair.PP, p.Fair.DP, p.Fair.GBS, p.Fair.Precision = 4, 2, 1, 8, core.FP32
 	_, err = Build(p)
 	require.NoError(t, err)
-	p.Fair.TP, p.Fair.DP, p.Fair.GBS, p.Fair.Precision = 2, 2, 16, spec.BF16
+	p.Fair.TP, p.Fair.DP, p.Fair.GBS, p.Fair.Precision = 2, 2, 16, core.BF16
 	_, err = Build(p)
 	require.NoError(t, err)
 }

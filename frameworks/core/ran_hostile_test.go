@@ -1,10 +1,10 @@
-package spec_test
+package core_test
 
 import (
 	"path/filepath"
 	"testing"
 
-	"github.com/rivalbench/rival/frameworks/spec"
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/safefile"
 	"github.com/rivalbench/rival/safefile/safefiletest"
 )
@@ -14,7 +14,7 @@ import (
 func TestRanRefusesHostileFiles(t *testing.T) {
 	safefiletest.Refuses(t, safefiletest.Kinds, safefile.LimitConfig, func(t *testing.T) (string, func() error) {
 		dir := t.TempDir()
-		l := spec.Launch{RanFile: "logs/ran.json"}
+		l := core.Launch{RanFile: "logs/ran.json"}
 		return filepath.Join(dir, "logs", "ran.json"), func() error { _, err := l.Ran(dir); return err }
 	})
 }

@@ -1,4 +1,4 @@
-package spec
+package core
 
 import (
 	"fmt"
@@ -79,7 +79,7 @@ func ApplyPlatformEnv(platform string, l *Launch) error {
 		}
 		for _, k := range names {
 			if v, ok := t.Env[k]; ok && v != env[k] {
-				return fmt.Errorf("%s: the launch sets %s=%s, but every %s launch runs with %s=%s (frameworks/spec/platformenv.go): drop it from the builder or change the platform's table", l.Framework, k, v, platform, k, env[k])
+				return fmt.Errorf("%s: the launch sets %s=%s, but every %s launch runs with %s=%s (frameworks/core/platformenv.go): drop it from the builder or change the platform's table", l.Framework, k, v, platform, k, env[k])
 			}
 			t.Env[k] = env[k]
 		}

@@ -1,4 +1,4 @@
-package spec
+package core
 
 import (
 	"github.com/rivalbench/rival/hw"

@@ -1,8 +1,8 @@
-// Package spec holds the types shared by the framework launch builders: the fair configuration, a
+// Package core holds the types shared by the framework launch builders: the fair configuration, a
 // launch request, the launch itself, and the validated plan every builder starts from. It exists so
 // that package frameworks (the registry) and its per-framework packages can share them without an
 // import cycle.
-package spec
+package core
 
 import (
 	"context"

@@ -1,10 +1,10 @@
-package spec
+package core
 
-// Settings are the knobs that change speed or the loss in a Megatron-family run beyond the fair
+// MegatronKnobs are the knobs that change speed or the loss in a Megatron-family run beyond the fair
 // configuration and the model's own facts (models.Model: RMSNorm ε, init, window, biases). Every mega, prim and nemo launch sets each of them explicitly to the value here, so
 // no framework's defaults, Primus's stock experiment or Bridge's config defaults decide them;
 // docs/frameworks.md lists them with the defaults they replace.
-type Settings struct {
+type MegatronKnobs struct {
 	OverlapGradReduce    bool   // overlap the data-parallel gradient reduce-scatter with backward
 	OverlapParamGather   bool   // overlap the distributed optimizer's parameter all-gather with forward
 	DistributedOptimizer bool   // shard optimizer state across data-parallel ranks
@@ -29,9 +29,9 @@ type Settings struct {
 	AttentionSoftmaxInFP32 bool
 }
 
-// Fairness is the one set of Settings every mega, prim and nemo launch uses (nemo.Fairness maps it
+// Fairness is the one set of MegatronKnobs every mega, prim and nemo launch uses (nemo.Fairness maps it
 // onto Megatron-Bridge's fields).
-var Fairness = Settings{
+var Fairness = MegatronKnobs{
 	OverlapGradReduce: true, OverlapParamGather: true, DistributedOptimizer: true,
 	GradReduceInBF16: false, Recompute: "", EODMaskLoss: false,
 	AttentionBackend: "auto", GradAccumFusion: false, MaskedSoftmaxFusion: true,
