@@ -271,3 +271,7 @@ func sizeFields(dst []kv, s string) []kv {
 		from = d + n
 	}
 }
+
+func isWord(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
