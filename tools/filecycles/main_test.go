@@ -14,7 +14,6 @@ import (
 // of the module must have none.
 var stillCyclic = map[string]bool{
 	"github.com/rivalbench/rival/frameworks/prim": true,
-	"github.com/rivalbench/rival/hw":              true,
 	"github.com/rivalbench/rival/indexed":         true,
 	"github.com/rivalbench/rival/slurm":           true,
 	"github.com/rivalbench/rival/tokenizer":       true,
