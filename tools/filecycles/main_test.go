@@ -16,7 +16,6 @@ var stillCyclic = map[string]bool{
 	"github.com/rivalbench/rival/frameworks/prim": true,
 	"github.com/rivalbench/rival/indexed":         true,
 	"github.com/rivalbench/rival/slurm":           true,
-	"github.com/rivalbench/rival/tokenizer":       true,
 }
 
 func TestModulePackagesHaveNoFileCycles(t *testing.T) {
