@@ -15,7 +15,6 @@ import (
 var stillCyclic = map[string]bool{
 	"github.com/rivalbench/rival/frameworks/prim": true,
 	"github.com/rivalbench/rival/indexed":         true,
-	"github.com/rivalbench/rival/slurm":           true,
 }
 
 func TestModulePackagesHaveNoFileCycles(t *testing.T) {
