@@ -97,20 +97,3 @@ func sum(h *blake3.Hasher) Digest {
 	copy(d[:], h.Sum(nil))
 	return d
 }
-
-// HashFile digests the file at path, without the stat cache; a large file is
-// hashed on every core.
-func HashFile(path string) (Digest, int64, error) {
-	// Opened without blocking and refused unless regular: a FIFO or device
-	// swapped in after a caller's stat is never read.
-	f, st, err := OpenRegular(path)
-	if err != nil {
-		return Digest{}, 0, fmt.Errorf("hash %s: %w", path, err)
-	}
-	defer f.Close()
-	d, n, err := hashOpenFile(f, st.Size())
-	if err != nil {
-		return Digest{}, 0, fmt.Errorf("hash %s: %w", path, err)
-	}
-	return d, n, nil
-}

@@ -426,3 +426,15 @@ func (c *Cache) published(dest string, fi os.FileInfo, d Digest) {
 		c.warn("cache: cannot remember digest of %s: %v", dest, err)
 	}
 }
+
+// hasBlobAs reports whether d is stored in the given form (compressed or not).
+// An uncompressed blob written since it was stored (through an output
+// linked to it, say) is dropped here, as corrupt (blobIntact).
+func (c *Cache) hasBlobAs(d Digest, compressed bool) bool {
+	p := c.blobPath(d, compressed)
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return false
+	}
+	return compressed || c.blobIntact(p, fi, d)
+}

@@ -296,3 +296,20 @@ func HashFiles(paths []string, workers int) ([]Digest, []int64, error) {
 	}
 	return ds, ns, nil
 }
+
+// HashFile digests the file at path, without the stat cache; a large file is
+// hashed on every core.
+func HashFile(path string) (Digest, int64, error) {
+	// Opened without blocking and refused unless regular: a FIFO or device
+	// swapped in after a caller's stat is never read.
+	f, st, err := OpenRegular(path)
+	if err != nil {
+		return Digest{}, 0, fmt.Errorf("hash %s: %w", path, err)
+	}
+	defer f.Close()
+	d, n, err := hashOpenFile(f, st.Size())
+	if err != nil {
+		return Digest{}, 0, fmt.Errorf("hash %s: %w", path, err)
+	}
+	return d, n, nil
+}

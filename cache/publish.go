@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -200,62 +199,6 @@ func WrittenID(path string) (string, error) {
 // contentID is a file's identity without its ctime, which a rename changes.
 func contentID(st fileStat) string {
 	return fmt.Sprintf("%d:%d:%d:%d", st.Dev, st.Ino, st.Size, st.MtimeNS)
-}
-
-// PutPublished stores a task's output as a blob from one open file, and
-// only if that file is want (a WrittenID taken when the task returned): the
-// file it published, never one another run renamed there since. It
-// returns the digest, the size and the stat identity of the stored file, so
-// a caller can check later that path still holds it. ErrChanged reports
-// another file at path or a change while reading.
-func (c *Cache) PutPublished(path string, compress, share bool, want string) (Digest, int64, string, error) {
-	f, fi, err := OpenRegular(path)
-	if err != nil {
-		return Digest{}, 0, "", fmt.Errorf("cache %s: %w", path, err)
-	}
-	defer f.Close()
-	before, ok := statOf(fi)
-	if !ok || contentID(before) != want {
-		return Digest{}, 0, "", fmt.Errorf("cache %s: %w", path, ErrChanged)
-	}
-	abs, _ := filepath.Abs(path)
-	var d Digest
-	var n int64
-	after := before
-	stored := false
-	if k, known := c.knownDigest(abs, before, ok); known && c.hasBlobAs(k, compress) {
-		d, n, stored = k, fi.Size(), true
-	} else if !compress && share && sharing() {
-		// The blob shares the output's bytes (a clone or a hard link), when
-		// both are on one file system.
-		c.fileReads.Add(1)
-		sd, sn, sst, _, ok, err := c.putShared(f, path, before)
-		if err != nil {
-			return Digest{}, 0, "", fmt.Errorf("cache %s: %w", path, err)
-		}
-		if ok {
-			d, n, after, stored = sd, sn, sst, true
-		}
-	}
-	if !stored {
-		c.fileReads.Add(1)
-		if d, n, err = c.put(f, compress); err != nil {
-			return Digest{}, 0, "", fmt.Errorf("cache %s: %w", path, err)
-		}
-	}
-	fi2, err := f.Stat()
-	if err != nil {
-		return Digest{}, 0, "", fmt.Errorf("cache %s: %w", path, err)
-	}
-	if now, _ := statOf(fi2); now != after || n != fi.Size() {
-		return Digest{}, 0, "", fmt.Errorf("cache %s: %w", path, ErrChanged)
-	}
-	// The next run learns the digest from a stat, not a read.
-	data, _ := json.Marshal(statEntry{Path: abs, fileStat: after, Digest: d})
-	if err := WriteFileAtomic(c.statEntryPath(abs), data, 0o644); err != nil {
-		c.warn("cache: cannot remember digest of %s: %v", path, err)
-	}
-	return d, n, identity(after), nil
 }
 
 func identity(st fileStat) string {

@@ -8,47 +8,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 )
-
-// fileStat is the identity of a file's content as far as the kernel can
-// tell without reading it.
-type fileStat struct {
-	Dev     uint64 `json:"dev"`
-	Ino     uint64 `json:"ino"`
-	Size    int64  `json:"size"`
-	MtimeNS int64  `json:"mtime_ns"`
-	CtimeNS int64  `json:"ctime_ns"`
-}
 
 type statEntry struct {
 	Path string `json:"path"`
 	fileStat
 	Digest Digest `json:"digest"`
-}
-
-func statOf(fi fs.FileInfo) (fileStat, bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return fileStat{}, false
-	}
-	return fileStat{
-		Dev:     uint64(st.Dev),
-		Ino:     st.Ino,
-		Size:    fi.Size(),
-		MtimeNS: st.Mtim.Sec*1e9 + st.Mtim.Nsec,
-		CtimeNS: st.Ctim.Sec*1e9 + st.Ctim.Nsec,
-	}, true
-}
-
-// Stat returns the stat identity of path, for detecting changes during a run.
-func Stat(path string) (string, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return "", err
-	}
-	st, _ := statOf(fi)
-	return fmt.Sprintf("%d:%d:%d:%d:%d", st.Dev, st.Ino, st.Size, st.MtimeNS, st.CtimeNS), nil
 }
 
 func (c *Cache) statEntryPath(abs string) string {
@@ -166,43 +131,4 @@ func (c *Cache) TreeDigest(path string) (Digest, int64, error) {
 		fmt.Fprintf(&b, "%d:%s %o %s\n", len(e.rel), e.rel, e.mode, e.d)
 	}
 	return HashBytes([]byte(b.String())), total, nil
-}
-
-// PutOutput stores a task's output file as a blob and remembers its digest
-// in the stat cache, reading the file once, or not at all when the stat cache
-// already knows it and the blob is stored. The digest is remembered only if
-// the file did not change while it was read.
-func (c *Cache) PutOutput(path string, compress, share bool) (Digest, int64, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return Digest{}, 0, fmt.Errorf("cache %s: %w", path, err)
-	}
-	fi, err := os.Stat(abs)
-	if err != nil {
-		return Digest{}, 0, fmt.Errorf("cache %s: %w", path, err)
-	}
-	before, ok := statOf(fi)
-	// A task may have stored the file itself (to learn its digest without a
-	// second read); then the stat cache knows it and the blob is there.
-	if d, known := c.knownDigest(abs, before, ok); known && c.hasBlobAs(d, compress) {
-		return d, fi.Size(), nil
-	}
-	if !compress && share && ok && sharing() {
-		// The blob shares the output's bytes (a clone or a hard link) when
-		// both are on one file system.
-		if d, n, done, err := c.putOutputShared(abs, before); err != nil || done {
-			return d, n, err
-		}
-	}
-	d, n, err := c.PutFile(abs, compress)
-	if err != nil {
-		return Digest{}, 0, err
-	}
-	if fi2, err := os.Stat(abs); err == nil && ok {
-		if after, _ := statOf(fi2); after == before {
-			data, _ := json.Marshal(statEntry{Path: abs, fileStat: before, Digest: d})
-			WriteFileAtomic(c.statEntryPath(abs), data, 0o644)
-		}
-	}
-	return d, n, nil
 }

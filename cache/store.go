@@ -9,30 +9,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/rivalbench/rival/safefile"
 )
-
-// Cache is one cache directory. It is safe for concurrent use by many
-// goroutines and many processes.
-type Cache struct {
-	Dir string
-	// Warn receives problems the cache recovers from by itself (a corrupt
-	// blob treated as absent, say). Nil discards them.
-	Warn func(msg string)
-	// Context, when set, ends the cache's reads: a record, entry or blob
-	// being read or restored stops with its error once Context ends (on
-	// Ctrl-C or SIGTERM). Nil reads to the end.
-	Context context.Context
-
-	fileReads atomic.Int64 // files opened to be hashed (not blobs)
-	noMarks   atomic.Bool  // the file system keeps no blob marks (link.go)
-}
-
-// ErrNotFound means a blob or record is absent (or was corrupt and dropped).
-var ErrNotFound = errors.New("not in cache")
 
 // DefaultDir is $RIVAL_CACHE, else the user cache directory's rival folder.
 func DefaultDir() (string, error) {
@@ -65,25 +45,6 @@ func Open(dir string) (*Cache, error) {
 // once.
 func (c *Cache) FileReads() int64 { return c.fileReads.Load() }
 
-func (c *Cache) warn(format string, args ...any) {
-	if c.Warn != nil {
-		c.Warn(fmt.Sprintf(format, args...))
-	}
-}
-
-func shard(root string, d Digest) string {
-	s := d.String()
-	return filepath.Join(root, s[:2], s)
-}
-
-func (c *Cache) blobPath(d Digest, compressed bool) string {
-	p := shard(filepath.Join(c.Dir, "blobs"), d)
-	if compressed {
-		p += ".zst"
-	}
-	return p
-}
-
 // Lock takes the cache-wide lock named name (for example an action key),
 // so two processes never compute the same thing at once.
 func (c *Cache) Lock(ctx context.Context, name string) (*Lock, error) {
@@ -93,18 +54,6 @@ func (c *Cache) Lock(ctx context.Context, name string) (*Lock, error) {
 // HasBlob reports whether a blob is stored (without verifying it).
 func (c *Cache) HasBlob(d Digest) bool {
 	return c.hasBlobAs(d, false) || c.hasBlobAs(d, true)
-}
-
-// hasBlobAs reports whether d is stored in the given form (compressed or not).
-// An uncompressed blob written since it was stored (through an output
-// linked to it, say) is dropped here, as corrupt (blobIntact).
-func (c *Cache) hasBlobAs(d Digest, compressed bool) bool {
-	p := c.blobPath(d, compressed)
-	fi, err := os.Lstat(p)
-	if err != nil {
-		return false
-	}
-	return compressed || c.blobIntact(p, fi, d)
 }
 
 // PutFile stores the file at path as a blob and returns its digest and size.
@@ -277,16 +226,6 @@ func (c *Cache) ReadBlob(d Digest) ([]byte, error) {
 		return nil, fmt.Errorf("blob %s: %w", d.Short(), ErrNotFound)
 	}
 	return data, nil
-}
-
-func (c *Cache) dropCorrupt(d Digest, cause error) {
-	why := "content does not match its digest"
-	if cause != nil {
-		why = cause.Error()
-	}
-	c.warn("cache: blob %s is corrupt (%s); dropped, it will be rebuilt", d.Short(), why)
-	os.Remove(c.blobPath(d, false))
-	os.Remove(c.blobPath(d, true))
 }
 
 // Materialize writes blob d to dest atomically, verifying the content as it

@@ -49,18 +49,6 @@ type Runner struct {
 	once        sync.Once
 }
 
-type taskState struct {
-	prepOnce sync.Once
-	prepErr  error
-	once     sync.Once
-	done     chan struct{}
-	err      error
-	cached   bool
-	meta     json.RawMessage
-	// outputs maps each declared output path to its digest, for dependents.
-	outputs map[string]cache.Digest
-}
-
 func (r *Runner) out() io.Writer {
 	if r.Out == nil {
 		return os.Stderr

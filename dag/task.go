@@ -2,10 +2,10 @@ package dag
 
 import (
 	"context"
-
 	"encoding/json"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/rivalbench/rival/cache"
 )
@@ -114,4 +114,16 @@ type Remote interface {
 	Fetch(ctx context.Context, t *Task, key cache.Digest) error
 	// Push offers a record whose blobs the runner's cache holds.
 	Push(ctx context.Context, t *Task, rec cache.Record)
+}
+
+type taskState struct {
+	prepOnce sync.Once
+	prepErr  error
+	once     sync.Once
+	done     chan struct{}
+	err      error
+	cached   bool
+	meta     json.RawMessage
+	// outputs maps each declared output path to its digest, for dependents.
+	outputs map[string]cache.Digest
 }

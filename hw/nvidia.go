@@ -246,7 +246,3 @@ func truncate(s string, n int) string {
 	}
 	return s[:n] + "..."
 }
-
-func parseUintBase(s string, base int) (uint64, error) {
-	return strconv.ParseUint(strings.TrimSpace(s), base, 64)
-}

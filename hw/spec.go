@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -241,4 +242,8 @@ func parseDeviceID(s string) uint16 {
 		return 0
 	}
 	return uint16(v)
+}
+
+func parseUintBase(s string, base int) (uint64, error) {
+	return strconv.ParseUint(strings.TrimSpace(s), base, 64)
 }

@@ -25,55 +25,6 @@ const PowerFile = "power.log"
 // PowerInterval is the pause between two of a node's power samples.
 const PowerInterval = time.Second
 
-// nodePower is the per-node block that samples the node's GPUs' board power in the background
-// while the per-node task runs. It writes OutputDir/nodes/<node>/power.log as blocks: a line
-// "@ <epoch seconds>" (the node's clock, read just before the query) followed by the smi tool's
-// output, in the format hw.ParsePowerSample reads. It samples only the GPUs the step was given
-// (CUDA_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES, else SLURM_STEP_GPUS, else SLURM_JOB_GPUS) and
-// stops once the task's process ($$, which the launch replaces by exec) is gone. A node without
-// the tool, or whose output folder cannot be made, records nothing and the launch runs as usual.
-func nodePower(j Job) string {
-	tool, args := hw.PowerQuery(j.PowerPlatform)
-	if tool == "" {
-		return ""
-	}
-	ids, sel := `${CUDA_VISIBLE_DEVICES:-${SLURM_STEP_GPUS:-${SLURM_JOB_GPUS:-}}}`, `sel=(-i "$ids")`
-	if j.PowerPlatform == hw.PlatformAMD {
-		ids = `${ROCR_VISIBLE_DEVICES:-${HIP_VISIBLE_DEVICES:-${SLURM_STEP_GPUS:-${SLURM_JOB_GPUS:-}}}}`
-		sel = `sel=(-g ${ids//,/ })`
-	}
-	return `# This node's GPU board power while the launch runs, in the background.
-(
-  d=` + quote(filepath.Join(nodeOutputDir(j), "nodes")) + `/"${SLURMD_NODENAME:-$(hostname)}"
-  command -v ` + tool + ` >/dev/null 2>&1 && mkdir -p "$d" || exit 0
-  ids=` + ids + `
-  sel=()
-  if [ -n "$ids" ]; then ` + sel + `; fi
-  while kill -0 $$ 2>/dev/null; do
-    t=$(date +%s.%N)
-    if out=$(` + tool + ` ` + quoteAll(args) + ` ${sel[@]+"${sel[@]}"} 2>/dev/null); then
-      printf '@ %s\n%s\n' "$t" "$out" >> "$d/` + PowerFile + `"
-    fi
-    sleep ` + strconv.Itoa(int(PowerInterval/time.Second)) + `
-  done
-) </dev/null >/dev/null 2>&1 &
-`
-}
-
-// nodeOutputDir is OutputDir as the per-node task sees it: inside the container under pyxis
-// (the per-node task runs there), where a mount shows it; the host path otherwise.
-func nodeOutputDir(j Job) string {
-	if j.Container != ContainerPyxis {
-		return j.OutputDir
-	}
-	for _, m := range j.Mounts {
-		if rel, err := filepath.Rel(m.Host, j.OutputDir); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
-			return filepath.Join(m.Container, rel)
-		}
-	}
-	return j.OutputDir
-}
-
 // PowerSample is one reading of a node's GPUs, dated by the node's clock.
 type PowerSample struct {
 	At time.Time

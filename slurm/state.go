@@ -226,3 +226,20 @@ func cleanReason(s string) string {
 	}
 	return s
 }
+
+// Final is how a job ended, as Slurm reports it.
+type Final struct {
+	JobID    string
+	State    string        // COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL, OUT_OF_MEMORY, ...
+	ExitCode int           // the batch script's exit code
+	Signal   int           // the signal that ended it, 0 if none
+	NodeList string        // Slurm's compressed list, e.g. "gpu[01-04]"
+	Nodes    []string      // NodeList expanded
+	Elapsed  time.Duration // run time
+	Start    time.Time     // zero when it never started
+	End      time.Time
+	Reason   string // Slurm's reason (NonZeroExitCode, NodeDown, BeginTime, ...); empty for none
+	// FailedNodes are the job's nodes Slurm holds down, failed or drained when the job ended NODE_FAIL.
+	FailedNodes []string
+	Note        string // what Rival did to the job, if anything (cancelled on interrupt or pending timeout)
+}

@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -272,4 +273,30 @@ func (r *jsonReader) array(elem func(i int) error) error {
 			return r.errorf("want ',' or ']' in array")
 		}
 	}
+}
+
+type typed struct {
+	Type string `json:"type"`
+}
+
+func isNull(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) == 0 || string(raw) == "null"
+}
+
+// component reads a component's "type" and then the whole object into v.
+func component(raw json.RawMessage, where string, v any) (string, error) {
+	var ty typed
+	if err := json.Unmarshal(raw, &ty); err != nil {
+		return "", fmt.Errorf("%s: %w", where, err)
+	}
+	if ty.Type == "" {
+		return "", fmt.Errorf("%s: missing \"type\"", where)
+	}
+	if v != nil {
+		if err := json.Unmarshal(raw, v); err != nil {
+			return "", fmt.Errorf("%s (%s): %w", where, ty.Type, err)
+		}
+	}
+	return ty.Type, nil
 }

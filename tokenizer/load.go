@@ -1,7 +1,6 @@
 package tokenizer
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,10 +34,6 @@ type addedTokenJSON struct {
 	RStrip     bool   `json:"rstrip"`
 	Normalized bool   `json:"normalized"`
 	Special    bool   `json:"special"`
-}
-
-type typed struct {
-	Type string `json:"type"`
 }
 
 // stringPattern is the {"String": "..."} or {"Regex": "..."} pattern object.
@@ -138,31 +133,6 @@ func FromJSON(data []byte) (*Tokenizer, error) {
 	t.states = make(chan *encState, 2*runtime.GOMAXPROCS(0)+2)
 	return t, nil
 }
-
-func isNull(raw json.RawMessage) bool {
-	raw = bytes.TrimSpace(raw)
-	return len(raw) == 0 || string(raw) == "null"
-}
-
-// component reads a component's "type" and then the whole object into v.
-func component(raw json.RawMessage, where string, v any) (string, error) {
-	var ty typed
-	if err := json.Unmarshal(raw, &ty); err != nil {
-		return "", fmt.Errorf("%s: %w", where, err)
-	}
-	if ty.Type == "" {
-		return "", fmt.Errorf("%s: missing \"type\"", where)
-	}
-	if v != nil {
-		if err := json.Unmarshal(raw, v); err != nil {
-			return "", fmt.Errorf("%s (%s): %w", where, ty.Type, err)
-		}
-	}
-	return ty.Type, nil
-}
-
-// normalizeFunc appends the normalized form of s to dst.
-type normalizeFunc func(dst []byte, s string) []byte
 
 func parseNormalizer(raw json.RawMessage, where string) (normalizeFunc, error) {
 	if isNull(raw) {
@@ -368,9 +338,6 @@ func (t *Tokenizer) parsePostProcessor(raw json.RawMessage, where string) error 
 	return fmt.Errorf("%s: unsupported post-processor type %q (supported: TemplateProcessing, ByteLevel, Sequence)", where, ty)
 }
 
-// maxID bounds token ids so they fit int32 with room to spare.
-const maxID = 1 << 30
-
 func (t *Tokenizer) parseAddedTokens(list []addedTokenJSON) error {
 	t.added = newTrie()
 	t.addedByName = make(map[string]int32, len(list))
@@ -404,13 +371,6 @@ func (t *Tokenizer) parseAddedTokens(list []addedTokenJSON) error {
 		t.added.insert(a.Content, id)
 	}
 	return nil
-}
-
-type decoderStep struct {
-	kind       string
-	old, new   string // Replace
-	start, end int    // Strip
-	strip      string // Strip content
 }
 
 func parseDecoder(raw json.RawMessage, where string) ([]decoderStep, error) {

@@ -18,14 +18,6 @@ type modelJSON struct {
 	IgnoreMerges            bool     `json:"ignore_merges"`
 }
 
-// merge is what a pair of adjacent tokens becomes: the new token and the rank
-// (lower merges first).
-type merge struct {
-	rank, id int32
-}
-
-func pairKey(a, b int32) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b)) }
-
 func (t *Tokenizer) parseModel(raw json.RawMessage) error {
 	if isNull(raw) {
 		return fmt.Errorf("model: missing")

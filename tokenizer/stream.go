@@ -75,18 +75,6 @@ type Stream struct {
 	closed      bool
 }
 
-// streamInfo is what streaming needs to know of a tokenizer beyond what
-// Encode uses: how to normalize a segment's first piece and its later ones.
-type streamInfo struct {
-	ok         bool
-	why        string        // when !ok: what makes the tokenizer unstreamable
-	nfc        bool          // the normalizer is NFC: cuts before ASCII only
-	start      normalizeFunc // a segment's first piece
-	cont       normalizeFunc // every later piece
-	maxAdded   int           // longest added token, bytes
-	canCutWord bool          // pre-tokenizer cuts exist (split or cutAtMeta)
-}
-
 // NewStream starts encoding one document in pieces; with special, the
 // template's special tokens are added as EncodeWithSpecial adds them. It
 // fails for a tokenizer whose normalizer it cannot cut exactly (see

@@ -581,3 +581,36 @@ func ValidUTF8(s string) string {
 	}
 	return string(appendValidUTF8(nil, s))
 }
+
+// maxID bounds token ids so they fit int32 with room to spare.
+const maxID = 1 << 30
+
+// normalizeFunc appends the normalized form of s to dst.
+type normalizeFunc func(dst []byte, s string) []byte
+
+type decoderStep struct {
+	kind       string
+	old, new   string // Replace
+	start, end int    // Strip
+	strip      string // Strip content
+}
+
+// merge is what a pair of adjacent tokens becomes: the new token and the rank
+// (lower merges first).
+type merge struct {
+	rank, id int32
+}
+
+func pairKey(a, b int32) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b)) }
+
+// streamInfo is what streaming needs to know of a tokenizer beyond what
+// Encode uses: how to normalize a segment's first piece and its later ones.
+type streamInfo struct {
+	ok         bool
+	why        string        // when !ok: what makes the tokenizer unstreamable
+	nfc        bool          // the normalizer is NFC: cuts before ASCII only
+	start      normalizeFunc // a segment's first piece
+	cont       normalizeFunc // every later piece
+	maxAdded   int           // longest added token, bytes
+	canCutWord bool          // pre-tokenizer cuts exist (split or cutAtMeta)
+}

@@ -1,18 +1,9 @@
 package tokenizer
 
 import (
-	"sort"
 	"unicode"
 	"unicode/utf8"
 )
-
-// runeRange is an inclusive range of code points in the generated tables.
-type runeRange struct{ lo, hi rune }
-
-func inRanges(ranges []runeRange, r rune) bool {
-	i := sort.Search(len(ranges), func(i int) bool { return ranges[i].hi >= r })
-	return i < len(ranges) && ranges[i].lo <= r
-}
 
 // Character classes the split patterns distinguish. \r and \n are whitespace
 // that the patterns also name on their own, so they get their own class.

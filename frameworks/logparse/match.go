@@ -13,7 +13,10 @@ func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'
 }
 
-// isWord (megatron.go) is RE2's \w: [0-9A-Za-z_].
+// isWord is RE2's \w: [0-9A-Za-z_].
+func isWord(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 

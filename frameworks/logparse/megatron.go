@@ -3,6 +3,7 @@ package logparse
 import (
 	"regexp"
 	"strings"
+	"unsafe"
 )
 
 // Megatron's iteration line, as training_log prints it (print_rank_last):
@@ -60,10 +61,6 @@ func matchIteration(s string) (iterationHeader, bool) {
 		return h, true
 	}
 	return iterationHeader{}, false
-}
-
-func isWord(c byte) bool {
-	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 // skipSpace skips what RE2 calls \s: space, \t, \n, \f and \r (not \v).
@@ -158,19 +155,6 @@ func (p *parser) megatronLine(s string, rank int, hasRank bool) bool {
 	}
 	p.held(s, pendingLine{rank: rank, hasRank: hasRank, world: p.world, line: p.lineNo})
 	return true
-}
-
-// pendingLine is an iteration line waiting for the next line, which may be its
-// hard-wrapped continuation.
-type pendingLine struct {
-	text    string
-	rank    int
-	hasRank bool
-	world   int
-	line    int64
-	joined  int
-	// memory marks a memory report, which wraps like the iteration line
-	memory bool
 }
 
 // continues joins s to the held line when s is its hard-wrapped continuation (a
@@ -562,4 +546,17 @@ func (n *MemoryNote) setExtra(key, val string) {
 	if len(n.Extra) < maxExtraKeys {
 		n.Extra[strings.Clone(key)] = strings.Clone(strings.TrimSpace(val))
 	}
+}
+
+// held copies an iteration line or memory report that waits for the next line
+// into the parser's own buffer (the line itself is a view of the read buffer).
+func (p *parser) held(s string, w pendingLine) {
+	p.endWrap()
+	if scribble != nil {
+		scribble(p.heldBuf)
+	}
+	p.heldBuf = append(p.heldBuf[:0], s...)
+	w.text = unsafe.String(unsafe.SliceData(p.heldBuf), len(p.heldBuf))
+	p.heldLine = w
+	p.wrap = &p.heldLine
 }

@@ -27,21 +27,6 @@ type mllogEvent struct {
 	} `json:"metadata"`
 }
 
-// mllogState is what the MLLOG events said so far.
-type mllogState struct {
-	events      int
-	gbs, seqLen *int
-	gbsLine     int64
-	seqLine     int64
-	benchmark   string
-	platform    string
-	blockAt     *float64 // time_ms of the open block_start
-	blockFrom   float64  // its samples_count
-	blocks      series   // one Step per block: its mean step time
-	throughput  []float64
-	malformed   int
-}
-
 // mllogLine reads one ":::MLLOG" event; it reports false when the JSON is unreadable.
 func (p *parser) mllogLine(rest string) bool {
 	i := strings.Index(rest, ":::MLLOG")
@@ -128,19 +113,4 @@ func (p *parser) mllogFinish() {
 		p.pre.SeqLength = m.seqLen
 		p.factAt[&p.pre.SeqLength] = fmt.Sprintf("MLLOG max_sequence_length, line %d", m.seqLine)
 	}
-}
-
-// missing says why the MLLOG events gave no block, for the refusal.
-func (m *mllogState) missing() string {
-	var why []string
-	if m.malformed > 0 {
-		why = append(why, fmt.Sprintf("%d of them are not valid JSON", m.malformed))
-	}
-	if m.gbs == nil {
-		why = append(why, "none gives global_batch_size")
-	}
-	if m.blocks.n == 0 {
-		why = append(why, "no block_start/block_stop pair with samples_count (and, before it, the batch size) was found")
-	}
-	return strings.Join(why, ", ")
 }

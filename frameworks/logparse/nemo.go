@@ -132,13 +132,6 @@ func (p *parser) nemoCut(segs []string) bool {
 	return false
 }
 
-// printedValue is what nemoCut compares a value with: its printed length and its
-// number.
-type printedValue struct {
-	len int
-	x   float64
-}
-
 // splitBar appends to dst the pieces of s between "|", as strings.Split(s, "|").
 func splitBar(dst []string, s string) []string {
 	for {

@@ -212,13 +212,6 @@ type stepBuf struct {
 	extras map[string]string
 }
 
-// newStep starts a step in the parser's stepBuf.
-func (p *parser) newStep(st Step) *stepBuf {
-	b := &p.step
-	b.Step, b.nf, b.ni = st, 0, 0
-	return b
-}
-
 // float returns a pointer to v in the buffer's room (on the heap once the room is
 // used up, by a line that prints the same key over and over).
 func (b *stepBuf) float(v float64) *float64 {
