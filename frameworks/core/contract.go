@@ -1,7 +1,9 @@
-// Package core holds the types shared by the framework launch builders: the fair configuration, a
-// launch request, the launch itself, and the validated plan every builder starts from. It exists so
-// that package frameworks (the registry) and its per-framework packages can share them without an
-// import cycle.
+// Package core is the frameworks' core: the contract every launch builder works to (the fair
+// configuration, a launch request, the validated plan each builder starts from and the launch it
+// returns: contract.go), the framework table (table.go), the pinned images (pins.go), the
+// Megatron-family knobs every launch sets (fairness.go), the platform environment (platformenv.go)
+// and the multi-node rendezvous (rendezvous.go). Package frameworks (the registry) and the
+// per-framework packages share it without an import cycle.
 package core
 
 import (
