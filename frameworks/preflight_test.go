@@ -91,6 +91,11 @@ func TestPreflightOnUpstreamTrees(t *testing.T) {
 		out, err := runPreflight(t, dir, r, l)
 		require.NoError(t, err, out)
 		assert.Contains(t, out, "preflight ok: ")
+		if l.Framework == core.Prim {
+			// It went through Primus's runtime, patch phases included.
+			assert.Contains(t, out, `preflight primus patches: {"before_train": [`)
+			assert.Contains(t, out, `"setup": ["megatron.args.add_megatron_arguments_compat"`)
+		}
 		// What Megatron built is Rival's workload, field by field.
 		p, err := Validate(r, l.Framework)
 		require.NoError(t, err)
@@ -145,6 +150,12 @@ func TestPreflightNegativeControlsOnUpstreamTrees(t *testing.T) {
 		{hw.PlatformAMD, "prim", func(l *core.Launch) { editEXP(l, "min_lr: 0.00003", "min_lr: 3e-05") }, "min_lr: '3e-05' is a str"},
 		{hw.PlatformAMD, "prim", func(l *core.Launch) { editEXP(l, "fp8: null", `fp8: "None"`) }, "'None' is not one of --fp8-format's choices"},
 		{hw.PlatformAMD, "prim", func(l *core.Launch) { editEXP(l, "min_lr: 0.00003", "min_lr: 0.003") }, "assert args.min_lr <= args.lr"},
+		// Megatron accepts these; Primus's runtime path does not run them as asked: its ROCm check
+		// rejects sync-free MoE without Primus Turbo, and its mock_data patch drops the dataset.
+		{hw.PlatformAMD, "prim", func(l *core.Launch) {
+			editEXP(l, "mock_data: false", "mock_data: false\n      turbo_sync_free_moe_stage: 1")
+		}, "Please set `enable_primus_turbo=True` to enable sync-free MoE"},
+		{hw.PlatformAMD, "prim", func(l *core.Launch) { editEXP(l, "mock_data: false", "mock_data: true") }, "Primus clears the data paths"},
 	} {
 		t.Run(c.fw+"/"+c.want, func(t *testing.T) {
 			r := request(t, c.platform, c.fw, "llama")

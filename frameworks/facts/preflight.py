@@ -10,8 +10,10 @@ framework is used, and for Megatron the installed megatron package's tree after 
 
 mega: Megatron's parse_args (its add_megatron_arguments parser), validate_args and
 core_transformer_config_from_args (TransformerConfig.__post_init__) with WORLD_SIZE processes.
-prim: Primus's own config load and override merge of the experiment file (PrimusParser), then the
-merged pre_trainer values go through the same Megatron steps as mega.
+prim: Primus's core runtime as `primus-cli train pretrain` runs it (primus_runtime below): config
+load and override merge, its Megatron argument build, the build_args/setup/before_train patch
+phases and the trainer setup whose validate_args adds Primus's ROCm checks; then the TransformerConfig
+as for mega.
 
 torch and the GPU packages are stand-ins (pystubs.py), so this runs on plain python3 with PyYAML,
 inside the platform image or on a developer's machine against fetched trees. Exit 0 and one line
@@ -23,6 +25,7 @@ import argparse
 import contextlib
 import importlib
 import io
+import json
 import os
 import sys
 import traceback
@@ -188,12 +191,88 @@ def git_head(tree):
         return None
 
 
-def effective_of(args, cfg):
+def effective_of(args, cfg, tokenizer_module=None):
     """Prints what Megatron built (effective.py), read from its own args and TransformerConfig."""
     try:
-        effective.emit(effective.megatron(args, cfg))
+        effective.emit(effective.megatron(args, cfg, tokenizer_module))
     except BaseException as e:  # noqa: B902
         fail("reading back Megatron's effective configuration", e)
+
+
+# What `primus-cli train pretrain` (run_pretrain.sh's torchrun target) hands the core runtime for a
+# Megatron pretrain, and what Megatron's pretrain() then gives validate_args.
+PRIMUS_MODULE = "pre_trainer"
+PRIMUS_ARGS_DEFAULTS = {"tokenizer_type": "GPT2BPETokenizer"}
+
+
+def primus_runtime(exp, mtree, arguments):
+    """Primus's core runtime (primus.core.runtime.train_runtime.PrimusRuntime) on one experiment, the
+    path a Megatron pretrain takes at start-up, up to where Megatron's args are final: config load
+    and override merge, the Megatron adapter's argument build, the build_args, setup and
+    before_train patch phases, the trainer's setup (which replaces Megatron's parse_args and wraps
+    validate_args with Primus's ROCm checks), then validate_args as Megatron's initialize calls it.
+    Left out: the environment step (HF cache and data folders only) and distributed init.
+    Returns the validated args and the tokenizer module whose padding the run uses."""
+    import builtins
+    import types
+    keep_print = builtins.print  # Primus's worker logger replaces print with its debug logger
+    applied, failed, phase = {}, [], ["config"]
+    try:
+        rt_mod = importlib.import_module("primus.core.runtime.train_runtime")
+        runner = importlib.import_module("primus.core.patches.patch_runner")
+        # The runner logs a patch's failure and goes on; the preflight collects them instead.
+        log, err = runner.log_rank_0, runner.error_rank_0
+
+        def note(msg, *a, **k):
+            if "Applied: " in msg and msg.lstrip().startswith("[Patch] \u2713"):
+                pid = msg.split("Applied: ", 1)[1].split(" (", 1)[0]
+                applied.setdefault(phase[0], []).append(pid)
+        runner.log_rank_0 = note
+        runner.error_rank_0 = lambda msg, *a, **k: failed.append((phase[0], msg.strip().splitlines()[0]))
+        # The backend path prepare.py passes on (--backend_path): the Megatron tree in use.
+        rt = rt_mod.PrimusRuntime(args=types.SimpleNamespace(config=exp, data_path=os.path.join(os.path.dirname(exp), "data"), backend_path=mtree))
+        rt._initialize_configuration(PRIMUS_MODULE, [])
+        rt._initialize_distributed_context()
+        rt._initialize_logging()
+        builtins.print = keep_print
+        phase[0] = "build_args"
+        rt._initialize_adapter()
+        rt._initialize_trainer()
+        args = rt.ctx.backend_args
+        for phase[0], step in (("setup", rt.ctx.trainer.setup), ("before_train", None)):
+            rt._run_phase_patches(phase=phase[0], backend_args=args)
+            if step:
+                step()
+        runner.log_rank_0, runner.error_rank_0 = log, err
+    except BaseException as e:  # noqa: B902
+        builtins.print = keep_print
+        fail("primus runtime (%s)" % phase[0], e)
+    builtins.print = keep_print
+    if failed:
+        sys.stderr.write("preflight failed: primus patch: %s\n" % "; ".join("%s: %s" % f for f in failed))
+        sys.exit(1)
+    print("preflight primus patches: " + json.dumps(applied, sort_keys=True))
+    # Primus's mock_data switch empties every data path (patch megatron.args.mock_data): the run
+    # would train on generated tokens, not the workload's dataset.
+    if getattr(args, "mock_data", False):
+        sys.stderr.write("preflight failed: primus runtime: mock_data is true, so Primus clears the data paths and trains on generated tokens instead of the dataset\n")
+        sys.exit(1)
+    check_types(arguments, vars(args))
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            # Primus's wrapped validate_args: Megatron's own, then Primus's ROCm checks.
+            arguments.validate_args(args, dict(PRIMUS_ARGS_DEFAULTS))
+    except BaseException as e:  # noqa: B902
+        fail("megatron validate_args with Primus's ROCm checks (after Primus's runtime)", e)
+    tok = None
+    try:
+        ptok = importlib.import_module("primus.backends.megatron.training.tokenizer.tokenizer")
+        if args.tokenizer_type in getattr(ptok, "CUSTOM_TOKENIZER_TYPES", ()):
+            tok = ptok  # Primus's build_tokenizer (setup patch) pads these types itself
+    except ImportError:
+        pass
+    return args, tok
 
 
 def main():
@@ -221,36 +300,13 @@ def main():
     primus_tree = resolve(primus_tree, "primus/core/config/primus_config.py")
     sys.path.insert(0, primus_tree)
     arguments, mtree = megatron(mtree)
-    try:
-        # The default ("core") runtime's path: Primus's config load and override merge, then its
-        # Megatron argument builder over Megatron's own defaults.
-        pc = importlib.import_module("primus.core.config.primus_config")
-        cfg = pc.load_primus_config(exp)
-        module = pc.get_module_config(cfg, "pre_trainer")
-        params = module.params
-        builder_mod = importlib.import_module("primus.backends.megatron.argument_builder")
-        ns = builder_mod.MegatronArgBuilder().update(params).to_namespace()
-    except BaseException as e:  # noqa: B902
-        fail("primus config load", e)
-    values = vars(ns)
-    # Primus's build_args patch (data_path_split_patches.py) splits the data paths on spaces.
-    for k in ("data_path", "train_data_path", "valid_data_path", "test_data_path"):
-        if isinstance(values.get(k), str):
-            values[k] = values[k].split(" ")
-    check_types(arguments, values)
-    args = argparse.Namespace(**values)
-    out = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(out):
-            arguments.validate_args(args, {})
-    except BaseException as e:  # noqa: B902
-        fail("megatron validate_args (from Primus's merged config)", e)
+    args, tok = primus_runtime(exp, mtree, arguments)
     try:
         tcfg = arguments.core_transformer_config_from_args(args)
     except BaseException as e:  # noqa: B902
-        fail("megatron TransformerConfig (from Primus's merged config)", e)
+        fail("megatron TransformerConfig (after Primus's runtime)", e)
     ran(megatron_tree=mtree, primus_tree=primus_tree)
-    effective_of(args, tcfg)
+    effective_of(args, tcfg, tok)
     print("preflight ok: primus %s + megatron %s: %s, world %d, TP %d PP %d DP %d, %s" % (
         primus_tree, mtree, os.path.basename(exp), world, args.tensor_model_parallel_size,
         args.pipeline_model_parallel_size, args.data_parallel_size, type(tcfg).__name__))

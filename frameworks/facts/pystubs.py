@@ -166,6 +166,17 @@ class Stub(metaclass=_Meta):
     def __index__(self):
         return 0
 
+    # Ordered like 0 against anything (a log-level check such as loguru's level(a) >= level(b)).
+    def __lt__(self, other):
+        return False
+
+    __gt__ = __lt__
+
+    def __le__(self, other):
+        return True
+
+    __ge__ = __le__
+
     def __hash__(self):
         return id(self)
 

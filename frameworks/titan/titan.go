@@ -331,7 +331,10 @@ func sectionsV020(p core.Plan, primus bool) []Section {
 		model.KVs = append(model.KVs, KV{"converters", "[]"})
 		turbo = []Section{{"primus_turbo", []KV{{"enable_primus_turbo", "false"}, {"use_turbo_attention", "false"},
 			{"use_turbo_async_tp", "false"}, {"use_turbo_mx_linear", "false"}, {"use_turbo_float8_linear", "false"},
-			{"use_turbo_grouped_mm", "false"}, {"enable_attention_float8", "false"}}}}
+			{"use_turbo_grouped_mm", "false"}, {"enable_attention_float8", "false"}, {"use_moe_fp8", "false"},
+			// On by default: its setup patch makes every nn.Embedding cast its output to the autocast
+			// dtype, which changes the numerics wherever TorchTitan autocasts (no FSDP sharding).
+			{"enable_embedding_autocast", "false"}}}}
 	}
 	return append([]Section{
 		{"job", []KV{{"dump_folder", q(path.Join(p.OutputDir, "titan"))}, {"description", q("rival " + m.Name)}}},

@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/rivalbench/rival/frameworks/core"
+	"github.com/rivalbench/rival/frameworks/facts"
 	"github.com/rivalbench/rival/gptorder"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/indexed"
@@ -384,9 +385,20 @@ func TestAMDRunsWithoutPrimusTurbo(t *testing.T) {
 			assert.NotContains(t, got, "primus_turbo.enable_primus_turbo", "TorchTitan v0.2.0 has no Primus Turbo")
 			continue
 		}
-		for _, k := range []string{"enable_primus_turbo", "use_turbo_attention", "use_turbo_async_tp", "use_turbo_mx_linear", "use_turbo_float8_linear", "use_turbo_grouped_mm", "enable_attention_float8"} {
-			assert.Equal(t, "false", got["primus_turbo."+k], k)
+		// Every switch Primus's own defaults turn on (its pre_trainer.yaml, as extracted) is turned off;
+		// enable_embedding_autocast among them: its setup patch hooks every nn.Embedding to cast its
+		// output to the autocast dtype, which TorchTitan on NVIDIA does not.
+		pf, err := facts.TorchTitan(Pinned[platform].Version, true)
+		require.NoError(t, err)
+		require.NotNil(t, pf.Extras)
+		on := 0
+		for k, o := range pf.Extras.Sections["primus_turbo"] {
+			if o.Kind == "bool" && o.Default == true {
+				on++
+				assert.Equal(t, "false", got["primus_turbo."+k], k)
+			}
 		}
+		assert.Greater(t, on, 5, "Primus's defaults turn several Turbo switches on")
 		assert.Equal(t, "[]", got["model.converters"], "the model yaml's primus_turbo converter is dropped")
 		require.NoError(t, CheckSections(platform, secs), "Primus's own options, checked against its extracted facts")
 	}
