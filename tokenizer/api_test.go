@@ -74,6 +74,7 @@ func TestConcurrentEncode(t *testing.T) {
 	}
 	wg.Wait()
 	require.Equal(t, want, tk.EncodeBatch(docs, 0))
+	require.Equal(t, want, tk.EncodeBatch(docs, 1)) // one worker runs in the caller
 	require.Equal(t, want, tk.EncodeBatch(docs, 3))
 	withBOS := tk.EncodeBatchWithSpecial(docs, 2)
 	require.Equal(t, want, withBOS) // Qwen adds no special tokens

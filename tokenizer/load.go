@@ -191,6 +191,9 @@ func parseNormalizer(raw json.RawMessage, where string) (normalizeFunc, error) {
 		case 1:
 			return steps[0], nil
 		}
+		if f := fusePrependReplace(n.Normalizers); f != nil {
+			return f, nil
+		}
 		// Intermediate results go through two scratch buffers taken from a pool.
 		var scratch sync.Pool
 		return func(dst []byte, s string) []byte {
@@ -413,4 +416,42 @@ func parseDecoder(raw json.RawMessage, where string) ([]decoderStep, error) {
 		return []decoderStep{{kind: ty, strip: d.Content, start: d.Start, end: d.Stop}}, nil
 	}
 	return nil, fmt.Errorf("%s: unsupported decoder type %q (supported: ByteLevel, Replace, ByteFallback, Fuse, Strip, Sequence)", where, ty)
+}
+
+// fusePrependReplace returns one pass for Sequence[Prepend, Replace] where the
+// pattern is one byte (Mistral's "▁" then " " → "▁"), else nil. A one-byte
+// pattern cannot straddle the prefix and the text, so replacing in each
+// separately equals replacing in their concatenation, without the scratch copy.
+func fusePrependReplace(subs []json.RawMessage) normalizeFunc {
+	if len(subs) != 2 {
+		return nil
+	}
+	var pre, rep struct {
+		Type    string        `json:"type"`
+		Prepend string        `json:"prepend"`
+		Pattern stringPattern `json:"pattern"`
+		Content string        `json:"content"`
+	}
+	if json.Unmarshal(subs[0], &pre) != nil || json.Unmarshal(subs[1], &rep) != nil ||
+		pre.Type != "Prepend" || rep.Type != "Replace" ||
+		rep.Pattern.String == nil || len(*rep.Pattern.String) != 1 {
+		return nil
+	}
+	p, old, repl := pre.Prepend, (*rep.Pattern.String)[0], rep.Content
+	replace := func(dst []byte, s string) []byte {
+		for {
+			i := strings.IndexByte(s, old)
+			if i < 0 {
+				return append(dst, s...)
+			}
+			dst = append(append(dst, s[:i]...), repl...)
+			s = s[i+1:]
+		}
+	}
+	return func(dst []byte, s string) []byte {
+		if s == "" {
+			return dst
+		}
+		return replace(replace(dst, p), s)
+	}
 }

@@ -28,8 +28,28 @@ func appendNFC(dst []byte, s string) []byte {
 	return composeNFC(dst, s)
 }
 
-// isNFC9 reports whether s is already NFC for the reference.
+// isNFC9 reports whether s is already NFC for the reference. Text made only of
+// ASCII and of characters in the stable table (most scripts' letters, CJK,
+// punctuation) is NFC whatever their order; anything else takes the full check.
 func isNFC9(s string) bool {
+	t := stableTable()
+	for i := 0; i < len(s); {
+		if s[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r >= 1<<16 || r == utf8.RuneError || t[r>>6]&(1<<(r&63)) == 0 {
+			return isNFC9Full(s)
+		}
+		i += n
+	}
+	return true
+}
+
+// isNFC9Full is isNFC9 without the stable table: x/text's quick check, after
+// refusing characters assigned after 9.0.
+func isNFC9Full(s string) bool {
 	ascii := true
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
@@ -46,6 +66,33 @@ func isNFC9(s string) bool {
 		}
 	}
 	return norm.NFC.IsNormalString(s)
+}
+
+var (
+	stableOnce sync.Once
+	stableBits [1 << 16 / 64]uint64
+)
+
+// stableTable is the set of BMP characters (a bit each) that NFC leaves alone
+// next to any neighbour: assigned in 9.0, combining class 0, not combining with
+// what precedes (NFC_QC is not Maybe) and their own NFC (NFC_QC is not No). A
+// string of such characters passes UAX #15's quick check with YES. Built once,
+// on first use, from x/text's data (a few milliseconds).
+func stableTable() *[1 << 16 / 64]uint64 {
+	stableOnce.Do(func() {
+		for r := rune(0x80); r < 1<<16; r++ {
+			if (r >= 0xD800 && r <= 0xDFFF) || r == utf8.RuneError || (r >= 0x300 && !assignedIn9(r)) {
+				continue
+			}
+			s := string(r)
+			p := norm.NFC.PropertiesString(s)
+			if p.CCC() != 0 || !p.BoundaryBefore() || !norm.NFC.IsNormalString(s) {
+				continue
+			}
+			stableBits[r>>6] |= 1 << (r & 63)
+		}
+	})
+	return &stableBits
 }
 
 // inert reports whether a 9.0 normalizer leaves r alone and treats it as a starter.

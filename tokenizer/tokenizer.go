@@ -108,6 +108,14 @@ func (t *Tokenizer) batch(texts []string, workers int, special bool) [][]int {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	workers = min(workers, len(texts))
+	if workers <= 1 {
+		// One worker: encode in the caller's goroutine, sparing a goroutine
+		// start and its wake-up per batch, which show up on small batches.
+		for i, text := range texts {
+			out[i] = t.toInts(text, special)
+		}
+		return out
+	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
@@ -172,13 +180,15 @@ type encState struct {
 	links []link
 	cache map[string]cacheEntry
 	arena []int32
+	keys  int // bytes of cached words, bounding the cache's memory
 }
 
 type cacheEntry struct{ off, n uint32 }
 
 const (
-	cacheWordMax   = 64      // longer words are not cached
+	cacheWordMax   = 256     // longer words are not cached (bytes)
 	cacheArenaMax  = 1 << 20 // ids kept before the cache starts afresh
+	cacheKeysMax   = 8 << 20 // word bytes kept before the cache starts afresh
 	heapWordLength = 48      // words with more symbols merge through a heap
 )
 
@@ -281,10 +291,12 @@ func (t *Tokenizer) encodeWord(st *encState, dst []int32, w string) []int32 {
 	}
 	st.syms = syms
 	if len(w) <= cacheWordMax {
-		if len(st.arena)+len(syms) > cacheArenaMax {
+		if len(st.arena)+len(syms) > cacheArenaMax || st.keys+len(w) > cacheKeysMax {
 			clear(st.cache)
 			st.arena = st.arena[:0]
+			st.keys = 0
 		}
+		st.keys += len(w)
 		st.cache[strings.Clone(w)] = cacheEntry{off: uint32(len(st.arena)), n: uint32(len(syms))}
 		st.arena = append(st.arena, syms...)
 	}
