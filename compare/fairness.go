@@ -51,23 +51,35 @@ func identical(a, b *Group) (ok bool, why, stack string) {
 // and equal in every group, and the fields no group recorded: unknown is not
 // equal to unknown.
 //
+// The digest of the first samples each run trained on (sample_digest) is compared when any group
+// recorded one: a row says the runs did not train on the same batches.
+//
 // The frameworks' effective configurations (what each built, read back by the preflight) are
 // compared field by field as "effective.<field>" when any group recorded one; the differences a
 // framework does not let Rival remove (effective.AllDeclared) are listed for the frameworks present.
 func (s *ModelSection) fairness() {
-	fields := fairnessFields
-	recordedEffective := false
+	fields := append([]string(nil), fairnessFields...)
+	recordedEffective, recordedSamples := false, false
 	for _, g := range s.Groups {
 		for k, v := range g.Config {
 			if strings.HasPrefix(k, effectivePrefix) && v != unknown {
 				recordedEffective = true
 			}
 		}
+		if v, ok := g.Config[sampleDigestField]; ok && v != unknown {
+			recordedSamples = true
+		}
+	}
+	if recordedSamples {
+		fields = append(fields, sampleDigestField)
 	}
 	if recordedEffective {
-		fields = append(append([]string(nil), fairnessFields...), effectiveFields()...)
+		fields = append(fields, effectiveFields()...)
 	}
 	defer func() {
+		if !recordedSamples {
+			s.Unrecorded = append(s.Unrecorded, "sample order")
+		}
 		if !recordedEffective {
 			s.Unrecorded = append(s.Unrecorded, "effective configuration")
 		}

@@ -34,6 +34,7 @@ var fieldLabels = map[string]string{
 	"num_gpus": "GPUs", "dataset": "dataset", "dataset_fingerprint": "dataset fingerprint",
 	"tokenizer_fingerprint": "tokenizer fingerprint", "config_fingerprint": "config fingerprint",
 	"framework": "framework", "framework_version": "version", "image_digest": "image digest",
+	"sample_digest": "sample digest",
 }
 
 // shownFields are the fairness fields a reader tells groups apart by (ModelSection.DisplayName);
@@ -43,6 +44,11 @@ var shownFields = map[string]bool{
 	"data_parallel": true, "global_batch_size": true, "micro_batch_size": true, "sequence_length": true,
 	"num_gpus": true, "framework_version": true, "dataset": true,
 }
+
+// sampleDigestField is the digest of the first samples a run trained on (sample_order.blake3, the
+// same bytes the framework's preflight digested through its own data path): equal runs trained on the
+// same batches in the same order.
+const sampleDigestField = "sample_digest"
 
 // effectivePrefix starts the configuration keys of a run's effective configuration (what the
 // framework built, frameworks/effective), one per field: "effective.norm_eps".
@@ -63,6 +69,10 @@ func configOf(r *result.Result) map[string]string {
 		prec += " (assumed)"
 	}
 	c := requestedConfigOf(r, prec)
+	c[sampleDigestField] = unknown
+	if r.SampleOrder != nil && r.SampleOrder.BLAKE3 != "" {
+		c[sampleDigestField] = r.SampleOrder.BLAKE3
+	}
 	for _, f := range effective.Fields() {
 		c[effectivePrefix+f] = unknown
 		if r.EffectiveConfig != nil {

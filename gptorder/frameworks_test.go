@@ -1,6 +1,7 @@
 package gptorder_test
 
 import (
+	"crypto/sha256"
 	"encoding/hex"
 	"os"
 	"os/exec"
@@ -100,4 +101,11 @@ func TestFiveFrameworksReadTheSameSamples(t *testing.T) {
 	for fw, d := range got {
 		assert.Equal(t, want, d, "%s reads other samples than Megatron's order", fw)
 	}
+	// SHA256 digests the same bytes: what the preflights print.
+	raw, err := os.ReadFile(dump)
+	require.NoError(t, err)
+	sum := sha256.Sum256(raw)
+	want256, err := x.SHA256(ds, n)
+	require.NoError(t, err)
+	assert.Equal(t, hex.EncodeToString(sum[:]), want256)
 }

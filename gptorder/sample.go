@@ -1,9 +1,11 @@
 package gptorder
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"hash"
 
 	"github.com/rivalbench/rival/indexed"
 	"github.com/zeebo/blake3"
@@ -56,10 +58,19 @@ func (x *Indices) Tokens(ds *indexed.Dataset, i int64, dst []int32) ([]int32, er
 // by global batch, within one micro-batch step data-parallel rank by rank.
 // The same bytes are what `b3sum` prints for a dump of those samples.
 func (x *Indices) Digest(ds *indexed.Dataset, n int64) (string, error) {
+	return x.digest(ds, n, blake3.New())
+}
+
+// SHA256 is SHA-256 over the same bytes as Digest: what preflights print, since every framework's
+// image has Python's hashlib and not every one has BLAKE3.
+func (x *Indices) SHA256(ds *indexed.Dataset, n int64) (string, error) {
+	return x.digest(ds, n, sha256.New())
+}
+
+func (x *Indices) digest(ds *indexed.Dataset, n int64, h hash.Hash) (string, error) {
 	if n > int64(len(x.Shuffle)) {
 		return "", fmt.Errorf("gptorder: digest of %d samples asked; %d were built", n, len(x.Shuffle))
 	}
-	h := blake3.New()
 	var tok []int32
 	buf := make([]byte, 0, 8*x.order.SampleLen())
 	for i := range n {

@@ -82,6 +82,25 @@ type SampleOrder struct {
 	// batch, data-parallel rank by rank), each as its sequence_length + 1 token ids in
 	// little-endian int64.
 	BLAKE3 string `json:"blake3"`
+	// SHA256 is over the same bytes as BLAKE3: the digest the preflights print.
+	SHA256 string `json:"sha256,omitempty"`
+	// FrameworkSHA256 is the framework's own digest of its first DigestSamples samples, printed by its
+	// preflight through its own data path and checked equal to SHA256 before training; null when the
+	// preflight does not digest them (no dataset where it ran, or a framework without the check).
+	FrameworkSHA256 *string `json:"framework_sha256"`
+}
+
+// WithFramework is o with the framework's preflight digest recorded ("": none reported).
+func (o *SampleOrder) WithFramework(sha256 string) *SampleOrder {
+	if o == nil {
+		return nil
+	}
+	c := *o
+	c.FrameworkSHA256 = nil
+	if sha256 != "" {
+		c.FrameworkSHA256 = &sha256
+	}
+	return &c
 }
 
 // PowerMetrics summarise GPU power and memory sampled while a run trained.

@@ -55,29 +55,43 @@ func TestKubeRunReadsTheEffectiveConfiguration(t *testing.T) {
 	e.Namespace(t, "bench")
 	e.Claim(t, "bench", "rival-data")
 	e.Claim(t, "bench", "rival-output")
-	for _, differ := range []bool{false, true} {
-		t.Run(map[bool]string{false: "equal", true: "differs"}[differ], func(t *testing.T) {
+	zeros, ones := strings.Repeat("0", 64), strings.Repeat("1", 64)
+	for _, tc := range []struct {
+		name, field, samples, err string
+	}{
+		{"equal", "", `{"samples": 32, "sha256": "` + zeros + `"}`, ""},
+		{"differs", "norm_eps", "", "stopped the run (job deleted): fsdp does not build Rival's workload (1 field(s)): norm_eps: the framework built 1e-06, Rival's workload is 1e-05"},
+		{"samples differ", "", `{"samples": 32, "sha256": "` + ones + `"}`,
+			"stopped the run (job deleted): sample_order: the trainer's first 32 samples (sha256 " + ones + ") are not those of Megatron's order Rival wrote (sha256 " + zeros + "): it would train on other token sequences"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			w, in, ex := kubeInputs(t, map[string]string{"KUBE_TOLERATIONS": "", "KUBE_PRIORITY_CLASS": "", "KUBE_SERVICE_ACCOUNT": ""})
 			l, maps, _, err := w.trainLaunch(in, in.Config, RunName(in.Platform, in.Framework, in.Model, in.Dataset, 0), w.launchFingerprint(in))
 			require.NoError(t, err)
 			require.NotNil(t, l.Preflight, "fsdp launches carry their trainer's check")
-			line := withField(t, l.Workload, "", nil)
-			if differ {
-				line = withField(t, l.Workload, "norm_eps", 1e-6)
+			l.Samples = &core.SampleDigest{Samples: 32, SHA256: zeros} // what staging the run sets
+			pre := []string{withField(t, l.Workload, "", nil)}
+			if tc.field != "" {
+				pre[0] = withField(t, l.Workload, tc.field, 1e-6)
+			}
+			if tc.samples != "" {
+				pre = append(pre, "preflight samples: "+tc.samples)
 			}
 			ex.Cluster = &kube.Cluster{Client: e.Client, PendingTimeout: time.Minute, Poll: 100 * time.Millisecond,
-				Logs: podLogs{pre: []string{line, "preflight ok: fsdp"}, train: []string{"step 1"}}}
+				Logs: podLogs{pre: append(pre, "preflight ok: fsdp"), train: []string{"step 1"}}}
 			ex.ClusterName = "rival-test"
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			info, err := ex.Run(ctx, l, maps, func(string) {})
-			if differ {
+			if tc.err != "" {
 				require.Error(t, err)
-				assert.Contains(t, err.Error(), "stopped the run (job deleted): fsdp does not build Rival's workload (1 field(s)): norm_eps: the framework built 1e-06, Rival's workload is 1e-05")
+				assert.Contains(t, err.Error(), tc.err)
 			} else {
 				require.NoError(t, err)
 				require.NotNil(t, info.Effective)
 				assert.Equal(t, 1e-5, info.Effective.NormEps)
+				require.NotNil(t, info.Samples, "the preflight's digest is returned for the result")
+				assert.Equal(t, zeros, info.Samples.SHA256)
 			}
 			jobs, err := e.Client.BatchV1().Jobs("bench").List(ctx, metav1.ListOptions{})
 			require.NoError(t, err)
@@ -120,6 +134,42 @@ func TestClusterPreflightLines(t *testing.T) {
 			}
 			require.Error(t, p.mismatch)
 			assert.Contains(t, p.mismatch.Error(), tc.err)
+			assert.True(t, stopped, "the job is stopped")
+		})
+	}
+}
+
+// A cluster job's preflight digest of its first samples is compared with Rival's as on one host: an
+// equal one is kept for the result; another digest, another count or an unreadable line stops the
+// job at once, naming both digests.
+func TestClusterPreflightSampleLines(t *testing.T) {
+	zeros, ones := strings.Repeat("0", 64), strings.Repeat("1", 64)
+	want := &core.SampleDigest{Samples: 32, SHA256: zeros}
+	for _, tc := range []struct {
+		name, line, err string
+	}{
+		{"equal", `{"samples": 32, "sha256": "` + zeros + `"}`, ""},
+		{"differs", `{"samples": 32, "sha256": "` + ones + `"}`,
+			"sample_order: the trainer's first 32 samples (sha256 " + ones + ") are not those of Megatron's order Rival wrote (sha256 " + zeros + ")"},
+		{"other count", `{"samples": 8, "sha256": "` + zeros + `"}`,
+			"sample_order: the trainer's preflight digested its first 8 samples (sha256 " + zeros + "); Rival's digest of Megatron's order covers the first 32 (sha256 " + zeros + ")"},
+		{"unreadable", `{"samples": 32, "sha256": `, "sample_order: the preflight's samples line"},
+		{"unknown field", `{"samples": 32, "sha256": "` + zeros + `", "blake3": ""}`, "unknown field"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stopped := false
+			p := newPreflightLines(core.Launch{Framework: "mega", Samples: want}, func() { stopped = true })
+			p.see("preflight samples: " + tc.line)
+			p.see("preflight samples: " + `{"samples": 32, "sha256": "` + zeros + `"}`) // only the first counts
+			if tc.err == "" {
+				assert.NoError(t, p.mismatch)
+				assert.Equal(t, want, p.samples)
+				assert.False(t, stopped)
+				return
+			}
+			require.Error(t, p.mismatch)
+			assert.Contains(t, p.mismatch.Error(), tc.err)
+			assert.Nil(t, p.samples)
 			assert.True(t, stopped, "the job is stopped")
 		})
 	}

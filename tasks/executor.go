@@ -81,4 +81,7 @@ type ExecInfo struct {
 	// Effective is the effective configuration a cluster job's preflight step read back in the image
 	// (already checked against the workload); one-host runs read it from RunPreflight.
 	Effective *effective.Config
+	// Samples is a cluster job's preflight step's digest of the first samples its framework reads
+	// (already compared with Rival's); one-host runs read it from RunPreflight.
+	Samples *PreflightSamples
 }

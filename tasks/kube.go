@@ -165,7 +165,7 @@ func (k *KubeExecutor) Run(ctx context.Context, launch core.Launch, maps []PathM
 		pf.see(l)
 		onLine(l)
 	})
-	info.NodeList, info.ExitCode, info.Ran, info.Effective = final.Nodes, final.ExitCode, pf.ran, pf.effective
+	info.NodeList, info.ExitCode, info.Ran, info.Effective, info.Samples = final.Nodes, final.ExitCode, pf.ran, pf.effective, pf.samples
 	if pf.mismatch != nil {
 		return info, fmt.Errorf("preflight of Kubernetes job %s stopped the run (job deleted): %w", info.KubeJob, pf.mismatch)
 	}

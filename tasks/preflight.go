@@ -2,7 +2,6 @@ package tasks
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -24,17 +23,11 @@ type PreflightReport struct {
 	Samples *PreflightSamples
 }
 
-// PreflightSamples is a preflight's SHA-256 over the first Samples samples its trainer reads, in
-// training order, each as sequence length + 1 little-endian int64 token ids.
-type PreflightSamples struct {
-	Samples int64  `json:"samples"`
-	SHA256  string `json:"sha256"`
-}
-
 // RunPreflight runs a launch's preflight (the framework's own argument parsing and config
 // validation; see core.Launch.Preflight). Its files must already be written. It fails quoting
-// the framework's error, and when the effective configuration the preflight read back differs from
-// the workload's (core.Launch.Workload), naming each field with both values.
+// the framework's error, when the effective configuration the preflight read back differs from
+// the workload's (core.Launch.Workload), naming each field with both values, and when its digest of
+// the first samples differs from Rival's (core.Launch.Samples), with both digests.
 func RunPreflight(ctx context.Context, ex Executor, name string, launch core.Launch, maps []PathMap) (PreflightReport, error) {
 	var rep PreflightReport
 	if launch.Preflight == nil {
@@ -46,15 +39,15 @@ func RunPreflight(ctx context.Context, ex Executor, name string, launch core.Lau
 	}
 	var tail []string
 	eff := ""
+	var samplesErr error
 	info, err := pex.Run(ctx, *launch.Preflight, maps, func(l string) {
 		if strings.HasPrefix(l, effective.LinePrefix) {
 			eff = l // long: kept apart from the tail
 			return
 		}
-		if j, ok := strings.CutPrefix(l, "preflight samples: "); ok {
-			var s PreflightSamples
-			if json.Unmarshal([]byte(j), &s) == nil && s.Samples > 0 && s.SHA256 != "" {
-				rep.Samples = &s
+		if j, ok := strings.CutPrefix(l, samplesPrefix); ok {
+			if rep.Samples == nil && samplesErr == nil {
+				rep.Samples, samplesErr = readSamples(j)
 			}
 			return
 		}
@@ -82,6 +75,12 @@ func RunPreflight(ctx context.Context, ex Executor, name string, launch core.Lau
 		return PreflightReport{}, fmt.Errorf("preflight of %s stopped the run before it started: %s", name, strings.TrimPrefix(last, "preflight failed: "))
 	}
 	rep.OK = last
+	if samplesErr == nil {
+		samplesErr = compareSamples(launch.Samples, rep.Samples)
+	}
+	if samplesErr != nil {
+		return PreflightReport{}, fmt.Errorf("preflight of %s stopped the run before it started: %w", name, samplesErr)
+	}
 	if eff != "" {
 		got, err := readEffective(launch.Framework, launch.Workload, eff)
 		if got == nil {
@@ -100,6 +99,9 @@ func RunPreflight(ctx context.Context, ex Executor, name string, launch core.Lau
 // executor. Slurm runs it as the job's first step (SlurmExecutor.Job), not as a second job;
 // train:check runs it in the image on the login node.
 func preflightExecutor(ex Executor, pre core.Launch) Executor {
+	if k := ex.Kind(); k == ExecutorSlurm || k == ExecutorKube {
+		return nil // the job's first step, in the image on the nodes (by kind: a wrapped executor too)
+	}
 	switch d := ex.(type) {
 	case *DockerExecutor:
 		if pre.Devices {
@@ -108,8 +110,6 @@ func preflightExecutor(ex Executor, pre core.Launch) Executor {
 		c := *d
 		c.Platform = hw.PlatformCPU // no devices, --network none
 		return &c
-	case *SlurmExecutor, *KubeExecutor:
-		return nil // the job's first step, in the image on the nodes
 	}
 	return ex
 }

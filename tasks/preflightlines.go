@@ -49,22 +49,26 @@ func describeRan(j string) string {
 }
 
 // preflightLines keeps what a cluster job's preflight step printed: its first failure, what it read
-// in the image ("preflight ran: {json}", described as on one host) and its read-back of the effective
-// configuration, checked against the launch's workload as on one host. A read-back that differs (or
-// cannot be read) calls stop, which ends the job: it must not train another workload.
+// in the image ("preflight ran: {json}", described as on one host), its read-back of the effective
+// configuration, checked against the launch's workload as on one host, and its digest of the first
+// samples, checked against Rival's (core.Launch.Samples) as on one host. A read-back or digest that
+// differs (or cannot be read) calls stop, which ends the job: it must not train another workload or
+// other samples.
 type preflightLines struct {
 	framework string
 	workload  []byte
+	want      *PreflightSamples
 	stop      func()
 
 	failed, ran string
 	effective   *effective.Config
-	mismatch    error // the read-back differs from the workload, or does not parse
+	samples     *PreflightSamples
+	mismatch    error // the read-back or the digest differs, or does not parse
 }
 
 // newPreflightLines follows the preflight of launch; stop ends the job.
 func newPreflightLines(launch core.Launch, stop func()) *preflightLines {
-	return &preflightLines{framework: launch.Framework, workload: launch.Workload, stop: stop}
+	return &preflightLines{framework: launch.Framework, workload: launch.Workload, want: launch.Samples, stop: stop}
 }
 
 func (p *preflightLines) see(l string) {
@@ -74,10 +78,22 @@ func (p *preflightLines) see(l string) {
 	if j, ok := strings.CutPrefix(l, "preflight ran: "); ok && p.ran == "" {
 		p.ran = describeRan(j)
 	}
-	if strings.HasPrefix(l, effective.LinePrefix) && p.effective == nil && p.mismatch == nil {
+	if p.mismatch != nil {
+		return
+	}
+	if strings.HasPrefix(l, effective.LinePrefix) && p.effective == nil {
 		p.effective, p.mismatch = readEffective(p.framework, p.workload, l)
-		if p.mismatch != nil && p.stop != nil {
-			p.stop()
+	}
+	if j, ok := strings.CutPrefix(l, samplesPrefix); ok && p.samples == nil {
+		got, err := readSamples(j)
+		if err == nil {
+			err = compareSamples(p.want, got)
 		}
+		if p.mismatch = err; err == nil {
+			p.samples = got
+		}
+	}
+	if p.mismatch != nil && p.stop != nil {
+		p.stop()
 	}
 }

@@ -140,7 +140,7 @@ func (s *SlurmExecutor) Run(ctx context.Context, launch core.Launch, maps []Path
 		pf.see(l)
 		onLine(l)
 	})
-	info := ExecInfo{SlurmJobID: id, NodeList: final.Nodes, ExitCode: final.ExitCode, ImageID: s.ImageID, Ran: pf.ran, Effective: pf.effective}
+	info := ExecInfo{SlurmJobID: id, NodeList: final.Nodes, ExitCode: final.ExitCode, ImageID: s.ImageID, Ran: pf.ran, Effective: pf.effective, Samples: pf.samples}
 	if pf.mismatch != nil {
 		return info, fmt.Errorf("preflight of Slurm job %s stopped the run (job cancelled): %w (log: %s)", id, pf.mismatch, job.LogPath)
 	}

@@ -59,6 +59,10 @@ func TestTrainThroughSlurm(t *testing.T) {
 	assert.Equal(t, 64, r.EffectiveConfig.SeqLen)
 	assert.Equal(t, []string{"bias", "norm"}, r.EffectiveConfig.NoDecay)
 	assert.Empty(t, r.EffectiveConfig.Unread)
+	// The preflight step digested train.py's first samples: Rival's digest, recorded next to it.
+	require.NotNil(t, r.SampleOrder)
+	require.NotNil(t, r.SampleOrder.FrameworkSHA256, "a Slurm run records its preflight's sample digest")
+	assert.Equal(t, r.SampleOrder.SHA256, *r.SampleOrder.FrameworkSHA256)
 	script, err := os.ReadFile(filepath.Join(filepath.Dir(task.Outputs[0].Path), "runs", strings.TrimSuffix(filepath.Base(task.Outputs[0].Path), ".json"), SlurmScriptName))
 	require.NoError(t, err)
 	assert.Contains(t, string(script), "#SBATCH")
@@ -67,6 +71,19 @@ func TestTrainThroughSlurm(t *testing.T) {
 	printed, err := w.SlurmScript(in)
 	require.NoError(t, err)
 	assert.Equal(t, string(script), printed)
+}
+
+// A Slurm job whose preflight step digests other samples than Rival's order (a wrong order file in
+// the shared cache folder) is cancelled before torchrun, naming both digests.
+func TestSlurmJobStopsWhenTheTrainerReadsOtherSamples(t *testing.T) {
+	w, in := slurmRun(t, nil)
+	in.Executor = &orderSwap{Executor: in.Executor, seed: uint32(in.Config.Int("SEED")) + 1, in: in}
+	task, err := w.TrainTask(in)
+	require.NoError(t, err)
+	err = w.Runner.Run(context.Background(), task)
+	require.Error(t, err)
+	assert.Regexp(t, `preflight of Slurm job \S+ stopped the run \(job cancelled\): sample_order: the trainer's first 24 samples \(sha256 [0-9a-f]{64}\) are not those of Megatron's order Rival wrote \(sha256 [0-9a-f]{64}\)`, err.Error())
+	assert.NoFileExists(t, task.Outputs[0].Path)
 }
 
 func TestFailedSlurmJobIsNotCached(t *testing.T) {

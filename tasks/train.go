@@ -4,9 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -148,6 +145,8 @@ type trainRun struct {
 	cacheDir string // Megatron's data cache folder of the dataset's fingerprint
 
 	sampleOrder *result.SampleOrder // written by stage (writeSampleOrder)
+	// frameworkSamples is the framework's preflight's digest of the first samples (nil: not reported).
+	frameworkSamples *PreflightSamples
 	// effective is what the framework built, as its preflight read it back (nil: not reported).
 	effective *effective.Config
 }
@@ -270,11 +269,12 @@ func (r *trainRun) run(ctx context.Context, x *dag.Exec) error {
 	if err := r.stage(); err != nil {
 		return err
 	}
-	if rep, err := RunPreflight(ctx, in.Executor, name, r.launch, r.maps); err != nil {
+	rep, err := RunPreflight(ctx, in.Executor, name, r.launch, r.maps)
+	if err != nil {
 		return err
-	} else if err := r.checkSamples(ctx, rep.Samples); err != nil {
-		return err
-	} else if r.effective = rep.Effective; rep.Ran != "" && r.launch.RanFile == "" {
+	}
+	r.frameworkSamples = rep.Samples // equal to Rival's: RunPreflight stops the run otherwise
+	if r.effective = rep.Effective; rep.Ran != "" && r.launch.RanFile == "" {
 		// (A launch with a RanFile records what ran itself, from the training processes.)
 		// What the image holds, read inside it, ahead of the pin the launch was built for.
 		r.launch.FrameworkVersion = rep.Ran + "; built for " + r.launch.FrameworkVersion
@@ -311,6 +311,9 @@ func (r *trainRun) run(ctx context.Context, x *dag.Exec) error {
 		// Under Slurm and Kubernetes the preflight is the job's first step, in the image on the cluster.
 		r.effective = info.Effective
 	}
+	if r.frameworkSamples == nil {
+		r.frameworkSamples = info.Samples // the cluster job's preflight step's, already compared
+	}
 	if info.Ran != "" && r.launch.RanFile == "" && !strings.Contains(r.launch.FrameworkVersion, "; built for ") {
 		// Under Slurm the preflight is the job's first step: what it read in the image.
 		r.launch.FrameworkVersion = info.Ran + "; built for " + r.launch.FrameworkVersion
@@ -323,7 +326,11 @@ func (r *trainRun) run(ctx context.Context, x *dag.Exec) error {
 	}
 	prog.finish(&res.PerformanceMetrics)
 	res.Provenance = w.provenance(in, cfg, r.launch, info, started, finished, r.absPrefix)
-	res.SampleOrder = r.sampleOrder
+	fwSHA := ""
+	if r.frameworkSamples != nil {
+		fwSHA = r.frameworkSamples.SHA256
+	}
+	res.SampleOrder = r.sampleOrder.WithFramework(fwSHA)
 	res.EffectiveConfig = r.effective
 	from, to, dated := clock.window(res.WarmupStepsExcluded)
 	res.PowerMetrics = sampler.summary(from, to, dated, runGPUs(r.launch.Env, in.Host))
@@ -361,8 +368,9 @@ const megatronSplit = "100,0,0"
 // writeSampleOrder writes the run's sample order (Megatron's GPTDataset document, sample and
 // shuffle indices for SEED, SL and TRAIN_ITERS × GBS samples) into the dataset fingerprint's cache
 // folder, where fsdp's train.py and titan's extension read it, and returns what the result records:
-// the order and the BLAKE3 of the first digestBatches global batches, which are the samples mega,
-// prim and nemo read through Megatron's own GPTDataset too (docs/sample-order.md).
+// the order and the BLAKE3 and SHA-256 of the first digestBatches global batches. It sets the launch's
+// Samples to the SHA-256, which each framework's preflight must print for the samples its own data
+// path reads (docs/sample-order.md).
 func (r *trainRun) writeSampleOrder() (*result.SampleOrder, error) {
 	f := fairFromConfig(r.cfg)
 	if f.Seed < 0 || int64(f.Seed) > 1<<32-1 {
@@ -394,50 +402,17 @@ func (r *trainRun) writeSampleOrder() (*result.SampleOrder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("train %s: sample digest: %w", r.name, err)
 	}
+	sha, err := x.SHA256(ds, n)
+	if err != nil {
+		return nil, fmt.Errorf("train %s: sample digest: %w", r.name, err)
+	}
+	// The preflight (on this host, or the cluster job's first step) digests the same samples through
+	// the framework's own data path; RunPreflight and preflightLines compare the two.
+	r.launch.Samples = &core.SampleDigest{Samples: n, SHA256: sha}
 	return &result.SampleOrder{
 		Order: "megatron-gptdataset", Seed: int64(f.Seed), SequenceLength: f.SL, Samples: o.NumSamples,
-		DigestSamples: n, BLAKE3: digest,
+		DigestSamples: n, BLAKE3: digest, SHA256: sha,
 	}, nil
-}
-
-// checkSamples compares a preflight's digest of the first samples its trainer's own data path reads
-// (nil: none reported) with the same samples of the order Rival wrote (Megatron's GPTDataset order):
-// a trainer that would read other token sequences stops before it trains.
-func (r *trainRun) checkSamples(ctx context.Context, got *PreflightSamples) error {
-	if got == nil {
-		return nil
-	}
-	f := fairFromConfig(r.cfg)
-	o := gptorder.Order{Seed: uint32(f.Seed), SeqLen: f.SL, NumSamples: int64(f.TrainIters) * int64(f.GBS), AddExtraToken: true}
-	x, err := gptorder.Read(ctx, r.cacheDir, o)
-	if err != nil {
-		return fmt.Errorf("train %s: sample order: %w", r.name, err)
-	}
-	if got.Samples > x.Samples() {
-		return fmt.Errorf("train %s: the preflight digested %d samples; the order holds %d", r.name, got.Samples, x.Samples())
-	}
-	ds, err := indexed.Open(r.absPrefix)
-	if err != nil {
-		return fmt.Errorf("train %s: sample order: %w", r.name, err)
-	}
-	defer ds.Close()
-	h := sha256.New()
-	var tok []int32
-	var buf []byte
-	for i := range got.Samples {
-		if tok, err = x.Tokens(ds, i, tok[:0]); err != nil {
-			return fmt.Errorf("train %s: %w", r.name, err)
-		}
-		buf = buf[:0]
-		for _, t := range tok {
-			buf = binary.LittleEndian.AppendUint64(buf, uint64(int64(t)))
-		}
-		h.Write(buf)
-	}
-	if want := hex.EncodeToString(h.Sum(nil)); got.SHA256 != want {
-		return fmt.Errorf("train %s: preflight: the trainer's first %d samples (sha256 %s) are not those of Megatron's order Rival wrote (sha256 %s): it would train on other token sequences", r.name, got.Samples, got.SHA256, want)
-	}
-	return nil
 }
 
 // trainLaunch builds the framework launch of a run for a dataset

@@ -254,6 +254,9 @@ func TestTrainFSDPOnCPU(t *testing.T) {
 	assert.Greater(t, r.PerformanceMetrics.TokensPerSecond, 0.0)
 	require.NotNil(t, r.SampleOrder, "train.py read the sample order Rival wrote")
 	assert.Equal(t, int64(12*in.Config.Int("GBS")), r.SampleOrder.Samples)
+	// train.py's preflight digested its first samples through its own data path: Rival's digest.
+	require.NotNil(t, r.SampleOrder.FrameworkSHA256, "the preflight's digest is recorded")
+	assert.Equal(t, r.SampleOrder.SHA256, *r.SampleOrder.FrameworkSHA256)
 	// The preflight (train.py --check on the host) read back what the trainer builds.
 	require.NotNil(t, r.EffectiveConfig, "an fsdp run records its effective configuration")
 	assert.Equal(t, 12, r.EffectiveConfig.TrainIters)

@@ -93,6 +93,18 @@ type Launch struct {
 	// frameworks/effective.Config), set by frameworks.Build: the preflight's read-back of what the
 	// framework built is compared with it.
 	Workload []byte `json:",omitempty"`
+	// Samples is Rival's digest of the first samples of the run's order, set when the run's order is
+	// written (after its key is taken: the dataset's fingerprint and the fair settings already key
+	// it); a preflight that prints another ("preflight samples: {json}") stops the run. nil: no check.
+	Samples *SampleDigest `json:"-"`
+}
+
+// SampleDigest is a SHA-256 over the first Samples samples a run reads, in training order (global
+// batch by global batch, data-parallel rank by rank), each as sequence length + 1 little-endian int64
+// token ids: what a preflight prints after "preflight samples: ".
+type SampleDigest struct {
+	Samples int64  `json:"samples"`
+	SHA256  string `json:"sha256"`
 }
 
 // LogFamilyName is the logparse family to read the run's log as.

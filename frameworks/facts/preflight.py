@@ -15,6 +15,14 @@ load and override merge, its Megatron argument build, the build_args/setup/befor
 phases and the trainer setup whose validate_args adds Primus's ROCm checks; then the TransformerConfig
 as for mega.
 
+Both then digest, when the run's dataset is there (not for train:check before encoding), the first
+min(8 × GBS, TRAIN_ITERS × GBS) samples that Megatron's own pretraining data path hands out for the
+parsed arguments: GPTDataset built by BlendedMegatronDatasetBuilder (its helpers.cpp, compiled when the
+tree does not hold it built), read micro-batch step by micro-batch step and data-parallel rank by rank
+as MegatronPretrainingSampler gives them; each sample's tokens as little-endian int64 go into one
+SHA-256, printed as 'preflight samples: {"samples": n, "sha256": hex}' for Rival to compare with its
+own order.
+
 torch and the GPU packages are stand-ins (pystubs.py), so this runs on plain python3 with PyYAML,
 inside the platform image or on a developer's machine against fetched trees. Exit 0 and one line
 "preflight ok: ..." on success; on failure exit 1 with the framework's own error as the last line,
@@ -275,9 +283,98 @@ def primus_runtime(exp, mtree, arguments):
     return args, tok
 
 
+# How many global batches the digest covers (tasks.digestBatches).
+DIGEST_BATCHES = 8
+
+
+def helpers_cpp(tree):
+    """Megatron's compiled dataset helpers: the tree's own build when there is one, else helpers.cpp
+    compiled the way its Makefile does (g++ and pybind11, which Megatron needs at run time too)."""
+    import importlib.util
+    import subprocess
+    import sysconfig
+    import tempfile
+    name = "megatron.core.datasets.helpers_cpp"
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        pass
+    src = os.path.join(tree, "megatron", "core", "datasets", "helpers.cpp")
+    inc = subprocess.check_output([sys.executable, "-m", "pybind11", "--includes"], text=True).split()
+    so = os.path.join(tempfile.mkdtemp(prefix="rival-helpers-"), "helpers_cpp" + (sysconfig.get_config_var("EXT_SUFFIX") or ".so"))
+    subprocess.run(["g++", "-O3", "-Wall", "-shared", "-std=c++17", "-fPIC"] + inc + [src, "-o", so],
+                   check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    spec = importlib.util.spec_from_file_location(name, so)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    sys.modules[name] = mod
+    return mod
+
+
+def samples_of(tree, args):
+    """Prints the SHA-256 of the first samples Megatron's pretraining data path reads for args
+    (see the module's doc); nothing when the dataset is not there yet."""
+    import hashlib
+    import json
+    import tempfile
+    given = [p for k in ("data_path", "train_data_path") for p in (getattr(args, k, None) or []) if isinstance(p, str)]
+    if not any(os.path.isfile(p + ".idx") for p in given):
+        return  # no dataset here: nothing to digest
+    try:
+        # Megatron's own reading of --data-path or the per-split paths (Primus's train_data_path).
+        from megatron.training.utils import get_blend_and_blend_per_split
+        blend, per_split = get_blend_and_blend_per_split(args)
+    except BaseException as e:  # noqa: B902
+        fail("Megatron's data paths", e)
+    train_blend = blend if blend is not None else (per_split or [None])[0]
+    paths = list(train_blend[0]) if train_blend else []
+    if not paths or not all(os.path.isfile(p + x) for p in paths for x in (".idx", ".bin")):
+        return
+    try:
+        import numpy
+        helpers_cpp(tree)
+        from megatron.core.datasets.blended_megatron_dataset_builder import BlendedMegatronDatasetBuilder
+        from megatron.core.datasets.gpt_dataset import GPTDataset, GPTDatasetConfig
+        pystubs.skip_package_init("megatron.training.datasets", os.path.join(tree, "megatron", "training", "datasets"))
+        from megatron.training.datasets.data_samplers import MegatronPretrainingSampler
+
+        class Tokenizer:  # GPTDataset asks the tokenizer only for the ids its masks use
+            vocab_size = args.padded_vocab_size if getattr(args, "padded_vocab_size", None) else 32000
+            eod = 0
+            pad = -1
+            unique_identifiers = {"class": "preflight"}
+
+        gbs = args.global_batch_size
+        total = args.train_iters * gbs
+        n = min(DIGEST_BATCHES * gbs, total)
+        config = GPTDatasetConfig(
+            random_seed=args.seed, sequence_length=args.seq_length, blend=blend, blend_per_split=per_split, split=args.split,
+            path_to_cache=tempfile.mkdtemp(prefix="rival-preflight-cache-"), tokenizer=Tokenizer(),
+            reset_position_ids=args.reset_position_ids, reset_attention_mask=args.reset_attention_mask,
+            eod_mask_loss=args.eod_mask_loss, mmap_bin_files=args.mmap_bin_files,
+        )
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            train, _, _ = BlendedMegatronDatasetBuilder(GPTDataset, [total, 0, 0], lambda: True, config).build()
+        dp, mbs = args.data_parallel_size, args.micro_batch_size
+        samplers = [iter(MegatronPretrainingSampler(len(train), 0, mbs, r, dp)) for r in range(dp)]
+        h, done = hashlib.sha256(), 0
+        while done < n:
+            for it in samplers:
+                for idx in next(it):
+                    text, _ = train._query_document_sample_shuffle_indices(idx)
+                    h.update(numpy.asarray(text, dtype="<i8").tobytes())
+                    done += 1
+    except BaseException as e:  # noqa: B902
+        fail("Megatron's GPTDataset over the run's data", e)
+    print("preflight samples: " + json.dumps({"samples": done, "sha256": h.hexdigest()}))
+
+
 def main():
     if len(sys.argv) < 2 or sys.argv[1] not in ("mega", "prim"):
         sys.exit(__doc__)
+    # Without multistorageclient's stand-in Megatron reads the local dataset files itself.
+    pystubs.STUBBED = tuple(n for n in pystubs.STUBBED if n != "multistorageclient")
     pystubs.install()
     if sys.argv[1] == "mega":
         if len(sys.argv) < 5 or sys.argv[4] != "--":
@@ -287,6 +384,7 @@ def main():
         args, cfg = check_megatron(arguments, argv, world)
         ran(megatron_tree=tree)
         effective_of(args, cfg)
+        samples_of(tree, args)
         print("preflight ok: megatron %s: %d arguments, world %d, TP %d PP %d DP %d, %s" % (
             tree, len(argv), world, args.tensor_model_parallel_size, args.pipeline_model_parallel_size,
             args.data_parallel_size, type(cfg).__name__))
@@ -307,6 +405,7 @@ def main():
         fail("megatron TransformerConfig (after Primus's runtime)", e)
     ran(megatron_tree=mtree, primus_tree=primus_tree)
     effective_of(args, tcfg, tok)
+    samples_of(mtree, args)
     print("preflight ok: primus %s + megatron %s: %s, world %d, TP %d PP %d DP %d, %s" % (
         primus_tree, mtree, os.path.basename(exp), world, args.tensor_model_parallel_size,
         args.pipeline_model_parallel_size, args.data_parallel_size, type(tcfg).__name__))

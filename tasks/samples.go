@@ -1,0 +1,49 @@
+package tasks
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/rivalbench/rival/frameworks/core"
+)
+
+// samplesPrefix starts the line where a preflight prints its digest of the first samples its
+// framework's own data path reads.
+const samplesPrefix = "preflight samples: "
+
+// PreflightSamples is a preflight's SHA-256 over the first Samples samples its trainer reads, in
+// training order, each as sequence length + 1 little-endian int64 token ids.
+type PreflightSamples = core.SampleDigest
+
+// readSamples reads the JSON after samplesPrefix.
+func readSamples(j string) (*PreflightSamples, error) {
+	var s PreflightSamples
+	dec := json.NewDecoder(strings.NewReader(j))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("sample_order: the preflight's samples line %q does not parse: %w", j, err)
+	}
+	if s.Samples <= 0 || len(s.SHA256) != 64 {
+		return nil, fmt.Errorf("sample_order: the preflight's samples line %q holds no sample count or SHA-256", j)
+	}
+	return &s, nil
+}
+
+// compareSamples compares a preflight's digest (got) with Rival's of the same first samples of
+// Megatron's order (want; nil: no check): a trainer that would read other token sequences, or
+// digested another count of them, must not train.
+func compareSamples(want, got *PreflightSamples) error {
+	if want == nil || got == nil {
+		return nil
+	}
+	if got.Samples != want.Samples {
+		return fmt.Errorf("sample_order: the trainer's preflight digested its first %d samples (sha256 %s); Rival's digest of Megatron's order covers the first %d (sha256 %s)",
+			got.Samples, got.SHA256, want.Samples, want.SHA256)
+	}
+	if got.SHA256 != want.SHA256 {
+		return fmt.Errorf("sample_order: the trainer's first %d samples (sha256 %s) are not those of Megatron's order Rival wrote (sha256 %s): it would train on other token sequences",
+			got.Samples, got.SHA256, want.SHA256)
+	}
+	return nil
+}
