@@ -12,12 +12,12 @@ import (
 
 // wholeReader reads small regular files whole into a buffer it keeps, in
 // three system calls when nothing is unusual (open, fstat, one pread) and a
-// close: cache:verify reads two or three small files per entry, and an
-// *os.File costs it an allocation, a poller registration attempt and a
-// second read to see the end. It refuses what safefile.Open refuses (any
-// file but a regular one, without blocking on a FIFO) and what is larger
-// than the limit it is given, and it is not safe for concurrent use: each
-// worker holds its own.
+// close: cache:verify reads three small files per entry (blob, record,
+// output), and an *os.File costs it an allocation, a poller registration
+// attempt and a second read to see the end. It refuses what safefile.Open
+// refuses (any file but a regular one, without blocking on a FIFO) and what
+// is larger than the limit it is given, and it is not safe for concurrent
+// use: each worker holds its own.
 type wholeReader struct {
 	buf []byte
 	// atime is set once an O_NOATIME open was refused (a file another user
