@@ -20,18 +20,39 @@ const ShortLen = 16
 
 // ParseDigest reads the text form of a digest: exactly 64 hex digits,
 // lowercase as Rival writes them.
-func ParseDigest(s string) (Digest, error) {
+func ParseDigest(s string) (Digest, error) { return parseDigestBytes(s) }
+
+// parseDigestBytes is ParseDigest for a string or bytes, without an
+// allocation unless it fails (verify parses two digests per entry).
+func parseDigestBytes[T string | []byte](s T) (Digest, error) {
 	var d Digest
 	if len(s) != 2*len(d) {
-		return Digest{}, fmt.Errorf("digest %q: %d characters, want %d lowercase hex digits of a BLAKE3-256", clip(s), len(s), 2*len(d))
+		return Digest{}, fmt.Errorf("digest %q: %d characters, want %d lowercase hex digits of a BLAKE3-256", clip(string(s)), len(s), 2*len(d))
 	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return Digest{}, fmt.Errorf("digest %q: character %d is %q, want lowercase hex", clip(s), i+1, c)
+	for i := range d {
+		hi, ok1 := hexVal(s[2*i])
+		lo, ok2 := hexVal(s[2*i+1])
+		if !ok1 || !ok2 {
+			bad := 2 * i
+			if ok1 {
+				bad++
+			}
+			return Digest{}, fmt.Errorf("digest %q: character %d is %q, want lowercase hex", clip(string(s)), bad+1, s[bad])
 		}
+		d[i] = hi<<4 | lo
 	}
-	hex.Decode(d[:], []byte(s))
 	return d, nil
+}
+
+// hexVal is the value of one lowercase hex digit.
+func hexVal(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
 }
 
 // clip bounds what an error quotes of a bad digest.
@@ -62,7 +83,7 @@ func (d Digest) MarshalText() ([]byte, error) {
 // UnmarshalText reads what MarshalText wrote; anything else (a truncated or
 // uppercase digest, another hash's length) is an error.
 func (d *Digest) UnmarshalText(b []byte) error {
-	v, err := ParseDigest(string(b))
+	v, err := parseDigestBytes(b)
 	if err != nil {
 		return err
 	}

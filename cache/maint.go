@@ -9,10 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -117,7 +115,7 @@ func (c *Cache) records() ([]recordInfo, error) {
 			return err // cut short, not unreadable: drop nothing
 		}
 		var r Record
-		if err != nil || json.Unmarshal(data, &r) != nil || r.Key.IsZero() {
+		if err != nil || decodeRecord(data, &r) != nil || r.Key.IsZero() {
 			c.warn("cache: unreadable record %s dropped", p)
 			os.Remove(p)
 			return nil
@@ -492,219 +490,6 @@ func (c *Cache) compactHits(before []recordInfo) error {
 		}
 		return nil
 	})
-}
-
-// VerifyReport lists what Verify found.
-type VerifyReport struct {
-	BlobsChecked    int
-	BytesChecked    int64
-	CorruptBlobs    []Digest
-	RecordsDropped  int
-	OutputsChecked  int
-	ModifiedOutputs []string // materialized files that no longer match their record
-	Readopted       []string // intact workspace copies stored again in place of corrupt blobs
-}
-
-// Verify rehashes every blob and every materialized output still present.
-// Corrupt blobs and the records that need them are dropped; a modified
-// output is reported and its stat-cache entry forgotten, so the next run
-// notices.
-func (c *Cache) Verify(ctx context.Context, progress func(done, total int)) (VerifyReport, error) {
-	var rep VerifyReport
-	blobs, err := c.blobs()
-	if err != nil {
-		return rep, err
-	}
-	corrupt := map[Digest]bool{}
-	var mu sync.Mutex
-	done := 0
-	// Blobs are hashed on every core: many small ones side by side, a large
-	// one as a parallel tree.
-	err = forEachParallel(ctx, len(blobs), func(i int) {
-		b := blobs[i]
-		ok := true
-		if b.named {
-			got, err := c.blobDigest(b)
-			ok = err == nil && got == b.digest
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		done++
-		if progress != nil {
-			progress(done, len(blobs))
-		}
-		if !b.named {
-			return
-		}
-		rep.BlobsChecked++
-		rep.BytesChecked += b.size
-		if !ok {
-			corrupt[b.digest] = true
-			rep.CorruptBlobs = append(rep.CorruptBlobs, b.digest)
-		}
-	})
-	if err != nil {
-		return rep, err
-	}
-	sort.Slice(rep.CorruptBlobs, func(i, j int) bool { return rep.CorruptBlobs[i].String() < rep.CorruptBlobs[j].String() })
-	for _, d := range rep.CorruptBlobs {
-		c.dropCorrupt(d, nil)
-	}
-	recs, err := c.records()
-	if err != nil {
-		return rep, err
-	}
-	// Several records may name one path (the same output asked for with
-	// other inputs): the file is modified only when it matches none of them.
-	named := map[string]map[Digest]bool{}
-	for _, r := range recs {
-		for _, o := range r.rec.Outputs {
-			if o.AbsPath != "" {
-				if named[o.AbsPath] == nil {
-					named[o.AbsPath] = map[Digest]bool{}
-				}
-				named[o.AbsPath][o.Digest] = true
-			}
-		}
-	}
-	current := map[string]Digest{}
-	paths := make([]string, 0, len(named))
-	for p := range named {
-		paths = append(paths, p)
-	}
-	err = forEachParallel(ctx, len(paths), func(i int) {
-		p := paths[i]
-		d, err := c.rehash(p, named[p])
-		if errors.Is(err, fs.ErrNotExist) {
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		rep.OutputsChecked++
-		if err != nil || !named[p][d] {
-			rep.ModifiedOutputs = append(rep.ModifiedOutputs, p)
-			return
-		}
-		current[p] = d
-	})
-	if err != nil {
-		return rep, err
-	}
-	for _, r := range recs {
-		bad := false
-		for _, o := range r.rec.Outputs {
-			if !corrupt[o.Digest] || c.HasBlob(o.Digest) {
-				continue
-			}
-			// The workspace still holds the content the record names: store
-			// it again rather than forget the record.
-			if o.AbsPath != "" && current[o.AbsPath] == o.Digest {
-				if d, _, err := c.PutFile(o.AbsPath, o.Compressed); err == nil && d == o.Digest {
-					rep.Readopted = append(rep.Readopted, o.AbsPath)
-					continue
-				}
-			}
-			bad = true
-		}
-		if bad {
-			os.Remove(r.path)
-			rep.RecordsDropped++
-		}
-	}
-	sort.Strings(rep.ModifiedOutputs)
-	rep.ModifiedOutputs = dedupe(rep.ModifiedOutputs)
-	return rep, nil
-}
-
-// forEachParallel calls f(0..n-1) on every core; it stops handing out work
-// when ctx ends and returns ctx's error then.
-func forEachParallel(ctx context.Context, n int, f func(i int)) error {
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				f(i)
-			}
-		}()
-	}
-	var err error
-	for i := 0; i < n && err == nil; i++ {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			err = ctx.Err()
-		}
-	}
-	close(next)
-	wg.Wait()
-	return err
-}
-
-// blobDigest rehashes a stored blob's plain content: an uncompressed blob as
-// a file (on every core when large), a compressed one through zstd.
-func (c *Cache) blobDigest(b blobInfo) (Digest, error) {
-	if !strings.HasSuffix(b.path, ".zst") {
-		d, _, err := HashFile(b.path)
-		return d, err
-	}
-	rc, err := c.openBlob(b.digest)
-	if err != nil {
-		return Digest{}, err
-	}
-	defer rc.Close()
-	d, _, err := HashReader(rc)
-	return d, err
-}
-
-// rehash digests the file at path by reading it, whatever the stat cache
-// says. A file whose content is one of want (the digests its records name)
-// leaves its stat-cache entry as it is, unread; another gets a new entry:
-// verifying an unchanged output writes nothing and reads one file.
-func (c *Cache) rehash(path string, want map[Digest]bool) (Digest, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return Digest{}, err
-	}
-	f, fi, err := OpenRegular(abs)
-	if err != nil {
-		return Digest{}, err
-	}
-	before, ok := statOf(fi)
-	c.fileReads.Add(1)
-	d, _, err := hashOpenFile(f, fi.Size())
-	f.Close()
-	if err != nil {
-		return Digest{}, fmt.Errorf("hash %s: %w", path, err)
-	}
-	if !ok || want[d] {
-		return d, nil
-	}
-	if known, isKnown := c.knownDigest(abs, before, true); isKnown && known == d {
-		return d, nil
-	}
-	c.Forget(abs)
-	if fi2, err := os.Stat(abs); err == nil {
-		if after, _ := statOf(fi2); after == before {
-			data, _ := json.Marshal(statEntry{Path: abs, fileStat: before, Digest: d})
-			if err := WriteFileAtomic(c.statEntryPath(abs), data, 0o644); err != nil {
-				c.warn("cache: cannot remember digest of %s: %v", path, err)
-			}
-		}
-	}
-	return d, nil
-}
-
-func dedupe(s []string) []string {
-	out := s[:0]
-	for i, v := range s {
-		if i == 0 || v != s[i-1] {
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 // Records lists every action record in the cache.

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -17,23 +18,44 @@ import (
 // cache of many tiny task outputs holds), with the outputs present in ws.
 func fillSmall(tb testing.TB, c *Cache, ws string, n int) []string {
 	tb.Helper()
-	var outs []string
+	outs := make([]string, n)
+	errs := make([]error, n)
+	// Filled side by side: each store waits on an fsync.
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for i := range next {
+				fillOne(c, ws, i, outs, errs)
+			}
+		})
+	}
 	for i := range n {
-		p := filepath.Join(ws, fmt.Sprintf("o%d.txt", i))
-		if err := os.WriteFile(p, []byte(fmt.Sprintf("output number %d\n", i)), 0o644); err != nil {
-			tb.Fatal(err)
-		}
-		d, size, err := c.PutOutput(p, false, true)
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		k := HashBytes([]byte(p))
-		if err := c.PutRecord(Record{Key: k, Task: "t " + strconv.Itoa(i), Outputs: []Output{{Digest: d, Size: size, AbsPath: p}}}); err != nil {
-			tb.Fatal(err)
-		}
-		outs = append(outs, p)
 	}
 	return outs
+}
+
+// fillOne writes output i and stores it with its record.
+func fillOne(c *Cache, ws string, i int, outs []string, errs []error) {
+	p := filepath.Join(ws, fmt.Sprintf("o%d.txt", i))
+	outs[i] = p
+	if errs[i] = os.WriteFile(p, []byte(fmt.Sprintf("output number %d\n", i)), 0o644); errs[i] != nil {
+		return
+	}
+	d, size, err := c.PutOutput(p, false, true)
+	if errs[i] = err; err != nil {
+		return
+	}
+	k := HashBytes([]byte(p))
+	errs[i] = c.PutRecord(Record{Key: k, Task: "t " + strconv.Itoa(i), Outputs: []Output{{Digest: d, Size: size, AbsPath: p}}})
 }
 
 // TestVerifyWritesNothingForUnchangedOutputs: verify rereads every output, but
@@ -71,9 +93,12 @@ func TestVerifyWritesNothingForUnchangedOutputs(t *testing.T) {
 // BenchmarkVerifySmallEntries runs cache:verify over RIVAL_BENCH_VERIFY_ENTRIES
 // records of one small output each (default 5,000; 50,000 for the figure in
 // docs/measurements.md) and, as the reference in the same run, b3sum over the
-// same blob and output files:
+// same blob and output files. With RIVAL_BENCH_VERIFY_DIR the cache and its
+// outputs are kept in that folder (filled once), so that -count rounds, and
+// two builds run one after the other, alternate on the same files:
 //
-//	RIVAL_BENCH_VERIFY_ENTRIES=50000 go test ./cache -run '^$' -bench VerifySmallEntries -benchmem -benchtime 3x
+//	RIVAL_BENCH_VERIFY_ENTRIES=50000 RIVAL_BENCH_VERIFY_DIR=/tmp/verify50k \
+//	  go test ./cache -run '^$' -bench VerifySmallEntries -benchmem -benchtime 1x -count 3
 func BenchmarkVerifySmallEntries(b *testing.B) {
 	n := 5000
 	if v := os.Getenv("RIVAL_BENCH_VERIFY_ENTRIES"); v != "" {
@@ -82,12 +107,27 @@ func BenchmarkVerifySmallEntries(b *testing.B) {
 			b.Fatalf("RIVAL_BENCH_VERIFY_ENTRIES=%q is not a positive count", v)
 		}
 	}
-	c, err := Open(b.TempDir())
+	dir, ws := b.TempDir(), b.TempDir()
+	kept := os.Getenv("RIVAL_BENCH_VERIFY_DIR")
+	if kept != "" {
+		dir, ws = filepath.Join(kept, "cache"), filepath.Join(kept, "ws")
+		if err := os.MkdirAll(ws, 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	c, err := Open(dir)
 	if err != nil {
 		b.Fatal(err)
 	}
-	ws := b.TempDir()
-	fillSmall(b, c, ws, n)
+	marker := filepath.Join(kept, fmt.Sprintf("filled-%d", n))
+	if _, err := os.Stat(marker); kept == "" || err != nil {
+		fillSmall(b, c, ws, n)
+		if kept != "" {
+			if err := os.WriteFile(marker, nil, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 	// CPU time is reported beside wall time: on a shared machine it is what
 	// the two sides can be compared by (this process for verify; sh, find,
 	// xargs and b3sum for the reference).
