@@ -644,7 +644,7 @@ func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch core.Launch,
 		Precision: cfg.Get("PRECISION"), Platform: in.Platform, Host: &in.Host, Model: m.Name,
 		Framework: launch.Framework, FrameworkVersion: version, FrameworkRequested: launch.Requested,
 		TP: cfg.Int("TP"), PP: cfg.Int("PP"),
-		DatasetName: in.Dataset, DatasetFingerprint: manifest.Fingerprint.Digest, TokenizerFingerprint: manifest.TokenizerDigest.String(),
+		DatasetName: in.Dataset, DatasetFingerprint: manifest.Fingerprint.Digest.String(), TokenizerFingerprint: manifest.TokenizerDigest.String(),
 		ConfigFingerprint: cfg.Fingerprint().String(), ImageDigest: in.Executor.ImageDigest(), RivalVersion: Version,
 	}
 	if facts.LogDigest, err = result.LogDigest(logPath); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/compare"
 	"github.com/rivalbench/rival/frameworks"
+	"github.com/rivalbench/rival/indexed"
 	"github.com/rivalbench/rival/result"
 	"github.com/rivalbench/rival/safefile"
 )
@@ -39,7 +40,7 @@ func (w *Workspace) verifyRunFor(r *result.Result) (plannedRun, *datasetFingerpr
 	for i, run := range runs {
 		score := 0 // two per input reproduced, one for the result's dataset
 		if r.Dataset.Fingerprint != nil && dataset != "" && model != "" {
-			if got, err := fps.of(run.TrainPrefix); err == nil && got == *r.Dataset.Fingerprint {
+			if got, err := fps.of(run.TrainPrefix); err == nil && got.String() == *r.Dataset.Fingerprint {
 				score += 2
 			}
 		}
@@ -65,11 +66,11 @@ type datasetFingerprints struct {
 }
 
 type datasetFingerprint struct {
-	digest string
+	digest indexed.Digest
 	err    error
 }
 
-func (d *datasetFingerprints) of(prefix string) (string, error) {
+func (d *datasetFingerprints) of(prefix string) (indexed.Digest, error) {
 	if f, ok := d.seen[prefix]; ok {
 		return f.digest, f.err
 	}
@@ -100,7 +101,10 @@ func (v verifyWorkspace) DatasetFingerprint(dataset, model string) (string, erro
 		// The demo's data comes from the demo, not from encode.
 		return "", fmt.Errorf("%s: the demo's sample corpus is not encoded here: run `go run mage.go demo` first (it encodes and trains it)", v.run.TrainPrefix)
 	}
-	return fp, err
+	if err != nil {
+		return "", err
+	}
+	return fp.String(), nil
 }
 
 func (v verifyWorkspace) TokenizerFingerprint(model string) (string, error) {
