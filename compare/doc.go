@@ -13,8 +13,9 @@
 //   - [Report.WriteMarkdown], [Report.WriteHTML], [Report.WritePlots] and [Report.Console] write
 //     it; [Anchors] are the published figures the report sets results against.
 //
-// It also checks inputs: [VerifyResult] recomputes the fingerprints a result records against a
-// [Workspace], and [CompareInputs] lists the inputs on which two results differ.
+// It also checks inputs: [VerifyResult] compares the fingerprints a result records with the
+// values a workspace recomputed for its run ([Recomputed]), and [CompareInputs] lists the inputs
+// on which two results differ.
 //
 // # Files
 //

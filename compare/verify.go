@@ -7,19 +7,28 @@ import (
 	"github.com/rivalbench/rival/result"
 )
 
-// Workspace recomputes, from this checkout and its cache, the input
-// fingerprints a result records. A method returns "" and no error when the
-// input does not exist for that run by design (no image for a host run).
-type Workspace interface {
+// Recomputed is what this workspace would use for each input a result
+// records, recomputed by the caller (verify:result, from this checkout and
+// its cache) for the run the result is checked against. A Value of "" with
+// no Err means the input does not exist for that run by design (no image
+// for a host run).
+type Recomputed struct {
 	// DatasetFingerprint is the fingerprint of the encoded dataset (.bin/.idx)
-	// for a dataset name and model registry key.
-	DatasetFingerprint(dataset, model string) (string, error)
-	TokenizerFingerprint(model string) (string, error)
-	// ConfigFingerprint is the fingerprint of the training configuration a
-	// run of framework (the one that ran) on platform for model would use.
-	ConfigFingerprint(platform, framework, model string) (string, error)
-	ImageDigest(platform string) (string, error)
-	EntryScriptDigest(framework string) (string, error)
+	// the run trains on.
+	DatasetFingerprint   Recomputation
+	TokenizerFingerprint Recomputation
+	// ConfigFingerprint is the fingerprint of the training configuration
+	// the run would use.
+	ConfigFingerprint Recomputation
+	ImageDigest       Recomputation
+	EntryScriptDigest Recomputation
+}
+
+// Recomputation is one recomputed input: its value, or why it could not be
+// computed here.
+type Recomputation struct {
+	Value string
+	Err   error
 }
 
 // Check statuses.
@@ -68,14 +77,12 @@ func parseAny(data []byte) (*result.Result, error) {
 	return in.Result, nil
 }
 
-// VerifyResult recomputes every input fingerprint the result records
-// (dataset, tokenizer, config, image, framework entry script) and says field
-// by field whether this workspace would reproduce the run's inputs.
-func VerifyResult(res []byte, ws Workspace) ([]FieldCheck, error) {
-	r, err := parseAny(res)
-	if err != nil {
-		return nil, err
-	}
+// VerifyResult checks every input fingerprint the result records
+// (dataset, tokenizer, config, image, framework entry script) against the
+// workspace's recomputed values and says field by field whether this
+// workspace would reproduce the run's inputs. An input whose run the result
+// does not identify (no model name, say) is not recorded, whatever got holds.
+func VerifyResult(r *result.Result, got Recomputed) []FieldCheck {
 	model, dataset, platform := strOr(r.Model.Name, ""), strOr(r.Dataset.Name, ""), strOr(r.Platform, "")
 	fw := r.Framework.Name
 	var entry *string
@@ -85,23 +92,18 @@ func VerifyResult(res []byte, ws Workspace) ([]FieldCheck, error) {
 	type item struct {
 		field    string
 		recorded *string
-		need     []string // facts the workspace call needs, by name
+		need     []string // facts that identify the input, by name
 		have     []string
-		compute  func() (string, error)
+		got      Recomputation
 		// emptyOK: a null record matches a workspace that has no such input
 		emptyOK bool
 	}
 	items := []item{
-		{"dataset.fingerprint", r.Dataset.Fingerprint, []string{"dataset.name", "model.name"}, []string{dataset, model},
-			func() (string, error) { return ws.DatasetFingerprint(dataset, model) }, false},
-		{"tokenizer_fingerprint", r.TokenizerFingerprint, []string{"model.name"}, []string{model},
-			func() (string, error) { return ws.TokenizerFingerprint(model) }, false},
-		{"config_fingerprint", r.ConfigFingerprint, []string{"platform", "framework.name", "model.name"}, []string{platform, fw, model},
-			func() (string, error) { return ws.ConfigFingerprint(platform, fw, model) }, false},
-		{"image_digest", r.ImageDigest, []string{"platform"}, []string{platform},
-			func() (string, error) { return ws.ImageDigest(platform) }, true},
-		{"provenance.entry_script_digest", entry, []string{"framework.name"}, []string{fw},
-			func() (string, error) { return ws.EntryScriptDigest(fw) }, true},
+		{"dataset.fingerprint", r.Dataset.Fingerprint, []string{"dataset.name", "model.name"}, []string{dataset, model}, got.DatasetFingerprint, false},
+		{"tokenizer_fingerprint", r.TokenizerFingerprint, []string{"model.name"}, []string{model}, got.TokenizerFingerprint, false},
+		{"config_fingerprint", r.ConfigFingerprint, []string{"platform", "framework.name", "model.name"}, []string{platform, fw, model}, got.ConfigFingerprint, false},
+		{"image_digest", r.ImageDigest, []string{"platform"}, []string{platform}, got.ImageDigest, true},
+		{"provenance.entry_script_digest", entry, []string{"framework.name"}, []string{fw}, got.EntryScriptDigest, true},
 	}
 	var out []FieldCheck
 	for _, it := range items {
@@ -117,23 +119,22 @@ func VerifyResult(res []byte, ws Workspace) ([]FieldCheck, error) {
 			out = append(out, c)
 			continue
 		}
-		got, err := it.compute()
-		c.Workspace = got
+		c.Workspace = it.got.Value
 		switch {
-		case err != nil:
-			c.Status, c.Detail = StatusUnavailable, err.Error()
-		case it.recorded == nil && got == "" && it.emptyOK:
+		case it.got.Err != nil:
+			c.Status, c.Detail = StatusUnavailable, it.got.Err.Error()
+		case it.recorded == nil && it.got.Value == "" && it.emptyOK:
 			c.Status, c.Detail = StatusMatch, "no such input for this run, here or in the result"
 		case it.recorded == nil:
 			c.Status, c.Detail = StatusNotRecorded, "the result does not record it, so the workspace's value cannot be proven to be the one used"
-		case *it.recorded == got:
+		case *it.recorded == it.got.Value:
 			c.Status = StatusMatch
 		default:
 			c.Status, c.Detail = StatusMismatch, "this workspace would use a different input"
 		}
 		out = append(out, c)
 	}
-	return out, nil
+	return out
 }
 
 // Difference is one input field two runs disagree on.

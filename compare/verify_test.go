@@ -5,34 +5,30 @@ import (
 	"os"
 	"testing"
 
+	"github.com/rivalbench/rival/result"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// fakeWorkspace answers from maps, as a workspace whose inputs hash to these values.
-type fakeWorkspace struct {
-	dataset, tokenizer, config, image, entry map[string]string
-	err                                      error
-}
-
-func (w fakeWorkspace) DatasetFingerprint(d, m string) (string, error) {
-	return w.dataset[d+"/"+m], w.err
-}
-func (w fakeWorkspace) TokenizerFingerprint(m string) (string, error) { return w.tokenizer[m], nil }
-func (w fakeWorkspace) ConfigFingerprint(p, f, m string) (string, error) {
-	return w.config[p+"/"+f+"/"+m], nil
-}
-func (w fakeWorkspace) ImageDigest(p string) (string, error)       { return w.image[p], nil }
-func (w fakeWorkspace) EntryScriptDigest(f string) (string, error) { return w.entry[f], nil }
-
-func reproducing() fakeWorkspace {
-	return fakeWorkspace{
-		dataset:   map[string]string{"bc/llama": "ds-bc-1"},
-		tokenizer: map[string]string{"llama": "tok-llama"},
-		config:    map[string]string{"nvd/nemo/llama": "cfg-llama-1"},
-		image:     map[string]string{"nvd": "sha256:img-nvd"},
-		entry:     map[string]string{},
+// reproducing is what a workspace that reproduces
+// testdata/results/nvd_nemo_llama_0.json recomputes.
+func reproducing() Recomputed {
+	return Recomputed{
+		DatasetFingerprint:   Recomputation{Value: "ds-bc-1"},
+		TokenizerFingerprint: Recomputation{Value: "tok-llama"},
+		ConfigFingerprint:    Recomputation{Value: "cfg-llama-1"},
+		ImageDigest:          Recomputation{Value: "sha256:img-nvd"},
 	}
+}
+
+// readResult reads a result fixture the way verify:result does.
+func readResult(t *testing.T, path string) *result.Result {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	r, err := ReadResult(data)
+	require.NoError(t, err)
+	return r
 }
 
 func status(checks []FieldCheck) map[string]string {
@@ -44,40 +40,52 @@ func status(checks []FieldCheck) map[string]string {
 }
 
 func TestVerifyResult(t *testing.T) {
-	data, err := os.ReadFile("testdata/results/nvd_nemo_llama_0.json")
-	require.NoError(t, err)
+	rec := readResult(t, "testdata/results/nvd_nemo_llama_0.json")
+	old := readResult(t, "testdata/results/train_nvd_nemo_mistral.json")
+	noModel := readResult(t, "testdata/results/nvd_nemo_llama_0.json")
+	noModel.Model.Name = nil
+	for _, tc := range []struct {
+		name   string
+		r      *result.Result
+		change func(*Recomputed)
+		want   map[string]string // field: status, for the fields the case is about
+		failed int
+	}{
+		{"reproduced", rec, func(*Recomputed) {}, map[string]string{
+			"dataset.fingerprint": StatusMatch, "tokenizer_fingerprint": StatusMatch, "config_fingerprint": StatusMatch,
+			"image_digest": StatusMatch, "provenance.entry_script_digest": StatusMatch,
+		}, 0},
+		{"another dataset, an entry script the result lacks", rec, func(g *Recomputed) {
+			g.DatasetFingerprint.Value = "ds-bc-2"
+			g.EntryScriptDigest.Value = "sha256:entry"
+		}, map[string]string{
+			"dataset.fingerprint": StatusMismatch, "provenance.entry_script_digest": StatusNotRecorded, "tokenizer_fingerprint": StatusMatch,
+		}, 2},
+		{"dataset not computable here", rec, func(g *Recomputed) {
+			g.DatasetFingerprint = Recomputation{Err: errors.New("data/bc/llama.idx: no such file; run `mage encode`")}
+		}, map[string]string{"dataset.fingerprint": StatusUnavailable}, 1},
+		{"old suite: nothing recorded, nothing proven", old, func(*Recomputed) {}, map[string]string{
+			"dataset.fingerprint": StatusNotRecorded,
+		}, 4},
+		{"no model recorded: the values are not of its run", noModel, func(*Recomputed) {}, map[string]string{
+			"dataset.fingerprint": StatusNotRecorded, "tokenizer_fingerprint": StatusNotRecorded, "config_fingerprint": StatusNotRecorded,
+			"image_digest": StatusMatch,
+		}, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := reproducing()
+			tc.change(&got)
+			checks := VerifyResult(tc.r, got)
+			require.Len(t, checks, 5)
+			st := status(checks)
+			for f, want := range tc.want {
+				assert.Equal(t, want, st[f], f)
+			}
+			assert.Len(t, Failed(checks), tc.failed, "%+v", checks)
+		})
+	}
 
-	checks, err := VerifyResult(data, reproducing())
-	require.NoError(t, err)
-	assert.Empty(t, Failed(checks), "%+v", checks)
-	assert.Len(t, checks, 5)
-
-	ws := reproducing()
-	ws.dataset["bc/llama"] = "ds-bc-2"
-	ws.entry["nemo"] = "sha256:entry"
-	checks, err = VerifyResult(data, ws)
-	require.NoError(t, err)
-	st := status(checks)
-	assert.Equal(t, StatusMismatch, st["dataset.fingerprint"])
-	assert.Equal(t, StatusNotRecorded, st["provenance.entry_script_digest"], "the result has no provenance")
-	assert.Equal(t, StatusMatch, st["tokenizer_fingerprint"])
-	assert.Len(t, Failed(checks), 2)
-
-	ws = reproducing()
-	ws.err = errors.New("data/bc/llama.idx: no such file; run `mage encode`")
-	checks, err = VerifyResult(data, ws)
-	require.NoError(t, err)
-	assert.Equal(t, StatusUnavailable, status(checks)["dataset.fingerprint"])
-
-	// An old-suite result records no fingerprint at all: nothing can be proven.
-	old, err := os.ReadFile("testdata/results/train_nvd_nemo_mistral.json")
-	require.NoError(t, err)
-	checks, err = VerifyResult(old, reproducing())
-	require.NoError(t, err)
-	assert.Equal(t, StatusNotRecorded, status(checks)["dataset.fingerprint"])
-	assert.NotEmpty(t, Failed(checks))
-
-	_, err = VerifyResult([]byte("{"), reproducing())
+	_, err := ReadResult([]byte("{"))
 	assert.Error(t, err)
 }
 

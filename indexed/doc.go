@@ -12,7 +12,8 @@
 //     [Dataset.Sequence] reads one sequence's tokens.
 //   - [Merge] concatenates datasets as Megatron's preprocess_data.py merges its partitions.
 //   - [FingerprintFiles] and [Dataset.Fingerprint] identify a dataset's exact bytes, so that two
-//     hosts can show they train on the same tokens.
+//     hosts can show they train on the same tokens; its digests are [Digest] values, bytes that
+//     become 64 lowercase hex digits only as text (JSON, logs).
 //   - [DTypeForVocab] picks the token type Megatron picks for a vocabulary.
 //
 // # Dependencies

@@ -1,7 +1,6 @@
 package indexed
 
 import (
-	"encoding/hex"
 	"fmt"
 
 	"github.com/zeebo/blake3"
@@ -12,9 +11,9 @@ import (
 type Fingerprint struct {
 	// Digest is BLAKE3 over the domain string "rival indexed fingerprint v1",
 	// a zero byte, then the raw IdxBLAKE3 and BinBLAKE3 digests.
-	Digest    string `json:"digest"`
-	IdxBLAKE3 string `json:"idx_blake3"`
-	BinBLAKE3 string `json:"bin_blake3"`
+	Digest    Digest `json:"digest"`
+	IdxBLAKE3 Digest `json:"idx_blake3"`
+	BinBLAKE3 Digest `json:"bin_blake3"`
 	DType     string `json:"dtype"`
 	Documents int64  `json:"documents"`
 	Sequences int64  `json:"sequences"`
@@ -50,9 +49,9 @@ func (d *Dataset) FingerprintWith(idxSum, binSum [32]byte) Fingerprint {
 	h.Write(idxSum[:])
 	h.Write(binSum[:])
 	f := Fingerprint{
-		Digest:    hex.EncodeToString(h.Sum(nil)),
-		IdxBLAKE3: hex.EncodeToString(idxSum[:]),
-		BinBLAKE3: hex.EncodeToString(binSum[:]),
+		Digest:    Digest(h.Sum(nil)),
+		IdxBLAKE3: idxSum,
+		BinBLAKE3: binSum,
 		DType:     d.dtype.String(),
 		Documents: int64(d.Documents()),
 		Sequences: int64(d.seqCount),

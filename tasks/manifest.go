@@ -10,9 +10,9 @@ import (
 )
 
 // manifestDigests are the BLAKE3 digests an EncodeManifest records, by
-// their JSON field names. The dataset fingerprint's three are indexed's
-// strings (indexed imports nothing of Rival's), so they are checked here,
-// where the manifest is read.
+// their JSON field names, read as text first so that a malformed one is
+// reported with the field it is in (the digest types' own errors name the
+// value, not the field).
 type manifestDigests struct {
 	Input       string `json:"input_blake3"`
 	Tokenizer   string `json:"tokenizer_blake3"`
@@ -27,7 +27,8 @@ type manifestDigests struct {
 // whose digests are not whole BLAKE3-256 digests (cut short, edited by
 // hand, written by something else) is an error naming the file and the
 // field, never a dataset fingerprint that a cache folder name or a result
-// would carry.
+// would carry. A run reads its manifest once (trainRun.prepare) and passes
+// the value on.
 func decodeManifest(path string, data []byte) (EncodeManifest, error) {
 	var raw manifestDigests
 	if err := json.Unmarshal(data, &raw); err != nil {
@@ -58,14 +59,10 @@ func manifestError(path string, err error) error {
 	return fmt.Errorf("dataset manifest %s: %w; encode the dataset again (`go run mage.go encode`) to rewrite it", path, err)
 }
 
-// datasetDigest is a dataset fingerprint's digest as a value. indexed
-// computes it, and decodeManifest refuses a manifest where it does not
-// parse, so every fingerprint passed here has one; any other gives the zero
-// digest.
-func datasetDigest(fp indexed.Fingerprint) cache.Digest {
-	d, _ := cache.ParseDigest(fp.Digest)
-	return d
-}
+// datasetDigest is a dataset fingerprint's digest as the cache's digest
+// type, for its Short form (the per-dataset folder names): the same 32
+// bytes, converted, not parsed.
+func datasetDigest(fp indexed.Fingerprint) cache.Digest { return cache.Digest(fp.Digest) }
 
 // EncodeManifest is written next to every encoded dataset: what it was
 // made from and its fingerprint, so verify:data can check the files.

@@ -81,7 +81,7 @@ func TestSlurmScriptRefusesBadManifestDigest(t *testing.T) {
 	out, err := script()
 	require.NoError(t, err)
 	// The folder is the fingerprint's first 16 hex digits.
-	assert.Contains(t, out, filepath.Join("megatron-cache", m.Fingerprint.Digest[:16]))
+	assert.Contains(t, out, filepath.Join("megatron-cache", m.Fingerprint.Digest.String()[:16]))
 
 	for _, tc := range badManifests {
 		t.Run(tc.name, func(t *testing.T) {

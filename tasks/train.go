@@ -140,6 +140,7 @@ type trainRun struct {
 	runDir, logPath, resultPath string
 	absPrefix                   string // the encoded train split, absolute
 
+	manifest EncodeManifest // the dataset's, read once, by prepare
 	launch   core.Launch
 	maps     []PathMap
 	cacheDir string // Megatron's data cache folder of the dataset's fingerprint
@@ -162,11 +163,11 @@ func (r *trainRun) build(fp string) error {
 // what the key must hold of it: the launch's digest and, on the host, the
 // torch it runs on.
 func (r *trainRun) prepare(t *dag.Task) error {
-	m, err := readManifest(r.in.TrainPrefix)
-	if err != nil {
+	var err error
+	if r.manifest, err = readManifest(r.in.TrainPrefix); err != nil {
 		return err
 	}
-	if err := r.build(datasetDigest(m.Fingerprint).Short()); err != nil {
+	if err := r.build(datasetDigest(r.manifest.Fingerprint).Short()); err != nil {
 		return err
 	}
 	launchJSON, err := json.Marshal(r.launch)
@@ -318,7 +319,7 @@ func (r *trainRun) run(ctx context.Context, x *dag.Exec) error {
 		// Under Slurm the preflight is the job's first step: what it read in the image.
 		r.launch.FrameworkVersion = info.Ran + "; built for " + r.launch.FrameworkVersion
 	}
-	res, err := w.buildResult(in, cfg, r.launch, logPath)
+	res, err := w.buildResult(in, cfg, r.launch, r.manifest, logPath)
 	if err != nil {
 		prog.finish(nil)
 		w.recordFailure(r.runDir, logPath, name, err)
@@ -587,8 +588,9 @@ func (w *Workspace) runAndLog(ctx context.Context, x *dag.Exec, in TrainInputs, 
 }
 
 // buildResult parses the run's log in its family and turns it, with the
-// facts of the run, into its result.
-func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch core.Launch, logPath string) (*result.Result, error) {
+// facts of the run (its dataset's manifest, read once by prepare),
+// into its result.
+func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch core.Launch, manifest EncodeManifest, logPath string) (*result.Result, error) {
 	family := launch.LogFamily
 	if family == "" {
 		family = frameworks.LogFamily(launch.Framework)
@@ -610,16 +612,12 @@ func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch core.Launch,
 	if err != nil {
 		return nil, err
 	}
-	manifest, err := readManifest(in.TrainPrefix)
-	if err != nil {
-		return nil, err
-	}
 	facts := result.Facts{
 		GPUs: gpuCount(in.Platform, in.Host, cfg), SeqLen: cfg.Int("SL"), GBS: cfg.Int("GBS"), MBS: cfg.Int("MBS"),
 		Precision: cfg.Get("PRECISION"), Platform: in.Platform, Host: &in.Host, Model: m.Name,
 		Framework: launch.Framework, FrameworkVersion: version, FrameworkRequested: launch.Requested,
 		TP: cfg.Int("TP"), PP: cfg.Int("PP"),
-		DatasetName: in.Dataset, DatasetFingerprint: manifest.Fingerprint.Digest, TokenizerFingerprint: manifest.TokenizerDigest.String(),
+		DatasetName: in.Dataset, DatasetFingerprint: manifest.Fingerprint.Digest.String(), TokenizerFingerprint: manifest.TokenizerDigest.String(),
 		ConfigFingerprint: cfg.Fingerprint().String(), ImageDigest: in.Executor.ImageDigest(), RivalVersion: Version,
 	}
 	if facts.LogDigest, err = result.LogDigest(logPath); err != nil {

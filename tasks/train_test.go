@@ -119,7 +119,7 @@ func TestTrainWritesValidResult(t *testing.T) {
 	require.NotNil(t, r.Dataset.Fingerprint)
 	m, err := readManifest(in.TrainPrefix)
 	require.NoError(t, err)
-	assert.Equal(t, m.Fingerprint.Digest, *r.Dataset.Fingerprint)
+	assert.Equal(t, m.Fingerprint.Digest.String(), *r.Dataset.Fingerprint)
 	assert.Len(t, r.StepTimes, 10)
 	// The sample order every framework reads, with the digest of its first global batches.
 	require.NotNil(t, r.SampleOrder)

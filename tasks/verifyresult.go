@@ -12,6 +12,7 @@ import (
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/compare"
 	"github.com/rivalbench/rival/frameworks"
+	"github.com/rivalbench/rival/indexed"
 	"github.com/rivalbench/rival/result"
 	"github.com/rivalbench/rival/safefile"
 )
@@ -39,7 +40,7 @@ func (w *Workspace) verifyRunFor(r *result.Result) (plannedRun, *datasetFingerpr
 	for i, run := range runs {
 		score := 0 // two per input reproduced, one for the result's dataset
 		if r.Dataset.Fingerprint != nil && dataset != "" && model != "" {
-			if got, err := fps.of(run.TrainPrefix); err == nil && got == *r.Dataset.Fingerprint {
+			if got, err := fps.of(run.TrainPrefix); err == nil && got.String() == *r.Dataset.Fingerprint {
 				score += 2
 			}
 		}
@@ -65,11 +66,11 @@ type datasetFingerprints struct {
 }
 
 type datasetFingerprint struct {
-	digest string
+	digest indexed.Digest
 	err    error
 }
 
-func (d *datasetFingerprints) of(prefix string) (string, error) {
+func (d *datasetFingerprints) of(prefix string) (indexed.Digest, error) {
 	if f, ok := d.seen[prefix]; ok {
 		return f.digest, f.err
 	}
@@ -86,49 +87,37 @@ func (d *datasetFingerprints) of(prefix string) (string, error) {
 	return f.digest, f.err
 }
 
-// verifyWorkspace recomputes, for verify:result, the input fingerprints of
-// the run of this workspace a result is checked against.
-type verifyWorkspace struct {
-	w   *Workspace
-	run plannedRun
-	fps *datasetFingerprints
-}
-
-func (v verifyWorkspace) DatasetFingerprint(dataset, model string) (string, error) {
-	fp, err := v.fps.of(v.run.TrainPrefix)
-	if err != nil && v.run.Variant != "" {
-		// The demo's data comes from the demo, not from encode.
-		return "", fmt.Errorf("%s: the demo's sample corpus is not encoded here: run `go run mage.go demo` first (it encodes and trains it)", v.run.TrainPrefix)
-	}
-	return fp, err
-}
-
-func (v verifyWorkspace) TokenizerFingerprint(model string) (string, error) {
-	spec, err := v.w.ResolveTokenizer(model)
-	if err != nil {
-		if v.run.Variant != "" {
-			return "", fmt.Errorf("no tokenizer for %s here: run `go run mage.go demo` first (it writes the tokenizer it trains with)", model)
+// recompute is, for verify:result, every input fingerprint of run (the run
+// of this workspace result r is checked against) as this checkout and its
+// cache give it.
+func (w *Workspace) recompute(r *result.Result, run plannedRun, fps *datasetFingerprints) compare.Recomputed {
+	var got compare.Recomputed
+	// The dataset is read whole: only for a result that names what it
+	// trained on (compare reports the others as not recorded).
+	if strOrEmpty(r.Dataset.Name) != "" && strOrEmpty(r.Model.Name) != "" {
+		if d, err := fps.of(run.TrainPrefix); err == nil {
+			got.DatasetFingerprint.Value = d.String()
+		} else if run.Variant != "" {
+			// The demo's data comes from the demo, not from encode.
+			got.DatasetFingerprint.Err = fmt.Errorf("%s: the demo's sample corpus is not encoded here: run `go run mage.go demo` first (it encodes and trains it)", run.TrainPrefix)
+		} else {
+			got.DatasetFingerprint.Err = err
 		}
-		return "", err
 	}
-	d, _, err := v.w.Cache.FileDigest(spec.Path)
-	return d.String(), err
-}
-
-func (v verifyWorkspace) ConfigFingerprint(platform, framework, model string) (string, error) {
-	return v.run.configFingerprint()
-}
-
-func (v verifyWorkspace) ImageDigest(platform string) (string, error) {
-	rec, err := readImageRecord(v.w.Path("DATA_DIR", "images", platform+".json"))
-	if errors.Is(err, os.ErrNotExist) {
-		return "", nil
+	if spec, err := w.ResolveTokenizer(run.Model); err != nil && run.Variant != "" {
+		got.TokenizerFingerprint.Err = fmt.Errorf("no tokenizer for %s here: run `go run mage.go demo` first (it writes the tokenizer it trains with)", run.Model)
+	} else if err != nil {
+		got.TokenizerFingerprint.Err = err
+	} else {
+		d, _, err := w.Cache.FileDigest(spec.Path)
+		got.TokenizerFingerprint = compare.Recomputation{Value: d.String(), Err: err}
 	}
-	return rec.ImageID, err
-}
-
-func (v verifyWorkspace) EntryScriptDigest(framework string) (string, error) {
-	return frameworks.EntryScriptDigest(framework)
+	got.ConfigFingerprint.Value, got.ConfigFingerprint.Err = run.configFingerprint()
+	if rec, err := readImageRecord(w.Path("DATA_DIR", "images", run.Platform+".json")); !errors.Is(err, os.ErrNotExist) {
+		got.ImageDigest = compare.Recomputation{Value: rec.ImageID, Err: err}
+	}
+	got.EntryScriptDigest.Value, got.EntryScriptDigest.Err = frameworks.EntryScriptDigest(run.Framework)
+	return got
 }
 
 // VerifyResults implements verify:result: one file is checked against
@@ -143,15 +132,12 @@ func (w *Workspace) VerifyResults(ctx context.Context, paths []string, out io.Wr
 		datas[i] = d
 	}
 	if len(paths) == 1 {
-		rec, err := compare.ReadResult(datas[0])
+		rec, err := compare.ReadResult(datas[0]) // the one parse: every check reads rec
 		if err != nil {
 			return err
 		}
 		run, fps := w.verifyRunFor(rec)
-		checks, err := compare.VerifyResult(datas[0], verifyWorkspace{w: w, run: run, fps: fps})
-		if err != nil {
-			return err
-		}
+		checks := compare.VerifyResult(rec, w.recompute(rec, run, fps))
 		logChecks, unchecked := w.checkAgainstLog(ctx, paths[0], rec)
 		checks = append(checks, logChecks...)
 		for _, c := range checks {
