@@ -63,6 +63,7 @@ func FuzzNFC(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		require.Equal(t, isNFC9Full(s), isNFC9(s), "the stable table's answer differs from the full check")
+		require.Equal(t, string(appendNFCWhole(nil, s)), string(appendNFC(nil, s)), "normalizing by segments differs from the whole text")
 		got := string(appendNFC(nil, s))
 		require.True(t, utf8.ValidString(got) || !utf8.ValidString(s))
 		if !utf8.ValidString(s) {

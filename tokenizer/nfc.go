@@ -20,31 +20,109 @@ import (
 // code point), and runs the composition algorithm itself. Text that x/text already
 // calls normalized and that holds only 9.0 characters skips all of it.
 
-// appendNFC appends the NFC form of s to dst.
+// appendNFC appends the NFC form of s to dst. A character of the stable table
+// starts an NFC segment (nothing before it composes with it or reorders past
+// it), so s is normalized a segment at a time, and only the segments that
+// hold a character outside the table are looked at.
 func appendNFC(dst []byte, s string) []byte {
-	if isNFC9(s) {
-		return append(dst, s...)
-	}
-	return composeNFC(dst, s)
-}
-
-// isNFC9 reports whether s is already NFC for the reference. Text made only of
-// ASCII and of characters in the stable table (most scripts' letters, CJK,
-// punctuation) is NFC whatever their order; anything else takes the full check.
-func isNFC9(s string) bool {
-	t := stableTable()
-	for i := 0; i < len(s); {
-		if s[i] < utf8.RuneSelf {
-			i++
+	// s may share memory with dst's spare capacity (the tokenizer's buffers),
+	// so nothing is written to dst until all of s has been read.
+	var out []byte
+	done := 0 // s[:done] is in out
+	for seg := range unstableSegments(s) {
+		if seg.whole {
+			if isNFC9Full(s) {
+				return append(dst, s...)
+			}
+			return composeNFC(dst, s)
+		}
+		part := s[seg.start:seg.end]
+		if isNFC9Full(part) {
 			continue
 		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r >= 1<<16 || r == utf8.RuneError || t[r>>6]&(1<<(r&63)) == 0 {
+		if out == nil {
+			out = make([]byte, 0, len(s)+len(s)/8)
+		}
+		out = append(out, s[done:seg.start]...)
+		out = composeNFC(out, part)
+		done = seg.end
+	}
+	if out == nil {
+		return append(dst, s...)
+	}
+	out = append(out, s[done:]...)
+	return append(dst, out...)
+}
+
+// isNFC9 reports whether s is already NFC for the reference: text made only of
+// ASCII and of characters in the stable table (most scripts' letters, CJK,
+// punctuation) is, whatever their order; a segment holding another character
+// takes the full check.
+func isNFC9(s string) bool {
+	for seg := range unstableSegments(s) {
+		if seg.whole {
 			return isNFC9Full(s)
 		}
-		i += n
+		if !isNFC9Full(s[seg.start:seg.end]) {
+			return false
+		}
 	}
 	return true
+}
+
+// segment is s[start:end]: a stable character (or the start of s) and the run
+// of characters outside the stable table after it; whole asks for all of s to
+// be checked at once (s is not valid UTF-8).
+type segment struct {
+	start, end int
+	whole      bool
+}
+
+// unstableSegments yields, in order, the NFC segments of s that hold a
+// character outside the stable table.
+func unstableSegments(s string) func(yield func(segment) bool) {
+	return func(yield func(segment) bool) {
+		t := stableTable()
+		stable := func(i int) (bool, int, bool) { // stable?, width, valid?
+			if s[i] < utf8.RuneSelf {
+				return true, 1, true
+			}
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError {
+				return false, n, false
+			}
+			return r < 1<<16 && t[r>>6]&(1<<(r&63)) != 0, n, true
+		}
+		last := 0 // where the last stable character starts
+		for i := 0; i < len(s); {
+			ok, n, valid := stable(i)
+			if !valid {
+				yield(segment{whole: true})
+				return
+			}
+			if ok {
+				last = i
+				i += n
+				continue
+			}
+			j := i + n
+			for j < len(s) {
+				ok, m, valid := stable(j)
+				if !valid {
+					yield(segment{whole: true})
+					return
+				}
+				if ok {
+					break
+				}
+				j += m
+			}
+			if !yield(segment{start: last, end: j}) {
+				return
+			}
+			i = j
+		}
+	}
 }
 
 // isNFC9Full is isNFC9 without the stable table: x/text's quick check, after
