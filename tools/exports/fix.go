@@ -120,6 +120,16 @@ func Unexport(dir, pattern string, names []string) (skipped []string, err error)
 	edits := map[string][]edit{}
 	add := func(id *ast.Ident, obj types.Object) {
 		to, ok := rename[obj]
+		if v, isVar := obj.(*types.Var); !ok && isVar && v.Embedded() {
+			// An embedded field is named for its type: x.T and T{T: ...} follow T's new name.
+			t := v.Type()
+			if p, isPtr := t.(*types.Pointer); isPtr {
+				t = p.Elem()
+			}
+			if n, isNamed := t.(*types.Named); isNamed {
+				to, ok = rename[n.Obj()]
+			}
+		}
 		if !ok {
 			return
 		}

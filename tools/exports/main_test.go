@@ -43,10 +43,13 @@ type T struct {
 // String satisfies fmt.Stringer.
 func (T) String() string { return "t" }
 
+// Kind is a type only tests use.
+type Kind int
+
 // Helper is a method nobody calls.
 func (T) Helper() int { return 2 }
 `)
-	write(t, dir, "lib/lib_test.go", "package lib\n\nimport \"testing\"\n\nfunc TestOnly(t *testing.T) {\n\tif OnlyTests() != 1 || Nobody(2) != 2 || (T{}).Helper() != 2 {\n\t\tt.Fail()\n\t}\n}\n")
+	write(t, dir, "lib/lib_test.go", "package lib\n\nimport \"testing\"\n\n// wrap embeds Kind, which only tests use: its field follows the type's new name.\ntype wrap struct{ Kind }\n\nfunc TestOnly(t *testing.T) {\n\tw := wrap{Kind: 1}\n\tif OnlyTests() != 1 || Nobody(2) != 2 || (T{}).Helper() != 2 || w.Kind != 1 {\n\t\tt.Fail()\n\t}\n}\n")
 	return dir
 }
 
@@ -54,7 +57,7 @@ func TestUnusedFindsNamesForTestsOrNobody(t *testing.T) {
 	dir := module(t)
 	unused, err := Unused(dir, "./lib")
 	require.NoError(t, err)
-	assert.Equal(t, []string{"Nobody", "OnlyTests", "T.Helper", "T.Hidden"}, unused)
+	assert.Equal(t, []string{"Kind", "Nobody", "OnlyTests", "T.Helper", "T.Hidden"}, unused)
 }
 
 func TestUnexportRenamesThroughTheTests(t *testing.T) {
@@ -75,6 +78,9 @@ func TestUnexportRenamesThroughTheTests(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(test), "(T{}).helper() != 2")
 	assert.Contains(t, string(test), "nobody(2) != 2")
+	assert.Contains(t, string(test), "type wrap struct{ kind }")
+	assert.Contains(t, string(test), "w := wrap{kind: 1}")
+	assert.Contains(t, string(test), "w.kind != 1")
 	cmd := exec.Command("go", "test", "./...")
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
