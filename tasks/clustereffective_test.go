@@ -66,7 +66,7 @@ func TestKubeRunReadsTheEffectiveConfiguration(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w, in, ex := kubeInputs(t, map[string]string{"KUBE_TOLERATIONS": "", "KUBE_PRIORITY_CLASS": "", "KUBE_SERVICE_ACCOUNT": ""})
-			l, maps, _, err := w.trainLaunch(in, in.Config, RunName(in.Platform, in.Framework, in.Model, in.Dataset, 0), w.launchFingerprint(in))
+			l, maps, _, err := w.trainLaunch(in, in.Config, runName(in.Platform, in.Framework, in.Model, in.Dataset, 0), w.launchFingerprint(in))
 			require.NoError(t, err)
 			require.NotNil(t, l.Preflight, "fsdp launches carry their trainer's check")
 			l.Samples = &core.SampleDigest{Samples: 32, SHA256: zeros} // what staging the run sets

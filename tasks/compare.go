@@ -19,12 +19,12 @@ import (
 // compareVersion changes compare's key when the report's computation changes.
 const compareVersion = "5"
 
-// CompareTask writes OUTPUT_DIR/report.md, compare.png and compare.svg
+// compareTask writes OUTPUT_DIR/report.md, compare.png and compare.svg
 // from every result under OUTPUT_DIR, under dirs, and in the cache. It is
 // keyed by its input results' digests, so it is a hit when no result
 // changed.
-func (w *Workspace) CompareTask(dirs []string, deps ...*dag.Task) (*dag.Task, error) {
-	outDir := w.Path("OUTPUT_DIR")
+func (w *Workspace) compareTask(dirs []string, deps ...*dag.Task) (*dag.Task, error) {
+	outDir := w.path("OUTPUT_DIR")
 	report := filepath.Join(outDir, "report.md")
 	png, svg := filepath.Join(outDir, "compare.png"), filepath.Join(outDir, "compare.svg")
 	page := filepath.Join(outDir, "report.html")
@@ -120,13 +120,13 @@ func (w *Workspace) CompareTask(dirs []string, deps ...*dag.Task) (*dag.Task, er
 	return t, nil
 }
 
-// ReportCompare prints compare's console summary and where the files are.
-func (w *Workspace) ReportCompare(t *dag.Task, out io.Writer) {
+// reportCompare prints compare's console summary and where the files are.
+func (w *Workspace) reportCompare(t *dag.Task, out io.Writer) {
 	var meta map[string]string
 	if err := t.Meta(&meta); err == nil {
 		fmt.Fprint(out, meta["console"])
 	}
-	w.Printf("compare: report %s and %s, plots %s and %s\n", rel(w.Root, t.Outputs[0].Path), rel(w.Root, t.Outputs[3].Path), rel(w.Root, t.Outputs[1].Path), rel(w.Root, t.Outputs[2].Path))
+	w.printf("compare: report %s and %s, plots %s and %s\n", rel(w.Root, t.Outputs[0].Path), rel(w.Root, t.Outputs[3].Path), rel(w.Root, t.Outputs[1].Path), rel(w.Root, t.Outputs[2].Path))
 }
 
 func priceEnv() []string {

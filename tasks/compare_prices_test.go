@@ -19,7 +19,7 @@ func TestComparePriceSettingsForAnyGPU(t *testing.T) {
 	trainOnce(t, w)
 	t.Setenv("PRICE_CPU", "0.05")
 	t.Setenv("PRICE_NVIDIA_A100_SXM4_80GB", "1.29")
-	ct, err := w.CompareTask(nil)
+	ct, err := w.compareTask(nil)
 	require.NoError(t, err)
 	require.NoError(t, w.Runner.Run(context.Background(), ct))
 	for _, o := range ct.Outputs {
@@ -36,7 +36,7 @@ func TestCompareReproduceCommandCarriesTheRecordedConfig(t *testing.T) {
 	w, _ := newWorkspace(t, "")
 	dir, err := filepath.Abs(filepath.Join("..", "compare", "testdata", "crafted", "reproduce"))
 	require.NoError(t, err)
-	ct, err := w.CompareTask([]string{dir})
+	ct, err := w.compareTask([]string{dir})
 	require.NoError(t, err)
 	require.NoError(t, w.Runner.Run(context.Background(), ct))
 	report, err := os.ReadFile(ct.Outputs[0].Path)

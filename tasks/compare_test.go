@@ -13,7 +13,7 @@ import (
 // trainOnce runs a scripted training and returns its result file.
 func trainOnce(t *testing.T, w *Workspace) string {
 	t.Helper()
-	task, err := w.TrainTask(trainInputs(t, w, &scriptedExecutor{steps: 6}))
+	task, err := w.trainTask(trainInputs(t, w, &scriptedExecutor{steps: 6}))
 	require.NoError(t, err)
 	require.NoError(t, w.Runner.Run(context.Background(), task))
 	return task.Outputs[0].Path
@@ -22,7 +22,7 @@ func trainOnce(t *testing.T, w *Workspace) string {
 func TestCompareIsCachedWhenNoResultChanged(t *testing.T) {
 	w, _ := newWorkspace(t, "")
 	trainOnce(t, w)
-	ct, err := w.CompareTask(nil)
+	ct, err := w.compareTask(nil)
 	require.NoError(t, err)
 	require.NoError(t, w.Runner.Run(context.Background(), ct))
 	for _, o := range ct.Outputs {
@@ -33,7 +33,7 @@ func TestCompareIsCachedWhenNoResultChanged(t *testing.T) {
 	assert.Contains(t, string(report), "mistral-proxy")
 
 	r2 := &dag.Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}
-	ct2, err := w.CompareTask(nil)
+	ct2, err := w.compareTask(nil)
 	require.NoError(t, err)
 	require.NoError(t, r2.Run(context.Background(), ct2))
 	assert.Equal(t, "tasks: 0 run, 1 cached", r2.Summary())
@@ -41,7 +41,7 @@ func TestCompareIsCachedWhenNoResultChanged(t *testing.T) {
 
 func TestCompareWithNoResultsFails(t *testing.T) {
 	w, _ := newWorkspace(t, "")
-	ct, err := w.CompareTask(nil)
+	ct, err := w.compareTask(nil)
 	require.NoError(t, err)
 	err = w.Runner.Run(context.Background(), ct)
 	require.Error(t, err)

@@ -207,10 +207,10 @@ func envValue(v string) (string, error) {
 	return v, nil
 }
 
-// LoadConfig reads path (config.env; a missing file means all defaults),
+// loadConfig reads path (config.env; a missing file means all defaults),
 // applies overrides from getenv for every known key, reads secretsPath
 // (secrets.env, optional) and validates the result.
-func LoadConfig(path, secretsPath string, getenv func(string) (string, bool)) (*Config, error) {
+func loadConfig(path, secretsPath string, getenv func(string) (string, bool)) (*Config, error) {
 	c := &Config{values: map[string]string{}, sources: map[string]string{}, secrets: map[string]string{}}
 	for _, k := range configKeys {
 		c.values[k.name] = k.def
@@ -304,18 +304,18 @@ func (c *Config) validate() error {
 			}
 		}
 	}
-	for _, m := range c.List("MODELS") {
+	for _, m := range c.list("MODELS") {
 		if m != "llama" && m != "qwen" && m != "mistral" {
 			return c.fieldErr("MODELS", "unknown model %q (known: llama, qwen, mistral)", m)
 		}
 	}
-	split := c.Float("TRAIN_SPLIT")
+	split := c.float("TRAIN_SPLIT")
 	if split <= 0 || split > 1 {
 		return c.fieldErr("TRAIN_SPLIT", "%g must be in (0, 1]", split)
 	}
-	product, ok := mulNoOverflow(c.Int("MBS"), c.Int("DP"), c.Int("GA"))
+	product, ok := mulNoOverflow(c.int("MBS"), c.int("DP"), c.int("GA"))
 	if !ok {
-		return c.fieldErr("MBS", "MBS×DP×GA overflows (%d×%d×%d); these are a micro batch, a GPU count and a step count", c.Int("MBS"), c.Int("DP"), c.Int("GA"))
+		return c.fieldErr("MBS", "MBS×DP×GA overflows (%d×%d×%d); these are a micro batch, a GPU count and a step count", c.int("MBS"), c.int("DP"), c.int("GA"))
 	}
 	if c.values["GBS"] == "" {
 		c.values["GBS"] = strconv.Itoa(product)
@@ -327,7 +327,7 @@ func (c *Config) validate() error {
 		return c.fieldErr(fe.Key, "%s", fe.Msg)
 	}
 	for _, k := range []string{"TRAIN_TIMEOUT", "SLURM_PENDING_TIMEOUT"} {
-		d, err := ParseAge(c.values[k])
+		d, err := parseAge(c.values[k])
 		if err != nil {
 			return c.fieldErr(k, "%v", err)
 		}
@@ -353,9 +353,9 @@ func mulNoOverflow(ns ...int) (int, bool) {
 	return p, true
 }
 
-// With returns a copy with some keys replaced, validated again; source
+// with returns a copy with some keys replaced, validated again; source
 // labels them in errors (for example "demo").
-func (c *Config) With(source string, values map[string]string) (*Config, error) {
+func (c *Config) with(source string, values map[string]string) (*Config, error) {
 	n := &Config{values: map[string]string{}, sources: map[string]string{}, secrets: c.secrets}
 	for k, v := range c.values {
 		n.values[k] = v
@@ -387,15 +387,15 @@ const demoDatasetSource = "demo (the shipped sample corpus, testdata/sample)"
 // onDemoDataset is c training on the shipped sample corpus: its DATASET, in
 // the results' records and the configuration fingerprint, says so.
 func (c *Config) onDemoDataset() (*Config, error) {
-	return c.With(demoDatasetSource, map[string]string{"DATASET": DemoDataset})
+	return c.with(demoDatasetSource, map[string]string{"DATASET": DemoDataset})
 }
 
-// CheckGPUs verifies that TP×PP×DP covers exactly the GPUs of a run.
-func (c *Config) CheckGPUs(gpus int) error {
+// checkGPUs verifies that TP×PP×DP covers exactly the GPUs of a run.
+func (c *Config) checkGPUs(gpus int) error {
 	if gpus <= 0 {
 		return nil
 	}
-	tp, pp, dp := c.Int("TP"), c.Int("PP"), c.Int("DP")
+	tp, pp, dp := c.int("TP"), c.int("PP"), c.int("DP")
 	if tp*pp*dp != gpus {
 		return fmt.Errorf("config TP×PP×DP = %d×%d×%d = %d, but the run has %s; set DP=%d (or adjust TP, PP)",
 			tp, pp, dp, tp*pp*dp, english.Plural(gpus, "GPU"), max(1, gpus/(tp*pp)))
@@ -403,36 +403,36 @@ func (c *Config) CheckGPUs(gpus int) error {
 	return nil
 }
 
-// Get returns a key's value.
-func (c *Config) Get(key string) string {
+// get returns a key's value.
+func (c *Config) get(key string) string {
 	if _, ok := specFor(key); !ok {
 		panic("tasks: unknown config key " + key) // programming error, not input
 	}
 	return c.values[key]
 }
 
-// Int returns an integer key (validated at load).
-func (c *Config) Int(key string) int {
-	n, _ := strconv.Atoi(c.Get(key))
+// int returns an integer key (validated at load).
+func (c *Config) int(key string) int {
+	n, _ := strconv.Atoi(c.get(key))
 	return n
 }
 
-// Float returns a numeric key (validated at load).
-func (c *Config) Float(key string) float64 {
-	f, _ := strconv.ParseFloat(c.Get(key), 64)
+// float returns a numeric key (validated at load).
+func (c *Config) float(key string) float64 {
+	f, _ := strconv.ParseFloat(c.get(key), 64)
 	return f
 }
 
-// Bool returns a boolean key (validated at load).
-func (c *Config) Bool(key string) bool {
-	b, _ := strconv.ParseBool(c.Get(key))
+// bool returns a boolean key (validated at load).
+func (c *Config) bool(key string) bool {
+	b, _ := strconv.ParseBool(c.get(key))
 	return b
 }
 
-// List returns a comma-separated key's items.
-func (c *Config) List(key string) []string {
+// list returns a comma-separated key's items.
+func (c *Config) list(key string) []string {
 	var out []string
-	for _, s := range strings.Split(c.Get(key), ",") {
+	for _, s := range strings.Split(c.get(key), ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			out = append(out, s)
 		}
@@ -440,13 +440,13 @@ func (c *Config) List(key string) []string {
 	return out
 }
 
-// Secret returns a secret (HF_TOKEN) for use in a request; it is never part
+// secret returns a secret (HF_TOKEN) for use in a request; it is never part
 // of a key, a record, a result or a log.
-func (c *Config) Secret(name string) string { return c.secrets[name] }
+func (c *Config) secret(name string) string { return c.secrets[name] }
 
-// TrainingValues returns the keys that define a training configuration,
+// trainingValues returns the keys that define a training configuration,
 // sorted, for results and fingerprints.
-func (c *Config) TrainingValues() map[string]string {
+func (c *Config) trainingValues() map[string]string {
 	out := map[string]string{}
 	for _, k := range configKeys {
 		if k.train {
@@ -456,10 +456,10 @@ func (c *Config) TrainingValues() map[string]string {
 	return out
 }
 
-// Fingerprint is BLAKE3 over the canonical training configuration: two
+// fingerprint is BLAKE3 over the canonical training configuration: two
 // runs with one fingerprint used the same fair configuration.
-func (c *Config) Fingerprint() cache.Digest {
-	vals := c.TrainingValues()
+func (c *Config) fingerprint() cache.Digest {
+	vals := c.trainingValues()
 	keys := make([]string, 0, len(vals))
 	for k := range vals {
 		keys = append(keys, k)
@@ -486,16 +486,16 @@ func (c *Config) String() string {
 // Fair configuration.
 func fairFromConfig(c *Config) core.Fair {
 	var ranks []int
-	for _, r := range c.List("PROFILE_RANKS") {
+	for _, r := range c.list("PROFILE_RANKS") {
 		if n, err := strconv.Atoi(r); err == nil {
 			ranks = append(ranks, n)
 		}
 	}
 	return core.Fair{
-		Seed: c.Int("SEED"), MBS: c.Int("MBS"), SL: c.Int("SL"), GA: c.Int("GA"), GBS: c.Int("GBS"),
-		TP: c.Int("TP"), PP: c.Int("PP"), DP: c.Int("DP"), TrainIters: c.Int("TRAIN_ITERS"), WarmupSteps: c.Int("WARMUP_STEPS"),
-		LR: c.Float("LR"), MinLR: c.Float("MIN_LR"), WeightDecay: c.Float("WEIGHT_DECAY"), Beta1: c.Float("BETA1"), Beta2: c.Float("BETA2"),
-		Precision: c.Get("PRECISION"), Profile: c.Bool("PROFILE"), ProfileStepStart: c.Int("PROFILE_STEP_START"),
-		ProfileStepEnd: c.Int("PROFILE_STEP_END"), ProfileRanks: ranks,
+		Seed: c.int("SEED"), MBS: c.int("MBS"), SL: c.int("SL"), GA: c.int("GA"), GBS: c.int("GBS"),
+		TP: c.int("TP"), PP: c.int("PP"), DP: c.int("DP"), TrainIters: c.int("TRAIN_ITERS"), WarmupSteps: c.int("WARMUP_STEPS"),
+		LR: c.float("LR"), MinLR: c.float("MIN_LR"), WeightDecay: c.float("WEIGHT_DECAY"), Beta1: c.float("BETA1"), Beta2: c.float("BETA2"),
+		Precision: c.get("PRECISION"), Profile: c.bool("PROFILE"), ProfileStepStart: c.int("PROFILE_STEP_START"),
+		ProfileStepEnd: c.int("PROFILE_STEP_END"), ProfileRanks: ranks,
 	}
 }

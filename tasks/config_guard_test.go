@@ -25,7 +25,7 @@ func TestConfigRefusesNonFiniteAndOverflowingValues(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.want, func(t *testing.T) {
-			_, err := LoadConfig(filepath.Join(t.TempDir(), "none.env"), "", envFrom(tc.env))
+			_, err := loadConfig(filepath.Join(t.TempDir(), "none.env"), "", envFrom(tc.env))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 		})
@@ -36,38 +36,38 @@ func TestConfigRefusesNonFiniteAndOverflowingValues(t *testing.T) {
 // a quoted value with a comment are read; a duplicated key is an error.
 func TestConfigFileLines(t *testing.T) {
 	p := writeFile(t, "config.env", "SL=1024\nhf_AbCdEfSECRETtoken\n")
-	_, err := LoadConfig(p, "", envFrom(nil))
+	_, err := loadConfig(p, "", envFrom(nil))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "config.env:2: expected KEY=VALUE")
 	assert.NotContains(t, err.Error(), "SECRET")
 
 	p = writeFile(t, "passwd", "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1::/usr/sbin:/usr/sbin/nologin\n")
-	_, err = LoadConfig(p, "", envFrom(nil))
+	_, err = loadConfig(p, "", envFrom(nil))
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "root:x")
 
 	p = writeFile(t, "config.env", "hf_tok=SECRETvalue\n")
-	_, err = LoadConfig(p, "", envFrom(nil))
+	_, err = loadConfig(p, "", envFrom(nil))
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "SECRET")
 	assert.NotContains(t, err.Error(), "hf_tok", "a key that is no configuration name is not echoed either")
 
 	p = writeFile(t, "config.env", "\ufeffSL=4096\n")
-	c, err := LoadConfig(p, "", envFrom(nil))
+	c, err := loadConfig(p, "", envFrom(nil))
 	require.NoError(t, err, "a UTF-8 byte-order mark is skipped")
-	assert.Equal(t, 4096, c.Int("SL"))
+	assert.Equal(t, 4096, c.int("SL"))
 
 	p = writeFile(t, "config.env", "SL=\"4096\" # the long context\nLR='1e-4'   # quoted too\n")
-	c, err = LoadConfig(p, "", envFrom(nil))
+	c, err = loadConfig(p, "", envFrom(nil))
 	require.NoError(t, err)
-	assert.Equal(t, 4096, c.Int("SL"))
-	assert.Equal(t, 1e-4, c.Float("LR"))
+	assert.Equal(t, 4096, c.int("SL"))
+	assert.Equal(t, 1e-4, c.float("LR"))
 
 	p = writeFile(t, "config.env", "SL=\"4096\" trailing\n")
-	_, err = LoadConfig(p, "", envFrom(nil))
+	_, err = loadConfig(p, "", envFrom(nil))
 	require.ErrorContains(t, err, "config.env:1: SL: text after the closing quote")
 
 	p = writeFile(t, "config.env", "SL=1024\nMBS=2\nSL=4096\n")
-	_, err = LoadConfig(p, "", envFrom(nil))
+	_, err = loadConfig(p, "", envFrom(nil))
 	require.ErrorContains(t, err, "config.env:3: SL is already set on line 1")
 }

@@ -31,11 +31,11 @@ func TestConfigLongLinesAndOddFiles(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "config.env")
 			require.NoError(t, os.WriteFile(p, []byte(tc.content), 0o644))
-			c, err := LoadConfig(p, "", envFrom(nil))
+			c, err := loadConfig(p, "", envFrom(nil))
 			if tc.want == "" {
 				require.NoError(t, err)
-				assert.Equal(t, "1024", c.Get("SL"))
-				assert.Equal(t, "1", c.Get("MBS"))
+				assert.Equal(t, "1024", c.get("SL"))
+				assert.Equal(t, "1", c.get("MBS"))
 				return
 			}
 			require.Error(t, err)
@@ -50,7 +50,7 @@ func TestConfigLongLinesAndOddFiles(t *testing.T) {
 		p := filepath.Join(t.TempDir(), "config.env")
 		require.NoError(t, syscall.Mkfifo(p, 0o644))
 		done := make(chan error, 1)
-		go func() { _, err := LoadConfig(p, "", envFrom(nil)); done <- err }()
+		go func() { _, err := loadConfig(p, "", envFrom(nil)); done <- err }()
 		select {
 		case err := <-done:
 			require.Error(t, err)

@@ -22,28 +22,28 @@ func writeFile(t *testing.T, name, content string) string {
 }
 
 func TestConfigDefaults(t *testing.T) {
-	c, err := LoadConfig(filepath.Join(t.TempDir(), "missing.env"), "", envFrom(nil))
+	c, err := loadConfig(filepath.Join(t.TempDir(), "missing.env"), "", envFrom(nil))
 	require.NoError(t, err)
-	assert.Equal(t, 42, c.Int("SEED"))
-	assert.Equal(t, 64, c.Int("GBS"), "GBS derives from MBS×DP×GA")
-	assert.Equal(t, "bf16", c.Get("PRECISION"))
-	assert.Equal(t, []string{"llama", "qwen", "mistral"}, c.List("MODELS"))
+	assert.Equal(t, 42, c.int("SEED"))
+	assert.Equal(t, 64, c.int("GBS"), "GBS derives from MBS×DP×GA")
+	assert.Equal(t, "bf16", c.get("PRECISION"))
+	assert.Equal(t, []string{"llama", "qwen", "mistral"}, c.list("MODELS"))
 }
 
 func TestRepoConfigEnvLoads(t *testing.T) {
-	c, err := LoadConfig("../config.env", "", envFrom(nil))
+	c, err := loadConfig("../config.env", "", envFrom(nil))
 	require.NoError(t, err)
-	assert.Equal(t, 2048, c.Int("SL"))
-	assert.Equal(t, 0.8, c.Float("TRAIN_SPLIT"))
+	assert.Equal(t, 2048, c.int("SL"))
+	assert.Equal(t, 0.8, c.float("TRAIN_SPLIT"))
 }
 
 func TestConfigFileAndEnvOverride(t *testing.T) {
 	p := writeFile(t, "config.env", "# fair config\nSL=4096\nexport LR=\"1e-4\"\nGA=4 # fewer steps\n")
-	c, err := LoadConfig(p, "", envFrom(map[string]string{"SL": "1024", "UNRELATED": "x"}))
+	c, err := loadConfig(p, "", envFrom(map[string]string{"SL": "1024", "UNRELATED": "x"}))
 	require.NoError(t, err)
-	assert.Equal(t, 1024, c.Int("SL"), "environment wins over the file")
-	assert.Equal(t, 1e-4, c.Float("LR"))
-	assert.Equal(t, 32, c.Int("GBS"))
+	assert.Equal(t, 1024, c.int("SL"), "environment wins over the file")
+	assert.Equal(t, 1e-4, c.float("LR"))
+	assert.Equal(t, 32, c.int("GBS"))
 }
 
 func TestConfigErrorsNameTheKey(t *testing.T) {
@@ -69,7 +69,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := writeFile(t, "config.env", tt.file)
-			_, err := LoadConfig(p, "", envFrom(tt.env))
+			_, err := loadConfig(p, "", envFrom(tt.env))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 		})
@@ -77,36 +77,36 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 }
 
 func TestCheckGPUs(t *testing.T) {
-	c, err := LoadConfig("", "", envFrom(map[string]string{"TP": "2", "DP": "4"}))
+	c, err := loadConfig("", "", envFrom(map[string]string{"TP": "2", "DP": "4"}))
 	require.NoError(t, err)
-	assert.NoError(t, c.CheckGPUs(8))
-	err = c.CheckGPUs(4)
+	assert.NoError(t, c.checkGPUs(8))
+	err = c.checkGPUs(4)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "TP×PP×DP = 2×1×4 = 8, but the run has 4 GPUs")
 }
 
 func TestSecretsNeverPrinted(t *testing.T) {
 	sec := writeFile(t, "secrets.env", "HF_TOKEN=hf_abcdefSECRET\n")
-	c, err := LoadConfig("", sec, envFrom(nil))
+	c, err := loadConfig("", sec, envFrom(nil))
 	require.NoError(t, err)
-	assert.Equal(t, "hf_abcdefSECRET", c.Secret("HF_TOKEN"))
+	assert.Equal(t, "hf_abcdefSECRET", c.secret("HF_TOKEN"))
 	assert.NotContains(t, c.String(), "SECRET")
-	for _, v := range c.TrainingValues() {
+	for _, v := range c.trainingValues() {
 		assert.NotContains(t, v, "SECRET")
 	}
 	bad := writeFile(t, "secrets.env", "hf_abcdefSECRET\n")
-	_, err = LoadConfig("", bad, envFrom(nil))
+	_, err = loadConfig("", bad, envFrom(nil))
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "SECRET")
 }
 
 func TestFingerprintTracksTrainingKeysOnly(t *testing.T) {
-	base, _ := LoadConfig("", "", envFrom(nil))
-	jobs, _ := LoadConfig("", "", envFrom(map[string]string{"JOBS": "3"}))
-	sl, _ := LoadConfig("", "", envFrom(map[string]string{"SL": "4096"}))
-	assert.Equal(t, base.Fingerprint(), jobs.Fingerprint())
-	assert.NotEqual(t, base.Fingerprint(), sl.Fingerprint())
-	assert.True(t, strings.HasPrefix(base.Fingerprint().String(), base.Fingerprint().Short()))
+	base, _ := loadConfig("", "", envFrom(nil))
+	jobs, _ := loadConfig("", "", envFrom(map[string]string{"JOBS": "3"}))
+	sl, _ := loadConfig("", "", envFrom(map[string]string{"SL": "4096"}))
+	assert.Equal(t, base.fingerprint(), jobs.fingerprint())
+	assert.NotEqual(t, base.fingerprint(), sl.fingerprint())
+	assert.True(t, strings.HasPrefix(base.fingerprint().String(), base.fingerprint().Short()))
 }
 
 // FuzzLoadConfig: any config.env content loads or fails with an error,
@@ -121,16 +121,16 @@ func FuzzLoadConfig(f *testing.F) {
 		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		c, err := LoadConfig(p, "", envFrom(nil))
+		c, err := loadConfig(p, "", envFrom(nil))
 		if err != nil {
 			return
 		}
-		if c.Int("GBS") != c.Int("MBS")*c.Int("DP")*c.Int("GA") {
+		if c.int("GBS") != c.int("MBS")*c.int("DP")*c.int("GA") {
 			t.Fatalf("loaded config breaks GBS = MBS×DP×GA: %s", c)
 		}
-		if s := c.Float("TRAIN_SPLIT"); s <= 0 || s > 1 {
+		if s := c.float("TRAIN_SPLIT"); s <= 0 || s > 1 {
 			t.Fatalf("TRAIN_SPLIT %g loaded", s)
 		}
-		_ = c.Fingerprint()
+		_ = c.fingerprint()
 	})
 }

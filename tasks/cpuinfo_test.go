@@ -32,7 +32,7 @@ func TestCPUDescription(t *testing.T) {
 		{"empty", nil, "", 0, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			model, cores, logical, ok := CPUDescription(tc.in)
+			model, cores, logical, ok := cpuDescription(tc.in)
 			assert.Equal(t, tc.ok, ok)
 			assert.Equal(t, tc.model, model)
 			assert.Equal(t, tc.cores, cores)
@@ -51,10 +51,10 @@ func TestCPUResultsNameTheirCPU(t *testing.T) {
 		"[rival-fsdp] device: cpu | threads per process: 2 | world size: 2 | data parallel: ddp | gradient accumulation: 1",
 	}}
 	in := trainInputs(t, w, ex)
-	cfg, err := in.Config.With("two processes", map[string]string{"DP": "2", "GA": "1"})
+	cfg, err := in.Config.with("two processes", map[string]string{"DP": "2", "GA": "1"})
 	require.NoError(t, err)
 	in.Config = cfg
-	task, err := w.TrainTask(in)
+	task, err := w.trainTask(in)
 	require.NoError(t, err)
 	require.NoError(t, w.Runner.Run(context.Background(), task))
 
@@ -69,11 +69,11 @@ func TestCPUResultsNameTheirCPU(t *testing.T) {
 		"processes": 2.0, "threads_per_process": 2.0,
 	}, res.CPUInfo)
 
-	ct, err := w.CompareTask(nil)
+	ct, err := w.compareTask(nil)
 	require.NoError(t, err)
 	require.NoError(t, w.Runner.Run(context.Background(), ct))
 	var console strings.Builder
-	w.ReportCompare(ct, &console)
+	w.reportCompare(ct, &console)
 	outputs := map[string]string{"console": console.String()}
 	for _, o := range ct.Outputs {
 		if ext := filepath.Ext(o.Path); ext == ".md" || ext == ".html" {

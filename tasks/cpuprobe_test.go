@@ -28,7 +28,7 @@ func TestCPUBF16FromFlags(t *testing.T) {
 		{"empty", "", false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, flag := CPUBF16([]byte(tc.info))
+			got, flag := cpubf16([]byte(tc.info))
 			assert.Equal(t, tc.want, got)
 			assert.Equal(t, tc.flag, flag)
 		})
@@ -42,7 +42,7 @@ func FuzzCPUBF16(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		native, flag := CPUBF16(b)
+		native, flag := cpubf16(b)
 		if native != (flag != "") {
 			t.Fatalf("native %v with flag %q", native, flag)
 		}
@@ -67,7 +67,7 @@ func TestChooseCPUPrecision(t *testing.T) {
 		{"unreadable cpuinfo: fp32", "bf16", "default", nil, "fp32", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := ChooseCPUPrecision(tc.asked, tc.source, tc.info)
+			p := chooseCPUPrecision(tc.asked, tc.source, tc.info)
 			assert.Equal(t, tc.want, p.Precision)
 			assert.Equal(t, tc.changed, p.Changed)
 			assert.NotEmpty(t, p.Reason)
@@ -85,13 +85,13 @@ func TestCPURunRecordsAndFingerprintsThePrecisionItRan(t *testing.T) {
 		{"avx512-bf16.txt", "bf16"},
 	} {
 		t.Run(tc.cpuinfo, func(t *testing.T) {
-			old := CPUFlagsPath
-			CPUFlagsPath = filepath.Join("testdata", "cpuinfo", tc.cpuinfo)
-			t.Cleanup(func() { CPUFlagsPath = old })
+			old := cpuFlagsPath
+			cpuFlagsPath = filepath.Join("testdata", "cpuinfo", tc.cpuinfo)
+			t.Cleanup(func() { cpuFlagsPath = old })
 			w, log := newWorkspace(t, "PRECISION=bf16\n")
 			ex := &scriptedExecutor{steps: 4}
 			in := trainInputs(t, w, ex)
-			task, err := w.TrainTask(in)
+			task, err := w.trainTask(in)
 			require.NoError(t, err)
 			require.NoError(t, w.Runner.Run(context.Background(), task))
 
@@ -104,10 +104,10 @@ func TestCPURunRecordsAndFingerprintsThePrecisionItRan(t *testing.T) {
 			var r result.Result
 			require.NoError(t, json.Unmarshal(data, &r))
 			assert.Equal(t, tc.want, r.TrainingConfig.Precision, "what the result records")
-			ran, err := in.Config.With("oracle", map[string]string{"PRECISION": tc.want})
+			ran, err := in.Config.with("oracle", map[string]string{"PRECISION": tc.want})
 			require.NoError(t, err)
 			require.NotNil(t, r.ConfigFingerprint)
-			assert.Equal(t, ran.Fingerprint().String(), *r.ConfigFingerprint, "the fingerprint is of the configuration that ran")
+			assert.Equal(t, ran.fingerprint().String(), *r.ConfigFingerprint, "the fingerprint is of the configuration that ran")
 			assert.Equal(t, tc.want, r.Provenance.Config["PRECISION"])
 			assert.Contains(t, log.String(), "CPU runs train in "+tc.want+": ")
 		})
@@ -115,11 +115,11 @@ func TestCPURunRecordsAndFingerprintsThePrecisionItRan(t *testing.T) {
 }
 
 func TestReferenceBLASIsNamed(t *testing.T) {
-	ref := TorchProbe{Version: "1.13.1", BLAS: []string{"/usr/lib/x86_64-linux-gnu/blas/libblas.so.3.11.0"}}
-	assert.Equal(t, "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3.11.0", ref.ReferenceBLAS())
+	ref := torchProbe{Version: "1.13.1", BLAS: []string{"/usr/lib/x86_64-linux-gnu/blas/libblas.so.3.11.0"}}
+	assert.Equal(t, "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3.11.0", ref.referenceBLAS())
 	assert.Contains(t, blasAdvice(ref), "apt-get install libopenblas0-pthread")
-	open := TorchProbe{Version: "1.13.1", BLAS: []string{"/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3"}}
-	assert.Empty(t, open.ReferenceBLAS())
+	open := torchProbe{Version: "1.13.1", BLAS: []string{"/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3"}}
+	assert.Empty(t, open.referenceBLAS())
 	assert.Empty(t, blasAdvice(open))
 }
 

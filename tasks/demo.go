@@ -49,25 +49,25 @@ func planInstall(root bool, aptGet string, noInstall bool) installPlan {
 // installed with apt-get when Rival runs as root on Debian or Ubuntu, or
 // the cpu image through a Docker engine (CONTAINER=1, or IMAGE_BASE set
 // and an engine answering). It returns the executor the runs use.
-func (w *Workspace) provisionTorch(ctx context.Context) (Executor, func(), error) {
+func (w *Workspace) provisionTorch(ctx context.Context) (executor, func(), error) {
 	nothing := func() {}
-	if w.Env.Container() {
+	if w.Env.container() {
 		return w.demoImageExecutor(ctx)
 	}
 	probe, err := probeTorch(ctx, hostPython)
 	if err == nil {
-		w.Printf("demo: training on the CPU with %s, PyTorch %s\n", hostPython, probe.Version)
-		w.Printf("%s", blasAdvice(probe))
-		return HostExecutor{}, nothing, nil
+		w.printf("demo: training on the CPU with %s, PyTorch %s\n", hostPython, probe.Version)
+		w.printf("%s", blasAdvice(probe))
+		return hostExecutor{}, nothing, nil
 	}
 	aptGet, _ := exec.LookPath("apt-get")
-	plan := planInstall(os.Geteuid() == 0, aptGet, w.Env.NoInstall())
+	plan := planInstall(os.Geteuid() == 0, aptGet, w.Env.noInstall())
 	if plan.Install == nil {
-		if w.Env.ImageBase() != "" {
+		if w.Env.imageBase() != "" {
 			if ex, done, derr := w.demoImageExecutor(ctx); derr == nil {
 				return ex, done, nil
 			} else {
-				w.Printf("demo: the cpu image is not usable either: %v\n", derr)
+				w.printf("demo: the cpu image is not usable either: %v\n", derr)
 			}
 		}
 		return nil, nothing, fmt.Errorf("demo: training on the CPU needs python3 with PyTorch, which %s cannot import, and Rival does not install it because %s: run\n\n    %s\n\nthen `go run mage.go demo` again (or set IMAGE_BASE to an image with PyTorch to train in Docker)",
@@ -80,19 +80,19 @@ func (w *Workspace) provisionTorch(ctx context.Context) (Executor, func(), error
 	if err != nil {
 		return nil, nothing, fmt.Errorf("demo: apt-get installed %s but %s still cannot import torch: %w", strings.Join(demoPackages, " "), hostPython, err)
 	}
-	w.Printf("demo: training on the CPU with %s, PyTorch %s\n", hostPython, probe.Version)
-	w.Printf("%s", blasAdvice(probe))
-	return HostExecutor{}, nothing, nil
+	w.printf("demo: training on the CPU with %s, PyTorch %s\n", hostPython, probe.Version)
+	w.printf("%s", blasAdvice(probe))
+	return hostExecutor{}, nothing, nil
 }
 
 // aptInstall runs apt-get install (after apt-get update when the package
 // lists are empty, as on a fresh container), saying what and where.
 func (w *Workspace) aptInstall(ctx context.Context, install []string) error {
-	w.Printf("demo: %s cannot import PyTorch; installing the Debian packages %s system-wide with apt-get "+
+	w.printf("demo: %s cannot import PyTorch; installing the Debian packages %s system-wide with apt-get "+
 		"(into /usr/lib/python3/dist-packages; RIVAL_NO_INSTALL=1 stops Rival from installing)\n", hostPython, strings.Join(demoPackages, " "))
 	run := func(args []string) error {
 		start := time.Now()
-		w.Printf("demo: running %s\n", strings.Join(args, " "))
+		w.printf("demo: running %s\n", strings.Join(args, " "))
 		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
 		pr, pw := io.Pipe()
@@ -120,7 +120,7 @@ func (w *Workspace) aptInstall(ctx context.Context, install []string) error {
 		if err != nil {
 			return fmt.Errorf("demo: %s failed (%w):\n%s", strings.Join(args, " "), err, tail(strings.Join(out, "\n"), 20))
 		}
-		w.Printf("demo: apt-get %s done in %s\n", args[1], time.Since(start).Round(time.Second))
+		w.printf("demo: apt-get %s done in %s\n", args[1], time.Since(start).Round(time.Second))
 		return nil
 	}
 	if lists, _ := filepath.Glob("/var/lib/apt/lists/*Packages*"); len(lists) == 0 {
@@ -132,18 +132,18 @@ func (w *Workspace) aptInstall(ctx context.Context, install []string) error {
 }
 
 // demoImageExecutor trains in the cpu image (cpu.Dockerfile FROM IMAGE_BASE).
-func (w *Workspace) demoImageExecutor(ctx context.Context) (Executor, func(), error) {
+func (w *Workspace) demoImageExecutor(ctx context.Context) (executor, func(), error) {
 	e, err := container.Connect(ctx)
 	if err != nil {
 		return nil, func() {}, err
 	}
-	rec, _, err := w.EnsureImage(ctx, e, hw.PlatformCPU)
+	rec, _, err := w.ensureImage(ctx, e, hw.PlatformCPU)
 	if err != nil {
 		e.Close()
 		return nil, func() {}, err
 	}
-	w.Printf("demo: training in the cpu image %s (%s) through the Docker engine\n", rec.Tag, shortID(rec.ImageID))
-	return &DockerExecutor{Engine: e, Image: rec, Platform: hw.PlatformCPU}, func() { e.Close() }, nil
+	w.printf("demo: training in the cpu image %s (%s) through the Docker engine\n", rec.Tag, shortID(rec.ImageID))
+	return &dockerExecutor{Engine: e, Image: rec, Platform: hw.PlatformCPU}, func() { e.Close() }, nil
 }
 
 // Demo runs the whole pipeline on the sample corpus in testdata/sample:
@@ -152,19 +152,19 @@ func (w *Workspace) demoImageExecutor(ctx context.Context) (Executor, func(), er
 // process, two data-parallel processes) DemoRuns times each, and compare.
 func (w *Workspace) Demo(ctx context.Context) error {
 	in := filepath.Join(w.Root, "testdata", "sample", "corpus.jsonl")
-	filtered := w.Path("DATA_DIR", "demo", "sample-filtered.jsonl")
-	ft := w.FilterTask(in, filtered, nil)
-	tok, err := w.ResolveTokenizer("mistral")
+	filtered := w.path("DATA_DIR", "demo", "sample-filtered.jsonl")
+	ft := w.filterTask(in, filtered, nil)
+	tok, err := w.resolveTokenizer("mistral")
 	if err != nil {
 		return err
 	}
 	prefix := w.demoPrefix()
-	et := w.EncodeTask(filtered, tok, prefix, w.Config.Float("TRAIN_SPLIT"), ft)
+	et := w.encodeTask(filtered, tok, prefix, w.Config.float("TRAIN_SPLIT"), ft)
 	if err := w.Runner.Run(ctx, et); err != nil {
 		return err
 	}
-	w.ReportFilter(ft)
-	w.ReportEncode(et)
+	w.reportFilter(ft)
+	w.reportEncode(et)
 	if err := w.VerifyData([]string{prefix + "-train", prefix + "-test"}); err != nil {
 		return err
 	}
@@ -173,11 +173,11 @@ func (w *Workspace) Demo(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	build := func(ex Executor) ([]*dag.Task, error) {
+	build := func(ex executor) ([]*dag.Task, error) {
 		var runs []*dag.Task
 		for _, r := range planned {
 			for i := 0; i < DemoRuns; i++ {
-				tt, err := w.TrainTask(TrainInputs{
+				tt, err := w.trainTask(TrainInputs{
 					Platform: r.Platform, Framework: r.Framework, Model: r.Model, Dataset: r.Dataset, Variant: r.Variant, RunIndex: i,
 					TrainPrefix: r.TrainPrefix, Tokenizer: tok, Encode: et, Host: hw.Host{Platform: hw.PlatformCPU},
 					Config: r.Config, Executor: ex,
@@ -190,7 +190,7 @@ func (w *Workspace) Demo(ctx context.Context) error {
 		}
 		return runs, nil
 	}
-	runs, err := build(HostExecutor{})
+	runs, err := build(hostExecutor{})
 	if err != nil {
 		return err
 	}
@@ -212,21 +212,21 @@ func (w *Workspace) Demo(ctx context.Context) error {
 		if runs, err = build(ex); err != nil {
 			return err
 		}
-		w.Printf("demo: training the %s %d times in each of %d configurations (%s): %d runs to train\n",
-			DemoModel, DemoRuns, len(demoVariants), "one process, two data-parallel processes", uncached)
+		w.printf("demo: training the %s %d times in each of %d configurations (%s): %d runs to train\n",
+			demoModel, DemoRuns, len(demoVariants), "one process, two data-parallel processes", uncached)
 	}
 	// Training runs are exclusive host-wide: they run one after the other.
 	if err := w.Runner.Run(ctx, runs...); err != nil {
 		return err
 	}
-	ct, err := w.CompareTask(nil, runs...)
+	ct, err := w.compareTask(nil, runs...)
 	if err != nil {
 		return err
 	}
 	if err := w.Runner.Run(ctx, ct); err != nil {
 		return err
 	}
-	w.Printf("demo: %s, in %s\n", plural(len(runs), "result"), rel(w.Root, filepath.Dir(runs[0].Outputs[0].Path)))
-	w.ReportCompare(ct, w.Out)
+	w.printf("demo: %s, in %s\n", plural(len(runs), "result"), rel(w.Root, filepath.Dir(runs[0].Outputs[0].Path)))
+	w.reportCompare(ct, w.Out)
 	return nil
 }

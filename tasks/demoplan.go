@@ -2,9 +2,9 @@ package tasks
 
 import "github.com/rivalbench/rival/hw"
 
-// DemoModel is the proxy the demo trains: Mistral's architecture and its
+// demoModel is the proxy the demo trains: Mistral's architecture and its
 // Apache-2.0 tokenizer, shrunk to train in seconds on two CPU cores.
-const DemoModel = "mistral-proxy"
+const demoModel = "mistral-proxy"
 
 // DemoRuns is how often the demo repeats each configuration, so the
 // report has confidence intervals.
@@ -31,24 +31,24 @@ var demoVariants = []demoVariant{
 
 // demoPrefix is where the demo encodes the sample corpus: its train and
 // test splits are demoPrefix()+"-train" and "-test".
-func (w *Workspace) demoPrefix() string { return w.Path("DATA_DIR", "demo", "sample-mistral") }
+func (w *Workspace) demoPrefix() string { return w.path("DATA_DIR", "demo", "sample-mistral") }
 
 // demoRuns are the runs the demo trains, each DemoRuns times: DemoModel on
 // the sample in each of demoVariants, with the demo's configuration.
 func (w *Workspace) demoRuns() ([]plannedRun, error) {
 	var out []plannedRun
 	for _, v := range demoVariants {
-		cfg, err := w.Config.With("demo", demoConfig)
+		cfg, err := w.Config.with("demo", demoConfig)
 		if err != nil {
 			return nil, err
 		}
-		if cfg, err = cfg.With("demo "+v.Name, v.Values); err != nil {
+		if cfg, err = cfg.with("demo "+v.Name, v.Values); err != nil {
 			return nil, err
 		}
 		if cfg, err = cfg.onDemoDataset(); err != nil {
 			return nil, err
 		}
-		out = append(out, plannedRun{Platform: hw.PlatformCPU, Framework: "fsdp", Model: DemoModel, Dataset: DemoDataset, Variant: v.Name,
+		out = append(out, plannedRun{Platform: hw.PlatformCPU, Framework: "fsdp", Model: demoModel, Dataset: DemoDataset, Variant: v.Name,
 			TrainPrefix: w.demoPrefix() + "-train", Config: cfg})
 	}
 	return out, nil

@@ -33,9 +33,9 @@ var defaultBases = map[string]string{
 	hw.PlatformNVIDIA: "nvcr.io/nvidia/nemo:26.02",
 }
 
-// ImageRecord is what the image task writes: enough to prove which image
+// imageRecord is what the image task writes: enough to prove which image
 // a run used.
-type ImageRecord struct {
+type imageRecord struct {
 	Platform      string `json:"platform"`
 	Tag           string `json:"tag"`
 	ImageID       string `json:"image_id"`
@@ -45,17 +45,17 @@ type ImageRecord struct {
 	Dockerfile    string `json:"dockerfile"`
 }
 
-// ImageTag is the tag Rival gives the image of a platform.
-func ImageTag(platform string) string { return "rival/" + platform + ":latest" }
+// imageTag is the tag Rival gives the image of a platform.
+func imageTag(platform string) string { return "rival/" + platform + ":latest" }
 
-// ImageTask builds the platform image through the Engine API. Its key is
+// imageTask builds the platform image through the Engine API. Its key is
 // the build context's digest plus the base image's digest, never a tag.
-func (w *Workspace) ImageTask(ctx context.Context, e *container.Engine, platform string) (*dag.Task, error) {
+func (w *Workspace) imageTask(ctx context.Context, e *container.Engine, platform string) (*dag.Task, error) {
 	dockerfile, ok := dockerfiles[platform]
 	if !ok {
 		return nil, fmt.Errorf("image: unknown platform %q (amd, nvd or cpu)", platform)
 	}
-	base := w.Env.ImageBase()
+	base := w.Env.imageBase()
 	if base == "" {
 		base = defaultBases[platform]
 	}
@@ -71,7 +71,7 @@ func (w *Workspace) ImageTask(ctx context.Context, e *container.Engine, platform
 	if err != nil {
 		return nil, fmt.Errorf("image %s: %w", platform, err)
 	}
-	out := w.Path("DATA_DIR", "images", platform+".json")
+	out := w.path("DATA_DIR", "images", platform+".json")
 	t := &dag.Task{
 		ID:      "image " + platform,
 		Params:  map[string]string{"context": ctxDigest, "base": baseDigest, "dockerfile": dockerfile},
@@ -79,18 +79,18 @@ func (w *Workspace) ImageTask(ctx context.Context, e *container.Engine, platform
 	}
 	t.Run = func(ctx context.Context, x *dag.Exec) error {
 		args := map[string]string{}
-		if w.Env.ImageBase() != "" || defaultBases[platform] == "" {
+		if w.Env.imageBase() != "" || defaultBases[platform] == "" {
 			args["IMAGE_BASE"] = base
 		}
 		id, err := e.Build(ctx, container.BuildSpec{
-			ContextDir: w.Root, Dockerfile: dockerfile, Tag: ImageTag(platform), BuildArgs: args,
+			ContextDir: w.Root, Dockerfile: dockerfile, Tag: imageTag(platform), BuildArgs: args,
 			Labels:  map[string]string{"rival.context": ctxDigest, "rival.base": baseDigest},
 			Exclude: opt.Exclude, ContextDigest: ctxDigest, Progress: x.Log,
 		})
 		if err != nil {
 			return err
 		}
-		rec := ImageRecord{Platform: platform, Tag: ImageTag(platform), ImageID: id, BaseRef: base, BaseDigest: baseDigest, ContextDigest: ctxDigest, Dockerfile: dockerfile}
+		rec := imageRecord{Platform: platform, Tag: imageTag(platform), ImageID: id, BaseRef: base, BaseDigest: baseDigest, ContextDigest: ctxDigest, Dockerfile: dockerfile}
 		data, err := json.MarshalIndent(rec, "", "  ")
 		if err != nil {
 			return err
@@ -102,17 +102,17 @@ func (w *Workspace) ImageTask(ctx context.Context, e *container.Engine, platform
 
 // contextExcludes keeps the cache and the run outputs out of build contexts.
 func (w *Workspace) contextExcludes() []string {
-	ex := []string{w.Cache.Dir, w.Path("OUTPUT_DIR"), w.Path("DATA_DIR")}
+	ex := []string{w.Cache.Dir, w.path("OUTPUT_DIR"), w.path("DATA_DIR")}
 	sort.Strings(ex)
 	return ex
 }
 
-// EnsureImage runs the image task and checks that the recorded image is
+// ensureImage runs the image task and checks that the recorded image is
 // still in the daemon's store (someone may have removed it), rebuilding if
 // not.
-func (w *Workspace) EnsureImage(ctx context.Context, e *container.Engine, platform string) (ImageRecord, *dag.Task, error) {
-	var rec ImageRecord
-	t, err := w.ImageTask(ctx, e, platform)
+func (w *Workspace) ensureImage(ctx context.Context, e *container.Engine, platform string) (imageRecord, *dag.Task, error) {
+	var rec imageRecord
+	t, err := w.imageTask(ctx, e, platform)
 	if err != nil {
 		return rec, nil, err
 	}
@@ -127,8 +127,8 @@ func (w *Workspace) EnsureImage(ctx context.Context, e *container.Engine, platfo
 	} else if !errors.Is(err, container.ErrImageNotFound) {
 		return rec, t, err
 	}
-	w.Printf("image %s: %s is gone from the daemon; rebuilding\n", platform, shortID(rec.ImageID))
-	again, err := w.ImageTask(ctx, e, platform)
+	w.printf("image %s: %s is gone from the daemon; rebuilding\n", platform, shortID(rec.ImageID))
+	again, err := w.imageTask(ctx, e, platform)
 	if err != nil {
 		return rec, t, err
 	}
@@ -143,21 +143,21 @@ func (w *Workspace) EnsureImage(ctx context.Context, e *container.Engine, platfo
 // ensurePlatformImage connects to the container engine and builds the image
 // of platform unless an up-to-date one is there (EnsureImage). The caller
 // closes the engine; on an error nothing is left open.
-func (w *Workspace) ensurePlatformImage(ctx context.Context, platform string) (*container.Engine, ImageRecord, error) {
+func (w *Workspace) ensurePlatformImage(ctx context.Context, platform string) (*container.Engine, imageRecord, error) {
 	e, err := container.Connect(ctx)
 	if err != nil {
-		return nil, ImageRecord{}, err
+		return nil, imageRecord{}, err
 	}
-	rec, _, err := w.EnsureImage(ctx, e, platform)
+	rec, _, err := w.ensureImage(ctx, e, platform)
 	if err != nil {
 		e.Close()
-		return nil, ImageRecord{}, err
+		return nil, imageRecord{}, err
 	}
 	return e, rec, nil
 }
 
-func readImageRecord(path string) (ImageRecord, error) {
-	var rec ImageRecord
+func readImageRecord(path string) (imageRecord, error) {
+	var rec imageRecord
 	data, err := cache.ReadFileLimit(context.Background(), path, cache.LimitConfig)
 	if err != nil {
 		return rec, err
@@ -173,35 +173,35 @@ func shortID(id string) string {
 	return id
 }
 
-// DockerExecutor runs launches in containers of one image through the
+// dockerExecutor runs launches in containers of one image through the
 // Engine API, with the platform's devices.
-type DockerExecutor struct {
+type dockerExecutor struct {
 	Engine   *container.Engine
-	Image    ImageRecord
+	Image    imageRecord
 	Platform string
 }
 
 // Kind implements Executor.
-func (d *DockerExecutor) Kind() ExecutorKind { return ExecutorDocker }
+func (d *dockerExecutor) Kind() executorKind { return executorDocker }
 
 // ImageDigest implements Executor: the built image's ID, a content digest.
-func (d *DockerExecutor) ImageDigest() string { return d.Image.ImageID }
+func (d *dockerExecutor) ImageDigest() string { return d.Image.ImageID }
 
 // Place implements Executor: directories are mounted at fixed paths under
 // /rival, so launches (and their cache keys) do not depend on where the
 // workspace lives on the host.
-func (d *DockerExecutor) Place(dirs []PathMap) []PathMap { return dirs }
+func (d *dockerExecutor) Place(dirs []pathMap) []pathMap { return dirs }
 
 // Run implements Executor.
-func (d *DockerExecutor) Run(ctx context.Context, launch core.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
+func (d *dockerExecutor) Run(ctx context.Context, launch core.Launch, maps []pathMap, onLine func(string)) (execInfo, error) {
 	rs, err := d.spec(launch, maps)
 	if err != nil {
-		return ExecInfo{}, err
+		return execInfo{}, err
 	}
 	rs.RunID = fmt.Sprintf("%d-%d", time.Now().UnixNano(), os.Getpid())
 	rs.Name = "rival-" + rs.RunID
 	code, err := d.Engine.Run(ctx, rs, onLine)
-	info := ExecInfo{ExitCode: code, ImageID: d.Image.ImageID, ContainerID: rs.Name}
+	info := execInfo{ExitCode: code, ImageID: d.Image.ImageID, ContainerID: rs.Name}
 	var exit *container.ExitError
 	if errors.As(err, &exit) {
 		info.ExitCode = exit.Code
@@ -211,7 +211,7 @@ func (d *DockerExecutor) Run(ctx context.Context, launch core.Launch, maps []Pat
 }
 
 // spec is the container a launch runs in.
-func (d *DockerExecutor) spec(launch core.Launch, maps []PathMap) (container.RunSpec, error) {
+func (d *dockerExecutor) spec(launch core.Launch, maps []pathMap) (container.RunSpec, error) {
 	env, err := localEnv(launch)
 	if err != nil {
 		return container.RunSpec{}, err
@@ -227,18 +227,18 @@ func (d *DockerExecutor) spec(launch core.Launch, maps []PathMap) (container.Run
 	return container.RunSpec{
 		Image: d.Image.ImageID, Cmd: launch.Command, Env: env, WorkDir: launch.WorkDir, Mounts: mounts,
 		Platform: container.Platform(d.Platform), Network: network,
-		Labels: map[string]string{"rival.image": ImageTag(d.Platform)},
+		Labels: map[string]string{"rival.image": imageTag(d.Platform)},
 	}, nil
 }
 
-// ShellSpec is the container `shell` starts: the platform image with the
+// shellSpec is the container `shell` starts: the platform image with the
 // devices, mounts and environment a training run gets.
-func (w *Workspace) ShellSpec(rec ImageRecord, platform string) container.RunSpec {
-	d := &DockerExecutor{Image: rec, Platform: platform}
-	data, _ := filepath.Abs(w.Path("DATA_DIR"))
-	out, _ := filepath.Abs(w.Path("OUTPUT_DIR"))
+func (w *Workspace) shellSpec(rec imageRecord, platform string) container.RunSpec {
+	d := &dockerExecutor{Image: rec, Platform: platform}
+	data, _ := filepath.Abs(w.path("DATA_DIR"))
+	out, _ := filepath.Abs(w.path("OUTPUT_DIR"))
 	rs, _ := d.spec(core.Launch{Command: []string{"bash"}, WorkDir: "/rival", Env: map[string]string{"PYTHONUNBUFFERED": "1"}},
-		[]PathMap{{Host: data, Inside: "/rival/data", ReadOnly: true}, {Host: out, Inside: "/rival/output"}})
+		[]pathMap{{Host: data, Inside: "/rival/data", ReadOnly: true}, {Host: out, Inside: "/rival/output"}})
 	rs.Interactive = true
 	return rs
 }

@@ -71,16 +71,16 @@ func TestContainerizedTrainingEndToEnd(t *testing.T) {
 	setting(w, "IMAGE_BASE", torchBase)
 	useRepoDockerfiles(t, w)
 	ctx := context.Background()
-	rec, _, err := w.EnsureImage(ctx, e, hw.PlatformCPU)
+	rec, _, err := w.ensureImage(ctx, e, hw.PlatformCPU)
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(rec.ImageID, "sha256:"))
 	assert.NotEmpty(t, rec.BaseDigest)
 
-	ex := &DockerExecutor{Engine: e, Image: rec, Platform: hw.PlatformCPU}
+	ex := &dockerExecutor{Engine: e, Image: rec, Platform: hw.PlatformCPU}
 	in := trainInputs(t, w, ex)
-	in.Config, err = in.Config.With("test", map[string]string{"TRAIN_ITERS": "8", "WARMUP_STEPS": "1", "SL": "64", "MBS": "2"})
+	in.Config, err = in.Config.with("test", map[string]string{"TRAIN_ITERS": "8", "WARMUP_STEPS": "1", "SL": "64", "MBS": "2"})
 	require.NoError(t, err)
-	task, err := w.TrainTask(in)
+	task, err := w.trainTask(in)
 	require.NoError(t, err)
 	require.NoError(t, w.Runner.Run(ctx, task))
 	data, err := os.ReadFile(task.Outputs[0].Path)
@@ -97,7 +97,7 @@ func TestContainerizedTrainingEndToEnd(t *testing.T) {
 	r2 := &dag.Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}
 	in2 := in
 	in2.Encode, _, _ = demoDataset(t, w)
-	task2, err := w.TrainTask(in2)
+	task2, err := w.trainTask(in2)
 	require.NoError(t, err)
 	require.NoError(t, r2.Run(ctx, task2))
 	ran, _ := r2.Counts()
@@ -110,12 +110,12 @@ func TestContainerizedTrainingCancelledLeavesNothing(t *testing.T) {
 	setting(w, "IMAGE_BASE", torchBase)
 	useRepoDockerfiles(t, w)
 	ctx := context.Background()
-	rec, _, err := w.EnsureImage(ctx, e, hw.PlatformCPU)
+	rec, _, err := w.ensureImage(ctx, e, hw.PlatformCPU)
 	require.NoError(t, err)
-	in := trainInputs(t, w, &DockerExecutor{Engine: e, Image: rec, Platform: hw.PlatformCPU})
-	in.Config, err = in.Config.With("test", map[string]string{"TRAIN_ITERS": "100000", "SL": "64"})
+	in := trainInputs(t, w, &dockerExecutor{Engine: e, Image: rec, Platform: hw.PlatformCPU})
+	in.Config, err = in.Config.with("test", map[string]string{"TRAIN_ITERS": "100000", "SL": "64"})
 	require.NoError(t, err)
-	task, err := w.TrainTask(in)
+	task, err := w.trainTask(in)
 	require.NoError(t, err)
 	// The encode dependency first, so the deadline only covers training.
 	require.NoError(t, w.Runner.Run(ctx, in.Encode))
@@ -137,8 +137,8 @@ func TestDockerNotRunningSaysHowToStartIt(t *testing.T) {
 }
 
 func TestGPUPlatformOnGPULessHostIsRefused(t *testing.T) {
-	err := CheckPlatform(hw.PlatformNVIDIA, hw.Host{Platform: hw.PlatformCPU})
+	err := checkPlatform(hw.PlatformNVIDIA, hw.Host{Platform: hw.PlatformCPU})
 	require.ErrorContains(t, err, "this host has no GPU")
-	err = CheckPlatform(hw.PlatformAMD, hw.Host{Platform: hw.PlatformNVIDIA, GPUs: []hw.GPU{{Name: "NVIDIA H100 80GB HBM3"}}})
+	err = checkPlatform(hw.PlatformAMD, hw.Host{Platform: hw.PlatformNVIDIA, GPUs: []hw.GPU{{Name: "NVIDIA H100 80GB HBM3"}}})
 	require.ErrorContains(t, err, "run train:nvd here")
 }

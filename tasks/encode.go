@@ -34,9 +34,9 @@ var bundledTokenizers = map[string]string{
 	"qwen":    "tokenizer/testdata/qwen-2.5/tokenizer.json",
 }
 
-// TokenizerSpec is a resolved tokenizer: a file, and the model it belongs
+// tokenizerSpec is a resolved tokenizer: a file, and the model it belongs
 // to when it was named by model.
-type TokenizerSpec struct {
+type tokenizerSpec struct {
 	Path  string
 	Model *models.Model
 	EOD   int
@@ -65,31 +65,31 @@ func encodeOptions(tk *tokenizer.Tokenizer, eod int32) encode.Options {
 	return opt
 }
 
-// ResolveTokenizer turns a tokenizer argument (a tokenizer.json path, or a
+// resolveTokenizer turns a tokenizer argument (a tokenizer.json path, or a
 // model name: llama, qwen, mistral, or a proxy) into a file and an
 // end-of-document id.
-func (w *Workspace) ResolveTokenizer(arg string) (TokenizerSpec, error) {
+func (w *Workspace) resolveTokenizer(arg string) (tokenizerSpec, error) {
 	if m, err := models.Lookup(arg); err == nil {
 		key := m.TokenizerKey
-		candidates := []string{w.Path("DATA_DIR", "tokenizers", key, "tokenizer.json")}
+		candidates := []string{w.path("DATA_DIR", "tokenizers", key, "tokenizer.json")}
 		if b, ok := bundledTokenizers[key]; ok {
 			candidates = append(candidates, filepath.Join(w.Root, b))
 		}
 		for _, c := range candidates {
 			if _, err := os.Stat(c); err == nil {
-				return TokenizerSpec{Path: c, Model: &m, EOD: m.EOD}, nil
+				return tokenizerSpec{Path: c, Model: &m, EOD: m.EOD}, nil
 			}
 		}
-		return TokenizerSpec{}, fmt.Errorf("no tokenizer.json for %s: run `go run mage.go fetch` first (the %s tokenizer is gated: put HF_TOKEN=... in secrets.env), or pass a tokenizer.json path", arg, m.HFRepo)
+		return tokenizerSpec{}, fmt.Errorf("no tokenizer.json for %s: run `go run mage.go fetch` first (the %s tokenizer is gated: put HF_TOKEN=... in secrets.env), or pass a tokenizer.json path", arg, m.HFRepo)
 	}
 	if _, err := os.Stat(arg); err != nil {
-		return TokenizerSpec{}, fmt.Errorf("tokenizer %q is neither a file nor a model name (known: %v): %w", arg, models.Names(), err)
+		return tokenizerSpec{}, fmt.Errorf("tokenizer %q is neither a file nor a model name (known: %v): %w", arg, models.Names(), err)
 	}
-	spec := TokenizerSpec{Path: arg, EOD: -1}
-	if v := w.Env.EOD(); v != "" {
+	spec := tokenizerSpec{Path: arg, EOD: -1}
+	if v := w.Env.eod(); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return TokenizerSpec{}, fmt.Errorf("EOD=%q is not a token id", v)
+			return tokenizerSpec{}, fmt.Errorf("EOD=%q is not a token id", v)
 		}
 		spec.EOD = n
 	}
@@ -100,7 +100,7 @@ func (w *Workspace) ResolveTokenizer(arg string) (TokenizerSpec, error) {
 // a tokenizer given by path (Llama 3, Qwen 2.5, sentencepiece models).
 var eodNames = []string{"<|end_of_text|>", "<|endoftext|>", "</s>"}
 
-func eodFor(tok *tokenizer.Tokenizer, spec TokenizerSpec) (int32, error) {
+func eodFor(tok *tokenizer.Tokenizer, spec tokenizerSpec) (int32, error) {
 	if spec.EOD >= 0 {
 		if spec.EOD >= tok.VocabSize() {
 			return 0, fmt.Errorf("EOD %d is outside the vocabulary of %s (%d tokens)", spec.EOD, spec.Path, tok.VocabSize())
@@ -115,10 +115,10 @@ func eodFor(tok *tokenizer.Tokenizer, spec TokenizerSpec) (int32, error) {
 	return 0, fmt.Errorf("cannot tell the end-of-document token of %s; set EOD=<id>", spec.Path)
 }
 
-// EncodeTask encodes in (JSONL) with tok into one dataset at outPrefix, or
+// encodeTask encodes in (JSONL) with tok into one dataset at outPrefix, or
 // into outPrefix-train and outPrefix-test when split > 0. upstream, when
 // set, produces in; more deps (the tokenizer's fetch) may follow.
-func (w *Workspace) EncodeTask(in string, tok TokenizerSpec, outPrefix string, split float64, upstream *dag.Task, more ...*dag.Task) *dag.Task {
+func (w *Workspace) encodeTask(in string, tok tokenizerSpec, outPrefix string, split float64, upstream *dag.Task, more ...*dag.Task) *dag.Task {
 	prefixes := []string{outPrefix}
 	names := []string{"all"}
 	if split > 0 {
@@ -150,7 +150,7 @@ func (w *Workspace) EncodeTask(in string, tok TokenizerSpec, outPrefix string, s
 		}
 	}
 	for _, p := range prefixes {
-		t.Outputs = append(t.Outputs, dag.Output{Path: indexed.BinPath(p), Share: true}, dag.Output{Path: indexed.IdxPath(p), Share: true}, dag.Output{Path: ManifestPath(p), Compress: true})
+		t.Outputs = append(t.Outputs, dag.Output{Path: indexed.BinPath(p), Share: true}, dag.Output{Path: indexed.IdxPath(p), Share: true}, dag.Output{Path: manifestPath(p), Compress: true})
 	}
 	t.Run = func(ctx context.Context, x *dag.Exec) error {
 		if err := os.MkdirAll(filepath.Dir(outPrefix), 0o755); err != nil {
@@ -195,13 +195,13 @@ func (w *Workspace) EncodeTask(in string, tok TokenizerSpec, outPrefix string, s
 		if err != nil {
 			return err
 		}
-		var manifests []EncodeManifest
+		var manifests []encodeManifest
 		for i, p := range prefixes {
 			fp, err := storedFingerprint(x.Cache, p)
 			if err != nil {
 				return err
 			}
-			m := EncodeManifest{Prefix: rel(w.Root, p), Input: rel(w.Root, in), InputDigest: inD, Tokenizer: rel(w.Root, tok.Path),
+			m := encodeManifest{Prefix: rel(w.Root, p), Input: rel(w.Root, in), InputDigest: inD, Tokenizer: rel(w.Root, tok.Path),
 				TokenizerDigest: tokD, VocabSize: tk.VocabSize(), EOD: eod, DType: dtype.String(), Split: names[i],
 				Fingerprint: fp, Stats: stats[i], EncoderVersion: encoderVersion}
 			if split > 0 {
@@ -214,7 +214,7 @@ func (w *Workspace) EncodeTask(in string, tok TokenizerSpec, outPrefix string, s
 			if err != nil {
 				return err
 			}
-			if err := cache.WriteFileAtomic(ManifestPath(p), append(data, '\n'), 0o644); err != nil {
+			if err := cache.WriteFileAtomic(manifestPath(p), append(data, '\n'), 0o644); err != nil {
 				return err
 			}
 			manifests = append(manifests, m)
@@ -230,15 +230,15 @@ func (w *Workspace) EncodeTask(in string, tok TokenizerSpec, outPrefix string, s
 // current directory or absolute) with tok, a tokenizer.json path or a model
 // name (see ResolveTokenizer), then reports the dataset written.
 func (w *Workspace) EncodeFileTarget(ctx context.Context, in, tok, out string) error {
-	ts, err := w.ResolveTokenizer(tok)
+	ts, err := w.resolveTokenizer(tok)
 	if err != nil {
 		return err
 	}
-	t := w.EncodeTask(absPath(in), ts, absPath(out), 0, nil)
+	t := w.encodeTask(absPath(in), ts, absPath(out), 0, nil)
 	if err := w.Runner.Run(ctx, t); err != nil {
 		return err
 	}
-	w.ReportEncode(t)
+	w.reportEncode(t)
 	return nil
 }
 
@@ -283,14 +283,14 @@ func storedFingerprint(c *cache.Cache, prefix string) (indexed.Fingerprint, erro
 	return ds.FingerprintWith(sums[0], sums[1]), nil
 }
 
-// ReportEncode prints what an encode task wrote.
-func (w *Workspace) ReportEncode(t *dag.Task) {
-	var ms []EncodeManifest
+// reportEncode prints what an encode task wrote.
+func (w *Workspace) reportEncode(t *dag.Task) {
+	var ms []encodeManifest
 	if err := t.Meta(&ms); err != nil {
 		return
 	}
 	for _, m := range ms {
-		w.Printf("%s: %d documents, %d sequences, %d tokens (%s), fingerprint %s\n",
+		w.printf("%s: %d documents, %d sequences, %d tokens (%s), fingerprint %s\n",
 			m.Prefix, m.Stats.Documents, m.Stats.Sequences, m.Stats.Tokens, m.DType, datasetDigest(m.Fingerprint).Short())
 	}
 }
@@ -325,10 +325,10 @@ func (p *progress) update(docs, bytes int64) {
 // line is one progress report after elapsed.
 func (p *progress) line(elapsed time.Duration) string {
 	rate := float64(p.bytes) / elapsed.Seconds() // bytes per second
-	read := HumanBytes(p.bytes) + " read"
+	read := humanBytes(p.bytes) + " read"
 	eta := ""
 	if p.total > 0 {
-		read = fmt.Sprintf("%.0f%% (%s of %s)", 100*float64(p.bytes)/float64(p.total), HumanBytes(p.bytes), HumanBytes(p.total))
+		read = fmt.Sprintf("%.0f%% (%s of %s)", 100*float64(p.bytes)/float64(p.total), humanBytes(p.bytes), humanBytes(p.total))
 		if rate > 0 && p.bytes < p.total {
 			left := time.Duration(float64(p.total-p.bytes) / rate * float64(time.Second))
 			eta = ", ETA " + left.Round(time.Second).String()
@@ -340,7 +340,7 @@ func (p *progress) line(elapsed time.Duration) string {
 func (p *progress) done() {
 	if time.Since(p.start) > 2*time.Second {
 		secs := time.Since(p.start).Seconds()
-		p.live.Done(fmt.Sprintf("%s: %d documents, %s in %.1fs (%.1f MB/s)", p.label, p.docs, HumanBytes(p.bytes), secs, float64(p.bytes)/1e6/secs))
+		p.live.Done(fmt.Sprintf("%s: %d documents, %s in %.1fs (%.1f MB/s)", p.label, p.docs, humanBytes(p.bytes), secs, float64(p.bytes)/1e6/secs))
 		return
 	}
 	p.live.Clear()

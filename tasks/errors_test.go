@@ -16,13 +16,13 @@ import (
 // training target first".
 func TestCompareNamesRejectedResults(t *testing.T) {
 	w, _ := newWorkspace(t, "")
-	out := w.Path("OUTPUT_DIR")
+	out := w.path("OUTPUT_DIR")
 	require.NoError(t, os.MkdirAll(out, 0o755))
 	broken, err := os.ReadFile("../compare/testdata/results/broken.json")
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(out, "train_nvd_nemo_llama.json"), broken, 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(out, "train_amd_prim_qwen.json"), []byte(`{"platform": "amd", "framework": "prim"`), 0o644))
-	ct, err := w.CompareTask(nil)
+	ct, err := w.compareTask(nil)
 	require.NoError(t, err)
 	err = w.Runner.Run(context.Background(), ct)
 	require.Error(t, err)
@@ -38,9 +38,9 @@ func TestEncodeFileRefusesDirectoryAndFIFO(t *testing.T) {
 	dir := filepath.Join(w.Root, "corpus")
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "deep", "er"), 0o755))
 	require.NoError(t, os.Symlink("/nonexistent", filepath.Join(dir, "deep", "er", "dangling")))
-	tok, err := w.ResolveTokenizer(mistralTok)
+	tok, err := w.resolveTokenizer(mistralTok)
 	require.NoError(t, err)
-	err = w.Runner.Run(context.Background(), w.EncodeTask(dir, tok, filepath.Join(w.Root, "out", "x"), 0, nil))
+	err = w.Runner.Run(context.Background(), w.encodeTask(dir, tok, filepath.Join(w.Root, "out", "x"), 0, nil))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), dir+" is a directory; give a JSONL corpus file")
 
@@ -48,7 +48,7 @@ func TestEncodeFileRefusesDirectoryAndFIFO(t *testing.T) {
 	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
 	done := make(chan error, 1)
 	go func() {
-		done <- w.Runner.Run(context.Background(), w.EncodeTask(fifo, tok, filepath.Join(w.Root, "out", "y"), 0, nil))
+		done <- w.Runner.Run(context.Background(), w.encodeTask(fifo, tok, filepath.Join(w.Root, "out", "y"), 0, nil))
 	}()
 	select {
 	case err := <-done:
@@ -63,19 +63,19 @@ func TestEncodeFileRefusesDirectoryAndFIFO(t *testing.T) {
 // dangling link among the results does not block compare:dir.
 func TestSymlinksDoNotBlockWrapOrCompare(t *testing.T) {
 	w, _ := newWorkspace(t, "")
-	out := w.Path("OUTPUT_DIR")
+	out := w.path("OUTPUT_DIR")
 	require.NoError(t, os.MkdirAll(out, 0o755))
 	good, err := os.ReadFile("../compare/testdata/results/nvd_nemo_llama_0.json")
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(out, "train_nvd_nemo_llama.json"), good, 0o644))
 	require.NoError(t, os.Symlink("train_nvd_nemo_llama.json", filepath.Join(out, "latest.json")))
 	require.NoError(t, os.Symlink("/nonexistent/result.json", filepath.Join(out, "gone.json")))
-	wt, zipPath, err := w.WrapTask()
+	wt, zipPath, err := w.wrapTask()
 	require.NoError(t, err)
 	require.NoError(t, w.Runner.Run(context.Background(), wt))
 	assert.FileExists(t, zipPath)
 
-	ct, err := w.CompareTask([]string{out})
+	ct, err := w.compareTask([]string{out})
 	require.NoError(t, err)
 	require.NoError(t, w.Runner.Run(context.Background(), ct))
 }

@@ -9,35 +9,35 @@ import (
 	"github.com/rivalbench/rival/frameworks/effective"
 )
 
-// Executor runs a framework launch and streams its output lines.
-type Executor interface {
+// executor runs a framework launch and streams its output lines.
+type executor interface {
 	// Run starts launch with runDir holding its files, calls onLine for
 	// every output line, and returns the exit code. It must leave nothing
 	// running when ctx ends.
-	Run(ctx context.Context, launch core.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error)
+	Run(ctx context.Context, launch core.Launch, maps []pathMap, onLine func(string)) (execInfo, error)
 	// Place says where host directories appear to the trainer (the same
 	// paths on the host, mount points in a container).
-	Place(dirs []PathMap) []PathMap
+	Place(dirs []pathMap) []pathMap
 	// Kind names the executor in task keys and results.
-	Kind() ExecutorKind
+	Kind() executorKind
 	// ImageDigest is the digest of the image runs use ("" on the host).
 	ImageDigest() string
 }
 
-// ExecutorKind names how a launch runs. Its value is part of every training
+// executorKind names how a launch runs. Its value is part of every training
 // task's key (the "executor" tool), so the spellings below must not change.
-type ExecutorKind string
+type executorKind string
 
 // The executors Rival has.
 const (
-	ExecutorHost   ExecutorKind = "host"   // a local process group (HostExecutor)
-	ExecutorDocker ExecutorKind = "docker" // one container on the training host (DockerExecutor)
-	ExecutorSlurm  ExecutorKind = "slurm"  // a Slurm batch job (SlurmExecutor)
-	ExecutorKube   ExecutorKind = "k8s"    // a Kubernetes Indexed Job (KubeExecutor)
+	executorHost   executorKind = "host"   // a local process group (HostExecutor)
+	executorDocker executorKind = "docker" // one container on the training host (DockerExecutor)
+	executorSlurm  executorKind = "slurm"  // a Slurm batch job (SlurmExecutor)
+	executorKube   executorKind = "k8s"    // a Kubernetes Indexed Job (KubeExecutor)
 )
 
-// PathMap is a host directory and where the trainer sees it.
-type PathMap struct {
+// pathMap is a host directory and where the trainer sees it.
+type pathMap struct {
 	Host, Inside string
 	ReadOnly     bool
 	Role         string // "data", "tokenizer", "run" or "cache"
@@ -47,7 +47,7 @@ type PathMap struct {
 // directory that contains the path decides, as a mount table does: the
 // writable cache folder may lie inside the read-only data folder on the
 // host, and a path under it must map to the cache mount.
-func inside(maps []PathMap, host string) string {
+func inside(maps []pathMap, host string) string {
 	best, bestRel := -1, ""
 	for i, m := range maps {
 		rel, err := filepath.Rel(m.Host, host)
@@ -67,8 +67,8 @@ func inside(maps []PathMap, host string) string {
 	return filepath.ToSlash(filepath.Join(maps[best].Inside, bestRel))
 }
 
-// ExecInfo is what an executor learned about a run.
-type ExecInfo struct {
+// execInfo is what an executor learned about a run.
+type execInfo struct {
 	ExitCode    int
 	ContainerID string
 	ImageID     string
@@ -83,5 +83,5 @@ type ExecInfo struct {
 	Effective *effective.Config
 	// Samples is a cluster job's preflight step's digest of the first samples its framework reads
 	// (already compared with Rival's); one-host runs read it from RunPreflight.
-	Samples *PreflightSamples
+	Samples *preflightSamples
 }

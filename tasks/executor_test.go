@@ -10,12 +10,12 @@ import (
 // The executor kind is part of every training key: its spellings must not
 // change, or every cached run trains again.
 func TestExecutorKindsKeepTheirSpellings(t *testing.T) {
-	assert.Equal(t, ExecutorKind("host"), HostExecutor{}.Kind())
-	assert.Equal(t, ExecutorKind("docker"), (&DockerExecutor{}).Kind())
-	assert.Equal(t, ExecutorKind("slurm"), (&SlurmExecutor{}).Kind())
+	assert.Equal(t, executorKind("host"), hostExecutor{}.Kind())
+	assert.Equal(t, executorKind("docker"), (&dockerExecutor{}).Kind())
+	assert.Equal(t, executorKind("slurm"), (&slurmExecutor{}).Kind())
 
 	w, _ := newWorkspace(t, "")
-	task, err := w.TrainTask(trainInputs(t, w, HostExecutor{}))
+	task, err := w.trainTask(trainInputs(t, w, hostExecutor{}))
 	require.NoError(t, err)
 	assert.Equal(t, "host", task.Tools["executor"])
 }

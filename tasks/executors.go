@@ -10,11 +10,11 @@ import (
 // executorFor picks how runs of platform execute: through Slurm when
 // NNODES > 1 or SLURM=1, in containers of the platform image for GPUs (and
 // for cpu with CONTAINER=1), else as host processes.
-func (w *Workspace) executorFor(ctx context.Context, platform string, host hw.Host) (Executor, func(), error) {
+func (w *Workspace) executorFor(ctx context.Context, platform string, host hw.Host) (executor, func(), error) {
 	nothing := func() {}
-	var rec ImageRecord
+	var rec imageRecord
 	var e *container.Engine
-	needImage := platform != hw.PlatformCPU || w.Env.Container()
+	needImage := platform != hw.PlatformCPU || w.Env.container()
 	if needImage {
 		var err error
 		if e, rec, err = w.ensurePlatformImage(ctx, platform); err != nil {
@@ -22,16 +22,16 @@ func (w *Workspace) executorFor(ctx context.Context, platform string, host hw.Ho
 		}
 		nothing = func() { e.Close() }
 	}
-	if w.UseKube() {
+	if w.useKube() {
 		ex, err := w.kubeExecutorFor(platform, host, &rec, true)
 		return ex, nothing, err
 	}
-	if UseSlurm(w.Config) {
-		var built *ImageRecord
+	if useSlurm(w.Config) {
+		var built *imageRecord
 		if needImage {
 			built = &rec
 		}
-		image, ran, err := w.SlurmImage(platform, built)
+		image, ran, err := w.slurmImage(platform, built)
 		if err != nil {
 			return nil, nothing, err
 		}
@@ -39,14 +39,14 @@ func (w *Workspace) executorFor(ctx context.Context, platform string, host hw.Ho
 		if err != nil {
 			return nil, nothing, err
 		}
-		ex, err := w.NewSlurmExecutor(cfg, platform, host, image, ran)
+		ex, err := w.newSlurmExecutor(cfg, platform, host, image, ran)
 		return ex, nothing, err
 	}
 	if needImage {
-		return &DockerExecutor{Engine: e, Image: rec, Platform: platform}, nothing, nil
+		return &dockerExecutor{Engine: e, Image: rec, Platform: platform}, nothing, nil
 	}
 	if err := checkTorch(ctx, "/usr/bin/python3"); err != nil {
 		return nil, nothing, err
 	}
-	return HostExecutor{}, nothing, nil
+	return hostExecutor{}, nothing, nil
 }

@@ -10,27 +10,27 @@ import (
 	"github.com/rivalbench/rival/result"
 )
 
-// Extract parses a training log Rival did not launch into a result JSON,
+// extract parses a training log Rival did not launch into a result JSON,
 // written to out; facts the log lacks come from the environment
 // (result.ExtractEnv lists them).
-func Extract(logfile string, out io.Writer) error {
-	return ExtractExplained(logfile, out, nil)
+func extract(logfile string, out io.Writer) error {
+	return extractExplained(logfile, out, nil)
 }
 
 // ExtractTarget is the extract target: Extract to out, explained on errOut with -v (verbose) or
 // EXTRACT_VERBOSE.
 func ExtractTarget(logfile string, verbose bool, out, errOut io.Writer) error {
 	var explain io.Writer
-	if verbose || ProcessEnvironment().ExtractVerbose() {
+	if verbose || processEnvironment().extractVerbose() {
 		explain = errOut
 	}
-	return ExtractExplained(logfile, out, explain)
+	return extractExplained(logfile, out, explain)
 }
 
-// ExtractExplained is Extract that, when explain is not nil, writes there what was
+// extractExplained is Extract that, when explain is not nil, writes there what was
 // read, skipped, joined or flagged for every step line, and then how the headline
 // numbers were formed (extract -v).
-func ExtractExplained(logfile string, out, explain io.Writer) error {
+func extractExplained(logfile string, out, explain io.Writer) error {
 	var trace func(logparse.Event)
 	if explain != nil {
 		trace = func(e logparse.Event) {

@@ -31,7 +31,7 @@ func TestFairRulesOneValidator(t *testing.T) {
 			"WARMUP_STEPS 200 must lie in [0, TRAIN_ITERS 100]"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := LoadConfig("", "", envFrom(c.env))
+			_, err := loadConfig("", "", envFrom(c.env))
 			require.Error(t, err, "config.env is refused when read")
 			assert.Contains(t, err.Error(), c.want)
 

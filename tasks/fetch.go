@@ -19,20 +19,20 @@ import (
 // secrets.env or the environment.
 func (w *Workspace) hubClient() (*hub.Client, error) {
 	o := hub.OptionsFromEnv()
-	o.Token = w.Config.Secret("HF_TOKEN")
+	o.Token = w.Config.secret("HF_TOKEN")
 	return hub.New(o)
 }
 
-// TokenizerDir is where the fetched tokenizer files of a tokenizer key
+// tokenizerDir is where the fetched tokenizer files of a tokenizer key
 // (llama, qwen, mistral) live.
-func (w *Workspace) TokenizerDir(key string) string {
-	return w.Path("DATA_DIR", "tokenizers", key)
+func (w *Workspace) tokenizerDir(key string) string {
+	return w.path("DATA_DIR", "tokenizers", key)
 }
 
-// FetchTokenizerTask downloads a model's tokenizer files (tokenizer.json,
+// fetchTokenizerTask downloads a model's tokenizer files (tokenizer.json,
 // tokenizer_config.json, config.json) at the catalogue's pinned revision.
 // Its key is what was asked, so a second fetch needs no network.
-func (w *Workspace) FetchTokenizerTask(model string) (*dag.Task, error) {
+func (w *Workspace) fetchTokenizerTask(model string) (*dag.Task, error) {
 	m, err := models.Lookup(model)
 	if err != nil {
 		return nil, err
@@ -41,7 +41,7 @@ func (w *Workspace) FetchTokenizerTask(model string) (*dag.Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := w.TokenizerDir(e.Name)
+	dir := w.tokenizerDir(e.Name)
 	t := &dag.Task{
 		ID:     "fetch tokenizer " + e.Name,
 		Params: map[string]string{"repo": e.Repo, "revision": e.Revision, "files": strings.Join(e.Files, ",")},
@@ -73,7 +73,7 @@ func (w *Workspace) FetchTokenizerTask(model string) (*dag.Task, error) {
 // encode read lines.
 const shardReaderVersion = "2"
 
-func (w *Workspace) FetchDatasetTask(name string) (*dag.Task, error) {
+func (w *Workspace) fetchDatasetTask(name string) (*dag.Task, error) {
 	e, err := hub.Lookup(name)
 	if err != nil {
 		return nil, err
@@ -81,8 +81,8 @@ func (w *Workspace) FetchDatasetTask(name string) (*dag.Task, error) {
 	if e.Type != hub.Dataset {
 		return nil, fmt.Errorf("fetch %s: not a dataset", name)
 	}
-	limit := w.Config.Int("DATA_SAMPLES")
-	out := w.Path("DATA_DIR", "raw", name+".jsonl")
+	limit := w.Config.int("DATA_SAMPLES")
+	out := w.path("DATA_DIR", "raw", name+".jsonl")
 	t := &dag.Task{
 		ID: "fetch " + name,
 		Params: map[string]string{"repo": e.Repo, "revision": e.Revision, "files": strings.Join(e.Files, ","),
@@ -98,7 +98,7 @@ func (w *Workspace) FetchDatasetTask(name string) (*dag.Task, error) {
 		defer c.Close()
 		var shards []string
 		for _, req := range e.Requests() {
-			dest := w.Path("DATA_DIR", "downloads", e.Repo, filepath.FromSlash(req.File))
+			dest := w.path("DATA_DIR", "downloads", e.Repo, filepath.FromSlash(req.File))
 			d, err := c.Download(ctx, req, dest)
 			if err != nil {
 				return err

@@ -52,7 +52,7 @@ func TestPipelineFetchFilterEncode(t *testing.T) {
 	s := fakeHub(t, 50)
 	t.Setenv("HF_ENDPOINT", s.URL())
 	w, log := newWorkspace(t, "DATASET=c4\nMODELS=qwen,mistral\nDATA_SAMPLES=40\n")
-	p, err := w.BuildPipeline()
+	p, err := w.buildPipeline()
 	require.NoError(t, err)
 	require.NoError(t, w.Runner.Run(context.Background(), p.Encodes...))
 	assert.Equal(t, "tasks: 6 run, 0 cached", w.Runner.Summary(), log.String())
@@ -62,7 +62,7 @@ func TestPipelineFetchFilterEncode(t *testing.T) {
 	assert.Equal(t, 40, strings.Count(string(raw), "\n"), "DATA_SAMPLES caps the documents")
 	for _, m := range []string{"qwen", "mistral"} {
 		for _, split := range []string{"train", "test"} {
-			fp, err := VerifyDataset(w.DatasetPrefix("c4", m, split))
+			fp, err := verifyDataset(w.datasetPrefix("c4", m, split))
 			require.NoError(t, err)
 			assert.EqualValues(t, map[string]int64{"train": 32, "test": 8}[split], fp.Documents)
 		}
@@ -72,7 +72,7 @@ func TestPipelineFetchFilterEncode(t *testing.T) {
 	before := len(s.Hits())
 	s.Close()
 	w2, _ := newWorkspaceAt(t, w.Root)
-	p2, err := w2.BuildPipeline()
+	p2, err := w2.buildPipeline()
 	require.NoError(t, err)
 	require.NoError(t, w2.Runner.Run(context.Background(), p2.Encodes...))
 	assert.Equal(t, "tasks: 0 run, 6 cached", w2.Runner.Summary())
@@ -90,7 +90,7 @@ func TestFetchGatedWithoutTokenNamesTheFix(t *testing.T) {
 	t.Setenv("HF_ENDPOINT", s.URL())
 	t.Setenv("HF_TOKEN", "")
 	w, _ := newWorkspace(t, "")
-	task, err := w.FetchTokenizerTask("llama")
+	task, err := w.fetchTokenizerTask("llama")
 	require.NoError(t, err)
 	err = w.Runner.Run(context.Background(), task)
 	require.Error(t, err)
@@ -102,7 +102,7 @@ func TestFetchGatedWithoutTokenNamesTheFix(t *testing.T) {
 	// With the token in secrets.env it works, and the token is in no record.
 	require.NoError(t, os.WriteFile(filepath.Join(w.Root, "secrets.env"), []byte("HF_TOKEN="+hubtest.Token+"\n"), 0o600))
 	w2, log := newWorkspaceAt(t, w.Root)
-	task, err = w2.FetchTokenizerTask("llama")
+	task, err = w2.fetchTokenizerTask("llama")
 	require.NoError(t, err)
 	require.NoError(t, w2.Runner.Run(context.Background(), task))
 	assert.NotContains(t, log.String(), hubtest.Token)
@@ -128,18 +128,18 @@ func TestPipelineTargets(t *testing.T) {
 	// fetch: the dataset's first DATA_SAMPLES documents and both tokenizers, nothing filtered.
 	require.NoError(t, w.FetchTarget(ctx))
 	assert.Equal(t, "tasks: 3 run, 0 cached", w.Runner.Summary(), log.String())
-	raw, err := os.ReadFile(w.Path("DATA_DIR", "raw", "c4.jsonl"))
+	raw, err := os.ReadFile(w.path("DATA_DIR", "raw", "c4.jsonl"))
 	require.NoError(t, err)
 	assert.Equal(t, 10, strings.Count(string(raw), "\n"))
 	for _, key := range []string{"qwen", "mistral"} {
-		assert.FileExists(t, filepath.Join(w.TokenizerDir(key), "tokenizer.json"))
+		assert.FileExists(t, filepath.Join(w.tokenizerDir(key), "tokenizer.json"))
 	}
-	assert.NoFileExists(t, w.Path("DATA_DIR", "filtered", "c4.jsonl"))
+	assert.NoFileExists(t, w.path("DATA_DIR", "filtered", "c4.jsonl"))
 
 	// filter: every fake document is long enough; the report names the task.
 	require.NoError(t, w.FilterTarget(ctx))
 	assert.Contains(t, log.String(), "filter data/raw/c4.jsonl: kept 10 of 10 documents")
-	assert.FileExists(t, w.Path("DATA_DIR", "filtered", "c4.jsonl"))
+	assert.FileExists(t, w.path("DATA_DIR", "filtered", "c4.jsonl"))
 
 	// encode: TRAIN_SPLIT 0.8 of 10 documents is 8 train and 2 test, per model.
 	log.Reset()

@@ -27,7 +27,7 @@ type checkExec struct {
 	checks  int
 }
 
-func (c *checkExec) Run(ctx context.Context, l core.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
+func (c *checkExec) Run(ctx context.Context, l core.Launch, maps []pathMap, onLine func(string)) (execInfo, error) {
 	if l.Command[len(l.Command)-1] == "--check" {
 		c.checks++
 		onLine(effective.LinePrefix + string(l.Workload))
@@ -36,7 +36,7 @@ func (c *checkExec) Run(ctx context.Context, l core.Launch, maps []PathMap, onLi
 		}
 		onLine("preflight samples: " + c.samples)
 		onLine("preflight ok: fsdp")
-		return ExecInfo{}, nil
+		return execInfo{}, nil
 	}
 	return c.scriptedExecutor.Run(ctx, l, maps, onLine)
 }
@@ -59,7 +59,7 @@ func TestTrainStopsWhenTheTrainerReadsOtherSamples(t *testing.T) {
 			in := trainInputs(t, w, ex)
 			require.Equal(t, core.FSDP, in.Framework)
 			require.Equal(t, 4, fairFromConfig(in.Config).GBS, "the digest covers 8 global batches: 32 samples")
-			task, err := w.TrainTask(in)
+			task, err := w.trainTask(in)
 			require.NoError(t, err)
 			err = w.Runner.Run(context.Background(), task)
 			require.Error(t, err)
@@ -88,7 +88,7 @@ func TestTrainRecordsTheFrameworksSampleDigest(t *testing.T) {
 			lengths[i] = ds.Length(i)
 		}
 		gbs := int64(fairFromConfig(in.Config).GBS)
-		o := gptorder.Order{Seed: uint32(in.Config.Int("SEED")), SeqLen: in.Config.Int("SL"), NumSamples: int64(in.Config.Int("TRAIN_ITERS")) * gbs, AddExtraToken: true}
+		o := gptorder.Order{Seed: uint32(in.Config.int("SEED")), SeqLen: in.Config.int("SL"), NumSamples: int64(in.Config.int("TRAIN_ITERS")) * gbs, AddExtraToken: true}
 		x, err := gptorder.Build(lengths, 0, ds.Sequences(), o)
 		require.NoError(t, err)
 		n := min(8*gbs, o.NumSamples)
@@ -98,7 +98,7 @@ func TestTrainRecordsTheFrameworksSampleDigest(t *testing.T) {
 	}
 	ex := &checkExec{scriptedExecutor: scriptedExecutor{steps: 10}, line: digest}
 	in.Executor = ex
-	task, err := w.TrainTask(in)
+	task, err := w.trainTask(in)
 	require.NoError(t, err)
 	require.NoError(t, w.Runner.Run(context.Background(), task))
 	data, err := os.ReadFile(task.Outputs[0].Path)
@@ -116,19 +116,19 @@ func TestTrainRecordsTheFrameworksSampleDigest(t *testing.T) {
 // orderSwap runs launches on its executor after replacing the shuffle index Rival wrote with that of
 // another seed: a wrong order file of the right shape.
 type orderSwap struct {
-	Executor
+	executor
 	seed uint32
 	in   TrainInputs
 }
 
-func (s *orderSwap) Run(ctx context.Context, l core.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
+func (s *orderSwap) Run(ctx context.Context, l core.Launch, maps []pathMap, onLine func(string)) (execInfo, error) {
 	if err := s.swap(maps); err != nil {
-		return ExecInfo{}, err
+		return execInfo{}, err
 	}
-	return s.Executor.Run(ctx, l, maps, onLine)
+	return s.executor.Run(ctx, l, maps, onLine)
 }
 
-func (s *orderSwap) swap(maps []PathMap) error {
+func (s *orderSwap) swap(maps []pathMap) error {
 	ds, err := indexed.Open(s.in.TrainPrefix)
 	if err != nil {
 		return err
@@ -139,7 +139,7 @@ func (s *orderSwap) swap(maps []PathMap) error {
 		lengths[i] = ds.Length(i)
 	}
 	cfg := s.in.Config
-	o := gptorder.Order{Seed: s.seed, SeqLen: cfg.Int("SL"), NumSamples: int64(cfg.Int("TRAIN_ITERS") * fairFromConfig(cfg).GBS), AddExtraToken: true}
+	o := gptorder.Order{Seed: s.seed, SeqLen: cfg.int("SL"), NumSamples: int64(cfg.int("TRAIN_ITERS") * fairFromConfig(cfg).GBS), AddExtraToken: true}
 	other, err := gptorder.Build(lengths, 0, ds.Sequences(), o)
 	if err != nil {
 		return err
@@ -155,7 +155,7 @@ func (s *orderSwap) swap(maps []PathMap) error {
 	for _, m := range maps {
 		if m.Role == "cache" {
 			_, _, from := o.Paths(tmp)
-			o.Seed = uint32(cfg.Int("SEED"))
+			o.Seed = uint32(cfg.int("SEED"))
 			_, _, to := o.Paths(m.Host)
 			data, err := os.ReadFile(from)
 			if err != nil {
@@ -177,10 +177,10 @@ func TestTrainFSDPPreflightDigestsItsSamples(t *testing.T) {
 	w, _ := newWorkspace(t, "")
 	in := trainInputs(t, w, nil)
 	var err error
-	in.Config, err = in.Config.With("test", map[string]string{"TRAIN_ITERS": "2", "WARMUP_STEPS": "1", "SL": "64", "MBS": "2"})
+	in.Config, err = in.Config.with("test", map[string]string{"TRAIN_ITERS": "2", "WARMUP_STEPS": "1", "SL": "64", "MBS": "2"})
 	require.NoError(t, err)
-	in.Executor = &orderSwap{Executor: HostExecutor{}, seed: uint32(in.Config.Int("SEED")) + 1, in: in}
-	task, err := w.TrainTask(in)
+	in.Executor = &orderSwap{executor: hostExecutor{}, seed: uint32(in.Config.int("SEED")) + 1, in: in}
+	task, err := w.trainTask(in)
 	require.NoError(t, err)
 	err = w.Runner.Run(context.Background(), task)
 	require.Error(t, err)

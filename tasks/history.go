@@ -20,19 +20,19 @@ const historyVersion = "1"
 
 // historyThreshold reads HISTORY_THRESHOLD from the configuration.
 func (w *Workspace) historyThreshold() (float64, error) {
-	th, err := compare.ParseHistoryThreshold(w.Config.Get("HISTORY_THRESHOLD"))
+	th, err := compare.ParseHistoryThreshold(w.Config.get("HISTORY_THRESHOLD"))
 	if err != nil {
 		return 0, fmt.Errorf("config %w", err)
 	}
 	return th, nil
 }
 
-// HistoryTask writes OUTPUT_DIR/history.md, and history.png and
+// historyTask writes OUTPUT_DIR/history.md, and history.png and
 // history.svg when a workload ran on more than one stack, host or date,
 // from every result under OUTPUT_DIR, under dirs and in the cache. Like
 // compare it is keyed by its input results' digests and HISTORY_THRESHOLD.
-func (w *Workspace) HistoryTask(dirs []string, deps ...*dag.Task) (*dag.Task, error) {
-	outDir := w.Path("OUTPUT_DIR")
+func (w *Workspace) historyTask(dirs []string, deps ...*dag.Task) (*dag.Task, error) {
+	outDir := w.path("OUTPUT_DIR")
 	report := filepath.Join(outDir, "history.md")
 	png, svg := filepath.Join(outDir, "history.png"), filepath.Join(outDir, "history.svg")
 	t := &dag.Task{
@@ -105,7 +105,7 @@ func (w *Workspace) HistoryTask(dirs []string, deps ...*dag.Task) (*dag.Task, er
 // HistoryTarget runs compare:history over OUTPUT_DIR, the cache and dirs and
 // prints each step's ratio, interval and verdict.
 func (w *Workspace) HistoryTarget(ctx context.Context, dirs []string) error {
-	t, err := w.HistoryTask(dirs)
+	t, err := w.historyTask(dirs)
 	if err != nil {
 		return err
 	}
@@ -116,6 +116,6 @@ func (w *Workspace) HistoryTarget(ctx context.Context, dirs []string) error {
 	if err := t.Meta(&meta); err == nil {
 		fmt.Fprint(w.Out, meta["console"])
 	}
-	w.Printf("compare:history: report %s, trend figure %s and %s\n", rel(w.Root, t.Outputs[0].Path), rel(w.Root, t.Outputs[1].Path), rel(w.Root, t.Outputs[2].Path))
+	w.printf("compare:history: report %s, trend figure %s and %s\n", rel(w.Root, t.Outputs[0].Path), rel(w.Root, t.Outputs[1].Path), rel(w.Root, t.Outputs[2].Path))
 	return nil
 }

@@ -29,7 +29,7 @@ func copyResults(t *testing.T, w *Workspace, set string) {
 	src := filepath.Join("..", "compare", "testdata", "history", set)
 	entries, err := os.ReadDir(src)
 	require.NoError(t, err)
-	out := w.Path("OUTPUT_DIR")
+	out := w.path("OUTPUT_DIR")
 	require.NoError(t, os.MkdirAll(out, 0o755))
 	for _, e := range entries {
 		copyFile(t, filepath.Join(src, e.Name()), filepath.Join(out, e.Name()))
@@ -55,7 +55,7 @@ func TestCompareHistoryTarget(t *testing.T) {
 			require.NoError(t, w.HistoryTarget(context.Background(), nil))
 			assert.Contains(t, log.String(), tc.want)
 			for _, f := range []string{"history.md", "history.png", "history.svg"} {
-				assert.FileExists(t, filepath.Join(w.Path("OUTPUT_DIR"), f))
+				assert.FileExists(t, filepath.Join(w.path("OUTPUT_DIR"), f))
 			}
 			r2 := &dag.Runner{Cache: w.Cache, Root: w.Root, Out: &bytes.Buffer{}}
 			w.Runner = r2
@@ -81,7 +81,7 @@ func TestCompareReportHasHistory(t *testing.T) {
 	w, _ := newWorkspace(t, "HISTORY_THRESHOLD=2%\n")
 	copyResults(t, w, "mixed-hosts")
 	require.NoError(t, w.CompareTarget(context.Background(), nil))
-	md, err := os.ReadFile(filepath.Join(w.Path("OUTPUT_DIR"), "report.md"))
+	md, err := os.ReadFile(filepath.Join(w.path("OUTPUT_DIR"), "report.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(md), "## History")
 	assert.Contains(t, string(md), "Threshold θ = 2.0%")
@@ -144,12 +144,12 @@ func TestHistoryOfTwoTorchStacks(t *testing.T) {
 	copyFile(t, filepath.Join("..", "testdata", "sample", "corpus.jsonl"), filepath.Join(w.Root, "testdata", "sample", "corpus.jsonl"))
 
 	// The demo's dataset: filter and encode the sample with Mistral's tokenizer.
-	filtered := w.Path("DATA_DIR", "demo", "sample-filtered.jsonl")
-	ft := w.FilterTask(filepath.Join(w.Root, "testdata", "sample", "corpus.jsonl"), filtered, nil)
-	tok, err := w.ResolveTokenizer(mistralTok) // the tokenizer the demo bundles
+	filtered := w.path("DATA_DIR", "demo", "sample-filtered.jsonl")
+	ft := w.filterTask(filepath.Join(w.Root, "testdata", "sample", "corpus.jsonl"), filtered, nil)
+	tok, err := w.resolveTokenizer(mistralTok) // the tokenizer the demo bundles
 	require.NoError(t, err)
 	tok.EOD = 2
-	et := w.EncodeTask(filtered, tok, w.demoPrefix(), w.Config.Float("TRAIN_SPLIT"), ft)
+	et := w.encodeTask(filtered, tok, w.demoPrefix(), w.Config.float("TRAIN_SPLIT"), ft)
 	require.NoError(t, w.Runner.Run(ctx, et))
 	planned, err := w.demoRuns()
 	require.NoError(t, err)
@@ -163,11 +163,11 @@ func TestHistoryOfTwoTorchStacks(t *testing.T) {
 
 	for _, s := range historyStacks {
 		setting(w, "IMAGE_BASE", s.image)
-		rec, _, err := w.EnsureImage(ctx, e, hw.PlatformCPU)
+		rec, _, err := w.ensureImage(ctx, e, hw.PlatformCPU)
 		require.NoError(t, err)
-		ex := &DockerExecutor{Engine: e, Image: rec, Platform: hw.PlatformCPU}
+		ex := &dockerExecutor{Engine: e, Image: rec, Platform: hw.PlatformCPU}
 		for i := range DemoRuns {
-			tt, err := w.TrainTask(TrainInputs{
+			tt, err := w.trainTask(TrainInputs{
 				Platform: dp2.Platform, Framework: dp2.Framework, Model: dp2.Model, Dataset: dp2.Dataset, Variant: dp2.Variant, RunIndex: i,
 				TrainPrefix: dp2.TrainPrefix, Tokenizer: tok, Encode: et, Host: hw.Host{Platform: hw.PlatformCPU}, Config: dp2.Config, Executor: ex,
 			})

@@ -53,43 +53,43 @@ func hostTorchVersion(launch core.Launch) string {
 	return strings.TrimSpace(string(out))
 }
 
-// HostExecutor runs launches as local processes (the cpu platform, and the
+// hostExecutor runs launches as local processes (the cpu platform, and the
 // fsdp framework on hosts without Docker).
-type HostExecutor struct{}
+type hostExecutor struct{}
 
 // Kind implements Executor.
-func (HostExecutor) Kind() ExecutorKind { return ExecutorHost }
+func (hostExecutor) Kind() executorKind { return executorHost }
 
 // Place implements Executor: on the host every path is itself.
-func (HostExecutor) Place(dirs []PathMap) []PathMap {
-	out := make([]PathMap, len(dirs))
+func (hostExecutor) Place(dirs []pathMap) []pathMap {
+	out := make([]pathMap, len(dirs))
 	for i, d := range dirs {
-		out[i] = PathMap{Host: d.Host, Inside: d.Host, ReadOnly: d.ReadOnly, Role: d.Role}
+		out[i] = pathMap{Host: d.Host, Inside: d.Host, ReadOnly: d.ReadOnly, Role: d.Role}
 	}
 	return out
 }
 
 // ImageDigest implements Executor.
-func (HostExecutor) ImageDigest() string { return "" }
+func (hostExecutor) ImageDigest() string { return "" }
 
 // Run implements Executor: the process gets its own process group, which
 // is killed as a whole when ctx ends, so no trainer outlives Rival.
-func (HostExecutor) Run(ctx context.Context, launch core.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
+func (hostExecutor) Run(ctx context.Context, launch core.Launch, maps []pathMap, onLine func(string)) (execInfo, error) {
 	if len(launch.Command) == 0 {
-		return ExecInfo{}, errors.New("empty launch command")
+		return execInfo{}, errors.New("empty launch command")
 	}
 	cmd := exec.Command(launch.Command[0], launch.Command[1:]...)
 	cmd.Dir = launch.WorkDir
 	local, envErr := localEnv(launch)
 	if envErr != nil {
-		return ExecInfo{}, envErr
+		return execInfo{}, envErr
 	}
 	cmd.Env = append(hostEnv(os.Environ()), local...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	if err := cmd.Start(); err != nil {
-		return ExecInfo{}, fmt.Errorf("start %s: %w", launch.Command[0], err)
+		return execInfo{}, fmt.Errorf("start %s: %w", launch.Command[0], err)
 	}
 	defer trackGroup(cmd.Process.Pid)()
 	done := make(chan struct{})
@@ -111,15 +111,15 @@ func (HostExecutor) Run(ctx context.Context, launch core.Launch, maps []PathMap,
 		stopGroup(cmd.Process.Pid, hostStopGrace)
 		err = <-waitErr
 		<-done
-		return ExecInfo{ExitCode: -1}, fmt.Errorf("stopped: %w", ctx.Err())
+		return execInfo{ExitCode: -1}, fmt.Errorf("stopped: %w", ctx.Err())
 	}
 	<-done
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
-		return ExecInfo{ExitCode: exit.ExitCode()}, nil
+		return execInfo{ExitCode: exit.ExitCode()}, nil
 	}
 	if err != nil {
-		return ExecInfo{}, err
+		return execInfo{}, err
 	}
-	return ExecInfo{}, nil
+	return execInfo{}, nil
 }

@@ -32,10 +32,10 @@ func TestWorkspaceReadersRefuseHostileFiles(t *testing.T) {
 			})
 		})
 		t.Run("cpu flags/"+kind, func(t *testing.T) {
-			old := CPUFlagsPath
-			CPUFlagsPath = filepath.Join(t.TempDir(), "cpuinfo")
-			t.Cleanup(func() { CPUFlagsPath = old })
-			safefiletest.Plant(t, CPUFlagsPath, kind, safefile.LimitSysfs)
+			old := cpuFlagsPath
+			cpuFlagsPath = filepath.Join(t.TempDir(), "cpuinfo")
+			t.Cleanup(func() { cpuFlagsPath = old })
+			safefiletest.Plant(t, cpuFlagsPath, kind, safefile.LimitSysfs)
 			w, _ := newWorkspace(t, "PRECISION=bf16\n")
 			safefiletest.Within(t, func() {
 				_, p, err := cpuTrainConfig(w.Config)

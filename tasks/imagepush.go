@@ -18,17 +18,17 @@ import (
 	"github.com/rivalbench/rival/slurm"
 )
 
-// PushRecord is what image:push leaves in OUTPUT_DIR/images/<platform>-pushed.json: the platform
+// pushRecord is what image:push leaves in OUTPUT_DIR/images/<platform>-pushed.json: the platform
 // image as a registry holds it. Slurm runs of that platform name it by digest.
-type PushRecord struct {
+type pushRecord struct {
 	Platform string `json:"platform"`
 	container.Pushed
 	PushedAt string `json:"pushed_at"`
 }
 
-// PushRecordPath is where image:push records the pushed image of platform.
-func (w *Workspace) PushRecordPath(platform string) string {
-	return w.Path("OUTPUT_DIR", "images", platform+"-pushed.json")
+// pushRecordPath is where image:push records the pushed image of platform.
+func (w *Workspace) pushRecordPath(platform string) string {
+	return w.path("OUTPUT_DIR", "images", platform+"-pushed.json")
 }
 
 // ImagePushTarget builds the platform image if needed and pushes it to repository (image:push).
@@ -41,34 +41,34 @@ func (w *Workspace) ImagePushTarget(ctx context.Context, platform, repository st
 		return err
 	}
 	defer e.Close()
-	_, err = w.PushImage(ctx, e, rec, repository)
+	_, err = w.pushImage(ctx, e, rec, repository)
 	return err
 }
 
-// PushImage pushes a built platform image to repository and records it (PushRecordPath).
-func (w *Workspace) PushImage(ctx context.Context, e *container.Engine, rec ImageRecord, repository string) (PushRecord, error) {
+// pushImage pushes a built platform image to repository and records it (PushRecordPath).
+func (w *Workspace) pushImage(ctx context.Context, e *container.Engine, rec imageRecord, repository string) (pushRecord, error) {
 	p, err := e.Push(ctx, rec.ImageID, repository, w.Out)
 	if err != nil {
-		return PushRecord{}, fmt.Errorf("image:push %s: %w", rec.Platform, err)
+		return pushRecord{}, fmt.Errorf("image:push %s: %w", rec.Platform, err)
 	}
-	r := PushRecord{Platform: rec.Platform, Pushed: p, PushedAt: time.Now().UTC().Format(time.RFC3339)}
+	r := pushRecord{Platform: rec.Platform, Pushed: p, PushedAt: time.Now().UTC().Format(time.RFC3339)}
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return r, err
 	}
-	path := w.PushRecordPath(rec.Platform)
+	path := w.pushRecordPath(rec.Platform)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return r, err
 	}
 	if err := cache.WriteFileAtomic(path, append(data, '\n'), 0o644); err != nil {
 		return r, err
 	}
-	w.Printf("image %s: pushed %s (local %s); Slurm runs of %s now use it\n", rec.Platform, p.Ref(), shortID(p.LocalID), rec.Platform)
+	w.printf("image %s: pushed %s (local %s); Slurm runs of %s now use it\n", rec.Platform, p.Ref(), shortID(p.LocalID), rec.Platform)
 	return r, nil
 }
 
-func (w *Workspace) readPushRecord(platform string) (*PushRecord, error) {
-	path := w.PushRecordPath(platform)
+func (w *Workspace) readPushRecord(platform string) (*pushRecord, error) {
+	path := w.pushRecordPath(platform)
 	data, err := cache.ReadFileLimit(context.Background(), path, cache.LimitConfig)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -76,7 +76,7 @@ func (w *Workspace) readPushRecord(platform string) (*PushRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	var r PushRecord
+	var r pushRecord
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("%s: %w (push the image again with image:push)", path, err)
 	}
@@ -86,7 +86,7 @@ func (w *Workspace) readPushRecord(platform string) (*PushRecord, error) {
 	return &r, nil
 }
 
-// SlurmImage is the image a Slurm run of platform names, in the syntax its container mode reads, and
+// slurmImage is the image a Slurm run of platform names, in the syntax its container mode reads, and
 // the reference recorded in the result as the image the nodes ran. In order:
 //
 //   - SLURM_IMAGE, when set. pyxis runs need a reference that pins the content: repo@sha256:... or
@@ -96,9 +96,9 @@ func (w *Workspace) readPushRecord(platform string) (*PushRecord, error) {
 //   - for docker mode only, the local tag: each node's daemon must hold the same image.
 //
 // pyxis with neither refuses, saying how to deliver the image.
-func (w *Workspace) SlurmImage(platform string, built *ImageRecord) (image, ran string, err error) {
+func (w *Workspace) slurmImage(platform string, built *imageRecord) (image, ran string, err error) {
 	mode := containerMode(platform)
-	if v := w.Env.SlurmImage(); v != "" {
+	if v := w.Env.slurmImage(); v != "" {
 		if mode != slurm.ContainerPyxis {
 			return v, v, nil
 		}
@@ -138,7 +138,7 @@ func (w *Workspace) SlurmImage(platform string, built *ImageRecord) (image, ran 
 		if mode == slurm.ContainerPyxis {
 			named, err := reference.ParseNormalizedNamed(rec.Ref())
 			if err != nil {
-				return "", "", fmt.Errorf("%s: %w", w.PushRecordPath(platform), err)
+				return "", "", fmt.Errorf("%s: %w", w.pushRecordPath(platform), err)
 			}
 			return enrootRef(named), rec.Ref(), nil
 		}
@@ -148,7 +148,7 @@ func (w *Workspace) SlurmImage(platform string, built *ImageRecord) (image, ran 
 		return "", "", fmt.Errorf("slurm: pyxis pulls the image on every node from a registry, and %s exists only in this host's Docker daemon: "+
 			"push it with `go run mage.go image:push %s REGISTRY/REPOSITORY[:TAG]` (credentials from `docker login`), "+
 			"or set SLURM_IMAGE to REPOSITORY@sha256:... or to an enroot squashfs (`enroot import -o /shared/rival-%s.sqsh dockerd://%s`) on storage every node sees",
-			ImageTag(platform), platform, platform, ImageTag(platform))
+			imageTag(platform), platform, platform, imageTag(platform))
 	}
 	if built != nil && built.Tag != "" {
 		return built.Tag, built.ImageID, nil
@@ -156,7 +156,7 @@ func (w *Workspace) SlurmImage(platform string, built *ImageRecord) (image, ran 
 	if mode == slurm.ContainerNone {
 		return "", "", nil
 	}
-	return ImageTag(platform), "", nil
+	return imageTag(platform), "", nil
 }
 
 // enrootRef writes a registry reference in enroot's syntax, which pyxis passes to

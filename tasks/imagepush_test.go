@@ -98,21 +98,21 @@ func TestImagePushThenSlurmScript(t *testing.T) {
 
 	w, _ := newWorkspace(t, "")
 	setting(w, "SLURM_IMAGE", "")
-	rec := ImageRecord{Platform: hw.PlatformNVIDIA, Tag: tag, ImageID: id}
-	pushed, err := w.PushImage(ctx, e, rec, addr+"/team/rival-nvd:bench")
+	rec := imageRecord{Platform: hw.PlatformNVIDIA, Tag: tag, ImageID: id}
+	pushed, err := w.pushImage(ctx, e, rec, addr+"/team/rival-nvd:bench")
 	require.NoError(t, err)
-	assert.FileExists(t, w.PushRecordPath(hw.PlatformNVIDIA))
+	assert.FileExists(t, w.pushRecordPath(hw.PlatformNVIDIA))
 
 	out, err := slurmScriptOf(t, w, hw.PlatformNVIDIA, "mega", "llama")
 	require.NoError(t, err)
 	assert.Contains(t, out, "--container-image='"+addr+"#team/rival-nvd:"+pushed.Digest+"'")
 
 	// What the result records as the image the nodes ran.
-	image, ran, err := w.SlurmImage(hw.PlatformNVIDIA, &rec)
+	image, ran, err := w.slurmImage(hw.PlatformNVIDIA, &rec)
 	require.NoError(t, err)
 	assert.Equal(t, addr+"#team/rival-nvd:"+pushed.Digest, image)
 	assert.Equal(t, addr+"/team/rival-nvd@"+pushed.Digest, ran)
-	ex, err := w.NewSlurmExecutor(w.Config, hw.PlatformNVIDIA, hw.Host{Platform: hw.PlatformNVIDIA, GPUs: []hw.GPU{{}, {}, {}, {}, {}, {}, {}, {}}}, image, ran)
+	ex, err := w.newSlurmExecutor(w.Config, hw.PlatformNVIDIA, hw.Host{Platform: hw.PlatformNVIDIA, GPUs: []hw.GPU{{}, {}, {}, {}, {}, {}, {}, {}}}, image, ran)
 	require.NoError(t, err)
 	assert.Equal(t, ran, ex.ImageDigest())
 
@@ -128,7 +128,7 @@ func TestImagePushThenSlurmScript(t *testing.T) {
 	t.Cleanup(func() { e.Client().ImageRemove(context.Background(), ran, client.ImageRemoveOptions{Force: true}) })
 
 	// A rebuilt image is not the pushed one: Slurm runs refuse until it is pushed again.
-	_, _, err = w.SlurmImage(hw.PlatformNVIDIA, &ImageRecord{Platform: hw.PlatformNVIDIA, ImageID: "sha256:" + strings.Repeat("1", 64)})
+	_, _, err = w.slurmImage(hw.PlatformNVIDIA, &imageRecord{Platform: hw.PlatformNVIDIA, ImageID: "sha256:" + strings.Repeat("1", 64)})
 	require.ErrorContains(t, err, "push it again with `go run mage.go image:push nvd "+addr+"/team/rival-nvd`")
 }
 
@@ -217,14 +217,14 @@ func TestImagePushTargetCPU(t *testing.T) {
 	useRepoDockerfiles(t, w)
 	repo := addr + "/team/rival-cpu"
 	require.NoError(t, w.ImagePushTarget(ctx, hw.PlatformCPU, repo+":bench"))
-	data, err := os.ReadFile(w.PushRecordPath(hw.PlatformCPU))
+	data, err := os.ReadFile(w.pushRecordPath(hw.PlatformCPU))
 	require.NoError(t, err)
-	var rec PushRecord
+	var rec pushRecord
 	require.NoError(t, json.Unmarshal(data, &rec))
 	assert.Equal(t, hw.PlatformCPU, rec.Platform)
 	assert.Equal(t, repo, rec.Repository)
 	require.True(t, strings.HasPrefix(rec.Digest, "sha256:"), rec.Digest)
-	built, err := e.ImageID(ctx, ImageTag(hw.PlatformCPU))
+	built, err := e.ImageID(ctx, imageTag(hw.PlatformCPU))
 	require.NoError(t, err)
 	assert.Equal(t, built, rec.LocalID, "the record names the cpu image image:push built")
 	assert.Contains(t, log.String(), "image cpu: pushed "+repo+"@"+rec.Digest)

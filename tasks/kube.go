@@ -20,11 +20,11 @@ import (
 	"github.com/rivalbench/rival/slurm"
 )
 
-// KubeExecutor hands a run to a Kubernetes cluster (CLUSTER=k8s): an Indexed Job with one pod per
+// kubeExecutor hands a run to a Kubernetes cluster (CLUSTER=k8s): an Indexed Job with one pod per
 // node running the same framework launch in the pushed platform image, a headless Service for the
 // rendezvous, the data, cache and run folders from PersistentVolumeClaims. It follows the Job,
 // streams rank 0's log, and deletes the Job, its pods and the Service however the run ends.
-type KubeExecutor struct {
+type kubeExecutor struct {
 	Cluster     *kube.Cluster // nil: the manifests can be printed, not run
 	ClusterName string        // the kubeconfig's name for the cluster, for the result
 	Platform    string
@@ -44,13 +44,13 @@ type KubeExecutor struct {
 }
 
 // Kind implements Executor.
-func (k *KubeExecutor) Kind() ExecutorKind { return ExecutorKube }
+func (k *kubeExecutor) Kind() executorKind { return executorKube }
 
 // ImageDigest implements Executor.
-func (k *KubeExecutor) ImageDigest() string { return k.Image }
+func (k *kubeExecutor) ImageDigest() string { return k.Image }
 
 // Place implements Executor: the usual /rival mount points.
-func (k *KubeExecutor) Place(dirs []PathMap) []PathMap { return dirs }
+func (k *kubeExecutor) Place(dirs []pathMap) []pathMap { return dirs }
 
 var dnsUnsafe = regexp.MustCompile(`[^a-z0-9-]+`)
 
@@ -80,8 +80,8 @@ func claimPath(claim, setting, root, host string) (string, error) {
 	return filepath.ToSlash(rel), nil
 }
 
-// KubeRun is the kube.Run of a launch.
-func (k *KubeExecutor) KubeRun(launch core.Launch, maps []PathMap) (kube.Run, error) {
+// kubeRun is the kube.Run of a launch.
+func (k *kubeExecutor) kubeRun(launch core.Launch, maps []pathMap) (kube.Run, error) {
 	runDir := ""
 	var vols []kube.Volume
 	for _, m := range maps {
@@ -126,18 +126,18 @@ func (k *KubeExecutor) KubeRun(launch core.Launch, maps []PathMap) (kube.Run, er
 	return r, nil
 }
 
-// Objects are the Service and Job of a launch.
-func (k *KubeExecutor) Objects(launch core.Launch, maps []PathMap) (*corev1.Service, *batchv1.Job, error) {
-	r, err := k.KubeRun(launch, maps)
+// objects are the Service and Job of a launch.
+func (k *kubeExecutor) objects(launch core.Launch, maps []pathMap) (*corev1.Service, *batchv1.Job, error) {
+	r, err := k.kubeRun(launch, maps)
 	if err != nil {
 		return nil, nil, err
 	}
 	return kube.Objects(r)
 }
 
-// Manifest is the YAML a launch submits (train:k8s-manifest).
-func (k *KubeExecutor) Manifest(launch core.Launch, maps []PathMap) ([]byte, error) {
-	r, err := k.KubeRun(launch, maps)
+// manifest is the YAML a launch submits (train:k8s-manifest).
+func (k *kubeExecutor) manifest(launch core.Launch, maps []pathMap) ([]byte, error) {
+	r, err := k.kubeRun(launch, maps)
 	if err != nil {
 		return nil, err
 	}
@@ -145,19 +145,19 @@ func (k *KubeExecutor) Manifest(launch core.Launch, maps []PathMap) ([]byte, err
 }
 
 // Run implements Executor.
-func (k *KubeExecutor) Run(ctx context.Context, launch core.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
+func (k *kubeExecutor) Run(ctx context.Context, launch core.Launch, maps []pathMap, onLine func(string)) (execInfo, error) {
 	if k.Cluster == nil {
-		return ExecInfo{}, errors.New("kube: no cluster client")
+		return execInfo{}, errors.New("kube: no cluster client")
 	}
-	svc, job, err := k.Objects(launch, maps)
+	svc, job, err := k.objects(launch, maps)
 	if err != nil {
-		return ExecInfo{}, err
+		return execInfo{}, err
 	}
 	grace := k.Grace
 	if grace <= 0 {
 		grace = stopGrace
 	}
-	info := ExecInfo{ImageID: k.Image, KubeJob: k.ClusterName + "/" + job.Namespace + "/" + job.Name}
+	info := execInfo{ImageID: k.Image, KubeJob: k.ClusterName + "/" + job.Namespace + "/" + job.Name}
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
 	pf := newPreflightLines(launch, stop)
@@ -175,13 +175,13 @@ func (k *KubeExecutor) Run(ctx context.Context, launch core.Launch, maps []PathM
 	return info, err
 }
 
-// UseKube reports whether multi-node runs go to Kubernetes: a cluster run (UseSlurm) with CLUSTER=k8s.
-func (w *Workspace) UseKube() bool { return UseSlurm(w.Config) && w.Env.Cluster() == "k8s" }
+// useKube reports whether multi-node runs go to Kubernetes: a cluster run (UseSlurm) with CLUSTER=k8s.
+func (w *Workspace) useKube() bool { return useSlurm(w.Config) && w.Env.cluster() == "k8s" }
 
-// KubeImage is the image Kubernetes runs of platform use: KUBE_IMAGE, else what image:push delivered.
+// kubeImage is the image Kubernetes runs of platform use: KUBE_IMAGE, else what image:push delivered.
 // Only a digest will do: each node pulls on its own.
-func (w *Workspace) KubeImage(platform string, built *ImageRecord) (string, error) {
-	if v := w.Env.Kube("IMAGE"); v != "" {
+func (w *Workspace) kubeImage(platform string, built *imageRecord) (string, error) {
+	if v := w.Env.kube("IMAGE"); v != "" {
 		return v, nil
 	}
 	rec, err := w.readPushRecord(platform)
@@ -198,37 +198,37 @@ func (w *Workspace) KubeImage(platform string, built *ImageRecord) (string, erro
 	return rec.Ref(), nil
 }
 
-// NewKubeExecutor builds the executor for platform from the config and the KUBE_ settings; connect
+// newKubeExecutor builds the executor for platform from the config and the KUBE_ settings; connect
 // false leaves it without a client (train:k8s-manifest).
-func (w *Workspace) NewKubeExecutor(cfg *Config, platform string, host hw.Host, image string, connect bool) (*KubeExecutor, error) {
+func (w *Workspace) newKubeExecutor(cfg *Config, platform string, host hw.Host, image string, connect bool) (*kubeExecutor, error) {
 	gpus := len(host.GPUs)
 	if platform == hw.PlatformCPU {
 		gpus = 0
 	}
-	if err := slurm.Check(cfg.Int("NNODES"), gpus, cfg.Int("TP"), cfg.Int("PP"), cfg.Int("DP")); err != nil {
+	if err := slurm.Check(cfg.int("NNODES"), gpus, cfg.int("TP"), cfg.int("PP"), cfg.int("DP")); err != nil {
 		return nil, err
 	}
-	sel, err := kube.ParseSelector(w.Env.Kube("NODE_SELECTOR"))
+	sel, err := kube.ParseSelector(w.Env.kube("NODE_SELECTOR"))
 	if err != nil {
 		return nil, fmt.Errorf("KUBE_NODE_SELECTOR: %w", err)
 	}
-	tol, err := kube.ParseTolerations(w.Env.Kube("TOLERATIONS"))
+	tol, err := kube.ParseTolerations(w.Env.kube("TOLERATIONS"))
 	if err != nil {
 		return nil, fmt.Errorf("KUBE_TOLERATIONS: %w", err)
 	}
-	pending, err := ParseAge(w.Env.Kube("PENDING_TIMEOUT"))
+	pending, err := parseAge(w.Env.kube("PENDING_TIMEOUT"))
 	if err != nil {
 		return nil, fmt.Errorf("KUBE_PENDING_TIMEOUT: %w", err)
 	}
-	k := &KubeExecutor{
-		Platform: platform, NNodes: cfg.Int("NNODES"), GPUsPerNode: gpus, Image: image,
-		Namespace: w.Env.Kube("NAMESPACE"), ServiceAccount: w.Env.Kube("SERVICE_ACCOUNT"),
-		PriorityClass: w.Env.Kube("PRIORITY_CLASS"), NodeSelector: sel, Tolerations: tol,
-		DataClaim: w.Env.Kube("DATA_CLAIM"), CacheClaim: w.Env.Kube("CACHE_CLAIM"), OutputClaim: w.Env.Kube("OUTPUT_CLAIM"),
-		DataDir: w.Path("DATA_DIR"), OutputDir: w.Path("OUTPUT_DIR"), Grace: w.Env.StopGrace(),
+	k := &kubeExecutor{
+		Platform: platform, NNodes: cfg.int("NNODES"), GPUsPerNode: gpus, Image: image,
+		Namespace: w.Env.kube("NAMESPACE"), ServiceAccount: w.Env.kube("SERVICE_ACCOUNT"),
+		PriorityClass: w.Env.kube("PRIORITY_CLASS"), NodeSelector: sel, Tolerations: tol,
+		DataClaim: w.Env.kube("DATA_CLAIM"), CacheClaim: w.Env.kube("CACHE_CLAIM"), OutputClaim: w.Env.kube("OUTPUT_CLAIM"),
+		DataDir: w.path("DATA_DIR"), OutputDir: w.path("OUTPUT_DIR"), Grace: w.Env.stopGrace(),
 	}
 	if connect {
-		client, name, err := kube.Connect(w.Env.Kube("CONTEXT"))
+		client, name, err := kube.Connect(w.Env.kube("CONTEXT"))
 		if err != nil {
 			return nil, err
 		}
@@ -240,11 +240,11 @@ func (w *Workspace) NewKubeExecutor(cfg *Config, platform string, host hw.Host, 
 
 // kubeExecutorFor is the Kubernetes executor of platform; built is the image this host built, to
 // check the pushed one is still it (nil: not checked).
-func (w *Workspace) kubeExecutorFor(platform string, host hw.Host, built *ImageRecord, connect bool) (*KubeExecutor, error) {
+func (w *Workspace) kubeExecutorFor(platform string, host hw.Host, built *imageRecord, connect bool) (*kubeExecutor, error) {
 	if built != nil && built.ImageID == "" {
 		built = nil
 	}
-	image, err := w.KubeImage(platform, built)
+	image, err := w.kubeImage(platform, built)
 	if err != nil {
 		return nil, err
 	}
@@ -252,5 +252,5 @@ func (w *Workspace) kubeExecutorFor(platform string, host hw.Host, built *ImageR
 	if err != nil {
 		return nil, err
 	}
-	return w.NewKubeExecutor(cfg, platform, host, image, connect)
+	return w.newKubeExecutor(cfg, platform, host, image, connect)
 }

@@ -24,7 +24,7 @@ import (
 const kubeTestImage = "registry.example/rival/cpu@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 // kubeInputs is the demo's cpu fsdp run handed to Kubernetes with two nodes.
-func kubeInputs(t *testing.T, settings map[string]string) (*Workspace, TrainInputs, *KubeExecutor) {
+func kubeInputs(t *testing.T, settings map[string]string) (*Workspace, TrainInputs, *kubeExecutor) {
 	t.Helper()
 	w, _ := newWorkspace(t, "")
 	base := map[string]string{"CLUSTER": "k8s", "KUBE_IMAGE": kubeTestImage, "KUBE_NAMESPACE": "bench",
@@ -33,11 +33,11 @@ func kubeInputs(t *testing.T, settings map[string]string) (*Workspace, TrainInpu
 	for k, v := range settings {
 		base[k] = v
 	}
-	w.Env = w.Env.With(base)
-	in := trainInputs(t, w, HostExecutor{})
+	w.Env = w.Env.with(base)
+	in := trainInputs(t, w, hostExecutor{})
 	// The claims hold DATA_DIR and OUTPUT_DIR: the tokenizer too lives under DATA_DIR.
 	src := filepath.Dir(in.Tokenizer.Path)
-	dst := w.TokenizerDir("mistral")
+	dst := w.tokenizerDir("mistral")
 	require.NoError(t, os.MkdirAll(dst, 0o755))
 	ents, err := os.ReadDir(src)
 	require.NoError(t, err)
@@ -47,7 +47,7 @@ func kubeInputs(t *testing.T, settings map[string]string) (*Workspace, TrainInpu
 		}
 	}
 	in.Tokenizer.Path = filepath.Join(dst, filepath.Base(in.Tokenizer.Path))
-	cfg, err := in.Config.With("test", map[string]string{"NNODES": "2", "DP": "2"})
+	cfg, err := in.Config.with("test", map[string]string{"NNODES": "2", "DP": "2"})
 	require.NoError(t, err)
 	w.Config = cfg
 	ex, err := w.kubeExecutorFor(hw.PlatformCPU, hw.Host{Platform: hw.PlatformCPU}, nil, false)
@@ -58,7 +58,7 @@ func kubeInputs(t *testing.T, settings map[string]string) (*Workspace, TrainInpu
 
 func TestKubeManifestOfARun(t *testing.T) {
 	w, in, _ := kubeInputs(t, nil)
-	out, err := w.KubeManifest(in)
+	out, err := w.kubeManifest(in)
 	require.NoError(t, err)
 	docs := strings.Split(string(out), "\n---\n")
 	require.Len(t, docs, 2)
@@ -76,7 +76,7 @@ func TestKubeManifestOfARun(t *testing.T) {
 	for _, m := range pod.Containers[0].VolumeMounts {
 		claims[m.MountPath] = m.SubPath
 	}
-	assert.Equal(t, filepath.ToSlash(filepath.Join("runs", RunName(in.Platform, in.Framework, in.Model, in.Dataset, 0))), claims["/rival/run"])
+	assert.Equal(t, filepath.ToSlash(filepath.Join("runs", runName(in.Platform, in.Framework, in.Model, in.Dataset, 0))), claims["/rival/run"])
 	assert.Contains(t, claims, "/rival/data")
 	assert.Contains(t, claims, "/rival/tokenizer")
 	assert.Contains(t, claims, "/rival/cache")
@@ -92,15 +92,15 @@ func TestKubeSettingsRefused(t *testing.T) {
 		{map[string]string{"KUBE_OUTPUT_CLAIM": ""}, "KUBE_OUTPUT_CLAIM"},
 	} {
 		w, in, _ := kubeInputs(t, tc.settings)
-		_, err := w.KubeManifest(in)
+		_, err := w.kubeManifest(in)
 		require.Error(t, err, tc.settings)
 		assert.Contains(t, err.Error(), tc.want)
 	}
 	w, _ := newWorkspace(t, "")
-	w.Env = w.Env.With(map[string]string{"KUBE_TOLERATIONS": "a:Never"})
-	cfg, err := w.Config.With("test", map[string]string{"NNODES": "1", "DP": "1"})
+	w.Env = w.Env.with(map[string]string{"KUBE_TOLERATIONS": "a:Never"})
+	cfg, err := w.Config.with("test", map[string]string{"NNODES": "1", "DP": "1"})
 	require.NoError(t, err)
-	_, err = w.NewKubeExecutor(cfg, hw.PlatformCPU, hw.Host{Platform: hw.PlatformCPU}, kubeTestImage, false)
+	_, err = w.newKubeExecutor(cfg, hw.PlatformCPU, hw.Host{Platform: hw.PlatformCPU}, kubeTestImage, false)
 	assert.ErrorContains(t, err, "KUBE_TOLERATIONS")
 }
 
@@ -116,7 +116,7 @@ func TestKubeExecutorRunsOnARealAPIServer(t *testing.T) {
 	w, in, ex := kubeInputs(t, map[string]string{"KUBE_TOLERATIONS": "", "KUBE_PRIORITY_CLASS": "", "KUBE_SERVICE_ACCOUNT": ""})
 	ex.Cluster = &kube.Cluster{Client: e.Client, Logs: staticLogs{"step 1", "step 2"}, PendingTimeout: time.Minute, Poll: 100 * time.Millisecond}
 	ex.ClusterName = "rival-test"
-	l, maps, _, err := w.trainLaunch(in, in.Config, RunName(in.Platform, in.Framework, in.Model, in.Dataset, 0), w.launchFingerprint(in))
+	l, maps, _, err := w.trainLaunch(in, in.Config, runName(in.Platform, in.Framework, in.Model, in.Dataset, 0), w.launchFingerprint(in))
 	require.NoError(t, err)
 	var lines []string
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -160,9 +160,9 @@ func TestKubeExecutorRunsEachFramework(t *testing.T) {
 			}
 			t.Run(platform+"-"+fw, func(t *testing.T) {
 				w, _ := newWorkspace(t, "")
-				w.Env = w.Env.With(map[string]string{"CLUSTER": "k8s", "KUBE_IMAGE": kubeTestImage, "KUBE_NAMESPACE": "bench",
+				w.Env = w.Env.with(map[string]string{"CLUSTER": "k8s", "KUBE_IMAGE": kubeTestImage, "KUBE_NAMESPACE": "bench",
 					"KUBE_DATA_CLAIM": "rival-data", "KUBE_OUTPUT_CLAIM": "rival-output", "GPUS_PER_NODE": "8"})
-				cfg, err := w.Config.With("test", map[string]string{"NNODES": "2", "TP": "1", "PP": "1", "DP": "16"})
+				cfg, err := w.Config.with("test", map[string]string{"NNODES": "2", "TP": "1", "PP": "1", "DP": "16"})
 				require.NoError(t, err)
 				w.Config = cfg
 				host, err := w.clusterHost(context.Background(), platform)
@@ -170,11 +170,11 @@ func TestKubeExecutorRunsEachFramework(t *testing.T) {
 				ex, err := w.kubeExecutorFor(platform, host, nil, false)
 				require.NoError(t, err)
 				ex.Cluster = &kube.Cluster{Client: e.Client, Logs: staticLogs{"iteration 1/2", "iteration 2/2"}, PendingTimeout: time.Minute, Poll: 100 * time.Millisecond}
-				p, err := w.BuildPipeline()
+				p, err := w.buildPipeline()
 				require.NoError(t, err)
 				in, err := w.trainInputsForCfg(p, cfg, platform, fw, "llama", host, ex)
 				require.NoError(t, err)
-				l, maps, _, err := w.trainLaunch(in, cfg, RunName(platform, fw, in.Model, in.Dataset, 0), w.launchFingerprint(in))
+				l, maps, _, err := w.trainLaunch(in, cfg, runName(platform, fw, in.Model, in.Dataset, 0), w.launchFingerprint(in))
 				require.NoError(t, err)
 				var lines []string
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

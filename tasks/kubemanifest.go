@@ -7,9 +7,9 @@ import (
 	"github.com/rivalbench/rival/hw"
 )
 
-// KubeManifest is the manifest a run would submit (train:k8s-manifest).
-func (w *Workspace) KubeManifest(in TrainInputs) ([]byte, error) {
-	ex, ok := in.Executor.(*KubeExecutor)
+// kubeManifest is the manifest a run would submit (train:k8s-manifest).
+func (w *Workspace) kubeManifest(in TrainInputs) ([]byte, error) {
+	ex, ok := in.Executor.(*kubeExecutor)
 	if !ok {
 		return nil, errors.New("k8s manifest: the run is not a Kubernetes run")
 	}
@@ -17,11 +17,11 @@ func (w *Workspace) KubeManifest(in TrainInputs) ([]byte, error) {
 	if cfg == nil {
 		cfg = w.Config
 	}
-	l, maps, _, err := w.trainLaunch(in, cfg, RunName(in.Platform, in.Framework, in.Model, in.Dataset, in.RunIndex), w.launchFingerprint(in))
+	l, maps, _, err := w.trainLaunch(in, cfg, runName(in.Platform, in.Framework, in.Model, in.Dataset, in.RunIndex), w.launchFingerprint(in))
 	if err != nil {
 		return nil, err
 	}
-	return ex.Manifest(l, maps)
+	return ex.manifest(l, maps)
 }
 
 // KubeManifestTarget prints the Service and Job of one run without submitting them.
@@ -38,7 +38,7 @@ func (w *Workspace) KubeManifestTarget(ctx context.Context, platform, framework,
 	if err != nil {
 		return err
 	}
-	return w.printLaunchFile(cfg, platform, framework, model, host, ex, w.KubeManifest)
+	return w.printLaunchFile(cfg, platform, framework, model, host, ex, w.kubeManifest)
 }
 
 // launchFingerprint is the dataset fingerprint a launch's cache folder is named by, "unencoded" when
@@ -57,13 +57,13 @@ func (w *Workspace) clusterHost(ctx context.Context, platform string) (hw.Host, 
 	if platform == hw.PlatformCPU {
 		return host, nil
 	}
-	host, err := w.DetectHost(ctx)
+	host, err := w.detectHost(ctx)
 	if err != nil {
 		return host, err
 	}
 	if len(host.GPUs) == 0 {
 		host = hw.Host{Platform: platform}
-		for i := 0; i < w.Env.GPUsPerNode(); i++ {
+		for i := 0; i < w.Env.gpUsPerNode(); i++ {
 			host.GPUs = append(host.GPUs, hw.GPU{Index: i})
 		}
 	}

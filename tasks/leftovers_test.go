@@ -16,20 +16,20 @@ import (
 func TestTrainLeftovers(t *testing.T) {
 	w, _ := newWorkspace(t, "")
 	ex := &scriptedExecutor{steps: 3}
-	task, err := w.TrainTask(trainInputs(t, w, ex))
+	task, err := w.trainTask(trainInputs(t, w, ex))
 	require.NoError(t, err)
 	require.NoError(t, w.Runner.Run(context.Background(), task))
 	logPath := task.Outputs[1].Path
 	good, err := os.ReadFile(logPath)
 	require.NoError(t, err)
-	runDir := filepath.Join(w.Path("OUTPUT_DIR", "runs"), "train_cpu_fsdp_mistral-proxy_docs")
+	runDir := filepath.Join(w.path("OUTPUT_DIR", "runs"), "train_cpu_fsdp_mistral-proxy_docs")
 
 	// FORCE=1, and the rerun fails.
 	ex.exit, ex.steps = 9, 1
 	in := trainInputs(t, w, ex)
-	in.Config, err = in.Config.With("test", map[string]string{"FORCE": "1"})
+	in.Config, err = in.Config.with("test", map[string]string{"FORCE": "1"})
 	require.NoError(t, err)
-	forced, err := w.TrainTask(in)
+	forced, err := w.trainTask(in)
 	require.NoError(t, err)
 	require.Error(t, (&dag.Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}).Run(context.Background(), forced))
 	kept, err := os.ReadFile(logPath)
@@ -40,7 +40,7 @@ func TestTrainLeftovers(t *testing.T) {
 
 	// A successful rerun clears the failure's leftovers.
 	ex.exit, ex.steps = 0, 3
-	forced2, err := w.TrainTask(in)
+	forced2, err := w.trainTask(in)
 	require.NoError(t, err)
 	require.NoError(t, (&dag.Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}).Run(context.Background(), forced2))
 	assert.NoFileExists(t, failedLog(logPath))

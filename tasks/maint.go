@@ -29,10 +29,10 @@ func (w *Workspace) CacheStats() error {
 		return err
 	}
 	fmt.Fprintf(os.Stdout, "cache: %s\n", s.Dir)
-	fmt.Fprintf(os.Stdout, "entries: %d records, %d blobs, %s\n", s.Records, s.Blobs, HumanBytes(s.BlobBytes))
-	fmt.Fprintf(os.Stdout, "on disk: %s in %d files (file system blocks, folders included)\n", HumanBytes(s.DiskBytes), s.Files)
+	fmt.Fprintf(os.Stdout, "entries: %d records, %d blobs, %s\n", s.Records, s.Blobs, humanBytes(s.BlobBytes))
+	fmt.Fprintf(os.Stdout, "on disk: %s in %d files (file system blocks, folders included)\n", humanBytes(s.DiskBytes), s.Files)
 	for _, a := range []string{"blobs", "actions", "stat", "tasks", "locks"} {
-		fmt.Fprintf(os.Stdout, "  %-8s %10s %8d files\n", a+"/", HumanBytes(s.AreaBytes[a]), s.AreaFiles[a])
+		fmt.Fprintf(os.Stdout, "  %-8s %10s %8d files\n", a+"/", humanBytes(s.AreaBytes[a]), s.AreaFiles[a])
 	}
 	fmt.Fprintf(os.Stdout, "hits: %d\n", s.Hits)
 	fmt.Fprintf(os.Stdout, "stat cache: %d files\n", s.StatEntries)
@@ -50,12 +50,12 @@ func (w *Workspace) CacheStats() error {
 // CacheTrim trims the cache to RIVAL_CACHE_MAX (default 50GiB) and drops
 // entries unused for RIVAL_CACHE_MAX_AGE (default 30d).
 func (w *Workspace) CacheTrim(ctx context.Context) error {
-	maxSize, maxAge := w.Env.CacheMax(), w.Env.CacheMaxAge()
-	size, err := ParseSize(maxSize)
+	maxSize, maxAge := w.Env.cacheMax(), w.Env.cacheMaxAge()
+	size, err := parseSize(maxSize)
 	if err != nil {
 		return fmt.Errorf("RIVAL_CACHE_MAX: %w", err)
 	}
-	age, err := ParseAge(maxAge)
+	age, err := parseAge(maxAge)
 	if err != nil {
 		return fmt.Errorf("RIVAL_CACHE_MAX_AGE: %w", err)
 	}
@@ -63,13 +63,13 @@ func (w *Workspace) CacheTrim(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	w.Printf("cache:trim (max %s on disk, unused for %s): removed %d records and %d blobs, freed %s; %s on disk\n",
-		maxSize, maxAge, rep.RecordsRemoved, rep.BlobsRemoved, HumanBytes(rep.BytesFreed), HumanBytes(rep.BytesKept))
+	w.printf("cache:trim (max %s on disk, unused for %s): removed %d records and %d blobs, freed %s; %s on disk\n",
+		maxSize, maxAge, rep.RecordsRemoved, rep.BlobsRemoved, humanBytes(rep.BytesFreed), humanBytes(rep.BytesKept))
 	if rep.StatRemoved+rep.TasksRemoved+rep.LocksRemoved > 0 {
-		w.Printf("cache:trim: removed %d stat-cache entries, %d last-run entries and %d idle lock files\n", rep.StatRemoved, rep.TasksRemoved, rep.LocksRemoved)
+		w.printf("cache:trim: removed %d stat-cache entries, %d last-run entries and %d idle lock files\n", rep.StatRemoved, rep.TasksRemoved, rep.LocksRemoved)
 	}
 	if rep.TempRemoved > 0 {
-		w.Printf("cache:trim: removed %d temporary files left by killed runs\n", rep.TempRemoved)
+		w.printf("cache:trim: removed %d temporary files left by killed runs\n", rep.TempRemoved)
 	}
 	return nil
 }
@@ -80,18 +80,18 @@ func (w *Workspace) CacheVerify(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	w.Printf("cache:verify: %d blobs (%s) and %d materialized outputs rehashed\n", rep.BlobsChecked, HumanBytes(rep.BytesChecked), rep.OutputsChecked)
+	w.printf("cache:verify: %d blobs (%s) and %d materialized outputs rehashed\n", rep.BlobsChecked, humanBytes(rep.BytesChecked), rep.OutputsChecked)
 	for _, d := range rep.CorruptBlobs {
-		w.Printf("  corrupt blob %s: dropped\n", d)
+		w.printf("  corrupt blob %s: dropped\n", d)
 	}
 	for _, p := range rep.Readopted {
-		w.Printf("  %s matches its record: stored again in place of the corrupt blob\n", p)
+		w.printf("  %s matches its record: stored again in place of the corrupt blob\n", p)
 	}
 	if rep.RecordsDropped > 0 {
-		w.Printf("  %d records that needed them dropped; their tasks will run again\n", rep.RecordsDropped)
+		w.printf("  %d records that needed them dropped; their tasks will run again\n", rep.RecordsDropped)
 	}
 	for _, p := range rep.ModifiedOutputs {
-		w.Printf("  %s no longer matches its cached content (edited by hand?); the next run restores it\n", p)
+		w.printf("  %s no longer matches its cached content (edited by hand?); the next run restores it\n", p)
 	}
 	if n := len(rep.CorruptBlobs) + len(rep.ModifiedOutputs); n > 0 {
 		return fmt.Errorf("cache:verify found %d problems", n)
@@ -132,14 +132,14 @@ func (w *Workspace) Purge(data bool) error {
 	var victims []victim
 	// Check every directory before removing any.
 	for _, k := range keys {
-		d := w.Path(k)
+		d := w.path(k)
 		real := resolve(d)
 		refuse := func(why string, args ...any) error {
-			return fmt.Errorf("purge: %s=%s resolves to %s, which %s; refusing", k, w.Config.Get(k), real, fmt.Sprintf(why, args...))
+			return fmt.Errorf("purge: %s=%s resolves to %s, which %s; refusing", k, w.Config.get(k), real, fmt.Sprintf(why, args...))
 		}
 		fi, err := os.Lstat(d)
 		if errors.Is(err, fs.ErrNotExist) {
-			w.Printf("purge: %s (%s) does not exist; nothing to remove\n", k, d)
+			w.printf("purge: %s (%s) does not exist; nothing to remove\n", k, d)
 			continue
 		}
 		if err != nil {
@@ -210,15 +210,15 @@ func (w *Workspace) Purge(data bool) error {
 			if err := os.RemoveAll(v.real); err != nil {
 				return fmt.Errorf("purge %s: %w", v.real, err)
 			}
-			w.Printf("purge: %s (%s) held nothing to remove; removed the empty folder\n", v.key, v.real)
+			w.printf("purge: %s (%s) held nothing to remove; removed the empty folder\n", v.key, v.real)
 			continue
 		}
-		w.Printf("purge: removing %s %s: %d files in %d folders, %s: %s\n", v.key, v.real, v.files, v.folders, HumanBytes(v.bytes), list)
+		w.printf("purge: removing %s %s: %d files in %d folders, %s: %s\n", v.key, v.real, v.files, v.folders, humanBytes(v.bytes), list)
 		// RemoveAll removes symlinks inside, never what they point to.
 		if err := os.RemoveAll(v.real); err != nil {
 			return fmt.Errorf("purge %s: %w", v.real, err)
 		}
-		w.Printf("purge: removed %s\n", v.real)
+		w.printf("purge: removed %s\n", v.real)
 	}
 	return nil
 }
@@ -250,10 +250,10 @@ type wrapEntry struct {
 	Provenance map[string]json.RawMessage `json:"provenance,omitempty"`
 }
 
-// WrapTask zips OUTPUT_DIR with a MANIFEST.json (every file's digest, and
+// wrapTask zips OUTPUT_DIR with a MANIFEST.json (every file's digest, and
 // every result's provenance) into rival-results-HOST.zip beside it.
-func (w *Workspace) WrapTask() (*dag.Task, string, error) {
-	outDir := w.Path("OUTPUT_DIR")
+func (w *Workspace) wrapTask() (*dag.Task, string, error) {
+	outDir := w.path("OUTPUT_DIR")
 	if _, err := os.Stat(outDir); err != nil {
 		return nil, "", fmt.Errorf("wrap: nothing to wrap: %w (run a training or demo first)", err)
 	}
@@ -288,14 +288,14 @@ func (w *Workspace) WrapTask() (*dag.Task, string, error) {
 // WrapTarget implements wrap: it zips OUTPUT_DIR with every result's
 // provenance (WrapTask) and prints where the zip is.
 func (w *Workspace) WrapTarget(ctx context.Context) error {
-	t, zipPath, err := w.WrapTask()
+	t, zipPath, err := w.wrapTask()
 	if err != nil {
 		return err
 	}
 	if err := w.Runner.Run(ctx, t); err != nil {
 		return err
 	}
-	w.Printf("wrap: %s\n", zipPath)
+	w.printf("wrap: %s\n", zipPath)
 	return nil
 }
 

@@ -15,7 +15,7 @@ func TestWrapTargetSaysWhereTheZipIs(t *testing.T) {
 	w, log := newWorkspace(t, "")
 	require.ErrorContains(t, w.WrapTarget(context.Background()), "nothing to wrap")
 
-	out := w.Path("OUTPUT_DIR")
+	out := w.path("OUTPUT_DIR")
 	require.NoError(t, os.MkdirAll(out, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(out, "train_amd_prim_llama.json"), []byte(`{"platform":"amd"}`), 0o644))
 	require.NoError(t, w.WrapTarget(context.Background()))

@@ -29,10 +29,10 @@ type manifestDigests struct {
 // field, never a dataset fingerprint that a cache folder name or a result
 // would carry. A run reads its manifest once (trainRun.prepare) and passes
 // the value on.
-func decodeManifest(path string, data []byte) (EncodeManifest, error) {
+func decodeManifest(path string, data []byte) (encodeManifest, error) {
 	var raw manifestDigests
 	if err := json.Unmarshal(data, &raw); err != nil {
-		return EncodeManifest{}, manifestError(path, err)
+		return encodeManifest{}, manifestError(path, err)
 	}
 	for _, f := range []struct{ name, value string }{
 		{"input_blake3", raw.Input},
@@ -42,15 +42,15 @@ func decodeManifest(path string, data []byte) (EncodeManifest, error) {
 		{"fingerprint.bin_blake3", raw.Fingerprint.BinBLAKE3},
 	} {
 		if f.value == "" {
-			return EncodeManifest{}, manifestError(path, fmt.Errorf("field %s is missing", f.name))
+			return encodeManifest{}, manifestError(path, fmt.Errorf("field %s is missing", f.name))
 		}
 		if _, err := cache.ParseDigest(f.value); err != nil {
-			return EncodeManifest{}, manifestError(path, fmt.Errorf("field %s: %w", f.name, err))
+			return encodeManifest{}, manifestError(path, fmt.Errorf("field %s: %w", f.name, err))
 		}
 	}
-	var m EncodeManifest
+	var m encodeManifest
 	if err := json.Unmarshal(data, &m); err != nil {
-		return EncodeManifest{}, manifestError(path, err)
+		return encodeManifest{}, manifestError(path, err)
 	}
 	return m, nil
 }
@@ -64,9 +64,9 @@ func manifestError(path string, err error) error {
 // bytes, converted, not parsed.
 func datasetDigest(fp indexed.Fingerprint) cache.Digest { return cache.Digest(fp.Digest) }
 
-// EncodeManifest is written next to every encoded dataset: what it was
+// encodeManifest is written next to every encoded dataset: what it was
 // made from and its fingerprint, so verify:data can check the files.
-type EncodeManifest struct {
+type encodeManifest struct {
 	Prefix          string       `json:"prefix"`
 	Input           string       `json:"input"`
 	InputDigest     cache.Digest `json:"input_blake3"`
@@ -85,5 +85,5 @@ type EncodeManifest struct {
 	EncoderVersion string              `json:"encoder_version"`
 }
 
-// ManifestPath is the sidecar of a dataset prefix.
-func ManifestPath(prefix string) string { return prefix + ".rival.json" }
+// manifestPath is the sidecar of a dataset prefix.
+func manifestPath(prefix string) string { return prefix + ".rival.json" }

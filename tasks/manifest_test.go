@@ -30,16 +30,16 @@ var badManifests = []struct {
 
 // encodedPrefix encodes a three-document corpus with the Mistral tokenizer
 // at prefix and returns the manifest the encoder wrote.
-func encodedPrefix(t *testing.T, w *Workspace, prefix string) ([]byte, EncodeManifest) {
+func encodedPrefix(t *testing.T, w *Workspace, prefix string) ([]byte, encodeManifest) {
 	t.Helper()
 	in := filepath.Join(w.Root, "in.jsonl")
 	require.NoError(t, os.WriteFile(in, []byte(`{"text":"Hello world"}`+"\n"+`{"text":"Second document."}`+"\n"+`{"text":"A third."}`+"\n"), 0o644))
-	tok, err := w.ResolveTokenizer(mistralTok)
+	tok, err := w.resolveTokenizer(mistralTok)
 	require.NoError(t, err)
-	require.NoError(t, w.Runner.Run(context.Background(), w.EncodeTask(in, tok, prefix, 0, nil)))
-	data, err := os.ReadFile(ManifestPath(prefix))
+	require.NoError(t, w.Runner.Run(context.Background(), w.encodeTask(in, tok, prefix, 0, nil)))
+	data, err := os.ReadFile(manifestPath(prefix))
 	require.NoError(t, err)
-	var m EncodeManifest
+	var m encodeManifest
 	require.NoError(t, json.Unmarshal(data, &m))
 	return data, m
 }
@@ -68,9 +68,9 @@ func spoil(t *testing.T, path string, good []byte, field string, bad func(string
 func TestSlurmScriptRefusesBadManifestDigest(t *testing.T) {
 	t.Setenv("DP", "8")
 	w, _ := newWorkspace(t, "")
-	w.Env = w.Env.With(map[string]string{"SLURM_IMAGE": "", "GPUS_PER_NODE": "8"})
-	w.Config, _ = w.Config.With("test", map[string]string{"DP": "8"})
-	prefix := w.DatasetPrefix(w.Config.Get("DATASET"), "mistral", "train")
+	w.Env = w.Env.with(map[string]string{"SLURM_IMAGE": "", "GPUS_PER_NODE": "8"})
+	w.Config, _ = w.Config.with("test", map[string]string{"DP": "8"})
+	prefix := w.datasetPrefix(w.Config.get("DATASET"), "mistral", "train")
 	good, m := encodedPrefix(t, w, prefix)
 	script := func() (string, error) {
 		return captureStdout(t, func() error {
@@ -85,10 +85,10 @@ func TestSlurmScriptRefusesBadManifestDigest(t *testing.T) {
 
 	for _, tc := range badManifests {
 		t.Run(tc.name, func(t *testing.T) {
-			spoil(t, ManifestPath(prefix), good, tc.field, tc.spoil)
+			spoil(t, manifestPath(prefix), good, tc.field, tc.spoil)
 			_, err := script()
 			require.Error(t, err)
-			assert.Contains(t, err.Error(), ManifestPath(prefix))
+			assert.Contains(t, err.Error(), manifestPath(prefix))
 			assert.Contains(t, err.Error(), "field "+tc.field)
 			assert.Contains(t, err.Error(), "go run mage.go encode")
 		})
@@ -102,15 +102,15 @@ func TestVerifyDataRefusesBadManifestDigest(t *testing.T) {
 	w, _ := newWorkspace(t, "")
 	prefix := filepath.Join(w.Root, "data", "corpus")
 	good, _ := encodedPrefix(t, w, prefix)
-	_, err := VerifyDataset(prefix)
+	_, err := verifyDataset(prefix)
 	require.NoError(t, err)
 
 	for _, tc := range badManifests {
 		t.Run(tc.name, func(t *testing.T) {
-			spoil(t, ManifestPath(prefix), good, tc.field, tc.spoil)
-			_, err := VerifyDataset(prefix)
+			spoil(t, manifestPath(prefix), good, tc.field, tc.spoil)
+			_, err := verifyDataset(prefix)
 			require.Error(t, err)
-			assert.Contains(t, err.Error(), ManifestPath(prefix))
+			assert.Contains(t, err.Error(), manifestPath(prefix))
 			assert.Contains(t, err.Error(), "field "+tc.field)
 		})
 	}

@@ -11,7 +11,7 @@ func FuzzParseSize(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		n, err := ParseSize(s)
+		n, err := parseSize(s)
 		if err == nil && n < 0 {
 			t.Fatalf("ParseSize(%q) = %d", s, n)
 		}
@@ -24,7 +24,7 @@ func FuzzParseAge(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		d, err := ParseAge(s)
+		d, err := parseAge(s)
 		if err == nil && d < 0 {
 			t.Fatalf("ParseAge(%q) = %v", s, d)
 		}

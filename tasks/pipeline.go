@@ -7,32 +7,32 @@ import (
 	"github.com/rivalbench/rival/models"
 )
 
-// Pipeline builds the configured DAG up to encode: fetch DATASET, filter
+// pipeline builds the configured DAG up to encode: fetch DATASET, filter
 // it, fetch each model's tokenizer and encode the filtered corpus per model
 // into <DATA_DIR>/<dataset>-<model>-train and -test.
-type Pipeline struct {
+type pipeline struct {
 	Fetch, Filter *dag.Task
 	Tokenizers    []*dag.Task
 	Encodes       []*dag.Task
 }
 
-// BuildPipeline assembles the tasks for the configured dataset and models.
-func (w *Workspace) BuildPipeline() (*Pipeline, error) {
-	name := w.Config.Get("DATASET")
-	fetch, err := w.FetchDatasetTask(name)
+// buildPipeline assembles the tasks for the configured dataset and models.
+func (w *Workspace) buildPipeline() (*pipeline, error) {
+	name := w.Config.get("DATASET")
+	fetch, err := w.fetchDatasetTask(name)
 	if err != nil {
 		return nil, err
 	}
-	filtered := w.Path("DATA_DIR", "filtered", name+".jsonl")
-	p := &Pipeline{Fetch: fetch, Filter: w.FilterTask(fetch.Outputs[0].Path, filtered, fetch)}
-	for _, model := range w.Config.List("MODELS") {
-		tt, err := w.FetchTokenizerTask(model)
+	filtered := w.path("DATA_DIR", "filtered", name+".jsonl")
+	p := &pipeline{Fetch: fetch, Filter: w.filterTask(fetch.Outputs[0].Path, filtered, fetch)}
+	for _, model := range w.Config.list("MODELS") {
+		tt, err := w.fetchTokenizerTask(model)
 		if err != nil {
 			return nil, err
 		}
 		m, _ := models.Lookup(model)
-		spec := TokenizerSpec{Path: tt.Outputs[0].Path, Model: &m, EOD: m.EOD}
-		enc := w.EncodeTask(filtered, spec, w.encodePrefix(name, model), w.Config.Float("TRAIN_SPLIT"), p.Filter, tt)
+		spec := tokenizerSpec{Path: tt.Outputs[0].Path, Model: &m, EOD: m.EOD}
+		enc := w.encodeTask(filtered, spec, w.encodePrefix(name, model), w.Config.float("TRAIN_SPLIT"), p.Filter, tt)
 		p.Tokenizers = append(p.Tokenizers, tt)
 		p.Encodes = append(p.Encodes, enc)
 	}
@@ -43,7 +43,7 @@ func (w *Workspace) BuildPipeline() (*Pipeline, error) {
 // (DATASET, its first DATA_SAMPLES documents) and the tokenizer of every
 // model in MODELS.
 func (w *Workspace) FetchTarget(ctx context.Context) error {
-	p, err := w.BuildPipeline()
+	p, err := w.buildPipeline()
 	if err != nil {
 		return err
 	}
@@ -53,14 +53,14 @@ func (w *Workspace) FetchTarget(ctx context.Context) error {
 // FilterTarget implements filter (filter:dataset): it fetches and filters
 // the configured dataset, then reports what was kept.
 func (w *Workspace) FilterTarget(ctx context.Context) error {
-	p, err := w.BuildPipeline()
+	p, err := w.buildPipeline()
 	if err != nil {
 		return err
 	}
 	if err := w.Runner.Run(ctx, p.Filter); err != nil {
 		return err
 	}
-	w.ReportFilter(p.Filter)
+	w.reportFilter(p.Filter)
 	return nil
 }
 
@@ -69,16 +69,16 @@ func (w *Workspace) FilterTarget(ctx context.Context) error {
 // DATA_DIR/<dataset>-<model>-train and -test, then reports the filter and
 // every dataset written.
 func (w *Workspace) EncodeTarget(ctx context.Context) error {
-	p, err := w.BuildPipeline()
+	p, err := w.buildPipeline()
 	if err != nil {
 		return err
 	}
 	if err := w.Runner.Run(ctx, p.Encodes...); err != nil {
 		return err
 	}
-	w.ReportFilter(p.Filter)
+	w.reportFilter(p.Filter)
 	for _, e := range p.Encodes {
-		w.ReportEncode(e)
+		w.reportEncode(e)
 	}
 	return nil
 }

@@ -26,7 +26,7 @@ type plannedRun struct {
 func (w *Workspace) trainTargetRun(platform, framework, model, dataset string) plannedRun {
 	cfg, err := w.platformConfig(platform)
 	return plannedRun{Platform: platform, Framework: framework, Model: model, Dataset: dataset,
-		TrainPrefix: w.DatasetPrefix(dataset, encodedModel(model), "train"), Config: cfg, ConfigErr: err}
+		TrainPrefix: w.datasetPrefix(dataset, encodedModel(model), "train"), Config: cfg, ConfigErr: err}
 }
 
 // configFingerprint is the fingerprint of the configuration the run
@@ -42,5 +42,5 @@ func (r plannedRun) configFingerprint() (string, error) {
 			return "", err
 		}
 	}
-	return cfg.Fingerprint().String(), nil
+	return cfg.fingerprint().String(), nil
 }

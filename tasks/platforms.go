@@ -13,5 +13,5 @@ func (w *Workspace) platformConfig(platform string) (*Config, error) {
 	if platform != hw.PlatformCPU {
 		return w.Config, nil
 	}
-	return w.Config.With("train:cpu", map[string]string{"TP": "1", "PP": "1", "DP": w.Config.Get("NNODES"), "GBS": ""})
+	return w.Config.with("train:cpu", map[string]string{"TP": "1", "PP": "1", "DP": w.Config.get("NNODES"), "GBS": ""})
 }

@@ -25,14 +25,14 @@ type pacedExecutor struct {
 	steps int
 }
 
-func (p *pacedExecutor) Kind() ExecutorKind             { return "scripted" }
+func (p *pacedExecutor) Kind() executorKind             { return "scripted" }
 func (p *pacedExecutor) ImageDigest() string            { return "" }
-func (p *pacedExecutor) Place(dirs []PathMap) []PathMap { return HostExecutor{}.Place(dirs) }
+func (p *pacedExecutor) Place(dirs []pathMap) []pathMap { return hostExecutor{}.Place(dirs) }
 func (p *pacedExecutor) set(w int) {
 	os.WriteFile(p.phase+".tmp", fmt.Appendf(nil, "%d", w), 0o644)
 	os.Rename(p.phase+".tmp", p.phase)
 }
-func (p *pacedExecutor) Run(ctx context.Context, l core.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
+func (p *pacedExecutor) Run(ctx context.Context, l core.Launch, maps []pathMap, onLine func(string)) (execInfo, error) {
 	p.set(300) // start-up, index build, compilation
 	onLine("number of parameters: 12345")
 	time.Sleep(400 * time.Millisecond)
@@ -47,7 +47,7 @@ func (p *pacedExecutor) Run(ctx context.Context, l core.Launch, maps []PathMap, 
 	time.Sleep(500 * time.Millisecond)
 	p.set(200) // shutdown
 	time.Sleep(400 * time.Millisecond)
-	return ExecInfo{}, nil
+	return execInfo{}, nil
 }
 
 // The energy figure covers the measured steps only, whatever the log's
@@ -68,7 +68,7 @@ func TestTrainPowerCoversMeasuredStepsOnly(t *testing.T) {
 	in := trainInputs(t, w, ex)
 	in.Platform = hw.PlatformNVIDIA
 	in.Host = hw.Host{Platform: hw.PlatformNVIDIA, GPUs: []hw.GPU{{Index: 0}}}
-	task, err := w.TrainTask(in)
+	task, err := w.trainTask(in)
 	require.NoError(t, err)
 	require.NoError(t, w.Runner.Run(context.Background(), task))
 	data, err := os.ReadFile(task.Outputs[0].Path)

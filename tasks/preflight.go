@@ -11,8 +11,8 @@ import (
 	"github.com/rivalbench/rival/hw"
 )
 
-// PreflightReport is what a preflight said about a launch.
-type PreflightReport struct {
+// preflightReport is what a preflight said about a launch.
+type preflightReport struct {
 	OK  string // the preflight's summary line
 	Ran string // what the image actually holds ("ran": Megatron Core, the trees' commits, TE, torch, CUDA or ROCm)
 	// Effective is what the framework built, read back from its own objects (nil when the
@@ -20,16 +20,16 @@ type PreflightReport struct {
 	Effective *effective.Config
 	// Samples is the digest of the first samples the framework's own data path will read
 	// ("preflight samples: {json}"; nil when the preflight does not report one).
-	Samples *PreflightSamples
+	Samples *preflightSamples
 }
 
-// RunPreflight runs a launch's preflight (the framework's own argument parsing and config
+// runPreflight runs a launch's preflight (the framework's own argument parsing and config
 // validation; see core.Launch.Preflight). Its files must already be written. It fails quoting
 // the framework's error, when the effective configuration the preflight read back differs from
 // the workload's (core.Launch.Workload), naming each field with both values, and when its digest of
 // the first samples differs from Rival's (core.Launch.Samples), with both digests.
-func RunPreflight(ctx context.Context, ex Executor, name string, launch core.Launch, maps []PathMap) (PreflightReport, error) {
-	var rep PreflightReport
+func runPreflight(ctx context.Context, ex executor, name string, launch core.Launch, maps []pathMap) (preflightReport, error) {
+	var rep preflightReport
 	if launch.Preflight == nil {
 		return rep, nil
 	}
@@ -72,19 +72,19 @@ func RunPreflight(ctx context.Context, ex Executor, name string, launch core.Lau
 		if last == "" {
 			last = "exit status " + strconv.Itoa(info.ExitCode) + ": " + strings.Join(tail, "\n")
 		}
-		return PreflightReport{}, fmt.Errorf("preflight of %s stopped the run before it started: %s", name, strings.TrimPrefix(last, "preflight failed: "))
+		return preflightReport{}, fmt.Errorf("preflight of %s stopped the run before it started: %s", name, strings.TrimPrefix(last, "preflight failed: "))
 	}
 	rep.OK = last
 	if samplesErr == nil {
 		samplesErr = compareSamples(launch.Samples, rep.Samples)
 	}
 	if samplesErr != nil {
-		return PreflightReport{}, fmt.Errorf("preflight of %s stopped the run before it started: %w", name, samplesErr)
+		return preflightReport{}, fmt.Errorf("preflight of %s stopped the run before it started: %w", name, samplesErr)
 	}
 	if eff != "" {
 		got, err := readEffective(launch.Framework, launch.Workload, eff)
 		if got == nil {
-			return PreflightReport{}, fmt.Errorf("preflight of %s: %w", name, err)
+			return preflightReport{}, fmt.Errorf("preflight of %s: %w", name, err)
 		}
 		rep.Effective = got
 		if err != nil {
@@ -98,12 +98,12 @@ func RunPreflight(ctx context.Context, ex Executor, name string, launch core.Lau
 // (a Docker run; with the run's devices when the preflight asks for them), or the run's own
 // executor. Slurm runs it as the job's first step (SlurmExecutor.Job), not as a second job;
 // train:check runs it in the image on the login node.
-func preflightExecutor(ex Executor, pre core.Launch) Executor {
-	if k := ex.Kind(); k == ExecutorSlurm || k == ExecutorKube {
+func preflightExecutor(ex executor, pre core.Launch) executor {
+	if k := ex.Kind(); k == executorSlurm || k == executorKube {
 		return nil // the job's first step, in the image on the nodes (by kind: a wrapped executor too)
 	}
 	switch d := ex.(type) {
-	case *DockerExecutor:
+	case *dockerExecutor:
 		if pre.Devices {
 			return ex
 		}

@@ -29,21 +29,21 @@ type preflightExec struct {
 	commands  [][]string
 }
 
-func (p *preflightExec) Run(ctx context.Context, l core.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
+func (p *preflightExec) Run(ctx context.Context, l core.Launch, maps []pathMap, onLine func(string)) (execInfo, error) {
 	p.mu.Lock()
 	p.commands = append(p.commands, l.Command)
 	p.mu.Unlock()
 	if len(l.Command) > 1 && strings.HasSuffix(l.Command[1], "/preflight/preflight.py") {
 		if p.fail {
 			onLine("preflight failed: megatron validate_args: AssertionError (at arguments.py:836: assert args.min_lr <= args.lr)")
-			return ExecInfo{ExitCode: 1}, nil
+			return execInfo{ExitCode: 1}, nil
 		}
 		onLine(`preflight ran: {"megatron_core": "0.16.0", "megatron_tree": "/opt/Megatron-Bridge/3rdparty/Megatron-LM", "torch": "2.10.0a0", "cuda": "13.0.2"}`)
 		if p.effective != nil {
 			onLine("preflight effective: " + p.effective(l.Workload))
 		}
 		onLine("preflight ok: megatron")
-		return ExecInfo{}, nil
+		return execInfo{}, nil
 	}
 	return p.scriptedExecutor.Run(ctx, l, maps, onLine)
 }
@@ -57,7 +57,7 @@ func TestTrainRunsPreflightFirst(t *testing.T) {
 		in := trainInputs(t, w, ex)
 		in.Platform, in.Framework = hw.PlatformNVIDIA, "mega"
 		in.Host = hw.Host{Platform: hw.PlatformNVIDIA, GPUs: []hw.GPU{{Index: 0, Name: "NVIDIA H100 80GB HBM3"}}}
-		task, err := w.TrainTask(in)
+		task, err := w.trainTask(in)
 		require.NoError(t, err)
 		err = w.Runner.Run(context.Background(), task)
 		require.NotEmpty(t, ex.commands)
@@ -94,7 +94,7 @@ func TestDockerfileBasesArePinned(t *testing.T) {
 // mega's and prim's preflights run on stand-ins in a container without devices; nemo's imports the
 // image's real GPU stack and keeps the run's devices.
 func TestPreflightDevices(t *testing.T) {
-	ex := &DockerExecutor{Platform: hw.PlatformNVIDIA}
+	ex := &dockerExecutor{Platform: hw.PlatformNVIDIA}
 	for fw, devices := range map[string]bool{"mega": false, "nemo": true} {
 		host := hw.Host{Platform: hw.PlatformNVIDIA}
 		for i := 0; i < 8; i++ {
@@ -106,7 +106,7 @@ func TestPreflightDevices(t *testing.T) {
 			DataPrefix: "/rival/data/x", TokenizerPath: "/rival/tokenizer", OutputDir: "/rival/run", DataCacheDir: "/rival/cache"})
 		require.NoError(t, err)
 		require.NotNil(t, l.Preflight, fw)
-		pex, ok := preflightExecutor(ex, *l.Preflight).(*DockerExecutor)
+		pex, ok := preflightExecutor(ex, *l.Preflight).(*dockerExecutor)
 		require.True(t, ok, fw)
 		want := hw.PlatformCPU
 		if devices {
@@ -135,7 +135,7 @@ func TestTrainChecksTheEffectiveConfiguration(t *testing.T) {
 		in := trainInputs(t, w, ex)
 		in.Platform, in.Framework = hw.PlatformNVIDIA, "mega"
 		in.Host = hw.Host{Platform: hw.PlatformNVIDIA, GPUs: []hw.GPU{{Index: 0, Name: "NVIDIA H100 80GB HBM3"}}}
-		task, err := w.TrainTask(in)
+		task, err := w.trainTask(in)
 		require.NoError(t, err)
 		err = w.Runner.Run(context.Background(), task)
 		if differ {

@@ -57,12 +57,12 @@ func describeRan(j string) string {
 type preflightLines struct {
 	framework string
 	workload  []byte
-	want      *PreflightSamples
+	want      *preflightSamples
 	stop      func()
 
 	failed, ran string
 	effective   *effective.Config
-	samples     *PreflightSamples
+	samples     *preflightSamples
 	mismatch    error // the read-back or the digest differs, or does not parse
 }
 

@@ -12,13 +12,13 @@ import (
 // framework's own data path reads.
 const samplesPrefix = "preflight samples: "
 
-// PreflightSamples is a preflight's SHA-256 over the first Samples samples its trainer reads, in
+// preflightSamples is a preflight's SHA-256 over the first Samples samples its trainer reads, in
 // training order, each as sequence length + 1 little-endian int64 token ids.
-type PreflightSamples = core.SampleDigest
+type preflightSamples = core.SampleDigest
 
 // readSamples reads the JSON after samplesPrefix.
-func readSamples(j string) (*PreflightSamples, error) {
-	var s PreflightSamples
+func readSamples(j string) (*preflightSamples, error) {
+	var s preflightSamples
 	dec := json.NewDecoder(strings.NewReader(j))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
@@ -33,7 +33,7 @@ func readSamples(j string) (*PreflightSamples, error) {
 // compareSamples compares a preflight's digest (got) with Rival's of the same first samples of
 // Megatron's order (want; nil: no check): a trainer that would read other token sequences, or
 // digested another count of them, must not train.
-func compareSamples(want, got *PreflightSamples) error {
+func compareSamples(want, got *preflightSamples) error {
 	if want == nil || got == nil {
 		return nil
 	}

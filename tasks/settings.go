@@ -64,20 +64,20 @@ var settingSpecs = []settingSpec{
 	{name: "RIVAL_STORE_TIMEOUT", def: "5s", doc: "how long `RIVAL_STORE` may take to connect or answer before the run goes on with the local cache alone"},
 }
 
-// Environment reads the non-fingerprinted settings from one source: the process environment in the
+// environment reads the non-fingerprinted settings from one source: the process environment in the
 // product (ProcessEnvironment), a map over it in tests (With). The zero value reads the environment.
-type Environment struct {
+type environment struct {
 	lookup func(string) (string, bool)
 }
 
-// ProcessEnvironment reads the settings from the process environment.
-func ProcessEnvironment() Environment { return Environment{lookup: os.LookupEnv} }
+// processEnvironment reads the settings from the process environment.
+func processEnvironment() environment { return environment{lookup: os.LookupEnv} }
 
-// With returns settings where values override this source: the door tests use instead of the
+// with returns settings where values override this source: the door tests use instead of the
 // process environment. An empty value stands for an unset variable.
-func (s Environment) With(values map[string]string) Environment {
+func (s environment) with(values map[string]string) environment {
 	under := s.Lookup
-	return Environment{lookup: func(name string) (string, bool) {
+	return environment{lookup: func(name string) (string, bool) {
 		if v, ok := values[name]; ok {
 			return v, true
 		}
@@ -86,7 +86,7 @@ func (s Environment) With(values map[string]string) Environment {
 }
 
 // Lookup reads one variable of this source; config.env's environment overrides come through it.
-func (s Environment) Lookup(name string) (string, bool) {
+func (s environment) Lookup(name string) (string, bool) {
 	if s.lookup == nil {
 		return os.LookupEnv(name)
 	}
@@ -94,13 +94,13 @@ func (s Environment) Lookup(name string) (string, bool) {
 }
 
 // raw is a setting's value as given, "" when unset.
-func (s Environment) raw(name string) string {
+func (s environment) raw(name string) string {
 	v, _ := s.Lookup(name)
 	return v
 }
 
 // value is a setting's value, its default when unset or empty.
-func (s Environment) value(name string) string {
+func (s environment) value(name string) string {
 	if v := s.raw(name); v != "" {
 		return v
 	}
@@ -112,23 +112,23 @@ func (s Environment) value(name string) string {
 	return ""
 }
 
-// ConfigPath is RIVAL_CONFIG: the configuration file to load, "" for the workspace's config.env.
-func (s Environment) ConfigPath() string { return s.raw("RIVAL_CONFIG") }
+// configPath is RIVAL_CONFIG: the configuration file to load, "" for the workspace's config.env.
+func (s environment) configPath() string { return s.raw("RIVAL_CONFIG") }
 
-// Platform is PLATFORM, "" when not given.
-func (s Environment) Platform() string { return s.raw("PLATFORM") }
+// platform is PLATFORM, "" when not given.
+func (s environment) platform() string { return s.raw("PLATFORM") }
 
-// ImageBase is IMAGE_BASE, "" when not given (each Dockerfile's own FROM).
-func (s Environment) ImageBase() string { return s.raw("IMAGE_BASE") }
+// imageBase is IMAGE_BASE, "" when not given (each Dockerfile's own FROM).
+func (s environment) imageBase() string { return s.raw("IMAGE_BASE") }
 
-// Container reports CONTAINER=1.
-func (s Environment) Container() bool { return s.raw("CONTAINER") == "1" }
+// container reports CONTAINER=1.
+func (s environment) container() bool { return s.raw("CONTAINER") == "1" }
 
-// SlurmImage is SLURM_IMAGE, "" when not given.
-func (s Environment) SlurmImage() string { return s.raw("SLURM_IMAGE") }
+// slurmImage is SLURM_IMAGE, "" when not given.
+func (s environment) slurmImage() string { return s.raw("SLURM_IMAGE") }
 
-// GPUsPerNode is GPUS_PER_NODE read as a leading integer, 8 when unset or unreadable.
-func (s Environment) GPUsPerNode() int {
+// gpUsPerNode is GPUS_PER_NODE read as a leading integer, 8 when unset or unreadable.
+func (s environment) gpUsPerNode() int {
 	n := 8
 	if v := s.raw("GPUS_PER_NODE"); v != "" {
 		fmt.Sscan(v, &n)
@@ -136,11 +136,11 @@ func (s Environment) GPUsPerNode() int {
 	return n
 }
 
-// Cluster is CLUSTER: "slurm" (the default) or "k8s".
-func (s Environment) Cluster() string { return s.value("CLUSTER") }
+// cluster is CLUSTER: "slurm" (the default) or "k8s".
+func (s environment) cluster() string { return s.value("CLUSTER") }
 
-// Kube is a KUBE_ setting by its name without the prefix ("NAMESPACE"), its default when unset.
-func (s Environment) Kube(name string) string {
+// kube is a KUBE_ setting by its name without the prefix ("NAMESPACE"), its default when unset.
+func (s environment) kube(name string) string {
 	switch name {
 	case "CONTEXT":
 		return s.value("KUBE_CONTEXT")
@@ -168,44 +168,44 @@ func (s Environment) Kube(name string) string {
 	return ""
 }
 
-// EOD is EOD as given, "" when not given; encode:file checks it is a token id.
-func (s Environment) EOD() string { return s.raw("EOD") }
+// eod is EOD as given, "" when not given; encode:file checks it is a token id.
+func (s environment) eod() string { return s.raw("EOD") }
 
-// CacheMax is RIVAL_CACHE_MAX, unparsed (ParseSize).
-func (s Environment) CacheMax() string { return s.value("RIVAL_CACHE_MAX") }
+// cacheMax is RIVAL_CACHE_MAX, unparsed (ParseSize).
+func (s environment) cacheMax() string { return s.value("RIVAL_CACHE_MAX") }
 
-// CacheMaxAge is RIVAL_CACHE_MAX_AGE, unparsed (ParseAge).
-func (s Environment) CacheMaxAge() string { return s.value("RIVAL_CACHE_MAX_AGE") }
+// cacheMaxAge is RIVAL_CACHE_MAX_AGE, unparsed (ParseAge).
+func (s environment) cacheMaxAge() string { return s.value("RIVAL_CACHE_MAX_AGE") }
 
-// CacheLink is RIVAL_CACHE_LINK: "copy", or "" to share dataset files with
+// cacheLink is RIVAL_CACHE_LINK: "copy", or "" to share dataset files with
 // the cache (the cache reads the variable itself; this checks its value).
-func (s Environment) CacheLink() string { return s.raw("RIVAL_CACHE_LINK") }
+func (s environment) cacheLink() string { return s.raw("RIVAL_CACHE_LINK") }
 
-// StopGrace is RIVAL_STOP_GRACE; a value that is not a positive duration gives the default.
-func (s Environment) StopGrace() time.Duration {
+// stopGrace is RIVAL_STOP_GRACE; a value that is not a positive duration gives the default.
+func (s environment) stopGrace() time.Duration {
 	if d, err := time.ParseDuration(s.raw("RIVAL_STOP_GRACE")); err == nil && d > 0 {
 		return d
 	}
 	return stopGrace
 }
 
-// NoInstall reports RIVAL_NO_INSTALL=1.
-func (s Environment) NoInstall() bool { return s.raw("RIVAL_NO_INSTALL") == "1" }
+// noInstall reports RIVAL_NO_INSTALL=1.
+func (s environment) noInstall() bool { return s.raw("RIVAL_NO_INSTALL") == "1" }
 
-// ExtractVerbose reports EXTRACT_VERBOSE set to anything.
-func (s Environment) ExtractVerbose() bool { return s.raw("EXTRACT_VERBOSE") != "" }
+// extractVerbose reports EXTRACT_VERBOSE set to anything.
+func (s environment) extractVerbose() bool { return s.raw("EXTRACT_VERBOSE") != "" }
 
-// Store is RIVAL_STORE, "" when not given.
-func (s Environment) Store() string { return s.raw("RIVAL_STORE") }
+// store is RIVAL_STORE, "" when not given.
+func (s environment) store() string { return s.raw("RIVAL_STORE") }
 
-// StoreInsecure reports RIVAL_STORE_INSECURE=1.
-func (s Environment) StoreInsecure() bool { return s.raw("RIVAL_STORE_INSECURE") == "1" }
+// storeInsecure reports RIVAL_STORE_INSECURE=1.
+func (s environment) storeInsecure() bool { return s.raw("RIVAL_STORE_INSECURE") == "1" }
 
-// StoreCA is RIVAL_STORE_CA, "" when not given.
-func (s Environment) StoreCA() string { return s.raw("RIVAL_STORE_CA") }
+// storeCA is RIVAL_STORE_CA, "" when not given.
+func (s environment) storeCA() string { return s.raw("RIVAL_STORE_CA") }
 
-// StoreTimeout is RIVAL_STORE_TIMEOUT; a value that is not a positive duration gives the default.
-func (s Environment) StoreTimeout() time.Duration {
+// storeTimeout is RIVAL_STORE_TIMEOUT; a value that is not a positive duration gives the default.
+func (s environment) storeTimeout() time.Duration {
 	if d, err := time.ParseDuration(s.value("RIVAL_STORE_TIMEOUT")); err == nil && d > 0 {
 		return d
 	}

@@ -55,50 +55,50 @@ func TestSettingsTableIsWhole(t *testing.T) {
 }
 
 func TestSettingsValues(t *testing.T) {
-	unset := Environment{lookup: func(string) (string, bool) { return "", false }}
+	unset := environment{lookup: func(string) (string, bool) { return "", false }}
 	tests := []struct {
 		name   string
 		values map[string]string
-		check  func(t *testing.T, s Environment)
+		check  func(t *testing.T, s environment)
 	}{
-		{"defaults", nil, func(t *testing.T, s Environment) {
-			assert.Equal(t, 8, s.GPUsPerNode())
-			assert.Equal(t, "50GiB", s.CacheMax())
-			assert.Equal(t, "30d", s.CacheMaxAge())
-			assert.Equal(t, 2*time.Minute, s.StopGrace())
-			assert.False(t, s.Container())
-			assert.False(t, s.NoInstall())
-			assert.False(t, s.ExtractVerbose())
-			assert.Empty(t, s.ImageBase())
-			assert.Empty(t, s.ConfigPath())
+		{"defaults", nil, func(t *testing.T, s environment) {
+			assert.Equal(t, 8, s.gpUsPerNode())
+			assert.Equal(t, "50GiB", s.cacheMax())
+			assert.Equal(t, "30d", s.cacheMaxAge())
+			assert.Equal(t, 2*time.Minute, s.stopGrace())
+			assert.False(t, s.container())
+			assert.False(t, s.noInstall())
+			assert.False(t, s.extractVerbose())
+			assert.Empty(t, s.imageBase())
+			assert.Empty(t, s.configPath())
 		}},
 		{"given", map[string]string{"GPUS_PER_NODE": "4", "RIVAL_CACHE_MAX": "1GiB", "RIVAL_CACHE_MAX_AGE": "2d",
 			"RIVAL_STOP_GRACE": "5s", "CONTAINER": "1", "RIVAL_NO_INSTALL": "1", "EXTRACT_VERBOSE": "yes",
 			"IMAGE_BASE": "debian:12", "SLURM_IMAGE": "/s/r.sqsh", "PLATFORM": "amd", "EOD": "2", "RIVAL_CONFIG": "/c.env"},
-			func(t *testing.T, s Environment) {
-				assert.Equal(t, 4, s.GPUsPerNode())
-				assert.Equal(t, "1GiB", s.CacheMax())
-				assert.Equal(t, "2d", s.CacheMaxAge())
-				assert.Equal(t, 5*time.Second, s.StopGrace())
-				assert.True(t, s.Container())
-				assert.True(t, s.NoInstall())
-				assert.True(t, s.ExtractVerbose())
-				assert.Equal(t, "debian:12", s.ImageBase())
-				assert.Equal(t, "/s/r.sqsh", s.SlurmImage())
-				assert.Equal(t, "amd", s.Platform())
-				assert.Equal(t, "2", s.EOD())
-				assert.Equal(t, "/c.env", s.ConfigPath())
+			func(t *testing.T, s environment) {
+				assert.Equal(t, 4, s.gpUsPerNode())
+				assert.Equal(t, "1GiB", s.cacheMax())
+				assert.Equal(t, "2d", s.cacheMaxAge())
+				assert.Equal(t, 5*time.Second, s.stopGrace())
+				assert.True(t, s.container())
+				assert.True(t, s.noInstall())
+				assert.True(t, s.extractVerbose())
+				assert.Equal(t, "debian:12", s.imageBase())
+				assert.Equal(t, "/s/r.sqsh", s.slurmImage())
+				assert.Equal(t, "amd", s.platform())
+				assert.Equal(t, "2", s.eod())
+				assert.Equal(t, "/c.env", s.configPath())
 			}},
 		{"as read before the table", map[string]string{"GPUS_PER_NODE": "x", "RIVAL_STOP_GRACE": "-1s", "CONTAINER": "yes", "RIVAL_CACHE_MAX": ""},
-			func(t *testing.T, s Environment) {
-				assert.Equal(t, 8, s.GPUsPerNode(), "an unreadable count keeps the default")
-				assert.Equal(t, 2*time.Minute, s.StopGrace(), "a negative grace keeps the default")
-				assert.False(t, s.Container(), "only 1 turns containers on")
-				assert.Equal(t, "50GiB", s.CacheMax(), "empty is unset")
+			func(t *testing.T, s environment) {
+				assert.Equal(t, 8, s.gpUsPerNode(), "an unreadable count keeps the default")
+				assert.Equal(t, 2*time.Minute, s.stopGrace(), "a negative grace keeps the default")
+				assert.False(t, s.container(), "only 1 turns containers on")
+				assert.Equal(t, "50GiB", s.cacheMax(), "empty is unset")
 			}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { tt.check(t, unset.With(tt.values)) })
+		t.Run(tt.name, func(t *testing.T) { tt.check(t, unset.with(tt.values)) })
 	}
 }
 
@@ -108,8 +108,8 @@ func TestWorkspaceReadsSettingsFromTheEnvironment(t *testing.T) {
 	t.Setenv("GPUS_PER_NODE", "2")
 	t.Setenv("SL", "1024")
 	w, _ := newWorkspace(t, "")
-	assert.Equal(t, 2, w.Env.GPUsPerNode())
-	assert.Equal(t, 1024, w.Config.Int("SL"))
+	assert.Equal(t, 2, w.Env.gpUsPerNode())
+	assert.Equal(t, 1024, w.Config.int("SL"))
 }
 
 // Settings given to OpenWorkspaceWith reach config.env's overrides too, without the environment.
@@ -119,15 +119,15 @@ func TestOpenWorkspaceWithInjectedSettings(t *testing.T) {
 	other := filepath.Join(t.TempDir(), "other.env")
 	require.NoError(t, os.WriteFile(other, []byte("SL=512\n"), 0o644))
 	t.Setenv("RIVAL_CACHE", filepath.Join(t.TempDir(), "cache"))
-	s := ProcessEnvironment().With(map[string]string{"RIVAL_CONFIG": other, "TRAIN_ITERS": "700", "SLURM_IMAGE": "r@sha256:ab"})
-	w, err := OpenWorkspaceWith(root, s, false, os.Stderr)
+	s := processEnvironment().with(map[string]string{"RIVAL_CONFIG": other, "TRAIN_ITERS": "700", "SLURM_IMAGE": "r@sha256:ab"})
+	w, err := openWorkspaceWith(root, s, false, os.Stderr)
 	require.NoError(t, err)
-	assert.Equal(t, 512, w.Config.Int("SL"), "RIVAL_CONFIG from the injected settings")
-	assert.Equal(t, 700, w.Config.Int("TRAIN_ITERS"), "config override from the injected settings")
-	assert.Equal(t, "r@sha256:ab", w.Env.SlurmImage())
+	assert.Equal(t, 512, w.Config.int("SL"), "RIVAL_CONFIG from the injected settings")
+	assert.Equal(t, 700, w.Config.int("TRAIN_ITERS"), "config override from the injected settings")
+	assert.Equal(t, "r@sha256:ab", w.Env.slurmImage())
 }
 
 // setting gives one non-fingerprinted setting to w, as tests do instead of setting the environment.
 func setting(w *Workspace, name, value string) {
-	w.Env = w.Env.With(map[string]string{name: value})
+	w.Env = w.Env.with(map[string]string{name: value})
 }

@@ -24,7 +24,7 @@ func TestTwoCheckoutsShareTrainingRuns(t *testing.T) {
 		root := t.TempDir()
 		require.NoError(t, os.WriteFile(filepath.Join(root, "config.env"), nil, 0o644))
 		var log bytes.Buffer
-		w, err := OpenWorkspace(root, true, &log)
+		w, err := openWorkspace(root, true, &log)
 		require.NoError(t, err)
 		ex := &scriptedExecutor{steps: 6}
 		_, task := trainScripted(t, w, ex)

@@ -15,15 +15,15 @@ import (
 	"github.com/rivalbench/rival/slurm"
 )
 
-// SlurmScriptName is the batch script a Slurm run writes in its run folder:
+// slurmScriptName is the batch script a Slurm run writes in its run folder:
 // a build artifact, readable, cached with the run's inputs.
-const SlurmScriptName = "job.sbatch"
+const slurmScriptName = "job.sbatch"
 
-// SlurmExecutor hands a run to Slurm: it writes a batch script that starts
+// slurmExecutor hands a run to Slurm: it writes a batch script that starts
 // the same framework launch on every node (in the platform image through
 // pyxis on NVIDIA clusters, docker run per node on AMD ones, on the hosts
 // for cpu), submits it with sbatch, and follows the job and its log.
-type SlurmExecutor struct {
+type slurmExecutor struct {
 	Cluster     slurm.Cluster
 	Platform    string
 	NNodes      int
@@ -39,25 +39,25 @@ type SlurmExecutor struct {
 }
 
 // Kind implements Executor.
-func (s *SlurmExecutor) Kind() ExecutorKind { return ExecutorSlurm }
+func (s *slurmExecutor) Kind() executorKind { return executorSlurm }
 
 // ImageDigest implements Executor.
-func (s *SlurmExecutor) ImageDigest() string { return s.ImageID }
+func (s *slurmExecutor) ImageDigest() string { return s.ImageID }
 
 // containerMode is how the job runs the launch on each node.
-func (s *SlurmExecutor) containerMode() string { return containerMode(s.Platform) }
+func (s *slurmExecutor) containerMode() string { return containerMode(s.Platform) }
 
 // Place implements Executor: in containers the usual /rival mount points,
 // on the hosts the paths themselves (a shared filesystem).
-func (s *SlurmExecutor) Place(dirs []PathMap) []PathMap {
+func (s *slurmExecutor) Place(dirs []pathMap) []pathMap {
 	if s.containerMode() == slurm.ContainerNone {
-		return HostExecutor{}.Place(dirs)
+		return hostExecutor{}.Place(dirs)
 	}
 	return dirs
 }
 
-// Job is the Slurm job of a launch.
-func (s *SlurmExecutor) Job(launch core.Launch, maps []PathMap) (slurm.Job, string, error) {
+// job is the Slurm job of a launch.
+func (s *slurmExecutor) job(launch core.Launch, maps []pathMap) (slurm.Job, string, error) {
 	runDir := ""
 	for _, m := range maps {
 		if m.Role == "run" {
@@ -119,18 +119,18 @@ func slurmPreflight(launch core.Launch) []string {
 }
 
 // Run implements Executor.
-func (s *SlurmExecutor) Run(ctx context.Context, launch core.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
-	job, script, err := s.Job(launch, maps)
+func (s *slurmExecutor) Run(ctx context.Context, launch core.Launch, maps []pathMap, onLine func(string)) (execInfo, error) {
+	job, script, err := s.job(launch, maps)
 	if err != nil {
-		return ExecInfo{}, err
+		return execInfo{}, err
 	}
-	path := filepath.Join(job.OutputDir, SlurmScriptName)
+	path := filepath.Join(job.OutputDir, slurmScriptName)
 	if err := cache.WriteFileAtomic(path, []byte(script), 0o755); err != nil {
-		return ExecInfo{}, err
+		return execInfo{}, err
 	}
 	id, err := s.Cluster.Submit(ctx, path)
 	if err != nil {
-		return ExecInfo{}, err
+		return execInfo{}, err
 	}
 	fmt.Fprintf(os.Stderr, "slurm: submitted job %s (%s)\n", id, path)
 	fctx, stop := context.WithCancel(ctx)
@@ -140,7 +140,7 @@ func (s *SlurmExecutor) Run(ctx context.Context, launch core.Launch, maps []Path
 		pf.see(l)
 		onLine(l)
 	})
-	info := ExecInfo{SlurmJobID: id, NodeList: final.Nodes, ExitCode: final.ExitCode, ImageID: s.ImageID, Ran: pf.ran, Effective: pf.effective, Samples: pf.samples}
+	info := execInfo{SlurmJobID: id, NodeList: final.Nodes, ExitCode: final.ExitCode, ImageID: s.ImageID, Ran: pf.ran, Effective: pf.effective, Samples: pf.samples}
 	if pf.mismatch != nil {
 		return info, fmt.Errorf("preflight of Slurm job %s stopped the run (job cancelled): %w (log: %s)", id, pf.mismatch, job.LogPath)
 	}
@@ -180,12 +180,12 @@ func appendUnique(list []string, v string) []string {
 	return append(list, v)
 }
 
-// UseSlurm reports whether runs go through Slurm: NNODES > 1 or SLURM=1.
-func UseSlurm(cfg *Config) bool { return cfg.Int("NNODES") > 1 || cfg.Bool("SLURM") }
+// useSlurm reports whether runs go through Slurm: NNODES > 1 or SLURM=1.
+func useSlurm(cfg *Config) bool { return cfg.int("NNODES") > 1 || cfg.bool("SLURM") }
 
-// NewSlurmExecutor builds the executor for platform from the config.
-func (w *Workspace) NewSlurmExecutor(cfg *Config, platform string, host hw.Host, image, imageID string) (*SlurmExecutor, error) {
-	pending, err := ParseAge(cfg.Get("SLURM_PENDING_TIMEOUT"))
+// newSlurmExecutor builds the executor for platform from the config.
+func (w *Workspace) newSlurmExecutor(cfg *Config, platform string, host hw.Host, image, imageID string) (*slurmExecutor, error) {
+	pending, err := parseAge(cfg.get("SLURM_PENDING_TIMEOUT"))
 	if err != nil {
 		return nil, err
 	}
@@ -193,12 +193,12 @@ func (w *Workspace) NewSlurmExecutor(cfg *Config, platform string, host hw.Host,
 	if platform == hw.PlatformCPU {
 		gpus = 0
 	}
-	if err := slurm.Check(cfg.Int("NNODES"), gpus, cfg.Int("TP"), cfg.Int("PP"), cfg.Int("DP")); err != nil {
+	if err := slurm.Check(cfg.int("NNODES"), gpus, cfg.int("TP"), cfg.int("PP"), cfg.int("DP")); err != nil {
 		return nil, err
 	}
-	return &SlurmExecutor{
-		Cluster: slurm.Cluster{PendingTimeout: pending}, Platform: platform, NNodes: cfg.Int("NNODES"), GPUsPerNode: gpus,
-		TP: cfg.Int("TP"), PP: cfg.Int("PP"), DP: cfg.Int("DP"), Image: image, ImageID: imageID,
-		Partition: cfg.Get("SLURM_PARTITION"), Account: cfg.Get("SLURM_ACCOUNT"), Tim: cfg.Get("SLURM_TIME"),
+	return &slurmExecutor{
+		Cluster: slurm.Cluster{PendingTimeout: pending}, Platform: platform, NNodes: cfg.int("NNODES"), GPUsPerNode: gpus,
+		TP: cfg.int("TP"), PP: cfg.int("PP"), DP: cfg.int("DP"), Image: image, ImageID: imageID,
+		Partition: cfg.get("SLURM_PARTITION"), Account: cfg.get("SLURM_ACCOUNT"), Tim: cfg.get("SLURM_TIME"),
 	}, nil
 }

@@ -30,10 +30,10 @@ func slurmRun(t *testing.T, extra map[string]string) (*Workspace, TrainInputs) {
 	for k, v := range extra {
 		values[k] = v
 	}
-	in := trainInputs(t, w, HostExecutor{})
-	cfg, err := in.Config.With("test", values)
+	in := trainInputs(t, w, hostExecutor{})
+	cfg, err := in.Config.with("test", values)
 	require.NoError(t, err)
-	ex, err := w.NewSlurmExecutor(cfg, hw.PlatformCPU, hw.Host{Platform: hw.PlatformCPU}, "", "")
+	ex, err := w.newSlurmExecutor(cfg, hw.PlatformCPU, hw.Host{Platform: hw.PlatformCPU}, "", "")
 	require.NoError(t, err)
 	ex.Cluster = cl.Client()
 	in.Config, in.Executor = cfg, ex
@@ -42,7 +42,7 @@ func slurmRun(t *testing.T, extra map[string]string) (*Workspace, TrainInputs) {
 
 func TestTrainThroughSlurm(t *testing.T) {
 	w, in := slurmRun(t, nil)
-	task, err := w.TrainTask(in)
+	task, err := w.trainTask(in)
 	require.NoError(t, err)
 	require.NoError(t, w.Runner.Run(context.Background(), task))
 	data, err := os.ReadFile(task.Outputs[0].Path)
@@ -63,12 +63,12 @@ func TestTrainThroughSlurm(t *testing.T) {
 	require.NotNil(t, r.SampleOrder)
 	require.NotNil(t, r.SampleOrder.FrameworkSHA256, "a Slurm run records its preflight's sample digest")
 	assert.Equal(t, r.SampleOrder.SHA256, *r.SampleOrder.FrameworkSHA256)
-	script, err := os.ReadFile(filepath.Join(filepath.Dir(task.Outputs[0].Path), "runs", strings.TrimSuffix(filepath.Base(task.Outputs[0].Path), ".json"), SlurmScriptName))
+	script, err := os.ReadFile(filepath.Join(filepath.Dir(task.Outputs[0].Path), "runs", strings.TrimSuffix(filepath.Base(task.Outputs[0].Path), ".json"), slurmScriptName))
 	require.NoError(t, err)
 	assert.Contains(t, string(script), "#SBATCH")
 
 	// The printed script is the submitted one.
-	printed, err := w.SlurmScript(in)
+	printed, err := w.slurmScript(in)
 	require.NoError(t, err)
 	assert.Equal(t, string(script), printed)
 }
@@ -77,8 +77,8 @@ func TestTrainThroughSlurm(t *testing.T) {
 // the shared cache folder) is cancelled before torchrun, naming both digests.
 func TestSlurmJobStopsWhenTheTrainerReadsOtherSamples(t *testing.T) {
 	w, in := slurmRun(t, nil)
-	in.Executor = &orderSwap{Executor: in.Executor, seed: uint32(in.Config.Int("SEED")) + 1, in: in}
-	task, err := w.TrainTask(in)
+	in.Executor = &orderSwap{executor: in.Executor, seed: uint32(in.Config.int("SEED")) + 1, in: in}
+	task, err := w.trainTask(in)
 	require.NoError(t, err)
 	err = w.Runner.Run(context.Background(), task)
 	require.Error(t, err)
@@ -92,7 +92,7 @@ func TestFailedSlurmJobIsNotCached(t *testing.T) {
 	// failure: Megatron's sample order repeats the data over epochs, and
 	// the fsdp trainer reads that order.)
 	w, in := slurmRun(t, map[string]string{"TRAIN_ITERS": "100000", "TRAIN_TIMEOUT": "20s"})
-	task, err := w.TrainTask(in)
+	task, err := w.trainTask(in)
 	require.NoError(t, err)
 	err = w.Runner.Run(context.Background(), task)
 	require.Error(t, err)
@@ -103,7 +103,7 @@ func TestFailedSlurmJobIsNotCached(t *testing.T) {
 
 func TestCancelledSlurmJob(t *testing.T) {
 	w, in := slurmRun(t, map[string]string{"TRAIN_ITERS": "100000"})
-	task, err := w.TrainTask(in)
+	task, err := w.trainTask(in)
 	require.NoError(t, err)
 	require.NoError(t, w.Runner.Run(context.Background(), in.Encode))
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
@@ -115,12 +115,12 @@ func TestCancelledSlurmJob(t *testing.T) {
 
 func TestSlurmRefusesInconsistentLayout(t *testing.T) {
 	w, _ := newWorkspace(t, "")
-	cfg, err := w.Config.With("test", map[string]string{"NNODES": "2", "DP": "8"})
+	cfg, err := w.Config.with("test", map[string]string{"NNODES": "2", "DP": "8"})
 	require.NoError(t, err)
 	host := hw.Host{Platform: hw.PlatformNVIDIA}
 	for i := 0; i < 8; i++ {
 		host.GPUs = append(host.GPUs, hw.GPU{Index: i})
 	}
-	_, err = w.NewSlurmExecutor(cfg, hw.PlatformNVIDIA, host, "rival/nvd:latest", "")
+	_, err = w.newSlurmExecutor(cfg, hw.PlatformNVIDIA, host, "rival/nvd:latest", "")
 	require.Error(t, err, "2 nodes × 8 GPUs is 16, but TP×PP×DP is 8")
 }

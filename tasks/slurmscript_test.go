@@ -44,13 +44,13 @@ func TestSlurmScriptTargetEveryCell(t *testing.T) {
 					name := fmt.Sprintf("%s/%s/%s/%dnode", platform, fw, model, nnodes)
 					t.Run(name, func(t *testing.T) {
 						w, _ := newWorkspace(t, "")
-						w.Env = w.Env.With(map[string]string{"SLURM_IMAGE": "", "GPUS_PER_NODE": "8"})
+						w.Env = w.Env.with(map[string]string{"SLURM_IMAGE": "", "GPUS_PER_NODE": "8"})
 						t.Setenv("NNODES", fmt.Sprint(nnodes))
 						t.Setenv("DP", fmt.Sprint(8*nnodes))
 						if platform == hw.PlatformCPU {
 							t.Setenv("DP", "")
 						}
-						w.Config, _ = w.Config.With("test", map[string]string{"NNODES": fmt.Sprint(nnodes), "DP": fmt.Sprint(8 * nnodes)})
+						w.Config, _ = w.Config.with("test", map[string]string{"NNODES": fmt.Sprint(nnodes), "DP": fmt.Sprint(8 * nnodes)})
 						if platform == hw.PlatformNVIDIA {
 							// pyxis needs an image the nodes can pull (TestSlurmScriptPyxisImage).
 							setting(w, "SLURM_IMAGE", pinnedRef)
@@ -113,7 +113,7 @@ func TestLocalEnvGivesTheOnlyNode(t *testing.T) {
 		DataPrefix: "/rival/data/x", TokenizerPath: "/rival/tokenizer", OutputDir: "/rival/run", DataCacheDir: "/rival/cache"}
 	l, err := frameworks.Build(req)
 	require.NoError(t, err)
-	d := &DockerExecutor{Platform: hw.PlatformAMD}
+	d := &dockerExecutor{Platform: hw.PlatformAMD}
 	rs, err := d.spec(l, nil)
 	require.NoError(t, err)
 	for _, want := range []string{"NNODES=1", "GPUS_PER_NODE=8", "NODE_RANK=0", "MASTER_ADDR=localhost", "MASTER_PORT=29500"} {
@@ -140,11 +140,11 @@ func TestSlurmScriptRunsPreflightBeforeTorchrun(t *testing.T) {
 			w, _ := newWorkspace(t, "")
 			t.Setenv("NNODES", "2")
 			t.Setenv("DP", "16")
-			w.Env = w.Env.With(map[string]string{"SLURM_IMAGE": "", "GPUS_PER_NODE": "8"})
+			w.Env = w.Env.with(map[string]string{"SLURM_IMAGE": "", "GPUS_PER_NODE": "8"})
 			if c.platform == hw.PlatformNVIDIA {
 				setting(w, "SLURM_IMAGE", pinnedRef)
 			}
-			w.Config, _ = w.Config.With("test", map[string]string{"NNODES": "2", "DP": "16"})
+			w.Config, _ = w.Config.with("test", map[string]string{"NNODES": "2", "DP": "16"})
 			out, err := captureStdout(t, func() error {
 				return w.SlurmScriptTarget(context.Background(), c.platform, c.fw, "llama")
 			})

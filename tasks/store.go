@@ -46,8 +46,8 @@ func dockerCredential(ctx context.Context, host string) (store.Credential, error
 // options are the store's settings.
 func (r *storeRemote) options() store.Options {
 	s := r.w.Env
-	return store.Options{Insecure: s.StoreInsecure(), CAFile: s.StoreCA(), Credential: dockerCredential,
-		Timeout: s.StoreTimeout(), Progress: r.progress}
+	return store.Options{Insecure: s.storeInsecure(), CAFile: s.storeCA(), Credential: dockerCredential,
+		Timeout: s.storeTimeout(), Progress: r.progress}
 }
 
 // progress shows a transfer's bytes and rate on a terminal.
@@ -100,7 +100,7 @@ func (r *storeRemote) get(ctx context.Context) *store.Store {
 func (r *storeRemote) fail(err error) {
 	r.disabled.Store(true)
 	r.warnOnce.Do(func() {
-		r.w.Printf("warning: %v; going on with the local cache only\n", err)
+		r.w.printf("warning: %v; going on with the local cache only\n", err)
 	})
 }
 
@@ -108,7 +108,7 @@ func (r *storeRemote) fail(err error) {
 // stays in use for the others. Any other error disables the store.
 func (r *storeRemote) problem(what string, err error) {
 	if errors.Is(err, store.ErrIntegrity) || strings.Contains(err.Error(), "does not match its digest") {
-		r.w.Printf("warning: store %s: %s: %v\n", r.loc, what, err)
+		r.w.printf("warning: store %s: %s: %v\n", r.loc, what, err)
 		return
 	}
 	r.fail(err)
@@ -143,7 +143,7 @@ func (r *storeRemote) Fetch(ctx context.Context, t *dag.Task, key cache.Digest) 
 	if err := r.w.Cache.PutRecord(*rec); err != nil {
 		return err
 	}
-	r.w.Printf("store  %s: pulled %s in %s\n", t.ID, sizeText(size), time.Since(start).Round(time.Millisecond))
+	r.w.printf("store  %s: pulled %s in %s\n", t.ID, sizeText(size), time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
@@ -158,7 +158,7 @@ func (r *storeRemote) Push(ctx context.Context, t *dag.Task, rec cache.Record) {
 	if errors.Is(err, store.ErrUnauthorized) {
 		r.readOnly.Store(true)
 		r.readOnlyOnce.Do(func() {
-			r.w.Printf("warning: %v; this host only pulls from the store\n", err)
+			r.w.printf("warning: %v; this host only pulls from the store\n", err)
 		})
 		return
 	}
@@ -173,7 +173,7 @@ func (r *storeRemote) Push(ctx context.Context, t *dag.Task, rec cache.Record) {
 		for _, o := range rec.Outputs {
 			size += o.Size
 		}
-		r.w.Printf("store  %s: pushed %s in %s\n", t.ID, sizeText(size), time.Since(start).Round(time.Millisecond))
+		r.w.printf("store  %s: pushed %s in %s\n", t.ID, sizeText(size), time.Since(start).Round(time.Millisecond))
 	}
 	if t.Family() == "train" && len(rec.Outputs) == 2 {
 		if err := r.pushResult(ctx, st, rec); err != nil && ctx.Err() == nil {
@@ -288,9 +288,9 @@ func (w *Workspace) StoreListTarget(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	for _, p := range problems {
-		w.Printf("warning: %v\n", p)
+		w.printf("warning: %v\n", p)
 	}
-	w.Printf("store %s: %s\n", st.Location, plural(len(rs), "result"))
+	w.printf("store %s: %s\n", st.Location, plural(len(rs), "result"))
 	return nil
 }
 
@@ -317,9 +317,9 @@ func (w *Workspace) StorePullTarget(ctx context.Context) error {
 		return err
 	}
 	for _, p := range problems {
-		w.Printf("warning: %v\n", p)
+		w.printf("warning: %v\n", p)
 	}
-	dir := w.Path("OUTPUT_DIR", "store")
+	dir := w.path("OUTPUT_DIR", "store")
 	copied, bad := 0, len(problems)
 	for _, r := range rs {
 		name := r.Listing["name"]
@@ -334,7 +334,7 @@ func (w *Workspace) StorePullTarget(ctx context.Context) error {
 			}
 			d, err := st.Pull(ctx, w.Cache, r.Entry, i, true)
 			if errors.Is(err, store.ErrIntegrity) {
-				w.Printf("warning: %v\n", err)
+				w.printf("warning: %v\n", err)
 				bad++
 				break
 			}
@@ -349,7 +349,7 @@ func (w *Workspace) StorePullTarget(ctx context.Context) error {
 			}
 		}
 	}
-	w.Printf("store:pull: %s from %s in %s\n", plural(copied, "result"), st.Location, rel(w.Root, dir))
+	w.printf("store:pull: %s from %s in %s\n", plural(copied, "result"), st.Location, rel(w.Root, dir))
 	if bad > 0 {
 		return fmt.Errorf("store:pull: %d entries of %s are damaged (tampered with or truncated) and were not copied", bad, st.Location)
 	}

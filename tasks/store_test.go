@@ -39,7 +39,7 @@ func openHost(t *testing.T, root string, settings map[string]string) storeHost {
 	t.Setenv("RIVAL_CACHE", filepath.Join(root, ".cache"))
 	t.Setenv("RIVAL_CONFIG", "")
 	var log bytes.Buffer
-	w, err := OpenWorkspaceWith(root, ProcessEnvironment().With(settings), true, &log)
+	w, err := openWorkspaceWith(root, processEnvironment().with(settings), true, &log)
 	require.NoError(t, err)
 	return storeHost{w: w, log: &log}
 }
@@ -54,7 +54,7 @@ func dockerLogin(t *testing.T, host, user, password string) {
 }
 
 // sampleCorpus writes the same small corpus into a workspace, and the tokenizer as fetch leaves it.
-func sampleCorpus(t *testing.T, w *Workspace) (string, TokenizerSpec) {
+func sampleCorpus(t *testing.T, w *Workspace) (string, tokenizerSpec) {
 	t.Helper()
 	in := filepath.Join(w.Root, "sample.jsonl")
 	var b strings.Builder
@@ -62,9 +62,9 @@ func sampleCorpus(t *testing.T, w *Workspace) (string, TokenizerSpec) {
 		fmt.Fprintf(&b, `{"text":"Sample document %d, long enough to train on for a few steps of a proxy model."}`+"\n", i)
 	}
 	require.NoError(t, os.WriteFile(in, []byte(b.String()), 0o644))
-	require.NoError(t, os.MkdirAll(w.TokenizerDir("mistral"), 0o755))
-	copyFile(t, mistralTok, filepath.Join(w.TokenizerDir("mistral"), "tokenizer.json"))
-	tok, err := w.ResolveTokenizer("mistral")
+	require.NoError(t, os.MkdirAll(w.tokenizerDir("mistral"), 0o755))
+	copyFile(t, mistralTok, filepath.Join(w.tokenizerDir("mistral"), "tokenizer.json"))
+	tok, err := w.resolveTokenizer("mistral")
 	require.NoError(t, err)
 	return in, tok
 }
@@ -74,7 +74,7 @@ func sampleCorpus(t *testing.T, w *Workspace) (string, TokenizerSpec) {
 func hostRun(t *testing.T, h storeHost, force bool) (encode, train *dag.Task) {
 	t.Helper()
 	in, tok := sampleCorpus(t, h.w)
-	et := h.w.EncodeTask(in, tok, h.w.demoPrefix(), 0.8, nil)
+	et := h.w.encodeTask(in, tok, h.w.demoPrefix(), 0.8, nil)
 	require.NoError(t, h.w.Runner.Run(context.Background(), et), h.log.String())
 	planned, err := h.w.demoRuns()
 	require.NoError(t, err)
@@ -84,10 +84,10 @@ func hostRun(t *testing.T, h storeHost, force bool) (encode, train *dag.Task) {
 	if force {
 		values["FORCE"] = "1"
 	}
-	cfg, err := r.Config.With("test", values)
+	cfg, err := r.Config.with("test", values)
 	require.NoError(t, err)
-	tt, err := h.w.TrainTask(TrainInputs{Platform: r.Platform, Framework: r.Framework, Model: r.Model, Dataset: r.Dataset, Variant: r.Variant,
-		TrainPrefix: r.TrainPrefix, Tokenizer: tok, Encode: et, Host: hw.Host{Platform: hw.PlatformCPU}, Config: cfg, Executor: HostExecutor{}})
+	tt, err := h.w.trainTask(TrainInputs{Platform: r.Platform, Framework: r.Framework, Model: r.Model, Dataset: r.Dataset, Variant: r.Variant,
+		TrainPrefix: r.TrainPrefix, Tokenizer: tok, Encode: et, Host: hw.Host{Platform: hw.PlatformCPU}, Config: cfg, Executor: hostExecutor{}})
 	require.NoError(t, err)
 	return et, tt
 }
@@ -137,7 +137,7 @@ func TestTwoHostsShareAStore(t *testing.T) {
 	require.NoError(t, c.w.StoreListTarget(context.Background(), &ls))
 	assert.Equal(t, 2, strings.Count(ls.String(), "fsdp"), ls.String())
 	assert.Contains(t, ls.String(), "TOKENS/S/GPU")
-	ct, err := c.w.CompareTask(nil)
+	ct, err := c.w.compareTask(nil)
 	require.NoError(t, err)
 	require.NoError(t, c.w.Runner.Run(context.Background(), ct), c.log.String())
 	report, err := os.ReadFile(ct.Outputs[0].Path)
@@ -156,8 +156,8 @@ func TestTwoHostsShareAStore(t *testing.T) {
 	assert.Contains(t, out.String(), "used identical inputs apart from the hardware")
 
 	require.NoError(t, c.w.StorePullTarget(context.Background()))
-	pulled, _ := filepath.Glob(filepath.Join(c.w.Path("OUTPUT_DIR", "store"), "*.json"))
-	logs, _ := filepath.Glob(filepath.Join(c.w.Path("OUTPUT_DIR", "store", "logs"), "*.log"))
+	pulled, _ := filepath.Glob(filepath.Join(c.w.path("OUTPUT_DIR", "store"), "*.json"))
+	logs, _ := filepath.Glob(filepath.Join(c.w.path("OUTPUT_DIR", "store", "logs"), "*.log"))
 	assert.Len(t, pulled, 2)
 	assert.Len(t, logs, 2)
 }
@@ -202,7 +202,7 @@ func TestStoreDownTheRunGoesOn(t *testing.T) {
 			in, tok := sampleCorpus(t, h.w)
 			var tasks []*dag.Task
 			for _, name := range []string{"one", "two", "three"} {
-				tasks = append(tasks, h.w.EncodeTask(in, tok, h.w.Path("DATA_DIR", name), 0.8, nil))
+				tasks = append(tasks, h.w.encodeTask(in, tok, h.w.path("DATA_DIR", name), 0.8, nil))
 			}
 			require.NoError(t, h.w.Runner.Run(context.Background(), tasks...))
 			assert.Equal(t, "tasks: 3 run, 0 cached", h.w.Runner.Summary())
@@ -222,7 +222,7 @@ func TestStoreSettingIsChecked(t *testing.T) {
 	root := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(root, "config.env"), nil, 0o644))
 	t.Setenv("RIVAL_CACHE", filepath.Join(root, ".cache"))
-	_, err := OpenWorkspaceWith(root, ProcessEnvironment().With(map[string]string{"RIVAL_STORE": "https://registry.example.com/team"}), false, &bytes.Buffer{})
+	_, err := openWorkspaceWith(root, processEnvironment().with(map[string]string{"RIVAL_STORE": "https://registry.example.com/team"}), false, &bytes.Buffer{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "RIVAL_STORE")
 	assert.Contains(t, err.Error(), "oci://HOST[:PORT]/REPOSITORY")
@@ -238,12 +238,12 @@ func TestTamperedStoreEntryRunsTheTask(t *testing.T) {
 	base := t.TempDir()
 	a := openHost(t, filepath.Join(base, "a"), settings)
 	in, tok := sampleCorpus(t, a.w)
-	ea := a.w.EncodeTask(in, tok, a.w.Path("DATA_DIR", "sample"), 0.8, nil)
+	ea := a.w.encodeTask(in, tok, a.w.path("DATA_DIR", "sample"), 0.8, nil)
 	require.NoError(t, a.w.Runner.Run(context.Background(), ea), a.log.String())
 
 	// Every .bin blob of the registry's storage gets one byte flipped.
 	bins := 0
-	want, err := os.ReadFile(a.w.Path("DATA_DIR", "sample-train.bin"))
+	want, err := os.ReadFile(a.w.path("DATA_DIR", "sample-train.bin"))
 	require.NoError(t, err)
 	require.NoError(t, filepath.Walk(srv.Storage, func(p string, fi os.FileInfo, err error) error {
 		if err != nil || fi.IsDir() || filepath.Base(p) != "data" {
@@ -261,12 +261,12 @@ func TestTamperedStoreEntryRunsTheTask(t *testing.T) {
 
 	b := openHost(t, filepath.Join(base, "b"), settings)
 	in, tok = sampleCorpus(t, b.w)
-	eb := b.w.EncodeTask(in, tok, b.w.Path("DATA_DIR", "sample"), 0.8, nil)
+	eb := b.w.encodeTask(in, tok, b.w.path("DATA_DIR", "sample"), 0.8, nil)
 	require.NoError(t, b.w.Runner.Run(context.Background(), eb), b.log.String())
 	assert.Equal(t, "tasks: 1 run, 0 cached", b.w.Runner.Summary(), "the damaged entry is not used: the task runs")
 	assert.Contains(t, b.log.String(), "tampered with or truncated in the store; not used")
 	assert.Contains(t, b.log.String(), "sample-train.bin")
-	got, err := os.ReadFile(b.w.Path("DATA_DIR", "sample-train.bin"))
+	got, err := os.ReadFile(b.w.path("DATA_DIR", "sample-train.bin"))
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
 }
@@ -320,13 +320,13 @@ func TestPullOnlyHostKeepsPulling(t *testing.T) {
 
 	a := openHost(t, filepath.Join(base, "a"), map[string]string{"RIVAL_STORE": "oci://" + srv.Addr + "/team/rival"})
 	in, tok := sampleCorpus(t, a.w)
-	require.NoError(t, a.w.Runner.Run(context.Background(), a.w.EncodeTask(in, tok, a.w.Path("DATA_DIR", "shared"), 0.8, nil)))
+	require.NoError(t, a.w.Runner.Run(context.Background(), a.w.encodeTask(in, tok, a.w.path("DATA_DIR", "shared"), 0.8, nil)))
 
 	b := openHost(t, filepath.Join(base, "b"), map[string]string{"RIVAL_STORE": "oci://" + strings.TrimPrefix(readOnly.URL, "http://") + "/team/rival"})
 	in, tok = sampleCorpus(t, b.w)
-	own := b.w.EncodeTask(in, tok, b.w.Path("DATA_DIR", "own"), 0.8, nil)
+	own := b.w.encodeTask(in, tok, b.w.path("DATA_DIR", "own"), 0.8, nil)
 	require.NoError(t, b.w.Runner.Run(context.Background(), own))
-	shared := b.w.EncodeTask(in, tok, b.w.Path("DATA_DIR", "shared"), 0.8, nil)
+	shared := b.w.encodeTask(in, tok, b.w.path("DATA_DIR", "shared"), 0.8, nil)
 	require.NoError(t, b.w.Runner.Run(context.Background(), shared))
 	assert.Equal(t, "tasks: 1 run, 1 cached", b.w.Runner.Summary(), b.log.String())
 	assert.True(t, shared.Cached(), "pulled after the refused push")

@@ -17,7 +17,7 @@ import (
 // platformFor is the platform a target means: the one asked, or the
 // detected one when asked is empty.
 func (w *Workspace) platformFor(ctx context.Context, asked string) (string, hw.Host, error) {
-	host, err := w.DetectHost(ctx)
+	host, err := w.detectHost(ctx)
 	if err != nil {
 		return "", host, err
 	}
@@ -44,7 +44,7 @@ func (w *Workspace) ImageTarget(ctx context.Context, platform string) error {
 		return err
 	}
 	defer e.Close()
-	w.Printf("image %s: %s (%s) from %s\n", platform, rec.Tag, shortID(rec.ImageID), rec.BaseRef)
+	w.printf("image %s: %s (%s) from %s\n", platform, rec.Tag, shortID(rec.ImageID), rec.BaseRef)
 	return nil
 }
 
@@ -61,7 +61,7 @@ func (w *Workspace) TrainTarget(ctx context.Context, platform string, fws, mdls 
 	if detect && platform == hw.PlatformCPU {
 		return w.noGPUForTrainAll(host)
 	}
-	if err := CheckPlatform(platform, host); err != nil {
+	if err := checkPlatform(platform, host); err != nil {
 		return err
 	}
 	every := fws == nil
@@ -75,19 +75,19 @@ func (w *Workspace) TrainTarget(ctx context.Context, platform string, fws, mdls 
 		}
 	}
 	if mdls == nil {
-		mdls = w.Config.List("MODELS")
+		mdls = w.Config.list("MODELS")
 	}
 	exec, closeExec, err := w.executorFor(ctx, platform, host)
 	if err != nil {
 		return err
 	}
 	defer closeExec()
-	plan, err := w.PlanTraining(platform, fws, mdls, host, exec, every)
+	plan, err := w.planTraining(platform, fws, mdls, host, exec, every)
 	if err != nil {
 		return err
 	}
 	err = w.Runner.Run(ctx, plan.Runs...)
-	w.ReportRuns(doneRuns(plan.Runs))
+	w.reportRuns(doneRuns(plan.Runs))
 	return err
 }
 
@@ -102,7 +102,7 @@ func (w *Workspace) noGPUForTrainAll(host hw.Host) error {
 	return fmt.Errorf("train:all: %s on this host; train:all trains the detected GPU platform, so nothing was trained. On the CPU instead:\n"+
 		"  go run mage.go train:cpu   trains the fsdp proxies of MODELS (%s) on DATASET=%s, downloading its %s documents (DATA_SAMPLES) from the Hugging Face Hub first\n"+
 		"  go run mage.go demo        runs the whole pipeline offline on the shipped sample corpus (filter, encode, CPU training, compare)",
-		found, strings.Join(w.Config.List("MODELS"), ", "), w.Config.Get("DATASET"), w.Config.Get("DATA_SAMPLES"))
+		found, strings.Join(w.Config.list("MODELS"), ", "), w.Config.get("DATASET"), w.Config.get("DATA_SAMPLES"))
 }
 
 func doneRuns(ts []*dag.Task) []*dag.Task {
@@ -118,11 +118,11 @@ func doneRuns(ts []*dag.Task) []*dag.Task {
 // ShellTarget starts an interactive container of the detected platform's
 // image; without a terminal it prints the equivalent docker run command.
 func (w *Workspace) ShellTarget(ctx context.Context) error {
-	platform, host, err := w.platformFor(ctx, w.Env.Platform())
+	platform, host, err := w.platformFor(ctx, w.Env.platform())
 	if err != nil {
 		return err
 	}
-	if platform == hw.PlatformCPU && w.Env.ImageBase() == "" {
+	if platform == hw.PlatformCPU && w.Env.imageBase() == "" {
 		return fmt.Errorf("shell: this host has no GPU (%s); set PLATFORM=amd or nvd, or IMAGE_BASE for a CPU image", orNone(host.Source))
 	}
 	e, rec, err := w.ensurePlatformImage(ctx, platform)
@@ -130,9 +130,9 @@ func (w *Workspace) ShellTarget(ctx context.Context) error {
 		return err
 	}
 	defer e.Close()
-	rs := w.ShellSpec(rec, platform)
+	rs := w.shellSpec(rec, platform)
 	if !term.IsTerminal(int(os.Stdin.Fd())) {
-		w.Printf("shell: no terminal; run this where there is one:\n")
+		w.printf("shell: no terminal; run this where there is one:\n")
 		fmt.Println(container.QuoteCommand(container.DockerRunCommand(rs)))
 		return nil
 	}
@@ -148,7 +148,7 @@ func (w *Workspace) ShellTarget(ctx context.Context) error {
 
 // CompareTarget runs compare over OUTPUT_DIR, the cache and dirs.
 func (w *Workspace) CompareTarget(ctx context.Context, dirs []string) error {
-	t, err := w.CompareTask(dirs)
+	t, err := w.compareTask(dirs)
 	if err != nil {
 		return err
 	}
@@ -156,7 +156,7 @@ func (w *Workspace) CompareTarget(ctx context.Context, dirs []string) error {
 		return err
 	}
 	var sb strings.Builder
-	w.ReportCompare(t, &sb)
+	w.reportCompare(t, &sb)
 	fmt.Fprint(os.Stdout, sb.String())
 	return nil
 }
@@ -166,20 +166,20 @@ func (w *Workspace) SlurmScriptTarget(ctx context.Context, platform, framework, 
 	host := hw.Host{Platform: platform}
 	if platform != hw.PlatformCPU {
 		var err error
-		if host, err = w.DetectHost(ctx); err != nil {
+		if host, err = w.detectHost(ctx); err != nil {
 			return err
 		}
 		if len(host.GPUs) == 0 {
 			// Writing a script for a cluster from a login node without GPUs:
 			// GPUS_PER_NODE says how many each node has.
-			n := w.Env.GPUsPerNode()
+			n := w.Env.gpUsPerNode()
 			host = hw.Host{Platform: platform}
 			for i := 0; i < n; i++ {
 				host.GPUs = append(host.GPUs, hw.GPU{Index: i})
 			}
 		}
 	}
-	image, ran, err := w.SlurmImage(platform, nil)
+	image, ran, err := w.slurmImage(platform, nil)
 	if err != nil {
 		return err
 	}
@@ -187,12 +187,12 @@ func (w *Workspace) SlurmScriptTarget(ctx context.Context, platform, framework, 
 	if err != nil {
 		return err
 	}
-	ex, err := w.NewSlurmExecutor(cfg, platform, host, image, ran)
+	ex, err := w.newSlurmExecutor(cfg, platform, host, image, ran)
 	if err != nil {
 		return err
 	}
 	return w.printLaunchFile(cfg, platform, framework, model, host, ex, func(in TrainInputs) ([]byte, error) {
-		script, err := w.SlurmScript(in)
+		script, err := w.slurmScript(in)
 		return []byte(script), err
 	})
 }

@@ -9,8 +9,8 @@ import (
 	"strings"
 )
 
-// ErrNoTorch explains how to get PyTorch for CPU training runs.
-var ErrNoTorch = errors.New("training on the CPU needs python3 with PyTorch, which this host lacks: " +
+// errNoTorch explains how to get PyTorch for CPU training runs.
+var errNoTorch = errors.New("training on the CPU needs python3 with PyTorch, which this host lacks: " +
 	"install it with `sudo apt-get install python3-torch python3-numpy libopenblas0-pthread` (Debian, Ubuntu) " +
 	"or `pip install torch numpy`, then run the command again")
 
@@ -20,15 +20,15 @@ func checkTorch(ctx context.Context, python string) error {
 	return err
 }
 
-// TorchProbe is what python3 says about its PyTorch.
-type TorchProbe struct {
+// torchProbe is what python3 says about its PyTorch.
+type torchProbe struct {
 	Version string
 	BLAS    []string // shared BLAS libraries mapped once torch is imported
 }
 
-// ReferenceBLAS names the generic reference BLAS among the mapped
+// referenceBLAS names the generic reference BLAS among the mapped
 // libraries (Debian's libblas3, in .../blas/libblas.so.3), or "".
-func (p TorchProbe) ReferenceBLAS() string {
+func (p torchProbe) referenceBLAS() string {
 	for _, l := range p.BLAS {
 		if strings.Contains(l, "/blas/libblas.so") && !strings.Contains(l, "openblas") {
 			return l
@@ -52,11 +52,11 @@ for line in open("/proc/self/maps"):
 
 // probeTorch runs python with the probe script; an error means torch or
 // numpy cannot be imported.
-func probeTorch(ctx context.Context, python string) (TorchProbe, error) {
-	var p TorchProbe
+func probeTorch(ctx context.Context, python string) (torchProbe, error) {
+	var p torchProbe
 	out, err := exec.CommandContext(ctx, python, "-c", torchProbeScript).CombinedOutput()
 	if err != nil {
-		return p, fmt.Errorf("%w (%s: %s)", ErrNoTorch, python, strings.TrimSpace(lastLine(string(out))))
+		return p, fmt.Errorf("%w (%s: %s)", errNoTorch, python, strings.TrimSpace(lastLine(string(out))))
 	}
 	for _, l := range strings.Split(string(out), "\n") {
 		switch k, v, _ := strings.Cut(strings.TrimSpace(l), " "); k {
@@ -70,8 +70,8 @@ func probeTorch(ctx context.Context, python string) (TorchProbe, error) {
 }
 
 // blasAdvice is the warning for a torch on the reference BLAS, or "".
-func blasAdvice(p TorchProbe) string {
-	lib := p.ReferenceBLAS()
+func blasAdvice(p torchProbe) string {
+	lib := p.referenceBLAS()
 	if lib == "" {
 		return ""
 	}

@@ -44,17 +44,17 @@ type TrainInputs struct {
 	Variant     string
 	Dataset     string
 	TrainPrefix string // the encoded train split, without .bin/.idx
-	Tokenizer   TokenizerSpec
+	Tokenizer   tokenizerSpec
 	Encode      *dag.Task // the task producing TrainPrefix
 	Host        hw.Host
 	Config      *Config
 	// Executor runs the launch: on the host for cpu, in a container otherwise.
-	Executor Executor
+	Executor executor
 }
 
-// RunName is the file-name stem of a run: train_<platform>_<framework>_<model>_<dataset>[_runN]
+// runName is the file-name stem of a run: train_<platform>_<framework>_<model>_<dataset>[_runN]
 // (the original suite's naming, with the repetition when RUNS > 1).
-func RunName(platform, framework, model, dataset string, run int) string {
+func runName(platform, framework, model, dataset string, run int) string {
 	n := fmt.Sprintf("train_%s_%s_%s_%s", platform, framework, model, dataset)
 	if run > 0 {
 		n += fmt.Sprintf("_run%d", run+1)
@@ -62,8 +62,8 @@ func RunName(platform, framework, model, dataset string, run int) string {
 	return n
 }
 
-// TrainTask builds one training run: launch, log, parse, result.
-func (w *Workspace) TrainTask(in TrainInputs) (*dag.Task, error) {
+// trainTask builds one training run: launch, log, parse, result.
+func (w *Workspace) trainTask(in TrainInputs) (*dag.Task, error) {
 	cfg := in.Config
 	if cfg == nil {
 		cfg = w.Config
@@ -71,7 +71,7 @@ func (w *Workspace) TrainTask(in TrainInputs) (*dag.Task, error) {
 	// A CPU trains in the precision it does fast; the configuration says so
 	// before anything is fingerprinted, so the key, the launch, the log and
 	// the result all name the precision that ran.
-	var cpuPrec CPUPrecision
+	var cpuPrec cpuPrecision
 	if in.Platform == hw.PlatformCPU {
 		var err error
 		if cfg, cpuPrec, err = cpuTrainConfig(cfg); err != nil {
@@ -82,9 +82,9 @@ func (w *Workspace) TrainTask(in TrainInputs) (*dag.Task, error) {
 	name := variantName(in)
 	r := &trainRun{
 		w: w, in: in, cfg: cfg, cpuPrec: cpuPrec, name: name,
-		runDir:     w.Path("OUTPUT_DIR", "runs", name),
-		logPath:    w.Path("OUTPUT_DIR", "logs", name+".log"),
-		resultPath: w.Path("OUTPUT_DIR", name+".json"),
+		runDir:     w.path("OUTPUT_DIR", "runs", name),
+		logPath:    w.path("OUTPUT_DIR", "logs", name+".log"),
+		resultPath: w.path("OUTPUT_DIR", name+".json"),
 	}
 	var err error
 	if r.absPrefix, err = filepath.Abs(in.TrainPrefix); err != nil {
@@ -96,14 +96,14 @@ func (w *Workspace) TrainTask(in TrainInputs) (*dag.Task, error) {
 	if err := r.build("unencoded"); err != nil {
 		return nil, err
 	}
-	if err := cfg.CheckGPUs(gpuCount(in.Platform, in.Host, cfg)); err != nil {
+	if err := cfg.checkGPUs(gpuCount(in.Platform, in.Host, cfg)); err != nil {
 		return nil, fmt.Errorf("train %s: %w", name, err)
 	}
 	params := map[string]string{
 		"platform": in.Platform, "framework": in.Framework, "model": in.Model, "run": strconv.Itoa(in.RunIndex),
 		"hardware": in.Host.Fingerprint(),
 	}
-	for k, v := range cfg.TrainingValues() {
+	for k, v := range cfg.trainingValues() {
 		params["cfg."+k] = v
 	}
 	tools := map[string]string{"train": trainVersion, "executor": string(in.Executor.Kind()), "image": in.Executor.ImageDigest()}
@@ -115,14 +115,14 @@ func (w *Workspace) TrainTask(in TrainInputs) (*dag.Task, error) {
 		Tools:     tools,
 		Outputs:   []dag.Output{{Path: r.resultPath, Compress: true}, {Path: r.logPath, Compress: true}},
 		Exclusive: true,
-		Force:     cfg.Bool("FORCE"),
+		Force:     cfg.bool("FORCE"),
 	}
 	if in.Encode == nil {
 		t.Deps = nil
 		t.Files = append(t.Files, r.absPrefix+".bin", r.absPrefix+".idx")
 	}
 	t.Prepare = func(ctx context.Context) error { return r.prepare(t) }
-	r.timeout, _ = ParseAge(cfg.Get("TRAIN_TIMEOUT"))
+	r.timeout, _ = parseAge(cfg.get("TRAIN_TIMEOUT"))
 	t.Run = r.run
 	return t, nil
 }
@@ -133,21 +133,21 @@ type trainRun struct {
 	w       *Workspace
 	in      TrainInputs
 	cfg     *Config
-	cpuPrec CPUPrecision // the precision a CPU run chose; empty on GPUs
+	cpuPrec cpuPrecision // the precision a CPU run chose; empty on GPUs
 	name    string
 	timeout time.Duration // TRAIN_TIMEOUT; 0 for none
 
 	runDir, logPath, resultPath string
 	absPrefix                   string // the encoded train split, absolute
 
-	manifest EncodeManifest // the dataset's, read once, by prepare
+	manifest encodeManifest // the dataset's, read once, by prepare
 	launch   core.Launch
-	maps     []PathMap
+	maps     []pathMap
 	cacheDir string // Megatron's data cache folder of the dataset's fingerprint
 
 	sampleOrder *result.SampleOrder // written by stage (writeSampleOrder)
 	// frameworkSamples is the framework's preflight's digest of the first samples (nil: not reported).
-	frameworkSamples *PreflightSamples
+	frameworkSamples *preflightSamples
 	// effective is what the framework built, as its preflight read it back (nil: not reported).
 	effective *effective.Config
 }
@@ -175,7 +175,7 @@ func (r *trainRun) prepare(t *dag.Task) error {
 		return err
 	}
 	t.Params["launch"] = cache.HashBytes(workspaceRelative(launchJSON, r.w.Root)).String()
-	if r.in.Executor.Kind() == ExecutorHost {
+	if r.in.Executor.Kind() == executorHost {
 		t.Tools["torch"] = hostTorchVersion(r.launch)
 	}
 	return nil
@@ -270,7 +270,7 @@ func (r *trainRun) run(ctx context.Context, x *dag.Exec) error {
 	if err := r.stage(); err != nil {
 		return err
 	}
-	rep, err := RunPreflight(ctx, in.Executor, name, r.launch, r.maps)
+	rep, err := runPreflight(ctx, in.Executor, name, r.launch, r.maps)
 	if err != nil {
 		return err
 	}
@@ -290,10 +290,10 @@ func (r *trainRun) run(ctx context.Context, x *dag.Exec) error {
 	// Power is sampled where the job runs: under Slurm each compute node
 	// samples its own GPUs (slurmPower reads them after the job). Step lines are dated as they stream in, and
 	// only samples between the first and last measured step count.
-	sampleable := in.Executor.Kind() != ExecutorSlurm && in.Executor.Kind() != ExecutorKube && (in.Executor.Kind() != ExecutorHost || in.Platform != hw.PlatformCPU)
+	sampleable := in.Executor.Kind() != executorSlurm && in.Executor.Kind() != executorKube && (in.Executor.Kind() != executorHost || in.Platform != hw.PlatformCPU)
 	sampler := startPowerSampler(ctx, in.Platform, sampleable)
 	clock := &stepClock{}
-	prog := newStepProgress(x.Log, x.Task.ID, cfg.Int("TRAIN_ITERS"), cfg.Int("SL"))
+	prog := newStepProgress(x.Log, x.Task.ID, cfg.int("TRAIN_ITERS"), cfg.int("SL"))
 	if in.Platform == hw.PlatformCPU {
 		prog.unit = "process"
 	}
@@ -304,7 +304,7 @@ func (r *trainRun) run(ctx context.Context, x *dag.Exec) error {
 		prog.finish(nil)
 		w.recordFailure(r.runDir, logPath, name, runErr)
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return fmt.Errorf("stopped after TRAIN_TIMEOUT=%s; log kept at %s", cfg.Get("TRAIN_TIMEOUT"), failedLog(logPath))
+			return fmt.Errorf("stopped after TRAIN_TIMEOUT=%s; log kept at %s", cfg.get("TRAIN_TIMEOUT"), failedLog(logPath))
 		}
 		return fmt.Errorf("%w; log kept at %s", runErr, failedLog(logPath))
 	}
@@ -335,7 +335,7 @@ func (r *trainRun) run(ctx context.Context, x *dag.Exec) error {
 	res.EffectiveConfig = r.effective
 	from, to, dated := clock.window(res.WarmupStepsExcluded)
 	res.PowerMetrics = sampler.summary(from, to, dated, runGPUs(r.launch.Env, in.Host))
-	if in.Executor.Kind() == ExecutorSlurm {
+	if in.Executor.Kind() == executorSlurm {
 		res.PowerMetrics = slurmPower(ctx, r.runDir, in.Platform, from, to, dated)
 	}
 	return r.writeResult(res)
@@ -418,8 +418,8 @@ func (r *trainRun) writeSampleOrder() (*result.SampleOrder, error) {
 
 // trainLaunch builds the framework launch of a run for a dataset
 // fingerprint, with the directories placed where the executor shows them.
-func (w *Workspace) trainLaunch(in TrainInputs, cfg *Config, name, fp string) (core.Launch, []PathMap, string, error) {
-	runDir := w.Path("OUTPUT_DIR", "runs", name)
+func (w *Workspace) trainLaunch(in TrainInputs, cfg *Config, name, fp string) (core.Launch, []pathMap, string, error) {
+	runDir := w.path("OUTPUT_DIR", "runs", name)
 	absPrefix, err := filepath.Abs(in.TrainPrefix)
 	if err != nil {
 		return core.Launch{}, nil, "", err
@@ -430,8 +430,8 @@ func (w *Workspace) trainLaunch(in TrainInputs, cfg *Config, name, fp string) (c
 	}
 	// Megatron caches sample indices by dataset path: one cache folder per
 	// dataset fingerprint keeps two datasets from sharing stale indices.
-	cacheDir := w.Path("DATA_DIR", "megatron-cache", fp)
-	maps := in.Executor.Place([]PathMap{
+	cacheDir := w.path("DATA_DIR", "megatron-cache", fp)
+	maps := in.Executor.Place([]pathMap{
 		{Host: filepath.Dir(absPrefix), Inside: "/rival/data", ReadOnly: true, Role: "data"},
 		{Host: tokDir, Inside: "/rival/tokenizer", ReadOnly: true, Role: "tokenizer"},
 		{Host: runDir, Inside: "/rival/run", Role: "run"},
@@ -440,7 +440,7 @@ func (w *Workspace) trainLaunch(in TrainInputs, cfg *Config, name, fp string) (c
 	req := core.Request{
 		Platform: in.Platform, Framework: in.Framework, Model: in.Model, Fair: fairFromConfig(cfg), Host: in.Host,
 		DataPrefix: inside(maps, absPrefix), DataCacheDir: inside(maps, cacheDir), TokenizerPath: inside(maps, tokDir),
-		OutputDir: inside(maps, runDir), NNodes: cfg.Int("NNODES"),
+		OutputDir: inside(maps, runDir), NNodes: cfg.int("NNODES"),
 	}
 	if in.Platform == hw.PlatformCPU {
 		req.GPUs = cpuProcs(cfg)
@@ -452,9 +452,9 @@ func (w *Workspace) trainLaunch(in TrainInputs, cfg *Config, name, fp string) (c
 	return l, maps, cacheDir, nil
 }
 
-// SlurmScript is the batch script a run would submit (train:slurm-script).
-func (w *Workspace) SlurmScript(in TrainInputs) (string, error) {
-	ex, ok := in.Executor.(*SlurmExecutor)
+// slurmScript is the batch script a run would submit (train:slurm-script).
+func (w *Workspace) slurmScript(in TrainInputs) (string, error) {
+	ex, ok := in.Executor.(*slurmExecutor)
 	if !ok {
 		return "", errors.New("slurm script: the run is not a Slurm run")
 	}
@@ -468,11 +468,11 @@ func (w *Workspace) SlurmScript(in TrainInputs) (string, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", err
 	}
-	l, maps, _, err := w.trainLaunch(in, cfg, RunName(in.Platform, in.Framework, in.Model, in.Dataset, in.RunIndex), fp)
+	l, maps, _, err := w.trainLaunch(in, cfg, runName(in.Platform, in.Framework, in.Model, in.Dataset, in.RunIndex), fp)
 	if err != nil {
 		return "", err
 	}
-	_, script, err := ex.Job(l, maps)
+	_, script, err := ex.job(l, maps)
 	return script, err
 }
 
@@ -480,9 +480,9 @@ func (w *Workspace) SlurmScript(in TrainInputs) (string, error) {
 // train_cpu_fsdp_mistral-proxy_sample_dp2_run3.
 func variantName(in TrainInputs) string {
 	if in.Variant == "" {
-		return RunName(in.Platform, in.Framework, in.Model, in.Dataset, in.RunIndex)
+		return runName(in.Platform, in.Framework, in.Model, in.Dataset, in.RunIndex)
 	}
-	return RunName(in.Platform, in.Framework, in.Model, in.Dataset+"_"+in.Variant, in.RunIndex)
+	return runName(in.Platform, in.Framework, in.Model, in.Dataset+"_"+in.Variant, in.RunIndex)
 }
 
 // runSuffix is the repetition part of a task id: " run2" for the second.
@@ -498,14 +498,14 @@ func runSuffix(run int) string {
 // processes DP asks for.
 func gpuCount(platform string, host hw.Host, cfg *Config) int {
 	if platform == hw.PlatformCPU {
-		return cpuProcs(cfg) * cfg.Int("NNODES")
+		return cpuProcs(cfg) * cfg.int("NNODES")
 	}
-	return len(host.GPUs) * cfg.Int("NNODES")
+	return len(host.GPUs) * cfg.int("NNODES")
 }
 
 // cpuProcs is the processes per node of a CPU run: TP×PP×DP over NNODES.
 func cpuProcs(cfg *Config) int {
-	return max(1, cfg.Int("TP")*cfg.Int("PP")*cfg.Int("DP")/max(1, cfg.Int("NNODES")))
+	return max(1, cfg.int("TP")*cfg.int("PP")*cfg.int("DP")/max(1, cfg.int("NNODES")))
 }
 
 // keepPrevLog links an existing log to LOG.prev (no copy).
@@ -540,14 +540,14 @@ func (w *Workspace) recordFailure(runDir, logPath, name string, cause error) {
 // runAndLog runs the launch, writing every line to the log (through a
 // partial file renamed at the end) and showing step progress on prog, whose
 // closing line the caller writes once the result is known.
-func (w *Workspace) runAndLog(ctx context.Context, x *dag.Exec, in TrainInputs, launch core.Launch, maps []PathMap, logPath string, prog *stepProgress, clock *stepClock) (ExecInfo, error) {
+func (w *Workspace) runAndLog(ctx context.Context, x *dag.Exec, in TrainInputs, launch core.Launch, maps []pathMap, logPath string, prog *stepProgress, clock *stepClock) (execInfo, error) {
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
-		return ExecInfo{}, err
+		return execInfo{}, err
 	}
 	partial := logPath + ".partial"
 	f, err := os.Create(partial)
 	if err != nil {
-		return ExecInfo{}, fmt.Errorf("log %s: %w", partial, err)
+		return execInfo{}, fmt.Errorf("log %s: %w", partial, err)
 	}
 	bw := bufio.NewWriterSize(f, 64<<10)
 	var writeErr error
@@ -590,7 +590,7 @@ func (w *Workspace) runAndLog(ctx context.Context, x *dag.Exec, in TrainInputs, 
 // buildResult parses the run's log in its family and turns it, with the
 // facts of the run (its dataset's manifest, read once by prepare),
 // into its result.
-func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch core.Launch, manifest EncodeManifest, logPath string) (*result.Result, error) {
+func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch core.Launch, manifest encodeManifest, logPath string) (*result.Result, error) {
 	family := launch.LogFamily
 	if family == "" {
 		family = frameworks.LogFamily(launch.Framework)
@@ -602,7 +602,7 @@ func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch core.Launch,
 	version := launch.FrameworkVersion
 	if launch.RanFile != "" {
 		// What ran, as the entry script read it inside the container; the pin stays for reference.
-		ran, err := launch.Ran(w.Path("OUTPUT_DIR", "runs", RunName(in.Platform, in.Framework, in.Model, in.Dataset, in.RunIndex)))
+		ran, err := launch.Ran(w.path("OUTPUT_DIR", "runs", runName(in.Platform, in.Framework, in.Model, in.Dataset, in.RunIndex)))
 		if err != nil {
 			return nil, err
 		}
@@ -613,12 +613,12 @@ func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch core.Launch,
 		return nil, err
 	}
 	facts := result.Facts{
-		GPUs: gpuCount(in.Platform, in.Host, cfg), SeqLen: cfg.Int("SL"), GBS: cfg.Int("GBS"), MBS: cfg.Int("MBS"),
-		Precision: cfg.Get("PRECISION"), Platform: in.Platform, Host: &in.Host, Model: m.Name,
+		GPUs: gpuCount(in.Platform, in.Host, cfg), SeqLen: cfg.int("SL"), GBS: cfg.int("GBS"), MBS: cfg.int("MBS"),
+		Precision: cfg.get("PRECISION"), Platform: in.Platform, Host: &in.Host, Model: m.Name,
 		Framework: launch.Framework, FrameworkVersion: version, FrameworkRequested: launch.Requested,
-		TP: cfg.Int("TP"), PP: cfg.Int("PP"),
+		TP: cfg.int("TP"), PP: cfg.int("PP"),
 		DatasetName: in.Dataset, DatasetFingerprint: manifest.Fingerprint.Digest.String(), TokenizerFingerprint: manifest.TokenizerDigest.String(),
-		ConfigFingerprint: cfg.Fingerprint().String(), ImageDigest: in.Executor.ImageDigest(), RivalVersion: Version,
+		ConfigFingerprint: cfg.fingerprint().String(), ImageDigest: in.Executor.ImageDigest(), RivalVersion: Version,
 	}
 	if facts.LogDigest, err = result.LogDigest(logPath); err != nil {
 		return nil, err
@@ -636,7 +636,7 @@ func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch core.Launch,
 	if err != nil {
 		return nil, err
 	}
-	if k := in.Executor.Kind(); in.Platform == hw.PlatformCPU && k != ExecutorSlurm && k != ExecutorKube {
+	if k := in.Executor.Kind(); in.Platform == hw.PlatformCPU && k != executorSlurm && k != executorKube {
 		res.CPUInfo = cpuInfo(cfg, logPath) // this host's CPU; a cluster's node reads its own
 	}
 	return res, nil
@@ -649,8 +649,8 @@ var threadsLine = regexp.MustCompile(`\| threads per process: (\d+) \|`)
 // it used, as the trainer reported them in its log; nil when the kernel
 // lists no processor.
 func cpuInfo(cfg *Config, logPath string) *result.CPUInfo {
-	raw, _ := os.ReadFile(CPUFlagsPath)
-	model, cores, logical, ok := CPUDescription(raw)
+	raw, _ := os.ReadFile(cpuFlagsPath)
+	model, cores, logical, ok := cpuDescription(raw)
 	if !ok {
 		return nil
 	}
@@ -683,21 +683,21 @@ func fsdpRuntime(lg *logparse.Log, facts *result.Facts, logPath string) error {
 }
 
 // readManifest reads the encode manifest of a dataset prefix.
-func readManifest(prefix string) (EncodeManifest, error) {
-	data, err := cache.ReadFileLimit(context.Background(), ManifestPath(prefix), cache.LimitManifest)
+func readManifest(prefix string) (encodeManifest, error) {
+	data, err := cache.ReadFileLimit(context.Background(), manifestPath(prefix), cache.LimitManifest)
 	if err != nil {
-		return EncodeManifest{}, fmt.Errorf("dataset %s has no usable manifest: %w (encode it with Rival first)", prefix, err)
+		return encodeManifest{}, fmt.Errorf("dataset %s has no usable manifest: %w (encode it with Rival first)", prefix, err)
 	}
-	return decodeManifest(ManifestPath(prefix), data)
+	return decodeManifest(manifestPath(prefix), data)
 }
 
 // provenance records how and where a run ran.
-func (w *Workspace) provenance(in TrainInputs, cfg *Config, launch core.Launch, info ExecInfo, started, finished time.Time, prefix string) *result.Provenance {
+func (w *Workspace) provenance(in TrainInputs, cfg *Config, launch core.Launch, info execInfo, started, finished time.Time, prefix string) *result.Provenance {
 	host, _ := os.Hostname()
 	p := &result.Provenance{
 		RunIndex: in.RunIndex, Host: host, StartedAt: started.Format(time.RFC3339), FinishedAt: finished.Format(time.RFC3339),
 		LaunchCommand: launch.Command, LaunchEnv: launch.Env, DataPrefix: prefix, TokenizerPath: in.Tokenizer.Path,
-		NodeList: info.NodeList, Config: cfg.TrainingValues(),
+		NodeList: info.NodeList, Config: cfg.trainingValues(),
 	}
 	if launch.EntryScriptDigest != "" {
 		p.EntryScriptDigest = &launch.EntryScriptDigest

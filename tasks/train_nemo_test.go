@@ -28,29 +28,29 @@ type bridgeExecutor struct {
 	failPre  bool
 }
 
-func (b *bridgeExecutor) Kind() ExecutorKind             { return "scripted" }
+func (b *bridgeExecutor) Kind() executorKind             { return "scripted" }
 func (b *bridgeExecutor) ImageDigest() string            { return "" }
-func (b *bridgeExecutor) Place(dirs []PathMap) []PathMap { return HostExecutor{}.Place(dirs) }
-func (b *bridgeExecutor) Run(ctx context.Context, l core.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
+func (b *bridgeExecutor) Place(dirs []pathMap) []pathMap { return hostExecutor{}.Place(dirs) }
+func (b *bridgeExecutor) Run(ctx context.Context, l core.Launch, maps []pathMap, onLine func(string)) (execInfo, error) {
 	b.commands = append(b.commands, l.Command)
 	if l.Command[len(l.Command)-1] == "--check" {
 		// The preflight: rival_nemo.py --check's lines, as Bridge's validation prints them.
 		onLine(`preflight ran: {"cuda": "13.0", "megatron_bridge": "0.3.0", "megatron_core": "0.16.0rc0", "torch": "2.10.0a0+nv26.02"}`)
 		if b.failPre {
 			onLine("preflight failed: megatron-bridge configuration: AssertionError: min_lr must be <= lr (at config.py:412: assert self.min_lr <= self.lr)")
-			return ExecInfo{ExitCode: 1}, nil
+			return execInfo{ExitCode: 1}, nil
 		}
 		onLine("preflight ok: megatron-bridge configuration valid for 1 processes")
-		return ExecInfo{}, nil
+		return execInfo{}, nil
 	}
 	b.last = l
 	if b.ran != nil {
 		data, err := json.Marshal(b.ran)
 		if err != nil {
-			return ExecInfo{}, err
+			return execInfo{}, err
 		}
 		if err := os.WriteFile(filepath.Join(l.WorkDir, l.RanFile), data, 0o644); err != nil {
-			return ExecInfo{}, err
+			return execInfo{}, err
 		}
 	}
 	onLine("rival-nemo: ran megatron-bridge 0.3.0, megatron-core 0.16.0 (unknown), transformer-engine 2.12.0, torch 2.10.0a0, CUDA 13.0")
@@ -59,7 +59,7 @@ func (b *bridgeExecutor) Run(ctx context.Context, l core.Launch, maps []PathMap,
 			i, i, b.steps, i*4, 2028.9+float64(i), 4, 12.58695-float64(i)*0.01))
 		onLine(fmt.Sprintf("[Rank 0] (after %d iterations) memory (GB) | mem-allocated-gigabytes: 51.072 | mem-max-allocated-gigabytes: 194.41 | mem-max-reserved-gigabytes: 216.89", i))
 	}
-	return ExecInfo{ExitCode: 0}, nil
+	return execInfo{ExitCode: 0}, nil
 }
 
 // TestTrainNemoReadsBridgeLogAndWhatRan runs train for nemo on an NVIDIA host with a Bridge log: the
@@ -74,7 +74,7 @@ func TestTrainNemoReadsBridgeLogAndWhatRan(t *testing.T) {
 	in := trainInputs(t, w, ex)
 	in.Platform, in.Framework = hw.PlatformNVIDIA, "nemo"
 	in.Host = hw.Host{Platform: hw.PlatformNVIDIA, GPUs: []hw.GPU{{Index: 0, Vendor: hw.VendorNVIDIA, Model: "H100 SXM"}}}
-	task, err := w.TrainTask(in)
+	task, err := w.trainTask(in)
 	require.NoError(t, err)
 	require.NoError(t, w.Runner.Run(context.Background(), task))
 	assert.Equal(t, "megatron-bridge", ex.last.LogFamily)
@@ -102,7 +102,7 @@ func TestTrainNemoRunsPreflightFirst(t *testing.T) {
 		in := trainInputs(t, w, ex)
 		in.Platform, in.Framework = hw.PlatformNVIDIA, "nemo"
 		in.Host = hw.Host{Platform: hw.PlatformNVIDIA, GPUs: []hw.GPU{{Index: 0, Vendor: hw.VendorNVIDIA, Model: "H100 SXM"}}}
-		task, err := w.TrainTask(in)
+		task, err := w.trainTask(in)
 		require.NoError(t, err)
 		err = w.Runner.Run(context.Background(), task)
 		require.NotEmpty(t, ex.commands)
@@ -128,9 +128,9 @@ func TestTrainNemoIgnoresStaleWhatRan(t *testing.T) {
 	in := trainInputs(t, w, ex)
 	in.Platform, in.Framework = hw.PlatformNVIDIA, "nemo"
 	in.Host = hw.Host{Platform: hw.PlatformNVIDIA, GPUs: []hw.GPU{{Index: 0, Vendor: hw.VendorNVIDIA, Model: "H100 SXM"}}}
-	task, err := w.TrainTask(in)
+	task, err := w.trainTask(in)
 	require.NoError(t, err)
-	runDir := w.Path("OUTPUT_DIR", "runs", RunName(in.Platform, in.Framework, in.Model, in.Dataset, in.RunIndex))
+	runDir := w.path("OUTPUT_DIR", "runs", runName(in.Platform, in.Framework, in.Model, in.Dataset, in.RunIndex))
 	require.NoError(t, os.MkdirAll(runDir, 0o755))
 	stale := `{"framework": "megatron-bridge", "version": "0.2.0", "megatron_core": "0.15.0"}`
 	require.NoError(t, os.WriteFile(filepath.Join(runDir, "rival_nemo_ran.json"), []byte(stale), 0o644))
@@ -148,7 +148,7 @@ func TestTrainNemoWithoutWhatRanFails(t *testing.T) {
 	in := trainInputs(t, w, ex)
 	in.Platform, in.Framework = hw.PlatformNVIDIA, "nemo"
 	in.Host = hw.Host{Platform: hw.PlatformNVIDIA, GPUs: []hw.GPU{{Index: 0, Vendor: hw.VendorNVIDIA, Model: "H100 SXM"}}}
-	task, err := w.TrainTask(in)
+	task, err := w.trainTask(in)
 	require.NoError(t, err)
 	err = w.Runner.Run(context.Background(), task)
 	require.Error(t, err)

@@ -33,14 +33,14 @@ type scriptedExecutor struct {
 	lines  []string // printed before the steps
 }
 
-func (s *scriptedExecutor) Kind() ExecutorKind             { return "scripted" }
+func (s *scriptedExecutor) Kind() executorKind             { return "scripted" }
 func (s *scriptedExecutor) ImageDigest() string            { return "" }
-func (s *scriptedExecutor) Place(dirs []PathMap) []PathMap { return HostExecutor{}.Place(dirs) }
-func (s *scriptedExecutor) Run(ctx context.Context, l core.Launch, maps []PathMap, onLine func(string)) (ExecInfo, error) {
+func (s *scriptedExecutor) Place(dirs []pathMap) []pathMap { return hostExecutor{}.Place(dirs) }
+func (s *scriptedExecutor) Run(ctx context.Context, l core.Launch, maps []pathMap, onLine func(string)) (execInfo, error) {
 	if n := len(l.Command); n > 0 && l.Command[n-1] == "--check" {
 		s.checks.Add(1)
 		onLine("preflight ok: scripted")
-		return ExecInfo{}, nil
+		return execInfo{}, nil
 	}
 	s.runs.Add(1)
 	s.last = l
@@ -53,14 +53,14 @@ func (s *scriptedExecutor) Run(ctx context.Context, l core.Launch, maps []PathMa
 			i, i, s.steps, i*4, 100.0+float64(i), 4, 10.0-float64(i)*0.1))
 		if s.block {
 			<-ctx.Done()
-			return ExecInfo{ExitCode: -1}, fmt.Errorf("stopped: %w", ctx.Err())
+			return execInfo{ExitCode: -1}, fmt.Errorf("stopped: %w", ctx.Err())
 		}
 	}
-	return ExecInfo{ExitCode: s.exit}, nil
+	return execInfo{ExitCode: s.exit}, nil
 }
 
 // demoDataset encodes a few documents with the bundled Mistral tokenizer.
-func demoDataset(t *testing.T, w *Workspace) (*dag.Task, string, TokenizerSpec) {
+func demoDataset(t *testing.T, w *Workspace) (*dag.Task, string, tokenizerSpec) {
 	t.Helper()
 	in := filepath.Join(w.Root, "docs.jsonl")
 	var b strings.Builder
@@ -68,18 +68,18 @@ func demoDataset(t *testing.T, w *Workspace) (*dag.Task, string, TokenizerSpec) 
 		fmt.Fprintf(&b, `{"text":"The cluster measured step %d again and again, so the loss went down and the numbers were fair."}`+"\n", i)
 	}
 	require.NoError(t, os.WriteFile(in, []byte(b.String()), 0o644))
-	tok, err := w.ResolveTokenizer(mistralTok)
+	tok, err := w.resolveTokenizer(mistralTok)
 	require.NoError(t, err)
 	tok.EOD = 2
 	prefix := filepath.Join(w.Root, "data", "docs")
-	return w.EncodeTask(in, tok, prefix, 0.8, nil), prefix + "-train", tok
+	return w.encodeTask(in, tok, prefix, 0.8, nil), prefix + "-train", tok
 }
 
-func trainInputs(t *testing.T, w *Workspace, ex Executor) TrainInputs {
+func trainInputs(t *testing.T, w *Workspace, ex executor) TrainInputs {
 	et, prefix, tok := demoDataset(t, w)
-	cfg, err := w.Config.With("test", demoConfig)
+	cfg, err := w.Config.with("test", demoConfig)
 	require.NoError(t, err)
-	return TrainInputs{Platform: hw.PlatformCPU, Framework: "fsdp", Model: DemoModel, Dataset: "docs",
+	return TrainInputs{Platform: hw.PlatformCPU, Framework: "fsdp", Model: demoModel, Dataset: "docs",
 		TrainPrefix: prefix, Tokenizer: tok, Encode: et, Host: hw.Host{Platform: hw.PlatformCPU}, Config: cfg, Executor: ex}
 }
 
@@ -87,16 +87,16 @@ func trainInputs(t *testing.T, w *Workspace, ex Executor) TrainInputs {
 // (no-bf16.txt: a run trains in fp32).
 func withCPUFlags(t *testing.T, file string) {
 	t.Helper()
-	old := CPUFlagsPath
-	CPUFlagsPath = filepath.Join("testdata", "cpuinfo", file)
-	t.Cleanup(func() { CPUFlagsPath = old })
+	old := cpuFlagsPath
+	cpuFlagsPath = filepath.Join("testdata", "cpuinfo", file)
+	t.Cleanup(func() { cpuFlagsPath = old })
 }
 
 // trainScripted builds and runs one training task with a scripted trainer.
 func trainScripted(t *testing.T, w *Workspace, ex *scriptedExecutor) (TrainInputs, *dag.Task) {
 	t.Helper()
 	in := trainInputs(t, w, ex)
-	task, err := w.TrainTask(in)
+	task, err := w.trainTask(in)
 	require.NoError(t, err)
 	require.NoError(t, w.Runner.Run(context.Background(), task))
 	return in, task
@@ -126,7 +126,7 @@ func TestTrainWritesValidResult(t *testing.T) {
 	assert.Equal(t, "megatron-gptdataset", r.SampleOrder.Order)
 	assert.Equal(t, 128, r.SampleOrder.SequenceLength)
 	assert.Regexp(t, `^[0-9a-f]{64}$`, r.SampleOrder.BLAKE3)
-	assert.Equal(t, min(8*int64(in.Config.Int("GBS")), r.SampleOrder.Samples), r.SampleOrder.DigestSamples)
+	assert.Equal(t, min(8*int64(in.Config.int("GBS")), r.SampleOrder.Samples), r.SampleOrder.DigestSamples)
 	assert.FileExists(t, task.Outputs[1].Path, "the log is kept")
 	assert.Equal(t, "train_cpu_fsdp_mistral-proxy_docs.json", filepath.Base(task.Outputs[0].Path))
 }
@@ -137,7 +137,7 @@ func TestTrainWithUnchangedInputsIsACacheHit(t *testing.T) {
 	ex := &scriptedExecutor{steps: 10}
 	trainScripted(t, w, ex)
 	r2 := &dag.Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}
-	task2, err := w.TrainTask(trainInputs(t, w, ex))
+	task2, err := w.trainTask(trainInputs(t, w, ex))
 	require.NoError(t, err)
 	require.NoError(t, r2.Run(context.Background(), task2))
 	assert.Equal(t, "tasks: 0 run, 2 cached", r2.Summary())
@@ -151,9 +151,9 @@ func TestTrainWithForceRunsAgain(t *testing.T) {
 	trainScripted(t, w, ex)
 	in := trainInputs(t, w, ex)
 	var err error
-	in.Config, err = in.Config.With("test", map[string]string{"FORCE": "1"})
+	in.Config, err = in.Config.with("test", map[string]string{"FORCE": "1"})
 	require.NoError(t, err)
-	task, err := w.TrainTask(in)
+	task, err := w.trainTask(in)
 	require.NoError(t, err)
 	require.NoError(t, (&dag.Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}).Run(context.Background(), task))
 	assert.EqualValues(t, 2, ex.runs.Load())
@@ -163,11 +163,11 @@ func TestTrainRepetitionIsItsOwnResult(t *testing.T) {
 	withCPUFlags(t, "no-bf16.txt")
 	w, _ := newWorkspace(t, "")
 	ex := &scriptedExecutor{steps: 10}
-	first, err := w.TrainTask(trainInputs(t, w, ex))
+	first, err := w.trainTask(trainInputs(t, w, ex))
 	require.NoError(t, err)
 	in := trainInputs(t, w, ex)
 	in.RunIndex = 1
-	second, err := w.TrainTask(in)
+	second, err := w.trainTask(in)
 	require.NoError(t, err)
 	assert.Equal(t, "train_cpu_fsdp_mistral-proxy_docs_run2.json", filepath.Base(second.Outputs[0].Path))
 	assert.NotEqual(t, first.Params["run"], second.Params["run"])
@@ -177,7 +177,7 @@ func TestTrainRepetitionIsItsOwnResult(t *testing.T) {
 func TestFailedTrainKeepsLogAndIsNotCached(t *testing.T) {
 	w, _ := newWorkspace(t, "")
 	ex := &scriptedExecutor{steps: 3, exit: 7}
-	task, err := w.TrainTask(trainInputs(t, w, ex))
+	task, err := w.trainTask(trainInputs(t, w, ex))
 	require.NoError(t, err)
 	err = w.Runner.Run(context.Background(), task)
 	require.Error(t, err)
@@ -190,7 +190,7 @@ func TestFailedTrainKeepsLogAndIsNotCached(t *testing.T) {
 	assert.Contains(t, string(b), "iteration")
 	ex.exit = 0
 	r := &dag.Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}
-	task2, err := w.TrainTask(trainInputs(t, w, ex))
+	task2, err := w.trainTask(trainInputs(t, w, ex))
 	require.NoError(t, err)
 	require.NoError(t, r.Run(context.Background(), task2))
 	assert.Equal(t, "tasks: 1 run, 1 cached", r.Summary(), "the failure was not cached as a success")
@@ -198,7 +198,7 @@ func TestFailedTrainKeepsLogAndIsNotCached(t *testing.T) {
 
 func TestLogWithoutStepsFailsTheRun(t *testing.T) {
 	w, _ := newWorkspace(t, "")
-	task, err := w.TrainTask(trainInputs(t, w, &scriptedExecutor{steps: 0}))
+	task, err := w.trainTask(trainInputs(t, w, &scriptedExecutor{steps: 0}))
 	require.NoError(t, err)
 	err = w.Runner.Run(context.Background(), task)
 	require.ErrorContains(t, err, "no training steps found")
@@ -208,7 +208,7 @@ func TestLogWithoutStepsFailsTheRun(t *testing.T) {
 func TestCancelledTrainStopsAndIsNotCached(t *testing.T) {
 	w, _ := newWorkspace(t, "")
 	ex := &scriptedExecutor{steps: 5, block: true}
-	task, err := w.TrainTask(trainInputs(t, w, ex))
+	task, err := w.trainTask(trainInputs(t, w, ex))
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
@@ -223,9 +223,9 @@ func TestTrainRefusesInconsistentParallelism(t *testing.T) {
 	var err error
 	// Two nodes of one process each cannot hold DP=1 (a CPU run has as
 	// many processes per node as TP×PP×DP over NNODES asks).
-	in.Config, err = in.Config.With("test", map[string]string{"NNODES": "2", "DP": "1"})
+	in.Config, err = in.Config.with("test", map[string]string{"NNODES": "2", "DP": "1"})
 	require.NoError(t, err)
-	_, err = w.TrainTask(in)
+	_, err = w.trainTask(in)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "TP×PP×DP")
 }
@@ -237,11 +237,11 @@ func TestTrainFSDPOnCPU(t *testing.T) {
 		t.Skipf("skipping real CPU training: %v", err)
 	}
 	w, _ := newWorkspace(t, "")
-	in := trainInputs(t, w, HostExecutor{})
+	in := trainInputs(t, w, hostExecutor{})
 	var err error
-	in.Config, err = in.Config.With("test", map[string]string{"TRAIN_ITERS": "12", "WARMUP_STEPS": "2", "SL": "64", "MBS": "2"})
+	in.Config, err = in.Config.with("test", map[string]string{"TRAIN_ITERS": "12", "WARMUP_STEPS": "2", "SL": "64", "MBS": "2"})
 	require.NoError(t, err)
-	task, err := w.TrainTask(in)
+	task, err := w.trainTask(in)
 	require.NoError(t, err)
 	require.NoError(t, w.Runner.Run(context.Background(), task))
 	data, err := os.ReadFile(task.Outputs[0].Path)
@@ -253,7 +253,7 @@ func TestTrainFSDPOnCPU(t *testing.T) {
 	assert.Less(t, last, first, "the loss goes down")
 	assert.Greater(t, r.PerformanceMetrics.TokensPerSecond, 0.0)
 	require.NotNil(t, r.SampleOrder, "train.py read the sample order Rival wrote")
-	assert.Equal(t, int64(12*in.Config.Int("GBS")), r.SampleOrder.Samples)
+	assert.Equal(t, int64(12*in.Config.int("GBS")), r.SampleOrder.Samples)
 	// train.py's preflight digested its first samples through its own data path: Rival's digest.
 	require.NotNil(t, r.SampleOrder.FrameworkSHA256, "the preflight's digest is recorded")
 	assert.Equal(t, r.SampleOrder.SHA256, *r.SampleOrder.FrameworkSHA256)
@@ -283,7 +283,7 @@ func TestLogOnFullDiskFailsTheRun(t *testing.T) {
 	cfgPath := filepath.Join(w.Root, "config.env")
 	require.NoError(t, os.WriteFile(cfgPath, []byte("OUTPUT_DIR="+out+"\n"), 0o644))
 	w2, _ := newWorkspaceAt(t, w.Root)
-	task, err := w2.TrainTask(trainInputs(t, w2, &scriptedExecutor{steps: 2000}))
+	task, err := w2.trainTask(trainInputs(t, w2, &scriptedExecutor{steps: 2000}))
 	require.NoError(t, err)
 	err = w2.Runner.Run(context.Background(), task)
 	require.Error(t, err)

@@ -23,20 +23,20 @@ import (
 // Frameworks lists the framework short names in a fixed order.
 func Frameworks() []string { return frameworks.Names() }
 
-// DetectHost detects the GPUs of the host, printing any warnings.
-func (w *Workspace) DetectHost(ctx context.Context) (hw.Host, error) {
+// detectHost detects the GPUs of the host, printing any warnings.
+func (w *Workspace) detectHost(ctx context.Context) (hw.Host, error) {
 	h, err := hw.Detect(ctx)
 	if err != nil {
 		return h, err
 	}
 	for _, warn := range h.Warnings {
-		w.Printf("hw: %s\n", warn)
+		w.printf("hw: %s\n", warn)
 	}
 	return h, nil
 }
 
-// CheckPlatform refuses to train platform on a host of another kind.
-func CheckPlatform(platform string, host hw.Host) error {
+// checkPlatform refuses to train platform on a host of another kind.
+func checkPlatform(platform string, host hw.Host) error {
 	switch platform {
 	case hw.PlatformCPU:
 		return nil
@@ -70,39 +70,39 @@ func platformName(p string) string {
 	return "a CPU-only host"
 }
 
-// TrainPlan is a set of training runs over the configured pipeline.
-type TrainPlan struct {
-	Pipeline *Pipeline
+// trainPlan is a set of training runs over the configured pipeline.
+type trainPlan struct {
+	Pipeline *pipeline
 	Runs     []*dag.Task
 }
 
-// PlanTraining builds the pipeline and one train task per framework ×
+// planTraining builds the pipeline and one train task per framework ×
 // model × repetition (RUNS) for platform, with exec running the launches.
 // On the cpu platform models become their proxies and parallelism is one
 // process. With skipRefused, a combination the framework refuses (TorchTitan
 // and Qwen's QKV bias, say) is reported and left out instead of failing
 // the whole plan: train:all asks for every combination, train:run for one.
-func (w *Workspace) PlanTraining(platform string, fws, mdls []string, host hw.Host, exec Executor, skipRefused bool) (*TrainPlan, error) {
+func (w *Workspace) planTraining(platform string, fws, mdls []string, host hw.Host, exec executor, skipRefused bool) (*trainPlan, error) {
 	cfg, err := w.platformConfig(platform)
 	if err != nil {
 		return nil, err
 	}
-	p, err := w.BuildPipeline()
+	p, err := w.buildPipeline()
 	if err != nil {
 		return nil, err
 	}
-	plan := &TrainPlan{Pipeline: p}
+	plan := &trainPlan{Pipeline: p}
 	for _, fw := range fws {
 		for _, m := range mdls {
 			in, err := w.trainInputsForCfg(p, cfg, platform, fw, m, host, exec)
 			if err != nil {
 				return nil, err
 			}
-			for run := 0; run < cfg.Int("RUNS"); run++ {
+			for run := 0; run < cfg.int("RUNS"); run++ {
 				in.RunIndex = run
-				t, err := w.TrainTask(in)
+				t, err := w.trainTask(in)
 				if err != nil && skipRefused {
-					w.Printf("skipping %s × %s on %s: %v\n", fw, m, platform, err)
+					w.printf("skipping %s × %s on %s: %v\n", fw, m, platform, err)
 					break
 				}
 				if err != nil {
@@ -115,22 +115,22 @@ func (w *Workspace) PlanTraining(platform string, fws, mdls []string, host hw.Ho
 	return plan, nil
 }
 
-// ReportRuns prints where each run's result went.
-func (w *Workspace) ReportRuns(runs []*dag.Task) {
+// reportRuns prints where each run's result went.
+func (w *Workspace) reportRuns(runs []*dag.Task) {
 	for _, t := range runs {
 		state := "ran"
 		if t.Cached() {
 			state = "cached"
 		}
-		w.Printf("%s: %s (%s)\n", t.ID, rel(w.Root, t.Outputs[0].Path), state)
+		w.printf("%s: %s (%s)\n", t.ID, rel(w.Root, t.Outputs[0].Path), state)
 	}
 }
 
 // printLaunchFile writes to stdout what render makes of one run of the configured pipeline under
 // cfg: the targets that print a run's launch file without submitting it (train:slurm-script,
 // kube:manifest).
-func (w *Workspace) printLaunchFile(cfg *Config, platform, fw, model string, host hw.Host, exec Executor, render func(TrainInputs) ([]byte, error)) error {
-	p, err := w.BuildPipeline()
+func (w *Workspace) printLaunchFile(cfg *Config, platform, fw, model string, host hw.Host, exec executor, render func(TrainInputs) ([]byte, error)) error {
+	p, err := w.buildPipeline()
 	if err != nil {
 		return err
 	}
@@ -147,16 +147,16 @@ func (w *Workspace) printLaunchFile(cfg *Config, platform, fw, model string, hos
 }
 
 // trainInputsForCfg is one run of the configured pipeline under cfg.
-func (w *Workspace) trainInputsForCfg(p *Pipeline, cfg *Config, platform, fw, model string, host hw.Host, exec Executor) (TrainInputs, error) {
+func (w *Workspace) trainInputsForCfg(p *pipeline, cfg *Config, platform, fw, model string, host hw.Host, exec executor) (TrainInputs, error) {
 	base := encodedModel(model)
 	i := -1
-	for j, m := range cfg.List("MODELS") {
+	for j, m := range cfg.list("MODELS") {
 		if m == base {
 			i = j
 		}
 	}
 	if i < 0 {
-		return TrainInputs{}, fmt.Errorf("model %s is not in MODELS=%s", base, cfg.Get("MODELS"))
+		return TrainInputs{}, fmt.Errorf("model %s is not in MODELS=%s", base, cfg.get("MODELS"))
 	}
 	if platform == hw.PlatformCPU && !strings.HasSuffix(model, "-proxy") {
 		model += "-proxy"
@@ -166,9 +166,9 @@ func (w *Workspace) trainInputsForCfg(p *Pipeline, cfg *Config, platform, fw, mo
 		return TrainInputs{}, err
 	}
 	enc := p.Encodes[i]
-	tok := TokenizerSpec{Path: p.Tokenizers[i].Outputs[0].Path, Model: &mm, EOD: mm.EOD}
+	tok := tokenizerSpec{Path: p.Tokenizers[i].Outputs[0].Path, Model: &mm, EOD: mm.EOD}
 	return TrainInputs{
-		Platform: platform, Framework: fw, Model: model, Dataset: cfg.Get("DATASET"),
+		Platform: platform, Framework: fw, Model: model, Dataset: cfg.get("DATASET"),
 		TrainPrefix: strings.TrimSuffix(enc.Outputs[0].Path, ".bin"), Tokenizer: tok, Encode: enc, Host: host, Config: cfg, Executor: exec,
 	}, nil
 }
@@ -198,12 +198,12 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 	host := hw.Host{Platform: platform}
 	if platform != hw.PlatformCPU {
 		var err error
-		if host, err = w.DetectHost(ctx); err != nil {
+		if host, err = w.detectHost(ctx); err != nil {
 			return err
 		}
 		if host.Platform != platform || len(host.GPUs) == 0 {
 			// Checking from a machine without the platform's GPUs: GPUS_PER_NODE says how many.
-			n := w.Env.GPUsPerNode()
+			n := w.Env.gpUsPerNode()
 			host = hw.Host{Platform: platform}
 			for i := 0; i < n; i++ {
 				host.GPUs = append(host.GPUs, hw.GPU{Index: i})
@@ -215,7 +215,7 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 		return err
 	}
 	var mdls []string
-	for _, m := range w.Config.List("MODELS") {
+	for _, m := range w.Config.list("MODELS") {
 		switch model {
 		case "all", m:
 			mdls = append(mdls, m)
@@ -224,7 +224,7 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 		}
 	}
 	if len(mdls) == 0 {
-		return fmt.Errorf("train:check: model %q is not in MODELS=%s", model, w.Config.Get("MODELS"))
+		return fmt.Errorf("train:check: model %q is not in MODELS=%s", model, w.Config.get("MODELS"))
 	}
 	cfg, err := w.platformConfig(platform)
 	if err != nil {
@@ -235,20 +235,20 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 		return err
 	}
 	defer closeEx()
-	if _, kok := ex.(*KubeExecutor); kok || isSlurm(ex) {
+	if _, kok := ex.(*kubeExecutor); kok || isSlurm(ex) {
 		// The check runs in the image on this host, not as a job.
 		e, err := container.Connect(ctx)
 		if err != nil {
 			return fmt.Errorf("train:check: a %s setup is checked in the image on this host: %w", clusterName(ex), err)
 		}
 		defer e.Close()
-		rec, _, err := w.EnsureImage(ctx, e, platform)
+		rec, _, err := w.ensureImage(ctx, e, platform)
 		if err != nil {
 			return err
 		}
-		ex = &DockerExecutor{Engine: e, Image: rec, Platform: platform}
+		ex = &dockerExecutor{Engine: e, Image: rec, Platform: platform}
 	}
-	p, err := w.BuildPipeline()
+	p, err := w.buildPipeline()
 	if err != nil {
 		return err
 	}
@@ -259,15 +259,15 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 			if err != nil {
 				return err
 			}
-			name := RunName(platform, fw, in.Model, in.Dataset, 0)
+			name := runName(platform, fw, in.Model, in.Dataset, 0)
 			l, maps, _, err := w.trainLaunch(in, cfg, name, "unencoded")
 			if err != nil {
-				w.Printf("%s × %s: %v\n", fw, in.Model, err)
+				w.printf("%s × %s: %v\n", fw, in.Model, err)
 				failed++
 				continue
 			}
 			if l.Preflight == nil {
-				w.Printf("%s × %s: no preflight for %s\n", fw, in.Model, l.Framework)
+				w.printf("%s × %s: no preflight for %s\n", fw, in.Model, l.Framework)
 				continue
 			}
 			// The dataset may not be encoded yet: the folders still have to exist to be mounted.
@@ -279,20 +279,20 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 			if err := writeLaunchFiles(maps, l); err != nil {
 				return err
 			}
-			rep, err := RunPreflight(ctx, ex, name, l, maps)
+			rep, err := runPreflight(ctx, ex, name, l, maps)
 			if err != nil {
-				w.Printf("%s × %s: %v\n", fw, in.Model, err)
+				w.printf("%s × %s: %v\n", fw, in.Model, err)
 				failed++
 				continue
 			}
-			w.Printf("%s × %s: %s\n", fw, in.Model, rep.OK)
+			w.printf("%s × %s: %s\n", fw, in.Model, rep.OK)
 			if rep.Ran != "" {
-				w.Printf("  in the image: %s\n", rep.Ran)
+				w.printf("  in the image: %s\n", rep.Ran)
 			}
 			if rep.Effective != nil {
-				w.Printf("  effective configuration equals the workload, field by field (%d fields)\n", len(effective.Fields()))
+				w.printf("  effective configuration equals the workload, field by field (%d fields)\n", len(effective.Fields()))
 			} else {
-				w.Printf("  no effective configuration read back for %s\n", l.Framework)
+				w.printf("  no effective configuration read back for %s\n", l.Framework)
 			}
 		}
 	}
@@ -303,7 +303,7 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 }
 
 // writeLaunchFiles writes a launch's files into the run folder (the placed folder with role "run").
-func writeLaunchFiles(maps []PathMap, l core.Launch) error {
+func writeLaunchFiles(maps []pathMap, l core.Launch) error {
 	for _, m := range maps {
 		if m.Role != "run" {
 			continue
@@ -323,14 +323,14 @@ func writeLaunchFiles(maps []PathMap, l core.Launch) error {
 func encodedModel(model string) string { return strings.TrimSuffix(model, "-proxy") }
 
 // clusterName names the cluster executor ex submits to, for messages: "Slurm" or "Kubernetes".
-func clusterName(ex Executor) string {
-	if _, ok := ex.(*KubeExecutor); ok {
+func clusterName(ex executor) string {
+	if _, ok := ex.(*kubeExecutor); ok {
 		return "Kubernetes"
 	}
 	return "Slurm"
 }
 
-func isSlurm(ex Executor) bool {
-	_, ok := ex.(*SlurmExecutor)
+func isSlurm(ex executor) bool {
+	_, ok := ex.(*slurmExecutor)
 	return ok
 }

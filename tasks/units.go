@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// ParseSize reads sizes such as 500MB, 20GiB, 1.5T, or a plain byte count.
-func ParseSize(s string) (int64, error) {
+// parseSize reads sizes such as 500MB, 20GiB, 1.5T, or a plain byte count.
+func parseSize(s string) (int64, error) {
 	t := strings.ToUpper(strings.TrimSpace(s))
 	mult := int64(1)
 	for _, u := range []struct {
@@ -33,8 +33,8 @@ func ParseSize(s string) (int64, error) {
 	}
 }
 
-// ParseAge reads durations such as 30d, 12h, 90m.
-func ParseAge(s string) (time.Duration, error) {
+// parseAge reads durations such as 30d, 12h, 90m.
+func parseAge(s string) (time.Duration, error) {
 	t := strings.TrimSpace(s)
 	if strings.HasSuffix(t, "d") {
 		n, err := strconv.ParseFloat(strings.TrimSuffix(t, "d"), 64)
@@ -53,8 +53,8 @@ func ParseAge(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// HumanBytes formats n with a binary unit.
-func HumanBytes(n int64) string {
+// humanBytes formats n with a binary unit.
+func humanBytes(n int64) string {
 	const unit = 1024
 	if n < unit {
 		return fmt.Sprintf("%d B", n)

@@ -12,50 +12,50 @@ import (
 	"github.com/rivalbench/rival/models"
 )
 
-// DatasetPrefix is where the encode task writes a dataset and split
+// datasetPrefix is where the encode task writes a dataset and split
 // (train or test) for a model: <DATA_DIR>/<dataset>-<model>-<split>.
-func (w *Workspace) DatasetPrefix(datasetName, model, split string) string {
+func (w *Workspace) datasetPrefix(datasetName, model, split string) string {
 	return w.encodePrefix(datasetName, model) + "-" + split
 }
 
 // encodePrefix is the prefix encode splits for a model into its -train and
 // -test datasets: <DATA_DIR>/<dataset>-<model>.
 func (w *Workspace) encodePrefix(datasetName, model string) string {
-	return w.Path("DATA_DIR", datasetName+"-"+model)
+	return w.path("DATA_DIR", datasetName+"-"+model)
 }
 
 // ConfiguredDatasets lists the dataset prefixes config.env names: DATASET
 // for every model in MODELS, train and test.
 func (w *Workspace) ConfiguredDatasets() []string {
 	var out []string
-	for _, m := range w.Config.List("MODELS") {
+	for _, m := range w.Config.list("MODELS") {
 		for _, s := range []string{"train", "test"} {
-			out = append(out, w.DatasetPrefix(w.Config.Get("DATASET"), m, s))
+			out = append(out, w.datasetPrefix(w.Config.get("DATASET"), m, s))
 		}
 	}
 	return out
 }
 
-// VerifyDataset checks one encoded dataset: every format invariant, every
+// verifyDataset checks one encoded dataset: every format invariant, every
 // token id below the tokenizer's vocabulary, and the files' digests against
 // the manifest written when it was encoded. It returns the fingerprint.
-func VerifyDataset(prefix string) (indexed.Fingerprint, error) {
+func verifyDataset(prefix string) (indexed.Fingerprint, error) {
 	var fp indexed.Fingerprint
 	// Stat before opening: a FIFO or a device in place of a dataset file
 	// is refused, not read until the end of time.
-	for _, p := range []string{ManifestPath(prefix), indexed.IdxPath(prefix), indexed.BinPath(prefix)} {
+	for _, p := range []string{manifestPath(prefix), indexed.IdxPath(prefix), indexed.BinPath(prefix)} {
 		if fi, err := os.Stat(p); err == nil && !fi.Mode().IsRegular() {
 			return fp, fmt.Errorf("%s: %s is not a regular file (%s): remove it and run `go run mage.go encode`", prefix, p, fi.Mode().Type())
 		}
 	}
-	data, err := cache.ReadFileLimit(context.Background(), ManifestPath(prefix), cache.LimitManifest)
+	data, err := cache.ReadFileLimit(context.Background(), manifestPath(prefix), cache.LimitManifest)
 	if errors.Is(err, fs.ErrNotExist) {
-		return fp, fmt.Errorf("%s: not encoded yet (no %s): run `go run mage.go encode`", prefix, ManifestPath(prefix))
+		return fp, fmt.Errorf("%s: not encoded yet (no %s): run `go run mage.go encode`", prefix, manifestPath(prefix))
 	}
 	if err != nil {
 		return fp, err
 	}
-	m, err := decodeManifest(ManifestPath(prefix), data)
+	m, err := decodeManifest(manifestPath(prefix), data)
 	if err != nil {
 		return fp, err
 	}
@@ -71,7 +71,7 @@ func VerifyDataset(prefix string) (indexed.Fingerprint, error) {
 		}
 	}
 	if vocab <= 0 {
-		return fp, fmt.Errorf("%s: manifest has no vocabulary size", ManifestPath(prefix))
+		return fp, fmt.Errorf("%s: manifest has no vocabulary size", manifestPath(prefix))
 	}
 	if err := d.CheckTokens(vocab); err != nil {
 		return fp, err
@@ -89,9 +89,9 @@ func VerifyDataset(prefix string) (indexed.Fingerprint, error) {
 func (w *Workspace) VerifyData(prefixes []string) error {
 	bad := 0
 	for _, p := range prefixes {
-		fp, err := VerifyDataset(p)
+		fp, err := verifyDataset(p)
 		if err != nil {
-			w.Printf("FAIL %v\n", err)
+			w.printf("FAIL %v\n", err)
 			bad++
 			continue
 		}

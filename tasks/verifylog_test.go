@@ -99,7 +99,7 @@ func TestCompareMarksResultsCheckedAgainstTheirLog(t *testing.T) {
 		delete(r["log"].(map[string]any), "digest")
 		r["step_times"].([]any)[0] = 99.0 // another run, not a copy
 	})
-	ct, err := w.CompareTask(nil)
+	ct, err := w.compareTask(nil)
 	require.NoError(t, err)
 	require.NoError(t, w.Runner.Run(context.Background(), ct))
 	report, err := os.ReadFile(ct.Outputs[0].Path)
@@ -134,7 +134,7 @@ func TestCompareDirMissingFolder(t *testing.T) {
 func TestPurgeSaysWhenNothingWasRemoved(t *testing.T) {
 	w, out := newWorkspace(t, "")
 	w.markOwnDirs()
-	require.NoError(t, os.MkdirAll(w.Path("OUTPUT_DIR"), 0o755))
+	require.NoError(t, os.MkdirAll(w.path("OUTPUT_DIR"), 0o755))
 	w.markOwnDirs()
 	require.NoError(t, w.Purge(false))
 	assert.Contains(t, out.String(), "held nothing to remove")

@@ -75,7 +75,7 @@ func (d *datasetFingerprints) of(prefix string) (indexed.Digest, error) {
 		return f.digest, f.err
 	}
 	var f datasetFingerprint
-	if fp, err := VerifyDataset(prefix); err != nil {
+	if fp, err := verifyDataset(prefix); err != nil {
 		f.err = err
 	} else {
 		f.digest = fp.Digest
@@ -104,7 +104,7 @@ func (w *Workspace) recompute(r *result.Result, run plannedRun, fps *datasetFing
 			got.DatasetFingerprint.Err = err
 		}
 	}
-	if spec, err := w.ResolveTokenizer(run.Model); err != nil && run.Variant != "" {
+	if spec, err := w.resolveTokenizer(run.Model); err != nil && run.Variant != "" {
 		got.TokenizerFingerprint.Err = fmt.Errorf("no tokenizer for %s here: run `go run mage.go demo` first (it writes the tokenizer it trains with)", run.Model)
 	} else if err != nil {
 		got.TokenizerFingerprint.Err = err
@@ -113,7 +113,7 @@ func (w *Workspace) recompute(r *result.Result, run plannedRun, fps *datasetFing
 		got.TokenizerFingerprint = compare.Recomputation{Value: d.String(), Err: err}
 	}
 	got.ConfigFingerprint.Value, got.ConfigFingerprint.Err = run.configFingerprint()
-	if rec, err := readImageRecord(w.Path("DATA_DIR", "images", run.Platform+".json")); !errors.Is(err, os.ErrNotExist) {
+	if rec, err := readImageRecord(w.path("DATA_DIR", "images", run.Platform+".json")); !errors.Is(err, os.ErrNotExist) {
 		got.ImageDigest = compare.Recomputation{Value: rec.ImageID, Err: err}
 	}
 	got.EntryScriptDigest.Value, got.EntryScriptDigest.Err = frameworks.EntryScriptDigest(run.Framework)

@@ -42,9 +42,9 @@ func TestVerifyResultsComparesInputs(t *testing.T) {
 // encoded for the proxy's full model and train:cpu's configuration (one
 // process per node: DP=NNODES), also for the proxy the demo trains.
 func TestVerifyResultOfTrainCPU(t *testing.T) {
-	old := CPUFlagsPath
-	CPUFlagsPath = filepath.Join("testdata", "cpuinfo", "no-bf16.txt")
-	t.Cleanup(func() { CPUFlagsPath = old })
+	old := cpuFlagsPath
+	cpuFlagsPath = filepath.Join("testdata", "cpuinfo", "no-bf16.txt")
+	t.Cleanup(func() { cpuFlagsPath = old })
 	for _, tc := range []struct{ name, config string }{
 		{"one node", ""},
 		{"two nodes", "NNODES=2\n"},
@@ -53,7 +53,7 @@ func TestVerifyResultOfTrainCPU(t *testing.T) {
 			s := fakeHub(t, 20)
 			t.Setenv("HF_ENDPOINT", s.URL())
 			w, _ := newWorkspace(t, "DATASET=c4\nMODELS=qwen,mistral\nDATA_SAMPLES=20\n"+tc.config)
-			plan, err := w.PlanTraining(hw.PlatformCPU, []string{"fsdp"}, []string{"qwen", "mistral"}, hw.Host{Platform: hw.PlatformCPU}, &scriptedExecutor{steps: 4}, false)
+			plan, err := w.planTraining(hw.PlatformCPU, []string{"fsdp"}, []string{"qwen", "mistral"}, hw.Host{Platform: hw.PlatformCPU}, &scriptedExecutor{steps: 4}, false)
 			require.NoError(t, err)
 			require.NoError(t, w.Runner.Run(context.Background(), plan.Runs...))
 			require.Len(t, plan.Runs, 2)
@@ -72,19 +72,19 @@ func TestVerifyResultOfTrainCPU(t *testing.T) {
 // two-process configuration is checked against that configuration, not
 // the one-process one.
 func TestVerifyDemoResultUsesItsConfiguration(t *testing.T) {
-	old := CPUFlagsPath
-	CPUFlagsPath = filepath.Join("testdata", "cpuinfo", "no-bf16.txt")
-	t.Cleanup(func() { CPUFlagsPath = old })
+	old := cpuFlagsPath
+	cpuFlagsPath = filepath.Join("testdata", "cpuinfo", "no-bf16.txt")
+	t.Cleanup(func() { cpuFlagsPath = old })
 	for _, v := range demoVariants {
 		t.Run(v.Name, func(t *testing.T) {
 			w, _ := newWorkspace(t, "")
 			in := trainInputs(t, w, &scriptedExecutor{steps: 4})
-			cfg, err := in.Config.With("demo "+v.Name, v.Values)
+			cfg, err := in.Config.with("demo "+v.Name, v.Values)
 			require.NoError(t, err)
 			cfg, err = cfg.onDemoDataset() // as the demo's runs do
 			require.NoError(t, err)
 			in.Config, in.Variant = cfg, v.Name
-			task, err := w.TrainTask(in)
+			task, err := w.trainTask(in)
 			require.NoError(t, err)
 			require.NoError(t, w.Runner.Run(context.Background(), task))
 			var out bytes.Buffer
@@ -97,9 +97,9 @@ func TestVerifyDemoResultUsesItsConfiguration(t *testing.T) {
 // A demo result is checked against the demo's own run: its dataset under
 // DATA_DIR/demo and the configuration of its variant.
 func TestVerifyResultOfTheDemo(t *testing.T) {
-	old := CPUFlagsPath
-	CPUFlagsPath = filepath.Join("testdata", "cpuinfo", "no-bf16.txt")
-	t.Cleanup(func() { CPUFlagsPath = old })
+	old := cpuFlagsPath
+	cpuFlagsPath = filepath.Join("testdata", "cpuinfo", "no-bf16.txt")
+	t.Cleanup(func() { cpuFlagsPath = old })
 	w, _ := newWorkspace(t, "")
 	in := filepath.Join(w.Root, "sample.jsonl")
 	var b strings.Builder
@@ -108,17 +108,17 @@ func TestVerifyResultOfTheDemo(t *testing.T) {
 	}
 	require.NoError(t, os.WriteFile(in, []byte(b.String()), 0o644))
 	// The tokenizer as fetch leaves it, resolved as the demo resolves it.
-	require.NoError(t, os.MkdirAll(w.TokenizerDir("mistral"), 0o755))
-	copyFile(t, mistralTok, filepath.Join(w.TokenizerDir("mistral"), "tokenizer.json"))
-	tok, err := w.ResolveTokenizer("mistral")
+	require.NoError(t, os.MkdirAll(w.tokenizerDir("mistral"), 0o755))
+	copyFile(t, mistralTok, filepath.Join(w.tokenizerDir("mistral"), "tokenizer.json"))
+	tok, err := w.resolveTokenizer("mistral")
 	require.NoError(t, err)
-	et := w.EncodeTask(in, tok, w.demoPrefix(), 0.8, nil)
+	et := w.encodeTask(in, tok, w.demoPrefix(), 0.8, nil)
 	planned, err := w.demoRuns()
 	require.NoError(t, err)
 	require.Len(t, planned, len(demoVariants))
 	for _, r := range planned {
 		t.Run(r.Variant, func(t *testing.T) {
-			task, err := w.TrainTask(TrainInputs{Platform: r.Platform, Framework: r.Framework, Model: r.Model, Dataset: r.Dataset, Variant: r.Variant,
+			task, err := w.trainTask(TrainInputs{Platform: r.Platform, Framework: r.Framework, Model: r.Model, Dataset: r.Dataset, Variant: r.Variant,
 				TrainPrefix: r.TrainPrefix, Tokenizer: tok, Encode: et, Host: hw.Host{Platform: hw.PlatformCPU}, Config: r.Config,
 				Executor: &scriptedExecutor{steps: 4}})
 			require.NoError(t, err)

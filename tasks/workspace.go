@@ -31,7 +31,7 @@ type Workspace struct {
 	Runner *dag.Runner
 	Out    io.Writer
 	// Env are the non-fingerprinted settings (settings.go) this invocation reads.
-	Env Environment
+	Env environment
 
 	// remote is RIVAL_STORE as the runner's shared cache (the type below, its methods in
 	// store.go); nil when not set.
@@ -42,25 +42,25 @@ type Workspace struct {
 	precisionSaid sync.Map
 }
 
-// OpenWorkspace loads config.env and secrets.env from root and opens the
+// openWorkspace loads config.env and secrets.env from root and opens the
 // cache ($RIVAL_CACHE or the user cache directory), with settings and
 // config overrides from the process environment.
-func OpenWorkspace(root string, verbose bool, out io.Writer) (*Workspace, error) {
-	return OpenWorkspaceWith(root, ProcessEnvironment(), verbose, out)
+func openWorkspace(root string, verbose bool, out io.Writer) (*Workspace, error) {
+	return openWorkspaceWith(root, processEnvironment(), verbose, out)
 }
 
-// OpenWorkspaceWith is OpenWorkspace with settings and config overrides
+// openWorkspaceWith is OpenWorkspace with settings and config overrides
 // read from s.
-func OpenWorkspaceWith(root string, s Environment, verbose bool, out io.Writer) (*Workspace, error) {
-	cfgPath := s.ConfigPath()
+func openWorkspaceWith(root string, s environment, verbose bool, out io.Writer) (*Workspace, error) {
+	cfgPath := s.configPath()
 	if cfgPath == "" {
 		cfgPath = filepath.Join(root, "config.env")
 	}
-	cfg, err := LoadConfig(cfgPath, filepath.Join(root, "secrets.env"), s.Lookup)
+	cfg, err := loadConfig(cfgPath, filepath.Join(root, "secrets.env"), s.Lookup)
 	if err != nil {
 		return nil, err
 	}
-	if v := s.CacheLink(); v != "" && v != "copy" {
+	if v := s.cacheLink(); v != "" && v != "copy" {
 		return nil, fmt.Errorf("RIVAL_CACHE_LINK=%q: the only value is `copy` (store dataset files as full copies); unset it to share them with the cache", v)
 	}
 	dir, err := cache.DefaultDir()
@@ -76,7 +76,7 @@ func OpenWorkspaceWith(root string, s Environment, verbose bool, out io.Writer) 
 		Root:   root,
 		Config: cfg,
 		Cache:  c,
-		Runner: &dag.Runner{Cache: c, Root: root, Jobs: cfg.Int("JOBS"), Verbose: verbose, Out: out},
+		Runner: &dag.Runner{Cache: c, Root: root, Jobs: cfg.int("JOBS"), Verbose: verbose, Out: out},
 		Out:    out,
 		Env:    s,
 	}
@@ -89,30 +89,30 @@ func OpenWorkspaceWith(root string, s Environment, verbose bool, out io.Writer) 
 	return w, nil
 }
 
-// Path resolves a config directory key (DATA_DIR, OUTPUT_DIR) against the
+// path resolves a config directory key (DATA_DIR, OUTPUT_DIR) against the
 // workspace root.
-func (w *Workspace) Path(key string, elem ...string) string {
-	base := w.Config.Get(key)
+func (w *Workspace) path(key string, elem ...string) string {
+	base := w.Config.get(key)
 	if !filepath.IsAbs(base) {
 		base = filepath.Join(w.Root, base)
 	}
 	return filepath.Join(append([]string{base}, elem...)...)
 }
 
-// Printf writes a message for the user (standard error).
-func (w *Workspace) Printf(format string, args ...any) { fmt.Fprintf(w.Out, format, args...) }
+// printf writes a message for the user (standard error).
+func (w *Workspace) printf(format string, args ...any) { fmt.Fprintf(w.Out, format, args...) }
 
 // Main runs one mage target: it opens the workspace in the current
 // directory, cancels on Ctrl-C or SIGTERM, and always ends with the
 // `tasks: R run, C cached` line. A failure is told first (`Error: ...`),
 // then the tasks line, and the process exits (see end).
 func Main(ctx context.Context, fn func(ctx context.Context, w *Workspace) error) error {
-	ctx, stop, caught := handleSignals(ctx, os.Stderr, ProcessEnvironment().StopGrace())
+	ctx, stop, caught := handleSignals(ctx, os.Stderr, processEnvironment().stopGrace())
 	root, err := os.Getwd()
 	if err != nil {
 		return end(os.Stderr, err, "tasks: 0 run, 0 cached", stop, caught)
 	}
-	w, err := OpenWorkspace(root, mg.Verbose(), os.Stderr)
+	w, err := openWorkspace(root, mg.Verbose(), os.Stderr)
 	if err != nil {
 		return end(os.Stderr, err, "tasks: 0 run, 0 cached", stop, caught)
 	}
@@ -170,7 +170,7 @@ func Bare(ctx context.Context, fn func(ctx context.Context) error) error {
 // other code path creates either directory unmarked.
 func (w *Workspace) markOwnDirs() {
 	for _, k := range []string{"OUTPUT_DIR", "DATA_DIR"} {
-		d := w.Path(k)
+		d := w.path(k)
 		if _, err := os.Lstat(d); err == nil {
 			continue
 		}
@@ -203,7 +203,7 @@ type storeRemote struct {
 // newStoreRemote reads RIVAL_STORE; nil when it is not set. A value that is not an oci:// location
 // is an error: a typo must not silently leave a team's hosts unshared.
 func newStoreRemote(w *Workspace) (*storeRemote, error) {
-	v := w.Env.Store()
+	v := w.Env.store()
 	if v == "" {
 		return nil, nil
 	}

@@ -29,7 +29,7 @@ func newWorkspace(t *testing.T, config string) (*Workspace, *bytes.Buffer) {
 	t.Setenv("RIVAL_CACHE", filepath.Join(t.TempDir(), "cache"))
 	t.Setenv("RIVAL_CONFIG", "")
 	var log bytes.Buffer
-	w, err := OpenWorkspace(root, true, &log)
+	w, err := openWorkspace(root, true, &log)
 	require.NoError(t, err)
 	return w, &log
 }
@@ -40,31 +40,31 @@ func TestFilterTaskIsCachedAndReports(t *testing.T) {
 	out := filepath.Join(w.Root, "out", "kept.jsonl")
 	require.NoError(t, os.WriteFile(in, []byte(`{"text":"hello there, world"}`+"\n"+`{"text":"hi"}`+"\nbroken\n"), 0o644))
 
-	t1 := w.FilterTask(in, out, nil)
+	t1 := w.filterTask(in, out, nil)
 	require.NoError(t, w.Runner.Run(context.Background(), t1))
-	w.ReportFilter(t1)
+	w.reportFilter(t1)
 	assert.Contains(t, log.String(), "kept 1 of 3 documents")
 	assert.Contains(t, log.String(), "1 malformed (lines 3)")
 
 	w2, log2 := w, &bytes.Buffer{}
 	w2.Runner = &dag.Runner{Cache: w.Cache, Root: w.Root, Verbose: true, Out: log2}
-	t2 := w2.FilterTask(in, out, nil)
+	t2 := w2.filterTask(in, out, nil)
 	require.NoError(t, w2.Runner.Run(context.Background(), t2))
 	assert.Equal(t, "tasks: 0 run, 1 cached", w2.Runner.Summary())
 	w2.Out = log2
-	w2.ReportFilter(t2)
+	w2.reportFilter(t2)
 	assert.Contains(t, log2.String(), "kept 1 of 3 documents", "the report survives a cache hit")
 
 	// A changed threshold is a new parameter value, explained under -v.
 	t.Setenv("FILTER_MIN_WORDS", "3")
 	w3, log3 := newWorkspaceAt(t, w.Root)
-	require.NoError(t, w3.Runner.Run(context.Background(), w3.FilterTask(in, out, nil)))
+	require.NoError(t, w3.Runner.Run(context.Background(), w3.filterTask(in, out, nil)))
 	assert.Contains(t, log3.String(), "FILTER_MIN_WORDS: 2 → 3")
 }
 
 func newWorkspaceAt(t *testing.T, root string) (*Workspace, *bytes.Buffer) {
 	var log bytes.Buffer
-	w, err := OpenWorkspace(root, true, &log)
+	w, err := openWorkspace(root, true, &log)
 	require.NoError(t, err)
 	return w, &log
 }
@@ -100,14 +100,14 @@ func TestConcurrentInvocationsComputeOnce(t *testing.T) {
 
 func TestWrapZipsOutputsWithProvenance(t *testing.T) {
 	w, _ := newWorkspace(t, "")
-	outDir := w.Path("OUTPUT_DIR")
+	outDir := w.path("OUTPUT_DIR")
 	require.NoError(t, os.MkdirAll(filepath.Join(outDir, "logs"), 0o755))
 	result := `{"platform":"amd","config_fingerprint":"abc123","performance_metrics":{"tokens_per_second":1}}`
 	require.NoError(t, os.WriteFile(filepath.Join(outDir, "train_amd_prim_llama.json"), []byte(result), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(outDir, "logs", "train.log"), []byte("iteration 1/ 10 |\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(outDir, "secrets.env"), []byte("HF_TOKEN=hf_x\n"), 0o644))
 
-	task, zipPath, err := w.WrapTask()
+	task, zipPath, err := w.wrapTask()
 	require.NoError(t, err)
 	require.NoError(t, w.Runner.Run(context.Background(), task))
 	zr, err := zip.OpenReader(zipPath)
@@ -142,7 +142,7 @@ func TestWrapZipsOutputsWithProvenance(t *testing.T) {
 
 func TestWrapWithoutOutputsNamesTheFix(t *testing.T) {
 	w, _ := newWorkspace(t, "")
-	_, _, err := w.WrapTask()
+	_, _, err := w.wrapTask()
 	require.ErrorContains(t, err, "nothing to wrap")
 }
 
@@ -150,31 +150,31 @@ func TestPurge(t *testing.T) {
 	w, _ := newWorkspace(t, "")
 	w.markOwnDirs()
 	for _, k := range []string{"OUTPUT_DIR", "DATA_DIR"} {
-		require.NoError(t, os.MkdirAll(w.Path(k, "x"), 0o755))
+		require.NoError(t, os.MkdirAll(w.path(k, "x"), 0o755))
 	}
 	require.NoError(t, w.Purge(false))
-	assert.NoDirExists(t, w.Path("OUTPUT_DIR"))
-	assert.DirExists(t, w.Path("DATA_DIR"))
+	assert.NoDirExists(t, w.path("OUTPUT_DIR"))
+	assert.DirExists(t, w.path("DATA_DIR"))
 	require.NoError(t, w.Purge(true))
-	assert.NoDirExists(t, w.Path("DATA_DIR"))
+	assert.NoDirExists(t, w.path("DATA_DIR"))
 }
 
 func TestParseSizeAndAge(t *testing.T) {
 	sizes := map[string]int64{"500MB": 500e6, "20GiB": 20 << 30, "1.5T": 3 << 39, "1024": 1024, "2 kib": 2048}
 	for in, want := range sizes {
-		got, err := ParseSize(in)
+		got, err := parseSize(in)
 		require.NoError(t, err, in)
 		assert.Equal(t, want, got, in)
 	}
-	_, err := ParseSize("lots")
+	_, err := parseSize("lots")
 	assert.ErrorContains(t, err, "not a size")
 	ages := map[string]time.Duration{"30d": 30 * 24 * time.Hour, "12h": 12 * time.Hour, "90m": 90 * time.Minute}
 	for in, want := range ages {
-		got, err := ParseAge(in)
+		got, err := parseAge(in)
 		require.NoError(t, err, in)
 		assert.Equal(t, want, got, in)
 	}
-	_, err = ParseAge("-1d")
+	_, err = parseAge("-1d")
 	assert.ErrorContains(t, err, "not an age")
 }
 
@@ -187,11 +187,11 @@ func TestCacheLinkSettingIsChecked(t *testing.T) {
 	t.Setenv("RIVAL_CONFIG", "")
 	for _, v := range []string{"", "copy"} {
 		t.Setenv("RIVAL_CACHE_LINK", v)
-		_, err := OpenWorkspace(root, false, io.Discard)
+		_, err := openWorkspace(root, false, io.Discard)
 		require.NoError(t, err, v)
 	}
 	t.Setenv("RIVAL_CACHE_LINK", "cpoy")
-	_, err := OpenWorkspace(root, false, io.Discard)
+	_, err := openWorkspace(root, false, io.Discard)
 	require.ErrorContains(t, err, `RIVAL_CACHE_LINK="cpoy"`)
 	require.ErrorContains(t, err, "copy")
 }
