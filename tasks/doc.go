@@ -5,22 +5,22 @@
 //
 // Where things are:
 //
-//   - configuration: LoadConfig and Config (config.go), the fingerprinted keys of config.env;
+//   - configuration: loadConfig and Config (config.go), the fingerprinted keys of config.env;
 //     Environment (settings.go), what changes how Rival runs but enters no key.
-//   - data: the configured pipeline and its targets, BuildPipeline, FetchTarget, FilterTarget and
-//     EncodeTarget (pipeline.go), over FetchDatasetTask (fetch.go), FilterTask (filter.go),
-//     EncodeTask and ResolveTokenizer (encode.go); VerifyData and dataset manifests
+//   - data: the configured pipeline and its targets, buildPipeline, FetchTarget, FilterTarget and
+//     EncodeTarget (pipeline.go), over fetchDatasetTask (fetch.go), filterTask (filter.go),
+//     encodeTask and ResolveTokenizer (encode.go); VerifyData and dataset manifests
 //     (verifydata.go, manifest.go).
-//   - images: ImageTask and EnsureImage (docker.go), ImagePushTarget and SlurmImage (imagepush.go).
-//   - training: TrainTarget (targets.go) plans runs with PlanTraining (trainplan.go) and builds
-//     each with TrainTask (train.go), which runs it through an Executor (executor.go):
-//     HostExecutor (hostexec.go), DockerExecutor (docker.go), SlurmExecutor (slurm.go) or
+//   - images: imageTask and ensureImage (docker.go), ImagePushTarget and slurmImage (imagepush.go).
+//   - training: TrainTarget (targets.go) plans runs with planTraining (trainplan.go) and builds
+//     each with trainTask (train.go), which runs it through an Executor (executor.go):
+//     hostExecutor (hostexec.go), dockerExecutor (docker.go), slurmExecutor (slurm.go) or
 //     KubeExecutor (kube.go; train:k8s-manifest in kubemanifest.go), picked by executorFor
-//     (executors.go); RunPreflight (preflight.go) checks a launch first, cluster jobs read their
+//     (executors.go); runPreflight (preflight.go) checks a launch first, cluster jobs read their
 //     preflight's lines with preflightlines.go; the platforms' configuration is in platforms.go;
 //     progress lines (progress.go, stepprogress.go) and power samples (power.go, slurmpower.go)
 //     come along.
-//   - results: Extract (extract.go), CompareTask (compare.go) over the results resultfiles.go
+//   - results: Extract (extract.go), compareTask (compare.go) over the results resultfiles.go
 //     finds, VerifyResults (verifyresult.go) against the runs plannedrun.go describes, Demo
 //     (demo.go, its runs in demoplan.go) for the whole pipeline on the bundled sample.
 //   - the shared store (store.go): RIVAL_STORE as the runner's dag.Remote, result entries,
