@@ -14,7 +14,7 @@
 //   - images: imageTask and ensureImage (docker.go), ImagePushTarget and slurmImage (imagepush.go).
 //   - training: TrainTarget (targets.go) plans runs with planTraining (trainplan.go) and builds
 //     each with trainTask (train.go), which runs it through an Executor (executor.go):
-//     hostExecutor (hostexec.go), dockerExecutor (docker.go), slurmExecutor (slurm.go) or
+//     hostExecutor (hostexec.go), dockerExecutor (docker.go), SlurmExecutor (slurm.go) or
 //     KubeExecutor (kube.go; train:k8s-manifest in kubemanifest.go), picked by executorFor
 //     (executors.go); runPreflight (preflight.go) checks a launch first, cluster jobs read their
 //     preflight's lines with preflightlines.go; the platforms' configuration is in platforms.go;

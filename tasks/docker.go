@@ -190,10 +190,10 @@ func (d *dockerExecutor) ImageDigest() string { return d.Image.ImageID }
 // Place implements Executor: directories are mounted at fixed paths under
 // /rival, so launches (and their cache keys) do not depend on where the
 // workspace lives on the host.
-func (d *dockerExecutor) Place(dirs []pathMap) []pathMap { return dirs }
+func (d *dockerExecutor) Place(dirs []PathMap) []PathMap { return dirs }
 
 // Run implements Executor.
-func (d *dockerExecutor) Run(ctx context.Context, launch core.Launch, maps []pathMap, onLine func(string)) (execInfo, error) {
+func (d *dockerExecutor) Run(ctx context.Context, launch core.Launch, maps []PathMap, onLine func(string)) (execInfo, error) {
 	rs, err := d.spec(launch, maps)
 	if err != nil {
 		return execInfo{}, err
@@ -211,7 +211,7 @@ func (d *dockerExecutor) Run(ctx context.Context, launch core.Launch, maps []pat
 }
 
 // spec is the container a launch runs in.
-func (d *dockerExecutor) spec(launch core.Launch, maps []pathMap) (container.RunSpec, error) {
+func (d *dockerExecutor) spec(launch core.Launch, maps []PathMap) (container.RunSpec, error) {
 	env, err := localEnv(launch)
 	if err != nil {
 		return container.RunSpec{}, err
@@ -238,7 +238,7 @@ func (w *Workspace) shellSpec(rec imageRecord, platform string) container.RunSpe
 	data, _ := filepath.Abs(w.path("DATA_DIR"))
 	out, _ := filepath.Abs(w.path("OUTPUT_DIR"))
 	rs, _ := d.spec(core.Launch{Command: []string{"bash"}, WorkDir: "/rival", Env: map[string]string{"PYTHONUNBUFFERED": "1"}},
-		[]pathMap{{Host: data, Inside: "/rival/data", ReadOnly: true}, {Host: out, Inside: "/rival/output"}})
+		[]PathMap{{Host: data, Inside: "/rival/data", ReadOnly: true}, {Host: out, Inside: "/rival/output"}})
 	rs.Interactive = true
 	return rs
 }

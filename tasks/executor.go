@@ -14,10 +14,10 @@ type executor interface {
 	// Run starts launch with runDir holding its files, calls onLine for
 	// every output line, and returns the exit code. It must leave nothing
 	// running when ctx ends.
-	Run(ctx context.Context, launch core.Launch, maps []pathMap, onLine func(string)) (execInfo, error)
+	Run(ctx context.Context, launch core.Launch, maps []PathMap, onLine func(string)) (execInfo, error)
 	// Place says where host directories appear to the trainer (the same
 	// paths on the host, mount points in a container).
-	Place(dirs []pathMap) []pathMap
+	Place(dirs []PathMap) []PathMap
 	// Kind names the executor in task keys and results.
 	Kind() executorKind
 	// ImageDigest is the digest of the image runs use ("" on the host).
@@ -36,8 +36,8 @@ const (
 	executorKube   executorKind = "k8s"    // a Kubernetes Indexed Job (KubeExecutor)
 )
 
-// pathMap is a host directory and where the trainer sees it.
-type pathMap struct {
+// PathMap is a host directory and where the trainer sees it.
+type PathMap struct {
 	Host, Inside string
 	ReadOnly     bool
 	Role         string // "data", "tokenizer", "run" or "cache"
@@ -47,7 +47,7 @@ type pathMap struct {
 // directory that contains the path decides, as a mount table does: the
 // writable cache folder may lie inside the read-only data folder on the
 // host, and a path under it must map to the cache mount.
-func inside(maps []pathMap, host string) string {
+func inside(maps []PathMap, host string) string {
 	best, bestRel := -1, ""
 	for i, m := range maps {
 		rel, err := filepath.Rel(m.Host, host)

@@ -12,7 +12,7 @@ import (
 func TestExecutorKindsKeepTheirSpellings(t *testing.T) {
 	assert.Equal(t, executorKind("host"), hostExecutor{}.Kind())
 	assert.Equal(t, executorKind("docker"), (&dockerExecutor{}).Kind())
-	assert.Equal(t, executorKind("slurm"), (&slurmExecutor{}).Kind())
+	assert.Equal(t, executorKind("slurm"), (&SlurmExecutor{}).Kind())
 
 	w, _ := newWorkspace(t, "")
 	task, err := w.trainTask(trainInputs(t, w, hostExecutor{}))

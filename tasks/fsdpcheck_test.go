@@ -27,7 +27,7 @@ type checkExec struct {
 	checks  int
 }
 
-func (c *checkExec) Run(ctx context.Context, l core.Launch, maps []pathMap, onLine func(string)) (execInfo, error) {
+func (c *checkExec) Run(ctx context.Context, l core.Launch, maps []PathMap, onLine func(string)) (execInfo, error) {
 	if l.Command[len(l.Command)-1] == "--check" {
 		c.checks++
 		onLine(effective.LinePrefix + string(l.Workload))
@@ -121,14 +121,14 @@ type orderSwap struct {
 	in   TrainInputs
 }
 
-func (s *orderSwap) Run(ctx context.Context, l core.Launch, maps []pathMap, onLine func(string)) (execInfo, error) {
+func (s *orderSwap) Run(ctx context.Context, l core.Launch, maps []PathMap, onLine func(string)) (execInfo, error) {
 	if err := s.swap(maps); err != nil {
 		return execInfo{}, err
 	}
 	return s.executor.Run(ctx, l, maps, onLine)
 }
 
-func (s *orderSwap) swap(maps []pathMap) error {
+func (s *orderSwap) swap(maps []PathMap) error {
 	ds, err := indexed.Open(s.in.TrainPrefix)
 	if err != nil {
 		return err

@@ -61,10 +61,10 @@ type hostExecutor struct{}
 func (hostExecutor) Kind() executorKind { return executorHost }
 
 // Place implements Executor: on the host every path is itself.
-func (hostExecutor) Place(dirs []pathMap) []pathMap {
-	out := make([]pathMap, len(dirs))
+func (hostExecutor) Place(dirs []PathMap) []PathMap {
+	out := make([]PathMap, len(dirs))
 	for i, d := range dirs {
-		out[i] = pathMap{Host: d.Host, Inside: d.Host, ReadOnly: d.ReadOnly, Role: d.Role}
+		out[i] = PathMap{Host: d.Host, Inside: d.Host, ReadOnly: d.ReadOnly, Role: d.Role}
 	}
 	return out
 }
@@ -74,7 +74,7 @@ func (hostExecutor) ImageDigest() string { return "" }
 
 // Run implements Executor: the process gets its own process group, which
 // is killed as a whole when ctx ends, so no trainer outlives Rival.
-func (hostExecutor) Run(ctx context.Context, launch core.Launch, maps []pathMap, onLine func(string)) (execInfo, error) {
+func (hostExecutor) Run(ctx context.Context, launch core.Launch, maps []PathMap, onLine func(string)) (execInfo, error) {
 	if len(launch.Command) == 0 {
 		return execInfo{}, errors.New("empty launch command")
 	}

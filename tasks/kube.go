@@ -50,7 +50,7 @@ func (k *kubeExecutor) Kind() executorKind { return executorKube }
 func (k *kubeExecutor) ImageDigest() string { return k.Image }
 
 // Place implements Executor: the usual /rival mount points.
-func (k *kubeExecutor) Place(dirs []pathMap) []pathMap { return dirs }
+func (k *kubeExecutor) Place(dirs []PathMap) []PathMap { return dirs }
 
 var dnsUnsafe = regexp.MustCompile(`[^a-z0-9-]+`)
 
@@ -81,7 +81,7 @@ func claimPath(claim, setting, root, host string) (string, error) {
 }
 
 // kubeRun is the kube.Run of a launch.
-func (k *kubeExecutor) kubeRun(launch core.Launch, maps []pathMap) (kube.Run, error) {
+func (k *kubeExecutor) kubeRun(launch core.Launch, maps []PathMap) (kube.Run, error) {
 	runDir := ""
 	var vols []kube.Volume
 	for _, m := range maps {
@@ -127,7 +127,7 @@ func (k *kubeExecutor) kubeRun(launch core.Launch, maps []pathMap) (kube.Run, er
 }
 
 // objects are the Service and Job of a launch.
-func (k *kubeExecutor) objects(launch core.Launch, maps []pathMap) (*corev1.Service, *batchv1.Job, error) {
+func (k *kubeExecutor) objects(launch core.Launch, maps []PathMap) (*corev1.Service, *batchv1.Job, error) {
 	r, err := k.kubeRun(launch, maps)
 	if err != nil {
 		return nil, nil, err
@@ -136,7 +136,7 @@ func (k *kubeExecutor) objects(launch core.Launch, maps []pathMap) (*corev1.Serv
 }
 
 // manifest is the YAML a launch submits (train:k8s-manifest).
-func (k *kubeExecutor) manifest(launch core.Launch, maps []pathMap) ([]byte, error) {
+func (k *kubeExecutor) manifest(launch core.Launch, maps []PathMap) ([]byte, error) {
 	r, err := k.kubeRun(launch, maps)
 	if err != nil {
 		return nil, err
@@ -145,7 +145,7 @@ func (k *kubeExecutor) manifest(launch core.Launch, maps []pathMap) ([]byte, err
 }
 
 // Run implements Executor.
-func (k *kubeExecutor) Run(ctx context.Context, launch core.Launch, maps []pathMap, onLine func(string)) (execInfo, error) {
+func (k *kubeExecutor) Run(ctx context.Context, launch core.Launch, maps []PathMap, onLine func(string)) (execInfo, error) {
 	if k.Cluster == nil {
 		return execInfo{}, errors.New("kube: no cluster client")
 	}

@@ -27,12 +27,12 @@ type pacedExecutor struct {
 
 func (p *pacedExecutor) Kind() executorKind             { return "scripted" }
 func (p *pacedExecutor) ImageDigest() string            { return "" }
-func (p *pacedExecutor) Place(dirs []pathMap) []pathMap { return hostExecutor{}.Place(dirs) }
+func (p *pacedExecutor) Place(dirs []PathMap) []PathMap { return hostExecutor{}.Place(dirs) }
 func (p *pacedExecutor) set(w int) {
 	os.WriteFile(p.phase+".tmp", fmt.Appendf(nil, "%d", w), 0o644)
 	os.Rename(p.phase+".tmp", p.phase)
 }
-func (p *pacedExecutor) Run(ctx context.Context, l core.Launch, maps []pathMap, onLine func(string)) (execInfo, error) {
+func (p *pacedExecutor) Run(ctx context.Context, l core.Launch, maps []PathMap, onLine func(string)) (execInfo, error) {
 	p.set(300) // start-up, index build, compilation
 	onLine("number of parameters: 12345")
 	time.Sleep(400 * time.Millisecond)

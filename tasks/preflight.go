@@ -28,7 +28,7 @@ type preflightReport struct {
 // the framework's error, when the effective configuration the preflight read back differs from
 // the workload's (core.Launch.Workload), naming each field with both values, and when its digest of
 // the first samples differs from Rival's (core.Launch.Samples), with both digests.
-func runPreflight(ctx context.Context, ex executor, name string, launch core.Launch, maps []pathMap) (preflightReport, error) {
+func runPreflight(ctx context.Context, ex executor, name string, launch core.Launch, maps []PathMap) (preflightReport, error) {
 	var rep preflightReport
 	if launch.Preflight == nil {
 		return rep, nil

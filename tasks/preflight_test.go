@@ -29,7 +29,7 @@ type preflightExec struct {
 	commands  [][]string
 }
 
-func (p *preflightExec) Run(ctx context.Context, l core.Launch, maps []pathMap, onLine func(string)) (execInfo, error) {
+func (p *preflightExec) Run(ctx context.Context, l core.Launch, maps []PathMap, onLine func(string)) (execInfo, error) {
 	p.mu.Lock()
 	p.commands = append(p.commands, l.Command)
 	p.mu.Unlock()

@@ -19,11 +19,11 @@ import (
 // a build artifact, readable, cached with the run's inputs.
 const slurmScriptName = "job.sbatch"
 
-// slurmExecutor hands a run to Slurm: it writes a batch script that starts
+// SlurmExecutor hands a run to Slurm: it writes a batch script that starts
 // the same framework launch on every node (in the platform image through
 // pyxis on NVIDIA clusters, docker run per node on AMD ones, on the hosts
 // for cpu), submits it with sbatch, and follows the job and its log.
-type slurmExecutor struct {
+type SlurmExecutor struct {
 	Cluster     slurm.Cluster
 	Platform    string
 	NNodes      int
@@ -39,25 +39,25 @@ type slurmExecutor struct {
 }
 
 // Kind implements Executor.
-func (s *slurmExecutor) Kind() executorKind { return executorSlurm }
+func (s *SlurmExecutor) Kind() executorKind { return executorSlurm }
 
 // ImageDigest implements Executor.
-func (s *slurmExecutor) ImageDigest() string { return s.ImageID }
+func (s *SlurmExecutor) ImageDigest() string { return s.ImageID }
 
 // containerMode is how the job runs the launch on each node.
-func (s *slurmExecutor) containerMode() string { return containerMode(s.Platform) }
+func (s *SlurmExecutor) containerMode() string { return containerMode(s.Platform) }
 
 // Place implements Executor: in containers the usual /rival mount points,
 // on the hosts the paths themselves (a shared filesystem).
-func (s *slurmExecutor) Place(dirs []pathMap) []pathMap {
+func (s *SlurmExecutor) Place(dirs []PathMap) []PathMap {
 	if s.containerMode() == slurm.ContainerNone {
 		return hostExecutor{}.Place(dirs)
 	}
 	return dirs
 }
 
-// job is the Slurm job of a launch.
-func (s *slurmExecutor) job(launch core.Launch, maps []pathMap) (slurm.Job, string, error) {
+// Job is the Slurm job of a launch.
+func (s *SlurmExecutor) Job(launch core.Launch, maps []PathMap) (slurm.Job, string, error) {
 	runDir := ""
 	for _, m := range maps {
 		if m.Role == "run" {
@@ -119,8 +119,8 @@ func slurmPreflight(launch core.Launch) []string {
 }
 
 // Run implements Executor.
-func (s *slurmExecutor) Run(ctx context.Context, launch core.Launch, maps []pathMap, onLine func(string)) (execInfo, error) {
-	job, script, err := s.job(launch, maps)
+func (s *SlurmExecutor) Run(ctx context.Context, launch core.Launch, maps []PathMap, onLine func(string)) (execInfo, error) {
+	job, script, err := s.Job(launch, maps)
 	if err != nil {
 		return execInfo{}, err
 	}
@@ -184,7 +184,7 @@ func appendUnique(list []string, v string) []string {
 func useSlurm(cfg *Config) bool { return cfg.int("NNODES") > 1 || cfg.bool("SLURM") }
 
 // newSlurmExecutor builds the executor for platform from the config.
-func (w *Workspace) newSlurmExecutor(cfg *Config, platform string, host hw.Host, image, imageID string) (*slurmExecutor, error) {
+func (w *Workspace) newSlurmExecutor(cfg *Config, platform string, host hw.Host, image, imageID string) (*SlurmExecutor, error) {
 	pending, err := parseAge(cfg.get("SLURM_PENDING_TIMEOUT"))
 	if err != nil {
 		return nil, err
@@ -196,7 +196,7 @@ func (w *Workspace) newSlurmExecutor(cfg *Config, platform string, host hw.Host,
 	if err := slurm.Check(cfg.int("NNODES"), gpus, cfg.int("TP"), cfg.int("PP"), cfg.int("DP")); err != nil {
 		return nil, err
 	}
-	return &slurmExecutor{
+	return &SlurmExecutor{
 		Cluster: slurm.Cluster{PendingTimeout: pending}, Platform: platform, NNodes: cfg.int("NNODES"), GPUsPerNode: gpus,
 		TP: cfg.int("TP"), PP: cfg.int("PP"), DP: cfg.int("DP"), Image: image, ImageID: imageID,
 		Partition: cfg.get("SLURM_PARTITION"), Account: cfg.get("SLURM_ACCOUNT"), Tim: cfg.get("SLURM_TIME"),

@@ -142,7 +142,7 @@ type trainRun struct {
 
 	manifest encodeManifest // the dataset's, read once, by prepare
 	launch   core.Launch
-	maps     []pathMap
+	maps     []PathMap
 	cacheDir string // Megatron's data cache folder of the dataset's fingerprint
 
 	sampleOrder *result.SampleOrder // written by stage (writeSampleOrder)
@@ -418,7 +418,7 @@ func (r *trainRun) writeSampleOrder() (*result.SampleOrder, error) {
 
 // trainLaunch builds the framework launch of a run for a dataset
 // fingerprint, with the directories placed where the executor shows them.
-func (w *Workspace) trainLaunch(in TrainInputs, cfg *Config, name, fp string) (core.Launch, []pathMap, string, error) {
+func (w *Workspace) trainLaunch(in TrainInputs, cfg *Config, name, fp string) (core.Launch, []PathMap, string, error) {
 	runDir := w.path("OUTPUT_DIR", "runs", name)
 	absPrefix, err := filepath.Abs(in.TrainPrefix)
 	if err != nil {
@@ -431,7 +431,7 @@ func (w *Workspace) trainLaunch(in TrainInputs, cfg *Config, name, fp string) (c
 	// Megatron caches sample indices by dataset path: one cache folder per
 	// dataset fingerprint keeps two datasets from sharing stale indices.
 	cacheDir := w.path("DATA_DIR", "megatron-cache", fp)
-	maps := in.Executor.Place([]pathMap{
+	maps := in.Executor.Place([]PathMap{
 		{Host: filepath.Dir(absPrefix), Inside: "/rival/data", ReadOnly: true, Role: "data"},
 		{Host: tokDir, Inside: "/rival/tokenizer", ReadOnly: true, Role: "tokenizer"},
 		{Host: runDir, Inside: "/rival/run", Role: "run"},
@@ -454,7 +454,7 @@ func (w *Workspace) trainLaunch(in TrainInputs, cfg *Config, name, fp string) (c
 
 // slurmScript is the batch script a run would submit (train:slurm-script).
 func (w *Workspace) slurmScript(in TrainInputs) (string, error) {
-	ex, ok := in.Executor.(*slurmExecutor)
+	ex, ok := in.Executor.(*SlurmExecutor)
 	if !ok {
 		return "", errors.New("slurm script: the run is not a Slurm run")
 	}
@@ -472,7 +472,7 @@ func (w *Workspace) slurmScript(in TrainInputs) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	_, script, err := ex.job(l, maps)
+	_, script, err := ex.Job(l, maps)
 	return script, err
 }
 
@@ -540,7 +540,7 @@ func (w *Workspace) recordFailure(runDir, logPath, name string, cause error) {
 // runAndLog runs the launch, writing every line to the log (through a
 // partial file renamed at the end) and showing step progress on prog, whose
 // closing line the caller writes once the result is known.
-func (w *Workspace) runAndLog(ctx context.Context, x *dag.Exec, in TrainInputs, launch core.Launch, maps []pathMap, logPath string, prog *stepProgress, clock *stepClock) (execInfo, error) {
+func (w *Workspace) runAndLog(ctx context.Context, x *dag.Exec, in TrainInputs, launch core.Launch, maps []PathMap, logPath string, prog *stepProgress, clock *stepClock) (execInfo, error) {
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
 		return execInfo{}, err
 	}

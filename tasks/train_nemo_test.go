@@ -30,8 +30,8 @@ type bridgeExecutor struct {
 
 func (b *bridgeExecutor) Kind() executorKind             { return "scripted" }
 func (b *bridgeExecutor) ImageDigest() string            { return "" }
-func (b *bridgeExecutor) Place(dirs []pathMap) []pathMap { return hostExecutor{}.Place(dirs) }
-func (b *bridgeExecutor) Run(ctx context.Context, l core.Launch, maps []pathMap, onLine func(string)) (execInfo, error) {
+func (b *bridgeExecutor) Place(dirs []PathMap) []PathMap { return hostExecutor{}.Place(dirs) }
+func (b *bridgeExecutor) Run(ctx context.Context, l core.Launch, maps []PathMap, onLine func(string)) (execInfo, error) {
 	b.commands = append(b.commands, l.Command)
 	if l.Command[len(l.Command)-1] == "--check" {
 		// The preflight: rival_nemo.py --check's lines, as Bridge's validation prints them.

@@ -35,8 +35,8 @@ type scriptedExecutor struct {
 
 func (s *scriptedExecutor) Kind() executorKind             { return "scripted" }
 func (s *scriptedExecutor) ImageDigest() string            { return "" }
-func (s *scriptedExecutor) Place(dirs []pathMap) []pathMap { return hostExecutor{}.Place(dirs) }
-func (s *scriptedExecutor) Run(ctx context.Context, l core.Launch, maps []pathMap, onLine func(string)) (execInfo, error) {
+func (s *scriptedExecutor) Place(dirs []PathMap) []PathMap { return hostExecutor{}.Place(dirs) }
+func (s *scriptedExecutor) Run(ctx context.Context, l core.Launch, maps []PathMap, onLine func(string)) (execInfo, error) {
 	if n := len(l.Command); n > 0 && l.Command[n-1] == "--check" {
 		s.checks.Add(1)
 		onLine("preflight ok: scripted")

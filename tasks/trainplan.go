@@ -303,7 +303,7 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 }
 
 // writeLaunchFiles writes a launch's files into the run folder (the placed folder with role "run").
-func writeLaunchFiles(maps []pathMap, l core.Launch) error {
+func writeLaunchFiles(maps []PathMap, l core.Launch) error {
 	for _, m := range maps {
 		if m.Role != "run" {
 			continue
@@ -331,6 +331,6 @@ func clusterName(ex executor) string {
 }
 
 func isSlurm(ex executor) bool {
-	_, ok := ex.(*slurmExecutor)
+	_, ok := ex.(*SlurmExecutor)
 	return ok
 }
