@@ -56,6 +56,19 @@ func (r *Runner) out() io.Writer {
 	return r.Out
 }
 
+// lockedWriter writes under the runner's output lock: tasks running at once
+// and the runner's own lines share one writer.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
 func (r *Runner) printf(format string, args ...any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -386,7 +399,13 @@ func (r *Runner) execute(ctx context.Context, t *Task, st *taskState) error {
 		cache.ForgetPublished(o.Path)
 	}
 	start := time.Now()
-	x := &Exec{Task: t, Log: r.out(), Verbose: r.Verbose, Cache: r.Cache}
+	log := r.out()
+	if _, isFile := log.(*os.File); !isFile {
+		// A file takes concurrent writes and stays a file, so progress lines still find the
+		// terminal; any other writer is shared under the runner's lock.
+		log = lockedWriter{&r.mu, log}
+	}
+	x := &Exec{Task: t, Log: log, Verbose: r.Verbose, Cache: r.Cache}
 	if t.Run == nil {
 		return fmt.Errorf("%s: task has no Run function", t.ID)
 	}
