@@ -13,6 +13,7 @@ import (
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/english"
 	"github.com/rivalbench/rival/frameworks/core"
+	"github.com/rivalbench/rival/internal/units"
 )
 
 type keyKind int
@@ -327,7 +328,7 @@ func (c *Config) validate() error {
 		return c.fieldErr(fe.Key, "%s", fe.Msg)
 	}
 	for _, k := range []string{"TRAIN_TIMEOUT", "SLURM_PENDING_TIMEOUT"} {
-		d, err := parseAge(c.values[k])
+		d, err := units.ParseAge(c.values[k])
 		if err != nil {
 			return c.fieldErr(k, "%v", err)
 		}

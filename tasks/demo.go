@@ -13,7 +13,9 @@ import (
 
 	"github.com/rivalbench/rival/container"
 	"github.com/rivalbench/rival/dag"
+	"github.com/rivalbench/rival/english"
 	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/internal/lines"
 )
 
 // demoPackages are the Debian packages CPU training needs: PyTorch, numpy,
@@ -108,7 +110,7 @@ func (w *Workspace) aptInstall(ctx context.Context, install []string) error {
 			sc := bufio.NewScanner(pr)
 			for sc.Scan() {
 				out = append(out, sc.Text())
-				live.Update(fmt.Sprintf("apt-get %s, %s: %s", args[1], time.Since(start).Round(time.Second), truncateLine(sc.Text(), 90)))
+				live.Update(fmt.Sprintf("apt-get %s, %s: %s", args[1], time.Since(start).Round(time.Second), lines.Truncate(sc.Text(), 90)))
 			}
 			io.Copy(io.Discard, pr)
 			close(done)
@@ -118,7 +120,7 @@ func (w *Workspace) aptInstall(ctx context.Context, install []string) error {
 		<-done
 		live.Clear()
 		if err != nil {
-			return fmt.Errorf("demo: %s failed (%w):\n%s", strings.Join(args, " "), err, tail(strings.Join(out, "\n"), 20))
+			return fmt.Errorf("demo: %s failed (%w):\n%s", strings.Join(args, " "), err, lines.Tail(strings.Join(out, "\n"), 20))
 		}
 		w.printf("demo: apt-get %s done in %s\n", args[1], time.Since(start).Round(time.Second))
 		return nil
@@ -226,7 +228,7 @@ func (w *Workspace) Demo(ctx context.Context) error {
 	if err := w.Runner.Run(ctx, ct); err != nil {
 		return err
 	}
-	w.printf("demo: %s, in %s\n", plural(len(runs), "result"), rel(w.Root, filepath.Dir(runs[0].Outputs[0].Path)))
+	w.printf("demo: %s, in %s\n", english.Plural(len(runs), "result"), rel(w.Root, filepath.Dir(runs[0].Outputs[0].Path)))
 	w.reportCompare(ct, w.Out)
 	return nil
 }

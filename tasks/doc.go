@@ -27,6 +27,6 @@
 //     StoreListTarget and StorePullTarget, store:ID arguments of verify:result.
 //   - upkeep: CacheTrim, CacheVerify, Purge and WrapTarget (maint.go); the marker Rival writes into
 //     the folders it creates (dirmarker.go).
-//   - small helpers: sizes and ages (units.go), paths (paths.go), text (text.go), the PyTorch
+//   - small helpers: paths (paths.go), optional strings (strings.go), the PyTorch
 //     probe (torchcheck.go).
 package tasks

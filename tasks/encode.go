@@ -13,6 +13,7 @@ import (
 	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/encode"
 	"github.com/rivalbench/rival/indexed"
+	"github.com/rivalbench/rival/internal/units"
 	"github.com/rivalbench/rival/models"
 	"github.com/rivalbench/rival/tokenizer"
 )
@@ -325,10 +326,10 @@ func (p *progress) update(docs, bytes int64) {
 // line is one progress report after elapsed.
 func (p *progress) line(elapsed time.Duration) string {
 	rate := float64(p.bytes) / elapsed.Seconds() // bytes per second
-	read := humanBytes(p.bytes) + " read"
+	read := units.Bytes(p.bytes) + " read"
 	eta := ""
 	if p.total > 0 {
-		read = fmt.Sprintf("%.0f%% (%s of %s)", 100*float64(p.bytes)/float64(p.total), humanBytes(p.bytes), humanBytes(p.total))
+		read = fmt.Sprintf("%.0f%% (%s of %s)", 100*float64(p.bytes)/float64(p.total), units.Bytes(p.bytes), units.Bytes(p.total))
 		if rate > 0 && p.bytes < p.total {
 			left := time.Duration(float64(p.total-p.bytes) / rate * float64(time.Second))
 			eta = ", ETA " + left.Round(time.Second).String()
@@ -340,7 +341,7 @@ func (p *progress) line(elapsed time.Duration) string {
 func (p *progress) done() {
 	if time.Since(p.start) > 2*time.Second {
 		secs := time.Since(p.start).Seconds()
-		p.live.Done(fmt.Sprintf("%s: %d documents, %s in %.1fs (%.1f MB/s)", p.label, p.docs, humanBytes(p.bytes), secs, float64(p.bytes)/1e6/secs))
+		p.live.Done(fmt.Sprintf("%s: %d documents, %s in %.1fs (%.1f MB/s)", p.label, p.docs, units.Bytes(p.bytes), secs, float64(p.bytes)/1e6/secs))
 		return
 	}
 	p.live.Clear()

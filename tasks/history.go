@@ -13,6 +13,7 @@ import (
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/compare"
 	"github.com/rivalbench/rival/dag"
+	"github.com/rivalbench/rival/english"
 )
 
 // historyVersion changes compare:history's key when its computation changes.
@@ -93,7 +94,7 @@ func (w *Workspace) historyTask(dirs []string, deps ...*dag.Task) (*dag.Task, er
 		}
 		var console strings.Builder
 		if rep.History == nil {
-			fmt.Fprintf(&console, "compare:history: %s; no workload ran on more than one software stack, host or date\n", plural(len(rep.Inputs), "result"))
+			fmt.Fprintf(&console, "compare:history: %s; no workload ran on more than one software stack, host or date\n", english.Plural(len(rep.Inputs), "result"))
 		}
 		rep.ConsoleHistory(&console)
 		x.SetMeta(map[string]string{"console": console.String()})

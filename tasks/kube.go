@@ -16,6 +16,7 @@ import (
 
 	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/internal/units"
 	"github.com/rivalbench/rival/kube"
 	"github.com/rivalbench/rival/slurm"
 )
@@ -216,7 +217,7 @@ func (w *Workspace) newKubeExecutor(cfg *Config, platform string, host hw.Host, 
 	if err != nil {
 		return nil, fmt.Errorf("KUBE_TOLERATIONS: %w", err)
 	}
-	pending, err := parseAge(w.Env.kube("PENDING_TIMEOUT"))
+	pending, err := units.ParseAge(w.Env.kube("PENDING_TIMEOUT"))
 	if err != nil {
 		return nil, fmt.Errorf("KUBE_PENDING_TIMEOUT: %w", err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/compare"
 	"github.com/rivalbench/rival/dag"
+	"github.com/rivalbench/rival/internal/units"
 	"github.com/rivalbench/rival/safefile"
 )
 
@@ -29,10 +30,10 @@ func (w *Workspace) CacheStats() error {
 		return err
 	}
 	fmt.Fprintf(os.Stdout, "cache: %s\n", s.Dir)
-	fmt.Fprintf(os.Stdout, "entries: %d records, %d blobs, %s\n", s.Records, s.Blobs, humanBytes(s.BlobBytes))
-	fmt.Fprintf(os.Stdout, "on disk: %s in %d files (file system blocks, folders included)\n", humanBytes(s.DiskBytes), s.Files)
+	fmt.Fprintf(os.Stdout, "entries: %d records, %d blobs, %s\n", s.Records, s.Blobs, units.Bytes(s.BlobBytes))
+	fmt.Fprintf(os.Stdout, "on disk: %s in %d files (file system blocks, folders included)\n", units.Bytes(s.DiskBytes), s.Files)
 	for _, a := range []string{"blobs", "actions", "stat", "tasks", "locks"} {
-		fmt.Fprintf(os.Stdout, "  %-8s %10s %8d files\n", a+"/", humanBytes(s.AreaBytes[a]), s.AreaFiles[a])
+		fmt.Fprintf(os.Stdout, "  %-8s %10s %8d files\n", a+"/", units.Bytes(s.AreaBytes[a]), s.AreaFiles[a])
 	}
 	fmt.Fprintf(os.Stdout, "hits: %d\n", s.Hits)
 	fmt.Fprintf(os.Stdout, "stat cache: %d files\n", s.StatEntries)
@@ -51,11 +52,11 @@ func (w *Workspace) CacheStats() error {
 // entries unused for RIVAL_CACHE_MAX_AGE (default 30d).
 func (w *Workspace) CacheTrim(ctx context.Context) error {
 	maxSize, maxAge := w.Env.cacheMax(), w.Env.cacheMaxAge()
-	size, err := parseSize(maxSize)
+	size, err := units.ParseSize(maxSize)
 	if err != nil {
 		return fmt.Errorf("RIVAL_CACHE_MAX: %w", err)
 	}
-	age, err := parseAge(maxAge)
+	age, err := units.ParseAge(maxAge)
 	if err != nil {
 		return fmt.Errorf("RIVAL_CACHE_MAX_AGE: %w", err)
 	}
@@ -64,7 +65,7 @@ func (w *Workspace) CacheTrim(ctx context.Context) error {
 		return err
 	}
 	w.printf("cache:trim (max %s on disk, unused for %s): removed %d records and %d blobs, freed %s; %s on disk\n",
-		maxSize, maxAge, rep.RecordsRemoved, rep.BlobsRemoved, humanBytes(rep.BytesFreed), humanBytes(rep.BytesKept))
+		maxSize, maxAge, rep.RecordsRemoved, rep.BlobsRemoved, units.Bytes(rep.BytesFreed), units.Bytes(rep.BytesKept))
 	if rep.StatRemoved+rep.TasksRemoved+rep.LocksRemoved > 0 {
 		w.printf("cache:trim: removed %d stat-cache entries, %d last-run entries and %d idle lock files\n", rep.StatRemoved, rep.TasksRemoved, rep.LocksRemoved)
 	}
@@ -80,7 +81,7 @@ func (w *Workspace) CacheVerify(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	w.printf("cache:verify: %d blobs (%s) and %d materialized outputs rehashed\n", rep.BlobsChecked, humanBytes(rep.BytesChecked), rep.OutputsChecked)
+	w.printf("cache:verify: %d blobs (%s) and %d materialized outputs rehashed\n", rep.BlobsChecked, units.Bytes(rep.BytesChecked), rep.OutputsChecked)
 	for _, d := range rep.CorruptBlobs {
 		w.printf("  corrupt blob %s: dropped\n", d)
 	}
@@ -213,7 +214,7 @@ func (w *Workspace) Purge(data bool) error {
 			w.printf("purge: %s (%s) held nothing to remove; removed the empty folder\n", v.key, v.real)
 			continue
 		}
-		w.printf("purge: removing %s %s: %d files in %d folders, %s: %s\n", v.key, v.real, v.files, v.folders, humanBytes(v.bytes), list)
+		w.printf("purge: removing %s %s: %d files in %d folders, %s: %s\n", v.key, v.real, v.files, v.folders, units.Bytes(v.bytes), list)
 		// RemoveAll removes symlinks inside, never what they point to.
 		if err := os.RemoveAll(v.real); err != nil {
 			return fmt.Errorf("purge %s: %w", v.real, err)

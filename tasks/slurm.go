@@ -12,6 +12,7 @@ import (
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/internal/units"
 	"github.com/rivalbench/rival/slurm"
 )
 
@@ -185,7 +186,7 @@ func useSlurm(cfg *Config) bool { return cfg.int("NNODES") > 1 || cfg.bool("SLUR
 
 // newSlurmExecutor builds the executor for platform from the config.
 func (w *Workspace) newSlurmExecutor(cfg *Config, platform string, host hw.Host, image, imageID string) (*SlurmExecutor, error) {
-	pending, err := parseAge(cfg.get("SLURM_PENDING_TIMEOUT"))
+	pending, err := units.ParseAge(cfg.get("SLURM_PENDING_TIMEOUT"))
 	if err != nil {
 		return nil, err
 	}

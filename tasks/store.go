@@ -18,6 +18,8 @@ import (
 	"github.com/rivalbench/rival/compare"
 	"github.com/rivalbench/rival/container"
 	"github.com/rivalbench/rival/dag"
+	"github.com/rivalbench/rival/english"
+	"github.com/rivalbench/rival/internal/lines"
 	"github.com/rivalbench/rival/result"
 	"github.com/rivalbench/rival/store"
 )
@@ -59,7 +61,7 @@ func (r *storeRemote) progress(p store.Progress) {
 		return
 	}
 	rate := float64(p.Done) / max(p.Elapsed.Seconds(), 1e-3)
-	r.live.Update(fmt.Sprintf("store %s %s: %s of %s, %s/s, %s left", p.Op, truncateLine(p.Name, 50), sizeText(p.Done), sizeText(p.Total),
+	r.live.Update(fmt.Sprintf("store %s %s: %s of %s, %s/s, %s left", p.Op, lines.Truncate(p.Name, 50), sizeText(p.Done), sizeText(p.Total),
 		sizeText(int64(rate)), eta(float64(p.Done), float64(p.Total), p.Elapsed)))
 }
 
@@ -290,7 +292,7 @@ func (w *Workspace) StoreListTarget(ctx context.Context, out io.Writer) error {
 	for _, p := range problems {
 		w.printf("warning: %v\n", p)
 	}
-	w.printf("store %s: %s\n", st.Location, plural(len(rs), "result"))
+	w.printf("store %s: %s\n", st.Location, english.Plural(len(rs), "result"))
 	return nil
 }
 
@@ -349,7 +351,7 @@ func (w *Workspace) StorePullTarget(ctx context.Context) error {
 			}
 		}
 	}
-	w.printf("store:pull: %s from %s in %s\n", plural(copied, "result"), st.Location, rel(w.Root, dir))
+	w.printf("store:pull: %s from %s in %s\n", english.Plural(copied, "result"), st.Location, rel(w.Root, dir))
 	if bad > 0 {
 		return fmt.Errorf("store:pull: %d entries of %s are damaged (tampered with or truncated) and were not copied", bad, st.Location)
 	}

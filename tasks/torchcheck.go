@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+
+	"github.com/rivalbench/rival/internal/lines"
 )
 
 // errNoTorch explains how to get PyTorch for CPU training runs.
@@ -56,7 +58,7 @@ func probeTorch(ctx context.Context, python string) (torchProbe, error) {
 	var p torchProbe
 	out, err := exec.CommandContext(ctx, python, "-c", torchProbeScript).CombinedOutput()
 	if err != nil {
-		return p, fmt.Errorf("%w (%s: %s)", errNoTorch, python, strings.TrimSpace(lastLine(string(out))))
+		return p, fmt.Errorf("%w (%s: %s)", errNoTorch, python, lines.Last(string(out)))
 	}
 	for _, l := range strings.Split(string(out), "\n") {
 		switch k, v, _ := strings.Cut(strings.TrimSpace(l), " "); k {

@@ -27,6 +27,7 @@ import (
 	"github.com/rivalbench/rival/gptorder"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/indexed"
+	"github.com/rivalbench/rival/internal/units"
 	"github.com/rivalbench/rival/models"
 	"github.com/rivalbench/rival/result"
 )
@@ -122,7 +123,7 @@ func (w *Workspace) trainTask(in TrainInputs) (*dag.Task, error) {
 		t.Files = append(t.Files, r.absPrefix+".bin", r.absPrefix+".idx")
 	}
 	t.Prepare = func(ctx context.Context) error { return r.prepare(t) }
-	r.timeout, _ = parseAge(cfg.get("TRAIN_TIMEOUT"))
+	r.timeout, _ = units.ParseAge(cfg.get("TRAIN_TIMEOUT"))
 	t.Run = r.run
 	return t, nil
 }

@@ -159,25 +159,6 @@ func TestPurge(t *testing.T) {
 	assert.NoDirExists(t, w.path("DATA_DIR"))
 }
 
-func TestParseSizeAndAge(t *testing.T) {
-	sizes := map[string]int64{"500MB": 500e6, "20GiB": 20 << 30, "1.5T": 3 << 39, "1024": 1024, "2 kib": 2048}
-	for in, want := range sizes {
-		got, err := parseSize(in)
-		require.NoError(t, err, in)
-		assert.Equal(t, want, got, in)
-	}
-	_, err := parseSize("lots")
-	assert.ErrorContains(t, err, "not a size")
-	ages := map[string]time.Duration{"30d": 30 * 24 * time.Hour, "12h": 12 * time.Hour, "90m": 90 * time.Minute}
-	for in, want := range ages {
-		got, err := parseAge(in)
-		require.NoError(t, err, in)
-		assert.Equal(t, want, got, in)
-	}
-	_, err = parseAge("-1d")
-	assert.ErrorContains(t, err, "not an age")
-}
-
 // RIVAL_CACHE_LINK takes `copy` or nothing: a typo is refused with what the
 // setting does, rather than silently sharing dataset files.
 func TestCacheLinkSettingIsChecked(t *testing.T) {

@@ -1,4 +1,6 @@
-package tasks
+// Package units reads and writes the sizes and ages users type into config.env and target
+// arguments (500MB, 20GiB, 30d, 12h) and prints byte counts for people (1.5 GiB).
+package units
 
 import (
 	"fmt"
@@ -8,8 +10,8 @@ import (
 	"time"
 )
 
-// parseSize reads sizes such as 500MB, 20GiB, 1.5T, or a plain byte count.
-func parseSize(s string) (int64, error) {
+// ParseSize reads sizes such as 500MB, 20GiB, 1.5T, or a plain byte count.
+func ParseSize(s string) (int64, error) {
 	t := strings.ToUpper(strings.TrimSpace(s))
 	mult := int64(1)
 	for _, u := range []struct {
@@ -33,8 +35,8 @@ func parseSize(s string) (int64, error) {
 	}
 }
 
-// parseAge reads durations such as 30d, 12h, 90m.
-func parseAge(s string) (time.Duration, error) {
+// ParseAge reads durations such as 30d, 12h, 90m.
+func ParseAge(s string) (time.Duration, error) {
 	t := strings.TrimSpace(s)
 	if strings.HasSuffix(t, "d") {
 		n, err := strconv.ParseFloat(strings.TrimSuffix(t, "d"), 64)
@@ -53,8 +55,8 @@ func parseAge(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// humanBytes formats n with a binary unit.
-func humanBytes(n int64) string {
+// Bytes formats n with a binary unit.
+func Bytes(n int64) string {
 	const unit = 1024
 	if n < unit {
 		return fmt.Sprintf("%d B", n)

@@ -1,4 +1,4 @@
-package tasks
+package units
 
 import (
 	"testing"
@@ -11,7 +11,7 @@ func FuzzParseSize(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		n, err := parseSize(s)
+		n, err := ParseSize(s)
 		if err == nil && n < 0 {
 			t.Fatalf("ParseSize(%q) = %d", s, n)
 		}
@@ -24,7 +24,7 @@ func FuzzParseAge(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		d, err := parseAge(s)
+		d, err := ParseAge(s)
 		if err == nil && d < 0 {
 			t.Fatalf("ParseAge(%q) = %v", s, d)
 		}
