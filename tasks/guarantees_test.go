@@ -113,7 +113,7 @@ func TestPurgeRefusesOutsideTheWorkspace(t *testing.T) {
 	t.Setenv("OUTPUT_DIR", ext)
 	w, _ = newWorkspaceAt(t, root)
 	w.markOwnDirs()
-	assert.FileExists(t, filepath.Join(ext, DirMarker), "a directory Rival creates outside the workspace is marked")
+	assert.FileExists(t, filepath.Join(ext, ".rival-dir"), "a directory Rival creates outside the workspace is marked")
 	require.NoError(t, w.Purge(false))
 	assert.NoDirExists(t, ext)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -19,8 +20,9 @@ func TestWrapTargetSaysWhereTheZipIs(t *testing.T) {
 	require.NoError(t, os.MkdirAll(out, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(out, "train_amd_prim_llama.json"), []byte(`{"platform":"amd"}`), 0o644))
 	require.NoError(t, w.WrapTarget(context.Background()))
+	// The zip is named for the host, with every character but [-._0-9a-zA-Z] as "_".
 	host, _ := os.Hostname()
-	zipPath := filepath.Join(w.Root, "rival-results-"+sanitize(host)+".zip")
+	zipPath := filepath.Join(w.Root, "rival-results-"+regexp.MustCompile(`[^-._0-9a-zA-Z]`).ReplaceAllString(host, "_")+".zip")
 	assert.FileExists(t, zipPath)
 	assert.Contains(t, log.String(), "wrap: "+zipPath+"\n")
 }

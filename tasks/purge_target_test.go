@@ -47,7 +47,7 @@ func TestPurgeTargetRemovesOnlyMarkedDirs(t *testing.T) {
 				require.NoError(t, c.Run())
 			}
 			// Even a marked directory that holds tracked files stays.
-			require.NoError(t, os.WriteFile(filepath.Join(ws.root, "tasks", DirMarker), nil, 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(ws.root, "tasks", ".rival-dir"), nil, 0o644))
 			ws.env = []string{"OUTPUT_DIR=tasks"}
 			cmd, out := ws.target(t.Context(), bin, "purge")
 			require.Error(t, cmd.Run(), "%s", out)

@@ -2,7 +2,6 @@ package tasks
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +16,7 @@ import (
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/store"
+	"github.com/rivalbench/rival/tasks/upkeep"
 )
 
 // Version is Rival's own version, recorded in every result.
@@ -170,14 +170,7 @@ func Bare(ctx context.Context, fn func(ctx context.Context) error) error {
 // other code path creates either directory unmarked.
 func (w *Workspace) markOwnDirs() {
 	for _, k := range []string{"OUTPUT_DIR", "DATA_DIR"} {
-		d := w.path(k)
-		if _, err := os.Lstat(d); err == nil {
-			continue
-		}
-		if os.MkdirAll(d, 0o755) == nil {
-			data, _ := json.MarshalIndent(dirMarker{Note: markerNote, Key: k, Dir: resolve(d), Workspace: resolve(w.Root)}, "", "  ")
-			cache.WriteFileAtomic(filepath.Join(d, DirMarker), append(data, '\n'), 0o644)
-		}
+		upkeep.MakeOwnDir(w.path(k), k, w.Root)
 	}
 }
 

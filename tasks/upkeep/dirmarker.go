@@ -1,4 +1,4 @@
-package tasks
+package upkeep
 
 import (
 	"context"
@@ -12,10 +12,10 @@ import (
 	"github.com/rivalbench/rival/cache"
 )
 
-// DirMarker is the file Rival writes into an OUTPUT_DIR or DATA_DIR it
+// dirMarkerName is the file Rival writes into an OUTPUT_DIR or DATA_DIR it
 // creates: purge removes a directory only when it carries the marker, so a
 // mistyped OUTPUT_DIR=.. or OUTPUT_DIR=.git never costs a project.
-const DirMarker = ".rival-dir"
+const dirMarkerName = ".rival-dir"
 
 // dirMarker is a marker's content: which folder it marks, as which
 // setting, for which workspace (all with symlinks resolved). A marker
@@ -30,34 +30,48 @@ type dirMarker struct {
 
 const markerNote = "created by Rival; purge may remove this folder, and no other"
 
+// MakeOwnDir creates dir, the folder of setting key (OUTPUT_DIR, DATA_DIR)
+// in the workspace root, when it does not exist yet, and marks it as
+// Rival's. A folder that exists is left as it is, marked or not: only a
+// folder Rival created may carry the marker.
+func MakeOwnDir(dir, key, root string) {
+	if _, err := os.Lstat(dir); err == nil {
+		return
+	}
+	if os.MkdirAll(dir, 0o755) == nil {
+		data, _ := json.MarshalIndent(dirMarker{Note: markerNote, Key: key, Dir: resolve(dir), Workspace: resolve(root)}, "", "  ")
+		cache.WriteFileAtomic(filepath.Join(dir, dirMarkerName), append(data, '\n'), 0o644)
+	}
+}
+
 // checkMarker says why the marker in real (a resolved folder) does not
 // make it Rival's k folder of the workspace root, or "" when it does: it
 // must be a regular file (not a symlink) that Rival wrote, naming real and
 // root.
 func checkMarker(real, k, root string) string {
-	p := filepath.Join(real, DirMarker)
+	p := filepath.Join(real, dirMarkerName)
 	fi, err := os.Lstat(p)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return "has no " + DirMarker + " marker (Rival marks the folders it creates; an older Rival did not)"
+		return "has no " + dirMarkerName + " marker (Rival marks the folders it creates; an older Rival did not)"
 	case err != nil:
-		return fmt.Sprintf("has an unreadable %s marker (%v)", DirMarker, err)
+		return fmt.Sprintf("has an unreadable %s marker (%v)", dirMarkerName, err)
 	case !fi.Mode().IsRegular():
-		return fmt.Sprintf("has a %s marker that is not a regular file (%s), which Rival never writes", DirMarker, fi.Mode().Type())
+		return fmt.Sprintf("has a %s marker that is not a regular file (%s), which Rival never writes", dirMarkerName, fi.Mode().Type())
 	}
 	data, err := cache.ReadFileLimit(context.Background(), p, cache.LimitConfig)
 	if err != nil {
-		return fmt.Sprintf("has an unreadable %s marker (%v)", DirMarker, err)
+		return fmt.Sprintf("has an unreadable %s marker (%v)", dirMarkerName, err)
 	}
 	var m dirMarker
 	if json.Unmarshal(data, &m) != nil || m.Note != markerNote {
-		return fmt.Sprintf("has a %s marker Rival did not write (an older Rival wrote one that names no folder)", DirMarker)
+		return fmt.Sprintf("has a %s marker Rival did not write (an older Rival wrote one that names no folder)", dirMarkerName)
 	}
 	if m.Dir != real {
-		return fmt.Sprintf("has a %s marker written for another folder (%s), copied or moved here", DirMarker, m.Dir)
+		return fmt.Sprintf("has a %s marker written for another folder (%s), copied or moved here", dirMarkerName, m.Dir)
 	}
 	if m.Workspace != root || m.Key != k {
-		return fmt.Sprintf("has a %s marker written for %s of the workspace %s, not %s of %s", DirMarker, m.Key, m.Workspace, k, root)
+		return fmt.Sprintf("has a %s marker written for %s of the workspace %s, not %s of %s", dirMarkerName, m.Key, m.Workspace, k, root)
 	}
 	return ""
 }
