@@ -25,8 +25,9 @@
 //     (demo.go, its runs in demoplan.go) for the whole pipeline on the bundled sample.
 //   - the shared store (store.go): RIVAL_STORE as the runner's dag.Remote, result entries,
 //     StoreListTarget and StorePullTarget, store:ID arguments of verify:result.
-//   - upkeep: CacheTrim, CacheVerify, Purge and WrapTarget (maint.go); the marker Rival writes into
-//     the folders it creates (dirmarker.go).
+//   - upkeep: CacheStats, CacheTrim, CacheVerify, Purge and WrapTarget (maint.go) hand the cache,
+//     the root and the configured folders and limits to package tasks/upkeep, which does the work;
+//     markOwnDirs (workspace.go) has upkeep create and mark OUTPUT_DIR and DATA_DIR.
 //   - small helpers: paths (paths.go), optional strings (strings.go), the PyTorch
 //     probe (torchcheck.go).
 package tasks
