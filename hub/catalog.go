@@ -36,22 +36,14 @@ func (e Entry) Requests() []Request {
 // settings, and config.json for the EOD id and model constants.
 var tokenizerFiles = []string{"tokenizer.json", "tokenizer_config.json", "config.json"}
 
+// TokenizerEntry is the entry of a model's tokenizer files at a pinned revision of its repository;
+// the pins are model facts and live with each model (models.Model.HFRevision).
+func TokenizerEntry(name, repo, revision string, gated bool) Entry {
+	return Entry{Name: name, Type: Model, Repo: repo, Revision: revision, Files: append([]string(nil), tokenizerFiles...), Gated: gated}
+}
+
+// catalog holds the datasets Rival fetches.
 var catalog = []Entry{
-	{
-		Name: "llama", Type: Model, Repo: "meta-llama/Llama-3.1-8B",
-		Revision: "d04e592bb4f6aa9cfee91e2e20afa771667e1d4b",
-		Files:    tokenizerFiles, Gated: true,
-	},
-	{
-		Name: "qwen", Type: Model, Repo: "Qwen/Qwen2.5-7B",
-		Revision: "d149729398750b98c0af14eb82c78cfe92750796",
-		Files:    tokenizerFiles,
-	},
-	{
-		Name: "mistral", Type: Model, Repo: "mistralai/Mistral-7B-v0.1",
-		Revision: "27d67f1b5f57dc0953326b2601d68371d40ea8da",
-		Files:    tokenizerFiles,
-	},
 	{
 		// The repo's main branch holds only a loading script (no data); the hub's own parquet
 		// conversion serves the text.
@@ -69,7 +61,7 @@ var catalog = []Entry{
 	},
 }
 
-// Catalog returns a copy of every entry, models first.
+// Catalog returns a copy of every dataset entry.
 func Catalog() []Entry {
 	out := make([]Entry, len(catalog))
 	for i, e := range catalog {
@@ -79,7 +71,7 @@ func Catalog() []Entry {
 	return out
 }
 
-// Lookup finds an entry by its short name.
+// Lookup finds a dataset entry by its short name.
 func Lookup(name string) (Entry, error) {
 	for _, e := range Catalog() {
 		if e.Name == name {

@@ -17,13 +17,6 @@ func TestCatalog(t *testing.T) {
 		gated bool
 		urls  []string
 	}{
-		"llama": {"meta-llama/Llama-3.1-8B", true, []string{
-			"https://huggingface.co/meta-llama/Llama-3.1-8B/resolve/d04e592bb4f6aa9cfee91e2e20afa771667e1d4b/tokenizer.json",
-			"https://huggingface.co/meta-llama/Llama-3.1-8B/resolve/d04e592bb4f6aa9cfee91e2e20afa771667e1d4b/tokenizer_config.json",
-			"https://huggingface.co/meta-llama/Llama-3.1-8B/resolve/d04e592bb4f6aa9cfee91e2e20afa771667e1d4b/config.json",
-		}},
-		"qwen":    {"Qwen/Qwen2.5-7B", false, nil},
-		"mistral": {"mistralai/Mistral-7B-v0.1", false, nil},
 		"bc": {"bookcorpus/bookcorpus", false, []string{
 			"https://huggingface.co/datasets/bookcorpus/bookcorpus/resolve/refs%2Fconvert%2Fparquet/plain_text/train/0000.parquet",
 		}},
@@ -40,12 +33,8 @@ func TestCatalog(t *testing.T) {
 		assert.Equal(t, w.gated, e.Gated, e.Name)
 		// Every revision is either a full commit SHA or a named ref with its reason.
 		assert.True(t, e.Pinned() != (e.Why != ""), "%s: pinned=%v why=%q", e.Name, e.Pinned(), e.Why)
-		if e.Type == hub.Model {
-			assert.Equal(t, []string{"tokenizer.json", "tokenizer_config.json", "config.json"}, e.Files)
-			assert.True(t, e.Pinned(), e.Name)
-		} else {
-			assert.NotEqual(t, hub.FormatAuto, e.Format, e.Name)
-		}
+		assert.Equal(t, hub.Dataset, e.Type, e.Name)
+		assert.NotEqual(t, hub.FormatAuto, e.Format, e.Name)
 		var urls []string
 		for _, r := range e.Requests() {
 			u, err := cl.URL(r)
@@ -65,5 +54,29 @@ func TestCatalog(t *testing.T) {
 	assert.Equal(t, "en/c4-train.00000-of-01024.json.gz", again.Files[0], "Lookup hands out copies")
 
 	_, err = hub.Lookup("wiki")
-	require.ErrorContains(t, err, `no entry "wiki" (known: bc, c4, llama, mistral, qwen)`)
+	require.ErrorContains(t, err, `no entry "wiki" (known: bc, c4)`)
+}
+
+// A model's tokenizer entry: the three files encode needs, at the model's pinned commit, each with
+// its resolve URL.
+func TestTokenizerEntry(t *testing.T) {
+	cl, err := hub.New(hub.Options{})
+	require.NoError(t, err)
+	e := hub.TokenizerEntry("llama", "meta-llama/Llama-3.1-8B", "d04e592bb4f6aa9cfee91e2e20afa771667e1d4b", true)
+	assert.True(t, e.Pinned())
+	assert.True(t, e.Gated)
+	assert.Equal(t, hub.Model, e.Type)
+	var urls []string
+	for _, r := range e.Requests() {
+		u, err := cl.URL(r)
+		require.NoError(t, err)
+		urls = append(urls, u)
+	}
+	assert.Equal(t, []string{
+		"https://huggingface.co/meta-llama/Llama-3.1-8B/resolve/d04e592bb4f6aa9cfee91e2e20afa771667e1d4b/tokenizer.json",
+		"https://huggingface.co/meta-llama/Llama-3.1-8B/resolve/d04e592bb4f6aa9cfee91e2e20afa771667e1d4b/tokenizer_config.json",
+		"https://huggingface.co/meta-llama/Llama-3.1-8B/resolve/d04e592bb4f6aa9cfee91e2e20afa771667e1d4b/config.json",
+	}, urls)
+	e.Files[0] = "changed"
+	assert.Equal(t, "tokenizer.json", hub.TokenizerEntry("x", "o/r", "main", false).Files[0], "entries hand out copies")
 }

@@ -21,11 +21,16 @@ import (
 // nothing else (docs/frameworks.md, "Model facts"), and config.env holds the
 // recipe (batch, schedule, optimizer, precision, parallelism).
 type Model struct {
-	Name         string // registry key: "llama", "qwen", "mistral", "llama-proxy", ...
-	DisplayName  string // what people read; proxies say "proxy" and their size
-	Proxy        bool
-	Base         string // for proxies: the registry key of the full model they imitate
-	HFRepo       string // Hugging Face repository of the base model (proxies: the base's)
+	Name        string // registry key: "llama", "qwen", "mistral", "llama-proxy", ...
+	DisplayName string // what people read; proxies say "proxy" and their size
+	Proxy       bool
+	Base        string // for proxies: the registry key of the full model they imitate
+	HFRepo      string // Hugging Face repository of the base model (proxies: the base's)
+	// HFRevision is the commit of HFRepo whose tokenizer files and config.json Rival fetches and
+	// whose facts this entry holds (docs/fetch.md says where each pin comes from); Gated: the
+	// repository needs HF_TOKEN with its licence accepted.
+	HFRevision   string
+	Gated        bool
 	Layers       int
 	Hidden       int
 	FFN          int
@@ -54,7 +59,23 @@ type Model struct {
 	// TiedEmbeddings is true when the output layer shares the input embedding
 	// matrix (tie_word_embeddings). All three 7-8B models untie them.
 	TiedEmbeddings bool
+	// PrimusStock is the stock Megatron experiment of the pinned Primus release the model starts
+	// from (examples/megatron/configs/MI300X/<PrimusStock>-BF16-pretrain.yaml and -FP8-).
+	PrimusStock string
 }
+
+// Family is one registered model with the shape of its proxy: what a model's own file declares.
+type Family struct {
+	Model Model
+	Proxy ProxyShape
+}
+
+// ProxyShape is a proxy's depth and width; everything else comes from its base model (proxyOf).
+type ProxyShape struct{ Layers, Hidden, FFN, Heads int }
+
+// families is the registry, in the order messages list the models: adding a model is its own file
+// (llama.go is one) and one line here.
+var families = []Family{llama31_8B, qwen25_7B, mistral7B}
 
 // HeadDim is the per-head width (kv_channels in Megatron terms).
 func (m Model) HeadDim() int { return m.Hidden / m.Heads }
@@ -88,34 +109,23 @@ func proxyOf(base Model, layers, hidden, ffn, heads int) Model {
 }
 
 func init() {
-	// Facts from each repository's config.json and tokenizer_config.json.
-	llama := Model{
-		Name: "llama", DisplayName: "Llama 3.1 8B", HFRepo: "meta-llama/Llama-3.1-8B",
-		Layers: 32, Hidden: 4096, FFN: 14336, Heads: 32, KVHeads: 8, Vocab: 128256,
-		MaxPositions: 131072, RopeTheta: 500000, NormEps: 1e-5, InitStd: 0.02,
-		BOS: 128000, EOD: 128001, TokenizerKey: "llama",
+	for _, f := range families {
+		register(f.Model)
 	}
-	qwen := Model{
-		Name: "qwen", DisplayName: "Qwen 2.5 7B", HFRepo: "Qwen/Qwen2.5-7B",
-		Layers: 28, Hidden: 3584, FFN: 18944, Heads: 28, KVHeads: 4, Vocab: 152064,
-		MaxPositions: 131072, RopeTheta: 1e6, NormEps: 1e-6, InitStd: 0.02, QKVBias: true,
-		BOS: -1, EOD: 151643, TokenizerKey: "qwen",
+	for _, f := range families {
+		p := f.Proxy
+		register(proxyOf(f.Model, p.Layers, p.Hidden, p.FFN, p.Heads))
 	}
-	mistral := Model{
-		Name: "mistral", DisplayName: "Mistral 7B v0.1", HFRepo: "mistralai/Mistral-7B-v0.1",
-		Layers: 32, Hidden: 4096, FFN: 14336, Heads: 32, KVHeads: 8, Vocab: 32000,
-		MaxPositions: 32768, RopeTheta: 1e4, NormEps: 1e-5, InitStd: 0.02, SlidingWindow: 4096,
-		BOS: 1, EOD: 2, TokenizerKey: "mistral",
+}
+
+// Bases lists the registry keys of the full models (not proxies), in the registry's order: what
+// config.env's MODELS accepts.
+func Bases() []string {
+	out := make([]string, len(families))
+	for i, f := range families {
+		out[i] = f.Model.Name
 	}
-	for _, m := range []Model{llama, qwen, mistral} {
-		register(m)
-	}
-	// Heads 4 keeps head_dim 64; the FFN is about 8/3 of hidden rounded to a
-	// multiple of 16, as the full models do. Qwen's GQA ratio is 7, so its proxy
-	// has 7 query heads over 1 KV head to keep that ratio.
-	register(proxyOf(llama, 2, 256, 688, 4))
-	register(proxyOf(qwen, 2, 448, 1200, 7))
-	register(proxyOf(mistral, 2, 256, 688, 4))
+	return out
 }
 
 // Lookup returns the model registered under name (case-insensitive).

@@ -193,3 +193,29 @@ func absRel(a, b float64) float64 {
 	}
 	return d
 }
+
+// Every model names the commit its facts and tokenizer come from (a full SHA: a branch would move
+// under the pinned facts) and the Primus experiment it starts from; a proxy shares both with its
+// base, so its tokenizer is fetched from the same commit.
+func TestModelsArePinned(t *testing.T) {
+	assert.Equal(t, []string{"llama", "qwen", "mistral"}, Bases())
+	want := map[string]struct {
+		rev, stock string
+		gated      bool
+	}{
+		"llama":   {"d04e592bb4f6aa9cfee91e2e20afa771667e1d4b", "llama3.1_8B", true},
+		"qwen":    {"d149729398750b98c0af14eb82c78cfe92750796", "qwen2.5_7B", false},
+		"mistral": {"27d67f1b5f57dc0953326b2601d68371d40ea8da", "llama3.1_8B", false},
+	}
+	for _, m := range All() {
+		base := m.Name
+		if m.Proxy {
+			base = m.Base
+		}
+		w, ok := want[base]
+		require.True(t, ok, m.Name)
+		assert.Equal(t, w.rev, m.HFRevision, m.Name)
+		assert.Equal(t, w.stock, m.PrimusStock, m.Name)
+		assert.Equal(t, w.gated, m.Gated, m.Name)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/rivalbench/rival/english"
 	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/internal/units"
+	"github.com/rivalbench/rival/models"
 )
 
 type keyKind int
@@ -306,8 +308,8 @@ func (c *Config) validate() error {
 		}
 	}
 	for _, m := range c.list("MODELS") {
-		if m != "llama" && m != "qwen" && m != "mistral" {
-			return c.fieldErr("MODELS", "unknown model %q (known: llama, qwen, mistral)", m)
+		if !slices.Contains(models.Bases(), m) {
+			return c.fieldErr("MODELS", "unknown model %q (known: %s)", m, strings.Join(models.Bases(), ", "))
 		}
 	}
 	split := c.float("TRAIN_SPLIT")

@@ -30,17 +30,14 @@ func (w *Workspace) tokenizerDir(key string) string {
 }
 
 // fetchTokenizerTask downloads a model's tokenizer files (tokenizer.json,
-// tokenizer_config.json, config.json) at the catalogue's pinned revision.
+// tokenizer_config.json, config.json) at the model's pinned revision (models.Model.HFRevision).
 // Its key is what was asked, so a second fetch needs no network.
 func (w *Workspace) fetchTokenizerTask(model string) (*dag.Task, error) {
 	m, err := models.Lookup(model)
 	if err != nil {
 		return nil, err
 	}
-	e, err := hub.Lookup(m.TokenizerKey)
-	if err != nil {
-		return nil, err
-	}
+	e := hub.TokenizerEntry(m.TokenizerKey, m.HFRepo, m.HFRevision, m.Gated)
 	dir := w.tokenizerDir(e.Name)
 	t := &dag.Task{
 		ID:     "fetch tokenizer " + e.Name,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rivalbench/rival/hub"
 	"github.com/rivalbench/rival/hub/hubtest"
+	"github.com/rivalbench/rival/models"
 )
 
 // fakeHub publishes what the configured pipeline needs: the Qwen and
@@ -24,8 +25,9 @@ func fakeHub(t *testing.T, docs int) *hubtest.Server {
 	s := hubtest.New()
 	t.Cleanup(s.Close)
 	for _, name := range []string{"qwen", "mistral"} {
-		e, err := hub.Lookup(name)
+		m, err := models.Lookup(name)
 		require.NoError(t, err)
+		e := hub.TokenizerEntry(name, m.HFRepo, m.HFRevision, m.Gated)
 		tok, err := os.ReadFile(map[string]string{"qwen": qwenTok, "mistral": mistralTok}[name])
 		require.NoError(t, err)
 		for _, f := range e.Files {
@@ -82,8 +84,9 @@ func TestPipelineFetchFilterEncode(t *testing.T) {
 func TestFetchGatedWithoutTokenNamesTheFix(t *testing.T) {
 	s := hubtest.New()
 	t.Cleanup(s.Close)
-	e, err := hub.Lookup("llama")
+	m, err := models.Lookup("llama")
 	require.NoError(t, err)
+	e := hub.TokenizerEntry("llama", m.HFRepo, m.HFRevision, m.Gated)
 	for _, f := range e.Files {
 		s.Add(hubtest.File{Repo: e.Repo, Revision: e.Revision, Path: f, Content: []byte("{}"), Gated: true})
 	}

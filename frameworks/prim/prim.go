@@ -16,6 +16,7 @@ import (
 	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/frameworks/facts"
 	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/models"
 )
 
 // Dir is where the Primus image keeps Primus; run_pretrain.sh runs from there.
@@ -37,24 +38,19 @@ func Version() string {
 // the stock experiment it was made from.
 const StockComment = "Rival experiment from Primus's stock "
 
-// stockPrefix is the stock experiment a model family starts from. Mistral 7B has no Megatron
-// experiment in Primus; it shares Llama 3.1 8B's layer shapes, so it starts from Llama's and every
-// difference (tokenizer, rope base, positions, window) is set as an override.
-var stockPrefix = map[string]string{"llama": "llama3.1_8B", "qwen": "qwen2.5_7B", "mistral": "llama3.1_8B"}
-
 // StockEXP returns the name, under the pinned release's examples/megatron/configs/MI300X, of the stock
-// experiment a launch starts from: Primus ships one per precision (*-BF16-pretrain.yaml and
-// *-FP8-pretrain.yaml since Primus ca4ef23d); an fp32 run starts from the BF16 one.
-func StockEXP(family, precision string) (string, error) {
-	pre, ok := stockPrefix[family]
-	if !ok {
-		return "", fmt.Errorf("prim: no Primus experiment known for model family %q (known: llama, qwen, mistral)", family)
+// experiment a model starts from (models.Model.PrimusStock): Primus ships one per precision
+// (*-BF16-pretrain.yaml and *-FP8-pretrain.yaml since Primus ca4ef23d); an fp32 run starts from the
+// BF16 one.
+func StockEXP(m models.Model, precision string) (string, error) {
+	if m.PrimusStock == "" {
+		return "", fmt.Errorf("prim: model %s names no Primus experiment to start from (models.Model.PrimusStock)", m.Name)
 	}
 	p := "BF16"
 	if precision == core.FP8 {
 		p = "FP8"
 	}
-	return pre + "-" + p + "-pretrain.yaml", nil
+	return m.PrimusStock + "-" + p + "-pretrain.yaml", nil
 }
 
 // Override is one pre_trainer key with its value as a Python literal: True/False/None, a number
@@ -205,7 +201,7 @@ func Build(p core.Plan) (core.Launch, error) {
 	if p.Model.Proxy {
 		family = p.Model.Base
 	}
-	stockName, err := StockEXP(family, p.Fair.Precision)
+	stockName, err := StockEXP(p.Model, p.Fair.Precision)
 	if err != nil {
 		return core.Launch{}, err
 	}
