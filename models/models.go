@@ -4,8 +4,10 @@
 // single-GPU runs. It also owns the one FLOP formula every result is scored with.
 //
 // [Lookup] and [All] give a [Model] by registry key (llama, qwen, mistral and their -proxy
-// variants); [Model.TrainFLOPsPerToken] is the formula. It imports nothing else from Rival; the
-// framework builders, result, compare and tasks read it.
+// variants); [Model.TrainFLOPsPerToken] is the formula (flops.go). Each model's facts are one
+// [Family] in its own file (llama.go, qwen.go, mistral.go); registry.go lists them and derives the
+// proxies. It imports nothing else from Rival; the framework builders, result, compare and tasks
+// read it.
 package models
 
 import (
