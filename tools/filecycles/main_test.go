@@ -10,13 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// stillCyclic are the packages whose files still use each other in a cycle; every other package
-// of the module must have none.
-var stillCyclic = map[string]bool{
-	"github.com/rivalbench/rival/frameworks/prim": true,
-	"github.com/rivalbench/rival/indexed":         true,
-}
-
+// Every package of the module must have no file-level cycle.
 func TestModulePackagesHaveNoFileCycles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the export data of every package; run without -short")
@@ -25,9 +19,6 @@ func TestModulePackagesHaveNoFileCycles(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, graphs)
 	for _, g := range graphs {
-		if stillCyclic[g.ImportPath] {
-			continue
-		}
 		if cs := g.Cycles(); len(cs) > 0 {
 			var b bytes.Buffer
 			g.WriteCycles(&b, cs)
