@@ -133,35 +133,26 @@ func (c *Cache) records() ([]recordInfo, error) {
 	return out, nil
 }
 
+// blobInfo is a file under blobs/ with its stat, as Stats and Trim need it.
 type blobInfo struct {
-	digest  Digest
-	named   bool // the file is named by a digest (not debris or a stranger)
-	path    string
+	blobName
 	size    int64
 	modTime time.Time
 }
 
+// blobs lists the files under blobs/ with a stat each; a file removed since
+// it was listed is left out.
 func (c *Cache) blobs() ([]blobInfo, error) {
 	var out []blobInfo
-	root := filepath.Join(c.Dir, "blobs")
-	err := filepath.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if de.IsDir() {
-			return nil
-		}
-		d, err := ParseDigest(strings.TrimSuffix(de.Name(), ".zst"))
-		named := err == nil
+	err := c.walkBlobs(func(b blobName, de fs.DirEntry) {
 		fi, err := de.Info()
 		if err != nil {
-			return nil
+			return
 		}
-		out = append(out, blobInfo{digest: d, named: named, path: p, size: fi.Size(), modTime: fi.ModTime()})
-		return nil
+		out = append(out, blobInfo{blobName: b, size: fi.Size(), modTime: fi.ModTime()})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list blobs in %s: %w", root, err)
+		return nil, err
 	}
 	return out, nil
 }

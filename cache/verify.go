@@ -154,30 +154,14 @@ func (c *Cache) Verify(ctx context.Context, progress func(done, total int)) (Ver
 	return rep, nil
 }
 
-// blobName is a file under blobs/ as Verify sees it: its name, not its stat.
-type blobName struct {
-	digest Digest
-	named  bool // the file is named by a digest (not debris or a stranger)
-	path   string
-}
-
 // blobPaths lists the files under blobs/ without a stat each.
 func (c *Cache) blobPaths() ([]blobName, error) {
 	var out []blobName
-	root := filepath.Join(c.Dir, "blobs")
-	err := filepath.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if de.IsDir() {
-			return nil
-		}
-		d, err := parseDigestBytes(strings.TrimSuffix(de.Name(), ".zst"))
-		out = append(out, blobName{digest: d, named: err == nil, path: p})
-		return nil
+	err := c.walkBlobs(func(b blobName, _ fs.DirEntry) {
+		out = append(out, b)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list blobs in %s: %w", root, err)
+		return nil, err
 	}
 	return out, nil
 }

@@ -12,15 +12,8 @@ import (
 	"strconv"
 )
 
-// The .idx header: 9-byte magic, u64 version, u8 dtype, u64 sequence count,
-// u64 document-index count. Everything is little-endian with no padding.
-var magic = []byte("MMIDIDX\x00\x00")
-
-const (
-	version    = 1
-	headerSize = 9 + 8 + 1 + 8 + 8
-	bufferSize = 1 << 20
-)
+// bufferSize is the size of the writer's buffers on the .bin and .idx files.
+const bufferSize = 1 << 20
 
 // OnPublish, when set, is told of each file a Writer renames into place,
 // with the file's identity taken before the rename, so a caller can later
@@ -34,12 +27,6 @@ var OnPublish func(path string, fi os.FileInfo)
 func tempPattern(base string) string {
 	return "." + base + ".tmp-rival~" + strconv.Itoa(os.Getpid()) + "~*"
 }
-
-// BinPath and IdxPath name the two files of the dataset at prefix.
-func BinPath(prefix string) string { return prefix + ".bin" }
-
-// IdxPath names the index file of the dataset at prefix.
-func IdxPath(prefix string) string { return prefix + ".idx" }
 
 // Writer builds one dataset the way Megatron's IndexedDatasetBuilder does:
 // tokens go straight to .bin, and the index (sequence lengths, document

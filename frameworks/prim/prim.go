@@ -19,12 +19,6 @@ import (
 	"github.com/rivalbench/rival/models"
 )
 
-// Dir is where the Primus image keeps Primus; run_pretrain.sh runs from there.
-const Dir = "/workspace/Primus"
-
-// Script is Primus's launcher, relative to Dir.
-const Script = "examples/run_pretrain.sh"
-
 // Version names the pinned Primus tree the launches are built for.
 func Version() string {
 	pin, err := core.PinFor(hw.PlatformAMD)
@@ -51,30 +45,6 @@ func StockEXP(m models.Model, precision string) (string, error) {
 		p = "FP8"
 	}
 	return m.PrimusStock + "-" + p + "-pretrain.yaml", nil
-}
-
-// Override is one pre_trainer key with its value as a Python literal: True/False/None, a number
-// (floats always with a dot), a list of numbers, or a string.
-type Override struct {
-	Key   string
-	Value string
-}
-
-func pyBool(b bool) string {
-	if b {
-		return "True"
-	}
-	return "False"
-}
-
-// pyFloat writes a float the way both PyYAML's SafeLoader and Primus's command-line typing read back
-// as a float: positional notation with a dot (3e-05 would stay the string "3e-05" in both).
-func pyFloat(v float64) string {
-	s := strconv.FormatFloat(v, 'f', -1, 64)
-	if !strings.Contains(s, ".") {
-		s += ".0"
-	}
-	return s
 }
 
 // Overrides returns every key the run sets, in a fixed order.
@@ -176,13 +146,6 @@ func Overrides(p core.Plan) ([]Override, error) {
 		o = append(o, Override{"profile", "False"})
 	}
 	return o, nil
-}
-
-func pyStrOrNone(v string) string {
-	if v == "" {
-		return "None"
-	}
-	return v
 }
 
 // PatchedName is where the run's experiment file is written, relative to the run's OutputDir.

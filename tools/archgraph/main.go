@@ -12,17 +12,14 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/rivalbench/rival/tools/internal/gopkgs"
 )
 
 // Begin and End mark the generated section in docs/architecture.md.
@@ -64,12 +61,6 @@ type Graph struct {
 	Names   map[string]string   // package -> how the documentation names it
 }
 
-type listed struct {
-	ImportPath string
-	Imports    []string
-	Error      *struct{ Err string }
-}
-
 // roots are the module's commands, with the flags that build them and the name the page uses.
 var roots = []struct{ args []string }{
 	{[]string{"-tags", "mage", "."}},
@@ -79,15 +70,15 @@ var roots = []struct{ args []string }{
 
 // Load lists the packages of the module in dir that its commands reach through non-test imports.
 func Load(dir string) (*Graph, error) {
-	mod, err := run(dir, "list", "-m", "-f", "{{.Path}}")
+	mod, err := gopkgs.Go(dir, "list", "-m", "-f", "{{.Path}}")
 	if err != nil {
 		return nil, err
 	}
 	module := strings.TrimSpace(string(mod))
-	all := map[string]listed{}
+	all := map[string]gopkgs.Package{}
 	var starts []string
 	for _, r := range roots {
-		ps, err := goList(dir, r.args...)
+		ps, err := gopkgs.List(dir, r.args...)
 		if err != nil {
 			return nil, err
 		}
@@ -139,40 +130,6 @@ func Load(dir string) (*Graph, error) {
 		visit(s)
 	}
 	return g, nil
-}
-
-// run runs the go command in dir and returns what it printed.
-func run(dir string, args ...string) ([]byte, error) {
-	cmd := exec.Command("go", args...)
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, stderr.String())
-	}
-	return out, nil
-}
-
-func goList(dir string, args ...string) ([]listed, error) {
-	out, err := run(dir, append([]string{"list", "-deps", "-json=ImportPath,Imports,Error"}, args...)...)
-	if err != nil {
-		return nil, err
-	}
-	var ps []listed
-	dec := json.NewDecoder(bytes.NewReader(out))
-	for {
-		var p listed
-		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
-			return ps, nil
-		} else if err != nil {
-			return nil, fmt.Errorf("reading go list's output: %w", err)
-		}
-		if p.Error != nil {
-			return nil, fmt.Errorf("package %s: %s", p.ImportPath, p.Error.Err)
-		}
-		ps = append(ps, p)
-	}
 }
 
 // Packages are the graph's packages, sorted by name.

@@ -10,29 +10,24 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-func write(t *testing.T, dir, name, src string) {
-	t.Helper()
-	require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644))
-}
+	"github.com/rivalbench/rival/tools/internal/gopkgs/gopkgstest"
+)
 
 // A made-up module with the three kinds of command: the graph holds what they reach through
 // non-test imports, nothing that only a test or an unreached package imports.
 func TestLoadFollowsTheCommandsImports(t *testing.T) {
-	dir := t.TempDir()
-	write(t, dir, "go.mod", "module example.com/m\n\ngo 1.26\n")
-	write(t, dir, "magefile.go", "//go:build mage\n\npackage main\n\nimport _ \"example.com/m/a\"\n\nfunc main() {}\n")
-	write(t, dir, "mage.go", "//go:build ignore\n\npackage main\n\nimport _ \"example.com/m/cli\"\n\nfunc main() {}\n")
-	write(t, dir, "tokenizer/cmd/tokenize/main.go", "package main\n\nimport _ \"example.com/m/b\"\n\nfunc main() {}\n")
-	write(t, dir, "a/a.go", "package a\n\nimport (\n\t_ \"example.com/m/b\"\n\t_ \"example.com/m/safefile\"\n)\n")
-	write(t, dir, "a/a_test.go", "package a\n\nimport _ \"example.com/m/onlytests\"\n")
-	write(t, dir, "b/b.go", "package b\n\nimport _ \"example.com/m/safefile\"\n")
-	write(t, dir, "cli/cli.go", "package cli\n")
-	write(t, dir, "safefile/s.go", "package safefile\n")
-	write(t, dir, "onlytests/o.go", "package onlytests\n")
-	write(t, dir, "unreached/u.go", "package unreached\n\nimport _ \"example.com/m/a\"\n")
+	dir := gopkgstest.Module(t)
+	gopkgstest.Write(t, dir, "magefile.go", "//go:build mage\n\npackage main\n\nimport _ \"example.com/m/a\"\n\nfunc main() {}\n")
+	gopkgstest.Write(t, dir, "mage.go", "//go:build ignore\n\npackage main\n\nimport _ \"example.com/m/cli\"\n\nfunc main() {}\n")
+	gopkgstest.Write(t, dir, "tokenizer/cmd/tokenize/main.go", "package main\n\nimport _ \"example.com/m/b\"\n\nfunc main() {}\n")
+	gopkgstest.Write(t, dir, "a/a.go", "package a\n\nimport (\n\t_ \"example.com/m/b\"\n\t_ \"example.com/m/safefile\"\n)\n")
+	gopkgstest.Write(t, dir, "a/a_test.go", "package a\n\nimport _ \"example.com/m/onlytests\"\n")
+	gopkgstest.Write(t, dir, "b/b.go", "package b\n\nimport _ \"example.com/m/safefile\"\n")
+	gopkgstest.Write(t, dir, "cli/cli.go", "package cli\n")
+	gopkgstest.Write(t, dir, "safefile/s.go", "package safefile\n")
+	gopkgstest.Write(t, dir, "onlytests/o.go", "package onlytests\n")
+	gopkgstest.Write(t, dir, "unreached/u.go", "package unreached\n\nimport _ \"example.com/m/a\"\n")
 
 	g, err := Load(dir)
 	require.NoError(t, err)

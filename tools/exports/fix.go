@@ -12,6 +12,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/rivalbench/rival/tools/internal/gopkgs"
 )
 
 // Unexport renames the package-level names, methods and types that names lists (in Unused's
@@ -19,16 +21,16 @@ import (
 // and returns the names it left alone with the reason. Struct fields are never renamed: a field
 // without a tag may still be written by encoding/json, so those are for a person to decide.
 func Unexport(dir, pattern string, names []string) (skipped []string, err error) {
-	ps, exports, err := list(dir, "-tags", "mage", "-test", pattern)
+	ps, exports, err := gopkgs.ListExport(dir, "-tags", "mage", "-test", pattern)
 	if err != nil {
 		return nil, err
 	}
-	targets, _, err := list(dir, "-tags", "mage", pattern)
+	targets, _, err := gopkgs.ListExport(dir, "-tags", "mage", pattern)
 	if err != nil {
 		return nil, err
 	}
 	target := targets[len(targets)-1].ImportPath // -deps lists the named package last
-	var p *listed
+	var p *gopkgs.Package
 	for i := range ps {
 		// With -test, the package compiled with its in-package tests is "path [path.test]".
 		if ps[i].ImportPath == target+" ["+target+".test]" || (p == nil && ps[i].ImportPath == target) {
@@ -52,7 +54,7 @@ func Unexport(dir, pattern string, names []string) (skipped []string, err error)
 		}
 		files = append(files, f)
 	}
-	imp := exportImporter(fset, exports)
+	imp := gopkgs.Importer(fset, exports)
 	info := &types.Info{Defs: map[*ast.Ident]types.Object{}, Uses: map[*ast.Ident]types.Object{}}
 	pkg, err := (&types.Config{Importer: imp}).Check(target, fset, files, info)
 	if err != nil {
@@ -84,7 +86,7 @@ func Unexport(dir, pattern string, names []string) (skipped []string, err error)
 	}
 	byKey := map[string]types.Object{}
 	for _, obj := range info.Defs {
-		if obj != nil && obj.Pkg() == pkg && declaredAtTop(pkg, obj) {
+		if obj != nil && obj.Pkg() == pkg && gopkgs.DeclaredAtFileLevel(pkg, obj) {
 			byKey[key(obj)] = obj
 		}
 	}
@@ -209,20 +211,6 @@ func Unexport(dir, pattern string, names []string) (skipped []string, err error)
 func isField(obj types.Object) bool {
 	v, ok := obj.(*types.Var)
 	return ok && v.IsField()
-}
-
-// declaredAtTop is true for package-level names and for methods and fields.
-func declaredAtTop(pkg *types.Package, obj types.Object) bool {
-	if obj.Parent() == pkg.Scope() {
-		return true
-	}
-	switch o := obj.(type) {
-	case *types.Func:
-		return o.Signature().Recv() != nil
-	case *types.Var:
-		return o.IsField()
-	}
-	return false
 }
 
 // lower unexports a Go name: its leading capitals in lower case, all but the last when a lower-case

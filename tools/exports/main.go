@@ -18,6 +18,8 @@ import (
 	"go/types"
 	"os"
 	"sort"
+
+	"github.com/rivalbench/rival/tools/internal/gopkgs"
 )
 
 func main() {
@@ -61,11 +63,11 @@ func main() {
 // dir) that no other package of the module uses outside tests, as "Name", "Type.Method" or
 // "Type.Field", sorted.
 func Unused(dir, pattern string) ([]string, error) {
-	pkgs, exports, err := list(dir, "-tags", "mage", "./...")
+	pkgs, exports, err := gopkgs.ListExport(dir, "-tags", "mage", "./...")
 	if err != nil {
 		return nil, err
 	}
-	targets, _, err := list(dir, "-tags", "mage", pattern)
+	targets, _, err := gopkgs.ListExport(dir, "-tags", "mage", pattern)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +78,7 @@ func Unused(dir, pattern string) ([]string, error) {
 		}
 	}
 	fset := token.NewFileSet()
-	imp := exportImporter(fset, exports)
+	imp := gopkgs.Importer(fset, exports)
 	used := map[string]bool{}
 	var self *types.Package
 	var interfaces []*types.Interface
@@ -102,7 +104,7 @@ func Unused(dir, pattern string) ([]string, error) {
 		if p.DepOnly {
 			continue
 		}
-		pkg, info, err := check(fset, imp, p)
+		pkg, info, err := gopkgs.Check(fset, imp, p)
 		if err != nil {
 			return nil, err
 		}

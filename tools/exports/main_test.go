@@ -8,21 +8,16 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-func write(t *testing.T, dir, name, src string) {
-	t.Helper()
-	require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644))
-}
+	"github.com/rivalbench/rival/tools/internal/gopkgs/gopkgstest"
+)
 
 // A made-up module: lib exports what main uses, what only lib's own test uses, what nobody uses,
 // a method that satisfies fmt.Stringer, and a tagged field.
 func module(t *testing.T) string {
-	dir := t.TempDir()
-	write(t, dir, "go.mod", "module example.com/m\n\ngo 1.26\n")
-	write(t, dir, "main.go", "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/m/lib\"\n)\n\nfunc main() {\n\tfmt.Println(lib.Used(), lib.T{}.Shown)\n}\n")
-	write(t, dir, "lib/lib.go", `package lib
+	dir := gopkgstest.Module(t)
+	gopkgstest.Write(t, dir, "main.go", "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/m/lib\"\n)\n\nfunc main() {\n\tfmt.Println(lib.Used(), lib.T{}.Shown)\n}\n")
+	gopkgstest.Write(t, dir, "lib/lib.go", `package lib
 
 // Used is used by main.
 func Used() int { return OnlyTests() + 1 }
@@ -49,7 +44,7 @@ type Kind int
 // Helper is a method nobody calls.
 func (T) Helper() int { return 2 }
 `)
-	write(t, dir, "lib/lib_test.go", "package lib\n\nimport \"testing\"\n\n// wrap embeds Kind, which only tests use: its field follows the type's new name.\ntype wrap struct{ Kind }\n\nfunc TestOnly(t *testing.T) {\n\tw := wrap{Kind: 1}\n\tif OnlyTests() != 1 || Nobody(2) != 2 || (T{}).Helper() != 2 || w.Kind != 1 {\n\t\tt.Fail()\n\t}\n}\n")
+	gopkgstest.Write(t, dir, "lib/lib_test.go", "package lib\n\nimport \"testing\"\n\n// wrap embeds Kind, which only tests use: its field follows the type's new name.\ntype wrap struct{ Kind }\n\nfunc TestOnly(t *testing.T) {\n\tw := wrap{Kind: 1}\n\tif OnlyTests() != 1 || Nobody(2) != 2 || (T{}).Helper() != 2 || w.Kind != 1 {\n\t\tt.Fail()\n\t}\n}\n")
 	return dir
 }
 

@@ -12,22 +12,17 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
-	"go/ast"
-	"go/importer"
-	"go/parser"
 	"go/token"
 	"go/types"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/rivalbench/rival/tools/internal/gopkgs"
 )
 
 func main() {
@@ -71,56 +66,19 @@ type Graph struct {
 	Edges map[string]map[string]string
 }
 
-type listed struct {
-	ImportPath string
-	Dir        string
-	GoFiles    []string
-	CgoFiles   []string
-	Export     string
-	Standard   bool
-	DepOnly    bool
-	Error      *struct{ Err string }
-}
-
 // Load builds the graph of each package that patterns name, from the module in dir.
 func Load(dir string, patterns ...string) ([]*Graph, error) {
-	args := append([]string{"list", "-export", "-deps", "-json=ImportPath,Dir,GoFiles,CgoFiles,Export,Standard,DepOnly,Error", "--"}, patterns...)
-	cmd := exec.Command("go", args...)
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	ps, exports, err := gopkgs.ListExport(dir, append([]string{"--"}, patterns...)...)
 	if err != nil {
-		return nil, fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, stderr.String())
-	}
-	exports := map[string]string{}
-	var targets []listed
-	dec := json.NewDecoder(bytes.NewReader(out))
-	for {
-		var p listed
-		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			return nil, fmt.Errorf("reading go list's output: %w", err)
-		}
-		if p.Error != nil {
-			return nil, fmt.Errorf("package %s: %s", p.ImportPath, p.Error.Err)
-		}
-		exports[p.ImportPath] = p.Export
-		if !p.DepOnly {
-			targets = append(targets, p)
-		}
+		return nil, err
 	}
 	fset := token.NewFileSet()
-	imp := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
-		f, ok := exports[path]
-		if !ok || f == "" {
-			return nil, fmt.Errorf("no export data for %s (is it in the module's build list?)", path)
-		}
-		return os.Open(f)
-	})
+	imp := gopkgs.Importer(fset, exports)
 	var graphs []*Graph
-	for _, p := range targets {
+	for _, p := range ps {
+		if p.DepOnly {
+			continue
+		}
 		if len(p.CgoFiles) > 0 {
 			return nil, fmt.Errorf("package %s uses cgo, which filecycles does not read", p.ImportPath)
 		}
@@ -134,23 +92,13 @@ func Load(dir string, patterns ...string) ([]*Graph, error) {
 	return graphs, nil
 }
 
-func build(fset *token.FileSet, imp types.Importer, p listed) (*Graph, error) {
+func build(fset *token.FileSet, imp types.Importer, p gopkgs.Package) (*Graph, error) {
 	g := &Graph{ImportPath: p.ImportPath, Edges: map[string]map[string]string{}}
-	var files []*ast.File
-	for _, name := range p.GoFiles {
-		f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, parser.SkipObjectResolution)
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, f)
-		g.Files = append(g.Files, name)
-	}
+	g.Files = append(g.Files, p.GoFiles...)
 	sort.Strings(g.Files)
-	info := &types.Info{Uses: map[*ast.Ident]types.Object{}}
-	conf := types.Config{Importer: imp}
-	pkg, err := conf.Check(p.ImportPath, fset, files, info)
+	pkg, info, err := gopkgs.Check(fset, imp, p)
 	if err != nil {
-		return nil, fmt.Errorf("type-checking %s: %w", p.ImportPath, err)
+		return nil, err
 	}
 	type use struct {
 		from, to, name string
@@ -158,7 +106,7 @@ func build(fset *token.FileSet, imp types.Importer, p listed) (*Graph, error) {
 	}
 	var uses []use
 	for id, obj := range info.Uses {
-		if obj.Pkg() != pkg || !declaredAtFileLevel(pkg, obj) {
+		if obj.Pkg() != pkg || !gopkgs.DeclaredAtFileLevel(pkg, obj) {
 			continue
 		}
 		from := filepath.Base(fset.Position(id.Pos()).Filename)
@@ -177,21 +125,6 @@ func build(fset *token.FileSet, imp types.Importer, p listed) (*Graph, error) {
 		}
 	}
 	return g, nil
-}
-
-// declaredAtFileLevel is true for package-level names and for the methods and struct fields of
-// any type: what one file declares for others to use.
-func declaredAtFileLevel(pkg *types.Package, obj types.Object) bool {
-	if obj.Parent() == pkg.Scope() {
-		return true
-	}
-	switch o := obj.(type) {
-	case *types.Func:
-		return o.Signature().Recv() != nil
-	case *types.Var:
-		return o.IsField()
-	}
-	return false
 }
 
 // Cycles returns the strongly connected components of more than one file, each sorted, in the

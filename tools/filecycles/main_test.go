@@ -2,21 +2,15 @@ package main
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/rivalbench/rival/tools/internal/gopkgs/gopkgstest"
 )
 
-// stillCyclic are the packages whose files still use each other in a cycle; every other package
-// of the module must have none.
-var stillCyclic = map[string]bool{
-	"github.com/rivalbench/rival/frameworks/prim": true,
-	"github.com/rivalbench/rival/indexed":         true,
-}
-
+// Every package of the module must have no file-level cycle.
 func TestModulePackagesHaveNoFileCycles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the export data of every package; run without -short")
@@ -25,9 +19,6 @@ func TestModulePackagesHaveNoFileCycles(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, graphs)
 	for _, g := range graphs {
-		if stillCyclic[g.ImportPath] {
-			continue
-		}
 		if cs := g.Cycles(); len(cs) > 0 {
 			var b bytes.Buffer
 			g.WriteCycles(&b, cs)
@@ -36,20 +27,14 @@ func TestModulePackagesHaveNoFileCycles(t *testing.T) {
 	}
 }
 
-func write(t *testing.T, dir, name, src string) {
-	t.Helper()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644))
-}
-
 // A made-up module: a.go and b.go use each other (through a method and a field), c.go uses a.go
 // only.
 func TestCyclesFindsMethodAndFieldUses(t *testing.T) {
-	dir := t.TempDir()
-	write(t, dir, "go.mod", "module example.com/m\n\ngo 1.26\n")
-	write(t, dir, "a.go", "package m\n\ntype T struct{ N int }\n\nfunc (t T) Twice() int { return double(t.N) }\n")
-	write(t, dir, "b.go", "package m\n\nimport \"strings\"\n\nfunc double(n int) int { return 2 * n }\n\nfunc use(t T) string { return strings.Repeat(\"x\", t.N) }\n")
-	write(t, dir, "c.go", "package m\n\nfunc four() int { return T{N: 2}.Twice() }\n")
-	write(t, dir, "a_test.go", "package m\n\nfunc helper() int { return four() }\n")
+	dir := gopkgstest.Module(t)
+	gopkgstest.Write(t, dir, "a.go", "package m\n\ntype T struct{ N int }\n\nfunc (t T) Twice() int { return double(t.N) }\n")
+	gopkgstest.Write(t, dir, "b.go", "package m\n\nimport \"strings\"\n\nfunc double(n int) int { return 2 * n }\n\nfunc use(t T) string { return strings.Repeat(\"x\", t.N) }\n")
+	gopkgstest.Write(t, dir, "c.go", "package m\n\nfunc four() int { return T{N: 2}.Twice() }\n")
+	gopkgstest.Write(t, dir, "a_test.go", "package m\n\nfunc helper() int { return four() }\n")
 	graphs, err := Load(dir, "./...")
 	require.NoError(t, err)
 	require.Len(t, graphs, 1)
@@ -63,16 +48,15 @@ func TestCyclesFindsMethodAndFieldUses(t *testing.T) {
 	assert.Equal(t, [][]string{{"a.go", "b.go"}}, g.Cycles())
 
 	// Without b.go's use of T the files form no cycle.
-	write(t, dir, "b.go", "package m\n\nfunc double(n int) int { return 2 * n }\n")
+	gopkgstest.Write(t, dir, "b.go", "package m\n\nfunc double(n int) int { return 2 * n }\n")
 	graphs, err = Load(dir, "./...")
 	require.NoError(t, err)
 	assert.Empty(t, graphs[0].Cycles())
 }
 
 func TestLoadReportsBrokenPackages(t *testing.T) {
-	dir := t.TempDir()
-	write(t, dir, "go.mod", "module example.com/m\n\ngo 1.26\n")
-	write(t, dir, "a.go", "package m\n\nfunc f() int { return g() }\n")
+	dir := gopkgstest.Module(t)
+	gopkgstest.Write(t, dir, "a.go", "package m\n\nfunc f() int { return g() }\n")
 	_, err := Load(dir, "./...")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "undefined: g")
