@@ -27,7 +27,7 @@ import (
 	"github.com/rivalbench/rival/indexed"
 	"github.com/rivalbench/rival/slurm"
 	"github.com/rivalbench/rival/slurm/slurmtest"
-	"github.com/rivalbench/rival/tasks"
+	"github.com/rivalbench/rival/tasks/executor"
 )
 
 // These tests submit real jobs to a real slurmctld with two slurmd nodes on this host.
@@ -572,8 +572,8 @@ func runRendezvousJob(t *testing.T, c slurm.Cluster, nodes []string, platform, f
 	require.NoError(t, err)
 	dir := t.TempDir()
 	require.NoError(t, os.Chmod(dir, 0o755))
-	ex := &tasks.SlurmExecutor{Platform: platform, NNodes: nnodes, GPUsPerNode: gpus, DP: nnodes * gpus, Image: "rival/test@sha256:" + strings.Repeat("0", 64)}
-	job, _, err := ex.Job(l, []tasks.PathMap{{Host: dir, Inside: "/rival/run", Role: "run"}})
+	ex := &executor.Slurm{Platform: platform, NNodes: nnodes, GPUsPerNode: gpus, DP: nnodes * gpus, Image: "rival/test@sha256:" + strings.Repeat("0", 64)}
+	job, _, err := ex.Job(l, []executor.PathMap{{Host: dir, Inside: "/rival/run", Role: "run"}})
 	require.NoError(t, err, "the executor's job for %s %s", platform, framework)
 	standInPath := filepath.Join(dir, "stand-in.sh")
 	require.NoError(t, os.WriteFile(standInPath, []byte(standIn), 0o755))

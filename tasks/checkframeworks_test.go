@@ -37,20 +37,3 @@ func TestCheckFrameworks(t *testing.T) {
 		})
 	}
 }
-
-// A Slurm job's log carries its preflight step's lines: the first failure is quoted, and what the
-// step read in the image becomes what the result says ran.
-func TestSlurmPreflightLines(t *testing.T) {
-	var p preflightLines
-	for _, l := range []string{
-		"srun: job 12 queued",
-		`preflight ran: {"megatron_core": "0.16.0", "torch": "2.10.0a0", "megatron_tree": "/opt/x"}`,
-		"preflight failed: AssertionError (at arguments.py:836: assert args.min_lr <= args.lr)",
-		"preflight failed: a later line",
-		`preflight ran: {"torch": "other"}`,
-	} {
-		p.see(l)
-	}
-	assert.Equal(t, "AssertionError (at arguments.py:836: assert args.min_lr <= args.lr)", p.failed)
-	assert.Equal(t, "megatron_core 0.16.0, torch 2.10.0a0", p.ran)
-}

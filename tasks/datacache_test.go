@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/tasks/executor"
 )
 
 // scriptMounts reads the container mounts of a Slurm batch script: docker's
@@ -88,7 +89,7 @@ func TestPrimDataCacheIsWritable(t *testing.T) {
 	require.NoError(t, err)
 	p, err := w.buildPipeline()
 	require.NoError(t, err)
-	in, err := w.trainInputsForCfg(p, cfg, hw.PlatformAMD, "prim", "llama", host, &dockerExecutor{Platform: hw.PlatformAMD})
+	in, err := w.trainInputsForCfg(p, cfg, hw.PlatformAMD, "prim", "llama", host, &executor.Docker{Platform: hw.PlatformAMD})
 	require.NoError(t, err)
 	l, maps, _, err := w.trainLaunch(in, cfg, runName(in.Platform, in.Framework, in.Model, in.Dataset, 0), "unencoded")
 	require.NoError(t, err)
@@ -121,7 +122,7 @@ func TestPrimLaunchesBuildThroughTheTargetsPath(t *testing.T) {
 			require.NoError(t, err)
 			p, err := w.buildPipeline()
 			require.NoError(t, err)
-			in, err := w.trainInputsForCfg(p, cfg, hw.PlatformAMD, "prim", model, host, &dockerExecutor{Platform: hw.PlatformAMD})
+			in, err := w.trainInputsForCfg(p, cfg, hw.PlatformAMD, "prim", model, host, &executor.Docker{Platform: hw.PlatformAMD})
 			require.NoError(t, err)
 			_, _, _, err = w.trainLaunch(in, cfg, runName(in.Platform, in.Framework, in.Model, in.Dataset, 0), "unencoded")
 			assert.NoError(t, err, "prim %s SL %s", model, sl)

@@ -16,6 +16,7 @@ import (
 	"github.com/rivalbench/rival/english"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/internal/lines"
+	"github.com/rivalbench/rival/tasks/executor"
 )
 
 // demoPackages are the Debian packages CPU training needs: PyTorch, numpy,
@@ -51,7 +52,7 @@ func planInstall(root bool, aptGet string, noInstall bool) installPlan {
 // installed with apt-get when Rival runs as root on Debian or Ubuntu, or
 // the cpu image through a Docker engine (CONTAINER=1, or IMAGE_BASE set
 // and an engine answering). It returns the executor the runs use.
-func (w *Workspace) provisionTorch(ctx context.Context) (executor, func(), error) {
+func (w *Workspace) provisionTorch(ctx context.Context) (executor.Executor, func(), error) {
 	nothing := func() {}
 	if w.Env.container() {
 		return w.demoImageExecutor(ctx)
@@ -60,7 +61,7 @@ func (w *Workspace) provisionTorch(ctx context.Context) (executor, func(), error
 	if err == nil {
 		w.printf("demo: training on the CPU with %s, PyTorch %s\n", hostPython, probe.Version)
 		w.printf("%s", blasAdvice(probe))
-		return hostExecutor{}, nothing, nil
+		return executor.Host{}, nothing, nil
 	}
 	aptGet, _ := exec.LookPath("apt-get")
 	plan := planInstall(os.Geteuid() == 0, aptGet, w.Env.noInstall())
@@ -84,7 +85,7 @@ func (w *Workspace) provisionTorch(ctx context.Context) (executor, func(), error
 	}
 	w.printf("demo: training on the CPU with %s, PyTorch %s\n", hostPython, probe.Version)
 	w.printf("%s", blasAdvice(probe))
-	return hostExecutor{}, nothing, nil
+	return executor.Host{}, nothing, nil
 }
 
 // aptInstall runs apt-get install (after apt-get update when the package
@@ -134,7 +135,7 @@ func (w *Workspace) aptInstall(ctx context.Context, install []string) error {
 }
 
 // demoImageExecutor trains in the cpu image (cpu.Dockerfile FROM IMAGE_BASE).
-func (w *Workspace) demoImageExecutor(ctx context.Context) (executor, func(), error) {
+func (w *Workspace) demoImageExecutor(ctx context.Context) (executor.Executor, func(), error) {
 	e, err := container.Connect(ctx)
 	if err != nil {
 		return nil, func() {}, err
@@ -145,7 +146,7 @@ func (w *Workspace) demoImageExecutor(ctx context.Context) (executor, func(), er
 		return nil, func() {}, err
 	}
 	w.printf("demo: training in the cpu image %s (%s) through the Docker engine\n", rec.Tag, shortID(rec.ImageID))
-	return &dockerExecutor{Engine: e, Image: rec, Platform: hw.PlatformCPU}, func() { e.Close() }, nil
+	return &executor.Docker{Engine: e, ImageID: rec.ImageID, Platform: hw.PlatformCPU}, func() { e.Close() }, nil
 }
 
 // Demo runs the whole pipeline on the sample corpus in testdata/sample:
@@ -175,7 +176,7 @@ func (w *Workspace) Demo(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	build := func(ex executor) ([]*dag.Task, error) {
+	build := func(ex executor.Executor) ([]*dag.Task, error) {
 		var runs []*dag.Task
 		for _, r := range planned {
 			for i := 0; i < DemoRuns; i++ {
@@ -192,7 +193,7 @@ func (w *Workspace) Demo(ctx context.Context) error {
 		}
 		return runs, nil
 	}
-	runs, err := build(hostExecutor{})
+	runs, err := build(executor.Host{})
 	if err != nil {
 		return err
 	}

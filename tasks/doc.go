@@ -13,13 +13,12 @@
 //     (verifydata.go, manifest.go).
 //   - images: imageTask and ensureImage (docker.go), ImagePushTarget and slurmImage (imagepush.go).
 //   - training: TrainTarget (targets.go) plans runs with planTraining (trainplan.go) and builds
-//     each with trainTask (train.go), which runs it through an Executor (executor.go):
-//     hostExecutor (hostexec.go), dockerExecutor (docker.go), SlurmExecutor (slurm.go) or
-//     KubeExecutor (kube.go; train:k8s-manifest in kubemanifest.go), picked by executorFor
-//     (executors.go); runPreflight (preflight.go) checks a launch first, cluster jobs read their
-//     preflight's lines with preflightlines.go; the platforms' configuration is in platforms.go;
-//     progress lines (progress.go, stepprogress.go) and power samples (power.go, slurmpower.go)
-//     come along.
+//     each with trainTask (train.go), which runs it through an executor.Executor (package
+//     tasks/executor: Host, Docker, Slurm, Kube), picked and filled from the configuration by
+//     executorFor, newSlurmExecutor and newKubeExecutor (executors.go); train:k8s-manifest is in
+//     kubemanifest.go; runPreflight (preflight.go) checks a launch first; the platforms'
+//     configuration is in platforms.go; progress lines (progress.go, stepprogress.go) and this
+//     host's power samples (power.go) come along; Ctrl-C and SIGTERM are handled in signals.go.
 //   - results: Extract (extract.go), compareTask (compare.go) over the results resultfiles.go
 //     finds, VerifyResults (verifyresult.go) against the runs plannedrun.go describes, Demo
 //     (demo.go, its runs in demoplan.go) for the whole pipeline on the bundled sample.

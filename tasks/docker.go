@@ -5,17 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/container"
 	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/tasks/executor"
 )
 
 // Dockerfiles per platform. The cpu image is for containerized CPU runs
@@ -44,9 +43,6 @@ type imageRecord struct {
 	ContextDigest string `json:"context_digest"`
 	Dockerfile    string `json:"dockerfile"`
 }
-
-// imageTag is the tag Rival gives the image of a platform.
-func imageTag(platform string) string { return "rival/" + platform + ":latest" }
 
 // imageTask builds the platform image through the Engine API. Its key is
 // the build context's digest plus the base image's digest, never a tag.
@@ -83,14 +79,14 @@ func (w *Workspace) imageTask(ctx context.Context, e *container.Engine, platform
 			args["IMAGE_BASE"] = base
 		}
 		id, err := e.Build(ctx, container.BuildSpec{
-			ContextDir: w.Root, Dockerfile: dockerfile, Tag: imageTag(platform), BuildArgs: args,
+			ContextDir: w.Root, Dockerfile: dockerfile, Tag: executor.ImageTag(platform), BuildArgs: args,
 			Labels:  map[string]string{"rival.context": ctxDigest, "rival.base": baseDigest},
 			Exclude: opt.Exclude, ContextDigest: ctxDigest, Progress: x.Log,
 		})
 		if err != nil {
 			return err
 		}
-		rec := imageRecord{Platform: platform, Tag: imageTag(platform), ImageID: id, BaseRef: base, BaseDigest: baseDigest, ContextDigest: ctxDigest, Dockerfile: dockerfile}
+		rec := imageRecord{Platform: platform, Tag: executor.ImageTag(platform), ImageID: id, BaseRef: base, BaseDigest: baseDigest, ContextDigest: ctxDigest, Dockerfile: dockerfile}
 		data, err := json.MarshalIndent(rec, "", "  ")
 		if err != nil {
 			return err
@@ -173,72 +169,14 @@ func shortID(id string) string {
 	return id
 }
 
-// dockerExecutor runs launches in containers of one image through the
-// Engine API, with the platform's devices.
-type dockerExecutor struct {
-	Engine   *container.Engine
-	Image    imageRecord
-	Platform string
-}
-
-// Kind implements Executor.
-func (d *dockerExecutor) Kind() executorKind { return executorDocker }
-
-// ImageDigest implements Executor: the built image's ID, a content digest.
-func (d *dockerExecutor) ImageDigest() string { return d.Image.ImageID }
-
-// Place implements Executor: directories are mounted at fixed paths under
-// /rival, so launches (and their cache keys) do not depend on where the
-// workspace lives on the host.
-func (d *dockerExecutor) Place(dirs []PathMap) []PathMap { return dirs }
-
-// Run implements Executor.
-func (d *dockerExecutor) Run(ctx context.Context, launch core.Launch, maps []PathMap, onLine func(string)) (execInfo, error) {
-	rs, err := d.spec(launch, maps)
-	if err != nil {
-		return execInfo{}, err
-	}
-	rs.RunID = fmt.Sprintf("%d-%d", time.Now().UnixNano(), os.Getpid())
-	rs.Name = "rival-" + rs.RunID
-	code, err := d.Engine.Run(ctx, rs, onLine)
-	info := execInfo{ExitCode: code, ImageID: d.Image.ImageID, ContainerID: rs.Name}
-	var exit *container.ExitError
-	if errors.As(err, &exit) {
-		info.ExitCode = exit.Code
-		return info, nil
-	}
-	return info, err
-}
-
-// spec is the container a launch runs in.
-func (d *dockerExecutor) spec(launch core.Launch, maps []PathMap) (container.RunSpec, error) {
-	env, err := localEnv(launch)
-	if err != nil {
-		return container.RunSpec{}, err
-	}
-	var mounts []container.Mount
-	for _, m := range maps {
-		mounts = append(mounts, container.Mount{Source: m.Host, Target: m.Inside, ReadOnly: m.ReadOnly})
-	}
-	network := "host" // NCCL/RCCL and torchrun rendezvous on the host's interfaces
-	if d.Platform == hw.PlatformCPU {
-		network = "none"
-	}
-	return container.RunSpec{
-		Image: d.Image.ImageID, Cmd: launch.Command, Env: env, WorkDir: launch.WorkDir, Mounts: mounts,
-		Platform: container.Platform(d.Platform), Network: network,
-		Labels: map[string]string{"rival.image": imageTag(d.Platform)},
-	}, nil
-}
-
 // shellSpec is the container `shell` starts: the platform image with the
 // devices, mounts and environment a training run gets.
 func (w *Workspace) shellSpec(rec imageRecord, platform string) container.RunSpec {
-	d := &dockerExecutor{Image: rec, Platform: platform}
+	d := &executor.Docker{ImageID: rec.ImageID, Platform: platform}
 	data, _ := filepath.Abs(w.path("DATA_DIR"))
 	out, _ := filepath.Abs(w.path("OUTPUT_DIR"))
-	rs, _ := d.spec(core.Launch{Command: []string{"bash"}, WorkDir: "/rival", Env: map[string]string{"PYTHONUNBUFFERED": "1"}},
-		[]PathMap{{Host: data, Inside: "/rival/data", ReadOnly: true}, {Host: out, Inside: "/rival/output"}})
+	rs, _ := d.Spec(core.Launch{Command: []string{"bash"}, WorkDir: "/rival", Env: map[string]string{"PYTHONUNBUFFERED": "1"}},
+		[]executor.PathMap{{Host: data, Inside: "/rival/data", ReadOnly: true}, {Host: out, Inside: "/rival/output"}})
 	rs.Interactive = true
 	return rs
 }

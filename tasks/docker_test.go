@@ -17,6 +17,7 @@ import (
 	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/result"
+	"github.com/rivalbench/rival/tasks/executor"
 )
 
 // torchBase is the local image with Debian's PyTorch that CI builds with
@@ -76,7 +77,7 @@ func TestContainerizedTrainingEndToEnd(t *testing.T) {
 	assert.True(t, strings.HasPrefix(rec.ImageID, "sha256:"))
 	assert.NotEmpty(t, rec.BaseDigest)
 
-	ex := &dockerExecutor{Engine: e, Image: rec, Platform: hw.PlatformCPU}
+	ex := &executor.Docker{Engine: e, ImageID: rec.ImageID, Platform: hw.PlatformCPU}
 	in := trainInputs(t, w, ex)
 	in.Config, err = in.Config.with("test", map[string]string{"TRAIN_ITERS": "8", "WARMUP_STEPS": "1", "SL": "64", "MBS": "2"})
 	require.NoError(t, err)
@@ -112,7 +113,7 @@ func TestContainerizedTrainingCancelledLeavesNothing(t *testing.T) {
 	ctx := context.Background()
 	rec, _, err := w.ensureImage(ctx, e, hw.PlatformCPU)
 	require.NoError(t, err)
-	in := trainInputs(t, w, &dockerExecutor{Engine: e, Image: rec, Platform: hw.PlatformCPU})
+	in := trainInputs(t, w, &executor.Docker{Engine: e, ImageID: rec.ImageID, Platform: hw.PlatformCPU})
 	in.Config, err = in.Config.with("test", map[string]string{"TRAIN_ITERS": "100000", "SL": "64"})
 	require.NoError(t, err)
 	task, err := w.trainTask(in)

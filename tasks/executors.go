@@ -2,15 +2,21 @@ package tasks
 
 import (
 	"context"
+	"fmt"
+	"os"
 
 	"github.com/rivalbench/rival/container"
 	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/internal/units"
+	"github.com/rivalbench/rival/kube"
+	"github.com/rivalbench/rival/slurm"
+	"github.com/rivalbench/rival/tasks/executor"
 )
 
 // executorFor picks how runs of platform execute: through Slurm when
 // NNODES > 1 or SLURM=1, in containers of the platform image for GPUs (and
 // for cpu with CONTAINER=1), else as host processes.
-func (w *Workspace) executorFor(ctx context.Context, platform string, host hw.Host) (executor, func(), error) {
+func (w *Workspace) executorFor(ctx context.Context, platform string, host hw.Host) (executor.Executor, func(), error) {
 	nothing := func() {}
 	var rec imageRecord
 	var e *container.Engine
@@ -43,10 +49,113 @@ func (w *Workspace) executorFor(ctx context.Context, platform string, host hw.Ho
 		return ex, nothing, err
 	}
 	if needImage {
-		return &dockerExecutor{Engine: e, Image: rec, Platform: platform}, nothing, nil
+		return &executor.Docker{Engine: e, ImageID: rec.ImageID, Platform: platform}, nothing, nil
 	}
 	if err := checkTorch(ctx, "/usr/bin/python3"); err != nil {
 		return nil, nothing, err
 	}
-	return hostExecutor{}, nothing, nil
+	return executor.Host{}, nothing, nil
+}
+
+// useSlurm reports whether runs go through Slurm: NNODES > 1 or SLURM=1.
+func useSlurm(cfg *Config) bool { return cfg.int("NNODES") > 1 || cfg.bool("SLURM") }
+
+// newSlurmExecutor builds the executor for platform from the config.
+func (w *Workspace) newSlurmExecutor(cfg *Config, platform string, host hw.Host, image, imageID string) (*executor.Slurm, error) {
+	pending, err := units.ParseAge(cfg.get("SLURM_PENDING_TIMEOUT"))
+	if err != nil {
+		return nil, err
+	}
+	gpus := len(host.GPUs)
+	if platform == hw.PlatformCPU {
+		gpus = 0
+	}
+	if err := slurm.Check(cfg.int("NNODES"), gpus, cfg.int("TP"), cfg.int("PP"), cfg.int("DP")); err != nil {
+		return nil, err
+	}
+	return &executor.Slurm{
+		Cluster: slurm.Cluster{PendingTimeout: pending}, Platform: platform, NNodes: cfg.int("NNODES"), GPUsPerNode: gpus,
+		TP: cfg.int("TP"), PP: cfg.int("PP"), DP: cfg.int("DP"), Image: image, ImageID: imageID,
+		Partition: cfg.get("SLURM_PARTITION"), Account: cfg.get("SLURM_ACCOUNT"), Tim: cfg.get("SLURM_TIME"),
+	}, nil
+}
+
+// useKube reports whether multi-node runs go to Kubernetes: a cluster run (UseSlurm) with CLUSTER=k8s.
+func (w *Workspace) useKube() bool { return useSlurm(w.Config) && w.Env.cluster() == "k8s" }
+
+// kubeImage is the image Kubernetes runs of platform use: KUBE_IMAGE, else what image:push delivered.
+// Only a digest will do: each node pulls on its own.
+func (w *Workspace) kubeImage(platform string, built *imageRecord) (string, error) {
+	if v := w.Env.kube("IMAGE"); v != "" {
+		return v, nil
+	}
+	rec, err := w.readPushRecord(platform)
+	if err != nil {
+		return "", err
+	}
+	if rec == nil {
+		return "", fmt.Errorf("kube: the %s image exists only in this host's Docker daemon and every node pulls it from a registry: push it with `go run mage.go image:push %s REGISTRY/REPOSITORY[:TAG]`, or set KUBE_IMAGE=REPOSITORY@sha256:...", platform, platform)
+	}
+	if built != nil && built.ImageID != "" && built.ImageID != rec.LocalID {
+		return "", fmt.Errorf("the %s image was rebuilt (%s) after image:push pushed %s (%s): push it again with `go run mage.go image:push %s %s`",
+			platform, shortID(built.ImageID), rec.Ref(), shortID(rec.LocalID), platform, rec.Repository)
+	}
+	return rec.Ref(), nil
+}
+
+// newKubeExecutor builds the executor for platform from the config and the KUBE_ settings; connect
+// false leaves it without a client (train:k8s-manifest).
+func (w *Workspace) newKubeExecutor(cfg *Config, platform string, host hw.Host, image string, connect bool) (*executor.Kube, error) {
+	gpus := len(host.GPUs)
+	if platform == hw.PlatformCPU {
+		gpus = 0
+	}
+	if err := slurm.Check(cfg.int("NNODES"), gpus, cfg.int("TP"), cfg.int("PP"), cfg.int("DP")); err != nil {
+		return nil, err
+	}
+	sel, err := kube.ParseSelector(w.Env.kube("NODE_SELECTOR"))
+	if err != nil {
+		return nil, fmt.Errorf("KUBE_NODE_SELECTOR: %w", err)
+	}
+	tol, err := kube.ParseTolerations(w.Env.kube("TOLERATIONS"))
+	if err != nil {
+		return nil, fmt.Errorf("KUBE_TOLERATIONS: %w", err)
+	}
+	pending, err := units.ParseAge(w.Env.kube("PENDING_TIMEOUT"))
+	if err != nil {
+		return nil, fmt.Errorf("KUBE_PENDING_TIMEOUT: %w", err)
+	}
+	k := &executor.Kube{
+		Platform: platform, NNodes: cfg.int("NNODES"), GPUsPerNode: gpus, Image: image,
+		Namespace: w.Env.kube("NAMESPACE"), ServiceAccount: w.Env.kube("SERVICE_ACCOUNT"),
+		PriorityClass: w.Env.kube("PRIORITY_CLASS"), NodeSelector: sel, Tolerations: tol,
+		DataClaim: w.Env.kube("DATA_CLAIM"), CacheClaim: w.Env.kube("CACHE_CLAIM"), OutputClaim: w.Env.kube("OUTPUT_CLAIM"),
+		DataDir: w.path("DATA_DIR"), OutputDir: w.path("OUTPUT_DIR"), Grace: w.Env.stopGrace(),
+	}
+	if connect {
+		client, name, err := kube.Connect(w.Env.kube("CONTEXT"))
+		if err != nil {
+			return nil, err
+		}
+		k.ClusterName = name
+		k.Cluster = &kube.Cluster{Client: client, PendingTimeout: pending, Status: func(s string) { fmt.Fprintln(os.Stderr, s) }}
+	}
+	return k, nil
+}
+
+// kubeExecutorFor is the Kubernetes executor of platform; built is the image this host built, to
+// check the pushed one is still it (nil: not checked).
+func (w *Workspace) kubeExecutorFor(platform string, host hw.Host, built *imageRecord, connect bool) (*executor.Kube, error) {
+	if built != nil && built.ImageID == "" {
+		built = nil
+	}
+	image, err := w.kubeImage(platform, built)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := w.platformConfig(platform)
+	if err != nil {
+		return nil, err
+	}
+	return w.newKubeExecutor(cfg, platform, host, image, connect)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/rivalbench/rival/gptorder"
 	"github.com/rivalbench/rival/indexed"
 	"github.com/rivalbench/rival/result"
+	"github.com/rivalbench/rival/tasks/executor"
 )
 
 // checkExec answers an fsdp launch's preflight (train.py --check) with the workload as its read-back
@@ -27,7 +28,7 @@ type checkExec struct {
 	checks  int
 }
 
-func (c *checkExec) Run(ctx context.Context, l core.Launch, maps []PathMap, onLine func(string)) (execInfo, error) {
+func (c *checkExec) Run(ctx context.Context, l core.Launch, maps []executor.PathMap, onLine func(string)) (executor.Info, error) {
 	if l.Command[len(l.Command)-1] == "--check" {
 		c.checks++
 		onLine(effective.LinePrefix + string(l.Workload))
@@ -36,7 +37,7 @@ func (c *checkExec) Run(ctx context.Context, l core.Launch, maps []PathMap, onLi
 		}
 		onLine("preflight samples: " + c.samples)
 		onLine("preflight ok: fsdp")
-		return execInfo{}, nil
+		return executor.Info{}, nil
 	}
 	return c.scriptedExecutor.Run(ctx, l, maps, onLine)
 }
@@ -116,19 +117,19 @@ func TestTrainRecordsTheFrameworksSampleDigest(t *testing.T) {
 // orderSwap runs launches on its executor after replacing the shuffle index Rival wrote with that of
 // another seed: a wrong order file of the right shape.
 type orderSwap struct {
-	executor
+	executor.Executor
 	seed uint32
 	in   TrainInputs
 }
 
-func (s *orderSwap) Run(ctx context.Context, l core.Launch, maps []PathMap, onLine func(string)) (execInfo, error) {
+func (s *orderSwap) Run(ctx context.Context, l core.Launch, maps []executor.PathMap, onLine func(string)) (executor.Info, error) {
 	if err := s.swap(maps); err != nil {
-		return execInfo{}, err
+		return executor.Info{}, err
 	}
-	return s.executor.Run(ctx, l, maps, onLine)
+	return s.Executor.Run(ctx, l, maps, onLine)
 }
 
-func (s *orderSwap) swap(maps []PathMap) error {
+func (s *orderSwap) swap(maps []executor.PathMap) error {
 	ds, err := indexed.Open(s.in.TrainPrefix)
 	if err != nil {
 		return err
@@ -179,7 +180,7 @@ func TestTrainFSDPPreflightDigestsItsSamples(t *testing.T) {
 	var err error
 	in.Config, err = in.Config.with("test", map[string]string{"TRAIN_ITERS": "2", "WARMUP_STEPS": "1", "SL": "64", "MBS": "2"})
 	require.NoError(t, err)
-	in.Executor = &orderSwap{executor: hostExecutor{}, seed: uint32(in.Config.int("SEED")) + 1, in: in}
+	in.Executor = &orderSwap{Executor: executor.Host{}, seed: uint32(in.Config.int("SEED")) + 1, in: in}
 	task, err := w.trainTask(in)
 	require.NoError(t, err)
 	err = w.Runner.Run(context.Background(), task)

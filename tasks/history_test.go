@@ -20,6 +20,7 @@ import (
 	"github.com/rivalbench/rival/container"
 	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/tasks/executor"
 )
 
 // copyResults copies a crafted history from compare's testdata into the
@@ -165,7 +166,7 @@ func TestHistoryOfTwoTorchStacks(t *testing.T) {
 		setting(w, "IMAGE_BASE", s.image)
 		rec, _, err := w.ensureImage(ctx, e, hw.PlatformCPU)
 		require.NoError(t, err)
-		ex := &dockerExecutor{Engine: e, Image: rec, Platform: hw.PlatformCPU}
+		ex := &executor.Docker{Engine: e, ImageID: rec.ImageID, Platform: hw.PlatformCPU}
 		for i := range DemoRuns {
 			tt, err := w.trainTask(TrainInputs{
 				Platform: dp2.Platform, Framework: dp2.Framework, Model: dp2.Model, Dataset: dp2.Dataset, Variant: dp2.Variant, RunIndex: i,

@@ -16,6 +16,7 @@ import (
 	"github.com/rivalbench/rival/container"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/slurm"
+	"github.com/rivalbench/rival/tasks/executor"
 )
 
 // pushRecord is what image:push leaves in OUTPUT_DIR/images/<platform>-pushed.json: the platform
@@ -97,7 +98,7 @@ func (w *Workspace) readPushRecord(platform string) (*pushRecord, error) {
 //
 // pyxis with neither refuses, saying how to deliver the image.
 func (w *Workspace) slurmImage(platform string, built *imageRecord) (image, ran string, err error) {
-	mode := containerMode(platform)
+	mode := executor.ContainerMode(platform)
 	if v := w.Env.slurmImage(); v != "" {
 		if mode != slurm.ContainerPyxis {
 			return v, v, nil
@@ -148,7 +149,7 @@ func (w *Workspace) slurmImage(platform string, built *imageRecord) (image, ran 
 		return "", "", fmt.Errorf("slurm: pyxis pulls the image on every node from a registry, and %s exists only in this host's Docker daemon: "+
 			"push it with `go run mage.go image:push %s REGISTRY/REPOSITORY[:TAG]` (credentials from `docker login`), "+
 			"or set SLURM_IMAGE to REPOSITORY@sha256:... or to an enroot squashfs (`enroot import -o /shared/rival-%s.sqsh dockerd://%s`) on storage every node sees",
-			imageTag(platform), platform, platform, imageTag(platform))
+			executor.ImageTag(platform), platform, platform, executor.ImageTag(platform))
 	}
 	if built != nil && built.Tag != "" {
 		return built.Tag, built.ImageID, nil
@@ -156,7 +157,7 @@ func (w *Workspace) slurmImage(platform string, built *imageRecord) (image, ran 
 	if mode == slurm.ContainerNone {
 		return "", "", nil
 	}
-	return imageTag(platform), "", nil
+	return executor.ImageTag(platform), "", nil
 }
 
 // enrootRef writes a registry reference in enroot's syntax, which pyxis passes to
@@ -174,15 +175,4 @@ func enrootRef(named reference.Named) string {
 		s += ":" + t.Tag()
 	}
 	return s
-}
-
-// containerMode is how a Slurm job of platform runs its launch on each node.
-func containerMode(platform string) string {
-	switch platform {
-	case hw.PlatformNVIDIA:
-		return slurm.ContainerPyxis
-	case hw.PlatformAMD:
-		return slurm.ContainerDocker
-	}
-	return slurm.ContainerNone
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/rivalbench/rival/container"
 	"github.com/rivalbench/rival/container/registrytest"
 	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/tasks/executor"
 )
 
 func slurmScriptOf(t *testing.T, w *Workspace, platform, fw, model string) (string, error) {
@@ -224,7 +225,7 @@ func TestImagePushTargetCPU(t *testing.T) {
 	assert.Equal(t, hw.PlatformCPU, rec.Platform)
 	assert.Equal(t, repo, rec.Repository)
 	require.True(t, strings.HasPrefix(rec.Digest, "sha256:"), rec.Digest)
-	built, err := e.ImageID(ctx, imageTag(hw.PlatformCPU))
+	built, err := e.ImageID(ctx, executor.ImageTag(hw.PlatformCPU))
 	require.NoError(t, err)
 	assert.Equal(t, built, rec.LocalID, "the record names the cpu image image:push built")
 	assert.Contains(t, log.String(), "image cpu: pushed "+repo+"@"+rec.Digest)

@@ -19,12 +19,13 @@ import (
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/kube"
 	"github.com/rivalbench/rival/kube/kubetest"
+	"github.com/rivalbench/rival/tasks/executor"
 )
 
 const kubeTestImage = "registry.example/rival/cpu@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 // kubeInputs is the demo's cpu fsdp run handed to Kubernetes with two nodes.
-func kubeInputs(t *testing.T, settings map[string]string) (*Workspace, TrainInputs, *kubeExecutor) {
+func kubeInputs(t *testing.T, settings map[string]string) (*Workspace, TrainInputs, *executor.Kube) {
 	t.Helper()
 	w, _ := newWorkspace(t, "")
 	base := map[string]string{"CLUSTER": "k8s", "KUBE_IMAGE": kubeTestImage, "KUBE_NAMESPACE": "bench",
@@ -34,7 +35,7 @@ func kubeInputs(t *testing.T, settings map[string]string) (*Workspace, TrainInpu
 		base[k] = v
 	}
 	w.Env = w.Env.with(base)
-	in := trainInputs(t, w, hostExecutor{})
+	in := trainInputs(t, w, executor.Host{})
 	// The claims hold DATA_DIR and OUTPUT_DIR: the tokenizer too lives under DATA_DIR.
 	src := filepath.Dir(in.Tokenizer.Path)
 	dst := w.tokenizerDir("mistral")

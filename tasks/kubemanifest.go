@@ -5,11 +5,12 @@ import (
 	"errors"
 
 	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/tasks/executor"
 )
 
 // kubeManifest is the manifest a run would submit (train:k8s-manifest).
 func (w *Workspace) kubeManifest(in TrainInputs) ([]byte, error) {
-	ex, ok := in.Executor.(*kubeExecutor)
+	ex, ok := in.Executor.(*executor.Kube)
 	if !ok {
 		return nil, errors.New("k8s manifest: the run is not a Kubernetes run")
 	}
@@ -21,7 +22,7 @@ func (w *Workspace) kubeManifest(in TrainInputs) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ex.manifest(l, maps)
+	return ex.Manifest(l, maps)
 }
 
 // KubeManifestTarget prints the Service and Job of one run without submitting them.

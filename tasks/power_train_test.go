@@ -15,6 +15,7 @@ import (
 	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/result"
+	"github.com/rivalbench/rival/tasks/executor"
 )
 
 // pacedExecutor is a trainer whose GPUs draw a known power in each phase: it
@@ -25,14 +26,16 @@ type pacedExecutor struct {
 	steps int
 }
 
-func (p *pacedExecutor) Kind() executorKind             { return "scripted" }
-func (p *pacedExecutor) ImageDigest() string            { return "" }
-func (p *pacedExecutor) Place(dirs []PathMap) []PathMap { return hostExecutor{}.Place(dirs) }
+func (p *pacedExecutor) Kind() executor.Kind { return "scripted" }
+func (p *pacedExecutor) ImageDigest() string { return "" }
+func (p *pacedExecutor) Place(dirs []executor.PathMap) []executor.PathMap {
+	return executor.Host{}.Place(dirs)
+}
 func (p *pacedExecutor) set(w int) {
 	os.WriteFile(p.phase+".tmp", fmt.Appendf(nil, "%d", w), 0o644)
 	os.Rename(p.phase+".tmp", p.phase)
 }
-func (p *pacedExecutor) Run(ctx context.Context, l core.Launch, maps []PathMap, onLine func(string)) (execInfo, error) {
+func (p *pacedExecutor) Run(ctx context.Context, l core.Launch, maps []executor.PathMap, onLine func(string)) (executor.Info, error) {
 	p.set(300) // start-up, index build, compilation
 	onLine("number of parameters: 12345")
 	time.Sleep(400 * time.Millisecond)
@@ -47,7 +50,7 @@ func (p *pacedExecutor) Run(ctx context.Context, l core.Launch, maps []PathMap, 
 	time.Sleep(500 * time.Millisecond)
 	p.set(200) // shutdown
 	time.Sleep(400 * time.Millisecond)
-	return execInfo{}, nil
+	return executor.Info{}, nil
 }
 
 // The energy figure covers the measured steps only, whatever the log's

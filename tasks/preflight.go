@@ -9,6 +9,7 @@ import (
 	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/frameworks/effective"
 	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/tasks/executor"
 )
 
 // preflightReport is what a preflight said about a launch.
@@ -20,7 +21,7 @@ type preflightReport struct {
 	Effective *effective.Config
 	// Samples is the digest of the first samples the framework's own data path will read
 	// ("preflight samples: {json}"; nil when the preflight does not report one).
-	Samples *preflightSamples
+	Samples *core.SampleDigest
 }
 
 // runPreflight runs a launch's preflight (the framework's own argument parsing and config
@@ -28,7 +29,7 @@ type preflightReport struct {
 // the framework's error, when the effective configuration the preflight read back differs from
 // the workload's (core.Launch.Workload), naming each field with both values, and when its digest of
 // the first samples differs from Rival's (core.Launch.Samples), with both digests.
-func runPreflight(ctx context.Context, ex executor, name string, launch core.Launch, maps []PathMap) (preflightReport, error) {
+func runPreflight(ctx context.Context, ex executor.Executor, name string, launch core.Launch, maps []executor.PathMap) (preflightReport, error) {
 	var rep preflightReport
 	if launch.Preflight == nil {
 		return rep, nil
@@ -45,9 +46,9 @@ func runPreflight(ctx context.Context, ex executor, name string, launch core.Lau
 			eff = l // long: kept apart from the tail
 			return
 		}
-		if j, ok := strings.CutPrefix(l, samplesPrefix); ok {
+		if j, ok := strings.CutPrefix(l, executor.SamplesPrefix); ok {
 			if rep.Samples == nil && samplesErr == nil {
-				rep.Samples, samplesErr = readSamples(j)
+				rep.Samples, samplesErr = executor.ReadSamples(j)
 			}
 			return
 		}
@@ -65,7 +66,7 @@ func runPreflight(ctx context.Context, ex executor, name string, launch core.Lau
 			last = l
 		}
 		if j, found := strings.CutPrefix(l, "preflight ran: "); found {
-			rep.Ran = describeRan(j)
+			rep.Ran = executor.DescribeRan(j)
 		}
 	}
 	if info.ExitCode != 0 {
@@ -76,13 +77,13 @@ func runPreflight(ctx context.Context, ex executor, name string, launch core.Lau
 	}
 	rep.OK = last
 	if samplesErr == nil {
-		samplesErr = compareSamples(launch.Samples, rep.Samples)
+		samplesErr = executor.CompareSamples(launch.Samples, rep.Samples)
 	}
 	if samplesErr != nil {
 		return preflightReport{}, fmt.Errorf("preflight of %s stopped the run before it started: %w", name, samplesErr)
 	}
 	if eff != "" {
-		got, err := readEffective(launch.Framework, launch.Workload, eff)
+		got, err := executor.ReadEffective(launch.Framework, launch.Workload, eff)
 		if got == nil {
 			return preflightReport{}, fmt.Errorf("preflight of %s: %w", name, err)
 		}
@@ -96,14 +97,14 @@ func runPreflight(ctx context.Context, ex executor, name string, launch core.Lau
 
 // preflightExecutor is where a preflight runs: in the run's image without GPUs and without a network
 // (a Docker run; with the run's devices when the preflight asks for them), or the run's own
-// executor. Slurm runs it as the job's first step (SlurmExecutor.Job), not as a second job;
+// executor. Slurm runs it as the job's first step (executor.Slurm.Job), not as a second job;
 // train:check runs it in the image on the login node.
-func preflightExecutor(ex executor, pre core.Launch) executor {
-	if k := ex.Kind(); k == executorSlurm || k == executorKube {
+func preflightExecutor(ex executor.Executor, pre core.Launch) executor.Executor {
+	if k := ex.Kind(); k == executor.KindSlurm || k == executor.KindKube {
 		return nil // the job's first step, in the image on the nodes (by kind: a wrapped executor too)
 	}
 	switch d := ex.(type) {
-	case *dockerExecutor:
+	case *executor.Docker:
 		if pre.Devices {
 			return ex
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/tasks/executor"
 )
 
 // preflightExec stands in for the container: it answers the preflight launch like preflight.py does
@@ -29,21 +30,21 @@ type preflightExec struct {
 	commands  [][]string
 }
 
-func (p *preflightExec) Run(ctx context.Context, l core.Launch, maps []PathMap, onLine func(string)) (execInfo, error) {
+func (p *preflightExec) Run(ctx context.Context, l core.Launch, maps []executor.PathMap, onLine func(string)) (executor.Info, error) {
 	p.mu.Lock()
 	p.commands = append(p.commands, l.Command)
 	p.mu.Unlock()
 	if len(l.Command) > 1 && strings.HasSuffix(l.Command[1], "/preflight/preflight.py") {
 		if p.fail {
 			onLine("preflight failed: megatron validate_args: AssertionError (at arguments.py:836: assert args.min_lr <= args.lr)")
-			return execInfo{ExitCode: 1}, nil
+			return executor.Info{ExitCode: 1}, nil
 		}
 		onLine(`preflight ran: {"megatron_core": "0.16.0", "megatron_tree": "/opt/Megatron-Bridge/3rdparty/Megatron-LM", "torch": "2.10.0a0", "cuda": "13.0.2"}`)
 		if p.effective != nil {
 			onLine("preflight effective: " + p.effective(l.Workload))
 		}
 		onLine("preflight ok: megatron")
-		return execInfo{}, nil
+		return executor.Info{}, nil
 	}
 	return p.scriptedExecutor.Run(ctx, l, maps, onLine)
 }
@@ -94,7 +95,7 @@ func TestDockerfileBasesArePinned(t *testing.T) {
 // mega's and prim's preflights run on stand-ins in a container without devices; nemo's imports the
 // image's real GPU stack and keeps the run's devices.
 func TestPreflightDevices(t *testing.T) {
-	ex := &dockerExecutor{Platform: hw.PlatformNVIDIA}
+	ex := &executor.Docker{Platform: hw.PlatformNVIDIA}
 	for fw, devices := range map[string]bool{"mega": false, "nemo": true} {
 		host := hw.Host{Platform: hw.PlatformNVIDIA}
 		for i := 0; i < 8; i++ {
@@ -106,7 +107,7 @@ func TestPreflightDevices(t *testing.T) {
 			DataPrefix: "/rival/data/x", TokenizerPath: "/rival/tokenizer", OutputDir: "/rival/run", DataCacheDir: "/rival/cache"})
 		require.NoError(t, err)
 		require.NotNil(t, l.Preflight, fw)
-		pex, ok := preflightExecutor(ex, *l.Preflight).(*dockerExecutor)
+		pex, ok := preflightExecutor(ex, *l.Preflight).(*executor.Docker)
 		require.True(t, ok, fw)
 		want := hw.PlatformCPU
 		if devices {

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/rivalbench/rival/tasks/executor"
 )
 
 // settingSpec is one setting that changes how Rival runs, never what a task produces: it is read
@@ -186,7 +188,7 @@ func (s environment) stopGrace() time.Duration {
 	if d, err := time.ParseDuration(s.raw("RIVAL_STOP_GRACE")); err == nil && d > 0 {
 		return d
 	}
-	return stopGrace
+	return executor.StopGrace
 }
 
 // noInstall reports RIVAL_NO_INSTALL=1.

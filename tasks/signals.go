@@ -9,42 +9,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/rivalbench/rival/tasks/executor"
 )
-
-// stopGrace is how long Rival waits, after the first Ctrl-C or SIGTERM,
-// for running tasks to stop their trainers and remove their containers
-// before it stops at once. It covers a container's stop (SIGTERM, 10 s,
-// SIGKILL, removal) with room to spare; RIVAL_STOP_GRACE overrides it
-// (Environment.StopGrace).
-const stopGrace = 2 * time.Minute
-
-// groups are the process groups of the host processes Rival started and
-// has not reaped yet: a forced stop kills them before Rival exits.
-var groups = struct {
-	sync.Mutex
-	pgids map[int]bool
-}{pgids: map[int]bool{}}
-
-// trackGroup remembers a started process group until the returned func is
-// called (after the process was reaped).
-func trackGroup(pgid int) func() {
-	groups.Lock()
-	groups.pgids[pgid] = true
-	groups.Unlock()
-	return func() {
-		groups.Lock()
-		delete(groups.pgids, pgid)
-		groups.Unlock()
-	}
-}
-
-func killGroups() {
-	groups.Lock()
-	defer groups.Unlock()
-	for pgid := range groups.pgids {
-		syscall.Kill(-pgid, syscall.SIGKILL)
-	}
-}
 
 // exitCode is the shell's status for a process stopped by s.
 func exitCode(s os.Signal) int {
@@ -125,7 +92,7 @@ func handleSignals(parent context.Context, out io.Writer, g time.Duration) (ctx 
 		case <-done:
 			return
 		}
-		killGroups()
+		executor.KillGroups()
 		signal.Reset(os.Interrupt, syscall.SIGTERM)
 		fmt.Fprintln(out, "tasks: stopped; failed")
 		os.Exit(code)

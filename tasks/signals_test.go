@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rivalbench/rival/frameworks/core"
+	"github.com/rivalbench/rival/tasks/executor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -57,7 +58,7 @@ func trainerChild() int {
 	go func() {
 		done <- Main(ctx, func(ctx context.Context, w *Workspace) error {
 			script := fmt.Sprintf(`trap 'sleep 3; echo saved > %s/checkpoint; exit 0' TERM; echo $$ > %s/pgid; echo started; sleep 100 & wait`, dir, dir)
-			_, err := hostExecutor{}.Run(ctx, core.Launch{Command: []string{"/bin/sh", "-c", script}, WorkDir: dir}, nil, func(line string) {
+			_, err := executor.Host{}.Run(ctx, core.Launch{Command: []string{"/bin/sh", "-c", script}, WorkDir: dir}, nil, func(line string) {
 				if line == "started" {
 					os.WriteFile(filepath.Join(dir, "ready"), nil, 0o644)
 				}
@@ -226,7 +227,7 @@ func TestHostTrainerEnvironmentIsAllowListed(t *testing.T) {
 	t.Setenv("MY_UNRELATED_VAR", "x")
 	t.Setenv("NCCL_DEBUG", "INFO")
 	var lines []string
-	_, err := hostExecutor{}.Run(context.Background(), core.Launch{Command: []string{"/usr/bin/env"}, Env: map[string]string{"RIVAL_RUN": "1"}}, nil,
+	_, err := executor.Host{}.Run(context.Background(), core.Launch{Command: []string{"/usr/bin/env"}, Env: map[string]string{"RIVAL_RUN": "1"}}, nil,
 		func(l string) { lines = append(lines, l) })
 	require.NoError(t, err)
 	all := strings.Join(lines, "\n")

@@ -15,6 +15,7 @@ import (
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/result"
 	"github.com/rivalbench/rival/slurm/slurmtest"
+	"github.com/rivalbench/rival/tasks/executor"
 )
 
 // slurmRun is a cpu fsdp run of the Mistral proxy handed to a real Slurm
@@ -30,7 +31,7 @@ func slurmRun(t *testing.T, extra map[string]string) (*Workspace, TrainInputs) {
 	for k, v := range extra {
 		values[k] = v
 	}
-	in := trainInputs(t, w, hostExecutor{})
+	in := trainInputs(t, w, executor.Host{})
 	cfg, err := in.Config.with("test", values)
 	require.NoError(t, err)
 	ex, err := w.newSlurmExecutor(cfg, hw.PlatformCPU, hw.Host{Platform: hw.PlatformCPU}, "", "")
@@ -63,7 +64,7 @@ func TestTrainThroughSlurm(t *testing.T) {
 	require.NotNil(t, r.SampleOrder)
 	require.NotNil(t, r.SampleOrder.FrameworkSHA256, "a Slurm run records its preflight's sample digest")
 	assert.Equal(t, r.SampleOrder.SHA256, *r.SampleOrder.FrameworkSHA256)
-	script, err := os.ReadFile(filepath.Join(filepath.Dir(task.Outputs[0].Path), "runs", strings.TrimSuffix(filepath.Base(task.Outputs[0].Path), ".json"), slurmScriptName))
+	script, err := os.ReadFile(filepath.Join(filepath.Dir(task.Outputs[0].Path), "runs", strings.TrimSuffix(filepath.Base(task.Outputs[0].Path), ".json"), "job.sbatch"))
 	require.NoError(t, err)
 	assert.Contains(t, string(script), "#SBATCH")
 
@@ -77,7 +78,7 @@ func TestTrainThroughSlurm(t *testing.T) {
 // the shared cache folder) is cancelled before torchrun, naming both digests.
 func TestSlurmJobStopsWhenTheTrainerReadsOtherSamples(t *testing.T) {
 	w, in := slurmRun(t, nil)
-	in.Executor = &orderSwap{executor: in.Executor, seed: uint32(in.Config.int("SEED")) + 1, in: in}
+	in.Executor = &orderSwap{Executor: in.Executor, seed: uint32(in.Config.int("SEED")) + 1, in: in}
 	task, err := w.trainTask(in)
 	require.NoError(t, err)
 	err = w.Runner.Run(context.Background(), task)

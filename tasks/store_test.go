@@ -21,6 +21,7 @@ import (
 	"github.com/rivalbench/rival/container/registrytest"
 	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/tasks/executor"
 )
 
 // storeHost is one simulated host: its own workspace and its own local cache, sharing a store.
@@ -87,7 +88,7 @@ func hostRun(t *testing.T, h storeHost, force bool) (encode, train *dag.Task) {
 	cfg, err := r.Config.with("test", values)
 	require.NoError(t, err)
 	tt, err := h.w.trainTask(TrainInputs{Platform: r.Platform, Framework: r.Framework, Model: r.Model, Dataset: r.Dataset, Variant: r.Variant,
-		TrainPrefix: r.TrainPrefix, Tokenizer: tok, Encode: et, Host: hw.Host{Platform: hw.PlatformCPU}, Config: cfg, Executor: hostExecutor{}})
+		TrainPrefix: r.TrainPrefix, Tokenizer: tok, Encode: et, Host: hw.Host{Platform: hw.PlatformCPU}, Config: cfg, Executor: executor.Host{}})
 	require.NoError(t, err)
 	return et, tt
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/rivalbench/rival/internal/units"
 	"github.com/rivalbench/rival/models"
 	"github.com/rivalbench/rival/result"
+	"github.com/rivalbench/rival/tasks/executor"
 )
 
 // trainVersion changes every training key when result assembly changes.
@@ -50,7 +51,7 @@ type TrainInputs struct {
 	Host        hw.Host
 	Config      *Config
 	// Executor runs the launch: on the host for cpu, in a container otherwise.
-	Executor executor
+	Executor executor.Executor
 }
 
 // runName is the file-name stem of a run: train_<platform>_<framework>_<model>_<dataset>[_runN]
@@ -143,12 +144,12 @@ type trainRun struct {
 
 	manifest encodeManifest // the dataset's, read once, by prepare
 	launch   core.Launch
-	maps     []PathMap
+	maps     []executor.PathMap
 	cacheDir string // Megatron's data cache folder of the dataset's fingerprint
 
 	sampleOrder *result.SampleOrder // written by stage (writeSampleOrder)
 	// frameworkSamples is the framework's preflight's digest of the first samples (nil: not reported).
-	frameworkSamples *preflightSamples
+	frameworkSamples *core.SampleDigest
 	// effective is what the framework built, as its preflight read it back (nil: not reported).
 	effective *effective.Config
 }
@@ -176,8 +177,8 @@ func (r *trainRun) prepare(t *dag.Task) error {
 		return err
 	}
 	t.Params["launch"] = cache.HashBytes(workspaceRelative(launchJSON, r.w.Root)).String()
-	if r.in.Executor.Kind() == executorHost {
-		t.Tools["torch"] = hostTorchVersion(r.launch)
+	if r.in.Executor.Kind() == executor.KindHost {
+		t.Tools["torch"] = executor.HostTorchVersion(r.launch)
 	}
 	return nil
 }
@@ -289,9 +290,9 @@ func (r *trainRun) run(ctx context.Context, x *dag.Exec) error {
 	keepPrevLog(logPath)
 	started := time.Now().UTC()
 	// Power is sampled where the job runs: under Slurm each compute node
-	// samples its own GPUs (slurmPower reads them after the job). Step lines are dated as they stream in, and
+	// samples its own GPUs (executor.SlurmPower reads them after the job). Step lines are dated as they stream in, and
 	// only samples between the first and last measured step count.
-	sampleable := in.Executor.Kind() != executorSlurm && in.Executor.Kind() != executorKube && (in.Executor.Kind() != executorHost || in.Platform != hw.PlatformCPU)
+	sampleable := in.Executor.Kind() != executor.KindSlurm && in.Executor.Kind() != executor.KindKube && (in.Executor.Kind() != executor.KindHost || in.Platform != hw.PlatformCPU)
 	sampler := startPowerSampler(ctx, in.Platform, sampleable)
 	clock := &stepClock{}
 	prog := newStepProgress(x.Log, x.Task.ID, cfg.int("TRAIN_ITERS"), cfg.int("SL"))
@@ -336,8 +337,8 @@ func (r *trainRun) run(ctx context.Context, x *dag.Exec) error {
 	res.EffectiveConfig = r.effective
 	from, to, dated := clock.window(res.WarmupStepsExcluded)
 	res.PowerMetrics = sampler.summary(from, to, dated, runGPUs(r.launch.Env, in.Host))
-	if in.Executor.Kind() == executorSlurm {
-		res.PowerMetrics = slurmPower(ctx, r.runDir, in.Platform, from, to, dated)
+	if in.Executor.Kind() == executor.KindSlurm {
+		res.PowerMetrics = executor.SlurmPower(ctx, r.runDir, in.Platform, from, to, dated)
 	}
 	return r.writeResult(res)
 }
@@ -419,7 +420,7 @@ func (r *trainRun) writeSampleOrder() (*result.SampleOrder, error) {
 
 // trainLaunch builds the framework launch of a run for a dataset
 // fingerprint, with the directories placed where the executor shows them.
-func (w *Workspace) trainLaunch(in TrainInputs, cfg *Config, name, fp string) (core.Launch, []PathMap, string, error) {
+func (w *Workspace) trainLaunch(in TrainInputs, cfg *Config, name, fp string) (core.Launch, []executor.PathMap, string, error) {
 	runDir := w.path("OUTPUT_DIR", "runs", name)
 	absPrefix, err := filepath.Abs(in.TrainPrefix)
 	if err != nil {
@@ -432,7 +433,7 @@ func (w *Workspace) trainLaunch(in TrainInputs, cfg *Config, name, fp string) (c
 	// Megatron caches sample indices by dataset path: one cache folder per
 	// dataset fingerprint keeps two datasets from sharing stale indices.
 	cacheDir := w.path("DATA_DIR", "megatron-cache", fp)
-	maps := in.Executor.Place([]PathMap{
+	maps := in.Executor.Place([]executor.PathMap{
 		{Host: filepath.Dir(absPrefix), Inside: "/rival/data", ReadOnly: true, Role: "data"},
 		{Host: tokDir, Inside: "/rival/tokenizer", ReadOnly: true, Role: "tokenizer"},
 		{Host: runDir, Inside: "/rival/run", Role: "run"},
@@ -440,8 +441,8 @@ func (w *Workspace) trainLaunch(in TrainInputs, cfg *Config, name, fp string) (c
 	})
 	req := core.Request{
 		Platform: in.Platform, Framework: in.Framework, Model: in.Model, Fair: fairFromConfig(cfg), Host: in.Host,
-		DataPrefix: inside(maps, absPrefix), DataCacheDir: inside(maps, cacheDir), TokenizerPath: inside(maps, tokDir),
-		OutputDir: inside(maps, runDir), NNodes: cfg.int("NNODES"),
+		DataPrefix: executor.Inside(maps, absPrefix), DataCacheDir: executor.Inside(maps, cacheDir), TokenizerPath: executor.Inside(maps, tokDir),
+		OutputDir: executor.Inside(maps, runDir), NNodes: cfg.int("NNODES"),
 	}
 	if in.Platform == hw.PlatformCPU {
 		req.GPUs = cpuProcs(cfg)
@@ -455,7 +456,7 @@ func (w *Workspace) trainLaunch(in TrainInputs, cfg *Config, name, fp string) (c
 
 // slurmScript is the batch script a run would submit (train:slurm-script).
 func (w *Workspace) slurmScript(in TrainInputs) (string, error) {
-	ex, ok := in.Executor.(*SlurmExecutor)
+	ex, ok := in.Executor.(*executor.Slurm)
 	if !ok {
 		return "", errors.New("slurm script: the run is not a Slurm run")
 	}
@@ -541,14 +542,14 @@ func (w *Workspace) recordFailure(runDir, logPath, name string, cause error) {
 // runAndLog runs the launch, writing every line to the log (through a
 // partial file renamed at the end) and showing step progress on prog, whose
 // closing line the caller writes once the result is known.
-func (w *Workspace) runAndLog(ctx context.Context, x *dag.Exec, in TrainInputs, launch core.Launch, maps []PathMap, logPath string, prog *stepProgress, clock *stepClock) (execInfo, error) {
+func (w *Workspace) runAndLog(ctx context.Context, x *dag.Exec, in TrainInputs, launch core.Launch, maps []executor.PathMap, logPath string, prog *stepProgress, clock *stepClock) (executor.Info, error) {
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
-		return execInfo{}, err
+		return executor.Info{}, err
 	}
 	partial := logPath + ".partial"
 	f, err := os.Create(partial)
 	if err != nil {
-		return execInfo{}, fmt.Errorf("log %s: %w", partial, err)
+		return executor.Info{}, fmt.Errorf("log %s: %w", partial, err)
 	}
 	bw := bufio.NewWriterSize(f, 64<<10)
 	var writeErr error
@@ -637,7 +638,7 @@ func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch core.Launch,
 	if err != nil {
 		return nil, err
 	}
-	if k := in.Executor.Kind(); in.Platform == hw.PlatformCPU && k != executorSlurm && k != executorKube {
+	if k := in.Executor.Kind(); in.Platform == hw.PlatformCPU && k != executor.KindSlurm && k != executor.KindKube {
 		res.CPUInfo = cpuInfo(cfg, logPath) // this host's CPU; a cluster's node reads its own
 	}
 	return res, nil
@@ -693,7 +694,7 @@ func readManifest(prefix string) (encodeManifest, error) {
 }
 
 // provenance records how and where a run ran.
-func (w *Workspace) provenance(in TrainInputs, cfg *Config, launch core.Launch, info execInfo, started, finished time.Time, prefix string) *result.Provenance {
+func (w *Workspace) provenance(in TrainInputs, cfg *Config, launch core.Launch, info executor.Info, started, finished time.Time, prefix string) *result.Provenance {
 	host, _ := os.Hostname()
 	p := &result.Provenance{
 		RunIndex: in.RunIndex, Host: host, StartedAt: started.Format(time.RFC3339), FinishedAt: finished.Format(time.RFC3339),

@@ -15,6 +15,7 @@ import (
 	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/result"
+	"github.com/rivalbench/rival/tasks/executor"
 )
 
 // bridgeExecutor stands in for a nemo run in the NeMo image: it writes what the entry script records
@@ -28,29 +29,31 @@ type bridgeExecutor struct {
 	failPre  bool
 }
 
-func (b *bridgeExecutor) Kind() executorKind             { return "scripted" }
-func (b *bridgeExecutor) ImageDigest() string            { return "" }
-func (b *bridgeExecutor) Place(dirs []PathMap) []PathMap { return hostExecutor{}.Place(dirs) }
-func (b *bridgeExecutor) Run(ctx context.Context, l core.Launch, maps []PathMap, onLine func(string)) (execInfo, error) {
+func (b *bridgeExecutor) Kind() executor.Kind { return "scripted" }
+func (b *bridgeExecutor) ImageDigest() string { return "" }
+func (b *bridgeExecutor) Place(dirs []executor.PathMap) []executor.PathMap {
+	return executor.Host{}.Place(dirs)
+}
+func (b *bridgeExecutor) Run(ctx context.Context, l core.Launch, maps []executor.PathMap, onLine func(string)) (executor.Info, error) {
 	b.commands = append(b.commands, l.Command)
 	if l.Command[len(l.Command)-1] == "--check" {
 		// The preflight: rival_nemo.py --check's lines, as Bridge's validation prints them.
 		onLine(`preflight ran: {"cuda": "13.0", "megatron_bridge": "0.3.0", "megatron_core": "0.16.0rc0", "torch": "2.10.0a0+nv26.02"}`)
 		if b.failPre {
 			onLine("preflight failed: megatron-bridge configuration: AssertionError: min_lr must be <= lr (at config.py:412: assert self.min_lr <= self.lr)")
-			return execInfo{ExitCode: 1}, nil
+			return executor.Info{ExitCode: 1}, nil
 		}
 		onLine("preflight ok: megatron-bridge configuration valid for 1 processes")
-		return execInfo{}, nil
+		return executor.Info{}, nil
 	}
 	b.last = l
 	if b.ran != nil {
 		data, err := json.Marshal(b.ran)
 		if err != nil {
-			return execInfo{}, err
+			return executor.Info{}, err
 		}
 		if err := os.WriteFile(filepath.Join(l.WorkDir, l.RanFile), data, 0o644); err != nil {
-			return execInfo{}, err
+			return executor.Info{}, err
 		}
 	}
 	onLine("rival-nemo: ran megatron-bridge 0.3.0, megatron-core 0.16.0 (unknown), transformer-engine 2.12.0, torch 2.10.0a0, CUDA 13.0")
@@ -59,7 +62,7 @@ func (b *bridgeExecutor) Run(ctx context.Context, l core.Launch, maps []PathMap,
 			i, i, b.steps, i*4, 2028.9+float64(i), 4, 12.58695-float64(i)*0.01))
 		onLine(fmt.Sprintf("[Rank 0] (after %d iterations) memory (GB) | mem-allocated-gigabytes: 51.072 | mem-max-allocated-gigabytes: 194.41 | mem-max-reserved-gigabytes: 216.89", i))
 	}
-	return execInfo{ExitCode: 0}, nil
+	return executor.Info{ExitCode: 0}, nil
 }
 
 // TestTrainNemoReadsBridgeLogAndWhatRan runs train for nemo on an NVIDIA host with a Bridge log: the

@@ -19,6 +19,7 @@ import (
 	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/result"
+	"github.com/rivalbench/rival/tasks/executor"
 )
 
 // scriptedExecutor stands in for a trainer: it prints Megatron-format
@@ -33,14 +34,16 @@ type scriptedExecutor struct {
 	lines  []string // printed before the steps
 }
 
-func (s *scriptedExecutor) Kind() executorKind             { return "scripted" }
-func (s *scriptedExecutor) ImageDigest() string            { return "" }
-func (s *scriptedExecutor) Place(dirs []PathMap) []PathMap { return hostExecutor{}.Place(dirs) }
-func (s *scriptedExecutor) Run(ctx context.Context, l core.Launch, maps []PathMap, onLine func(string)) (execInfo, error) {
+func (s *scriptedExecutor) Kind() executor.Kind { return "scripted" }
+func (s *scriptedExecutor) ImageDigest() string { return "" }
+func (s *scriptedExecutor) Place(dirs []executor.PathMap) []executor.PathMap {
+	return executor.Host{}.Place(dirs)
+}
+func (s *scriptedExecutor) Run(ctx context.Context, l core.Launch, maps []executor.PathMap, onLine func(string)) (executor.Info, error) {
 	if n := len(l.Command); n > 0 && l.Command[n-1] == "--check" {
 		s.checks.Add(1)
 		onLine("preflight ok: scripted")
-		return execInfo{}, nil
+		return executor.Info{}, nil
 	}
 	s.runs.Add(1)
 	s.last = l
@@ -53,10 +56,10 @@ func (s *scriptedExecutor) Run(ctx context.Context, l core.Launch, maps []PathMa
 			i, i, s.steps, i*4, 100.0+float64(i), 4, 10.0-float64(i)*0.1))
 		if s.block {
 			<-ctx.Done()
-			return execInfo{ExitCode: -1}, fmt.Errorf("stopped: %w", ctx.Err())
+			return executor.Info{ExitCode: -1}, fmt.Errorf("stopped: %w", ctx.Err())
 		}
 	}
-	return execInfo{ExitCode: s.exit}, nil
+	return executor.Info{ExitCode: s.exit}, nil
 }
 
 // demoDataset encodes a few documents with the bundled Mistral tokenizer.
@@ -75,7 +78,7 @@ func demoDataset(t *testing.T, w *Workspace) (*dag.Task, string, tokenizerSpec) 
 	return w.encodeTask(in, tok, prefix, 0.8, nil), prefix + "-train", tok
 }
 
-func trainInputs(t *testing.T, w *Workspace, ex executor) TrainInputs {
+func trainInputs(t *testing.T, w *Workspace, ex executor.Executor) TrainInputs {
 	et, prefix, tok := demoDataset(t, w)
 	cfg, err := w.Config.with("test", demoConfig)
 	require.NoError(t, err)
@@ -237,7 +240,7 @@ func TestTrainFSDPOnCPU(t *testing.T) {
 		t.Skipf("skipping real CPU training: %v", err)
 	}
 	w, _ := newWorkspace(t, "")
-	in := trainInputs(t, w, hostExecutor{})
+	in := trainInputs(t, w, executor.Host{})
 	var err error
 	in.Config, err = in.Config.with("test", map[string]string{"TRAIN_ITERS": "12", "WARMUP_STEPS": "2", "SL": "64", "MBS": "2"})
 	require.NoError(t, err)
@@ -289,4 +292,12 @@ func TestLogOnFullDiskFailsTheRun(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "no space left on device")
 	assert.NoFileExists(t, task.Outputs[0].Path)
+}
+
+// The executor's kind enters a training task's key as its "executor" tool, spelled as it always was.
+func TestTrainKeyNamesTheExecutor(t *testing.T) {
+	w, _ := newWorkspace(t, "")
+	task, err := w.trainTask(trainInputs(t, w, executor.Host{}))
+	require.NoError(t, err)
+	assert.Equal(t, "host", task.Tools["executor"])
 }

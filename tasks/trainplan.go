@@ -13,6 +13,7 @@ import (
 	"github.com/rivalbench/rival/container"
 	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/frameworks/core"
+	"github.com/rivalbench/rival/tasks/executor"
 
 	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/frameworks/effective"
@@ -82,7 +83,7 @@ type trainPlan struct {
 // process. With skipRefused, a combination the framework refuses (TorchTitan
 // and Qwen's QKV bias, say) is reported and left out instead of failing
 // the whole plan: train:all asks for every combination, train:run for one.
-func (w *Workspace) planTraining(platform string, fws, mdls []string, host hw.Host, exec executor, skipRefused bool) (*trainPlan, error) {
+func (w *Workspace) planTraining(platform string, fws, mdls []string, host hw.Host, exec executor.Executor, skipRefused bool) (*trainPlan, error) {
 	cfg, err := w.platformConfig(platform)
 	if err != nil {
 		return nil, err
@@ -129,7 +130,7 @@ func (w *Workspace) reportRuns(runs []*dag.Task) {
 // printLaunchFile writes to stdout what render makes of one run of the configured pipeline under
 // cfg: the targets that print a run's launch file without submitting it (train:slurm-script,
 // kube:manifest).
-func (w *Workspace) printLaunchFile(cfg *Config, platform, fw, model string, host hw.Host, exec executor, render func(TrainInputs) ([]byte, error)) error {
+func (w *Workspace) printLaunchFile(cfg *Config, platform, fw, model string, host hw.Host, exec executor.Executor, render func(TrainInputs) ([]byte, error)) error {
 	p, err := w.buildPipeline()
 	if err != nil {
 		return err
@@ -147,7 +148,7 @@ func (w *Workspace) printLaunchFile(cfg *Config, platform, fw, model string, hos
 }
 
 // trainInputsForCfg is one run of the configured pipeline under cfg.
-func (w *Workspace) trainInputsForCfg(p *pipeline, cfg *Config, platform, fw, model string, host hw.Host, exec executor) (TrainInputs, error) {
+func (w *Workspace) trainInputsForCfg(p *pipeline, cfg *Config, platform, fw, model string, host hw.Host, exec executor.Executor) (TrainInputs, error) {
 	base := encodedModel(model)
 	i := -1
 	for j, m := range cfg.list("MODELS") {
@@ -235,7 +236,7 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 		return err
 	}
 	defer closeEx()
-	if _, kok := ex.(*kubeExecutor); kok || isSlurm(ex) {
+	if _, kok := ex.(*executor.Kube); kok || isSlurm(ex) {
 		// The check runs in the image on this host, not as a job.
 		e, err := container.Connect(ctx)
 		if err != nil {
@@ -246,7 +247,7 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 		if err != nil {
 			return err
 		}
-		ex = &dockerExecutor{Engine: e, Image: rec, Platform: platform}
+		ex = &executor.Docker{Engine: e, ImageID: rec.ImageID, Platform: platform}
 	}
 	p, err := w.buildPipeline()
 	if err != nil {
@@ -303,7 +304,7 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 }
 
 // writeLaunchFiles writes a launch's files into the run folder (the placed folder with role "run").
-func writeLaunchFiles(maps []PathMap, l core.Launch) error {
+func writeLaunchFiles(maps []executor.PathMap, l core.Launch) error {
 	for _, m := range maps {
 		if m.Role != "run" {
 			continue
@@ -323,14 +324,14 @@ func writeLaunchFiles(maps []PathMap, l core.Launch) error {
 func encodedModel(model string) string { return strings.TrimSuffix(model, "-proxy") }
 
 // clusterName names the cluster executor ex submits to, for messages: "Slurm" or "Kubernetes".
-func clusterName(ex executor) string {
-	if _, ok := ex.(*kubeExecutor); ok {
+func clusterName(ex executor.Executor) string {
+	if _, ok := ex.(*executor.Kube); ok {
 		return "Kubernetes"
 	}
 	return "Slurm"
 }
 
-func isSlurm(ex executor) bool {
-	_, ok := ex.(*SlurmExecutor)
+func isSlurm(ex executor.Executor) bool {
+	_, ok := ex.(*executor.Slurm)
 	return ok
 }

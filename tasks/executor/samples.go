@@ -1,4 +1,4 @@
-package tasks
+package executor
 
 import (
 	"encoding/json"
@@ -8,17 +8,13 @@ import (
 	"github.com/rivalbench/rival/frameworks/core"
 )
 
-// samplesPrefix starts the line where a preflight prints its digest of the first samples its
+// SamplesPrefix starts the line where a preflight prints its digest of the first samples its
 // framework's own data path reads.
-const samplesPrefix = "preflight samples: "
+const SamplesPrefix = "preflight samples: "
 
-// preflightSamples is a preflight's SHA-256 over the first Samples samples its trainer reads, in
-// training order, each as sequence length + 1 little-endian int64 token ids.
-type preflightSamples = core.SampleDigest
-
-// readSamples reads the JSON after samplesPrefix.
-func readSamples(j string) (*preflightSamples, error) {
-	var s preflightSamples
+// ReadSamples reads the JSON after SamplesPrefix.
+func ReadSamples(j string) (*core.SampleDigest, error) {
+	var s core.SampleDigest
 	dec := json.NewDecoder(strings.NewReader(j))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
@@ -30,10 +26,10 @@ func readSamples(j string) (*preflightSamples, error) {
 	return &s, nil
 }
 
-// compareSamples compares a preflight's digest (got) with Rival's of the same first samples of
+// CompareSamples compares a preflight's digest (got) with Rival's of the same first samples of
 // Megatron's order (want; nil: no check): a trainer that would read other token sequences, or
 // digested another count of them, must not train.
-func compareSamples(want, got *preflightSamples) error {
+func CompareSamples(want, got *core.SampleDigest) error {
 	if want == nil || got == nil {
 		return nil
 	}

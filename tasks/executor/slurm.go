@@ -1,4 +1,4 @@
-package tasks
+package executor
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/hw"
-	"github.com/rivalbench/rival/internal/units"
 	"github.com/rivalbench/rival/slurm"
 )
 
@@ -20,17 +19,17 @@ import (
 // a build artifact, readable, cached with the run's inputs.
 const slurmScriptName = "job.sbatch"
 
-// SlurmExecutor hands a run to Slurm: it writes a batch script that starts
+// Slurm hands a run to Slurm: it writes a batch script that starts
 // the same framework launch on every node (in the platform image through
 // pyxis on NVIDIA clusters, docker run per node on AMD ones, on the hosts
 // for cpu), submits it with sbatch, and follows the job and its log.
-type SlurmExecutor struct {
+type Slurm struct {
 	Cluster     slurm.Cluster
 	Platform    string
 	NNodes      int
 	GPUsPerNode int
 	TP, PP, DP  int
-	// Image is the platform image for container modes, in the syntax the mode reads (SlurmImage).
+	// Image is the platform image for container modes, in the syntax the mode reads (the tasks package's slurmImage).
 	Image string
 	// ImageID is the image the nodes run, recorded in the result: the pushed repo@sha256:...
 	// reference, or in docker mode without a push the ID each node's daemon reported for the image it
@@ -40,25 +39,25 @@ type SlurmExecutor struct {
 }
 
 // Kind implements Executor.
-func (s *SlurmExecutor) Kind() executorKind { return executorSlurm }
+func (s *Slurm) Kind() Kind { return KindSlurm }
 
 // ImageDigest implements Executor.
-func (s *SlurmExecutor) ImageDigest() string { return s.ImageID }
+func (s *Slurm) ImageDigest() string { return s.ImageID }
 
 // containerMode is how the job runs the launch on each node.
-func (s *SlurmExecutor) containerMode() string { return containerMode(s.Platform) }
+func (s *Slurm) containerMode() string { return ContainerMode(s.Platform) }
 
 // Place implements Executor: in containers the usual /rival mount points,
 // on the hosts the paths themselves (a shared filesystem).
-func (s *SlurmExecutor) Place(dirs []PathMap) []PathMap {
+func (s *Slurm) Place(dirs []PathMap) []PathMap {
 	if s.containerMode() == slurm.ContainerNone {
-		return hostExecutor{}.Place(dirs)
+		return Host{}.Place(dirs)
 	}
 	return dirs
 }
 
 // Job is the Slurm job of a launch.
-func (s *SlurmExecutor) Job(launch core.Launch, maps []PathMap) (slurm.Job, string, error) {
+func (s *Slurm) Job(launch core.Launch, maps []PathMap) (slurm.Job, string, error) {
 	runDir := ""
 	for _, m := range maps {
 		if m.Role == "run" {
@@ -120,18 +119,18 @@ func slurmPreflight(launch core.Launch) []string {
 }
 
 // Run implements Executor.
-func (s *SlurmExecutor) Run(ctx context.Context, launch core.Launch, maps []PathMap, onLine func(string)) (execInfo, error) {
+func (s *Slurm) Run(ctx context.Context, launch core.Launch, maps []PathMap, onLine func(string)) (Info, error) {
 	job, script, err := s.Job(launch, maps)
 	if err != nil {
-		return execInfo{}, err
+		return Info{}, err
 	}
 	path := filepath.Join(job.OutputDir, slurmScriptName)
 	if err := cache.WriteFileAtomic(path, []byte(script), 0o755); err != nil {
-		return execInfo{}, err
+		return Info{}, err
 	}
 	id, err := s.Cluster.Submit(ctx, path)
 	if err != nil {
-		return execInfo{}, err
+		return Info{}, err
 	}
 	fmt.Fprintf(os.Stderr, "slurm: submitted job %s (%s)\n", id, path)
 	fctx, stop := context.WithCancel(ctx)
@@ -141,7 +140,7 @@ func (s *SlurmExecutor) Run(ctx context.Context, launch core.Launch, maps []Path
 		pf.see(l)
 		onLine(l)
 	})
-	info := execInfo{SlurmJobID: id, NodeList: final.Nodes, ExitCode: final.ExitCode, ImageID: s.ImageID, Ran: pf.ran, Effective: pf.effective, Samples: pf.samples}
+	info := Info{SlurmJobID: id, NodeList: final.Nodes, ExitCode: final.ExitCode, ImageID: s.ImageID, Ran: pf.ran, Effective: pf.effective, Samples: pf.samples}
 	if pf.mismatch != nil {
 		return info, fmt.Errorf("preflight of Slurm job %s stopped the run (job cancelled): %w (log: %s)", id, pf.mismatch, job.LogPath)
 	}
@@ -181,25 +180,13 @@ func appendUnique(list []string, v string) []string {
 	return append(list, v)
 }
 
-// useSlurm reports whether runs go through Slurm: NNODES > 1 or SLURM=1.
-func useSlurm(cfg *Config) bool { return cfg.int("NNODES") > 1 || cfg.bool("SLURM") }
-
-// newSlurmExecutor builds the executor for platform from the config.
-func (w *Workspace) newSlurmExecutor(cfg *Config, platform string, host hw.Host, image, imageID string) (*SlurmExecutor, error) {
-	pending, err := units.ParseAge(cfg.get("SLURM_PENDING_TIMEOUT"))
-	if err != nil {
-		return nil, err
+// ContainerMode is how a Slurm job of platform runs its launch on each node.
+func ContainerMode(platform string) string {
+	switch platform {
+	case hw.PlatformNVIDIA:
+		return slurm.ContainerPyxis
+	case hw.PlatformAMD:
+		return slurm.ContainerDocker
 	}
-	gpus := len(host.GPUs)
-	if platform == hw.PlatformCPU {
-		gpus = 0
-	}
-	if err := slurm.Check(cfg.int("NNODES"), gpus, cfg.int("TP"), cfg.int("PP"), cfg.int("DP")); err != nil {
-		return nil, err
-	}
-	return &SlurmExecutor{
-		Cluster: slurm.Cluster{PendingTimeout: pending}, Platform: platform, NNodes: cfg.int("NNODES"), GPUsPerNode: gpus,
-		TP: cfg.int("TP"), PP: cfg.int("PP"), DP: cfg.int("DP"), Image: image, ImageID: imageID,
-		Partition: cfg.get("SLURM_PARTITION"), Account: cfg.get("SLURM_ACCOUNT"), Tim: cfg.get("SLURM_TIME"),
-	}, nil
+	return slurm.ContainerNone
 }

@@ -1,4 +1,4 @@
-package tasks
+package executor
 
 import (
 	"context"
@@ -27,7 +27,7 @@ func TestHostExecutorKillsTheProcessGroupOnCancel(t *testing.T) {
 		<-started
 		cancel()
 	}()
-	info, err := hostExecutor{}.Run(ctx, core.Launch{Command: []string{"/bin/sh", "-c", script}, WorkDir: dir}, nil, func(line string) {
+	info, err := Host{}.Run(ctx, core.Launch{Command: []string{"/bin/sh", "-c", script}, WorkDir: dir}, nil, func(line string) {
 		if line == "started" {
 			started <- struct{}{}
 		}
@@ -43,7 +43,7 @@ func TestHostExecutorKillsTheProcessGroupOnCancel(t *testing.T) {
 
 func TestHostExecutorExitCodeAndLines(t *testing.T) {
 	var lines []string
-	info, err := hostExecutor{}.Run(context.Background(), core.Launch{Command: []string{"/bin/sh", "-c", "echo one; echo two >&2; exit 3"}}, nil,
+	info, err := Host{}.Run(context.Background(), core.Launch{Command: []string{"/bin/sh", "-c", "echo one; echo two >&2; exit 3"}}, nil,
 		func(l string) { lines = append(lines, l) })
 	require.NoError(t, err)
 	assert.Equal(t, 3, info.ExitCode)
@@ -69,7 +69,7 @@ echo started
 while :; do sleep 0.05; done`, pidFile)
 	ctx, cancel := context.WithCancel(context.Background())
 	start := time.Now()
-	_, err := hostExecutor{}.Run(ctx, core.Launch{Command: []string{"/bin/sh", "-c", script}, WorkDir: dir}, nil, func(line string) {
+	_, err := Host{}.Run(ctx, core.Launch{Command: []string{"/bin/sh", "-c", script}, WorkDir: dir}, nil, func(line string) {
 		if line == "started" {
 			cancel()
 		}

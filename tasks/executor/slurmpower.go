@@ -1,4 +1,4 @@
-package tasks
+package executor
 
 import (
 	"context"
@@ -11,11 +11,11 @@ import (
 	"github.com/rivalbench/rival/slurm"
 )
 
-// slurmPower is the power of a Slurm run, read from the samples each compute node wrote under
+// SlurmPower is the power of a Slurm run, read from the samples each compute node wrote under
 // runDir/nodes/ (slurm.ReadNodePower), keeping those between the first and last measured step
 // (from, to: the step lines' dates as the job's log streamed in). With no node's samples (the
 // tool is missing on the nodes) or no dated step, the result records the run as not sampled.
-func slurmPower(ctx context.Context, runDir, platform string, from, to time.Time, dated bool) *result.PowerMetrics {
+func SlurmPower(ctx context.Context, runDir, platform string, from, to time.Time, dated bool) *result.PowerMetrics {
 	none := &result.PowerMetrics{Source: "none"}
 	tool, _ := hw.PowerQuery(platform)
 	if tool == "" {

@@ -1,4 +1,4 @@
-package tasks
+package executor
 
 import (
 	"context"
@@ -26,7 +26,7 @@ func TestSlurmPowerFromNodes(t *testing.T) {
 	write("a", "@ 99.5\n0, 300, 10\n1, 300, 10\n@ 101\n0, 640, 20\n1, 660, 20\n@ 102\n0, 600, 30\n1, 620, 30\n")
 	write("b", "@ 101.5\n0, 700, 40\n1, 720, 40\n@ 104\n0, 200, 10\n1, 200, 10\n")
 
-	pm := slurmPower(context.Background(), run, hw.PlatformNVIDIA, time.Unix(100, 0), time.Unix(103, 0), true)
+	pm := SlurmPower(context.Background(), run, hw.PlatformNVIDIA, time.Unix(100, 0), time.Unix(103, 0), true)
 	assert.Equal(t, "nvidia-smi", pm.Source)
 	assert.Equal(t, 3, pm.Samples)
 	require.NotNil(t, pm.AvgPowerWattsPerGPU)
@@ -36,26 +36,13 @@ func TestSlurmPowerFromNodes(t *testing.T) {
 	assert.Equal(t, 1.0, pm.IntervalSeconds)
 
 	// No node recorded anything (the tool is missing on the nodes): not sampled.
-	empty := slurmPower(context.Background(), t.TempDir(), hw.PlatformNVIDIA, time.Unix(100, 0), time.Unix(103, 0), true)
+	empty := SlurmPower(context.Background(), t.TempDir(), hw.PlatformNVIDIA, time.Unix(100, 0), time.Unix(103, 0), true)
 	assert.Equal(t, "none", empty.Source)
 	assert.Nil(t, empty.AvgPowerWattsPerGPU)
 	// No measured step was dated: samples exist but none counts.
-	undated := slurmPower(context.Background(), run, hw.PlatformNVIDIA, time.Time{}, time.Time{}, false)
+	undated := SlurmPower(context.Background(), run, hw.PlatformNVIDIA, time.Time{}, time.Time{}, false)
 	assert.Equal(t, 0, undated.Samples)
 	assert.Nil(t, undated.AvgPowerWattsPerGPU)
 	// A cpu run has no power tool.
-	assert.Equal(t, "none", slurmPower(context.Background(), run, hw.PlatformCPU, time.Unix(100, 0), time.Unix(103, 0), true).Source)
-}
-
-// TestSlurmScriptSamplesPower: the script a GPU run submits starts the per-node sampler with
-// the power query the result's parser reads, writing where the per-node task sees the run
-// folder (inside the container under pyxis).
-func TestSlurmScriptSamplesPower(t *testing.T) {
-	w, _ := newWorkspace(t, "")
-	setting(w, "SLURM_IMAGE", pinnedRef)
-	out, err := slurmScriptOf(t, w, hw.PlatformNVIDIA, "mega", "llama")
-	require.NoError(t, err)
-	assert.Contains(t, out, "nvidia-smi --query-gpu=index,power.draw,memory.used --format=csv,noheader,nounits")
-	assert.Contains(t, out, `d=/rival/run/nodes/"${SLURMD_NODENAME`, "the run folder as the container mounts it")
-	assert.Contains(t, out, `>> "$d/power.log"`)
+	assert.Equal(t, "none", SlurmPower(context.Background(), run, hw.PlatformCPU, time.Unix(100, 0), time.Unix(103, 0), true).Source)
 }

@@ -1,4 +1,4 @@
-package tasks
+package executor
 
 import (
 	"bufio"
@@ -40,9 +40,9 @@ func groupHasMembers(pgid int) bool {
 	return !errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH)
 }
 
-// hostTorchVersion asks the launch's interpreter for its torch version
+// HostTorchVersion asks the launch's interpreter for its torch version
 // without importing torch (importlib.metadata reads the installed files).
-func hostTorchVersion(launch core.Launch) string {
+func HostTorchVersion(launch core.Launch) string {
 	if len(launch.Command) == 0 {
 		return ""
 	}
@@ -53,15 +53,15 @@ func hostTorchVersion(launch core.Launch) string {
 	return strings.TrimSpace(string(out))
 }
 
-// hostExecutor runs launches as local processes (the cpu platform, and the
+// Host runs launches as local processes (the cpu platform, and the
 // fsdp framework on hosts without Docker).
-type hostExecutor struct{}
+type Host struct{}
 
 // Kind implements Executor.
-func (hostExecutor) Kind() executorKind { return executorHost }
+func (Host) Kind() Kind { return KindHost }
 
 // Place implements Executor: on the host every path is itself.
-func (hostExecutor) Place(dirs []PathMap) []PathMap {
+func (Host) Place(dirs []PathMap) []PathMap {
 	out := make([]PathMap, len(dirs))
 	for i, d := range dirs {
 		out[i] = PathMap{Host: d.Host, Inside: d.Host, ReadOnly: d.ReadOnly, Role: d.Role}
@@ -70,26 +70,26 @@ func (hostExecutor) Place(dirs []PathMap) []PathMap {
 }
 
 // ImageDigest implements Executor.
-func (hostExecutor) ImageDigest() string { return "" }
+func (Host) ImageDigest() string { return "" }
 
 // Run implements Executor: the process gets its own process group, which
 // is killed as a whole when ctx ends, so no trainer outlives Rival.
-func (hostExecutor) Run(ctx context.Context, launch core.Launch, maps []PathMap, onLine func(string)) (execInfo, error) {
+func (Host) Run(ctx context.Context, launch core.Launch, maps []PathMap, onLine func(string)) (Info, error) {
 	if len(launch.Command) == 0 {
-		return execInfo{}, errors.New("empty launch command")
+		return Info{}, errors.New("empty launch command")
 	}
 	cmd := exec.Command(launch.Command[0], launch.Command[1:]...)
 	cmd.Dir = launch.WorkDir
 	local, envErr := localEnv(launch)
 	if envErr != nil {
-		return execInfo{}, envErr
+		return Info{}, envErr
 	}
 	cmd.Env = append(hostEnv(os.Environ()), local...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	if err := cmd.Start(); err != nil {
-		return execInfo{}, fmt.Errorf("start %s: %w", launch.Command[0], err)
+		return Info{}, fmt.Errorf("start %s: %w", launch.Command[0], err)
 	}
 	defer trackGroup(cmd.Process.Pid)()
 	done := make(chan struct{})
@@ -111,15 +111,15 @@ func (hostExecutor) Run(ctx context.Context, launch core.Launch, maps []PathMap,
 		stopGroup(cmd.Process.Pid, hostStopGrace)
 		err = <-waitErr
 		<-done
-		return execInfo{ExitCode: -1}, fmt.Errorf("stopped: %w", ctx.Err())
+		return Info{ExitCode: -1}, fmt.Errorf("stopped: %w", ctx.Err())
 	}
 	<-done
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
-		return execInfo{ExitCode: exit.ExitCode()}, nil
+		return Info{ExitCode: exit.ExitCode()}, nil
 	}
 	if err != nil {
-		return execInfo{}, err
+		return Info{}, err
 	}
-	return execInfo{}, nil
+	return Info{}, nil
 }

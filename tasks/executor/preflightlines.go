@@ -1,4 +1,4 @@
-package tasks
+package executor
 
 import (
 	"encoding/json"
@@ -10,10 +10,10 @@ import (
 	"github.com/rivalbench/rival/frameworks/effective"
 )
 
-// readEffective reads a preflight's "preflight effective: {json}" line and compares it with the
+// ReadEffective reads a preflight's "preflight effective: {json}" line and compares it with the
 // workload (the JSON of effective.Config the launch carries; none: no comparison). It returns the
 // read-back (nil when the line does not parse) and the difference as an *effective.Error.
-func readEffective(framework string, workload []byte, line string) (*effective.Config, error) {
+func ReadEffective(framework string, workload []byte, line string) (*effective.Config, error) {
 	got, _, err := effective.FromLines([]string{line})
 	if err != nil {
 		return nil, err
@@ -28,8 +28,8 @@ func readEffective(framework string, workload []byte, line string) (*effective.C
 	return &got, effective.CheckAgainst(framework, got, want)
 }
 
-// describeRan turns the preflight's JSON of what the image holds into "key value, ..." (sorted).
-func describeRan(j string) string {
+// DescribeRan turns the preflight's JSON of what the image holds into "key value, ..." (sorted).
+func DescribeRan(j string) string {
 	var m map[string]string
 	if json.Unmarshal([]byte(j), &m) != nil {
 		return ""
@@ -57,12 +57,12 @@ func describeRan(j string) string {
 type preflightLines struct {
 	framework string
 	workload  []byte
-	want      *preflightSamples
+	want      *core.SampleDigest
 	stop      func()
 
 	failed, ran string
 	effective   *effective.Config
-	samples     *preflightSamples
+	samples     *core.SampleDigest
 	mismatch    error // the read-back or the digest differs, or does not parse
 }
 
@@ -76,18 +76,18 @@ func (p *preflightLines) see(l string) {
 		p.failed = msg
 	}
 	if j, ok := strings.CutPrefix(l, "preflight ran: "); ok && p.ran == "" {
-		p.ran = describeRan(j)
+		p.ran = DescribeRan(j)
 	}
 	if p.mismatch != nil {
 		return
 	}
 	if strings.HasPrefix(l, effective.LinePrefix) && p.effective == nil {
-		p.effective, p.mismatch = readEffective(p.framework, p.workload, l)
+		p.effective, p.mismatch = ReadEffective(p.framework, p.workload, l)
 	}
-	if j, ok := strings.CutPrefix(l, samplesPrefix); ok && p.samples == nil {
-		got, err := readSamples(j)
+	if j, ok := strings.CutPrefix(l, SamplesPrefix); ok && p.samples == nil {
+		got, err := ReadSamples(j)
 		if err == nil {
-			err = compareSamples(p.want, got)
+			err = CompareSamples(p.want, got)
 		}
 		if p.mismatch = err; err == nil {
 			p.samples = got
