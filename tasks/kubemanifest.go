@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/tasks/data"
 )
 
 // kubeManifest is the manifest a run would submit (train:k8s-manifest).
@@ -45,7 +46,7 @@ func (w *Workspace) KubeManifestTarget(ctx context.Context, platform, framework,
 // the dataset is not encoded yet (as train:slurm-script names it).
 func (w *Workspace) launchFingerprint(in TrainInputs) string {
 	if m, err := readManifest(in.TrainPrefix); err == nil {
-		return datasetDigest(m.Fingerprint).Short()
+		return data.DatasetDigest(m.Fingerprint).Short()
 	}
 	return "unencoded"
 }
