@@ -27,8 +27,8 @@ type manifestDigests struct {
 // whose digests are not whole BLAKE3-256 digests (cut short, edited by
 // hand, written by something else) is an error naming the file and the
 // field, never a dataset fingerprint that a cache folder name or a result
-// would carry. A run reads its manifest once (trainRun.prepare) and passes
-// the value on.
+// would carry. A run reads its manifest once (trainRun.prepare in package
+// tasks) and passes the value on.
 func DecodeManifest(path string, data []byte) (Manifest, error) {
 	var raw manifestDigests
 	if err := json.Unmarshal(data, &raw); err != nil {
