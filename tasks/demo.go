@@ -156,18 +156,18 @@ func (w *Workspace) demoImageExecutor(ctx context.Context) (executor.Executor, f
 func (w *Workspace) Demo(ctx context.Context) error {
 	in := filepath.Join(w.Root, "testdata", "sample", "corpus.jsonl")
 	filtered := w.path("DATA_DIR", "demo", "sample-filtered.jsonl")
-	ft := w.filterTask(in, filtered, nil)
-	tok, err := w.resolveTokenizer("mistral")
+	ft := w.data().FilterTask(in, filtered, nil)
+	tok, err := w.data().ResolveTokenizer("mistral")
 	if err != nil {
 		return err
 	}
 	prefix := w.demoPrefix()
-	et := w.encodeTask(filtered, tok, prefix, w.Config.float("TRAIN_SPLIT"), ft)
+	et := w.data().EncodeTask(filtered, tok, prefix, w.Config.float("TRAIN_SPLIT"), ft)
 	if err := w.Runner.Run(ctx, et); err != nil {
 		return err
 	}
-	w.reportFilter(ft)
-	w.reportEncode(et)
+	w.data().ReportFilter(ft)
+	w.data().ReportEncode(et)
 	if err := w.VerifyData([]string{prefix + "-train", prefix + "-test"}); err != nil {
 		return err
 	}

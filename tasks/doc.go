@@ -7,10 +7,10 @@
 //
 //   - configuration: loadConfig and Config (config.go), the fingerprinted keys of config.env;
 //     Environment (settings.go), what changes how Rival runs but enters no key.
-//   - data: the configured pipeline and its targets, buildPipeline, FetchTarget, FilterTarget and
-//     EncodeTarget (pipeline.go), over fetchDatasetTask (fetch.go), filterTask (filter.go),
-//     encodeTask and ResolveTokenizer (encode.go); VerifyData and dataset manifests
-//     (verifydata.go, manifest.go).
+//   - data: FetchTarget, FilterTarget, EncodeTarget, FilterFileTarget, EncodeFileTarget,
+//     ConfiguredDatasets and VerifyData (data.go) hand the configured dataset, models, DATA_DIR
+//     and settings (data.Options) to package tasks/data, which builds the pipeline's fetch,
+//     filter and encode tasks, resolves tokenizers, and writes and verifies dataset manifests.
 //   - images: imageTask and ensureImage (docker.go), ImagePushTarget and slurmImage (imagepush.go).
 //   - training: TrainTarget (targets.go) plans runs with planTraining (trainplan.go) and builds
 //     each with trainTask (train.go), which runs it through an executor.Executor (package

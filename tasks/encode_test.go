@@ -5,13 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/indexed"
+	"github.com/rivalbench/rival/tasks/data"
 )
 
 const (
@@ -30,14 +30,14 @@ func TestEncodeFileAndVerify(t *testing.T) {
 	w, _ := newWorkspace(t, "")
 	in := filepath.Join(w.Root, "in.jsonl")
 	require.NoError(t, os.WriteFile(in, []byte(`{"text":"Hello world"}`+"\n"+`{"text":""}`+"\n"+`{"text":"Second document."}`+"\n"), 0o644))
-	tok, err := w.resolveTokenizer(mistralTok)
+	tok, err := w.data().ResolveTokenizer(mistralTok)
 	require.NoError(t, err)
 	out := filepath.Join(w.Root, "out", "corpus")
-	task := w.encodeTask(in, tok, out, 0, nil)
+	task := w.data().EncodeTask(in, tok, out, 0, nil)
 	require.NoError(t, w.Runner.Run(context.Background(), task))
 	// The manifest's fingerprint comes from the digests the cache computed
 	// when it stored the files; it must equal one computed from the files.
-	var ms []encodeManifest
+	var ms []data.Manifest
 	require.NoError(t, task.Meta(&ms))
 	require.Len(t, ms, 1)
 	direct, err := indexed.FingerprintFiles(out)
@@ -59,13 +59,13 @@ func TestEncodeFileAndVerify(t *testing.T) {
 	assert.Equal(t, int32(1), first[0], "Mistral prepends BOS")
 	assert.Equal(t, int32(2), first[len(first)-1], "EOD </s> is appended")
 
-	fp, err := verifyDataset(out)
+	fp, err := data.VerifyDataset(out)
 	require.NoError(t, err)
 	assert.False(t, fp.Digest.IsZero())
 
 	// A second identical call is a cache hit.
 	r2 := &dag.Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}
-	require.NoError(t, r2.Run(context.Background(), w.encodeTask(in, tok, out, 0, nil)))
+	require.NoError(t, r2.Run(context.Background(), w.data().EncodeTask(in, tok, out, 0, nil)))
 	assert.Equal(t, "tasks: 0 run, 1 cached", r2.Summary())
 }
 
@@ -73,10 +73,10 @@ func TestEmptyDocumentWithoutBOSAddsNoSequence(t *testing.T) {
 	w, _ := newWorkspace(t, "")
 	in := filepath.Join(w.Root, "in.jsonl")
 	require.NoError(t, os.WriteFile(in, []byte(`{"text":"Hello"}`+"\n"+`{"text":""}`+"\n"), 0o644))
-	tok, err := w.resolveTokenizer(qwenTok)
+	tok, err := w.data().ResolveTokenizer(qwenTok)
 	require.NoError(t, err)
 	out := filepath.Join(w.Root, "q")
-	require.NoError(t, w.Runner.Run(context.Background(), w.encodeTask(in, tok, out, 0, nil)))
+	require.NoError(t, w.Runner.Run(context.Background(), w.data().EncodeTask(in, tok, out, 0, nil)))
 	d, err := indexed.Open(out)
 	require.NoError(t, err)
 	defer d.Close()
@@ -91,18 +91,18 @@ func TestVerifyCatchesModifiedDataset(t *testing.T) {
 	w, _ := newWorkspace(t, "")
 	in := filepath.Join(w.Root, "in.jsonl")
 	require.NoError(t, os.WriteFile(in, []byte(`{"text":"Hello world, hello tokens"}`+"\n"), 0o644))
-	tok, err := w.resolveTokenizer(mistralTok)
+	tok, err := w.data().ResolveTokenizer(mistralTok)
 	require.NoError(t, err)
 	out := filepath.Join(w.Root, "ds")
-	require.NoError(t, w.Runner.Run(context.Background(), w.encodeTask(in, tok, out, 0, nil)))
+	require.NoError(t, w.Runner.Run(context.Background(), w.data().EncodeTask(in, tok, out, 0, nil)))
 	b, err := os.ReadFile(out + ".bin")
 	require.NoError(t, err)
 	b[2] ^= 1 // still a valid id, different data
 	require.NoError(t, os.WriteFile(out+".bin", b, 0o644))
-	_, err = verifyDataset(out)
+	_, err = data.VerifyDataset(out)
 	require.ErrorContains(t, err, "files differ from what was encoded")
 
-	_, err = verifyDataset(filepath.Join(w.Root, "never"))
+	_, err = data.VerifyDataset(filepath.Join(w.Root, "never"))
 	require.ErrorContains(t, err, "not encoded yet")
 }
 
@@ -117,9 +117,9 @@ func TestChangedTokenizerReencodesOnlyThatModel(t *testing.T) {
 	tasksFor := func() []*dag.Task {
 		var ts []*dag.Task
 		for _, p := range []string{mis, qw} {
-			spec, err := w.resolveTokenizer(p)
+			spec, err := w.data().ResolveTokenizer(p)
 			require.NoError(t, err)
-			ts = append(ts, w.encodeTask(in, spec, filepath.Join(w.Root, filepath.Base(p)), 0.5, nil))
+			ts = append(ts, w.data().EncodeTask(in, spec, filepath.Join(w.Root, filepath.Base(p)), 0.5, nil))
 		}
 		return ts
 	}
@@ -132,7 +132,7 @@ func TestChangedTokenizerReencodesOnlyThatModel(t *testing.T) {
 	require.NoError(t, r.Run(context.Background(), tasksFor()...))
 	assert.Equal(t, "tasks: 1 run, 1 cached", r.Summary())
 	for _, p := range []string{"mistral.json-train", "mistral.json-test", "qwen.json-train", "qwen.json-test"} {
-		_, err := verifyDataset(filepath.Join(w.Root, p))
+		_, err := data.VerifyDataset(filepath.Join(w.Root, p))
 		assert.NoError(t, err, p)
 	}
 }
@@ -141,43 +141,26 @@ func TestEncodeMalformedLineWritesNothing(t *testing.T) {
 	w, _ := newWorkspace(t, "")
 	in := filepath.Join(w.Root, "bad.jsonl")
 	require.NoError(t, os.WriteFile(in, []byte(`{"text":"fine"}`+"\n"+`{"text": 5}`+"\n"), 0o644))
-	tok, err := w.resolveTokenizer(mistralTok)
+	tok, err := w.data().ResolveTokenizer(mistralTok)
 	require.NoError(t, err)
 	out := filepath.Join(w.Root, "bad")
-	err = w.Runner.Run(context.Background(), w.encodeTask(in, tok, out, 0, nil))
+	err = w.Runner.Run(context.Background(), w.data().EncodeTask(in, tok, out, 0, nil))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "bad.jsonl line 2")
-	for _, p := range []string{out + ".bin", out + ".idx", manifestPath(out)} {
+	for _, p := range []string{out + ".bin", out + ".idx", data.ManifestPath(out)} {
 		assert.NoFileExists(t, p)
 	}
 }
 
 func TestResolveTokenizerErrors(t *testing.T) {
 	w, _ := newWorkspace(t, "")
-	_, err := w.resolveTokenizer("llama")
+	_, err := w.data().ResolveTokenizer("llama")
 	require.ErrorContains(t, err, "run `go run mage.go fetch` first")
-	_, err = w.resolveTokenizer("gpt2")
+	_, err = w.data().ResolveTokenizer("gpt2")
 	require.ErrorContains(t, err, "neither a file nor a model name")
 	setting(w, "EOD", "x")
-	_, err = w.resolveTokenizer(mistralTok)
+	_, err = w.data().ResolveTokenizer(mistralTok)
 	require.ErrorContains(t, err, `EOD="x"`)
-}
-
-func TestEncodeProgressLine(t *testing.T) {
-	for _, tc := range []struct {
-		name         string
-		total, bytes int64
-		want         string
-	}{
-		{"share and time left", 4 << 30, 1 << 30, "encode c4 llama: 25% (1.0 GiB of 4.0 GiB), 1200 documents, 107.4 MB/s, ETA 30s"},
-		{"unknown size", 0, 1 << 30, "encode c4 llama: 1.0 GiB read, 1200 documents, 107.4 MB/s"},
-		{"all read", 1 << 30, 1 << 30, "encode c4 llama: 100% (1.0 GiB of 1.0 GiB), 1200 documents, 107.4 MB/s"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			p := &progress{label: "encode c4 llama", total: tc.total, bytes: tc.bytes, docs: 1200}
-			assert.Equal(t, tc.want, p.line(10*time.Second))
-		})
-	}
 }
 
 // encode:file takes its corpus and output as the shell that typed them

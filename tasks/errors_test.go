@@ -38,9 +38,9 @@ func TestEncodeFileRefusesDirectoryAndFIFO(t *testing.T) {
 	dir := filepath.Join(w.Root, "corpus")
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "deep", "er"), 0o755))
 	require.NoError(t, os.Symlink("/nonexistent", filepath.Join(dir, "deep", "er", "dangling")))
-	tok, err := w.resolveTokenizer(mistralTok)
+	tok, err := w.data().ResolveTokenizer(mistralTok)
 	require.NoError(t, err)
-	err = w.Runner.Run(context.Background(), w.encodeTask(dir, tok, filepath.Join(w.Root, "out", "x"), 0, nil))
+	err = w.Runner.Run(context.Background(), w.data().EncodeTask(dir, tok, filepath.Join(w.Root, "out", "x"), 0, nil))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), dir+" is a directory; give a JSONL corpus file")
 
@@ -48,7 +48,7 @@ func TestEncodeFileRefusesDirectoryAndFIFO(t *testing.T) {
 	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
 	done := make(chan error, 1)
 	go func() {
-		done <- w.Runner.Run(context.Background(), w.encodeTask(fifo, tok, filepath.Join(w.Root, "out", "y"), 0, nil))
+		done <- w.Runner.Run(context.Background(), w.data().EncodeTask(fifo, tok, filepath.Join(w.Root, "out", "y"), 0, nil))
 	}()
 	select {
 	case err := <-done:

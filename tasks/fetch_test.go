@@ -16,6 +16,7 @@ import (
 	"github.com/rivalbench/rival/hub"
 	"github.com/rivalbench/rival/hub/hubtest"
 	"github.com/rivalbench/rival/models"
+	"github.com/rivalbench/rival/tasks/data"
 )
 
 // fakeHub publishes what the configured pipeline needs: the Qwen and
@@ -54,7 +55,7 @@ func TestPipelineFetchFilterEncode(t *testing.T) {
 	s := fakeHub(t, 50)
 	t.Setenv("HF_ENDPOINT", s.URL())
 	w, log := newWorkspace(t, "DATASET=c4\nMODELS=qwen,mistral\nDATA_SAMPLES=40\n")
-	p, err := w.buildPipeline()
+	p, err := w.data().BuildPipeline()
 	require.NoError(t, err)
 	require.NoError(t, w.Runner.Run(context.Background(), p.Encodes...))
 	assert.Equal(t, "tasks: 6 run, 0 cached", w.Runner.Summary(), log.String())
@@ -64,7 +65,7 @@ func TestPipelineFetchFilterEncode(t *testing.T) {
 	assert.Equal(t, 40, strings.Count(string(raw), "\n"), "DATA_SAMPLES caps the documents")
 	for _, m := range []string{"qwen", "mistral"} {
 		for _, split := range []string{"train", "test"} {
-			fp, err := verifyDataset(w.datasetPrefix("c4", m, split))
+			fp, err := data.VerifyDataset(w.data().DatasetPrefix("c4", m, split))
 			require.NoError(t, err)
 			assert.EqualValues(t, map[string]int64{"train": 32, "test": 8}[split], fp.Documents)
 		}
@@ -74,7 +75,7 @@ func TestPipelineFetchFilterEncode(t *testing.T) {
 	before := len(s.Hits())
 	s.Close()
 	w2, _ := newWorkspaceAt(t, w.Root)
-	p2, err := w2.buildPipeline()
+	p2, err := w2.data().BuildPipeline()
 	require.NoError(t, err)
 	require.NoError(t, w2.Runner.Run(context.Background(), p2.Encodes...))
 	assert.Equal(t, "tasks: 0 run, 6 cached", w2.Runner.Summary())
@@ -92,9 +93,10 @@ func TestFetchGatedWithoutTokenNamesTheFix(t *testing.T) {
 	}
 	t.Setenv("HF_ENDPOINT", s.URL())
 	t.Setenv("HF_TOKEN", "")
-	w, _ := newWorkspace(t, "")
-	task, err := w.fetchTokenizerTask("llama")
+	w, _ := newWorkspace(t, "MODELS=llama\n")
+	p, err := w.data().BuildPipeline()
 	require.NoError(t, err)
+	task := p.Tokenizers[0]
 	err = w.Runner.Run(context.Background(), task)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "HF_TOKEN")
@@ -105,8 +107,9 @@ func TestFetchGatedWithoutTokenNamesTheFix(t *testing.T) {
 	// With the token in secrets.env it works, and the token is in no record.
 	require.NoError(t, os.WriteFile(filepath.Join(w.Root, "secrets.env"), []byte("HF_TOKEN="+hubtest.Token+"\n"), 0o600))
 	w2, log := newWorkspaceAt(t, w.Root)
-	task, err = w2.fetchTokenizerTask("llama")
+	p, err = w2.data().BuildPipeline()
 	require.NoError(t, err)
+	task = p.Tokenizers[0]
 	require.NoError(t, w2.Runner.Run(context.Background(), task))
 	assert.NotContains(t, log.String(), hubtest.Token)
 	err = filepath.Walk(w2.Cache.Dir, func(p string, fi os.FileInfo, err error) error {
@@ -135,7 +138,7 @@ func TestPipelineTargets(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 10, strings.Count(string(raw), "\n"))
 	for _, key := range []string{"qwen", "mistral"} {
-		assert.FileExists(t, filepath.Join(w.tokenizerDir(key), "tokenizer.json"))
+		assert.FileExists(t, filepath.Join(w.path("DATA_DIR", "tokenizers", key), "tokenizer.json"))
 	}
 	assert.NoFileExists(t, w.path("DATA_DIR", "filtered", "c4.jsonl"))
 

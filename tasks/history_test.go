@@ -146,11 +146,11 @@ func TestHistoryOfTwoTorchStacks(t *testing.T) {
 
 	// The demo's dataset: filter and encode the sample with Mistral's tokenizer.
 	filtered := w.path("DATA_DIR", "demo", "sample-filtered.jsonl")
-	ft := w.filterTask(filepath.Join(w.Root, "testdata", "sample", "corpus.jsonl"), filtered, nil)
-	tok, err := w.resolveTokenizer(mistralTok) // the tokenizer the demo bundles
+	ft := w.data().FilterTask(filepath.Join(w.Root, "testdata", "sample", "corpus.jsonl"), filtered, nil)
+	tok, err := w.data().ResolveTokenizer(mistralTok) // the tokenizer the demo bundles
 	require.NoError(t, err)
 	tok.EOD = 2
-	et := w.encodeTask(filtered, tok, w.demoPrefix(), w.Config.float("TRAIN_SPLIT"), ft)
+	et := w.data().EncodeTask(filtered, tok, w.demoPrefix(), w.Config.float("TRAIN_SPLIT"), ft)
 	require.NoError(t, w.Runner.Run(ctx, et))
 	planned, err := w.demoRuns()
 	require.NoError(t, err)

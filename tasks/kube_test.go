@@ -38,7 +38,7 @@ func kubeInputs(t *testing.T, settings map[string]string) (*Workspace, TrainInpu
 	in := trainInputs(t, w, executor.Host{})
 	// The claims hold DATA_DIR and OUTPUT_DIR: the tokenizer too lives under DATA_DIR.
 	src := filepath.Dir(in.Tokenizer.Path)
-	dst := w.tokenizerDir("mistral")
+	dst := w.path("DATA_DIR", "tokenizers", "mistral")
 	require.NoError(t, os.MkdirAll(dst, 0o755))
 	ents, err := os.ReadDir(src)
 	require.NoError(t, err)
@@ -171,7 +171,7 @@ func TestKubeExecutorRunsEachFramework(t *testing.T) {
 				ex, err := w.kubeExecutorFor(platform, host, nil, false)
 				require.NoError(t, err)
 				ex.Cluster = &kube.Cluster{Client: e.Client, Logs: staticLogs{"iteration 1/2", "iteration 2/2"}, PendingTimeout: time.Minute, Poll: 100 * time.Millisecond}
-				p, err := w.buildPipeline()
+				p, err := w.data().BuildPipeline()
 				require.NoError(t, err)
 				in, err := w.trainInputsForCfg(p, cfg, platform, fw, "llama", host, ex)
 				require.NoError(t, err)

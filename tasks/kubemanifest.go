@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/tasks/data"
 	"github.com/rivalbench/rival/tasks/executor"
 )
 
@@ -46,7 +47,7 @@ func (w *Workspace) KubeManifestTarget(ctx context.Context, platform, framework,
 // the dataset is not encoded yet (as train:slurm-script names it).
 func (w *Workspace) launchFingerprint(in TrainInputs) string {
 	if m, err := readManifest(in.TrainPrefix); err == nil {
-		return datasetDigest(m.Fingerprint).Short()
+		return data.DatasetDigest(m.Fingerprint).Short()
 	}
 	return "unencoded"
 }

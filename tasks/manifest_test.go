@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rivalbench/rival/tasks/data"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -30,18 +31,18 @@ var badManifests = []struct {
 
 // encodedPrefix encodes a three-document corpus with the Mistral tokenizer
 // at prefix and returns the manifest the encoder wrote.
-func encodedPrefix(t *testing.T, w *Workspace, prefix string) ([]byte, encodeManifest) {
+func encodedPrefix(t *testing.T, w *Workspace, prefix string) ([]byte, data.Manifest) {
 	t.Helper()
 	in := filepath.Join(w.Root, "in.jsonl")
 	require.NoError(t, os.WriteFile(in, []byte(`{"text":"Hello world"}`+"\n"+`{"text":"Second document."}`+"\n"+`{"text":"A third."}`+"\n"), 0o644))
-	tok, err := w.resolveTokenizer(mistralTok)
+	tok, err := w.data().ResolveTokenizer(mistralTok)
 	require.NoError(t, err)
-	require.NoError(t, w.Runner.Run(context.Background(), w.encodeTask(in, tok, prefix, 0, nil)))
-	data, err := os.ReadFile(manifestPath(prefix))
+	require.NoError(t, w.Runner.Run(context.Background(), w.data().EncodeTask(in, tok, prefix, 0, nil)))
+	raw, err := os.ReadFile(data.ManifestPath(prefix))
 	require.NoError(t, err)
-	var m encodeManifest
-	require.NoError(t, json.Unmarshal(data, &m))
-	return data, m
+	var m data.Manifest
+	require.NoError(t, json.Unmarshal(raw, &m))
+	return raw, m
 }
 
 // spoil rewrites the manifest's field (by its JSON path) with bad(value).
@@ -70,7 +71,7 @@ func TestSlurmScriptRefusesBadManifestDigest(t *testing.T) {
 	w, _ := newWorkspace(t, "")
 	w.Env = w.Env.with(map[string]string{"SLURM_IMAGE": "", "GPUS_PER_NODE": "8"})
 	w.Config, _ = w.Config.with("test", map[string]string{"DP": "8"})
-	prefix := w.datasetPrefix(w.Config.get("DATASET"), "mistral", "train")
+	prefix := w.data().DatasetPrefix(w.Config.get("DATASET"), "mistral", "train")
 	good, m := encodedPrefix(t, w, prefix)
 	script := func() (string, error) {
 		return captureStdout(t, func() error {
@@ -85,10 +86,10 @@ func TestSlurmScriptRefusesBadManifestDigest(t *testing.T) {
 
 	for _, tc := range badManifests {
 		t.Run(tc.name, func(t *testing.T) {
-			spoil(t, manifestPath(prefix), good, tc.field, tc.spoil)
+			spoil(t, data.ManifestPath(prefix), good, tc.field, tc.spoil)
 			_, err := script()
 			require.Error(t, err)
-			assert.Contains(t, err.Error(), manifestPath(prefix))
+			assert.Contains(t, err.Error(), data.ManifestPath(prefix))
 			assert.Contains(t, err.Error(), "field "+tc.field)
 			assert.Contains(t, err.Error(), "go run mage.go encode")
 		})
@@ -102,15 +103,15 @@ func TestVerifyDataRefusesBadManifestDigest(t *testing.T) {
 	w, _ := newWorkspace(t, "")
 	prefix := filepath.Join(w.Root, "data", "corpus")
 	good, _ := encodedPrefix(t, w, prefix)
-	_, err := verifyDataset(prefix)
+	_, err := data.VerifyDataset(prefix)
 	require.NoError(t, err)
 
 	for _, tc := range badManifests {
 		t.Run(tc.name, func(t *testing.T) {
-			spoil(t, manifestPath(prefix), good, tc.field, tc.spoil)
-			_, err := verifyDataset(prefix)
+			spoil(t, data.ManifestPath(prefix), good, tc.field, tc.spoil)
+			_, err := data.VerifyDataset(prefix)
 			require.Error(t, err)
-			assert.Contains(t, err.Error(), manifestPath(prefix))
+			assert.Contains(t, err.Error(), data.ManifestPath(prefix))
 			assert.Contains(t, err.Error(), "field "+tc.field)
 		})
 	}

@@ -26,7 +26,7 @@ type plannedRun struct {
 func (w *Workspace) trainTargetRun(platform, framework, model, dataset string) plannedRun {
 	cfg, err := w.platformConfig(platform)
 	return plannedRun{Platform: platform, Framework: framework, Model: model, Dataset: dataset,
-		TrainPrefix: w.datasetPrefix(dataset, encodedModel(model), "train"), Config: cfg, ConfigErr: err}
+		TrainPrefix: w.data().DatasetPrefix(dataset, encodedModel(model), "train"), Config: cfg, ConfigErr: err}
 }
 
 // configFingerprint is the fingerprint of the configuration the run

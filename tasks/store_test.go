@@ -21,6 +21,7 @@ import (
 	"github.com/rivalbench/rival/container/registrytest"
 	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/tasks/data"
 	"github.com/rivalbench/rival/tasks/executor"
 )
 
@@ -55,7 +56,7 @@ func dockerLogin(t *testing.T, host, user, password string) {
 }
 
 // sampleCorpus writes the same small corpus into a workspace, and the tokenizer as fetch leaves it.
-func sampleCorpus(t *testing.T, w *Workspace) (string, tokenizerSpec) {
+func sampleCorpus(t *testing.T, w *Workspace) (string, data.TokenizerSpec) {
 	t.Helper()
 	in := filepath.Join(w.Root, "sample.jsonl")
 	var b strings.Builder
@@ -63,9 +64,9 @@ func sampleCorpus(t *testing.T, w *Workspace) (string, tokenizerSpec) {
 		fmt.Fprintf(&b, `{"text":"Sample document %d, long enough to train on for a few steps of a proxy model."}`+"\n", i)
 	}
 	require.NoError(t, os.WriteFile(in, []byte(b.String()), 0o644))
-	require.NoError(t, os.MkdirAll(w.tokenizerDir("mistral"), 0o755))
-	copyFile(t, mistralTok, filepath.Join(w.tokenizerDir("mistral"), "tokenizer.json"))
-	tok, err := w.resolveTokenizer("mistral")
+	require.NoError(t, os.MkdirAll(w.path("DATA_DIR", "tokenizers", "mistral"), 0o755))
+	copyFile(t, mistralTok, filepath.Join(w.path("DATA_DIR", "tokenizers", "mistral"), "tokenizer.json"))
+	tok, err := w.data().ResolveTokenizer("mistral")
 	require.NoError(t, err)
 	return in, tok
 }
@@ -75,7 +76,7 @@ func sampleCorpus(t *testing.T, w *Workspace) (string, tokenizerSpec) {
 func hostRun(t *testing.T, h storeHost, force bool) (encode, train *dag.Task) {
 	t.Helper()
 	in, tok := sampleCorpus(t, h.w)
-	et := h.w.encodeTask(in, tok, h.w.demoPrefix(), 0.8, nil)
+	et := h.w.data().EncodeTask(in, tok, h.w.demoPrefix(), 0.8, nil)
 	require.NoError(t, h.w.Runner.Run(context.Background(), et), h.log.String())
 	planned, err := h.w.demoRuns()
 	require.NoError(t, err)
@@ -203,7 +204,7 @@ func TestStoreDownTheRunGoesOn(t *testing.T) {
 			in, tok := sampleCorpus(t, h.w)
 			var tasks []*dag.Task
 			for _, name := range []string{"one", "two", "three"} {
-				tasks = append(tasks, h.w.encodeTask(in, tok, h.w.path("DATA_DIR", name), 0.8, nil))
+				tasks = append(tasks, h.w.data().EncodeTask(in, tok, h.w.path("DATA_DIR", name), 0.8, nil))
 			}
 			require.NoError(t, h.w.Runner.Run(context.Background(), tasks...))
 			assert.Equal(t, "tasks: 3 run, 0 cached", h.w.Runner.Summary())
@@ -239,7 +240,7 @@ func TestTamperedStoreEntryRunsTheTask(t *testing.T) {
 	base := t.TempDir()
 	a := openHost(t, filepath.Join(base, "a"), settings)
 	in, tok := sampleCorpus(t, a.w)
-	ea := a.w.encodeTask(in, tok, a.w.path("DATA_DIR", "sample"), 0.8, nil)
+	ea := a.w.data().EncodeTask(in, tok, a.w.path("DATA_DIR", "sample"), 0.8, nil)
 	require.NoError(t, a.w.Runner.Run(context.Background(), ea), a.log.String())
 
 	// Every .bin blob of the registry's storage gets one byte flipped.
@@ -262,7 +263,7 @@ func TestTamperedStoreEntryRunsTheTask(t *testing.T) {
 
 	b := openHost(t, filepath.Join(base, "b"), settings)
 	in, tok = sampleCorpus(t, b.w)
-	eb := b.w.encodeTask(in, tok, b.w.path("DATA_DIR", "sample"), 0.8, nil)
+	eb := b.w.data().EncodeTask(in, tok, b.w.path("DATA_DIR", "sample"), 0.8, nil)
 	require.NoError(t, b.w.Runner.Run(context.Background(), eb), b.log.String())
 	assert.Equal(t, "tasks: 1 run, 0 cached", b.w.Runner.Summary(), "the damaged entry is not used: the task runs")
 	assert.Contains(t, b.log.String(), "tampered with or truncated in the store; not used")
@@ -321,13 +322,13 @@ func TestPullOnlyHostKeepsPulling(t *testing.T) {
 
 	a := openHost(t, filepath.Join(base, "a"), map[string]string{"RIVAL_STORE": "oci://" + srv.Addr + "/team/rival"})
 	in, tok := sampleCorpus(t, a.w)
-	require.NoError(t, a.w.Runner.Run(context.Background(), a.w.encodeTask(in, tok, a.w.path("DATA_DIR", "shared"), 0.8, nil)))
+	require.NoError(t, a.w.Runner.Run(context.Background(), a.w.data().EncodeTask(in, tok, a.w.path("DATA_DIR", "shared"), 0.8, nil)))
 
 	b := openHost(t, filepath.Join(base, "b"), map[string]string{"RIVAL_STORE": "oci://" + strings.TrimPrefix(readOnly.URL, "http://") + "/team/rival"})
 	in, tok = sampleCorpus(t, b.w)
-	own := b.w.encodeTask(in, tok, b.w.path("DATA_DIR", "own"), 0.8, nil)
+	own := b.w.data().EncodeTask(in, tok, b.w.path("DATA_DIR", "own"), 0.8, nil)
 	require.NoError(t, b.w.Runner.Run(context.Background(), own))
-	shared := b.w.encodeTask(in, tok, b.w.path("DATA_DIR", "shared"), 0.8, nil)
+	shared := b.w.data().EncodeTask(in, tok, b.w.path("DATA_DIR", "shared"), 0.8, nil)
 	require.NoError(t, b.w.Runner.Run(context.Background(), shared))
 	assert.Equal(t, "tasks: 1 run, 1 cached", b.w.Runner.Summary(), b.log.String())
 	assert.True(t, shared.Cached(), "pulled after the refused push")

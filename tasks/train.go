@@ -30,6 +30,7 @@ import (
 	"github.com/rivalbench/rival/internal/units"
 	"github.com/rivalbench/rival/models"
 	"github.com/rivalbench/rival/result"
+	"github.com/rivalbench/rival/tasks/data"
 	"github.com/rivalbench/rival/tasks/executor"
 )
 
@@ -46,7 +47,7 @@ type TrainInputs struct {
 	Variant     string
 	Dataset     string
 	TrainPrefix string // the encoded train split, without .bin/.idx
-	Tokenizer   tokenizerSpec
+	Tokenizer   data.TokenizerSpec
 	Encode      *dag.Task // the task producing TrainPrefix
 	Host        hw.Host
 	Config      *Config
@@ -142,7 +143,7 @@ type trainRun struct {
 	runDir, logPath, resultPath string
 	absPrefix                   string // the encoded train split, absolute
 
-	manifest encodeManifest // the dataset's, read once, by prepare
+	manifest data.Manifest // the dataset's, read once, by prepare
 	launch   core.Launch
 	maps     []executor.PathMap
 	cacheDir string // Megatron's data cache folder of the dataset's fingerprint
@@ -169,7 +170,7 @@ func (r *trainRun) prepare(t *dag.Task) error {
 	if r.manifest, err = readManifest(r.in.TrainPrefix); err != nil {
 		return err
 	}
-	if err := r.build(datasetDigest(r.manifest.Fingerprint).Short()); err != nil {
+	if err := r.build(data.DatasetDigest(r.manifest.Fingerprint).Short()); err != nil {
 		return err
 	}
 	launchJSON, err := json.Marshal(r.launch)
@@ -466,7 +467,7 @@ func (w *Workspace) slurmScript(in TrainInputs) (string, error) {
 	}
 	fp := "unencoded"
 	if m, err := readManifest(in.TrainPrefix); err == nil {
-		fp = datasetDigest(m.Fingerprint).Short()
+		fp = data.DatasetDigest(m.Fingerprint).Short()
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", err
 	}
@@ -592,7 +593,7 @@ func (w *Workspace) runAndLog(ctx context.Context, x *dag.Exec, in TrainInputs, 
 // buildResult parses the run's log in its family and turns it, with the
 // facts of the run (its dataset's manifest, read once by prepare),
 // into its result.
-func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch core.Launch, manifest encodeManifest, logPath string) (*result.Result, error) {
+func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch core.Launch, manifest data.Manifest, logPath string) (*result.Result, error) {
 	family := launch.LogFamily
 	if family == "" {
 		family = frameworks.LogFamily(launch.Framework)
@@ -685,12 +686,12 @@ func fsdpRuntime(lg *logparse.Log, facts *result.Facts, logPath string) error {
 }
 
 // readManifest reads the encode manifest of a dataset prefix.
-func readManifest(prefix string) (encodeManifest, error) {
-	data, err := cache.ReadFileLimit(context.Background(), manifestPath(prefix), cache.LimitManifest)
+func readManifest(prefix string) (data.Manifest, error) {
+	raw, err := cache.ReadFileLimit(context.Background(), data.ManifestPath(prefix), cache.LimitManifest)
 	if err != nil {
-		return encodeManifest{}, fmt.Errorf("dataset %s has no usable manifest: %w (encode it with Rival first)", prefix, err)
+		return data.Manifest{}, fmt.Errorf("dataset %s has no usable manifest: %w (encode it with Rival first)", prefix, err)
 	}
-	return decodeManifest(manifestPath(prefix), data)
+	return data.DecodeManifest(data.ManifestPath(prefix), raw)
 }
 
 // provenance records how and where a run ran.

@@ -19,6 +19,7 @@ import (
 	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/result"
+	"github.com/rivalbench/rival/tasks/data"
 	"github.com/rivalbench/rival/tasks/executor"
 )
 
@@ -63,7 +64,7 @@ func (s *scriptedExecutor) Run(ctx context.Context, l core.Launch, maps []execut
 }
 
 // demoDataset encodes a few documents with the bundled Mistral tokenizer.
-func demoDataset(t *testing.T, w *Workspace) (*dag.Task, string, tokenizerSpec) {
+func demoDataset(t *testing.T, w *Workspace) (*dag.Task, string, data.TokenizerSpec) {
 	t.Helper()
 	in := filepath.Join(w.Root, "docs.jsonl")
 	var b strings.Builder
@@ -71,11 +72,11 @@ func demoDataset(t *testing.T, w *Workspace) (*dag.Task, string, tokenizerSpec) 
 		fmt.Fprintf(&b, `{"text":"The cluster measured step %d again and again, so the loss went down and the numbers were fair."}`+"\n", i)
 	}
 	require.NoError(t, os.WriteFile(in, []byte(b.String()), 0o644))
-	tok, err := w.resolveTokenizer(mistralTok)
+	tok, err := w.data().ResolveTokenizer(mistralTok)
 	require.NoError(t, err)
 	tok.EOD = 2
 	prefix := filepath.Join(w.Root, "data", "docs")
-	return w.encodeTask(in, tok, prefix, 0.8, nil), prefix + "-train", tok
+	return w.data().EncodeTask(in, tok, prefix, 0.8, nil), prefix + "-train", tok
 }
 
 func trainInputs(t *testing.T, w *Workspace, ex executor.Executor) TrainInputs {

@@ -13,6 +13,7 @@ import (
 	"github.com/rivalbench/rival/container"
 	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/frameworks/core"
+	"github.com/rivalbench/rival/tasks/data"
 	"github.com/rivalbench/rival/tasks/executor"
 
 	"github.com/rivalbench/rival/frameworks"
@@ -73,7 +74,7 @@ func platformName(p string) string {
 
 // trainPlan is a set of training runs over the configured pipeline.
 type trainPlan struct {
-	Pipeline *pipeline
+	Pipeline *data.Pipeline
 	Runs     []*dag.Task
 }
 
@@ -88,7 +89,7 @@ func (w *Workspace) planTraining(platform string, fws, mdls []string, host hw.Ho
 	if err != nil {
 		return nil, err
 	}
-	p, err := w.buildPipeline()
+	p, err := w.data().BuildPipeline()
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +132,7 @@ func (w *Workspace) reportRuns(runs []*dag.Task) {
 // cfg: the targets that print a run's launch file without submitting it (train:slurm-script,
 // kube:manifest).
 func (w *Workspace) printLaunchFile(cfg *Config, platform, fw, model string, host hw.Host, exec executor.Executor, render func(TrainInputs) ([]byte, error)) error {
-	p, err := w.buildPipeline()
+	p, err := w.data().BuildPipeline()
 	if err != nil {
 		return err
 	}
@@ -148,7 +149,7 @@ func (w *Workspace) printLaunchFile(cfg *Config, platform, fw, model string, hos
 }
 
 // trainInputsForCfg is one run of the configured pipeline under cfg.
-func (w *Workspace) trainInputsForCfg(p *pipeline, cfg *Config, platform, fw, model string, host hw.Host, exec executor.Executor) (TrainInputs, error) {
+func (w *Workspace) trainInputsForCfg(p *data.Pipeline, cfg *Config, platform, fw, model string, host hw.Host, exec executor.Executor) (TrainInputs, error) {
 	base := encodedModel(model)
 	i := -1
 	for j, m := range cfg.list("MODELS") {
@@ -167,7 +168,7 @@ func (w *Workspace) trainInputsForCfg(p *pipeline, cfg *Config, platform, fw, mo
 		return TrainInputs{}, err
 	}
 	enc := p.Encodes[i]
-	tok := tokenizerSpec{Path: p.Tokenizers[i].Outputs[0].Path, Model: &mm, EOD: mm.EOD}
+	tok := data.TokenizerSpec{Path: p.Tokenizers[i].Outputs[0].Path, Model: &mm, EOD: mm.EOD}
 	return TrainInputs{
 		Platform: platform, Framework: fw, Model: model, Dataset: cfg.get("DATASET"),
 		TrainPrefix: strings.TrimSuffix(enc.Outputs[0].Path, ".bin"), Tokenizer: tok, Encode: enc, Host: host, Config: cfg, Executor: exec,
@@ -249,7 +250,7 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 		}
 		ex = &executor.Docker{Engine: e, ImageID: rec.ImageID, Platform: platform}
 	}
-	p, err := w.buildPipeline()
+	p, err := w.data().BuildPipeline()
 	if err != nil {
 		return err
 	}

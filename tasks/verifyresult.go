@@ -15,6 +15,7 @@ import (
 	"github.com/rivalbench/rival/indexed"
 	"github.com/rivalbench/rival/result"
 	"github.com/rivalbench/rival/safefile"
+	"github.com/rivalbench/rival/tasks/data"
 )
 
 // verifyRunFor is the run of this workspace that a result is checked
@@ -75,7 +76,7 @@ func (d *datasetFingerprints) of(prefix string) (indexed.Digest, error) {
 		return f.digest, f.err
 	}
 	var f datasetFingerprint
-	if fp, err := verifyDataset(prefix); err != nil {
+	if fp, err := data.VerifyDataset(prefix); err != nil {
 		f.err = err
 	} else {
 		f.digest = fp.Digest
@@ -104,7 +105,7 @@ func (w *Workspace) recompute(r *result.Result, run plannedRun, fps *datasetFing
 			got.DatasetFingerprint.Err = err
 		}
 	}
-	if spec, err := w.resolveTokenizer(run.Model); err != nil && run.Variant != "" {
+	if spec, err := w.data().ResolveTokenizer(run.Model); err != nil && run.Variant != "" {
 		got.TokenizerFingerprint.Err = fmt.Errorf("no tokenizer for %s here: run `go run mage.go demo` first (it writes the tokenizer it trains with)", run.Model)
 	} else if err != nil {
 		got.TokenizerFingerprint.Err = err

@@ -108,11 +108,11 @@ func TestVerifyResultOfTheDemo(t *testing.T) {
 	}
 	require.NoError(t, os.WriteFile(in, []byte(b.String()), 0o644))
 	// The tokenizer as fetch leaves it, resolved as the demo resolves it.
-	require.NoError(t, os.MkdirAll(w.tokenizerDir("mistral"), 0o755))
-	copyFile(t, mistralTok, filepath.Join(w.tokenizerDir("mistral"), "tokenizer.json"))
-	tok, err := w.resolveTokenizer("mistral")
+	require.NoError(t, os.MkdirAll(w.path("DATA_DIR", "tokenizers", "mistral"), 0o755))
+	copyFile(t, mistralTok, filepath.Join(w.path("DATA_DIR", "tokenizers", "mistral"), "tokenizer.json"))
+	tok, err := w.data().ResolveTokenizer("mistral")
 	require.NoError(t, err)
-	et := w.encodeTask(in, tok, w.demoPrefix(), 0.8, nil)
+	et := w.data().EncodeTask(in, tok, w.demoPrefix(), 0.8, nil)
 	planned, err := w.demoRuns()
 	require.NoError(t, err)
 	require.Len(t, planned, len(demoVariants))

@@ -40,25 +40,25 @@ func TestFilterTaskIsCachedAndReports(t *testing.T) {
 	out := filepath.Join(w.Root, "out", "kept.jsonl")
 	require.NoError(t, os.WriteFile(in, []byte(`{"text":"hello there, world"}`+"\n"+`{"text":"hi"}`+"\nbroken\n"), 0o644))
 
-	t1 := w.filterTask(in, out, nil)
+	t1 := w.data().FilterTask(in, out, nil)
 	require.NoError(t, w.Runner.Run(context.Background(), t1))
-	w.reportFilter(t1)
+	w.data().ReportFilter(t1)
 	assert.Contains(t, log.String(), "kept 1 of 3 documents")
 	assert.Contains(t, log.String(), "1 malformed (lines 3)")
 
 	w2, log2 := w, &bytes.Buffer{}
 	w2.Runner = &dag.Runner{Cache: w.Cache, Root: w.Root, Verbose: true, Out: log2}
-	t2 := w2.filterTask(in, out, nil)
+	t2 := w2.data().FilterTask(in, out, nil)
 	require.NoError(t, w2.Runner.Run(context.Background(), t2))
 	assert.Equal(t, "tasks: 0 run, 1 cached", w2.Runner.Summary())
 	w2.Out = log2
-	w2.reportFilter(t2)
+	w2.data().ReportFilter(t2)
 	assert.Contains(t, log2.String(), "kept 1 of 3 documents", "the report survives a cache hit")
 
 	// A changed threshold is a new parameter value, explained under -v.
 	t.Setenv("FILTER_MIN_WORDS", "3")
 	w3, log3 := newWorkspaceAt(t, w.Root)
-	require.NoError(t, w3.Runner.Run(context.Background(), w3.filterTask(in, out, nil)))
+	require.NoError(t, w3.Runner.Run(context.Background(), w3.data().FilterTask(in, out, nil)))
 	assert.Contains(t, log3.String(), "FILTER_MIN_WORDS: 2 → 3")
 }
 

@@ -1,4 +1,4 @@
-package tasks
+package data
 
 import (
 	"context"
@@ -35,9 +35,9 @@ var bundledTokenizers = map[string]string{
 	"qwen":    "tokenizer/testdata/qwen-2.5/tokenizer.json",
 }
 
-// tokenizerSpec is a resolved tokenizer: a file, and the model it belongs
+// TokenizerSpec is a resolved tokenizer: a file, and the model it belongs
 // to when it was named by model.
-type tokenizerSpec struct {
+type TokenizerSpec struct {
 	Path  string
 	Model *models.Model
 	EOD   int
@@ -66,31 +66,31 @@ func encodeOptions(tk *tokenizer.Tokenizer, eod int32) encode.Options {
 	return opt
 }
 
-// resolveTokenizer turns a tokenizer argument (a tokenizer.json path, or a
+// ResolveTokenizer turns a tokenizer argument (a tokenizer.json path, or a
 // model name: llama, qwen, mistral, or a proxy) into a file and an
 // end-of-document id.
-func (w *Workspace) resolveTokenizer(arg string) (tokenizerSpec, error) {
+func (o Options) ResolveTokenizer(arg string) (TokenizerSpec, error) {
 	if m, err := models.Lookup(arg); err == nil {
 		key := m.TokenizerKey
-		candidates := []string{w.path("DATA_DIR", "tokenizers", key, "tokenizer.json")}
+		candidates := []string{o.dataPath("tokenizers", key, "tokenizer.json")}
 		if b, ok := bundledTokenizers[key]; ok {
-			candidates = append(candidates, filepath.Join(w.Root, b))
+			candidates = append(candidates, filepath.Join(o.Root, b))
 		}
 		for _, c := range candidates {
 			if _, err := os.Stat(c); err == nil {
-				return tokenizerSpec{Path: c, Model: &m, EOD: m.EOD}, nil
+				return TokenizerSpec{Path: c, Model: &m, EOD: m.EOD}, nil
 			}
 		}
-		return tokenizerSpec{}, fmt.Errorf("no tokenizer.json for %s: run `go run mage.go fetch` first (the %s tokenizer is gated: put HF_TOKEN=... in secrets.env), or pass a tokenizer.json path", arg, m.HFRepo)
+		return TokenizerSpec{}, fmt.Errorf("no tokenizer.json for %s: run `go run mage.go fetch` first (the %s tokenizer is gated: put HF_TOKEN=... in secrets.env), or pass a tokenizer.json path", arg, m.HFRepo)
 	}
 	if _, err := os.Stat(arg); err != nil {
-		return tokenizerSpec{}, fmt.Errorf("tokenizer %q is neither a file nor a model name (known: %v): %w", arg, models.Names(), err)
+		return TokenizerSpec{}, fmt.Errorf("tokenizer %q is neither a file nor a model name (known: %v): %w", arg, models.Names(), err)
 	}
-	spec := tokenizerSpec{Path: arg, EOD: -1}
-	if v := w.Env.eod(); v != "" {
+	spec := TokenizerSpec{Path: arg, EOD: -1}
+	if v := o.EOD; v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return tokenizerSpec{}, fmt.Errorf("EOD=%q is not a token id", v)
+			return TokenizerSpec{}, fmt.Errorf("EOD=%q is not a token id", v)
 		}
 		spec.EOD = n
 	}
@@ -101,7 +101,7 @@ func (w *Workspace) resolveTokenizer(arg string) (tokenizerSpec, error) {
 // a tokenizer given by path (Llama 3, Qwen 2.5, sentencepiece models).
 var eodNames = []string{"<|end_of_text|>", "<|endoftext|>", "</s>"}
 
-func eodFor(tok *tokenizer.Tokenizer, spec tokenizerSpec) (int32, error) {
+func eodFor(tok *tokenizer.Tokenizer, spec TokenizerSpec) (int32, error) {
 	if spec.EOD >= 0 {
 		if spec.EOD >= tok.VocabSize() {
 			return 0, fmt.Errorf("EOD %d is outside the vocabulary of %s (%d tokens)", spec.EOD, spec.Path, tok.VocabSize())
@@ -116,22 +116,22 @@ func eodFor(tok *tokenizer.Tokenizer, spec tokenizerSpec) (int32, error) {
 	return 0, fmt.Errorf("cannot tell the end-of-document token of %s; set EOD=<id>", spec.Path)
 }
 
-// encodeTask encodes in (JSONL) with tok into one dataset at outPrefix, or
+// EncodeTask encodes in (JSONL) with tok into one dataset at outPrefix, or
 // into outPrefix-train and outPrefix-test when split > 0. upstream, when
 // set, produces in; more deps (the tokenizer's fetch) may follow.
-func (w *Workspace) encodeTask(in string, tok tokenizerSpec, outPrefix string, split float64, upstream *dag.Task, more ...*dag.Task) *dag.Task {
+func (o Options) EncodeTask(in string, tok TokenizerSpec, outPrefix string, split float64, upstream *dag.Task, more ...*dag.Task) *dag.Task {
 	prefixes := []string{outPrefix}
 	names := []string{"all"}
 	if split > 0 {
 		prefixes = []string{outPrefix + "-train", outPrefix + "-test"}
 		names = []string{"train", "test"}
 	}
-	id := "encode " + rel(w.Root, in) + " " + rel(w.Root, tok.Path)
+	id := "encode " + rel(o.Root, in) + " " + rel(o.Root, tok.Path)
 	if tok.Model != nil {
-		id = "encode " + rel(w.Root, in) + " " + tok.Model.Name
+		id = "encode " + rel(o.Root, in) + " " + tok.Model.Name
 	}
 	t := &dag.Task{
-		ID:     id + " -> " + rel(w.Root, outPrefix),
+		ID:     id + " -> " + rel(o.Root, outPrefix),
 		Files:  []string{tok.Path},
 		Params: map[string]string{"EOD": strconv.Itoa(tok.EOD), "split": strconv.FormatFloat(split, 'g', -1, 64)},
 		Tools:  map[string]string{"encoder": encoderVersion},
@@ -151,7 +151,7 @@ func (w *Workspace) encodeTask(in string, tok tokenizerSpec, outPrefix string, s
 		}
 	}
 	for _, p := range prefixes {
-		t.Outputs = append(t.Outputs, dag.Output{Path: indexed.BinPath(p), Share: true}, dag.Output{Path: indexed.IdxPath(p), Share: true}, dag.Output{Path: manifestPath(p), Compress: true})
+		t.Outputs = append(t.Outputs, dag.Output{Path: indexed.BinPath(p), Share: true}, dag.Output{Path: indexed.IdxPath(p), Share: true}, dag.Output{Path: ManifestPath(p), Compress: true})
 	}
 	t.Run = func(ctx context.Context, x *dag.Exec) error {
 		if err := os.MkdirAll(filepath.Dir(outPrefix), 0o755); err != nil {
@@ -171,7 +171,7 @@ func (w *Workspace) encodeTask(in string, tok tokenizerSpec, outPrefix string, s
 		if fi, err := os.Stat(in); err == nil {
 			size = fi.Size()
 		}
-		prog := newProgress(x, t.ID, size)
+		prog := newProgress(x, o.Live(x.Log), t.ID, size)
 		opt.Progress = prog.update
 		var stats []encode.Stats
 		if split > 0 {
@@ -196,13 +196,13 @@ func (w *Workspace) encodeTask(in string, tok tokenizerSpec, outPrefix string, s
 		if err != nil {
 			return err
 		}
-		var manifests []encodeManifest
+		var manifests []Manifest
 		for i, p := range prefixes {
 			fp, err := storedFingerprint(x.Cache, p)
 			if err != nil {
 				return err
 			}
-			m := encodeManifest{Prefix: rel(w.Root, p), Input: rel(w.Root, in), InputDigest: inD, Tokenizer: rel(w.Root, tok.Path),
+			m := Manifest{Prefix: rel(o.Root, p), Input: rel(o.Root, in), InputDigest: inD, Tokenizer: rel(o.Root, tok.Path),
 				TokenizerDigest: tokD, VocabSize: tk.VocabSize(), EOD: eod, DType: dtype.String(), Split: names[i],
 				Fingerprint: fp, Stats: stats[i], EncoderVersion: encoderVersion}
 			if split > 0 {
@@ -215,7 +215,7 @@ func (w *Workspace) encodeTask(in string, tok tokenizerSpec, outPrefix string, s
 			if err != nil {
 				return err
 			}
-			if err := cache.WriteFileAtomic(manifestPath(p), append(data, '\n'), 0o644); err != nil {
+			if err := cache.WriteFileAtomic(ManifestPath(p), append(data, '\n'), 0o644); err != nil {
 				return err
 			}
 			manifests = append(manifests, m)
@@ -224,23 +224,6 @@ func (w *Workspace) encodeTask(in string, tok tokenizerSpec, outPrefix string, s
 		return nil
 	}
 	return t
-}
-
-// EncodeFileTarget implements encode:file IN TOKENIZER OUT: it encodes any
-// JSONL corpus in into out.bin and out.idx (in and out relative to the
-// current directory or absolute) with tok, a tokenizer.json path or a model
-// name (see ResolveTokenizer), then reports the dataset written.
-func (w *Workspace) EncodeFileTarget(ctx context.Context, in, tok, out string) error {
-	ts, err := w.resolveTokenizer(tok)
-	if err != nil {
-		return err
-	}
-	t := w.encodeTask(absPath(in), ts, absPath(out), 0, nil)
-	if err := w.Runner.Run(ctx, t); err != nil {
-		return err
-	}
-	w.reportEncode(t)
-	return nil
 }
 
 // checkRegularInput refuses an input that is not a regular file (after
@@ -284,23 +267,27 @@ func storedFingerprint(c *cache.Cache, prefix string) (indexed.Fingerprint, erro
 	return ds.FingerprintWith(sums[0], sums[1]), nil
 }
 
-// reportEncode prints what an encode task wrote.
-func (w *Workspace) reportEncode(t *dag.Task) {
-	var ms []encodeManifest
+// ReportEncode prints what an encode task wrote.
+func (o Options) ReportEncode(t *dag.Task) {
+	var ms []Manifest
 	if err := t.Meta(&ms); err != nil {
 		return
 	}
 	for _, m := range ms {
-		w.printf("%s: %d documents, %d sequences, %d tokens (%s), fingerprint %s\n",
-			m.Prefix, m.Stats.Documents, m.Stats.Sequences, m.Stats.Tokens, m.DType, datasetDigest(m.Fingerprint).Short())
+		fmt.Fprintf(o.Out, "%s: %d documents, %d sequences, %d tokens (%s), fingerprint %s\n",
+			m.Prefix, m.Stats.Documents, m.Stats.Sequences, m.Stats.Tokens, m.DType, DatasetDigest(m.Fingerprint).Short())
 	}
 }
+
+// progressEvery throttles progress reports: the live line redraws at most
+// this often, so a report formatted sooner would be dropped.
+const progressEvery = 250 * time.Millisecond
 
 // progress prints throttled encode progress to the task's log: the share of
 // the input read, documents, speed and the time left, every 2 s.
 type progress struct {
 	x     *dag.Exec
-	live  *liveLine
+	live  LiveLine
 	label string
 	total int64 // input bytes; 0 when unknown
 	start time.Time
@@ -309,14 +296,14 @@ type progress struct {
 	bytes int64
 }
 
-func newProgress(x *dag.Exec, label string, total int64) *progress {
+func newProgress(x *dag.Exec, live LiveLine, label string, total int64) *progress {
 	now := time.Now()
-	return &progress{x: x, live: newLiveLine(x.Log), label: label, total: total, start: now, last: now}
+	return &progress{x: x, live: live, label: label, total: total, start: now, last: now}
 }
 
 func (p *progress) update(docs, bytes int64) {
 	p.docs, p.bytes = docs, bytes
-	if time.Since(p.last) < liveEvery {
+	if time.Since(p.last) < progressEvery {
 		return
 	}
 	p.last = time.Now()

@@ -1,4 +1,4 @@
-package tasks
+package data
 
 import (
 	"encoding/json"
@@ -9,7 +9,7 @@ import (
 	"github.com/rivalbench/rival/indexed"
 )
 
-// manifestDigests are the BLAKE3 digests an EncodeManifest records, by
+// manifestDigests are the BLAKE3 digests a Manifest records, by
 // their JSON field names, read as text first so that a malformed one is
 // reported with the field it is in (the digest types' own errors name the
 // value, not the field).
@@ -23,16 +23,16 @@ type manifestDigests struct {
 	} `json:"fingerprint"`
 }
 
-// decodeManifest reads the manifest at path (its bytes in data). A manifest
+// DecodeManifest reads the manifest at path (its bytes in data). A manifest
 // whose digests are not whole BLAKE3-256 digests (cut short, edited by
 // hand, written by something else) is an error naming the file and the
 // field, never a dataset fingerprint that a cache folder name or a result
-// would carry. A run reads its manifest once (trainRun.prepare) and passes
-// the value on.
-func decodeManifest(path string, data []byte) (encodeManifest, error) {
+// would carry. A run reads its manifest once (trainRun.prepare in package
+// tasks) and passes the value on.
+func DecodeManifest(path string, data []byte) (Manifest, error) {
 	var raw manifestDigests
 	if err := json.Unmarshal(data, &raw); err != nil {
-		return encodeManifest{}, manifestError(path, err)
+		return Manifest{}, manifestError(path, err)
 	}
 	for _, f := range []struct{ name, value string }{
 		{"input_blake3", raw.Input},
@@ -42,15 +42,15 @@ func decodeManifest(path string, data []byte) (encodeManifest, error) {
 		{"fingerprint.bin_blake3", raw.Fingerprint.BinBLAKE3},
 	} {
 		if f.value == "" {
-			return encodeManifest{}, manifestError(path, fmt.Errorf("field %s is missing", f.name))
+			return Manifest{}, manifestError(path, fmt.Errorf("field %s is missing", f.name))
 		}
 		if _, err := cache.ParseDigest(f.value); err != nil {
-			return encodeManifest{}, manifestError(path, fmt.Errorf("field %s: %w", f.name, err))
+			return Manifest{}, manifestError(path, fmt.Errorf("field %s: %w", f.name, err))
 		}
 	}
-	var m encodeManifest
+	var m Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
-		return encodeManifest{}, manifestError(path, err)
+		return Manifest{}, manifestError(path, err)
 	}
 	return m, nil
 }
@@ -59,14 +59,14 @@ func manifestError(path string, err error) error {
 	return fmt.Errorf("dataset manifest %s: %w; encode the dataset again (`go run mage.go encode`) to rewrite it", path, err)
 }
 
-// datasetDigest is a dataset fingerprint's digest as the cache's digest
+// DatasetDigest is a dataset fingerprint's digest as the cache's digest
 // type, for its Short form (the per-dataset folder names): the same 32
 // bytes, converted, not parsed.
-func datasetDigest(fp indexed.Fingerprint) cache.Digest { return cache.Digest(fp.Digest) }
+func DatasetDigest(fp indexed.Fingerprint) cache.Digest { return cache.Digest(fp.Digest) }
 
-// encodeManifest is written next to every encoded dataset: what it was
+// Manifest is written next to every encoded dataset: what it was
 // made from and its fingerprint, so verify:data can check the files.
-type encodeManifest struct {
+type Manifest struct {
 	Prefix          string       `json:"prefix"`
 	Input           string       `json:"input"`
 	InputDigest     cache.Digest `json:"input_blake3"`
@@ -85,5 +85,5 @@ type encodeManifest struct {
 	EncoderVersion string              `json:"encoder_version"`
 }
 
-// manifestPath is the sidecar of a dataset prefix.
-func manifestPath(prefix string) string { return prefix + ".rival.json" }
+// ManifestPath is the sidecar of a dataset prefix.
+func ManifestPath(prefix string) string { return prefix + ".rival.json" }

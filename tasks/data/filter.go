@@ -1,4 +1,4 @@
-package tasks
+package data
 
 import (
 	"bufio"
@@ -14,12 +14,12 @@ import (
 // filterVersion changes the key of every filter task when its rules change.
 const filterVersion = "2"
 
-// filterTask drops documents of in under the configured minimums, writing
+// FilterTask drops documents of in under the configured minimums, writing
 // out. upstream, when not nil, is the task that produces in.
-func (w *Workspace) filterTask(in, out string, upstream *dag.Task) *dag.Task {
+func (o Options) FilterTask(in, out string, upstream *dag.Task) *dag.Task {
 	t := &dag.Task{
-		ID:     "filter " + rel(w.Root, in),
-		Params: map[string]string{"FILTER_MIN_CHARS": w.Config.get("FILTER_MIN_CHARS"), "FILTER_MIN_WORDS": w.Config.get("FILTER_MIN_WORDS")},
+		ID:     "filter " + rel(o.Root, in),
+		Params: map[string]string{"FILTER_MIN_CHARS": o.FilterMinChars, "FILTER_MIN_WORDS": o.FilterMinWords},
 		Tools:  map[string]string{"filter": filterVersion},
 		// Filtered text compresses well; the output is the next task's input.
 		Outputs: []dag.Output{{Path: out, Compress: true}},
@@ -29,7 +29,7 @@ func (w *Workspace) filterTask(in, out string, upstream *dag.Task) *dag.Task {
 	} else {
 		t.Files = []string{in}
 	}
-	opts := corpus.FilterOptions{MinChars: w.Config.int("FILTER_MIN_CHARS"), MinWords: w.Config.int("FILTER_MIN_WORDS")}
+	opts := corpus.FilterOptions{MinChars: atoi(o.FilterMinChars), MinWords: atoi(o.FilterMinWords)}
 	t.Run = func(ctx context.Context, x *dag.Exec) error {
 		f, _, err := safefile.Open(in)
 		if err != nil {
@@ -51,22 +51,10 @@ func (w *Workspace) filterTask(in, out string, upstream *dag.Task) *dag.Task {
 	return t
 }
 
-// FilterFileTarget implements filter:file IN OUT: it filters any local
-// JSONL corpus in into out (both relative to the current directory or
-// absolute), then reports what was kept.
-func (w *Workspace) FilterFileTarget(ctx context.Context, in, out string) error {
-	t := w.filterTask(absPath(in), absPath(out), nil)
-	if err := w.Runner.Run(ctx, t); err != nil {
-		return err
-	}
-	w.reportFilter(t)
-	return nil
-}
-
-// reportFilter prints what a finished filter task kept and dropped.
-func (w *Workspace) reportFilter(t *dag.Task) {
+// ReportFilter prints what a finished filter task kept and dropped.
+func (o Options) ReportFilter(t *dag.Task) {
 	var st corpus.FilterStats
 	if err := t.Meta(&st); err == nil && st.Read > 0 {
-		w.printf("%s: %s\n", t.ID, st)
+		fmt.Fprintf(o.Out, "%s: %s\n", t.ID, st)
 	}
 }

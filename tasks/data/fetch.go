@@ -1,4 +1,4 @@
-package tasks
+package data
 
 import (
 	"bufio"
@@ -15,30 +15,22 @@ import (
 	"github.com/rivalbench/rival/models"
 )
 
-// hubClient is a Hub client for HF_ENDPOINT with the token from
-// secrets.env or the environment.
-func (w *Workspace) hubClient() (*hub.Client, error) {
-	o := hub.OptionsFromEnv()
-	o.Token = w.Config.secret("HF_TOKEN")
-	return hub.New(o)
-}
-
 // tokenizerDir is where the fetched tokenizer files of a tokenizer key
 // (llama, qwen, mistral) live.
-func (w *Workspace) tokenizerDir(key string) string {
-	return w.path("DATA_DIR", "tokenizers", key)
+func (o Options) tokenizerDir(key string) string {
+	return o.dataPath("tokenizers", key)
 }
 
 // fetchTokenizerTask downloads a model's tokenizer files (tokenizer.json,
 // tokenizer_config.json, config.json) at the model's pinned revision (models.Model.HFRevision).
 // Its key is what was asked, so a second fetch needs no network.
-func (w *Workspace) fetchTokenizerTask(model string) (*dag.Task, error) {
+func (o Options) fetchTokenizerTask(model string) (*dag.Task, error) {
 	m, err := models.Lookup(model)
 	if err != nil {
 		return nil, err
 	}
 	e := hub.TokenizerEntry(m.TokenizerKey, m.HFRepo, m.HFRevision, m.Gated)
-	dir := w.tokenizerDir(e.Name)
+	dir := o.tokenizerDir(e.Name)
 	t := &dag.Task{
 		ID:     "fetch tokenizer " + e.Name,
 		Params: map[string]string{"repo": e.Repo, "revision": e.Revision, "files": strings.Join(e.Files, ",")},
@@ -47,7 +39,7 @@ func (w *Workspace) fetchTokenizerTask(model string) (*dag.Task, error) {
 		t.Outputs = append(t.Outputs, dag.Output{Path: filepath.Join(dir, filepath.FromSlash(f)), Compress: true})
 	}
 	t.Run = func(ctx context.Context, x *dag.Exec) error {
-		c, err := w.hubClient()
+		c, err := o.Hub()
 		if err != nil {
 			return err
 		}
@@ -62,15 +54,15 @@ func (w *Workspace) fetchTokenizerTask(model string) (*dag.Task, error) {
 	return t, nil
 }
 
-// FetchDatasetTask downloads a dataset's shards (resumable, under
-// DATA_DIR/downloads) and writes its first DATA_SAMPLES documents as JSONL
-// to DATA_DIR/raw/<name>.jsonl.
 // shardReaderVersion changes the fetch key when reading shards into JSONL
 // changes: 2 is package jsonl (exact "text" key, strict UTF-8), as filter and
 // encode read lines.
 const shardReaderVersion = "2"
 
-func (w *Workspace) fetchDatasetTask(name string) (*dag.Task, error) {
+// fetchDatasetTask downloads a dataset's shards (resumable, under
+// DATA_DIR/downloads) and writes its first DATA_SAMPLES documents as JSONL
+// to DATA_DIR/raw/<name>.jsonl.
+func (o Options) fetchDatasetTask(name string) (*dag.Task, error) {
 	e, err := hub.Lookup(name)
 	if err != nil {
 		return nil, err
@@ -78,8 +70,8 @@ func (w *Workspace) fetchDatasetTask(name string) (*dag.Task, error) {
 	if e.Type != hub.Dataset {
 		return nil, fmt.Errorf("fetch %s: not a dataset", name)
 	}
-	limit := w.Config.int("DATA_SAMPLES")
-	out := w.path("DATA_DIR", "raw", name+".jsonl")
+	limit := o.Samples
+	out := o.dataPath("raw", name+".jsonl")
 	t := &dag.Task{
 		ID: "fetch " + name,
 		Params: map[string]string{"repo": e.Repo, "revision": e.Revision, "files": strings.Join(e.Files, ","),
@@ -88,14 +80,14 @@ func (w *Workspace) fetchDatasetTask(name string) (*dag.Task, error) {
 		Outputs: []dag.Output{{Path: out, Compress: true}},
 	}
 	t.Run = func(ctx context.Context, x *dag.Exec) error {
-		c, err := w.hubClient()
+		c, err := o.Hub()
 		if err != nil {
 			return err
 		}
 		defer c.Close()
 		var shards []string
 		for _, req := range e.Requests() {
-			dest := w.path("DATA_DIR", "downloads", e.Repo, filepath.FromSlash(req.File))
+			dest := o.dataPath("downloads", e.Repo, filepath.FromSlash(req.File))
 			d, err := c.Download(ctx, req, dest)
 			if err != nil {
 				return err

@@ -1,4 +1,4 @@
-package tasks
+package data
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ import (
 func llamaTokPath() string {
 	d := os.Getenv("RIVAL_SHARED_DIR")
 	if d == "" {
-		d = filepath.Join("..", "..", "shared")
+		d = filepath.Join("..", "..", "..", "shared")
 	}
 	return filepath.Join(d, "tokenizers", "llama-3.1", "tokenizer.json")
 }
