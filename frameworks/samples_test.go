@@ -12,6 +12,7 @@ import (
 
 	"github.com/rivalbench/rival/encode"
 	"github.com/rivalbench/rival/frameworks/core"
+	"github.com/rivalbench/rival/frameworks/nemo"
 	"github.com/rivalbench/rival/gptorder"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/indexed"
@@ -65,30 +66,41 @@ func samplesLine(t *testing.T, out string) core.SampleDigest {
 	return core.SampleDigest{}
 }
 
-// mega's and prim's preflights digest the first 8 global batches Megatron's own GPTDataset and
-// pretraining sampler hand out for the launch's arguments (seed, SL, split, GBS, MBS, DP; prim's
-// through Primus's merged config): Rival's digest of its order. A launch with another seed reads
-// other samples, and the digests differ. Without the dataset the preflight prints no digest.
+// mega's, prim's and nemo's preflights digest the first 8 global batches their framework's own data
+// path hands out for the launch (seed, SL, split, GBS, MBS, DP): Megatron's GPTDataset and pretraining
+// sampler for mega's arguments and prim's Primus-merged config; for nemo, Megatron-Bridge's dataset
+// provider over the validated ConfigContainer and the batch sampler Bridge's loader builds for each
+// data-parallel rank. Each equals Rival's digest of its order, also for another split of the global
+// batch over ranks (nemo DP 4 × MBS 2). A launch with another seed reads other samples, and the
+// digests differ. Without the dataset the preflight prints no digest.
 func TestPreflightDigestsMegatronsSamples(t *testing.T) {
 	dir := upstreamDir(t)
+	seed43 := func(l *core.Launch) { setArg(l.Preflight, "--seed", "43") }
 	for _, c := range []struct {
-		platform, fw, model, tok string
-		edit                     func(l *core.Launch)
-		equal                    bool
+		name, platform, fw, model, tok string
+		layout                         func(f *core.Fair)
+		edit                           func(t *testing.T, l *core.Launch)
+		equal                          bool
 	}{
-		{hw.PlatformNVIDIA, "mega", "mistral", "mistral-7b-v0.1", nil, true},
-		{hw.PlatformAMD, "prim", "qwen", "qwen-2.5", nil, true},
-		{hw.PlatformNVIDIA, "mega", "mistral", "mistral-7b-v0.1", func(l *core.Launch) { setArg(l.Preflight, "--seed", "43") }, false},
+		{"equal", hw.PlatformNVIDIA, "mega", "mistral", "mistral-7b-v0.1", nil, nil, true},
+		{"equal", hw.PlatformAMD, "prim", "qwen", "qwen-2.5", nil, nil, true},
+		{"other seed", hw.PlatformNVIDIA, "mega", "mistral", "mistral-7b-v0.1", nil, func(_ *testing.T, l *core.Launch) { seed43(l) }, false},
+		{"equal", hw.PlatformNVIDIA, "nemo", "mistral", "mistral-7b-v0.1", nil, nil, true},
+		{"equal dp4 mbs2", hw.PlatformNVIDIA, "nemo", "qwen", "qwen-2.5", func(f *core.Fair) { f.TP, f.DP, f.MBS = 2, 4, 2 }, nil, true},
+		{"other seed", hw.PlatformNVIDIA, "nemo", "mistral", "mistral-7b-v0.1", nil, func(t *testing.T, l *core.Launch) { setNemoSeed(t, l, 43) }, false},
 	} {
-		t.Run(c.platform+"/"+c.fw+"/"+map[bool]string{true: "equal", false: "other seed"}[c.equal], func(t *testing.T) {
+		t.Run(c.platform+"/"+c.fw+"/"+c.name, func(t *testing.T) {
 			r := request(t, c.platform, c.fw, c.model)
 			r.Fair.SL, r.Fair.GA, r.Fair.TrainIters, r.Fair.WarmupSteps = 256, 2, 20, 2
+			if c.layout != nil {
+				c.layout(&r.Fair)
+			}
 			r.OutputDir, r.TokenizerPath = t.TempDir(), tokenizerDir(t, c.model)
 			r.DataPrefix, r.DataCacheDir = encodedCorpus(t, c.tok), t.TempDir()
 			l, err := Build(r)
 			require.NoError(t, err)
 			if c.edit != nil {
-				c.edit(&l)
+				c.edit(t, &l)
 			}
 			out, err := runPreflight(t, dir, r, l)
 			require.NoError(t, err, out)
@@ -96,20 +108,35 @@ func TestPreflightDigestsMegatronsSamples(t *testing.T) {
 			gbs := int64(r.Fair.MBS * r.Fair.DP * r.Fair.GA)
 			require.Equal(t, 8*gbs, got.Samples, "8 global batches")
 			want := rivalSamples(t, r.DataPrefix, r.Fair, got.Samples)
+			t.Logf("%s: %d samples, sha256 %s (Rival's %s)", c.fw, got.Samples, got.SHA256, want)
 			if c.equal {
-				assert.Equal(t, want, got.SHA256, "Megatron reads Rival's order")
+				assert.Equal(t, want, got.SHA256, "the framework reads Rival's order")
 			} else {
 				assert.NotEqual(t, want, got.SHA256)
 			}
 		})
 	}
-	t.Run("no dataset", func(t *testing.T) {
-		r := request(t, hw.PlatformNVIDIA, "mega", "mistral")
-		r.OutputDir, r.TokenizerPath = t.TempDir(), tokenizerDir(t, "mistral")
-		l, err := Build(r)
-		require.NoError(t, err)
-		out, err := runPreflight(t, dir, r, l)
-		require.NoError(t, err, out)
-		assert.NotContains(t, out, "preflight samples:")
-	})
+	for _, fw := range []string{"mega", "nemo"} {
+		t.Run(fw+"/no dataset", func(t *testing.T) {
+			r := request(t, hw.PlatformNVIDIA, fw, "mistral")
+			r.OutputDir, r.TokenizerPath = t.TempDir(), tokenizerDir(t, "mistral")
+			l, err := Build(r)
+			require.NoError(t, err)
+			out, err := runPreflight(t, dir, r, l)
+			require.NoError(t, err, out)
+			assert.Contains(t, out, "preflight ok: ")
+			assert.NotContains(t, out, "preflight samples:")
+		})
+	}
+}
+
+// setNemoSeed sets the data order's seed (dataset.random_seed) and the model's (rng.seed) in a nemo
+// launch's Bridge configuration.
+func setNemoSeed(t *testing.T, l *core.Launch, seed int) {
+	var cfg map[string]map[string]any
+	require.NoError(t, json.Unmarshal(l.Files[nemo.ConfigName], &cfg))
+	cfg["dataset"]["random_seed"], cfg["rng"]["seed"] = seed, seed
+	b, err := json.Marshal(cfg)
+	require.NoError(t, err)
+	l.Files[nemo.ConfigName] = b
 }

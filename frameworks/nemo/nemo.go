@@ -20,6 +20,7 @@ import (
 	"path"
 
 	"github.com/rivalbench/rival/frameworks/core"
+	"github.com/rivalbench/rival/frameworks/facts"
 	"github.com/rivalbench/rival/frameworks/mega"
 	"github.com/zeebo/blake3"
 )
@@ -216,7 +217,7 @@ func Config(p core.Plan) (map[string]Section, error) {
 
 // PreflightRanFile is where the preflight's --ran argument points, relative to OutputDir. The check
 // writes nothing there; it keeps the run's own RanFile untouched.
-const PreflightRanFile = "preflight/" + RanFile
+const PreflightRanFile = PreflightDir + "/" + RanFile
 
 // CheckCommand is the preflight of a launch built for p: the entry script with --check builds the
 // configuration and runs Bridge's own validation (runtime_config_update, then Megatron Core's
@@ -228,6 +229,11 @@ func CheckCommand(p core.Plan) []string {
 	return []string{"python3", path.Join(p.OutputDir, ScriptName), "--config", path.Join(p.OutputDir, ConfigName),
 		"--ran", path.Join(p.OutputDir, PreflightRanFile), "--check"}
 }
+
+// PreflightDir holds, relative to OutputDir, the preflight's helper files: frameworks/facts'
+// preflight.py and its stand-ins, whose helpers_cpp compiles Megatron's dataset helpers when the image
+// holds no build of them (rival_nemo.py --check imports it to build the dataset it digests).
+const PreflightDir = "preflight"
 
 // Preflight is the launch of CheckCommand: the run's environment plus the world size, no GPUs.
 func Preflight(p core.Plan, run core.Launch) *core.Launch {
@@ -261,6 +267,9 @@ func Build(p core.Plan) (core.Launch, error) {
 		},
 		Files:             map[string][]byte{ScriptName: Script(), ConfigName: append(doc, '\n')},
 		EntryScriptDigest: ScriptDigest(), LogFamily: LogFamily, RanFile: RanFile,
+	}
+	for n, b := range facts.PreflightFiles() {
+		l.Files[path.Join(PreflightDir, n)] = b
 	}
 	l.Preflight = Preflight(p, l)
 	return l, nil

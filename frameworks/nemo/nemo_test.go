@@ -18,6 +18,7 @@ import (
 	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/frameworks/effective"
+	"github.com/rivalbench/rival/frameworks/facts"
 	"github.com/rivalbench/rival/frameworks/logparse"
 	"github.com/rivalbench/rival/frameworks/nemo"
 	"github.com/rivalbench/rival/frameworks/upstreamtest"
@@ -369,6 +370,9 @@ func TestEveryLaunchCarriesPreflight(t *testing.T) {
 			assert.Equal(t, "1", l.Preflight.Env["HF_HUB_OFFLINE"], "the run's own environment")
 			assert.Equal(t, "/rival/run", l.Preflight.WorkDir)
 			assert.NotContains(t, l.Preflight.Command, "/rival/run/"+nemo.RanFile, "the check leaves the run's record alone")
+			for n, b := range facts.PreflightFiles() {
+				assert.Equal(t, b, l.Files[nemo.PreflightDir+"/"+n], "the check imports facts' %s (helpers_cpp)", n)
+			}
 		})
 	}
 }
@@ -459,7 +463,9 @@ func runPreflight(t *testing.T, l core.Launch, out, bridge, megatron string) (st
 	require.Equal(t, "python3", l.Preflight.Command[0])
 	here, err := filepath.Abs(filepath.Join("..", "facts"))
 	require.NoError(t, err)
-	wrapper := "import runpy, sys; sys.path[:0] = [sys.argv[1]]; import pystubs; pystubs.install(); " +
+	// Without multistorageclient's stand-in Megatron reads a dataset's files itself.
+	wrapper := "import runpy, sys; sys.path[:0] = [sys.argv[1]]; import pystubs; " +
+		"pystubs.STUBBED = tuple(n for n in pystubs.STUBBED if n != 'multistorageclient'); pystubs.install(); " +
 		"pystubs.add_trees(sys.argv[2], sys.argv[3]); sys.argv = sys.argv[4:]; runpy.run_path(sys.argv[0], run_name='__main__')"
 	py := os.Getenv("RIVAL_PREFLIGHT_PYTHON")
 	if py == "" {

@@ -6,8 +6,18 @@ field to Bridge's dataclass of that section, so nothing is left to a recipe and 
 The few values JSON cannot carry are named: dtypes ("bfloat16"), the activation ("silu"), tuples
 (window_size, the dataset blend). Run under torchrun; every rank builds the same configuration.
 Rank 0 writes what actually ran (Bridge, Megatron Core, Transformer Engine, torch, CUDA versions) to
-the --ran file and prints it as one "rival-nemo: ran ..." line. With --check it only runs Bridge's
-own configuration validation for WORLD_SIZE processes and exits (a preflight; no GPU needed)."""
+the --ran file and prints it as one "rival-nemo: ran ..." line.
+
+With --check it only runs Bridge's own configuration validation for WORLD_SIZE processes, prints what
+Bridge built, and exits (a preflight; no GPU needed). When the run's dataset is there (not for
+train:check before encoding) it also digests the first min(8 x GBS, TRAIN_ITERS x GBS) samples Bridge's
+own data path will train on: the train dataset built by Bridge's dataset provider for the validated
+dataset section (BlendedMegatronDatasetBuilder -> GPTDataset, index cache in the section's
+path_to_cache), read through the batch sampler Bridge's build_pretraining_data_loader chooses for each
+data-parallel rank, micro-batch step by micro-batch step and rank by rank. Each sample's tokens as
+little-endian int64 go into one SHA-256, printed as 'preflight samples: {"samples": n, "sha256": hex}'
+for Rival to compare with its own order. Megatron's compiled dataset helpers come from the image, or
+are compiled by the helpers_cpp of frameworks/facts/preflight.py, which the launch ships in preflight/."""
 import argparse
 import json
 import os
@@ -117,7 +127,8 @@ def parse(argv=None):
     p.add_argument("--ran", required=True, help="where rank 0 writes what ran (JSON)")
     p.add_argument("--check", action="store_true",
                    help="only build the configuration and run Bridge's own validation (runtime_config_update, "
-                        "then the optimizer scheduler) for WORLD_SIZE processes, print the verdict and exit; no GPU needed")
+                        "then the optimizer scheduler) for WORLD_SIZE processes, digest the first samples Bridge's data path reads "
+                        "when the dataset is there, print the verdict and exit; no GPU needed")
     return p.parse_args(argv)
 
 
@@ -218,6 +229,75 @@ def effective(cfg):
     return out
 
 
+def _facts_preflight():
+    """frameworks/facts/preflight.py as the launch ships it (preflight/ beside this script), else the
+    preflight module the path holds (the bridgecheck tests put frameworks/facts on it)."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "preflight")
+    if os.path.isfile(os.path.join(here, "preflight.py")) and here not in sys.path:
+        sys.path.insert(0, here)
+    import preflight as facts
+    return facts
+
+
+class _DatasetTokenizer:
+    """What GPTDataset asks of the tokenizer Bridge's setup hands it: the ids its masks use and an
+    identity for the index cache's file names. The sample order does not depend on it; its own identity
+    keeps the preflight's cached indices apart from the run's."""
+    vocab_size = None
+    eod = 0
+    pad = -1
+    unique_identifiers = {"class": "rival-nemo-preflight"}
+
+
+def samples(cfg):
+    """The SHA-256 of the first samples Bridge's data path reads for the validated cfg (see the module's
+    doc), as {"samples": n, "sha256": hex}; None when the dataset is not there."""
+    import contextlib
+    import hashlib
+    import io
+
+    ds = cfg.dataset
+    blend = getattr(ds, "blend", None) or (getattr(ds, "blend_per_split", None) or [None])[0]
+    paths = list(blend[0]) if blend else []
+    if not paths or not all(os.path.isfile(p + x) for p in paths for x in (".idx", ".bin")):
+        return None  # no dataset here: nothing to digest
+    import numpy
+    import megatron.core
+    facts = _facts_preflight()
+    facts.helpers_cpp(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(megatron.core.__file__)))))
+    from megatron.bridge.data import samplers
+    from megatron.bridge.data.loaders import build_train_valid_test_datasets
+    from megatron.bridge.data.utils import get_dataset_provider
+
+    t = cfg.train
+    gbs, mbs, dp = t.global_batch_size, t.micro_batch_size, cfg.data_parallel_size
+    n = min(facts.DIGEST_BATCHES * gbs, t.train_iters * gbs)  # the global batches mega's digest covers
+    ds.tokenizer = _DatasetTokenizer()  # where Bridge's setup puts its tokenizer
+    with contextlib.redirect_stdout(io.StringIO()):  # Bridge and Megatron report the build on stdout
+        train, _, _ = build_train_valid_test_datasets(cfg, get_dataset_provider(ds))
+    # The batch sampler Bridge's loader builds for each rank; the torch DataLoader around it, which only
+    # fetches the indices it yields, is left out.
+    loader = samplers.DataLoader
+    samplers.DataLoader = lambda dataset, batch_sampler=None, **kw: batch_sampler
+    try:
+        ranks = [samplers.build_pretraining_data_loader(
+            train, 0, ds.dataloader_type, mbs, ds.num_workers, ds.data_sharding,
+            data_parallel_rank=r, data_parallel_size=dp, global_batch_size=gbs) for r in range(dp)]
+    finally:
+        samplers.DataLoader = loader
+    if any(s is None or s is train for s in ranks):
+        raise ValueError(f"dataset.dataloader_type {ds.dataloader_type!r}: Bridge builds no batch sampler to digest")
+    its = [iter(s) for s in ranks]
+    h, done = hashlib.sha256(), 0
+    while done < n:
+        for it in its:
+            for idx in next(it):
+                text, _ = train._query_document_sample_shuffle_indices(idx)  # what __getitem__ reads
+                h.update(numpy.asarray(text, dtype="<i8").tobytes())
+                done += 1
+    return {"samples": done, "sha256": h.hexdigest()}
+
+
 def _where(e):
     """The innermost frame that raised e, as file:line: code."""
     import traceback
@@ -230,7 +310,8 @@ def _where(e):
 
 def preflight(o):
     """--check: the run's preflight. Prints "preflight ran: {json}" (what the image holds, read now),
-    then "preflight ok: ..." or "preflight failed: <Bridge's error>" as the last line; exit 0 or 1."""
+    "preflight effective: {json}", "preflight samples: {json}" when the dataset is there, then
+    "preflight ok: ..." or "preflight failed: <Bridge's error>" as the last line; exit 0 or 1."""
     try:
         r = ran()
         r["megatron_bridge"] = r.pop("version")
@@ -250,6 +331,13 @@ def preflight(o):
     except Exception as e:  # reading back is part of the check
         print(f"preflight failed: reading back Bridge's effective configuration: {type(e).__name__}: {e}{_where(e)}", flush=True)
         return 1
+    try:
+        d = samples(cfg)
+    except Exception as e:  # the run would read these samples: a failure here stops it too
+        print(f"preflight failed: Bridge's GPTDataset over the run's data: {type(e).__name__}: {e}{_where(e)}", flush=True)
+        return 1
+    if d is not None:
+        print("preflight samples: " + json.dumps(d), flush=True)
     print(f"preflight ok: megatron-bridge configuration valid for {os.environ.get('WORLD_SIZE', '1')} processes",
           flush=True)
     return 0

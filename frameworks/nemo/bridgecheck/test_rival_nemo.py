@@ -119,6 +119,7 @@ class BridgeValidatesEveryCell(unittest.TestCase):
                 self.assertEqual(rival_nemo.main(["--config", good, "--ran", os.path.join(d, "ran.json"), "--check"]), 0)
             self.assertFalse(os.path.exists(os.path.join(d, "ran.json")), "--check records nothing")
             self.assertIn("preflight ok: megatron-bridge configuration valid for", out.getvalue().splitlines()[-1])
+            self.assertNotIn("preflight samples:", out.getvalue(), "no dataset here: nothing to digest")
             c["config"]["optimizer"]["min_lr"] = 1.0
             bad = os.path.join(d, "bad.json")
             with open(bad, "w", encoding="utf-8") as f:
