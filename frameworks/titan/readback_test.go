@@ -95,8 +95,9 @@ type cellRun struct {
 // launch states it (command, working directory, environment) in one container of torchImage, with
 // the pinned trees mounted where the preflight's tree variables point; testdata/readback_many.py
 // imports torch and TorchTitan once per tree and forks one child per launch, one per CPU at a time.
-// It returns each cell's output lines and exit code.
-func runReadbacks(t *testing.T, cells []readbackCell) (map[string][]string, map[string]int) {
+// extra are further folders the cells read (a dataset and its sample order). It returns each cell's
+// output lines and exit code.
+func runReadbacks(t *testing.T, cells []readbackCell, extra ...container.Mount) (map[string][]string, map[string]int) {
 	t.Helper()
 	trees := upstreamtest.Get(t)
 	e := engineWithTorchImage(t)
@@ -141,10 +142,10 @@ func runReadbacks(t *testing.T, cells []readbackCell) (map[string][]string, map[
 		Image: torchImage, RunID: fmt.Sprintf("titan-readback-%d", time.Now().UnixNano()),
 		Cmd:     []string{"python3", root + "/readback_many.py", root + "/cells.json"},
 		Network: "none", Platform: container.PlatformCPU, Timeout: 30 * time.Minute,
-		Mounts: []container.Mount{
+		Mounts: append([]container.Mount{
 			{Source: trees.Dir, Target: upstream, ReadOnly: true},
 			{Source: host, Target: root},
-		},
+		}, extra...),
 	}
 	var lines []string
 	_, err = e.Run(context.Background(), spec, func(l string) { lines = append(lines, l) })

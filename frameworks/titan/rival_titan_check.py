@@ -38,6 +38,7 @@ import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PREFIX = "preflight effective: "
+SAMPLES = "preflight samples: "
 
 # Packages TorchTitan (and Primus's config code) import at module level that a CPU torch image may lack.
 OPTIONAL = ("tyro", "torchdata", "tensorboard", "torchao", "tokenizers", "datasets", "safetensors",
@@ -416,6 +417,54 @@ def read_batch(job_config, world, parallel_dims, spec, out, unread):
         unread.append("eod_mask_loss: the train spec's loss is %s, not TorchTitan's cross entropy" % loss)
 
 
+# The digest covers the first DIGEST_BATCHES global batches (at most TRAIN_ITERS of them), as Rival's
+# own digest of its order does (tasks: digestBatches).
+DIGEST_BATCHES = 8
+
+
+def read_samples(torch, spec, ext, job_config, parallel_dims):
+    """(n, SHA-256) of the first n = min(8, steps) × GBS samples TorchTitan's trainer reads through
+    the train spec's dataloader, or None when the files it reads are not there (train:check before
+    the dataset is encoded or the order written). As TorchTitan's Trainer does, one dataloader is
+    built per rank of the "dp" mesh (dp_replicate × dp_shard ranks when either is > 1, else one),
+    each with its dp_rank and dp_world_size; a step draws global_batch_size / (local_batch_size ×
+    DP) micro-batches from each rank's. Samples are taken in that order, micro-batch step by step and
+    rank by rank within a global batch, each as its SL inputs and the last label: SL + 1
+    little-endian int64 token ids."""
+    import hashlib
+    files = getattr(ext, "input_files", None)
+    if files is None:
+        raise ValueError("the extension %s does not name the files its dataloader reads (input_files)" % getattr(ext, "__name__", ext))
+    if not all(os.path.isfile(f) for f in files(job_config)):
+        return None
+    ft = getattr(job_config, "fault_tolerance", None)
+    if ft is not None and ft.enable:
+        raise ValueError("fault_tolerance.enable: each replica group reads its own part of the data; the digest covers one group")
+    t = job_config.training
+    dp = parallel_dims.dp_replicate * parallel_dims.dp_shard if parallel_dims.dp_enabled else 1
+    gbs = t.global_batch_size if t.global_batch_size > 0 else t.local_batch_size * dp
+    ga = gbs // (t.local_batch_size * dp)
+    n = min(DIGEST_BATCHES, t.steps) * gbs
+    with contextlib.redirect_stdout(io.StringIO()):
+        loaders = [iter(spec.build_dataloader_fn(dp_world_size=dp, dp_rank=r, tokenizer=None, job_config=job_config))
+                   for r in range(dp)]
+    h, done = hashlib.sha256(), 0
+    while done < n:  # one global batch
+        for _ in range(ga):
+            for r, it in enumerate(loaders):
+                inputs, labels = next(it)
+                x = inputs["input"]
+                if tuple(x.shape) != (t.local_batch_size, t.seq_len) or tuple(labels.shape) != tuple(x.shape):
+                    raise ValueError("dp rank %d: a micro-batch of inputs %s and labels %s, want %d × %d" % (
+                        r, tuple(x.shape), tuple(labels.shape), t.local_batch_size, t.seq_len))
+                if not torch.equal(x[:, 1:], labels[:, :-1]):
+                    raise ValueError("dp rank %d: the labels are not the inputs shifted by one token" % r)
+                for row in torch.cat([x, labels[:, -1:]], dim=1):
+                    h.update(row.to(torch.int64).numpy().astype("<i8").tobytes())
+                    done += 1
+    return done, h.hexdigest()
+
+
 def main(argv):
     if len(argv) < 6 or argv[1] not in ("nvd", "amd") or (argv[1] == "amd") != (len(argv) == 7):
         sys.exit(__doc__)
@@ -444,9 +493,10 @@ def main(argv):
             job_config = job_config_nvd(conf) if platform == "nvd" else job_config_amd(conf)
     except BaseException as e:  # noqa: B902
         fail("TorchTitan job config" if platform == "nvd" else "Primus's TorchTitan job config", e)
+    ext = None
     try:
         if job_config.experimental.custom_import:
-            importlib.import_module(job_config.experimental.custom_import)
+            ext = importlib.import_module(job_config.experimental.custom_import)
         from torchtitan.protocols import train_spec as ts
         spec = ts.get_train_spec(job_config.model.name)
         args = spec.model_args[job_config.model.flavor]
@@ -477,6 +527,8 @@ def main(argv):
         read_precision(torch, job_config, parallel_dims, out, unread)
         stage = "reading back the batch"
         read_batch(job_config, world, parallel_dims, spec, out, unread)
+        stage = "reading the first samples through the train spec's dataloaders"
+        digest = read_samples(torch, spec, ext, job_config, parallel_dims) if ext is not None else None
     except BaseException as e:  # noqa: B902
         fail(stage, e)
     if unread:
@@ -488,6 +540,8 @@ def main(argv):
         ran["stood_in"] = ",".join(missing)
     print("preflight ran: " + json.dumps(ran, sort_keys=True))
     print(PREFIX + json.dumps(out, sort_keys=True))
+    if digest is not None:
+        print(SAMPLES + json.dumps({"samples": digest[0], "sha256": digest[1]}))
     print("preflight ok: torchtitan %s: %s %s, world %d, TP %d PP %d DP %d, %s on the meta device" % (
         tree or "(installed)", job_config.model.name, job_config.model.flavor, world, parallel_dims.tp,
         parallel_dims.pp, parallel_dims.dp_shard * parallel_dims.dp_replicate, type(model).__name__))
