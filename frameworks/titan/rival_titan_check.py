@@ -18,8 +18,17 @@ training.dtype, init_weights (with torch.nn.init's calls recorded: that is the i
 gets), the optimizers through the spec's build_optimizers_fn and the LR schedule through its
 build_lr_schedulers_fn, and the mixed precision TorchTitan applies (FSDP's param dtype when FSDP
 shards, else maybe_enable_amp's choice). It prints the effective configuration as one line
-"preflight effective: {json}" (frameworks/effective), then "preflight ok: ...". On failure it exits
-1 with "preflight failed: STAGE: ERROR".
+"preflight effective: {json}" (frameworks/effective).
+
+Then it reads the first samples as the trainer will: one dataloader per rank of TorchTitan's "dp"
+mesh (dp_replicate × dp_shard of the ParallelDims above) through the spec's build_dataloader_fn,
+global_batch_size / (local_batch_size × DP) micro-batches from each rank per global batch, micro-batch
+step by step and rank by rank, each sample as its SL inputs and last label. For the first
+n = min(8, training.steps) × GBS samples it prints 'preflight samples: {"samples": n, "sha256": hex}'
+(SHA-256 over each sample's SL + 1 little-endian int64 token ids), which Rival compares with its
+digest of the order it wrote (docs/sample-order.md); nothing when the files the extension's
+dataloader reads (rival_titan.input_files) are not there. Last "preflight ok: ...". On failure it
+exits 1 with "preflight failed: STAGE: ERROR".
 
 Needs real torch (>= 2.5) and numpy; a package TorchTitan imports that is not installed (tyro,
 torchdata, tensorboard, ... on a plain torch image) is stood in (../facts/pystubs.py when shipped
