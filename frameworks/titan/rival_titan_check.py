@@ -9,9 +9,12 @@ TREES are ':'-separated candidates (environment variables expanded); the first t
 package is used, else the installed one. EXT_DIR holds rival_titan.py and rival_titan.json.
 
 nvd: TorchTitan's ConfigManager().parse_args(["--job.config_file", TOML]), as `torchrun -m
-torchtitan.train` runs it. amd: Primus's own path (load_primus_config, get_module_config
-"pre_trainer", TorchTitanJobConfigBuilder over TorchTitan's JobConfig defaults,
-build_job_config_from_namespace), as Primus's TorchTitan trainer runs it. Then, as TorchTitan's
+torchtitan.train` runs it. amd: Primus's start-up path, PrimusRuntime's own steps up to the
+trainer's init (the experiment's "pre_trainer" module, the TorchTitan adapter and backend path, its
+TorchTitanJobConfigBuilder over TorchTitan's JobConfig defaults, the build_args and setup patch
+phases, so Primus's TorchTitan patches apply as in the run), then build_job_config_from_namespace as
+TorchTitanPretrainTrainer.init does; the "preflight ran:" line names the patches applied
+(primus_patches) and those that failed (primus_patches_failed). Then, as TorchTitan's
 Trainer does: import experimental.custom_import (Rival's extension), get_train_spec(model.name), the
 flavour's model args and update_from_config, the model built on the meta device under
 training.dtype, init_weights (with torch.nn.init's calls recorded: that is the init each parameter
@@ -125,19 +128,53 @@ def job_config_nvd(toml):
     return ConfigManager().parse_args(["--job.config_file", toml])
 
 
-def job_config_amd(exp):
+def job_config_amd(exp, backend_path):
+    """The job config Primus's runtime hands TorchTitan's Trainer: PrimusRuntime's own steps up to the
+    trainer's init (configuration, backend adapter and path, the adapter's TorchTitan args with the
+    build_args patches, the trainer object, the setup patches), without its environment, distributed
+    and logging setup; then build_job_config_from_namespace as TorchTitanPretrainTrainer.init does."""
+    import logging
+    import types
     lg = importlib.import_module("primus.core.utils.logger")
     if getattr(lg, "_logger", None) is None:
-        # Primus's trainer sets its loguru logger up first; its config code only logs through it.
-        import logging
+        # Primus's runtime sets its loguru logger up first; its config code and patches only log through it.
         lg._logger = logging.getLogger("primus")
-    pc = importlib.import_module("primus.core.config.primus_config")
-    cfg = pc.load_primus_config(exp)
-    params = pc.get_module_config(cfg, "pre_trainer").params
-    from primus.backends.torchtitan.argument_builder import TorchTitanJobConfigBuilder
+        lg._logger.propagate = False
+    # run_patches logs each patch it applies and each that fails, and goes on without the latter.
+    log = PatchLog()
+    lg._logger.addHandler(log)
+    if hasattr(lg._logger, "setLevel"):
+        lg._logger.setLevel(logging.INFO)
+    try:
+        from primus.core.runtime.train_runtime import PrimusRuntime
+        rt = PrimusRuntime(types.SimpleNamespace(config=exp, backend_path=backend_path))
+        rt._initialize_configuration("pre_trainer", [])
+        rt._initialize_adapter()
+        rt._initialize_trainer()
+        rt._run_phase_patches(phase="setup", backend_args=rt.ctx.backend_args)
+    finally:
+        lg._logger.removeHandler(log)
     from primus.backends.torchtitan.config_utils import build_job_config_from_namespace
-    ns = TorchTitanJobConfigBuilder().update(params).finalize()
-    return build_job_config_from_namespace(ns)
+    return build_job_config_from_namespace(rt.ctx.backend_args), log
+
+
+class PatchLog:
+    """Collects what Primus's patch runner logs: the patches it applied and those that failed."""
+    level = 0
+
+    def __init__(self):
+        self.applied, self.failed = [], []
+
+    def handle(self, record):
+        import re
+        msg = record.getMessage()
+        m = re.search(r"\[Patch\] \u2713 Applied: (\S+)", msg)
+        if m:
+            self.applied.append(m.group(1))
+        m = re.search(r"\[Patch\] \u2717 Patch '([^']+)' failed[^:]*: (.*)", msg)
+        if m:
+            self.failed.append("%s (%s)" % (m.group(1), m.group(2).splitlines()[0]))
+        return True
 
 
 # --- reading the built objects back ------------------------------------------------------------------
@@ -496,10 +533,14 @@ def main(argv):
             sys.stderr.write("preflight failed: primus/core/config/primus_config.py not found in %s\n" % argv[6])
             sys.exit(1)
         sys.path.insert(1, ptree)
+    patches = None
     try:
         out_log = io.StringIO()
         with contextlib.redirect_stdout(out_log):
-            job_config = job_config_nvd(conf) if platform == "nvd" else job_config_amd(conf)
+            if platform == "nvd":
+                job_config = job_config_nvd(conf)
+            else:
+                job_config, patches = job_config_amd(conf, tree)
     except BaseException as e:  # noqa: B902
         fail("TorchTitan job config" if platform == "nvd" else "Primus's TorchTitan job config", e)
     ext = None
@@ -547,6 +588,10 @@ def main(argv):
         ran["torchtitan_tree"] = tree
     if missing:
         ran["stood_in"] = ",".join(missing)
+    if patches is not None:
+        ran["primus_patches"] = ",".join(patches.applied) or "none"
+        if patches.failed:
+            ran["primus_patches_failed"] = "; ".join(patches.failed)
     print("preflight ran: " + json.dumps(ran, sort_keys=True))
     print(PREFIX + json.dumps(out, sort_keys=True))
     if digest is not None:

@@ -77,7 +77,7 @@ func samplesOf(t *testing.T, lines []string) (core.SampleDigest, bool) {
 // dataloader per data-parallel rank through the train spec's build_dataloader_fn and takes each
 // rank's micro-batches as TorchTitan's trainer does; its SHA-256 of the first min(8, TRAIN_ITERS)
 // global batches equals Rival's digest of the same samples of its order, on nvd (TorchTitan v0.2.0)
-// and amd (5fb7cc2e through Primus's config path), for several DP, TP, PP and micro-batch layouts.
+// and amd (5fb7cc2e through Primus's start-up path), for several DP, TP, PP and micro-batch layouts.
 // Negative controls: another seed's order under the run's order file names, and a dataloader that
 // gives each rank another rank's micro-batches, print another digest over the same count (the
 // comparison before training stops such a run); without the dataset it prints no digest.
