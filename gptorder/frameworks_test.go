@@ -3,10 +3,12 @@ package gptorder_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rivalbench/rival/frameworks/fsdp"
@@ -26,11 +28,34 @@ func fileDigest(t *testing.T, path string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// titanTrees are the pinned TorchTitan trees RIVAL_TORCHTITAN_TREES names ("nvd=DIR,amd=DIR"), when
+// the host's Python has torch to run TorchTitan's dataloader module; none otherwise (a failure under
+// RIVAL_REQUIRE_UPSTREAM=1).
+func titanTrees(t *testing.T) []string {
+	t.Helper()
+	var trees []string
+	for _, kv := range strings.Split(os.Getenv("RIVAL_TORCHTITAN_TREES"), ",") {
+		if _, dir, ok := strings.Cut(kv, "="); ok && dir != "" {
+			trees = append(trees, dir)
+		}
+	}
+	err := exec.Command(python, "-c", "import torch, numpy").Run()
+	if len(trees) == 0 || err != nil {
+		if os.Getenv("RIVAL_REQUIRE_UPSTREAM") == "1" {
+			t.Fatalf("RIVAL_REQUIRE_UPSTREAM=1: TorchTitan's dataloader needs RIVAL_TORCHTITAN_TREES (%d trees) and torch in %s (%v)", len(trees), python, err)
+		}
+		t.Logf("titan's dataloader is not run: RIVAL_TORCHTITAN_TREES names %d trees; %s imports torch: %v", len(trees), python, err)
+		return nil
+	}
+	return trees
+}
+
 // The five frameworks read the same first samples for one dataset, seed, sequence length and
 // global batch: mega and nemo through Megatron Core b0cc2706's GPTDataset and sampler, prim through
-// 3bec9aa9's, fsdp through train.py's data path and titan through its extension's dataloader, each
-// for its own micro-batch and data-parallel layout of the global batch. Their digests equal each
-// other and the one Rival records in the result (Indices.Digest).
+// 3bec9aa9's, fsdp through train.py's data path and titan through its extension's reader and through
+// TorchTitan's own ParallelAwareDataloader (both pinned trees), each for its own micro-batch and
+// data-parallel layout of the global batch. Their digests equal each other and the one Rival
+// records in the result (Indices.Digest).
 func TestFiveFrameworksReadTheSameSamples(t *testing.T) {
 	trees := megatronTrees(t)
 	stubs, err := filepath.Abs(filepath.Join("..", "frameworks", "facts"))
@@ -97,7 +122,21 @@ func TestFiveFrameworksReadTheSameSamples(t *testing.T) {
 	require.NoError(t, err, "%s", b)
 	got["titan"] = fileDigest(t, dump)
 
-	require.Len(t, got, 5)
+	// titan again, through TorchTitan's own ParallelAwareDataloader from each pinned tree, as the
+	// trainer and its preflight build it: 2 ranks, local batch 4.
+	for _, tree := range titanTrees(t) {
+		cfg := filepath.Join(t.TempDir(), titan.ConfigName)
+		b, err := json.Marshal(titan.Config{DataPrefix: prefix, Seed: seed, OrderDir: orderDir, NumSamples: iters * gbs})
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(cfg, b, 0o644))
+		out := filepath.Join(t.TempDir(), "titan-dataloader.bin")
+		b, err = exec.Command(python, filepath.Join("..", "frameworks", "titan", "testdata", "titan_dataloader.py"), dir, tree, cfg,
+			strconv.Itoa(sl), "4", "2", strconv.Itoa(n), out).CombinedOutput()
+		require.NoError(t, err, "%s", b)
+		got["titan dataloader "+filepath.Base(tree)] = fileDigest(t, out)
+	}
+
+	require.GreaterOrEqual(t, len(got), 5)
 	for fw, d := range got {
 		assert.Equal(t, want, d, "%s reads other samples than Megatron's order", fw)
 	}

@@ -95,8 +95,9 @@ type cellRun struct {
 // launch states it (command, working directory, environment) in one container of torchImage, with
 // the pinned trees mounted where the preflight's tree variables point; testdata/readback_many.py
 // imports torch and TorchTitan once per tree and forks one child per launch, one per CPU at a time.
-// It returns each cell's output lines and exit code.
-func runReadbacks(t *testing.T, cells []readbackCell) (map[string][]string, map[string]int) {
+// extra are further folders the cells read (a dataset and its sample order). It returns each cell's
+// output lines and exit code.
+func runReadbacks(t *testing.T, cells []readbackCell, extra ...container.Mount) (map[string][]string, map[string]int) {
 	t.Helper()
 	trees := upstreamtest.Get(t)
 	e := engineWithTorchImage(t)
@@ -141,10 +142,10 @@ func runReadbacks(t *testing.T, cells []readbackCell) (map[string][]string, map[
 		Image: torchImage, RunID: fmt.Sprintf("titan-readback-%d", time.Now().UnixNano()),
 		Cmd:     []string{"python3", root + "/readback_many.py", root + "/cells.json"},
 		Network: "none", Platform: container.PlatformCPU, Timeout: 30 * time.Minute,
-		Mounts: []container.Mount{
+		Mounts: append([]container.Mount{
 			{Source: trees.Dir, Target: upstream, ReadOnly: true},
 			{Source: host, Target: root},
-		},
+		}, extra...),
 	}
 	var lines []string
 	_, err = e.Run(context.Background(), spec, func(l string) { lines = append(lines, l) })
@@ -173,7 +174,7 @@ func readbackPlan(t *testing.T, platform, model string, i int) core.Plan {
 }
 
 // TestEffectiveConfigOfEveryCell runs titan's preflight (rival_titan_check.py: TorchTitan's
-// ConfigManager on nvd, Primus's config path on amd, then the train spec with Rival's extension,
+// ConfigManager on nvd, Primus's start-up path (PrimusRuntime) on amd, then the train spec with Rival's extension,
 // the model on the meta device, its init, the optimizer groups and the LR schedule) on every cell
 // titan accepts, each registry model × parallelism × precision on both platforms and their pinned
 // trees, and compares what TorchTitan built with the workload field by field (effective.Check).
@@ -294,5 +295,60 @@ func TestReadbackNegativeControls(t *testing.T) {
 				assert.Contains(t, err.Error(), w)
 			}
 		})
+	}
+}
+
+// ranOf is the "preflight ran:" object a preflight printed.
+func ranOf(t *testing.T, lines []string) map[string]string {
+	t.Helper()
+	for _, l := range lines {
+		if j, ok := strings.CutPrefix(l, "preflight ran: "); ok {
+			var m map[string]string
+			require.NoError(t, json.Unmarshal([]byte(j), &m), l)
+			return m
+		}
+	}
+	t.Fatalf("no preflight ran line:\n%s", strings.Join(lines, "\n"))
+	return nil
+}
+
+// TestReadbackRunsPrimusPatches: the amd read-back goes through PrimusRuntime's own steps, so
+// Primus's TorchTitan patches for the build_args and setup phases apply as they do before the
+// trainer starts, and the preflight names them. The control is a model override in the experiment
+// yaml (n_layers under the model section, which Primus's model_override patch applies to the train
+// spec's model args): the read-back reports the layers the patched spec builds.
+func TestReadbackRunsPrimusPatches(t *testing.T) {
+	var cells []readbackCell
+	for _, c := range []struct {
+		name string
+		edit func(t *testing.T, files map[string][]byte)
+	}{
+		{"as built", nil},
+		{"model override", replaceIn(EXPName, "        flavor: \"llama-proxy\"\n", "        flavor: \"llama-proxy\"\n        n_layers: 3\n")},
+	} {
+		p := readbackPlan(t, hw.PlatformAMD, "llama-proxy", len(cells))
+		l, err := Build(p)
+		require.NoError(t, err)
+		cells = append(cells, readbackCell{name: c.name, plan: p, l: l, edit: c.edit})
+	}
+	out, codes := runReadbacks(t, cells)
+	for _, c := range cells {
+		lines := out[c.name]
+		require.Equal(t, 0, codes[c.name], strings.Join(lines, "\n"))
+		ran := ranOf(t, lines)
+		assert.Empty(t, ran["primus_patches_failed"], c.name)
+		for _, id := range []string{"torchtitan.logger", "torchtitan.model_override"} {
+			assert.Contains(t, strings.Split(ran["primus_patches"], ","), id, c.name)
+		}
+		got, found, err := effective.FromLines(lines)
+		require.NoError(t, err)
+		require.True(t, found, strings.Join(lines, "\n"))
+		err = effective.Check(core.Titan, c.plan, got)
+		if c.name == "as built" {
+			assert.NoError(t, err)
+			continue
+		}
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "layers: the framework built 3, Rival's workload is 2")
 	}
 }

@@ -72,6 +72,19 @@ def order_base(seed, seq_len, num_samples):
     return f"rival-gptorder-seed{seed}-sl{seq_len}-n{num_samples}-x1"
 
 
+def data_files(prefix, order_dir, seed, seq_len, num_samples):
+    """The files MegatronSamples reads: the dataset's .idx and .bin and the order's three indices."""
+    base = os.path.join(order_dir, order_base(seed, seq_len, num_samples))
+    return [prefix + ".idx", prefix + ".bin"] + [base + "-%s_index.npy" % k for k in ("document", "sample", "shuffle")]
+
+
+def input_files(job_config):
+    """The files the train spec's dataloader reads for job_config (rival_titan.json's dataset and
+    order): titan's preflight digests the first samples only when they are all there."""
+    cfg = load_config()
+    return data_files(cfg["data_prefix"], cfg["order_dir"], cfg["seed"], job_config.training.seq_len, cfg["num_samples"])
+
+
 class MegatronSamples:
     """Megatron's GPT samples in Megatron's order (docs/sample-order.md). Rival writes GPTDataset's
     document, sample and shuffle indices for the seed into order_dir; sample g of training is row
@@ -81,10 +94,11 @@ class MegatronSamples:
     def __init__(self, prefix, order_dir, seed, seq_len, num_samples):
         dtype, self.sizes, self.starts = read_index(prefix)
         self.tokens = np.memmap(prefix + ".bin", dtype=dtype, mode="r")
+        doc, index, shuffle = data_files(prefix, order_dir, seed, seq_len, num_samples)[2:]
+        self.doc = np.load(doc, mmap_mode="r")
+        self.index = np.load(index, mmap_mode="r")
+        self.shuffle = np.load(shuffle, mmap_mode="r")
         base = os.path.join(order_dir, order_base(seed, seq_len, num_samples))
-        self.doc = np.load(base + "-document_index.npy", mmap_mode="r")
-        self.index = np.load(base + "-sample_index.npy", mmap_mode="r")
-        self.shuffle = np.load(base + "-shuffle_index.npy", mmap_mode="r")
         if self.index.ndim != 2 or self.index.shape[1] != 2 or len(self.shuffle) < num_samples:
             raise ValueError(f"{base}-*.npy: {len(self.shuffle)} samples of shape {self.index.shape}, "
                              f"the run needs {num_samples}")

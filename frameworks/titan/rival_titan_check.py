@@ -9,17 +9,29 @@ TREES are ':'-separated candidates (environment variables expanded); the first t
 package is used, else the installed one. EXT_DIR holds rival_titan.py and rival_titan.json.
 
 nvd: TorchTitan's ConfigManager().parse_args(["--job.config_file", TOML]), as `torchrun -m
-torchtitan.train` runs it. amd: Primus's own path (load_primus_config, get_module_config
-"pre_trainer", TorchTitanJobConfigBuilder over TorchTitan's JobConfig defaults,
-build_job_config_from_namespace), as Primus's TorchTitan trainer runs it. Then, as TorchTitan's
+torchtitan.train` runs it. amd: Primus's start-up path, PrimusRuntime's own steps up to the
+trainer's init (the experiment's "pre_trainer" module, the TorchTitan adapter and backend path, its
+TorchTitanJobConfigBuilder over TorchTitan's JobConfig defaults, the build_args and setup patch
+phases, so Primus's TorchTitan patches apply as in the run), then build_job_config_from_namespace as
+TorchTitanPretrainTrainer.init does; the "preflight ran:" line names the patches applied
+(primus_patches) and those that failed (primus_patches_failed). Then, as TorchTitan's
 Trainer does: import experimental.custom_import (Rival's extension), get_train_spec(model.name), the
 flavour's model args and update_from_config, the model built on the meta device under
 training.dtype, init_weights (with torch.nn.init's calls recorded: that is the init each parameter
 gets), the optimizers through the spec's build_optimizers_fn and the LR schedule through its
 build_lr_schedulers_fn, and the mixed precision TorchTitan applies (FSDP's param dtype when FSDP
 shards, else maybe_enable_amp's choice). It prints the effective configuration as one line
-"preflight effective: {json}" (frameworks/effective), then "preflight ok: ...". On failure it exits
-1 with "preflight failed: STAGE: ERROR".
+"preflight effective: {json}" (frameworks/effective).
+
+Then it reads the first samples as the trainer will: one dataloader per rank of TorchTitan's "dp"
+mesh (dp_replicate × dp_shard of the ParallelDims above) through the spec's build_dataloader_fn,
+global_batch_size / (local_batch_size × DP) micro-batches from each rank per global batch, micro-batch
+step by step and rank by rank, each sample as its SL inputs and last label. For the first
+n = min(8, training.steps) × GBS samples it prints 'preflight samples: {"samples": n, "sha256": hex}'
+(SHA-256 over each sample's SL + 1 little-endian int64 token ids), which Rival compares with its
+digest of the order it wrote (docs/sample-order.md); nothing when the files the extension's
+dataloader reads (rival_titan.input_files) are not there. Last "preflight ok: ...". On failure it
+exits 1 with "preflight failed: STAGE: ERROR".
 
 Needs real torch (>= 2.5) and numpy; a package TorchTitan imports that is not installed (tyro,
 torchdata, tensorboard, ... on a plain torch image) is stood in (../facts/pystubs.py when shipped
@@ -38,6 +50,7 @@ import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PREFIX = "preflight effective: "
+SAMPLES = "preflight samples: "
 
 # Packages TorchTitan (and Primus's config code) import at module level that a CPU torch image may lack.
 OPTIONAL = ("tyro", "torchdata", "tensorboard", "torchao", "tokenizers", "datasets", "safetensors",
@@ -115,19 +128,53 @@ def job_config_nvd(toml):
     return ConfigManager().parse_args(["--job.config_file", toml])
 
 
-def job_config_amd(exp):
+def job_config_amd(exp, backend_path):
+    """The job config Primus's runtime hands TorchTitan's Trainer: PrimusRuntime's own steps up to the
+    trainer's init (configuration, backend adapter and path, the adapter's TorchTitan args with the
+    build_args patches, the trainer object, the setup patches), without its environment, distributed
+    and logging setup; then build_job_config_from_namespace as TorchTitanPretrainTrainer.init does."""
+    import logging
+    import types
     lg = importlib.import_module("primus.core.utils.logger")
     if getattr(lg, "_logger", None) is None:
-        # Primus's trainer sets its loguru logger up first; its config code only logs through it.
-        import logging
+        # Primus's runtime sets its loguru logger up first; its config code and patches only log through it.
         lg._logger = logging.getLogger("primus")
-    pc = importlib.import_module("primus.core.config.primus_config")
-    cfg = pc.load_primus_config(exp)
-    params = pc.get_module_config(cfg, "pre_trainer").params
-    from primus.backends.torchtitan.argument_builder import TorchTitanJobConfigBuilder
+        lg._logger.propagate = False
+    # run_patches logs each patch it applies and each that fails, and goes on without the latter.
+    log = PatchLog()
+    lg._logger.addHandler(log)
+    if hasattr(lg._logger, "setLevel"):
+        lg._logger.setLevel(logging.INFO)
+    try:
+        from primus.core.runtime.train_runtime import PrimusRuntime
+        rt = PrimusRuntime(types.SimpleNamespace(config=exp, backend_path=backend_path))
+        rt._initialize_configuration("pre_trainer", [])
+        rt._initialize_adapter()
+        rt._initialize_trainer()
+        rt._run_phase_patches(phase="setup", backend_args=rt.ctx.backend_args)
+    finally:
+        lg._logger.removeHandler(log)
     from primus.backends.torchtitan.config_utils import build_job_config_from_namespace
-    ns = TorchTitanJobConfigBuilder().update(params).finalize()
-    return build_job_config_from_namespace(ns)
+    return build_job_config_from_namespace(rt.ctx.backend_args), log
+
+
+class PatchLog:
+    """Collects what Primus's patch runner logs: the patches it applied and those that failed."""
+    level = 0
+
+    def __init__(self):
+        self.applied, self.failed = [], []
+
+    def handle(self, record):
+        import re
+        msg = record.getMessage()
+        m = re.search(r"\[Patch\] \u2713 Applied: (\S+)", msg)
+        if m:
+            self.applied.append(m.group(1))
+        m = re.search(r"\[Patch\] \u2717 Patch '([^']+)' failed[^:]*: (.*)", msg)
+        if m:
+            self.failed.append("%s (%s)" % (m.group(1), m.group(2).splitlines()[0]))
+        return True
 
 
 # --- reading the built objects back ------------------------------------------------------------------
@@ -416,6 +463,54 @@ def read_batch(job_config, world, parallel_dims, spec, out, unread):
         unread.append("eod_mask_loss: the train spec's loss is %s, not TorchTitan's cross entropy" % loss)
 
 
+# The digest covers the first DIGEST_BATCHES global batches (at most TRAIN_ITERS of them), as Rival's
+# own digest of its order does (tasks: digestBatches).
+DIGEST_BATCHES = 8
+
+
+def read_samples(torch, spec, ext, job_config, parallel_dims):
+    """(n, SHA-256) of the first n = min(8, steps) × GBS samples TorchTitan's trainer reads through
+    the train spec's dataloader, or None when the files it reads are not there (train:check before
+    the dataset is encoded or the order written). As TorchTitan's Trainer does, one dataloader is
+    built per rank of the "dp" mesh (dp_replicate × dp_shard ranks when either is > 1, else one),
+    each with its dp_rank and dp_world_size; a step draws global_batch_size / (local_batch_size ×
+    DP) micro-batches from each rank's. Samples are taken in that order, micro-batch step by step and
+    rank by rank within a global batch, each as its SL inputs and the last label: SL + 1
+    little-endian int64 token ids."""
+    import hashlib
+    files = getattr(ext, "input_files", None)
+    if files is None:
+        raise ValueError("the extension %s does not name the files its dataloader reads (input_files)" % getattr(ext, "__name__", ext))
+    if not all(os.path.isfile(f) for f in files(job_config)):
+        return None
+    ft = getattr(job_config, "fault_tolerance", None)
+    if ft is not None and ft.enable:
+        raise ValueError("fault_tolerance.enable: each replica group reads its own part of the data; the digest covers one group")
+    t = job_config.training
+    dp = parallel_dims.dp_replicate * parallel_dims.dp_shard if parallel_dims.dp_enabled else 1
+    gbs = t.global_batch_size if t.global_batch_size > 0 else t.local_batch_size * dp
+    ga = gbs // (t.local_batch_size * dp)
+    n = min(DIGEST_BATCHES, t.steps) * gbs
+    with contextlib.redirect_stdout(io.StringIO()):
+        loaders = [iter(spec.build_dataloader_fn(dp_world_size=dp, dp_rank=r, tokenizer=None, job_config=job_config))
+                   for r in range(dp)]
+    h, done = hashlib.sha256(), 0
+    while done < n:  # one global batch
+        for _ in range(ga):
+            for r, it in enumerate(loaders):
+                inputs, labels = next(it)
+                x = inputs["input"]
+                if tuple(x.shape) != (t.local_batch_size, t.seq_len) or tuple(labels.shape) != tuple(x.shape):
+                    raise ValueError("dp rank %d: a micro-batch of inputs %s and labels %s, want %d × %d" % (
+                        r, tuple(x.shape), tuple(labels.shape), t.local_batch_size, t.seq_len))
+                if not torch.equal(x[:, 1:], labels[:, :-1]):
+                    raise ValueError("dp rank %d: the labels are not the inputs shifted by one token" % r)
+                for row in torch.cat([x, labels[:, -1:]], dim=1):
+                    h.update(row.to(torch.int64).numpy().astype("<i8").tobytes())
+                    done += 1
+    return done, h.hexdigest()
+
+
 def main(argv):
     if len(argv) < 6 or argv[1] not in ("nvd", "amd") or (argv[1] == "amd") != (len(argv) == 7):
         sys.exit(__doc__)
@@ -438,15 +533,20 @@ def main(argv):
             sys.stderr.write("preflight failed: primus/core/config/primus_config.py not found in %s\n" % argv[6])
             sys.exit(1)
         sys.path.insert(1, ptree)
+    patches = None
     try:
         out_log = io.StringIO()
         with contextlib.redirect_stdout(out_log):
-            job_config = job_config_nvd(conf) if platform == "nvd" else job_config_amd(conf)
+            if platform == "nvd":
+                job_config = job_config_nvd(conf)
+            else:
+                job_config, patches = job_config_amd(conf, tree)
     except BaseException as e:  # noqa: B902
         fail("TorchTitan job config" if platform == "nvd" else "Primus's TorchTitan job config", e)
+    ext = None
     try:
         if job_config.experimental.custom_import:
-            importlib.import_module(job_config.experimental.custom_import)
+            ext = importlib.import_module(job_config.experimental.custom_import)
         from torchtitan.protocols import train_spec as ts
         spec = ts.get_train_spec(job_config.model.name)
         args = spec.model_args[job_config.model.flavor]
@@ -477,6 +577,8 @@ def main(argv):
         read_precision(torch, job_config, parallel_dims, out, unread)
         stage = "reading back the batch"
         read_batch(job_config, world, parallel_dims, spec, out, unread)
+        stage = "reading the first samples through the train spec's dataloaders"
+        digest = read_samples(torch, spec, ext, job_config, parallel_dims) if ext is not None else None
     except BaseException as e:  # noqa: B902
         fail(stage, e)
     if unread:
@@ -486,8 +588,14 @@ def main(argv):
         ran["torchtitan_tree"] = tree
     if missing:
         ran["stood_in"] = ",".join(missing)
+    if patches is not None:
+        ran["primus_patches"] = ",".join(patches.applied) or "none"
+        if patches.failed:
+            ran["primus_patches_failed"] = "; ".join(patches.failed)
     print("preflight ran: " + json.dumps(ran, sort_keys=True))
     print(PREFIX + json.dumps(out, sort_keys=True))
+    if digest is not None:
+        print(SAMPLES + json.dumps({"samples": digest[0], "sha256": digest[1]}))
     print("preflight ok: torchtitan %s: %s %s, world %d, TP %d PP %d DP %d, %s on the meta device" % (
         tree or "(installed)", job_config.model.name, job_config.model.flavor, world, parallel_dims.tp,
         parallel_dims.pp, parallel_dims.dp_shard * parallel_dims.dp_replicate, type(model).__name__))

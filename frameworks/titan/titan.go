@@ -215,10 +215,13 @@ const (
 func CheckScript() []byte { return append([]byte(nil), checkScript...) }
 
 // Preflight is titan's preflight: rival_titan_check.py runs the launcher's own config path on the
-// exact job config the launch writes (TorchTitan's ConfigManager on nvd; Primus's config load and
-// TorchTitan JobConfig builder on amd), then TorchTitan's train spec with Rival's extension, the model
+// exact job config the launch writes (TorchTitan's ConfigManager on nvd; on amd PrimusRuntime's steps
+// up to the trainer's init, Primus's TorchTitan patches included), then TorchTitan's train spec with
+// Rival's extension, the model
 // on the meta device, its init, the optimizers and the LR schedule, and prints what they are
-// (frameworks/effective), without GPUs. It adds its files to run.
+// (frameworks/effective), without GPUs; then, when the dataset and order are there, the SHA-256 of the
+// first samples the train spec's dataloaders hand the data-parallel ranks (core.SampleDigest). It
+// adds its files to run.
 func Preflight(p core.Plan, run core.Launch) *core.Launch {
 	run.Files[CheckName] = CheckScript()
 	run.Files[StubsName] = facts.PreflightFiles()["pystubs.py"]
