@@ -85,8 +85,8 @@ type SampleOrder struct {
 	// SHA256 is over the same bytes as BLAKE3: the digest the preflights print.
 	SHA256 string `json:"sha256,omitempty"`
 	// FrameworkSHA256 is the framework's own digest of its first DigestSamples samples, printed by its
-	// preflight through its own data path and checked equal to SHA256 before training; null when the
-	// preflight does not digest them (no dataset where it ran, or a framework without the check).
+	// preflight through its own data path and checked equal to SHA256 before training (a preflight
+	// that prints none stops the run); null for a run without a preflight.
 	FrameworkSHA256 *string `json:"framework_sha256"`
 }
 

@@ -35,7 +35,9 @@ func (c *checkExec) Run(ctx context.Context, l core.Launch, maps []executor.Path
 		if c.line != nil {
 			c.samples = c.line()
 		}
-		onLine("preflight samples: " + c.samples)
+		if c.samples != "" { // "": a preflight that prints no digest
+			onLine("preflight samples: " + c.samples)
+		}
 		onLine("preflight ok: fsdp")
 		return executor.Info{}, nil
 	}
@@ -44,7 +46,7 @@ func (c *checkExec) Run(ctx context.Context, l core.Launch, maps []executor.Path
 
 // A trainer whose preflight digests other samples than those of the order Rival wrote (Megatron's),
 // or another count of them, stops before training with both digests; one whose digest cannot be
-// read stops too.
+// read, or that prints none, stops too.
 func TestTrainStopsWhenTheTrainerReadsOtherSamples(t *testing.T) {
 	zeros := strings.Repeat("0", 64)
 	for _, tc := range []struct{ name, line, err string }{
@@ -53,6 +55,7 @@ func TestTrainStopsWhenTheTrainerReadsOtherSamples(t *testing.T) {
 		{"other count", `{"samples": 4, "sha256": "` + zeros + `"}`,
 			"sample_order: the trainer's preflight digested its first 4 samples (sha256 " + zeros + "); Rival's digest of Megatron's order covers the first 32 (sha256 "},
 		{"unreadable", `{"samples": 4, "sha256": "00"}`, `sample_order: the preflight's samples line`},
+		{"no digest", "", `sample_order: the trainer's preflight printed no digest of the samples its data path reads (no "preflight samples:" line); Rival's digest of Megatron's order covers the first 32 (sha256 `},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w, _ := newWorkspace(t, "")

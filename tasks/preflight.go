@@ -41,7 +41,11 @@ func runPreflight(ctx context.Context, ex executor.Executor, name string, launch
 	var tail []string
 	eff := ""
 	var samplesErr error
-	info, err := pex.Run(ctx, *launch.Preflight, maps, func(l string) {
+	// The preflight's launch carries the digest it is held to (never serialized), so an executor
+	// standing in for a framework can answer as one whose data path reads Rival's order.
+	pre := *launch.Preflight
+	pre.Samples = launch.Samples
+	info, err := pex.Run(ctx, pre, maps, func(l string) {
 		if strings.HasPrefix(l, effective.LinePrefix) {
 			eff = l // long: kept apart from the tail
 			return

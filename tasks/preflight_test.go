@@ -43,6 +43,7 @@ func (p *preflightExec) Run(ctx context.Context, l core.Launch, maps []executor.
 		if p.effective != nil {
 			onLine("preflight effective: " + p.effective(l.Workload))
 		}
+		echoDigest(l, onLine)
 		onLine("preflight ok: megatron")
 		return executor.Info{}, nil
 	}

@@ -43,6 +43,7 @@ func (b *bridgeExecutor) Run(ctx context.Context, l core.Launch, maps []executor
 			onLine("preflight failed: megatron-bridge configuration: AssertionError: min_lr must be <= lr (at config.py:412: assert self.min_lr <= self.lr)")
 			return executor.Info{ExitCode: 1}, nil
 		}
+		echoDigest(l, onLine)
 		onLine("preflight ok: megatron-bridge configuration valid for 1 processes")
 		return executor.Info{}, nil
 	}

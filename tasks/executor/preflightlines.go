@@ -52,8 +52,8 @@ func DescribeRan(j string) string {
 // in the image ("preflight ran: {json}", described as on one host), its read-back of the effective
 // configuration, checked against the launch's workload as on one host, and its digest of the first
 // samples, checked against Rival's (core.Launch.Samples) as on one host. A read-back or digest that
-// differs (or cannot be read) calls stop, which ends the job: it must not train another workload or
-// other samples.
+// differs (or cannot be read), or an ok without a digest while Rival holds one, calls stop, which
+// ends the job: it must not train another workload or unchecked samples.
 type preflightLines struct {
 	framework string
 	workload  []byte
@@ -92,6 +92,10 @@ func (p *preflightLines) see(l string) {
 		if p.mismatch = err; err == nil {
 			p.samples = got
 		}
+	}
+	// The preflight digests before it says ok: an ok without a digest is a data path left unchecked.
+	if strings.HasPrefix(l, "preflight ok: ") && p.samples == nil {
+		p.mismatch = CompareSamples(p.want, nil)
 	}
 	if p.mismatch != nil && p.stop != nil {
 		p.stop()

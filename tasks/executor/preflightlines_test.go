@@ -103,6 +103,25 @@ func TestClusterPreflightSampleLines(t *testing.T) {
 	}
 }
 
+// A cluster job's preflight that says ok without a digest, while Rival holds one, stops the job: its
+// framework's data path went unchecked. Without Rival's digest (no order written) ok is ok.
+func TestClusterPreflightWithoutDigest(t *testing.T) {
+	zeros := strings.Repeat("0", 64)
+	stopped := false
+	p := newPreflightLines(core.Launch{Framework: "titan", Samples: &core.SampleDigest{Samples: 32, SHA256: zeros}}, func() { stopped = true })
+	p.see("preflight ran: {}")
+	p.see("preflight ok: torchtitan")
+	require.Error(t, p.mismatch)
+	assert.Contains(t, p.mismatch.Error(), `sample_order: the trainer's preflight printed no digest of the samples its data path reads (no "preflight samples:" line); Rival's digest of Megatron's order covers the first 32 (sha256 `+zeros+")")
+	assert.True(t, stopped, "the job is stopped")
+
+	stopped = false
+	p = newPreflightLines(core.Launch{Framework: "titan"}, func() { stopped = true })
+	p.see("preflight ok: torchtitan")
+	assert.NoError(t, p.mismatch)
+	assert.False(t, stopped)
+}
+
 // Whatever a job's log holds, following its preflight lines never panics, and a read-back is kept
 // only when it equals the workload.
 func FuzzPreflightLines(f *testing.F) {

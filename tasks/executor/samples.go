@@ -26,12 +26,18 @@ func ReadSamples(j string) (*core.SampleDigest, error) {
 	return &s, nil
 }
 
-// CompareSamples compares a preflight's digest (got) with Rival's of the same first samples of
-// Megatron's order (want; nil: no check): a trainer that would read other token sequences, or
-// digested another count of them, must not train.
+// CompareSamples compares a preflight's digest (got; nil: it printed none) with Rival's of the same
+// first samples of Megatron's order (want; nil: no check): a trainer that would read other token
+// sequences, or digested another count of them, must not train, and neither may one whose preflight
+// did not digest them (every framework's preflight does when the dataset is there, so a missing line
+// means its data path was not checked).
 func CompareSamples(want, got *core.SampleDigest) error {
-	if want == nil || got == nil {
+	if want == nil {
 		return nil
+	}
+	if got == nil {
+		return fmt.Errorf("sample_order: the trainer's preflight printed no digest of the samples its data path reads (no %q line); Rival's digest of Megatron's order covers the first %d (sha256 %s): without the framework's own digest, other token sequences would go unnoticed",
+			strings.TrimSpace(SamplesPrefix), want.Samples, want.SHA256)
 	}
 	if got.Samples != want.Samples {
 		return fmt.Errorf("sample_order: the trainer's preflight digested its first %d samples (sha256 %s); Rival's digest of Megatron's order covers the first %d (sha256 %s)",
