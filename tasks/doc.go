@@ -19,9 +19,12 @@
 //     kubemanifest.go; runPreflight (preflight.go) checks a launch first; the platforms'
 //     configuration is in platforms.go; progress lines (progress.go, stepprogress.go) and this
 //     host's power samples (power.go) come along; Ctrl-C and SIGTERM are handled in signals.go.
-//   - results: Extract (extract.go), compareTask (compare.go) over the results resultfiles.go
-//     finds, VerifyResults (verifyresult.go) against the runs plannedrun.go describes, Demo
-//     (demo.go, its runs in demoplan.go) for the whole pipeline on the bundled sample.
+//   - results: ExtractTarget, CompareTarget, HistoryTarget and VerifyResults (results.go) hand
+//     the configured folders, the cache, the shared store's results and the configuration's
+//     defaults to package tasks/results, which does the work; for verify:result of one file,
+//     verifyRunFor and recompute (verifyrun.go) pick the run it is checked against (plannedrun.go)
+//     and recompute that run's inputs; Demo (demo.go, its runs in demoplan.go) runs the whole
+//     pipeline on the bundled sample.
 //   - the shared store (store.go): RIVAL_STORE as the runner's dag.Remote, result entries,
 //     StoreListTarget and StorePullTarget, store:ID arguments of verify:result.
 //   - upkeep: CacheStats, CacheTrim, CacheVerify, Purge and WrapTarget (maint.go) hand the cache,

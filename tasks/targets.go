@@ -146,21 +146,6 @@ func (w *Workspace) ShellTarget(ctx context.Context) error {
 	return nil
 }
 
-// CompareTarget runs compare over OUTPUT_DIR, the cache and dirs.
-func (w *Workspace) CompareTarget(ctx context.Context, dirs []string) error {
-	t, err := w.compareTask(dirs)
-	if err != nil {
-		return err
-	}
-	if err := w.Runner.Run(ctx, t); err != nil {
-		return err
-	}
-	var sb strings.Builder
-	w.reportCompare(t, &sb)
-	fmt.Fprint(os.Stdout, sb.String())
-	return nil
-}
-
 // SlurmScriptTarget prints the batch script of one run without submitting.
 func (w *Workspace) SlurmScriptTarget(ctx context.Context, platform, framework, model string) error {
 	host := hw.Host{Platform: platform}

@@ -1,10 +1,11 @@
-package tasks
+package results
 
 import (
 	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -19,26 +20,16 @@ import (
 // historyVersion changes compare:history's key when its computation changes.
 const historyVersion = "1"
 
-// historyThreshold reads HISTORY_THRESHOLD from the configuration.
-func (w *Workspace) historyThreshold() (float64, error) {
-	th, err := compare.ParseHistoryThreshold(w.Config.get("HISTORY_THRESHOLD"))
-	if err != nil {
-		return 0, fmt.Errorf("config %w", err)
-	}
-	return th, nil
-}
-
-// historyTask writes OUTPUT_DIR/history.md, and history.png and
+// HistoryTask writes OUTPUT_DIR/history.md, and history.png and
 // history.svg when a workload ran on more than one stack, host or date,
-// from every result under OUTPUT_DIR, under dirs and in the cache. Like
+// from every result under OUTPUT_DIR, under src.Dirs and in the cache. Like
 // compare it is keyed by its input results' digests and HISTORY_THRESHOLD.
-func (w *Workspace) historyTask(dirs []string, deps ...*dag.Task) (*dag.Task, error) {
-	outDir := w.path("OUTPUT_DIR")
+func HistoryTask(src Sources) (*dag.Task, error) {
+	outDir := src.OutDir
 	report := filepath.Join(outDir, "history.md")
 	png, svg := filepath.Join(outDir, "history.png"), filepath.Join(outDir, "history.svg")
 	t := &dag.Task{
-		ID:      strings.TrimSpace("compare:history " + strings.Join(relAll(w.Root, dirs), " ")),
-		Deps:    deps,
+		ID:      strings.TrimSpace("compare:history " + strings.Join(src.relDirs(), " ")),
 		Params:  map[string]string{},
 		Tools:   map[string]string{"compare:history": historyVersion},
 		Outputs: []dag.Output{{Path: report, Compress: true}, {Path: png}, {Path: svg, Compress: true}},
@@ -48,15 +39,15 @@ func (w *Workspace) historyTask(dirs []string, deps ...*dag.Task) (*dag.Task, er
 	var threshold float64
 	t.Prepare = func(ctx context.Context) error {
 		var err error
-		if threshold, err = w.historyThreshold(); err != nil {
+		if threshold, err = src.historyThreshold(); err != nil {
 			return err
 		}
 		t.Params["HISTORY_THRESHOLD"] = fmt.Sprint(threshold)
-		if files, err = resultFiles(outDir, dirs); err != nil {
+		if files, err = resultFiles(outDir, src.Dirs); err != nil {
 			return err
 		}
 		t.Files = files
-		if blobs, err = w.cachedResults(); err != nil {
+		if blobs, err = cachedResults(src.Cache); err != nil {
 			return err
 		}
 		var digests []string
@@ -103,20 +94,14 @@ func (w *Workspace) historyTask(dirs []string, deps ...*dag.Task) (*dag.Task, er
 	return t, nil
 }
 
-// HistoryTarget runs compare:history over OUTPUT_DIR, the cache and dirs and
-// prints each step's ratio, interval and verdict.
-func (w *Workspace) HistoryTarget(ctx context.Context, dirs []string) error {
-	t, err := w.historyTask(dirs)
-	if err != nil {
-		return err
-	}
-	if err := w.Runner.Run(ctx, t); err != nil {
-		return err
-	}
+// ReportHistory prints on out the console summary of t, a HistoryTask that
+// ran (each step's ratio, interval and verdict), and where its files are,
+// relative to root.
+func ReportHistory(t *dag.Task, root string, out io.Writer) {
 	var meta map[string]string
 	if err := t.Meta(&meta); err == nil {
-		fmt.Fprint(w.Out, meta["console"])
+		fmt.Fprint(out, meta["console"])
 	}
-	w.printf("compare:history: report %s, trend figure %s and %s\n", rel(w.Root, t.Outputs[0].Path), rel(w.Root, t.Outputs[1].Path), rel(w.Root, t.Outputs[2].Path))
-	return nil
+	rel := func(i int) string { return dag.RelPath(root, t.Outputs[i].Path) }
+	fmt.Fprintf(out, "compare:history: report %s, trend figure %s and %s\n", rel(0), rel(1), rel(2))
 }

@@ -1,4 +1,4 @@
-package tasks
+package results
 
 import (
 	"encoding/json"
@@ -10,27 +10,13 @@ import (
 	"github.com/rivalbench/rival/result"
 )
 
-// extract parses a training log Rival did not launch into a result JSON,
+// Extract parses a training log Rival did not launch into a result JSON,
 // written to out; facts the log lacks come from the environment
-// (result.ExtractEnv lists them).
-func extract(logfile string, out io.Writer) error {
-	return extractExplained(logfile, out, nil)
-}
-
-// ExtractTarget is the extract target: Extract to out, explained on errOut with -v (verbose) or
-// EXTRACT_VERBOSE.
-func ExtractTarget(logfile string, verbose bool, out, errOut io.Writer) error {
-	var explain io.Writer
-	if verbose || processEnvironment().extractVerbose() {
-		explain = errOut
-	}
-	return extractExplained(logfile, out, explain)
-}
-
-// extractExplained is Extract that, when explain is not nil, writes there what was
-// read, skipped, joined or flagged for every step line, and then how the headline
-// numbers were formed (extract -v).
-func extractExplained(logfile string, out, explain io.Writer) error {
+// (result.ExtractEnv lists them). version is Rival's, recorded when the log
+// does not name one. When explain is not nil, Extract writes there what was
+// read, skipped, joined or flagged for every step line, and then how the
+// headline numbers were formed (extract -v).
+func Extract(logfile, version string, out, explain io.Writer) error {
 	var trace func(logparse.Event)
 	if explain != nil {
 		trace = func(e logparse.Event) {
@@ -53,7 +39,7 @@ func extractExplained(logfile string, out, explain io.Writer) error {
 		explainResult(explain, r)
 	}
 	if r.RivalVersion == nil {
-		v := Version
+		v := version
 		r.RivalVersion = &v
 	}
 	data, err := json.MarshalIndent(r, "", "  ")

@@ -1,4 +1,4 @@
-package tasks
+package results
 
 import (
 	"bufio"
@@ -19,17 +19,19 @@ import (
 // compareVersion changes compare's key when the report's computation changes.
 const compareVersion = "5"
 
-// compareTask writes OUTPUT_DIR/report.md, compare.png and compare.svg
-// from every result under OUTPUT_DIR, under dirs, and in the cache. It is
-// keyed by its input results' digests, so it is a hit when no result
-// changed.
-func (w *Workspace) compareTask(dirs []string, deps ...*dag.Task) (*dag.Task, error) {
-	outDir := w.path("OUTPUT_DIR")
+// CompareTask writes OUTPUT_DIR/report.md, compare.png and compare.svg
+// (and report.html) from every result under OUTPUT_DIR, under src.Dirs, in
+// the cache and in the shared store (storeResults, which gives every result
+// of RIVAL_STORE as bytes, or none). configDefaults is each configuration
+// key's default, which the report sets apart. It is keyed by its input
+// results' digests, so it is a hit when no result changed.
+func CompareTask(src Sources, storeResults func(context.Context) ([][]byte, error), configDefaults map[string]string, deps ...*dag.Task) (*dag.Task, error) {
+	outDir := src.OutDir
 	report := filepath.Join(outDir, "report.md")
 	png, svg := filepath.Join(outDir, "compare.png"), filepath.Join(outDir, "compare.svg")
 	page := filepath.Join(outDir, "report.html")
 	t := &dag.Task{
-		ID:      strings.TrimSpace("compare " + strings.Join(relAll(w.Root, dirs), " ")),
+		ID:      strings.TrimSpace("compare " + strings.Join(src.relDirs(), " ")),
 		Deps:    deps,
 		Params:  map[string]string{},
 		Tools:   map[string]string{"compare": compareVersion},
@@ -40,21 +42,21 @@ func (w *Workspace) compareTask(dirs []string, deps ...*dag.Task) (*dag.Task, er
 	var threshold float64
 	t.Prepare = func(ctx context.Context) error {
 		var err error
-		if threshold, err = w.historyThreshold(); err != nil {
+		if threshold, err = src.historyThreshold(); err != nil {
 			return err
 		}
 		t.Params["HISTORY_THRESHOLD"] = fmt.Sprint(threshold)
-		files, err = resultFiles(outDir, dirs)
+		files, err = resultFiles(outDir, src.Dirs)
 		if err != nil {
 			return err
 		}
 		// The figures and report are outputs of this task, not inputs.
 		t.Files = files
-		if blobs, err = w.cachedResults(); err != nil {
+		if blobs, err = cachedResults(src.Cache); err != nil {
 			return err
 		}
-		// Every result of RIVAL_STORE too, each verified by its BLAKE3 (store.go).
-		shared, err := w.storeResults(ctx)
+		// Every result of RIVAL_STORE too, each verified by its BLAKE3.
+		shared, err := storeResults(ctx)
 		if err != nil {
 			return err
 		}
@@ -90,13 +92,13 @@ func (w *Workspace) compareTask(dirs []string, deps ...*dag.Task) (*dag.Task, er
 			return err
 		}
 		rep.Skipped = problems
-		rep.SetLogChecks(w.logChecks(ctx, inputs))
+		rep.SetLogChecks(logChecks(ctx, src.Cache, inputs))
 		if err := rep.SetHistoryThreshold(threshold); err != nil {
 			return err
 		}
 		rep.ConfigDefaults = map[string]string{}
-		for _, k := range ConfigKeys() {
-			rep.ConfigDefaults[k.Name] = k.Default
+		for k, v := range configDefaults {
+			rep.ConfigDefaults[k] = v
 		}
 		if err := os.MkdirAll(outDir, 0o755); err != nil {
 			return err
@@ -120,13 +122,15 @@ func (w *Workspace) compareTask(dirs []string, deps ...*dag.Task) (*dag.Task, er
 	return t, nil
 }
 
-// reportCompare prints compare's console summary and where the files are.
-func (w *Workspace) reportCompare(t *dag.Task, out io.Writer) {
+// ReportCompare prints the console summary of t, a CompareTask that ran, on
+// console, and on out where its files are, relative to root.
+func ReportCompare(t *dag.Task, root string, console, out io.Writer) {
 	var meta map[string]string
 	if err := t.Meta(&meta); err == nil {
-		fmt.Fprint(out, meta["console"])
+		fmt.Fprint(console, meta["console"])
 	}
-	w.printf("compare: report %s and %s, plots %s and %s\n", rel(w.Root, t.Outputs[0].Path), rel(w.Root, t.Outputs[3].Path), rel(w.Root, t.Outputs[1].Path), rel(w.Root, t.Outputs[2].Path))
+	rel := func(i int) string { return dag.RelPath(root, t.Outputs[i].Path) }
+	fmt.Fprintf(out, "compare: report %s and %s, plots %s and %s\n", rel(0), rel(3), rel(1), rel(2))
 }
 
 func priceEnv() []string {

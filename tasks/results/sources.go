@@ -1,4 +1,4 @@
-package tasks
+package results
 
 import (
 	"errors"
@@ -8,8 +8,44 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/compare"
+	"github.com/rivalbench/rival/dag"
 )
+
+// Sources is where compare and compare:history find results and write their
+// reports, as the workspace configures them.
+type Sources struct {
+	// Root is the workspace root: a task's ID names Dirs relative to it.
+	Root string
+	// OutDir is OUTPUT_DIR: results are found under it, reports written to it.
+	OutDir string
+	// Dirs are folders of results copied from other hosts (compare:dir).
+	Dirs []string
+	// Cache holds the results train recorded, and training logs.
+	Cache *cache.Cache
+	// HistoryThreshold is HISTORY_THRESHOLD as configured, read when the
+	// task is prepared.
+	HistoryThreshold string
+}
+
+// historyThreshold parses HISTORY_THRESHOLD.
+func (s Sources) historyThreshold() (float64, error) {
+	th, err := compare.ParseHistoryThreshold(s.HistoryThreshold)
+	if err != nil {
+		return 0, fmt.Errorf("config %w", err)
+	}
+	return th, nil
+}
+
+// relDirs is Dirs relative to Root, as task IDs name them.
+func (s Sources) relDirs() []string {
+	out := make([]string, len(s.Dirs))
+	for i, p := range s.Dirs {
+		out[i] = dag.RelPath(s.Root, p)
+	}
+	return out
+}
 
 // resultFiles lists result JSON files under top (OUTPUT_DIR, leaving out
 // runs/, where runs keep scratch files such as generated configs) and under
@@ -91,8 +127,8 @@ func notAResultFolder(dir string) string {
 }
 
 // cachedResults returns every result recorded by a train task in the cache.
-func (w *Workspace) cachedResults() ([][]byte, error) {
-	recs, err := w.Cache.Records()
+func cachedResults(c *cache.Cache) ([][]byte, error) {
+	recs, err := c.Records()
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +137,7 @@ func (w *Workspace) cachedResults() ([][]byte, error) {
 		if !strings.HasPrefix(r.Task, "train ") || len(r.Outputs) == 0 {
 			continue
 		}
-		if data, err := w.Cache.ReadBlob(r.Outputs[0].Digest); err == nil {
+		if data, err := c.ReadBlob(r.Outputs[0].Digest); err == nil {
 			out = append(out, data)
 		}
 	}

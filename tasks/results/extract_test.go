@@ -1,4 +1,4 @@
-package tasks
+package results
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ func TestExtractExplained(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	var out, explain bytes.Buffer
-	require.NoError(t, extractExplained("testdata/extract-wrapped.log", &out, &explain))
+	require.NoError(t, Extract("testdata/extract-wrapped.log", "0.1.0", &out, &explain))
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(out.Bytes(), &doc))
 	e := explain.String()
@@ -37,7 +37,7 @@ func TestExtractExplained(t *testing.T) {
 		assert.Contains(t, e, want)
 	}
 	var quiet bytes.Buffer
-	require.NoError(t, extract("testdata/extract-wrapped.log", &quiet))
+	require.NoError(t, Extract("testdata/extract-wrapped.log", "0.1.0", &quiet, nil))
 	assert.Equal(t, out.String(), quiet.String(), "-v changes only what goes to the explanation")
 }
 
@@ -51,7 +51,7 @@ func TestExtractAbsurdStepTime(t *testing.T) {
 	line := " iteration %d/ 3 | elapsed time per iteration (ms): 1e-300 | global batch size: 512 | lm loss: 1.0E+00 |\n"
 	require.NoError(t, os.WriteFile(p, []byte(fmt.Sprintf(line+line+line, 1, 2, 3)), 0o644))
 	var out bytes.Buffer
-	err := extract(p, &out)
+	err := Extract(p, "0.1.0", &out, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), p)
 	assert.Contains(t, err.Error(), "median step time")
@@ -67,7 +67,7 @@ func TestExtractExplainedSources(t *testing.T) {
 	t.Setenv("GPUS", "8")
 	t.Setenv("SL", "4096")
 	var out, explain bytes.Buffer
-	require.NoError(t, extractExplained("../frameworks/logparse/testdata/corpus/megatron-bridge-pr841-wrapped.log", &out, &explain))
+	require.NoError(t, Extract("../../frameworks/logparse/testdata/corpus/megatron-bridge-pr841-wrapped.log", "0.1.0", &out, &explain))
 	e := explain.String()
 	for _, want := range []string{
 		"fact\tglobal batch size 512: from the log (the step line of step 10)",
@@ -85,7 +85,7 @@ func TestExtractExplainedSources(t *testing.T) {
 
 	t.Setenv("SL", "")
 	explain.Reset()
-	require.NoError(t, extractExplained("../frameworks/logparse/testdata/corpus/megatron-deepspeed.log", &out, &explain))
+	require.NoError(t, Extract("../../frameworks/logparse/testdata/corpus/megatron-deepspeed.log", "0.1.0", &out, &explain))
 	e = explain.String()
 	assert.Contains(t, e, "fact\tsequence length 4096: from the log (line 5 (\"actual seqlen\" of the first step))")
 	assert.NotContains(t, e, "actual seqlen,")
