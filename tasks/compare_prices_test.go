@@ -21,7 +21,7 @@ func TestComparePriceSettingsForAnyGPU(t *testing.T) {
 	t.Setenv("PRICE_NVIDIA_A100_SXM4_80GB", "1.29")
 	ct, err := w.compareTask(nil)
 	require.NoError(t, err)
-	require.NoError(t, w.Runner.Run(context.Background(), ct))
+	require.NoError(t, w.runner.Run(context.Background(), ct))
 	for _, o := range ct.Outputs {
 		st, err := os.Stat(o.Path)
 		require.NoError(t, err)
@@ -38,7 +38,7 @@ func TestCompareReproduceCommandCarriesTheRecordedConfig(t *testing.T) {
 	require.NoError(t, err)
 	ct, err := w.compareTask([]string{dir})
 	require.NoError(t, err)
-	require.NoError(t, w.Runner.Run(context.Background(), ct))
+	require.NoError(t, w.runner.Run(context.Background(), ct))
 	report, err := os.ReadFile(ct.Outputs[0].Path)
 	require.NoError(t, err)
 	assert.Contains(t, string(report), "`GBS=256 PRECISION=fp8 go run mage.go train:run amd prim qwen`")

@@ -13,9 +13,9 @@ import (
 // trainOnce runs a scripted training and returns its result file.
 func trainOnce(t *testing.T, w *Workspace) string {
 	t.Helper()
-	task, err := w.trainTask(trainInputs(t, w, &scriptedExecutor{steps: 6}))
+	task, err := w.trainTask(newTrainInputs(t, w, &scriptedExecutor{steps: 6}))
 	require.NoError(t, err)
-	require.NoError(t, w.Runner.Run(context.Background(), task))
+	require.NoError(t, w.runner.Run(context.Background(), task))
 	return task.Outputs[0].Path
 }
 
@@ -24,7 +24,7 @@ func TestCompareIsCachedWhenNoResultChanged(t *testing.T) {
 	trainOnce(t, w)
 	ct, err := w.compareTask(nil)
 	require.NoError(t, err)
-	require.NoError(t, w.Runner.Run(context.Background(), ct))
+	require.NoError(t, w.runner.Run(context.Background(), ct))
 	for _, o := range ct.Outputs {
 		assert.FileExists(t, o.Path)
 	}
@@ -32,7 +32,7 @@ func TestCompareIsCachedWhenNoResultChanged(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(report), "mistral-proxy")
 
-	r2 := &dag.Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}
+	r2 := &dag.Runner{Cache: w.cache, Root: w.root, Out: w.out}
 	ct2, err := w.compareTask(nil)
 	require.NoError(t, err)
 	require.NoError(t, r2.Run(context.Background(), ct2))
@@ -43,6 +43,6 @@ func TestCompareWithNoResultsFails(t *testing.T) {
 	w, _ := newWorkspace(t, "")
 	ct, err := w.compareTask(nil)
 	require.NoError(t, err)
-	err = w.Runner.Run(context.Background(), ct)
+	err = w.runner.Run(context.Background(), ct)
 	require.Error(t, err)
 }

@@ -86,16 +86,16 @@ var configKeys = []keySpec{
 	{name: "SLURM_PENDING_TIMEOUT", def: "2h", kind: kString, doc: "a job still pending after this long is cancelled"},
 }
 
-// Config is the validated configuration: config.env, then environment
+// config is the validated configuration: config.env, then environment
 // overrides, then derived values.
-type Config struct {
+type config struct {
 	values  map[string]string
 	sources map[string]string // where each value came from, for errors
 	secrets map[string]string
 }
 
-// ConfigKeys lists the known keys with their defaults and meaning.
-func ConfigKeys() []struct{ Name, Default, Doc string } {
+// configKeyDocs lists the known keys with their defaults and meaning.
+func configKeyDocs() []struct{ Name, Default, Doc string } {
 	out := make([]struct{ Name, Default, Doc string }, len(configKeys))
 	for i, k := range configKeys {
 		out[i] = struct{ Name, Default, Doc string }{k.name, k.def, k.doc}
@@ -213,8 +213,8 @@ func envValue(v string) (string, error) {
 // loadConfig reads path (config.env; a missing file means all defaults),
 // applies overrides from getenv for every known key, reads secretsPath
 // (secrets.env, optional) and validates the result.
-func loadConfig(path, secretsPath string, getenv func(string) (string, bool)) (*Config, error) {
-	c := &Config{values: map[string]string{}, sources: map[string]string{}, secrets: map[string]string{}}
+func loadConfig(path, secretsPath string, getenv func(string) (string, bool)) (*config, error) {
+	c := &config{values: map[string]string{}, sources: map[string]string{}, secrets: map[string]string{}}
 	for _, k := range configKeys {
 		c.values[k.name] = k.def
 		c.sources[k.name] = "default"
@@ -255,11 +255,11 @@ func loadConfig(path, secretsPath string, getenv func(string) (string, bool)) (*
 	return c, nil
 }
 
-func (c *Config) fieldErr(key, format string, args ...any) error {
+func (c *config) fieldErr(key, format string, args ...any) error {
 	return fmt.Errorf("config %s (from %s): %s", key, c.sources[key], fmt.Sprintf(format, args...))
 }
 
-func (c *Config) validate() error {
+func (c *config) validate() error {
 	for _, k := range configKeys {
 		v := c.values[k.name]
 		if v == "" && k.name == "GBS" {
@@ -290,7 +290,7 @@ func (c *Config) validate() error {
 				return c.fieldErr(k.name, "%q is not a boolean (use 0 or 1)", v)
 			}
 		case kEnum:
-			ok := k.name == "DATASET" && v == DemoDataset && c.sources[k.name] == demoDatasetSource
+			ok := k.name == "DATASET" && v == sampleDataset && c.sources[k.name] == demoDatasetSource
 			for _, e := range k.enum {
 				ok = ok || v == e
 			}
@@ -358,8 +358,8 @@ func mulNoOverflow(ns ...int) (int, bool) {
 
 // with returns a copy with some keys replaced, validated again; source
 // labels them in errors (for example "demo").
-func (c *Config) with(source string, values map[string]string) (*Config, error) {
-	n := &Config{values: map[string]string{}, sources: map[string]string{}, secrets: c.secrets}
+func (c *config) with(source string, values map[string]string) (*config, error) {
+	n := &config{values: map[string]string{}, sources: map[string]string{}, secrets: c.secrets}
 	for k, v := range c.values {
 		n.values[k] = v
 		n.sources[k] = c.sources[k]
@@ -380,21 +380,21 @@ func (c *Config) with(source string, values map[string]string) (*Config, error) 
 	return n, nil
 }
 
-// DemoDataset is the DATASET value of the demo's runs: the sample corpus
+// sampleDataset is the DATASET value of the demo's runs: the sample corpus
 // shipped in testdata/sample. Only the demo sets it (onDemoDataset);
 // config.env and the environment choose among the hub datasets.
-const DemoDataset = "sample"
+const sampleDataset = "sample"
 
 const demoDatasetSource = "demo (the shipped sample corpus, testdata/sample)"
 
 // onDemoDataset is c training on the shipped sample corpus: its DATASET, in
 // the results' records and the configuration fingerprint, says so.
-func (c *Config) onDemoDataset() (*Config, error) {
-	return c.with(demoDatasetSource, map[string]string{"DATASET": DemoDataset})
+func (c *config) onDemoDataset() (*config, error) {
+	return c.with(demoDatasetSource, map[string]string{"DATASET": sampleDataset})
 }
 
 // checkGPUs verifies that TP×PP×DP covers exactly the GPUs of a run.
-func (c *Config) checkGPUs(gpus int) error {
+func (c *config) checkGPUs(gpus int) error {
 	if gpus <= 0 {
 		return nil
 	}
@@ -407,7 +407,7 @@ func (c *Config) checkGPUs(gpus int) error {
 }
 
 // get returns a key's value.
-func (c *Config) get(key string) string {
+func (c *config) get(key string) string {
 	if _, ok := specFor(key); !ok {
 		panic("tasks: unknown config key " + key) // programming error, not input
 	}
@@ -415,25 +415,25 @@ func (c *Config) get(key string) string {
 }
 
 // int returns an integer key (validated at load).
-func (c *Config) int(key string) int {
+func (c *config) int(key string) int {
 	n, _ := strconv.Atoi(c.get(key))
 	return n
 }
 
 // float returns a numeric key (validated at load).
-func (c *Config) float(key string) float64 {
+func (c *config) float(key string) float64 {
 	f, _ := strconv.ParseFloat(c.get(key), 64)
 	return f
 }
 
 // bool returns a boolean key (validated at load).
-func (c *Config) bool(key string) bool {
+func (c *config) bool(key string) bool {
 	b, _ := strconv.ParseBool(c.get(key))
 	return b
 }
 
 // list returns a comma-separated key's items.
-func (c *Config) list(key string) []string {
+func (c *config) list(key string) []string {
 	var out []string
 	for _, s := range strings.Split(c.get(key), ",") {
 		if s = strings.TrimSpace(s); s != "" {
@@ -445,11 +445,11 @@ func (c *Config) list(key string) []string {
 
 // secret returns a secret (HF_TOKEN) for use in a request; it is never part
 // of a key, a record, a result or a log.
-func (c *Config) secret(name string) string { return c.secrets[name] }
+func (c *config) secret(name string) string { return c.secrets[name] }
 
 // trainingValues returns the keys that define a training configuration,
 // sorted, for results and fingerprints.
-func (c *Config) trainingValues() map[string]string {
+func (c *config) trainingValues() map[string]string {
 	out := map[string]string{}
 	for _, k := range configKeys {
 		if k.train {
@@ -461,7 +461,7 @@ func (c *Config) trainingValues() map[string]string {
 
 // fingerprint is BLAKE3 over the canonical training configuration: two
 // runs with one fingerprint used the same fair configuration.
-func (c *Config) fingerprint() cache.Digest {
+func (c *config) fingerprint() cache.Digest {
 	vals := c.trainingValues()
 	keys := make([]string, 0, len(vals))
 	for k := range vals {
@@ -477,7 +477,7 @@ func (c *Config) fingerprint() cache.Digest {
 }
 
 // String lists the configuration without secrets.
-func (c *Config) String() string {
+func (c *config) String() string {
 	var b strings.Builder
 	for _, k := range configKeys {
 		fmt.Fprintf(&b, "%s=%s\n", k.name, c.values[k.name])
@@ -487,7 +487,7 @@ func (c *Config) String() string {
 
 // fairFromConfig converts config.env's training keys into the frameworks'
 // Fair configuration.
-func fairFromConfig(c *Config) core.Fair {
+func fairFromConfig(c *config) core.Fair {
 	var ranks []int
 	for _, r := range c.list("PROFILE_RANKS") {
 		if n, err := strconv.Atoi(r); err == nil {

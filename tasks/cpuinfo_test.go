@@ -50,13 +50,13 @@ func TestCPUResultsNameTheirCPU(t *testing.T) {
 	ex := &scriptedExecutor{steps: 6, lines: []string{
 		"[rival-fsdp] device: cpu | threads per process: 2 | world size: 2 | data parallel: ddp | gradient accumulation: 1",
 	}}
-	in := trainInputs(t, w, ex)
+	in := newTrainInputs(t, w, ex)
 	cfg, err := in.Config.with("two processes", map[string]string{"DP": "2", "GA": "1"})
 	require.NoError(t, err)
 	in.Config = cfg
 	task, err := w.trainTask(in)
 	require.NoError(t, err)
-	require.NoError(t, w.Runner.Run(context.Background(), task))
+	require.NoError(t, w.runner.Run(context.Background(), task))
 
 	raw, err := os.ReadFile(task.Outputs[0].Path)
 	require.NoError(t, err)
@@ -71,7 +71,7 @@ func TestCPUResultsNameTheirCPU(t *testing.T) {
 
 	ct, err := w.compareTask(nil)
 	require.NoError(t, err)
-	require.NoError(t, w.Runner.Run(context.Background(), ct))
+	require.NoError(t, w.runner.Run(context.Background(), ct))
 	var console strings.Builder
 	w.reportCompare(ct, &console)
 	outputs := map[string]string{"console": console.String()}

@@ -71,7 +71,7 @@ func chooseCPUPrecision(asked, source string, cpuinfo []byte) cpuPrecision {
 // cpuTrainConfig returns cfg with PRECISION set to what this CPU trains in,
 // so the configuration fingerprint, the launch and the result all name
 // the precision that ran.
-func cpuTrainConfig(cfg *Config) (*Config, cpuPrecision, error) {
+func cpuTrainConfig(cfg *config) (*config, cpuPrecision, error) {
 	info, _ := safefile.ReadFile(context.Background(), cpuFlagsPath, safefile.LimitSysfs)
 	p := chooseCPUPrecision(cfg.get("PRECISION"), cfg.sources["PRECISION"], info)
 	if !p.Changed {

@@ -90,10 +90,10 @@ func TestCPURunRecordsAndFingerprintsThePrecisionItRan(t *testing.T) {
 			t.Cleanup(func() { cpuFlagsPath = old })
 			w, log := newWorkspace(t, "PRECISION=bf16\n")
 			ex := &scriptedExecutor{steps: 4}
-			in := trainInputs(t, w, ex)
+			in := newTrainInputs(t, w, ex)
 			task, err := w.trainTask(in)
 			require.NoError(t, err)
-			require.NoError(t, w.Runner.Run(context.Background(), task))
+			require.NoError(t, w.runner.Run(context.Background(), task))
 
 			i := slices.Index(ex.last.Command, "--precision")
 			require.GreaterOrEqual(t, i, 0, "launch %v", ex.last.Command)

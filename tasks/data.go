@@ -16,16 +16,16 @@ import (
 // environment.
 func (w *Workspace) data() data.Options {
 	return data.Options{
-		Root:           w.Root,
+		Root:           w.root,
 		DataDir:        w.path("DATA_DIR"),
-		Out:            w.Out,
-		Dataset:        w.Config.get("DATASET"),
-		Samples:        w.Config.int("DATA_SAMPLES"),
-		Models:         w.Config.list("MODELS"),
-		TrainSplit:     w.Config.float("TRAIN_SPLIT"),
-		FilterMinChars: w.Config.get("FILTER_MIN_CHARS"),
-		FilterMinWords: w.Config.get("FILTER_MIN_WORDS"),
-		EOD:            w.Env.eod(),
+		Out:            w.out,
+		Dataset:        w.config.get("DATASET"),
+		Samples:        w.config.int("DATA_SAMPLES"),
+		Models:         w.config.list("MODELS"),
+		TrainSplit:     w.config.float("TRAIN_SPLIT"),
+		FilterMinChars: w.config.get("FILTER_MIN_CHARS"),
+		FilterMinWords: w.config.get("FILTER_MIN_WORDS"),
+		EOD:            w.env.eod(),
 		Hub:            w.hubClient,
 		Live:           func(out io.Writer) data.LiveLine { return newLiveLine(out) },
 	}
@@ -35,7 +35,7 @@ func (w *Workspace) data() data.Options {
 // secrets.env or the environment.
 func (w *Workspace) hubClient() (*hub.Client, error) {
 	o := hub.OptionsFromEnv()
-	o.Token = w.Config.secret("HF_TOKEN")
+	o.Token = w.config.secret("HF_TOKEN")
 	return hub.New(o)
 }
 
@@ -47,7 +47,7 @@ func (w *Workspace) FetchTarget(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return w.Runner.Run(ctx, append([]*dag.Task{p.Fetch}, p.Tokenizers...)...)
+	return w.runner.Run(ctx, append([]*dag.Task{p.Fetch}, p.Tokenizers...)...)
 }
 
 // FilterTarget implements filter (filter:dataset): it fetches and filters
@@ -58,7 +58,7 @@ func (w *Workspace) FilterTarget(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := w.Runner.Run(ctx, p.Filter); err != nil {
+	if err := w.runner.Run(ctx, p.Filter); err != nil {
 		return err
 	}
 	d.ReportFilter(p.Filter)
@@ -75,7 +75,7 @@ func (w *Workspace) EncodeTarget(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := w.Runner.Run(ctx, p.Encodes...); err != nil {
+	if err := w.runner.Run(ctx, p.Encodes...); err != nil {
 		return err
 	}
 	d.ReportFilter(p.Filter)
@@ -91,7 +91,7 @@ func (w *Workspace) EncodeTarget(ctx context.Context) error {
 func (w *Workspace) FilterFileTarget(ctx context.Context, in, out string) error {
 	d := w.data()
 	t := d.FilterTask(absPath(in), absPath(out), nil)
-	if err := w.Runner.Run(ctx, t); err != nil {
+	if err := w.runner.Run(ctx, t); err != nil {
 		return err
 	}
 	d.ReportFilter(t)
@@ -109,7 +109,7 @@ func (w *Workspace) EncodeFileTarget(ctx context.Context, in, tok, out string) e
 		return err
 	}
 	t := d.EncodeTask(absPath(in), ts, absPath(out), 0, nil)
-	if err := w.Runner.Run(ctx, t); err != nil {
+	if err := w.runner.Run(ctx, t); err != nil {
 		return err
 	}
 	d.ReportEncode(t)

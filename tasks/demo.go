@@ -54,7 +54,7 @@ func planInstall(root bool, aptGet string, noInstall bool) installPlan {
 // and an engine answering). It returns the executor the runs use.
 func (w *Workspace) provisionTorch(ctx context.Context) (executor.Executor, func(), error) {
 	nothing := func() {}
-	if w.Env.container() {
+	if w.env.container() {
 		return w.demoImageExecutor(ctx)
 	}
 	probe, err := probeTorch(ctx, hostPython)
@@ -64,9 +64,9 @@ func (w *Workspace) provisionTorch(ctx context.Context) (executor.Executor, func
 		return executor.Host{}, nothing, nil
 	}
 	aptGet, _ := exec.LookPath("apt-get")
-	plan := planInstall(os.Geteuid() == 0, aptGet, w.Env.noInstall())
+	plan := planInstall(os.Geteuid() == 0, aptGet, w.env.noInstall())
 	if plan.Install == nil {
-		if w.Env.imageBase() != "" {
+		if w.env.imageBase() != "" {
 			if ex, done, derr := w.demoImageExecutor(ctx); derr == nil {
 				return ex, done, nil
 			} else {
@@ -104,7 +104,7 @@ func (w *Workspace) aptInstall(ctx context.Context, install []string) error {
 			return fmt.Errorf("demo: %s: %w", args[0], err)
 		}
 		// On a terminal, apt-get's latest line and the time so far.
-		live := newLiveLine(w.Out)
+		live := newLiveLine(w.out)
 		var out []string
 		done := make(chan struct{})
 		go func() {
@@ -154,7 +154,7 @@ func (w *Workspace) demoImageExecutor(ctx context.Context) (executor.Executor, f
 // datasets, train the Mistral proxy on the CPU in two configurations (one
 // process, two data-parallel processes) DemoRuns times each, and compare.
 func (w *Workspace) Demo(ctx context.Context) error {
-	in := filepath.Join(w.Root, "testdata", "sample", "corpus.jsonl")
+	in := filepath.Join(w.root, "testdata", "sample", "corpus.jsonl")
 	filtered := w.path("DATA_DIR", "demo", "sample-filtered.jsonl")
 	ft := w.data().FilterTask(in, filtered, nil)
 	tok, err := w.data().ResolveTokenizer("mistral")
@@ -162,8 +162,8 @@ func (w *Workspace) Demo(ctx context.Context) error {
 		return err
 	}
 	prefix := w.demoPrefix()
-	et := w.data().EncodeTask(filtered, tok, prefix, w.Config.float("TRAIN_SPLIT"), ft)
-	if err := w.Runner.Run(ctx, et); err != nil {
+	et := w.data().EncodeTask(filtered, tok, prefix, w.config.float("TRAIN_SPLIT"), ft)
+	if err := w.runner.Run(ctx, et); err != nil {
 		return err
 	}
 	w.data().ReportFilter(ft)
@@ -179,8 +179,8 @@ func (w *Workspace) Demo(ctx context.Context) error {
 	build := func(ex executor.Executor) ([]*dag.Task, error) {
 		var runs []*dag.Task
 		for _, r := range planned {
-			for i := 0; i < DemoRuns; i++ {
-				tt, err := w.trainTask(TrainInputs{
+			for i := 0; i < demoRepeats; i++ {
+				tt, err := w.trainTask(trainInputs{
 					Platform: r.Platform, Framework: r.Framework, Model: r.Model, Dataset: r.Dataset, Variant: r.Variant, RunIndex: i,
 					TrainPrefix: r.TrainPrefix, Tokenizer: tok, Encode: et, Host: hw.Host{Platform: hw.PlatformCPU},
 					Config: r.Config, Executor: ex,
@@ -200,7 +200,7 @@ func (w *Workspace) Demo(ctx context.Context) error {
 	// PyTorch is needed only when a run is not already cached.
 	uncached := 0
 	for _, tt := range runs {
-		if !w.Runner.IsCached(tt) {
+		if !w.runner.IsCached(tt) {
 			uncached++
 		}
 	}
@@ -216,20 +216,20 @@ func (w *Workspace) Demo(ctx context.Context) error {
 			return err
 		}
 		w.printf("demo: training the %s %d times in each of %d configurations (%s): %d runs to train\n",
-			demoModel, DemoRuns, len(demoVariants), "one process, two data-parallel processes", uncached)
+			demoModel, demoRepeats, len(demoVariants), "one process, two data-parallel processes", uncached)
 	}
 	// Training runs are exclusive host-wide: they run one after the other.
-	if err := w.Runner.Run(ctx, runs...); err != nil {
+	if err := w.runner.Run(ctx, runs...); err != nil {
 		return err
 	}
 	ct, err := w.compareTask(nil, runs...)
 	if err != nil {
 		return err
 	}
-	if err := w.Runner.Run(ctx, ct); err != nil {
+	if err := w.runner.Run(ctx, ct); err != nil {
 		return err
 	}
-	w.printf("demo: %s, in %s\n", english.Plural(len(runs), "result"), rel(w.Root, filepath.Dir(runs[0].Outputs[0].Path)))
-	w.reportCompare(ct, w.Out)
+	w.printf("demo: %s, in %s\n", english.Plural(len(runs), "result"), rel(w.root, filepath.Dir(runs[0].Outputs[0].Path)))
+	w.reportCompare(ct, w.out)
 	return nil
 }

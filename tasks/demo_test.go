@@ -47,7 +47,7 @@ func TestDemoWithoutTorchMayNotInstallSaysTheOneCommand(t *testing.T) {
 	hostPython = "/bin/false"
 	t.Cleanup(func() { hostPython = old })
 	w, _ := newWorkspace(t, "")
-	w.Env = w.Env.with(map[string]string{"RIVAL_NO_INSTALL": "1", "CONTAINER": "", "IMAGE_BASE": ""})
+	w.env = w.env.with(map[string]string{"RIVAL_NO_INSTALL": "1", "CONTAINER": "", "IMAGE_BASE": ""})
 	_, _, err := w.provisionTorch(context.Background())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "RIVAL_NO_INSTALL=1 forbids installing")

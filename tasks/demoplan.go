@@ -6,9 +6,9 @@ import "github.com/rivalbench/rival/hw"
 // Apache-2.0 tokenizer, shrunk to train in seconds on two CPU cores.
 const demoModel = "mistral-proxy"
 
-// DemoRuns is how often the demo repeats each configuration, so the
+// demoRepeats is how often the demo repeats each configuration, so the
 // report has confidence intervals.
-const DemoRuns = 3
+const demoRepeats = 3
 
 // demoConfig shrinks the fair configuration to a CPU-sized run; every
 // other key (seed, optimizer) stays as config.env says.
@@ -38,7 +38,7 @@ func (w *Workspace) demoPrefix() string { return w.path("DATA_DIR", "demo", "sam
 func (w *Workspace) demoRuns() ([]plannedRun, error) {
 	var out []plannedRun
 	for _, v := range demoVariants {
-		cfg, err := w.Config.with("demo", demoConfig)
+		cfg, err := w.config.with("demo", demoConfig)
 		if err != nil {
 			return nil, err
 		}
@@ -48,7 +48,7 @@ func (w *Workspace) demoRuns() ([]plannedRun, error) {
 		if cfg, err = cfg.onDemoDataset(); err != nil {
 			return nil, err
 		}
-		out = append(out, plannedRun{Platform: hw.PlatformCPU, Framework: "fsdp", Model: demoModel, Dataset: DemoDataset, Variant: v.Name,
+		out = append(out, plannedRun{Platform: hw.PlatformCPU, Framework: "fsdp", Model: demoModel, Dataset: sampleDataset, Variant: v.Name,
 			TrainPrefix: w.demoPrefix() + "-train", Config: cfg})
 	}
 	return out, nil

@@ -51,7 +51,7 @@ func (w *Workspace) imageTask(ctx context.Context, e *container.Engine, platform
 	if !ok {
 		return nil, fmt.Errorf("image: unknown platform %q (amd, nvd or cpu)", platform)
 	}
-	base := w.Env.imageBase()
+	base := w.env.imageBase()
 	if base == "" {
 		base = defaultBases[platform]
 	}
@@ -59,7 +59,7 @@ func (w *Workspace) imageTask(ctx context.Context, e *container.Engine, platform
 		return nil, fmt.Errorf("image %s: set IMAGE_BASE to an image with python3 and PyTorch (the cpu image has no default base)", platform)
 	}
 	opt := container.ContextOptions{Dockerfile: dockerfile, Exclude: w.contextExcludes()}
-	ctxDigest, err := container.ContextDigest(w.Root, opt)
+	ctxDigest, err := container.ContextDigest(w.root, opt)
 	if err != nil {
 		return nil, fmt.Errorf("image %s: %w", platform, err)
 	}
@@ -75,11 +75,11 @@ func (w *Workspace) imageTask(ctx context.Context, e *container.Engine, platform
 	}
 	t.Run = func(ctx context.Context, x *dag.Exec) error {
 		args := map[string]string{}
-		if w.Env.imageBase() != "" || defaultBases[platform] == "" {
+		if w.env.imageBase() != "" || defaultBases[platform] == "" {
 			args["IMAGE_BASE"] = base
 		}
 		id, err := e.Build(ctx, container.BuildSpec{
-			ContextDir: w.Root, Dockerfile: dockerfile, Tag: executor.ImageTag(platform), BuildArgs: args,
+			ContextDir: w.root, Dockerfile: dockerfile, Tag: executor.ImageTag(platform), BuildArgs: args,
 			Labels:  map[string]string{"rival.context": ctxDigest, "rival.base": baseDigest},
 			Exclude: opt.Exclude, ContextDigest: ctxDigest, Progress: x.Log,
 		})
@@ -98,7 +98,7 @@ func (w *Workspace) imageTask(ctx context.Context, e *container.Engine, platform
 
 // contextExcludes keeps the cache and the run outputs out of build contexts.
 func (w *Workspace) contextExcludes() []string {
-	ex := []string{w.Cache.Dir, w.path("OUTPUT_DIR"), w.path("DATA_DIR")}
+	ex := []string{w.cache.Dir, w.path("OUTPUT_DIR"), w.path("DATA_DIR")}
 	sort.Strings(ex)
 	return ex
 }
@@ -112,7 +112,7 @@ func (w *Workspace) ensureImage(ctx context.Context, e *container.Engine, platfo
 	if err != nil {
 		return rec, nil, err
 	}
-	if err := w.Runner.Run(ctx, t); err != nil {
+	if err := w.runner.Run(ctx, t); err != nil {
 		return rec, t, err
 	}
 	if rec, err = readImageRecord(t.Outputs[0].Path); err != nil {
@@ -129,7 +129,7 @@ func (w *Workspace) ensureImage(ctx context.Context, e *container.Engine, platfo
 		return rec, t, err
 	}
 	again.Force = true
-	if err := w.Runner.Run(ctx, again); err != nil {
+	if err := w.runner.Run(ctx, again); err != nil {
 		return rec, again, err
 	}
 	rec, err = readImageRecord(again.Outputs[0].Path)

@@ -62,7 +62,7 @@ func ourContainers(t *testing.T) []string {
 // .dockerignore into the test workspace, the build context.
 func useRepoDockerfiles(t *testing.T, w *Workspace) {
 	for _, f := range []string{"cpu.Dockerfile", "nvd.Dockerfile", "amd.Dockerfile", ".dockerignore"} {
-		copyFile(t, "../"+f, w.Root+"/"+f)
+		copyFile(t, "../"+f, w.root+"/"+f)
 	}
 }
 
@@ -78,12 +78,12 @@ func TestContainerizedTrainingEndToEnd(t *testing.T) {
 	assert.NotEmpty(t, rec.BaseDigest)
 
 	ex := &executor.Docker{Engine: e, ImageID: rec.ImageID, Platform: hw.PlatformCPU}
-	in := trainInputs(t, w, ex)
+	in := newTrainInputs(t, w, ex)
 	in.Config, err = in.Config.with("test", map[string]string{"TRAIN_ITERS": "8", "WARMUP_STEPS": "1", "SL": "64", "MBS": "2"})
 	require.NoError(t, err)
 	task, err := w.trainTask(in)
 	require.NoError(t, err)
-	require.NoError(t, w.Runner.Run(ctx, task))
+	require.NoError(t, w.runner.Run(ctx, task))
 	data, err := os.ReadFile(task.Outputs[0].Path)
 	require.NoError(t, err)
 	require.NoError(t, result.Validate(data))
@@ -95,7 +95,7 @@ func TestContainerizedTrainingEndToEnd(t *testing.T) {
 	assert.Empty(t, ourContainers(t), "the container is removed after the run")
 
 	// Unchanged inputs: the second train is a cache hit.
-	r2 := &dag.Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}
+	r2 := &dag.Runner{Cache: w.cache, Root: w.root, Out: w.out}
 	in2 := in
 	in2.Encode, _, _ = demoDataset(t, w)
 	task2, err := w.trainTask(in2)
@@ -113,16 +113,16 @@ func TestContainerizedTrainingCancelledLeavesNothing(t *testing.T) {
 	ctx := context.Background()
 	rec, _, err := w.ensureImage(ctx, e, hw.PlatformCPU)
 	require.NoError(t, err)
-	in := trainInputs(t, w, &executor.Docker{Engine: e, ImageID: rec.ImageID, Platform: hw.PlatformCPU})
+	in := newTrainInputs(t, w, &executor.Docker{Engine: e, ImageID: rec.ImageID, Platform: hw.PlatformCPU})
 	in.Config, err = in.Config.with("test", map[string]string{"TRAIN_ITERS": "100000", "SL": "64"})
 	require.NoError(t, err)
 	task, err := w.trainTask(in)
 	require.NoError(t, err)
 	// The encode dependency first, so the deadline only covers training.
-	require.NoError(t, w.Runner.Run(ctx, in.Encode))
+	require.NoError(t, w.runner.Run(ctx, in.Encode))
 	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	err = w.Runner.Run(cctx, task)
+	err = w.runner.Run(cctx, task)
 	require.Error(t, err)
 	assert.NoFileExists(t, task.Outputs[0].Path)
 	assert.FileExists(t, failedLog(task.Outputs[1].Path))

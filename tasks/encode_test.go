@@ -28,13 +28,13 @@ func copyFile(t *testing.T, src, dst string) {
 
 func TestEncodeFileAndVerify(t *testing.T) {
 	w, _ := newWorkspace(t, "")
-	in := filepath.Join(w.Root, "in.jsonl")
+	in := filepath.Join(w.root, "in.jsonl")
 	require.NoError(t, os.WriteFile(in, []byte(`{"text":"Hello world"}`+"\n"+`{"text":""}`+"\n"+`{"text":"Second document."}`+"\n"), 0o644))
 	tok, err := w.data().ResolveTokenizer(mistralTok)
 	require.NoError(t, err)
-	out := filepath.Join(w.Root, "out", "corpus")
+	out := filepath.Join(w.root, "out", "corpus")
 	task := w.data().EncodeTask(in, tok, out, 0, nil)
-	require.NoError(t, w.Runner.Run(context.Background(), task))
+	require.NoError(t, w.runner.Run(context.Background(), task))
 	// The manifest's fingerprint comes from the digests the cache computed
 	// when it stored the files; it must equal one computed from the files.
 	var ms []data.Manifest
@@ -64,19 +64,19 @@ func TestEncodeFileAndVerify(t *testing.T) {
 	assert.False(t, fp.Digest.IsZero())
 
 	// A second identical call is a cache hit.
-	r2 := &dag.Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}
+	r2 := &dag.Runner{Cache: w.cache, Root: w.root, Out: w.out}
 	require.NoError(t, r2.Run(context.Background(), w.data().EncodeTask(in, tok, out, 0, nil)))
 	assert.Equal(t, "tasks: 0 run, 1 cached", r2.Summary())
 }
 
 func TestEmptyDocumentWithoutBOSAddsNoSequence(t *testing.T) {
 	w, _ := newWorkspace(t, "")
-	in := filepath.Join(w.Root, "in.jsonl")
+	in := filepath.Join(w.root, "in.jsonl")
 	require.NoError(t, os.WriteFile(in, []byte(`{"text":"Hello"}`+"\n"+`{"text":""}`+"\n"), 0o644))
 	tok, err := w.data().ResolveTokenizer(qwenTok)
 	require.NoError(t, err)
-	out := filepath.Join(w.Root, "q")
-	require.NoError(t, w.Runner.Run(context.Background(), w.data().EncodeTask(in, tok, out, 0, nil)))
+	out := filepath.Join(w.root, "q")
+	require.NoError(t, w.runner.Run(context.Background(), w.data().EncodeTask(in, tok, out, 0, nil)))
 	d, err := indexed.Open(out)
 	require.NoError(t, err)
 	defer d.Close()
@@ -89,12 +89,12 @@ func TestEmptyDocumentWithoutBOSAddsNoSequence(t *testing.T) {
 
 func TestVerifyCatchesModifiedDataset(t *testing.T) {
 	w, _ := newWorkspace(t, "")
-	in := filepath.Join(w.Root, "in.jsonl")
+	in := filepath.Join(w.root, "in.jsonl")
 	require.NoError(t, os.WriteFile(in, []byte(`{"text":"Hello world, hello tokens"}`+"\n"), 0o644))
 	tok, err := w.data().ResolveTokenizer(mistralTok)
 	require.NoError(t, err)
-	out := filepath.Join(w.Root, "ds")
-	require.NoError(t, w.Runner.Run(context.Background(), w.data().EncodeTask(in, tok, out, 0, nil)))
+	out := filepath.Join(w.root, "ds")
+	require.NoError(t, w.runner.Run(context.Background(), w.data().EncodeTask(in, tok, out, 0, nil)))
 	b, err := os.ReadFile(out + ".bin")
 	require.NoError(t, err)
 	b[2] ^= 1 // still a valid id, different data
@@ -102,16 +102,16 @@ func TestVerifyCatchesModifiedDataset(t *testing.T) {
 	_, err = data.VerifyDataset(out)
 	require.ErrorContains(t, err, "files differ from what was encoded")
 
-	_, err = data.VerifyDataset(filepath.Join(w.Root, "never"))
+	_, err = data.VerifyDataset(filepath.Join(w.root, "never"))
 	require.ErrorContains(t, err, "not encoded yet")
 }
 
 func TestChangedTokenizerReencodesOnlyThatModel(t *testing.T) {
 	w, _ := newWorkspace(t, "")
-	in := filepath.Join(w.Root, "in.jsonl")
+	in := filepath.Join(w.root, "in.jsonl")
 	require.NoError(t, os.WriteFile(in, []byte(`{"text":"Some words to split into train and test."}`+"\n"+`{"text":"Another one."}`+"\n"), 0o644))
-	mis := filepath.Join(w.Root, "mistral.json")
-	qw := filepath.Join(w.Root, "qwen.json")
+	mis := filepath.Join(w.root, "mistral.json")
+	qw := filepath.Join(w.root, "qwen.json")
 	copyFile(t, mistralTok, mis)
 	copyFile(t, qwenTok, qw)
 	tasksFor := func() []*dag.Task {
@@ -119,32 +119,32 @@ func TestChangedTokenizerReencodesOnlyThatModel(t *testing.T) {
 		for _, p := range []string{mis, qw} {
 			spec, err := w.data().ResolveTokenizer(p)
 			require.NoError(t, err)
-			ts = append(ts, w.data().EncodeTask(in, spec, filepath.Join(w.Root, filepath.Base(p)), 0.5, nil))
+			ts = append(ts, w.data().EncodeTask(in, spec, filepath.Join(w.root, filepath.Base(p)), 0.5, nil))
 		}
 		return ts
 	}
-	require.NoError(t, (&dag.Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}).Run(context.Background(), tasksFor()...))
+	require.NoError(t, (&dag.Runner{Cache: w.cache, Root: w.root, Out: w.out}).Run(context.Background(), tasksFor()...))
 	// Rewrite the Qwen file with one byte of whitespace more: a new digest.
 	b, err := os.ReadFile(qw)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(qw, append(b, '\n'), 0o644))
-	r := &dag.Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}
+	r := &dag.Runner{Cache: w.cache, Root: w.root, Out: w.out}
 	require.NoError(t, r.Run(context.Background(), tasksFor()...))
 	assert.Equal(t, "tasks: 1 run, 1 cached", r.Summary())
 	for _, p := range []string{"mistral.json-train", "mistral.json-test", "qwen.json-train", "qwen.json-test"} {
-		_, err := data.VerifyDataset(filepath.Join(w.Root, p))
+		_, err := data.VerifyDataset(filepath.Join(w.root, p))
 		assert.NoError(t, err, p)
 	}
 }
 
 func TestEncodeMalformedLineWritesNothing(t *testing.T) {
 	w, _ := newWorkspace(t, "")
-	in := filepath.Join(w.Root, "bad.jsonl")
+	in := filepath.Join(w.root, "bad.jsonl")
 	require.NoError(t, os.WriteFile(in, []byte(`{"text":"fine"}`+"\n"+`{"text": 5}`+"\n"), 0o644))
 	tok, err := w.data().ResolveTokenizer(mistralTok)
 	require.NoError(t, err)
-	out := filepath.Join(w.Root, "bad")
-	err = w.Runner.Run(context.Background(), w.data().EncodeTask(in, tok, out, 0, nil))
+	out := filepath.Join(w.root, "bad")
+	err = w.runner.Run(context.Background(), w.data().EncodeTask(in, tok, out, 0, nil))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "bad.jsonl line 2")
 	for _, p := range []string{out + ".bin", out + ".idx", data.ManifestPath(out)} {

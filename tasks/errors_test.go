@@ -24,7 +24,7 @@ func TestCompareNamesRejectedResults(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(out, "train_amd_prim_qwen.json"), []byte(`{"platform": "amd", "framework": "prim"`), 0o644))
 	ct, err := w.compareTask(nil)
 	require.NoError(t, err)
-	err = w.Runner.Run(context.Background(), ct)
+	err = w.runner.Run(context.Background(), ct)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "2 result files were rejected")
 	assert.Contains(t, err.Error(), "train_nvd_nemo_llama.json: ")
@@ -35,20 +35,20 @@ func TestCompareNamesRejectedResults(t *testing.T) {
 // encode:file on a directory or a FIFO names the mistake before reading.
 func TestEncodeFileRefusesDirectoryAndFIFO(t *testing.T) {
 	w, _ := newWorkspace(t, "")
-	dir := filepath.Join(w.Root, "corpus")
+	dir := filepath.Join(w.root, "corpus")
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "deep", "er"), 0o755))
 	require.NoError(t, os.Symlink("/nonexistent", filepath.Join(dir, "deep", "er", "dangling")))
 	tok, err := w.data().ResolveTokenizer(mistralTok)
 	require.NoError(t, err)
-	err = w.Runner.Run(context.Background(), w.data().EncodeTask(dir, tok, filepath.Join(w.Root, "out", "x"), 0, nil))
+	err = w.runner.Run(context.Background(), w.data().EncodeTask(dir, tok, filepath.Join(w.root, "out", "x"), 0, nil))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), dir+" is a directory; give a JSONL corpus file")
 
-	fifo := filepath.Join(w.Root, "pipe.jsonl")
+	fifo := filepath.Join(w.root, "pipe.jsonl")
 	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
 	done := make(chan error, 1)
 	go func() {
-		done <- w.Runner.Run(context.Background(), w.data().EncodeTask(fifo, tok, filepath.Join(w.Root, "out", "y"), 0, nil))
+		done <- w.runner.Run(context.Background(), w.data().EncodeTask(fifo, tok, filepath.Join(w.root, "out", "y"), 0, nil))
 	}()
 	select {
 	case err := <-done:
@@ -72,19 +72,19 @@ func TestSymlinksDoNotBlockWrapOrCompare(t *testing.T) {
 	require.NoError(t, os.Symlink("/nonexistent/result.json", filepath.Join(out, "gone.json")))
 	wt, zipPath, err := w.wrapTask()
 	require.NoError(t, err)
-	require.NoError(t, w.Runner.Run(context.Background(), wt))
+	require.NoError(t, w.runner.Run(context.Background(), wt))
 	assert.FileExists(t, zipPath)
 
 	ct, err := w.compareTask([]string{out})
 	require.NoError(t, err)
-	require.NoError(t, w.Runner.Run(context.Background(), ct))
+	require.NoError(t, w.runner.Run(context.Background(), ct))
 }
 
 // verify:data with a FIFO in place of the .idx refuses it at once.
 func TestVerifyDataRefusesFIFO(t *testing.T) {
 	w, _ := newWorkspace(t, "")
 	et, prefix, _ := demoDataset(t, w)
-	require.NoError(t, w.Runner.Run(context.Background(), et))
+	require.NoError(t, w.runner.Run(context.Background(), et))
 	require.NoError(t, os.Remove(prefix+".idx"))
 	require.NoError(t, syscall.Mkfifo(prefix+".idx", 0o644))
 	done := make(chan error, 1)

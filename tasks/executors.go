@@ -20,7 +20,7 @@ func (w *Workspace) executorFor(ctx context.Context, platform string, host hw.Ho
 	nothing := func() {}
 	var rec imageRecord
 	var e *container.Engine
-	needImage := platform != hw.PlatformCPU || w.Env.container()
+	needImage := platform != hw.PlatformCPU || w.env.container()
 	if needImage {
 		var err error
 		if e, rec, err = w.ensurePlatformImage(ctx, platform); err != nil {
@@ -32,7 +32,7 @@ func (w *Workspace) executorFor(ctx context.Context, platform string, host hw.Ho
 		ex, err := w.kubeExecutorFor(platform, host, &rec, true)
 		return ex, nothing, err
 	}
-	if useSlurm(w.Config) {
+	if useSlurm(w.config) {
 		var built *imageRecord
 		if needImage {
 			built = &rec
@@ -58,10 +58,10 @@ func (w *Workspace) executorFor(ctx context.Context, platform string, host hw.Ho
 }
 
 // useSlurm reports whether runs go through Slurm: NNODES > 1 or SLURM=1.
-func useSlurm(cfg *Config) bool { return cfg.int("NNODES") > 1 || cfg.bool("SLURM") }
+func useSlurm(cfg *config) bool { return cfg.int("NNODES") > 1 || cfg.bool("SLURM") }
 
 // newSlurmExecutor builds the executor for platform from the config.
-func (w *Workspace) newSlurmExecutor(cfg *Config, platform string, host hw.Host, image, imageID string) (*executor.Slurm, error) {
+func (w *Workspace) newSlurmExecutor(cfg *config, platform string, host hw.Host, image, imageID string) (*executor.Slurm, error) {
 	pending, err := units.ParseAge(cfg.get("SLURM_PENDING_TIMEOUT"))
 	if err != nil {
 		return nil, err
@@ -81,12 +81,12 @@ func (w *Workspace) newSlurmExecutor(cfg *Config, platform string, host hw.Host,
 }
 
 // useKube reports whether multi-node runs go to Kubernetes: a cluster run (UseSlurm) with CLUSTER=k8s.
-func (w *Workspace) useKube() bool { return useSlurm(w.Config) && w.Env.cluster() == "k8s" }
+func (w *Workspace) useKube() bool { return useSlurm(w.config) && w.env.cluster() == "k8s" }
 
 // kubeImage is the image Kubernetes runs of platform use: KUBE_IMAGE, else what image:push delivered.
 // Only a digest will do: each node pulls on its own.
 func (w *Workspace) kubeImage(platform string, built *imageRecord) (string, error) {
-	if v := w.Env.kube("IMAGE"); v != "" {
+	if v := w.env.kube("IMAGE"); v != "" {
 		return v, nil
 	}
 	rec, err := w.readPushRecord(platform)
@@ -105,7 +105,7 @@ func (w *Workspace) kubeImage(platform string, built *imageRecord) (string, erro
 
 // newKubeExecutor builds the executor for platform from the config and the KUBE_ settings; connect
 // false leaves it without a client (train:k8s-manifest).
-func (w *Workspace) newKubeExecutor(cfg *Config, platform string, host hw.Host, image string, connect bool) (*executor.Kube, error) {
+func (w *Workspace) newKubeExecutor(cfg *config, platform string, host hw.Host, image string, connect bool) (*executor.Kube, error) {
 	gpus := len(host.GPUs)
 	if platform == hw.PlatformCPU {
 		gpus = 0
@@ -113,27 +113,27 @@ func (w *Workspace) newKubeExecutor(cfg *Config, platform string, host hw.Host, 
 	if err := slurm.Check(cfg.int("NNODES"), gpus, cfg.int("TP"), cfg.int("PP"), cfg.int("DP")); err != nil {
 		return nil, err
 	}
-	sel, err := kube.ParseSelector(w.Env.kube("NODE_SELECTOR"))
+	sel, err := kube.ParseSelector(w.env.kube("NODE_SELECTOR"))
 	if err != nil {
 		return nil, fmt.Errorf("KUBE_NODE_SELECTOR: %w", err)
 	}
-	tol, err := kube.ParseTolerations(w.Env.kube("TOLERATIONS"))
+	tol, err := kube.ParseTolerations(w.env.kube("TOLERATIONS"))
 	if err != nil {
 		return nil, fmt.Errorf("KUBE_TOLERATIONS: %w", err)
 	}
-	pending, err := units.ParseAge(w.Env.kube("PENDING_TIMEOUT"))
+	pending, err := units.ParseAge(w.env.kube("PENDING_TIMEOUT"))
 	if err != nil {
 		return nil, fmt.Errorf("KUBE_PENDING_TIMEOUT: %w", err)
 	}
 	k := &executor.Kube{
 		Platform: platform, NNodes: cfg.int("NNODES"), GPUsPerNode: gpus, Image: image,
-		Namespace: w.Env.kube("NAMESPACE"), ServiceAccount: w.Env.kube("SERVICE_ACCOUNT"),
-		PriorityClass: w.Env.kube("PRIORITY_CLASS"), NodeSelector: sel, Tolerations: tol,
-		DataClaim: w.Env.kube("DATA_CLAIM"), CacheClaim: w.Env.kube("CACHE_CLAIM"), OutputClaim: w.Env.kube("OUTPUT_CLAIM"),
-		DataDir: w.path("DATA_DIR"), OutputDir: w.path("OUTPUT_DIR"), Grace: w.Env.stopGrace(),
+		Namespace: w.env.kube("NAMESPACE"), ServiceAccount: w.env.kube("SERVICE_ACCOUNT"),
+		PriorityClass: w.env.kube("PRIORITY_CLASS"), NodeSelector: sel, Tolerations: tol,
+		DataClaim: w.env.kube("DATA_CLAIM"), CacheClaim: w.env.kube("CACHE_CLAIM"), OutputClaim: w.env.kube("OUTPUT_CLAIM"),
+		DataDir: w.path("DATA_DIR"), OutputDir: w.path("OUTPUT_DIR"), Grace: w.env.stopGrace(),
 	}
 	if connect {
-		client, name, err := kube.Connect(w.Env.kube("CONTEXT"))
+		client, name, err := kube.Connect(w.env.kube("CONTEXT"))
 		if err != nil {
 			return nil, err
 		}

@@ -57,8 +57,8 @@ func TestPipelineFetchFilterEncode(t *testing.T) {
 	w, log := newWorkspace(t, "DATASET=c4\nMODELS=qwen,mistral\nDATA_SAMPLES=40\n")
 	p, err := w.data().BuildPipeline()
 	require.NoError(t, err)
-	require.NoError(t, w.Runner.Run(context.Background(), p.Encodes...))
-	assert.Equal(t, "tasks: 6 run, 0 cached", w.Runner.Summary(), log.String())
+	require.NoError(t, w.runner.Run(context.Background(), p.Encodes...))
+	assert.Equal(t, "tasks: 6 run, 0 cached", w.runner.Summary(), log.String())
 
 	raw, err := os.ReadFile(p.Fetch.Outputs[0].Path)
 	require.NoError(t, err)
@@ -74,11 +74,11 @@ func TestPipelineFetchFilterEncode(t *testing.T) {
 	// A second run needs no network: every task is a cache hit.
 	before := len(s.Hits())
 	s.Close()
-	w2, _ := newWorkspaceAt(t, w.Root)
+	w2, _ := newWorkspaceAt(t, w.root)
 	p2, err := w2.data().BuildPipeline()
 	require.NoError(t, err)
-	require.NoError(t, w2.Runner.Run(context.Background(), p2.Encodes...))
-	assert.Equal(t, "tasks: 0 run, 6 cached", w2.Runner.Summary())
+	require.NoError(t, w2.runner.Run(context.Background(), p2.Encodes...))
+	assert.Equal(t, "tasks: 0 run, 6 cached", w2.runner.Summary())
 	assert.Len(t, s.Hits(), before)
 }
 
@@ -97,7 +97,7 @@ func TestFetchGatedWithoutTokenNamesTheFix(t *testing.T) {
 	p, err := w.data().BuildPipeline()
 	require.NoError(t, err)
 	task := p.Tokenizers[0]
-	err = w.Runner.Run(context.Background(), task)
+	err = w.runner.Run(context.Background(), task)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "HF_TOKEN")
 	for _, o := range task.Outputs {
@@ -105,14 +105,14 @@ func TestFetchGatedWithoutTokenNamesTheFix(t *testing.T) {
 	}
 
 	// With the token in secrets.env it works, and the token is in no record.
-	require.NoError(t, os.WriteFile(filepath.Join(w.Root, "secrets.env"), []byte("HF_TOKEN="+hubtest.Token+"\n"), 0o600))
-	w2, log := newWorkspaceAt(t, w.Root)
+	require.NoError(t, os.WriteFile(filepath.Join(w.root, "secrets.env"), []byte("HF_TOKEN="+hubtest.Token+"\n"), 0o600))
+	w2, log := newWorkspaceAt(t, w.root)
 	p, err = w2.data().BuildPipeline()
 	require.NoError(t, err)
 	task = p.Tokenizers[0]
-	require.NoError(t, w2.Runner.Run(context.Background(), task))
+	require.NoError(t, w2.runner.Run(context.Background(), task))
 	assert.NotContains(t, log.String(), hubtest.Token)
-	err = filepath.Walk(w2.Cache.Dir, func(p string, fi os.FileInfo, err error) error {
+	err = filepath.Walk(w2.cache.Dir, func(p string, fi os.FileInfo, err error) error {
 		if err == nil && !fi.IsDir() {
 			b, _ := os.ReadFile(p)
 			assert.NotContains(t, string(b), hubtest.Token, p)
@@ -133,7 +133,7 @@ func TestPipelineTargets(t *testing.T) {
 
 	// fetch: the dataset's first DATA_SAMPLES documents and both tokenizers, nothing filtered.
 	require.NoError(t, w.FetchTarget(ctx))
-	assert.Equal(t, "tasks: 3 run, 0 cached", w.Runner.Summary(), log.String())
+	assert.Equal(t, "tasks: 3 run, 0 cached", w.runner.Summary(), log.String())
 	raw, err := os.ReadFile(w.path("DATA_DIR", "raw", "c4.jsonl"))
 	require.NoError(t, err)
 	assert.Equal(t, 10, strings.Count(string(raw), "\n"))

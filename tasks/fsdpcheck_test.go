@@ -60,12 +60,12 @@ func TestTrainStopsWhenTheTrainerReadsOtherSamples(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w, _ := newWorkspace(t, "")
 			ex := &checkExec{scriptedExecutor: scriptedExecutor{steps: 30}, samples: tc.line}
-			in := trainInputs(t, w, ex)
+			in := newTrainInputs(t, w, ex)
 			require.Equal(t, core.FSDP, in.Framework)
 			require.Equal(t, 4, fairFromConfig(in.Config).GBS, "the digest covers 8 global batches: 32 samples")
 			task, err := w.trainTask(in)
 			require.NoError(t, err)
-			err = w.Runner.Run(context.Background(), task)
+			err = w.runner.Run(context.Background(), task)
 			require.Error(t, err)
 			assert.Equal(t, 1, ex.checks, "the preflight ran")
 			assert.Contains(t, err.Error(), tc.err)
@@ -78,7 +78,7 @@ func TestTrainStopsWhenTheTrainerReadsOtherSamples(t *testing.T) {
 // framework's digest next to Rival's.
 func TestTrainRecordsTheFrameworksSampleDigest(t *testing.T) {
 	w, _ := newWorkspace(t, "")
-	in := trainInputs(t, w, nil)
+	in := newTrainInputs(t, w, nil)
 	// Rival's digest of the order it writes, computed apart from the run once the dataset is encoded
 	// (gptorder's SHA256 is proven against dumps of Megatron's and the trainers' samples in gptorder's
 	// tests).
@@ -104,7 +104,7 @@ func TestTrainRecordsTheFrameworksSampleDigest(t *testing.T) {
 	in.Executor = ex
 	task, err := w.trainTask(in)
 	require.NoError(t, err)
-	require.NoError(t, w.Runner.Run(context.Background(), task))
+	require.NoError(t, w.runner.Run(context.Background(), task))
 	data, err := os.ReadFile(task.Outputs[0].Path)
 	require.NoError(t, err)
 	require.NoError(t, result.Validate(data))
@@ -122,7 +122,7 @@ func TestTrainRecordsTheFrameworksSampleDigest(t *testing.T) {
 type orderSwap struct {
 	executor.Executor
 	seed uint32
-	in   TrainInputs
+	in   trainInputs
 }
 
 func (s *orderSwap) Run(ctx context.Context, l core.Launch, maps []executor.PathMap, onLine func(string)) (executor.Info, error) {
@@ -179,14 +179,14 @@ func TestTrainFSDPPreflightDigestsItsSamples(t *testing.T) {
 		t.Skipf("skipping the fsdp preflight on the host: %v", err)
 	}
 	w, _ := newWorkspace(t, "")
-	in := trainInputs(t, w, nil)
+	in := newTrainInputs(t, w, nil)
 	var err error
 	in.Config, err = in.Config.with("test", map[string]string{"TRAIN_ITERS": "2", "WARMUP_STEPS": "1", "SL": "64", "MBS": "2"})
 	require.NoError(t, err)
 	in.Executor = &orderSwap{Executor: executor.Host{}, seed: uint32(in.Config.int("SEED")) + 1, in: in}
 	task, err := w.trainTask(in)
 	require.NoError(t, err)
-	err = w.Runner.Run(context.Background(), task)
+	err = w.runner.Run(context.Background(), task)
 	require.Error(t, err)
 	assert.Regexp(t, `sample_order: the trainer's first 8 samples \(sha256 [0-9a-f]{64}\) are not those of Megatron's order Rival wrote \(sha256 [0-9a-f]{64}\)`, err.Error())
 }

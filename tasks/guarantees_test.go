@@ -15,12 +15,12 @@ import (
 // b.jsonl, not answer "cached" from a's record.
 func TestCacheHitRestoresToTheAskedPath(t *testing.T) {
 	w, _ := newWorkspace(t, "FILTER_MIN_CHARS=1\nFILTER_MIN_WORDS=1\n")
-	in := filepath.Join(w.Root, "in.jsonl")
+	in := filepath.Join(w.root, "in.jsonl")
 	require.NoError(t, os.WriteFile(in, []byte(`{"text":"hello there world"}`+"\n"), 0o644))
-	a, b := filepath.Join(w.Root, "a.jsonl"), filepath.Join(w.Root, "b.jsonl")
-	require.NoError(t, w.Runner.Run(context.Background(), w.data().FilterTask(in, a, nil)))
-	w2, _ := newWorkspaceAt(t, w.Root)
-	require.NoError(t, w2.Runner.Run(context.Background(), w2.data().FilterTask(in, b, nil)))
+	a, b := filepath.Join(w.root, "a.jsonl"), filepath.Join(w.root, "b.jsonl")
+	require.NoError(t, w.runner.Run(context.Background(), w.data().FilterTask(in, a, nil)))
+	w2, _ := newWorkspaceAt(t, w.root)
+	require.NoError(t, w2.runner.Run(context.Background(), w2.data().FilterTask(in, b, nil)))
 	want, err := os.ReadFile(a)
 	require.NoError(t, err)
 	got, err := os.ReadFile(b)
@@ -41,8 +41,8 @@ func TestTwoCheckoutsShareOneCache(t *testing.T) {
 		require.NoError(t, os.WriteFile(in, []byte(`{"text":"hello there world"}`+"\n"), 0o644))
 		w, _ := newWorkspaceAt(t, root)
 		out := w.path("DATA_DIR", "kept.jsonl")
-		require.NoError(t, w.Runner.Run(context.Background(), w.data().FilterTask(in, out, nil)))
-		_, cached := w.Runner.Counts()
+		require.NoError(t, w.runner.Run(context.Background(), w.data().FilterTask(in, out, nil)))
+		_, cached := w.runner.Counts()
 		assert.Equal(t, i, cached, "the second checkout is a cache hit")
 		outs = append(outs, out)
 	}
@@ -58,24 +58,24 @@ func TestTwoCheckoutsShareOneCache(t *testing.T) {
 // matches the recorded digest is stored again: the next run is a hit.
 func TestVerifyReadoptsIntactWorkspaceCopy(t *testing.T) {
 	w, log := newWorkspace(t, "FILTER_MIN_CHARS=1\nFILTER_MIN_WORDS=1\n")
-	in := filepath.Join(w.Root, "in.jsonl")
+	in := filepath.Join(w.root, "in.jsonl")
 	require.NoError(t, os.WriteFile(in, []byte(`{"text":"hello there world"}`+"\n"), 0o644))
-	out := filepath.Join(w.Root, "kept.jsonl")
-	require.NoError(t, w.Runner.Run(context.Background(), w.data().FilterTask(in, out, nil)))
-	recs, err := w.Cache.Records()
+	out := filepath.Join(w.root, "kept.jsonl")
+	require.NoError(t, w.runner.Run(context.Background(), w.data().FilterTask(in, out, nil)))
+	recs, err := w.cache.Records()
 	require.NoError(t, err)
 	require.Len(t, recs, 1)
 	d := recs[0].Outputs[0].Digest.String()
-	blob := filepath.Join(w.Cache.Dir, "blobs", d[:2], d+".zst")
+	blob := filepath.Join(w.cache.Dir, "blobs", d[:2], d+".zst")
 	require.NoError(t, os.Chmod(blob, 0o644))
 	require.NoError(t, os.WriteFile(blob, []byte("garbage"), 0o644))
 	require.Error(t, w.CacheVerify(context.Background()), "the corrupt blob is reported")
 	assert.Contains(t, log.String(), "stored again")
-	w2, _ := newWorkspaceAt(t, w.Root)
-	require.NoError(t, w2.Runner.Run(context.Background(), w2.data().FilterTask(in, out, nil)))
-	assert.Equal(t, "tasks: 0 run, 1 cached", w2.Runner.Summary())
+	w2, _ := newWorkspaceAt(t, w.root)
+	require.NoError(t, w2.runner.Run(context.Background(), w2.data().FilterTask(in, out, nil)))
+	assert.Equal(t, "tasks: 0 run, 1 cached", w2.runner.Summary())
 	var buf bytes.Buffer
-	w2.Out = &buf
+	w2.out = &buf
 	require.NoError(t, w2.CacheVerify(context.Background()), "the cache is whole again")
 }
 

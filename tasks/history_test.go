@@ -58,8 +58,8 @@ func TestCompareHistoryTarget(t *testing.T) {
 			for _, f := range []string{"history.md", "history.png", "history.svg"} {
 				assert.FileExists(t, filepath.Join(w.path("OUTPUT_DIR"), f))
 			}
-			r2 := &dag.Runner{Cache: w.Cache, Root: w.Root, Out: &bytes.Buffer{}}
-			w.Runner = r2
+			r2 := &dag.Runner{Cache: w.cache, Root: w.root, Out: &bytes.Buffer{}}
+			w.runner = r2
 			require.NoError(t, w.HistoryTarget(context.Background(), nil))
 			ran, _ := r2.Counts()
 			assert.Equal(t, 0, ran, "unchanged results and threshold: a cache hit")
@@ -141,17 +141,17 @@ func TestHistoryOfTwoTorchStacks(t *testing.T) {
 	withCPUFlags(t, "no-bf16.txt")
 	w, log := newWorkspace(t, "")
 	useRepoDockerfiles(t, w)
-	require.NoError(t, os.MkdirAll(filepath.Join(w.Root, "testdata", "sample"), 0o755))
-	copyFile(t, filepath.Join("..", "testdata", "sample", "corpus.jsonl"), filepath.Join(w.Root, "testdata", "sample", "corpus.jsonl"))
+	require.NoError(t, os.MkdirAll(filepath.Join(w.root, "testdata", "sample"), 0o755))
+	copyFile(t, filepath.Join("..", "testdata", "sample", "corpus.jsonl"), filepath.Join(w.root, "testdata", "sample", "corpus.jsonl"))
 
 	// The demo's dataset: filter and encode the sample with Mistral's tokenizer.
 	filtered := w.path("DATA_DIR", "demo", "sample-filtered.jsonl")
-	ft := w.data().FilterTask(filepath.Join(w.Root, "testdata", "sample", "corpus.jsonl"), filtered, nil)
+	ft := w.data().FilterTask(filepath.Join(w.root, "testdata", "sample", "corpus.jsonl"), filtered, nil)
 	tok, err := w.data().ResolveTokenizer(mistralTok) // the tokenizer the demo bundles
 	require.NoError(t, err)
 	tok.EOD = 2
-	et := w.data().EncodeTask(filtered, tok, w.demoPrefix(), w.Config.float("TRAIN_SPLIT"), ft)
-	require.NoError(t, w.Runner.Run(ctx, et))
+	et := w.data().EncodeTask(filtered, tok, w.demoPrefix(), w.config.float("TRAIN_SPLIT"), ft)
+	require.NoError(t, w.runner.Run(ctx, et))
 	planned, err := w.demoRuns()
 	require.NoError(t, err)
 	var dp2 plannedRun
@@ -167,13 +167,13 @@ func TestHistoryOfTwoTorchStacks(t *testing.T) {
 		rec, _, err := w.ensureImage(ctx, e, hw.PlatformCPU)
 		require.NoError(t, err)
 		ex := &executor.Docker{Engine: e, ImageID: rec.ImageID, Platform: hw.PlatformCPU}
-		for i := range DemoRuns {
-			tt, err := w.trainTask(TrainInputs{
+		for i := range demoRepeats {
+			tt, err := w.trainTask(trainInputs{
 				Platform: dp2.Platform, Framework: dp2.Framework, Model: dp2.Model, Dataset: dp2.Dataset, Variant: dp2.Variant, RunIndex: i,
 				TrainPrefix: dp2.TrainPrefix, Tokenizer: tok, Encode: et, Host: hw.Host{Platform: hw.PlatformCPU}, Config: dp2.Config, Executor: ex,
 			})
 			require.NoError(t, err)
-			require.NoError(t, w.Runner.Run(ctx, tt), "train %s run %d in %s", dp2.Variant, i, s.image)
+			require.NoError(t, w.runner.Run(ctx, tt), "train %s run %d in %s", dp2.Variant, i, s.image)
 		}
 	}
 
@@ -184,17 +184,17 @@ func TestHistoryOfTwoTorchStacks(t *testing.T) {
 
 	// Every result the history read, as files, for the oracle: the first
 	// output of each train record in the cache.
-	recs, err := w.Cache.Records()
+	recs, err := w.cache.Records()
 	require.NoError(t, err)
 	var blobs [][]byte
 	for _, r := range recs {
 		if strings.HasPrefix(r.Task, "train ") && len(r.Outputs) > 0 {
-			b, err := w.Cache.ReadBlob(r.Outputs[0].Digest)
+			b, err := w.cache.ReadBlob(r.Outputs[0].Digest)
 			require.NoError(t, err)
 			blobs = append(blobs, b)
 		}
 	}
-	require.Len(t, blobs, 2*DemoRuns)
+	require.Len(t, blobs, 2*demoRepeats)
 	dir := t.TempDir()
 	for i, b := range blobs {
 		require.NoError(t, cache.WriteFileAtomic(filepath.Join(dir, fmt.Sprintf("result_%d.json", i)), b, 0o644))

@@ -25,7 +25,7 @@ func TestWorkspaceReadersRefuseHostileFiles(t *testing.T) {
 			safefiletest.Plant(t, cpuFlagsPath, kind, safefile.LimitSysfs)
 			w, _ := newWorkspace(t, "PRECISION=bf16\n")
 			safefiletest.Within(t, func() {
-				_, p, err := cpuTrainConfig(w.Config)
+				_, p, err := cpuTrainConfig(w.config)
 				require.NoError(t, err)
 				assert.Equal(t, "fp32", p.Precision)
 			})

@@ -48,7 +48,7 @@ func (w *Workspace) ImagePushTarget(ctx context.Context, platform, repository st
 
 // pushImage pushes a built platform image to repository and records it (PushRecordPath).
 func (w *Workspace) pushImage(ctx context.Context, e *container.Engine, rec imageRecord, repository string) (pushRecord, error) {
-	p, err := e.Push(ctx, rec.ImageID, repository, w.Out)
+	p, err := e.Push(ctx, rec.ImageID, repository, w.out)
 	if err != nil {
 		return pushRecord{}, fmt.Errorf("image:push %s: %w", rec.Platform, err)
 	}
@@ -99,7 +99,7 @@ func (w *Workspace) readPushRecord(platform string) (*pushRecord, error) {
 // pyxis with neither refuses, saying how to deliver the image.
 func (w *Workspace) slurmImage(platform string, built *imageRecord) (image, ran string, err error) {
 	mode := executor.ContainerMode(platform)
-	if v := w.Env.slurmImage(); v != "" {
+	if v := w.env.slurmImage(); v != "" {
 		if mode != slurm.ContainerPyxis {
 			return v, v, nil
 		}

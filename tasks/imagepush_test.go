@@ -113,7 +113,7 @@ func TestImagePushThenSlurmScript(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, addr+"#team/rival-nvd:"+pushed.Digest, image)
 	assert.Equal(t, addr+"/team/rival-nvd@"+pushed.Digest, ran)
-	ex, err := w.newSlurmExecutor(w.Config, hw.PlatformNVIDIA, hw.Host{Platform: hw.PlatformNVIDIA, GPUs: []hw.GPU{{}, {}, {}, {}, {}, {}, {}, {}}}, image, ran)
+	ex, err := w.newSlurmExecutor(w.config, hw.PlatformNVIDIA, hw.Host{Platform: hw.PlatformNVIDIA, GPUs: []hw.GPU{{}, {}, {}, {}, {}, {}, {}, {}}}, image, ran)
 	require.NoError(t, err)
 	assert.Equal(t, ran, ex.ImageDigest())
 

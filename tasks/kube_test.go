@@ -25,7 +25,7 @@ import (
 const kubeTestImage = "registry.example/rival/cpu@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 // kubeInputs is the demo's cpu fsdp run handed to Kubernetes with two nodes.
-func kubeInputs(t *testing.T, settings map[string]string) (*Workspace, TrainInputs, *executor.Kube) {
+func kubeInputs(t *testing.T, settings map[string]string) (*Workspace, trainInputs, *executor.Kube) {
 	t.Helper()
 	w, _ := newWorkspace(t, "")
 	base := map[string]string{"CLUSTER": "k8s", "KUBE_IMAGE": kubeTestImage, "KUBE_NAMESPACE": "bench",
@@ -34,8 +34,8 @@ func kubeInputs(t *testing.T, settings map[string]string) (*Workspace, TrainInpu
 	for k, v := range settings {
 		base[k] = v
 	}
-	w.Env = w.Env.with(base)
-	in := trainInputs(t, w, executor.Host{})
+	w.env = w.env.with(base)
+	in := newTrainInputs(t, w, executor.Host{})
 	// The claims hold DATA_DIR and OUTPUT_DIR: the tokenizer too lives under DATA_DIR.
 	src := filepath.Dir(in.Tokenizer.Path)
 	dst := w.path("DATA_DIR", "tokenizers", "mistral")
@@ -50,7 +50,7 @@ func kubeInputs(t *testing.T, settings map[string]string) (*Workspace, TrainInpu
 	in.Tokenizer.Path = filepath.Join(dst, filepath.Base(in.Tokenizer.Path))
 	cfg, err := in.Config.with("test", map[string]string{"NNODES": "2", "DP": "2"})
 	require.NoError(t, err)
-	w.Config = cfg
+	w.config = cfg
 	ex, err := w.kubeExecutorFor(hw.PlatformCPU, hw.Host{Platform: hw.PlatformCPU}, nil, false)
 	require.NoError(t, err)
 	in.Config, in.Executor = cfg, ex
@@ -98,8 +98,8 @@ func TestKubeSettingsRefused(t *testing.T) {
 		assert.Contains(t, err.Error(), tc.want)
 	}
 	w, _ := newWorkspace(t, "")
-	w.Env = w.Env.with(map[string]string{"KUBE_TOLERATIONS": "a:Never"})
-	cfg, err := w.Config.with("test", map[string]string{"NNODES": "1", "DP": "1"})
+	w.env = w.env.with(map[string]string{"KUBE_TOLERATIONS": "a:Never"})
+	cfg, err := w.config.with("test", map[string]string{"NNODES": "1", "DP": "1"})
 	require.NoError(t, err)
 	_, err = w.newKubeExecutor(cfg, hw.PlatformCPU, hw.Host{Platform: hw.PlatformCPU}, kubeTestImage, false)
 	assert.ErrorContains(t, err, "KUBE_TOLERATIONS")
@@ -161,11 +161,11 @@ func TestKubeExecutorRunsEachFramework(t *testing.T) {
 			}
 			t.Run(platform+"-"+fw, func(t *testing.T) {
 				w, _ := newWorkspace(t, "")
-				w.Env = w.Env.with(map[string]string{"CLUSTER": "k8s", "KUBE_IMAGE": kubeTestImage, "KUBE_NAMESPACE": "bench",
+				w.env = w.env.with(map[string]string{"CLUSTER": "k8s", "KUBE_IMAGE": kubeTestImage, "KUBE_NAMESPACE": "bench",
 					"KUBE_DATA_CLAIM": "rival-data", "KUBE_OUTPUT_CLAIM": "rival-output", "GPUS_PER_NODE": "8"})
-				cfg, err := w.Config.with("test", map[string]string{"NNODES": "2", "TP": "1", "PP": "1", "DP": "16"})
+				cfg, err := w.config.with("test", map[string]string{"NNODES": "2", "TP": "1", "PP": "1", "DP": "16"})
 				require.NoError(t, err)
-				w.Config = cfg
+				w.config = cfg
 				host, err := w.clusterHost(context.Background(), platform)
 				require.NoError(t, err)
 				ex, err := w.kubeExecutorFor(platform, host, nil, false)

@@ -10,14 +10,14 @@ import (
 )
 
 // kubeManifest is the manifest a run would submit (train:k8s-manifest).
-func (w *Workspace) kubeManifest(in TrainInputs) ([]byte, error) {
+func (w *Workspace) kubeManifest(in trainInputs) ([]byte, error) {
 	ex, ok := in.Executor.(*executor.Kube)
 	if !ok {
 		return nil, errors.New("k8s manifest: the run is not a Kubernetes run")
 	}
 	cfg := in.Config
 	if cfg == nil {
-		cfg = w.Config
+		cfg = w.config
 	}
 	l, maps, _, err := w.trainLaunch(in, cfg, runName(in.Platform, in.Framework, in.Model, in.Dataset, in.RunIndex), w.launchFingerprint(in))
 	if err != nil {
@@ -45,7 +45,7 @@ func (w *Workspace) KubeManifestTarget(ctx context.Context, platform, framework,
 
 // launchFingerprint is the dataset fingerprint a launch's cache folder is named by, "unencoded" when
 // the dataset is not encoded yet (as train:slurm-script names it).
-func (w *Workspace) launchFingerprint(in TrainInputs) string {
+func (w *Workspace) launchFingerprint(in trainInputs) string {
 	if m, err := readManifest(in.TrainPrefix); err == nil {
 		return data.DatasetDigest(m.Fingerprint).Short()
 	}
@@ -65,7 +65,7 @@ func (w *Workspace) clusterHost(ctx context.Context, platform string) (hw.Host, 
 	}
 	if len(host.GPUs) == 0 {
 		host = hw.Host{Platform: platform}
-		for i := 0; i < w.Env.gpUsPerNode(); i++ {
+		for i := 0; i < w.env.gpUsPerNode(); i++ {
 			host.GPUs = append(host.GPUs, hw.GPU{Index: i})
 		}
 	}

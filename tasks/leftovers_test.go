@@ -16,9 +16,9 @@ import (
 func TestTrainLeftovers(t *testing.T) {
 	w, _ := newWorkspace(t, "")
 	ex := &scriptedExecutor{steps: 3}
-	task, err := w.trainTask(trainInputs(t, w, ex))
+	task, err := w.trainTask(newTrainInputs(t, w, ex))
 	require.NoError(t, err)
-	require.NoError(t, w.Runner.Run(context.Background(), task))
+	require.NoError(t, w.runner.Run(context.Background(), task))
 	logPath := task.Outputs[1].Path
 	good, err := os.ReadFile(logPath)
 	require.NoError(t, err)
@@ -26,12 +26,12 @@ func TestTrainLeftovers(t *testing.T) {
 
 	// FORCE=1, and the rerun fails.
 	ex.exit, ex.steps = 9, 1
-	in := trainInputs(t, w, ex)
+	in := newTrainInputs(t, w, ex)
 	in.Config, err = in.Config.with("test", map[string]string{"FORCE": "1"})
 	require.NoError(t, err)
 	forced, err := w.trainTask(in)
 	require.NoError(t, err)
-	require.Error(t, (&dag.Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}).Run(context.Background(), forced))
+	require.Error(t, (&dag.Runner{Cache: w.cache, Root: w.root, Out: w.out}).Run(context.Background(), forced))
 	kept, err := os.ReadFile(logPath)
 	require.NoError(t, err, "the good run's log is still where its result points")
 	assert.Equal(t, string(good), string(kept))
@@ -42,7 +42,7 @@ func TestTrainLeftovers(t *testing.T) {
 	ex.exit, ex.steps = 0, 3
 	forced2, err := w.trainTask(in)
 	require.NoError(t, err)
-	require.NoError(t, (&dag.Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}).Run(context.Background(), forced2))
+	require.NoError(t, (&dag.Runner{Cache: w.cache, Root: w.root, Out: w.out}).Run(context.Background(), forced2))
 	assert.NoFileExists(t, failedLog(logPath))
 	assert.NoFileExists(t, filepath.Join(runDir, "failure.json"))
 	assert.NoFileExists(t, logPath+".prev")

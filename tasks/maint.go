@@ -12,17 +12,17 @@ import (
 // hands it the cache, the root, the configured folders and limits.
 
 // CacheStats prints what the cache holds.
-func (w *Workspace) CacheStats() error { return upkeep.CacheStats(os.Stdout, w.Cache) }
+func (w *Workspace) CacheStats() error { return upkeep.CacheStats(os.Stdout, w.cache) }
 
 // CacheTrim trims the cache to RIVAL_CACHE_MAX (default 50GiB) and drops
 // entries unused for RIVAL_CACHE_MAX_AGE (default 30d).
 func (w *Workspace) CacheTrim(ctx context.Context) error {
-	return upkeep.CacheTrim(ctx, w.Out, w.Cache, w.Env.cacheMax(), w.Env.cacheMaxAge())
+	return upkeep.CacheTrim(ctx, w.out, w.cache, w.env.cacheMax(), w.env.cacheMaxAge())
 }
 
 // CacheVerify rehashes everything and fails if anything was corrupt.
 func (w *Workspace) CacheVerify(ctx context.Context) error {
-	return upkeep.CacheVerify(ctx, w.Out, w.Cache)
+	return upkeep.CacheVerify(ctx, w.out, w.cache)
 }
 
 // Purge removes OUTPUT_DIR, and DATA_DIR too when data is true, when
@@ -34,15 +34,15 @@ func (w *Workspace) Purge(data bool) error {
 	}
 	folders := make([]upkeep.Folder, len(keys))
 	for i, k := range keys {
-		folders[i] = upkeep.Folder{Key: k, Value: w.Config.get(k), Path: w.path(k)}
+		folders[i] = upkeep.Folder{Key: k, Value: w.config.get(k), Path: w.path(k)}
 	}
-	return upkeep.Purge(w.Out, w.Root, w.Cache.Dir, folders)
+	return upkeep.Purge(w.out, w.root, w.cache.Dir, folders)
 }
 
 // wrapTask zips OUTPUT_DIR with a MANIFEST.json into rival-results-HOST.zip
 // beside it (upkeep.WrapTask).
 func (w *Workspace) wrapTask() (*dag.Task, string, error) {
-	return upkeep.WrapTask(w.Root, w.path("OUTPUT_DIR"), Version)
+	return upkeep.WrapTask(w.root, w.path("OUTPUT_DIR"), rivalVersion)
 }
 
 // WrapTarget implements wrap: it zips OUTPUT_DIR with every result's
@@ -52,7 +52,7 @@ func (w *Workspace) WrapTarget(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := w.Runner.Run(ctx, t); err != nil {
+	if err := w.runner.Run(ctx, t); err != nil {
 		return err
 	}
 	w.printf("wrap: %s\n", zipPath)

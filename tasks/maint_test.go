@@ -22,7 +22,7 @@ func TestWrapTargetSaysWhereTheZipIs(t *testing.T) {
 	require.NoError(t, w.WrapTarget(context.Background()))
 	// The zip is named for the host, with every character but [-._0-9a-zA-Z] as "_".
 	host, _ := os.Hostname()
-	zipPath := filepath.Join(w.Root, "rival-results-"+regexp.MustCompile(`[^-._0-9a-zA-Z]`).ReplaceAllString(host, "_")+".zip")
+	zipPath := filepath.Join(w.root, "rival-results-"+regexp.MustCompile(`[^-._0-9a-zA-Z]`).ReplaceAllString(host, "_")+".zip")
 	assert.FileExists(t, zipPath)
 	assert.Contains(t, log.String(), "wrap: "+zipPath+"\n")
 }

@@ -33,11 +33,11 @@ var badManifests = []struct {
 // at prefix and returns the manifest the encoder wrote.
 func encodedPrefix(t *testing.T, w *Workspace, prefix string) ([]byte, data.Manifest) {
 	t.Helper()
-	in := filepath.Join(w.Root, "in.jsonl")
+	in := filepath.Join(w.root, "in.jsonl")
 	require.NoError(t, os.WriteFile(in, []byte(`{"text":"Hello world"}`+"\n"+`{"text":"Second document."}`+"\n"+`{"text":"A third."}`+"\n"), 0o644))
 	tok, err := w.data().ResolveTokenizer(mistralTok)
 	require.NoError(t, err)
-	require.NoError(t, w.Runner.Run(context.Background(), w.data().EncodeTask(in, tok, prefix, 0, nil)))
+	require.NoError(t, w.runner.Run(context.Background(), w.data().EncodeTask(in, tok, prefix, 0, nil)))
 	raw, err := os.ReadFile(data.ManifestPath(prefix))
 	require.NoError(t, err)
 	var m data.Manifest
@@ -69,9 +69,9 @@ func spoil(t *testing.T, path string, good []byte, field string, bad func(string
 func TestSlurmScriptRefusesBadManifestDigest(t *testing.T) {
 	t.Setenv("DP", "8")
 	w, _ := newWorkspace(t, "")
-	w.Env = w.Env.with(map[string]string{"SLURM_IMAGE": "", "GPUS_PER_NODE": "8"})
-	w.Config, _ = w.Config.with("test", map[string]string{"DP": "8"})
-	prefix := w.data().DatasetPrefix(w.Config.get("DATASET"), "mistral", "train")
+	w.env = w.env.with(map[string]string{"SLURM_IMAGE": "", "GPUS_PER_NODE": "8"})
+	w.config, _ = w.config.with("test", map[string]string{"DP": "8"})
+	prefix := w.data().DatasetPrefix(w.config.get("DATASET"), "mistral", "train")
 	good, m := encodedPrefix(t, w, prefix)
 	script := func() (string, error) {
 		return captureStdout(t, func() error {
@@ -101,7 +101,7 @@ func TestSlurmScriptRefusesBadManifestDigest(t *testing.T) {
 // it, naming the file and the field, even where the files are intact.
 func TestVerifyDataRefusesBadManifestDigest(t *testing.T) {
 	w, _ := newWorkspace(t, "")
-	prefix := filepath.Join(w.Root, "data", "corpus")
+	prefix := filepath.Join(w.root, "data", "corpus")
 	good, _ := encodedPrefix(t, w, prefix)
 	_, err := data.VerifyDataset(prefix)
 	require.NoError(t, err)

@@ -15,7 +15,7 @@ type plannedRun struct {
 	TrainPrefix string
 	// Config is the configuration before the CPU precision, which TrainTask
 	// chooses; ConfigErr says why there is none.
-	Config    *Config
+	Config    *config
 	ConfigErr error
 }
 

@@ -73,12 +73,12 @@ func TestTrainPowerCoversMeasuredStepsOnly(t *testing.T) {
 
 	w, _ := newWorkspace(t, "")
 	ex := &pacedExecutor{phase: phase, steps: 12}
-	in := trainInputs(t, w, ex)
+	in := newTrainInputs(t, w, ex)
 	in.Platform = hw.PlatformNVIDIA
 	in.Host = hw.Host{Platform: hw.PlatformNVIDIA, GPUs: []hw.GPU{{Index: 0}}}
 	task, err := w.trainTask(in)
 	require.NoError(t, err)
-	require.NoError(t, w.Runner.Run(context.Background(), task))
+	require.NoError(t, w.runner.Run(context.Background(), task))
 	data, err := os.ReadFile(task.Outputs[0].Path)
 	require.NoError(t, err)
 	var r result.Result

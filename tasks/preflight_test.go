@@ -56,12 +56,12 @@ func TestTrainRunsPreflightFirst(t *testing.T) {
 	for _, fail := range []bool{false, true} {
 		w, _ := newWorkspace(t, "")
 		ex := &preflightExec{scriptedExecutor: scriptedExecutor{steps: 30}, fail: fail}
-		in := trainInputs(t, w, ex)
+		in := newTrainInputs(t, w, ex)
 		in.Platform, in.Framework = hw.PlatformNVIDIA, "mega"
 		in.Host = hw.Host{Platform: hw.PlatformNVIDIA, GPUs: []hw.GPU{{Index: 0, Name: "NVIDIA H100 80GB HBM3"}}}
 		task, err := w.trainTask(in)
 		require.NoError(t, err)
-		err = w.Runner.Run(context.Background(), task)
+		err = w.runner.Run(context.Background(), task)
 		require.NotEmpty(t, ex.commands)
 		assert.True(t, strings.HasSuffix(ex.commands[0][1], "/preflight/preflight.py"), "the preflight runs first: %v", ex.commands[0])
 		assert.Equal(t, "mega", ex.commands[0][2])
@@ -134,12 +134,12 @@ func TestTrainChecksTheEffectiveConfiguration(t *testing.T) {
 			require.NoError(t, err)
 			return string(b)
 		}}
-		in := trainInputs(t, w, ex)
+		in := newTrainInputs(t, w, ex)
 		in.Platform, in.Framework = hw.PlatformNVIDIA, "mega"
 		in.Host = hw.Host{Platform: hw.PlatformNVIDIA, GPUs: []hw.GPU{{Index: 0, Name: "NVIDIA H100 80GB HBM3"}}}
 		task, err := w.trainTask(in)
 		require.NoError(t, err)
-		err = w.Runner.Run(context.Background(), task)
+		err = w.runner.Run(context.Background(), task)
 		if differ {
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "stopped the run before it started: mega does not build Rival's workload (1 field(s)): norm_eps: the framework built 1e-06, Rival's workload is 1e-05")

@@ -19,14 +19,14 @@ import (
 // resultSources is where compare and compare:history read results: OUTPUT_DIR,
 // dirs and the cache.
 func (w *Workspace) resultSources(dirs []string) results.Sources {
-	return results.Sources{Root: w.Root, OutDir: w.path("OUTPUT_DIR"), Dirs: dirs, Cache: w.Cache, HistoryThreshold: w.Config.get("HISTORY_THRESHOLD")}
+	return results.Sources{Root: w.root, OutDir: w.path("OUTPUT_DIR"), Dirs: dirs, Cache: w.cache, HistoryThreshold: w.config.get("HISTORY_THRESHOLD")}
 }
 
 // compareTask is compare over OUTPUT_DIR, dirs, the cache and RIVAL_STORE
 // (results.CompareTask), after deps.
 func (w *Workspace) compareTask(dirs []string, deps ...*dag.Task) (*dag.Task, error) {
 	defaults := map[string]string{}
-	for _, k := range ConfigKeys() {
+	for _, k := range configKeyDocs() {
 		defaults[k.Name] = k.Default
 	}
 	return results.CompareTask(w.resultSources(dirs), w.storeResults, defaults, deps...)
@@ -34,7 +34,7 @@ func (w *Workspace) compareTask(dirs []string, deps ...*dag.Task) (*dag.Task, er
 
 // reportCompare prints compare's console summary on out and where the files are.
 func (w *Workspace) reportCompare(t *dag.Task, out io.Writer) {
-	results.ReportCompare(t, w.Root, out, w.Out)
+	results.ReportCompare(t, w.root, out, w.out)
 }
 
 // CompareTarget runs compare over OUTPUT_DIR, the cache and dirs.
@@ -43,7 +43,7 @@ func (w *Workspace) CompareTarget(ctx context.Context, dirs []string) error {
 	if err != nil {
 		return err
 	}
-	if err := w.Runner.Run(ctx, t); err != nil {
+	if err := w.runner.Run(ctx, t); err != nil {
 		return err
 	}
 	var sb strings.Builder
@@ -59,10 +59,10 @@ func (w *Workspace) HistoryTarget(ctx context.Context, dirs []string) error {
 	if err != nil {
 		return err
 	}
-	if err := w.Runner.Run(ctx, t); err != nil {
+	if err := w.runner.Run(ctx, t); err != nil {
 		return err
 	}
-	results.ReportHistory(t, w.Root, w.Out)
+	results.ReportHistory(t, w.root, w.out)
 	return nil
 }
 
@@ -73,7 +73,7 @@ func ExtractTarget(logfile string, verbose bool, out, errOut io.Writer) error {
 	if verbose || processEnvironment().extractVerbose() {
 		explain = errOut
 	}
-	return results.Extract(logfile, Version, out, explain)
+	return results.Extract(logfile, rivalVersion, out, explain)
 }
 
 // VerifyResults implements verify:result: one file is checked against
@@ -94,7 +94,7 @@ func (w *Workspace) VerifyResults(ctx context.Context, paths []string, out io.Wr
 			return err
 		}
 		run, fps := w.verifyRunFor(rec)
-		return results.VerifyResult(ctx, out, w.Cache, paths[0], rec, w.recompute(rec, run, fps))
+		return results.VerifyResult(ctx, out, w.cache, paths[0], rec, w.recompute(rec, run, fps))
 	}
 	return results.VerifyInputs(out, paths[0], paths[1], datas[0], datas[1])
 }

@@ -108,8 +108,8 @@ func TestWorkspaceReadsSettingsFromTheEnvironment(t *testing.T) {
 	t.Setenv("GPUS_PER_NODE", "2")
 	t.Setenv("SL", "1024")
 	w, _ := newWorkspace(t, "")
-	assert.Equal(t, 2, w.Env.gpUsPerNode())
-	assert.Equal(t, 1024, w.Config.int("SL"))
+	assert.Equal(t, 2, w.env.gpUsPerNode())
+	assert.Equal(t, 1024, w.config.int("SL"))
 }
 
 // Settings given to OpenWorkspaceWith reach config.env's overrides too, without the environment.
@@ -122,12 +122,12 @@ func TestOpenWorkspaceWithInjectedSettings(t *testing.T) {
 	s := processEnvironment().with(map[string]string{"RIVAL_CONFIG": other, "TRAIN_ITERS": "700", "SLURM_IMAGE": "r@sha256:ab"})
 	w, err := openWorkspaceWith(root, s, false, os.Stderr)
 	require.NoError(t, err)
-	assert.Equal(t, 512, w.Config.int("SL"), "RIVAL_CONFIG from the injected settings")
-	assert.Equal(t, 700, w.Config.int("TRAIN_ITERS"), "config override from the injected settings")
-	assert.Equal(t, "r@sha256:ab", w.Env.slurmImage())
+	assert.Equal(t, 512, w.config.int("SL"), "RIVAL_CONFIG from the injected settings")
+	assert.Equal(t, 700, w.config.int("TRAIN_ITERS"), "config override from the injected settings")
+	assert.Equal(t, "r@sha256:ab", w.env.slurmImage())
 }
 
 // setting gives one non-fingerprinted setting to w, as tests do instead of setting the environment.
 func setting(w *Workspace, name, value string) {
-	w.Env = w.Env.with(map[string]string{name: value})
+	w.env = w.env.with(map[string]string{name: value})
 }

@@ -20,7 +20,7 @@ import (
 
 // slurmRun is a cpu fsdp run of the Mistral proxy handed to a real Slurm
 // (slurmctld and slurmd on this host), NNODES=1 forced with SLURM=1.
-func slurmRun(t *testing.T, extra map[string]string) (*Workspace, TrainInputs) {
+func slurmRun(t *testing.T, extra map[string]string) (*Workspace, trainInputs) {
 	t.Helper()
 	if err := checkTorch(context.Background(), "/usr/bin/python3"); err != nil {
 		t.Skipf("skipping the Slurm training path: %v", err)
@@ -31,7 +31,7 @@ func slurmRun(t *testing.T, extra map[string]string) (*Workspace, TrainInputs) {
 	for k, v := range extra {
 		values[k] = v
 	}
-	in := trainInputs(t, w, executor.Host{})
+	in := newTrainInputs(t, w, executor.Host{})
 	cfg, err := in.Config.with("test", values)
 	require.NoError(t, err)
 	ex, err := w.newSlurmExecutor(cfg, hw.PlatformCPU, hw.Host{Platform: hw.PlatformCPU}, "", "")
@@ -45,7 +45,7 @@ func TestTrainThroughSlurm(t *testing.T) {
 	w, in := slurmRun(t, nil)
 	task, err := w.trainTask(in)
 	require.NoError(t, err)
-	require.NoError(t, w.Runner.Run(context.Background(), task))
+	require.NoError(t, w.runner.Run(context.Background(), task))
 	data, err := os.ReadFile(task.Outputs[0].Path)
 	require.NoError(t, err)
 	require.NoError(t, result.Validate(data))
@@ -81,7 +81,7 @@ func TestSlurmJobStopsWhenTheTrainerReadsOtherSamples(t *testing.T) {
 	in.Executor = &orderSwap{Executor: in.Executor, seed: uint32(in.Config.int("SEED")) + 1, in: in}
 	task, err := w.trainTask(in)
 	require.NoError(t, err)
-	err = w.Runner.Run(context.Background(), task)
+	err = w.runner.Run(context.Background(), task)
 	require.Error(t, err)
 	assert.Regexp(t, `preflight of Slurm job \S+ stopped the run \(job cancelled\): sample_order: the trainer's first 24 samples \(sha256 [0-9a-f]{64}\) are not those of Megatron's order Rival wrote \(sha256 [0-9a-f]{64}\)`, err.Error())
 	assert.NoFileExists(t, task.Outputs[0].Path)
@@ -95,7 +95,7 @@ func TestFailedSlurmJobIsNotCached(t *testing.T) {
 	w, in := slurmRun(t, map[string]string{"TRAIN_ITERS": "100000", "TRAIN_TIMEOUT": "20s"})
 	task, err := w.trainTask(in)
 	require.NoError(t, err)
-	err = w.Runner.Run(context.Background(), task)
+	err = w.runner.Run(context.Background(), task)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "TRAIN_TIMEOUT")
 	assert.NoFileExists(t, task.Outputs[0].Path)
@@ -106,17 +106,17 @@ func TestCancelledSlurmJob(t *testing.T) {
 	w, in := slurmRun(t, map[string]string{"TRAIN_ITERS": "100000"})
 	task, err := w.trainTask(in)
 	require.NoError(t, err)
-	require.NoError(t, w.Runner.Run(context.Background(), in.Encode))
+	require.NoError(t, w.runner.Run(context.Background(), in.Encode))
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
-	err = w.Runner.Run(ctx, task)
+	err = w.runner.Run(ctx, task)
 	require.Error(t, err)
 	assert.NoFileExists(t, task.Outputs[0].Path, "a cancelled job is not a result")
 }
 
 func TestSlurmRefusesInconsistentLayout(t *testing.T) {
 	w, _ := newWorkspace(t, "")
-	cfg, err := w.Config.with("test", map[string]string{"NNODES": "2", "DP": "8"})
+	cfg, err := w.config.with("test", map[string]string{"NNODES": "2", "DP": "8"})
 	require.NoError(t, err)
 	host := hw.Host{Platform: hw.PlatformNVIDIA}
 	for i := 0; i < 8; i++ {

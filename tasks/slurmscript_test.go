@@ -44,13 +44,13 @@ func TestSlurmScriptTargetEveryCell(t *testing.T) {
 					name := fmt.Sprintf("%s/%s/%s/%dnode", platform, fw, model, nnodes)
 					t.Run(name, func(t *testing.T) {
 						w, _ := newWorkspace(t, "")
-						w.Env = w.Env.with(map[string]string{"SLURM_IMAGE": "", "GPUS_PER_NODE": "8"})
+						w.env = w.env.with(map[string]string{"SLURM_IMAGE": "", "GPUS_PER_NODE": "8"})
 						t.Setenv("NNODES", fmt.Sprint(nnodes))
 						t.Setenv("DP", fmt.Sprint(8*nnodes))
 						if platform == hw.PlatformCPU {
 							t.Setenv("DP", "")
 						}
-						w.Config, _ = w.Config.with("test", map[string]string{"NNODES": fmt.Sprint(nnodes), "DP": fmt.Sprint(8 * nnodes)})
+						w.config, _ = w.config.with("test", map[string]string{"NNODES": fmt.Sprint(nnodes), "DP": fmt.Sprint(8 * nnodes)})
 						if platform == hw.PlatformNVIDIA {
 							// pyxis needs an image the nodes can pull (TestSlurmScriptPyxisImage).
 							setting(w, "SLURM_IMAGE", pinnedRef)
@@ -114,11 +114,11 @@ func TestSlurmScriptRunsPreflightBeforeTorchrun(t *testing.T) {
 			w, _ := newWorkspace(t, "")
 			t.Setenv("NNODES", "2")
 			t.Setenv("DP", "16")
-			w.Env = w.Env.with(map[string]string{"SLURM_IMAGE": "", "GPUS_PER_NODE": "8"})
+			w.env = w.env.with(map[string]string{"SLURM_IMAGE": "", "GPUS_PER_NODE": "8"})
 			if c.platform == hw.PlatformNVIDIA {
 				setting(w, "SLURM_IMAGE", pinnedRef)
 			}
-			w.Config, _ = w.Config.with("test", map[string]string{"NNODES": "2", "DP": "16"})
+			w.config, _ = w.config.with("test", map[string]string{"NNODES": "2", "DP": "16"})
 			out, err := captureStdout(t, func() error {
 				return w.SlurmScriptTarget(context.Background(), c.platform, c.fw, "llama")
 			})

@@ -47,13 +47,13 @@ func TestStepProgressSkipsTorchTitanValidation(t *testing.T) {
 func TestClosingLineGivesTheResultsThroughput(t *testing.T) {
 	withCPUFlags(t, "no-bf16.txt")
 	w, log := newWorkspace(t, "")
-	in := trainInputs(t, w, &scriptedExecutor{steps: 8})
+	in := newTrainInputs(t, w, &scriptedExecutor{steps: 8})
 	cfg, err := in.Config.with("two processes", map[string]string{"DP": "2", "GA": "1"})
 	require.NoError(t, err)
 	in.Config = cfg
 	task, err := w.trainTask(in)
 	require.NoError(t, err)
-	require.NoError(t, w.Runner.Run(context.Background(), task))
+	require.NoError(t, w.runner.Run(context.Background(), task))
 	raw, err := os.ReadFile(task.Outputs[0].Path)
 	require.NoError(t, err)
 	var res struct {

@@ -47,7 +47,7 @@ func dockerCredential(ctx context.Context, host string) (store.Credential, error
 
 // options are the store's settings.
 func (r *storeRemote) options() store.Options {
-	s := r.w.Env
+	s := r.w.env
 	return store.Options{Insecure: s.storeInsecure(), CAFile: s.storeCA(), Credential: dockerCredential,
 		Timeout: s.storeTimeout(), Progress: r.progress}
 }
@@ -124,7 +124,7 @@ func (r *storeRemote) Fetch(ctx context.Context, t *dag.Task, key cache.Digest) 
 		return store.ErrNotFound
 	}
 	start := time.Now()
-	rec, err := st.PullAction(ctx, r.w.Cache, key)
+	rec, err := st.PullAction(ctx, r.w.cache, key)
 	if errors.Is(err, store.ErrNotFound) {
 		return err
 	}
@@ -142,7 +142,7 @@ func (r *storeRemote) Fetch(ctx context.Context, t *dag.Task, key cache.Digest) 
 		rec.Outputs[i].AbsPath, _ = filepath.Abs(t.Outputs[i].Path)
 		size += rec.Outputs[i].Size
 	}
-	if err := r.w.Cache.PutRecord(*rec); err != nil {
+	if err := r.w.cache.PutRecord(*rec); err != nil {
 		return err
 	}
 	r.w.printf("store  %s: pulled %s in %s\n", t.ID, sizeText(size), time.Since(start).Round(time.Millisecond))
@@ -156,7 +156,7 @@ func (r *storeRemote) Push(ctx context.Context, t *dag.Task, rec cache.Record) {
 		return
 	}
 	start := time.Now()
-	pushed, err := st.PushAction(ctx, r.w.Cache, rec)
+	pushed, err := st.PushAction(ctx, r.w.cache, rec)
 	if errors.Is(err, store.ErrUnauthorized) {
 		r.readOnly.Store(true)
 		r.readOnlyOnce.Do(func() {
@@ -186,7 +186,7 @@ func (r *storeRemote) Push(ctx context.Context, t *dag.Task, rec cache.Record) {
 
 // pushResult shares a training run's result and log as a result entry, listed by store:ls.
 func (r *storeRemote) pushResult(ctx context.Context, st *store.Store, rec cache.Record) error {
-	data, err := r.w.Cache.ReadBlob(rec.Outputs[0].Digest)
+	data, err := r.w.cache.ReadBlob(rec.Outputs[0].Digest)
 	if err != nil {
 		return err
 	}
@@ -196,7 +196,7 @@ func (r *storeRemote) pushResult(ctx context.Context, st *store.Store, rec cache
 	}
 	listing := resultListing(&res, strings.TrimSuffix(filepath.Base(rec.Outputs[0].Path), ".json"))
 	o, l := rec.Outputs[0], rec.Outputs[1]
-	_, err = st.PushResult(ctx, r.w.Cache, store.File{Name: "result", Digest: o.Digest, Size: o.Size, Compressed: true},
+	_, err = st.PushResult(ctx, r.w.cache, store.File{Name: "result", Digest: o.Digest, Size: o.Size, Compressed: true},
 		&store.File{Name: "log", Digest: l.Digest, Size: l.Size, Compressed: true}, listing)
 	return err
 }
@@ -254,7 +254,7 @@ func (w *Workspace) storeResults(ctx context.Context) ([][]byte, error) {
 	}
 	var out [][]byte
 	for _, res := range rs {
-		d, err := st.Pull(ctx, w.Cache, res.Entry, 0, true)
+		d, err := st.Pull(ctx, w.cache, res.Entry, 0, true)
 		if err != nil {
 			r.problem("a result entry is not used", err)
 			if !errors.Is(err, store.ErrIntegrity) {
@@ -262,7 +262,7 @@ func (w *Workspace) storeResults(ctx context.Context) ([][]byte, error) {
 			}
 			continue
 		}
-		if data, err := w.Cache.ReadBlob(d); err == nil {
+		if data, err := w.cache.ReadBlob(d); err == nil {
 			out = append(out, data)
 		}
 	}
@@ -334,7 +334,7 @@ func (w *Workspace) StorePullTarget(ctx context.Context) error {
 			if i >= len(dsts) {
 				break
 			}
-			d, err := st.Pull(ctx, w.Cache, r.Entry, i, true)
+			d, err := st.Pull(ctx, w.cache, r.Entry, i, true)
 			if errors.Is(err, store.ErrIntegrity) {
 				w.printf("warning: %v\n", err)
 				bad++
@@ -343,7 +343,7 @@ func (w *Workspace) StorePullTarget(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			if err := w.Cache.Materialize(d, dsts[i], 0o644); err != nil {
+			if err := w.cache.Materialize(d, dsts[i], 0o644); err != nil {
 				return err
 			}
 			if i == 0 {
@@ -351,7 +351,7 @@ func (w *Workspace) StorePullTarget(ctx context.Context) error {
 			}
 		}
 	}
-	w.printf("store:pull: %s from %s in %s\n", english.Plural(copied, "result"), st.Location, rel(w.Root, dir))
+	w.printf("store:pull: %s from %s in %s\n", english.Plural(copied, "result"), st.Location, rel(w.root, dir))
 	if bad > 0 {
 		return fmt.Errorf("store:pull: %d entries of %s are damaged (tampered with or truncated) and were not copied", bad, st.Location)
 	}
@@ -387,14 +387,14 @@ func (w *Workspace) readStoreResult(ctx context.Context, ref string) ([]byte, er
 	if err != nil {
 		return nil, err
 	}
-	d, err := st.Pull(ctx, w.Cache, e, 0, true)
+	d, err := st.Pull(ctx, w.cache, e, 0, true)
 	if err != nil {
 		return nil, err
 	}
 	if store.ResultTag(d) != tags[0] {
 		return nil, fmt.Errorf("%s: %w (the entry's result is not the one its tag names)", ref, store.ErrIntegrity)
 	}
-	return w.Cache.ReadBlob(d)
+	return w.cache.ReadBlob(d)
 }
 
 // readResultArg reads a verify:result argument: a file, or store:<ID>.

@@ -58,7 +58,7 @@ func dockerLogin(t *testing.T, host, user, password string) {
 // sampleCorpus writes the same small corpus into a workspace, and the tokenizer as fetch leaves it.
 func sampleCorpus(t *testing.T, w *Workspace) (string, data.TokenizerSpec) {
 	t.Helper()
-	in := filepath.Join(w.Root, "sample.jsonl")
+	in := filepath.Join(w.root, "sample.jsonl")
 	var b strings.Builder
 	for i := 0; i < 40; i++ {
 		fmt.Fprintf(&b, `{"text":"Sample document %d, long enough to train on for a few steps of a proxy model."}`+"\n", i)
@@ -77,7 +77,7 @@ func hostRun(t *testing.T, h storeHost, force bool) (encode, train *dag.Task) {
 	t.Helper()
 	in, tok := sampleCorpus(t, h.w)
 	et := h.w.data().EncodeTask(in, tok, h.w.demoPrefix(), 0.8, nil)
-	require.NoError(t, h.w.Runner.Run(context.Background(), et), h.log.String())
+	require.NoError(t, h.w.runner.Run(context.Background(), et), h.log.String())
 	planned, err := h.w.demoRuns()
 	require.NoError(t, err)
 	r := planned[0]
@@ -88,7 +88,7 @@ func hostRun(t *testing.T, h storeHost, force bool) (encode, train *dag.Task) {
 	}
 	cfg, err := r.Config.with("test", values)
 	require.NoError(t, err)
-	tt, err := h.w.trainTask(TrainInputs{Platform: r.Platform, Framework: r.Framework, Model: r.Model, Dataset: r.Dataset, Variant: r.Variant,
+	tt, err := h.w.trainTask(trainInputs{Platform: r.Platform, Framework: r.Framework, Model: r.Model, Dataset: r.Dataset, Variant: r.Variant,
 		TrainPrefix: r.TrainPrefix, Tokenizer: tok, Encode: et, Host: hw.Host{Platform: hw.PlatformCPU}, Config: cfg, Executor: executor.Host{}})
 	require.NoError(t, err)
 	return et, tt
@@ -119,8 +119,8 @@ func TestTwoHostsShareAStore(t *testing.T) {
 
 	a := openHost(t, filepath.Join(base, "host-a"), settings)
 	_, ta := hostRun(t, a, false)
-	require.NoError(t, a.w.Runner.Run(context.Background(), ta), a.log.String())
-	assert.Equal(t, "tasks: 2 run, 0 cached", a.w.Runner.Summary())
+	require.NoError(t, a.w.runner.Run(context.Background(), ta), a.log.String())
+	assert.Equal(t, "tasks: 2 run, 0 cached", a.w.runner.Summary())
 	assert.Contains(t, a.log.String(), "store  encode ")
 	assert.Contains(t, a.log.String(), ": pushed ")
 	assert.NotContains(t, a.log.String(), "pa55word")
@@ -128,11 +128,11 @@ func TestTwoHostsShareAStore(t *testing.T) {
 	b := openHost(t, filepath.Join(base, "host-b"), settings)
 	eb, tb := hostRun(t, b, true)
 	assert.True(t, eb.Cached(), "host B gets the encoded dataset from the store")
-	assert.Equal(t, "tasks: 0 run, 1 cached", b.w.Runner.Summary(), b.log.String())
+	assert.Equal(t, "tasks: 0 run, 1 cached", b.w.runner.Summary(), b.log.String())
 	assert.Contains(t, b.log.String(), ": pulled ")
 	require.NoError(t, VerifyDatasetFiles(t, b.w), "the pulled dataset is whole")
-	require.NoError(t, b.w.Runner.Run(context.Background(), tb), b.log.String())
-	assert.Equal(t, "tasks: 1 run, 1 cached", b.w.Runner.Summary())
+	require.NoError(t, b.w.runner.Run(context.Background(), tb), b.log.String())
+	assert.Equal(t, "tasks: 1 run, 1 cached", b.w.runner.Summary())
 
 	c := openHost(t, filepath.Join(base, "laptop"), settings)
 	var ls bytes.Buffer
@@ -141,7 +141,7 @@ func TestTwoHostsShareAStore(t *testing.T) {
 	assert.Contains(t, ls.String(), "TOKENS/S/GPU")
 	ct, err := c.w.compareTask(nil)
 	require.NoError(t, err)
-	require.NoError(t, c.w.Runner.Run(context.Background(), ct), c.log.String())
+	require.NoError(t, c.w.runner.Run(context.Background(), ct), c.log.String())
 	report, err := os.ReadFile(ct.Outputs[0].Path)
 	require.NoError(t, err)
 	assert.Contains(t, string(report), "2 results", "compare includes every result of the store")
@@ -206,8 +206,8 @@ func TestStoreDownTheRunGoesOn(t *testing.T) {
 			for _, name := range []string{"one", "two", "three"} {
 				tasks = append(tasks, h.w.data().EncodeTask(in, tok, h.w.path("DATA_DIR", name), 0.8, nil))
 			}
-			require.NoError(t, h.w.Runner.Run(context.Background(), tasks...))
-			assert.Equal(t, "tasks: 3 run, 0 cached", h.w.Runner.Summary())
+			require.NoError(t, h.w.runner.Run(context.Background(), tasks...))
+			assert.Equal(t, "tasks: 3 run, 0 cached", h.w.runner.Summary())
 			assert.Equal(t, 1, strings.Count(h.log.String(), "warning: "), h.log.String())
 			assert.Contains(t, h.log.String(), tc.want)
 			assert.Contains(t, h.log.String(), "going on with the local cache only")
@@ -241,7 +241,7 @@ func TestTamperedStoreEntryRunsTheTask(t *testing.T) {
 	a := openHost(t, filepath.Join(base, "a"), settings)
 	in, tok := sampleCorpus(t, a.w)
 	ea := a.w.data().EncodeTask(in, tok, a.w.path("DATA_DIR", "sample"), 0.8, nil)
-	require.NoError(t, a.w.Runner.Run(context.Background(), ea), a.log.String())
+	require.NoError(t, a.w.runner.Run(context.Background(), ea), a.log.String())
 
 	// Every .bin blob of the registry's storage gets one byte flipped.
 	bins := 0
@@ -264,8 +264,8 @@ func TestTamperedStoreEntryRunsTheTask(t *testing.T) {
 	b := openHost(t, filepath.Join(base, "b"), settings)
 	in, tok = sampleCorpus(t, b.w)
 	eb := b.w.data().EncodeTask(in, tok, b.w.path("DATA_DIR", "sample"), 0.8, nil)
-	require.NoError(t, b.w.Runner.Run(context.Background(), eb), b.log.String())
-	assert.Equal(t, "tasks: 1 run, 0 cached", b.w.Runner.Summary(), "the damaged entry is not used: the task runs")
+	require.NoError(t, b.w.runner.Run(context.Background(), eb), b.log.String())
+	assert.Equal(t, "tasks: 1 run, 0 cached", b.w.runner.Summary(), "the damaged entry is not used: the task runs")
 	assert.Contains(t, b.log.String(), "tampered with or truncated in the store; not used")
 	assert.Contains(t, b.log.String(), "sample-train.bin")
 	got, err := os.ReadFile(b.w.path("DATA_DIR", "sample-train.bin"))
@@ -322,15 +322,15 @@ func TestPullOnlyHostKeepsPulling(t *testing.T) {
 
 	a := openHost(t, filepath.Join(base, "a"), map[string]string{"RIVAL_STORE": "oci://" + srv.Addr + "/team/rival"})
 	in, tok := sampleCorpus(t, a.w)
-	require.NoError(t, a.w.Runner.Run(context.Background(), a.w.data().EncodeTask(in, tok, a.w.path("DATA_DIR", "shared"), 0.8, nil)))
+	require.NoError(t, a.w.runner.Run(context.Background(), a.w.data().EncodeTask(in, tok, a.w.path("DATA_DIR", "shared"), 0.8, nil)))
 
 	b := openHost(t, filepath.Join(base, "b"), map[string]string{"RIVAL_STORE": "oci://" + strings.TrimPrefix(readOnly.URL, "http://") + "/team/rival"})
 	in, tok = sampleCorpus(t, b.w)
 	own := b.w.data().EncodeTask(in, tok, b.w.path("DATA_DIR", "own"), 0.8, nil)
-	require.NoError(t, b.w.Runner.Run(context.Background(), own))
+	require.NoError(t, b.w.runner.Run(context.Background(), own))
 	shared := b.w.data().EncodeTask(in, tok, b.w.path("DATA_DIR", "shared"), 0.8, nil)
-	require.NoError(t, b.w.Runner.Run(context.Background(), shared))
-	assert.Equal(t, "tasks: 1 run, 1 cached", b.w.Runner.Summary(), b.log.String())
+	require.NoError(t, b.w.runner.Run(context.Background(), shared))
+	assert.Equal(t, "tasks: 1 run, 1 cached", b.w.runner.Summary(), b.log.String())
 	assert.True(t, shared.Cached(), "pulled after the refused push")
 	assert.Equal(t, 1, strings.Count(b.log.String(), "warning: "), b.log.String())
 	assert.Contains(t, b.log.String(), "this host only pulls from the store")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rivalbench/rival/container"
 	"github.com/rivalbench/rival/dag"
+	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/hw"
 )
 
@@ -66,7 +67,7 @@ func (w *Workspace) TrainTarget(ctx context.Context, platform string, fws, mdls 
 	}
 	every := fws == nil
 	if fws == nil {
-		for _, f := range Frameworks() {
+		for _, f := range frameworks.Names() {
 			for _, p := range platformsOf(f) {
 				if p == platform {
 					fws = append(fws, f)
@@ -75,7 +76,7 @@ func (w *Workspace) TrainTarget(ctx context.Context, platform string, fws, mdls 
 		}
 	}
 	if mdls == nil {
-		mdls = w.Config.list("MODELS")
+		mdls = w.config.list("MODELS")
 	}
 	exec, closeExec, err := w.executorFor(ctx, platform, host)
 	if err != nil {
@@ -86,7 +87,7 @@ func (w *Workspace) TrainTarget(ctx context.Context, platform string, fws, mdls 
 	if err != nil {
 		return err
 	}
-	err = w.Runner.Run(ctx, plan.Runs...)
+	err = w.runner.Run(ctx, plan.Runs...)
 	w.reportRuns(doneRuns(plan.Runs))
 	return err
 }
@@ -102,7 +103,7 @@ func (w *Workspace) noGPUForTrainAll(host hw.Host) error {
 	return fmt.Errorf("train:all: %s on this host; train:all trains the detected GPU platform, so nothing was trained. On the CPU instead:\n"+
 		"  go run mage.go train:cpu   trains the fsdp proxies of MODELS (%s) on DATASET=%s, downloading its %s documents (DATA_SAMPLES) from the Hugging Face Hub first\n"+
 		"  go run mage.go demo        runs the whole pipeline offline on the shipped sample corpus (filter, encode, CPU training, compare)",
-		found, strings.Join(w.Config.list("MODELS"), ", "), w.Config.get("DATASET"), w.Config.get("DATA_SAMPLES"))
+		found, strings.Join(w.config.list("MODELS"), ", "), w.config.get("DATASET"), w.config.get("DATA_SAMPLES"))
 }
 
 func doneRuns(ts []*dag.Task) []*dag.Task {
@@ -118,11 +119,11 @@ func doneRuns(ts []*dag.Task) []*dag.Task {
 // ShellTarget starts an interactive container of the detected platform's
 // image; without a terminal it prints the equivalent docker run command.
 func (w *Workspace) ShellTarget(ctx context.Context) error {
-	platform, host, err := w.platformFor(ctx, w.Env.platform())
+	platform, host, err := w.platformFor(ctx, w.env.platform())
 	if err != nil {
 		return err
 	}
-	if platform == hw.PlatformCPU && w.Env.imageBase() == "" {
+	if platform == hw.PlatformCPU && w.env.imageBase() == "" {
 		return fmt.Errorf("shell: this host has no GPU (%s); set PLATFORM=amd or nvd, or IMAGE_BASE for a CPU image", orNone(host.Source))
 	}
 	e, rec, err := w.ensurePlatformImage(ctx, platform)
@@ -157,7 +158,7 @@ func (w *Workspace) SlurmScriptTarget(ctx context.Context, platform, framework, 
 		if len(host.GPUs) == 0 {
 			// Writing a script for a cluster from a login node without GPUs:
 			// GPUS_PER_NODE says how many each node has.
-			n := w.Env.gpUsPerNode()
+			n := w.env.gpUsPerNode()
 			host = hw.Host{Platform: platform}
 			for i := 0; i < n; i++ {
 				host.GPUs = append(host.GPUs, hw.GPU{Index: i})
@@ -176,7 +177,7 @@ func (w *Workspace) SlurmScriptTarget(ctx context.Context, platform, framework, 
 	if err != nil {
 		return err
 	}
-	return w.printLaunchFile(cfg, platform, framework, model, host, ex, func(in TrainInputs) ([]byte, error) {
+	return w.printLaunchFile(cfg, platform, framework, model, host, ex, func(in trainInputs) ([]byte, error) {
 		script, err := w.slurmScript(in)
 		return []byte(script), err
 	})

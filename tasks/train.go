@@ -37,8 +37,8 @@ import (
 // trainVersion changes every training key when result assembly changes.
 const trainVersion = "1"
 
-// TrainInputs name one training run and what it trains on.
-type TrainInputs struct {
+// trainInputs name one training run and what it trains on.
+type trainInputs struct {
 	Platform, Framework, Model string
 	RunIndex                   int // 0-based repetition
 	// Variant tells apart configurations of one platform, framework and
@@ -50,7 +50,7 @@ type TrainInputs struct {
 	Tokenizer   data.TokenizerSpec
 	Encode      *dag.Task // the task producing TrainPrefix
 	Host        hw.Host
-	Config      *Config
+	Config      *config
 	// Executor runs the launch: on the host for cpu, in a container otherwise.
 	Executor executor.Executor
 }
@@ -66,10 +66,10 @@ func runName(platform, framework, model, dataset string, run int) string {
 }
 
 // trainTask builds one training run: launch, log, parse, result.
-func (w *Workspace) trainTask(in TrainInputs) (*dag.Task, error) {
+func (w *Workspace) trainTask(in trainInputs) (*dag.Task, error) {
 	cfg := in.Config
 	if cfg == nil {
-		cfg = w.Config
+		cfg = w.config
 	}
 	// A CPU trains in the precision it does fast; the configuration says so
 	// before anything is fingerprinted, so the key, the launch, the log and
@@ -134,8 +134,8 @@ func (w *Workspace) trainTask(in TrainInputs) (*dag.Task, error) {
 // files go and, once Prepare knows the dataset's fingerprint, its launch.
 type trainRun struct {
 	w       *Workspace
-	in      TrainInputs
-	cfg     *Config
+	in      trainInputs
+	cfg     *config
 	cpuPrec cpuPrecision // the precision a CPU run chose; empty on GPUs
 	name    string
 	timeout time.Duration // TRAIN_TIMEOUT; 0 for none
@@ -177,7 +177,7 @@ func (r *trainRun) prepare(t *dag.Task) error {
 	if err != nil {
 		return err
 	}
-	t.Params["launch"] = cache.HashBytes(workspaceRelative(launchJSON, r.w.Root)).String()
+	t.Params["launch"] = cache.HashBytes(workspaceRelative(launchJSON, r.w.root)).String()
 	if r.in.Executor.Kind() == executor.KindHost {
 		t.Tools["torch"] = executor.HostTorchVersion(r.launch)
 	}
@@ -421,7 +421,7 @@ func (r *trainRun) writeSampleOrder() (*result.SampleOrder, error) {
 
 // trainLaunch builds the framework launch of a run for a dataset
 // fingerprint, with the directories placed where the executor shows them.
-func (w *Workspace) trainLaunch(in TrainInputs, cfg *Config, name, fp string) (core.Launch, []executor.PathMap, string, error) {
+func (w *Workspace) trainLaunch(in trainInputs, cfg *config, name, fp string) (core.Launch, []executor.PathMap, string, error) {
 	runDir := w.path("OUTPUT_DIR", "runs", name)
 	absPrefix, err := filepath.Abs(in.TrainPrefix)
 	if err != nil {
@@ -456,14 +456,14 @@ func (w *Workspace) trainLaunch(in TrainInputs, cfg *Config, name, fp string) (c
 }
 
 // slurmScript is the batch script a run would submit (train:slurm-script).
-func (w *Workspace) slurmScript(in TrainInputs) (string, error) {
+func (w *Workspace) slurmScript(in trainInputs) (string, error) {
 	ex, ok := in.Executor.(*executor.Slurm)
 	if !ok {
 		return "", errors.New("slurm script: the run is not a Slurm run")
 	}
 	cfg := in.Config
 	if cfg == nil {
-		cfg = w.Config
+		cfg = w.config
 	}
 	fp := "unencoded"
 	if m, err := readManifest(in.TrainPrefix); err == nil {
@@ -481,7 +481,7 @@ func (w *Workspace) slurmScript(in TrainInputs) (string, error) {
 
 // variantName is RunName with the variant before the repetition:
 // train_cpu_fsdp_mistral-proxy_sample_dp2_run3.
-func variantName(in TrainInputs) string {
+func variantName(in trainInputs) string {
 	if in.Variant == "" {
 		return runName(in.Platform, in.Framework, in.Model, in.Dataset, in.RunIndex)
 	}
@@ -499,7 +499,7 @@ func runSuffix(run int) string {
 // gpuCount is the number of processes a run uses for the TP×PP×DP check:
 // GPUs per node times NNODES; on the cpu platform, the data-parallel
 // processes DP asks for.
-func gpuCount(platform string, host hw.Host, cfg *Config) int {
+func gpuCount(platform string, host hw.Host, cfg *config) int {
 	if platform == hw.PlatformCPU {
 		return cpuProcs(cfg) * cfg.int("NNODES")
 	}
@@ -507,7 +507,7 @@ func gpuCount(platform string, host hw.Host, cfg *Config) int {
 }
 
 // cpuProcs is the processes per node of a CPU run: TP×PP×DP over NNODES.
-func cpuProcs(cfg *Config) int {
+func cpuProcs(cfg *config) int {
 	return max(1, cfg.int("TP")*cfg.int("PP")*cfg.int("DP")/max(1, cfg.int("NNODES")))
 }
 
@@ -543,7 +543,7 @@ func (w *Workspace) recordFailure(runDir, logPath, name string, cause error) {
 // runAndLog runs the launch, writing every line to the log (through a
 // partial file renamed at the end) and showing step progress on prog, whose
 // closing line the caller writes once the result is known.
-func (w *Workspace) runAndLog(ctx context.Context, x *dag.Exec, in TrainInputs, launch core.Launch, maps []executor.PathMap, logPath string, prog *stepProgress, clock *stepClock) (executor.Info, error) {
+func (w *Workspace) runAndLog(ctx context.Context, x *dag.Exec, in trainInputs, launch core.Launch, maps []executor.PathMap, logPath string, prog *stepProgress, clock *stepClock) (executor.Info, error) {
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
 		return executor.Info{}, err
 	}
@@ -593,7 +593,7 @@ func (w *Workspace) runAndLog(ctx context.Context, x *dag.Exec, in TrainInputs, 
 // buildResult parses the run's log in its family and turns it, with the
 // facts of the run (its dataset's manifest, read once by prepare),
 // into its result.
-func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch core.Launch, manifest data.Manifest, logPath string) (*result.Result, error) {
+func (w *Workspace) buildResult(in trainInputs, cfg *config, launch core.Launch, manifest data.Manifest, logPath string) (*result.Result, error) {
 	family := launch.LogFamily
 	if family == "" {
 		family = frameworks.LogFamily(launch.Framework)
@@ -621,7 +621,7 @@ func (w *Workspace) buildResult(in TrainInputs, cfg *Config, launch core.Launch,
 		Framework: launch.Framework, FrameworkVersion: version, FrameworkRequested: launch.Requested,
 		TP: cfg.int("TP"), PP: cfg.int("PP"),
 		DatasetName: in.Dataset, DatasetFingerprint: manifest.Fingerprint.Digest.String(), TokenizerFingerprint: manifest.TokenizerDigest.String(),
-		ConfigFingerprint: cfg.fingerprint().String(), ImageDigest: in.Executor.ImageDigest(), RivalVersion: Version,
+		ConfigFingerprint: cfg.fingerprint().String(), ImageDigest: in.Executor.ImageDigest(), RivalVersion: rivalVersion,
 	}
 	if facts.LogDigest, err = result.LogDigest(logPath); err != nil {
 		return nil, err
@@ -651,7 +651,7 @@ var threadsLine = regexp.MustCompile(`\| threads per process: (\d+) \|`)
 // cpuInfo describes the CPU a run trained on (CPUFlagsPath) and the threads
 // it used, as the trainer reported them in its log; nil when the kernel
 // lists no processor.
-func cpuInfo(cfg *Config, logPath string) *result.CPUInfo {
+func cpuInfo(cfg *config, logPath string) *result.CPUInfo {
 	raw, _ := os.ReadFile(cpuFlagsPath)
 	model, cores, logical, ok := cpuDescription(raw)
 	if !ok {
@@ -695,7 +695,7 @@ func readManifest(prefix string) (data.Manifest, error) {
 }
 
 // provenance records how and where a run ran.
-func (w *Workspace) provenance(in TrainInputs, cfg *Config, launch core.Launch, info executor.Info, started, finished time.Time, prefix string) *result.Provenance {
+func (w *Workspace) provenance(in trainInputs, cfg *config, launch core.Launch, info executor.Info, started, finished time.Time, prefix string) *result.Provenance {
 	host, _ := os.Hostname()
 	p := &result.Provenance{
 		RunIndex: in.RunIndex, Host: host, StartedAt: started.Format(time.RFC3339), FinishedAt: finished.Format(time.RFC3339),

@@ -75,12 +75,12 @@ func TestTrainNemoReadsBridgeLogAndWhatRan(t *testing.T) {
 		"framework": "megatron-bridge", "version": "0.3.0", "megatron_core": "0.16.0rc0",
 		"megatron_core_commit": "b0cc2706ddc60d2aefd5fff346445b5c013036a8", "transformer_engine": "2.12.0",
 		"torch": "2.10.0a0+nv26.02", "cuda": "13.0"}}
-	in := trainInputs(t, w, ex)
+	in := newTrainInputs(t, w, ex)
 	in.Platform, in.Framework = hw.PlatformNVIDIA, "nemo"
 	in.Host = hw.Host{Platform: hw.PlatformNVIDIA, GPUs: []hw.GPU{{Index: 0, Vendor: hw.VendorNVIDIA, Model: "H100 SXM"}}}
 	task, err := w.trainTask(in)
 	require.NoError(t, err)
-	require.NoError(t, w.Runner.Run(context.Background(), task))
+	require.NoError(t, w.runner.Run(context.Background(), task))
 	assert.Equal(t, "megatron-bridge", ex.last.LogFamily)
 
 	data, err := os.ReadFile(task.Outputs[0].Path)
@@ -103,12 +103,12 @@ func TestTrainNemoRunsPreflightFirst(t *testing.T) {
 	for _, fail := range []bool{false, true} {
 		w, _ := newWorkspace(t, "")
 		ex := &bridgeExecutor{steps: 30, failPre: fail, ran: map[string]string{"framework": "megatron-bridge", "version": "0.3.0"}}
-		in := trainInputs(t, w, ex)
+		in := newTrainInputs(t, w, ex)
 		in.Platform, in.Framework = hw.PlatformNVIDIA, "nemo"
 		in.Host = hw.Host{Platform: hw.PlatformNVIDIA, GPUs: []hw.GPU{{Index: 0, Vendor: hw.VendorNVIDIA, Model: "H100 SXM"}}}
 		task, err := w.trainTask(in)
 		require.NoError(t, err)
-		err = w.Runner.Run(context.Background(), task)
+		err = w.runner.Run(context.Background(), task)
 		require.NotEmpty(t, ex.commands)
 		first := ex.commands[0]
 		assert.Equal(t, "--check", first[len(first)-1], "the preflight runs first: %v", first)
@@ -129,7 +129,7 @@ func TestTrainNemoRunsPreflightFirst(t *testing.T) {
 func TestTrainNemoIgnoresStaleWhatRan(t *testing.T) {
 	w, _ := newWorkspace(t, "")
 	ex := &bridgeExecutor{steps: 30}
-	in := trainInputs(t, w, ex)
+	in := newTrainInputs(t, w, ex)
 	in.Platform, in.Framework = hw.PlatformNVIDIA, "nemo"
 	in.Host = hw.Host{Platform: hw.PlatformNVIDIA, GPUs: []hw.GPU{{Index: 0, Vendor: hw.VendorNVIDIA, Model: "H100 SXM"}}}
 	task, err := w.trainTask(in)
@@ -138,7 +138,7 @@ func TestTrainNemoIgnoresStaleWhatRan(t *testing.T) {
 	require.NoError(t, os.MkdirAll(runDir, 0o755))
 	stale := `{"framework": "megatron-bridge", "version": "0.2.0", "megatron_core": "0.15.0"}`
 	require.NoError(t, os.WriteFile(filepath.Join(runDir, "rival_nemo_ran.json"), []byte(stale), 0o644))
-	err = w.Runner.Run(context.Background(), task)
+	err = w.runner.Run(context.Background(), task)
 	require.Error(t, err, "the earlier run's versions must not be reported")
 	assert.Contains(t, err.Error(), "rival_nemo_ran.json")
 	data, rerr := os.ReadFile(task.Outputs[0].Path)
@@ -149,12 +149,12 @@ func TestTrainNemoIgnoresStaleWhatRan(t *testing.T) {
 func TestTrainNemoWithoutWhatRanFails(t *testing.T) {
 	w, _ := newWorkspace(t, "")
 	ex := &bridgeExecutor{steps: 30}
-	in := trainInputs(t, w, ex)
+	in := newTrainInputs(t, w, ex)
 	in.Platform, in.Framework = hw.PlatformNVIDIA, "nemo"
 	in.Host = hw.Host{Platform: hw.PlatformNVIDIA, GPUs: []hw.GPU{{Index: 0, Vendor: hw.VendorNVIDIA, Model: "H100 SXM"}}}
 	task, err := w.trainTask(in)
 	require.NoError(t, err)
-	err = w.Runner.Run(context.Background(), task)
+	err = w.runner.Run(context.Background(), task)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "rival_nemo_ran.json")
 }

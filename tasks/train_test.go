@@ -75,7 +75,7 @@ func (s *scriptedExecutor) Run(ctx context.Context, l core.Launch, maps []execut
 // demoDataset encodes a few documents with the bundled Mistral tokenizer.
 func demoDataset(t *testing.T, w *Workspace) (*dag.Task, string, data.TokenizerSpec) {
 	t.Helper()
-	in := filepath.Join(w.Root, "docs.jsonl")
+	in := filepath.Join(w.root, "docs.jsonl")
 	var b strings.Builder
 	for i := 0; i < 60; i++ {
 		fmt.Fprintf(&b, `{"text":"The cluster measured step %d again and again, so the loss went down and the numbers were fair."}`+"\n", i)
@@ -84,15 +84,15 @@ func demoDataset(t *testing.T, w *Workspace) (*dag.Task, string, data.TokenizerS
 	tok, err := w.data().ResolveTokenizer(mistralTok)
 	require.NoError(t, err)
 	tok.EOD = 2
-	prefix := filepath.Join(w.Root, "data", "docs")
+	prefix := filepath.Join(w.root, "data", "docs")
 	return w.data().EncodeTask(in, tok, prefix, 0.8, nil), prefix + "-train", tok
 }
 
-func trainInputs(t *testing.T, w *Workspace, ex executor.Executor) TrainInputs {
+func newTrainInputs(t *testing.T, w *Workspace, ex executor.Executor) trainInputs {
 	et, prefix, tok := demoDataset(t, w)
-	cfg, err := w.Config.with("test", demoConfig)
+	cfg, err := w.config.with("test", demoConfig)
 	require.NoError(t, err)
-	return TrainInputs{Platform: hw.PlatformCPU, Framework: "fsdp", Model: demoModel, Dataset: "docs",
+	return trainInputs{Platform: hw.PlatformCPU, Framework: "fsdp", Model: demoModel, Dataset: "docs",
 		TrainPrefix: prefix, Tokenizer: tok, Encode: et, Host: hw.Host{Platform: hw.PlatformCPU}, Config: cfg, Executor: ex}
 }
 
@@ -106,12 +106,12 @@ func withCPUFlags(t *testing.T, file string) {
 }
 
 // trainScripted builds and runs one training task with a scripted trainer.
-func trainScripted(t *testing.T, w *Workspace, ex *scriptedExecutor) (TrainInputs, *dag.Task) {
+func trainScripted(t *testing.T, w *Workspace, ex *scriptedExecutor) (trainInputs, *dag.Task) {
 	t.Helper()
-	in := trainInputs(t, w, ex)
+	in := newTrainInputs(t, w, ex)
 	task, err := w.trainTask(in)
 	require.NoError(t, err)
-	require.NoError(t, w.Runner.Run(context.Background(), task))
+	require.NoError(t, w.runner.Run(context.Background(), task))
 	return in, task
 }
 
@@ -149,8 +149,8 @@ func TestTrainWithUnchangedInputsIsACacheHit(t *testing.T) {
 	w, _ := newWorkspace(t, "")
 	ex := &scriptedExecutor{steps: 10}
 	trainScripted(t, w, ex)
-	r2 := &dag.Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}
-	task2, err := w.trainTask(trainInputs(t, w, ex))
+	r2 := &dag.Runner{Cache: w.cache, Root: w.root, Out: w.out}
+	task2, err := w.trainTask(newTrainInputs(t, w, ex))
 	require.NoError(t, err)
 	require.NoError(t, r2.Run(context.Background(), task2))
 	assert.Equal(t, "tasks: 0 run, 2 cached", r2.Summary())
@@ -162,13 +162,13 @@ func TestTrainWithForceRunsAgain(t *testing.T) {
 	w, _ := newWorkspace(t, "")
 	ex := &scriptedExecutor{steps: 10}
 	trainScripted(t, w, ex)
-	in := trainInputs(t, w, ex)
+	in := newTrainInputs(t, w, ex)
 	var err error
 	in.Config, err = in.Config.with("test", map[string]string{"FORCE": "1"})
 	require.NoError(t, err)
 	task, err := w.trainTask(in)
 	require.NoError(t, err)
-	require.NoError(t, (&dag.Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}).Run(context.Background(), task))
+	require.NoError(t, (&dag.Runner{Cache: w.cache, Root: w.root, Out: w.out}).Run(context.Background(), task))
 	assert.EqualValues(t, 2, ex.runs.Load())
 }
 
@@ -176,9 +176,9 @@ func TestTrainRepetitionIsItsOwnResult(t *testing.T) {
 	withCPUFlags(t, "no-bf16.txt")
 	w, _ := newWorkspace(t, "")
 	ex := &scriptedExecutor{steps: 10}
-	first, err := w.trainTask(trainInputs(t, w, ex))
+	first, err := w.trainTask(newTrainInputs(t, w, ex))
 	require.NoError(t, err)
-	in := trainInputs(t, w, ex)
+	in := newTrainInputs(t, w, ex)
 	in.RunIndex = 1
 	second, err := w.trainTask(in)
 	require.NoError(t, err)
@@ -190,9 +190,9 @@ func TestTrainRepetitionIsItsOwnResult(t *testing.T) {
 func TestFailedTrainKeepsLogAndIsNotCached(t *testing.T) {
 	w, _ := newWorkspace(t, "")
 	ex := &scriptedExecutor{steps: 3, exit: 7}
-	task, err := w.trainTask(trainInputs(t, w, ex))
+	task, err := w.trainTask(newTrainInputs(t, w, ex))
 	require.NoError(t, err)
-	err = w.Runner.Run(context.Background(), task)
+	err = w.runner.Run(context.Background(), task)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "exited with status 7")
 	assert.Contains(t, err.Error(), ".failed.log")
@@ -202,8 +202,8 @@ func TestFailedTrainKeepsLogAndIsNotCached(t *testing.T) {
 	b, _ := os.ReadFile(failed)
 	assert.Contains(t, string(b), "iteration")
 	ex.exit = 0
-	r := &dag.Runner{Cache: w.Cache, Root: w.Root, Out: w.Out}
-	task2, err := w.trainTask(trainInputs(t, w, ex))
+	r := &dag.Runner{Cache: w.cache, Root: w.root, Out: w.out}
+	task2, err := w.trainTask(newTrainInputs(t, w, ex))
 	require.NoError(t, err)
 	require.NoError(t, r.Run(context.Background(), task2))
 	assert.Equal(t, "tasks: 1 run, 1 cached", r.Summary(), "the failure was not cached as a success")
@@ -211,9 +211,9 @@ func TestFailedTrainKeepsLogAndIsNotCached(t *testing.T) {
 
 func TestLogWithoutStepsFailsTheRun(t *testing.T) {
 	w, _ := newWorkspace(t, "")
-	task, err := w.trainTask(trainInputs(t, w, &scriptedExecutor{steps: 0}))
+	task, err := w.trainTask(newTrainInputs(t, w, &scriptedExecutor{steps: 0}))
 	require.NoError(t, err)
-	err = w.Runner.Run(context.Background(), task)
+	err = w.runner.Run(context.Background(), task)
 	require.ErrorContains(t, err, "no training steps found")
 	assert.FileExists(t, failedLog(task.Outputs[1].Path))
 }
@@ -221,18 +221,18 @@ func TestLogWithoutStepsFailsTheRun(t *testing.T) {
 func TestCancelledTrainStopsAndIsNotCached(t *testing.T) {
 	w, _ := newWorkspace(t, "")
 	ex := &scriptedExecutor{steps: 5, block: true}
-	task, err := w.trainTask(trainInputs(t, w, ex))
+	task, err := w.trainTask(newTrainInputs(t, w, ex))
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	err = w.Runner.Run(ctx, task)
+	err = w.runner.Run(ctx, task)
 	require.Error(t, err)
 	assert.NoFileExists(t, task.Outputs[0].Path)
 }
 
 func TestTrainRefusesInconsistentParallelism(t *testing.T) {
 	w, _ := newWorkspace(t, "")
-	in := trainInputs(t, w, &scriptedExecutor{})
+	in := newTrainInputs(t, w, &scriptedExecutor{})
 	var err error
 	// Two nodes of one process each cannot hold DP=1 (a CPU run has as
 	// many processes per node as TP×PP×DP over NNODES asks).
@@ -250,13 +250,13 @@ func TestTrainFSDPOnCPU(t *testing.T) {
 		t.Skipf("skipping real CPU training: %v", err)
 	}
 	w, _ := newWorkspace(t, "")
-	in := trainInputs(t, w, executor.Host{})
+	in := newTrainInputs(t, w, executor.Host{})
 	var err error
 	in.Config, err = in.Config.with("test", map[string]string{"TRAIN_ITERS": "12", "WARMUP_STEPS": "2", "SL": "64", "MBS": "2"})
 	require.NoError(t, err)
 	task, err := w.trainTask(in)
 	require.NoError(t, err)
-	require.NoError(t, w.Runner.Run(context.Background(), task))
+	require.NoError(t, w.runner.Run(context.Background(), task))
 	data, err := os.ReadFile(task.Outputs[0].Path)
 	require.NoError(t, err)
 	var r result.Result
@@ -287,18 +287,18 @@ func TestLogOnFullDiskFailsTheRun(t *testing.T) {
 		t.Skip("mounting a tiny tmpfs needs root")
 	}
 	w, _ := newWorkspace(t, "")
-	out := filepath.Join(w.Root, "small")
+	out := filepath.Join(w.root, "small")
 	require.NoError(t, os.MkdirAll(out, 0o755))
 	if b, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", out).CombinedOutput(); err != nil {
 		t.Skipf("cannot mount tmpfs: %v %s", err, b)
 	}
 	t.Cleanup(func() { exec.Command("umount", out).Run() })
-	cfgPath := filepath.Join(w.Root, "config.env")
+	cfgPath := filepath.Join(w.root, "config.env")
 	require.NoError(t, os.WriteFile(cfgPath, []byte("OUTPUT_DIR="+out+"\n"), 0o644))
-	w2, _ := newWorkspaceAt(t, w.Root)
-	task, err := w2.trainTask(trainInputs(t, w2, &scriptedExecutor{steps: 2000}))
+	w2, _ := newWorkspaceAt(t, w.root)
+	task, err := w2.trainTask(newTrainInputs(t, w2, &scriptedExecutor{steps: 2000}))
 	require.NoError(t, err)
-	err = w2.Runner.Run(context.Background(), task)
+	err = w2.runner.Run(context.Background(), task)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "no space left on device")
 	assert.NoFileExists(t, task.Outputs[0].Path)
@@ -307,7 +307,7 @@ func TestLogOnFullDiskFailsTheRun(t *testing.T) {
 // The executor's kind enters a training task's key as its "executor" tool, spelled as it always was.
 func TestTrainKeyNamesTheExecutor(t *testing.T) {
 	w, _ := newWorkspace(t, "")
-	task, err := w.trainTask(trainInputs(t, w, executor.Host{}))
+	task, err := w.trainTask(newTrainInputs(t, w, executor.Host{}))
 	require.NoError(t, err)
 	assert.Equal(t, "host", task.Tools["executor"])
 }

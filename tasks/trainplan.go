@@ -22,9 +22,6 @@ import (
 	"github.com/rivalbench/rival/models"
 )
 
-// Frameworks lists the framework short names in a fixed order.
-func Frameworks() []string { return frameworks.Names() }
-
 // detectHost detects the GPUs of the host, printing any warnings.
 func (w *Workspace) detectHost(ctx context.Context) (hw.Host, error) {
 	h, err := hw.Detect(ctx)
@@ -124,14 +121,14 @@ func (w *Workspace) reportRuns(runs []*dag.Task) {
 		if t.Cached() {
 			state = "cached"
 		}
-		w.printf("%s: %s (%s)\n", t.ID, rel(w.Root, t.Outputs[0].Path), state)
+		w.printf("%s: %s (%s)\n", t.ID, rel(w.root, t.Outputs[0].Path), state)
 	}
 }
 
 // printLaunchFile writes to stdout what render makes of one run of the configured pipeline under
 // cfg: the targets that print a run's launch file without submitting it (train:slurm-script,
 // kube:manifest).
-func (w *Workspace) printLaunchFile(cfg *Config, platform, fw, model string, host hw.Host, exec executor.Executor, render func(TrainInputs) ([]byte, error)) error {
+func (w *Workspace) printLaunchFile(cfg *config, platform, fw, model string, host hw.Host, exec executor.Executor, render func(trainInputs) ([]byte, error)) error {
 	p, err := w.data().BuildPipeline()
 	if err != nil {
 		return err
@@ -149,7 +146,7 @@ func (w *Workspace) printLaunchFile(cfg *Config, platform, fw, model string, hos
 }
 
 // trainInputsForCfg is one run of the configured pipeline under cfg.
-func (w *Workspace) trainInputsForCfg(p *data.Pipeline, cfg *Config, platform, fw, model string, host hw.Host, exec executor.Executor) (TrainInputs, error) {
+func (w *Workspace) trainInputsForCfg(p *data.Pipeline, cfg *config, platform, fw, model string, host hw.Host, exec executor.Executor) (trainInputs, error) {
 	base := encodedModel(model)
 	i := -1
 	for j, m := range cfg.list("MODELS") {
@@ -158,18 +155,18 @@ func (w *Workspace) trainInputsForCfg(p *data.Pipeline, cfg *Config, platform, f
 		}
 	}
 	if i < 0 {
-		return TrainInputs{}, fmt.Errorf("model %s is not in MODELS=%s", base, cfg.get("MODELS"))
+		return trainInputs{}, fmt.Errorf("model %s is not in MODELS=%s", base, cfg.get("MODELS"))
 	}
 	if platform == hw.PlatformCPU && !strings.HasSuffix(model, "-proxy") {
 		model += "-proxy"
 	}
 	mm, err := models.Lookup(model)
 	if err != nil {
-		return TrainInputs{}, err
+		return trainInputs{}, err
 	}
 	enc := p.Encodes[i]
 	tok := data.TokenizerSpec{Path: p.Tokenizers[i].Outputs[0].Path, Model: &mm, EOD: mm.EOD}
-	return TrainInputs{
+	return trainInputs{
 		Platform: platform, Framework: fw, Model: model, Dataset: cfg.get("DATASET"),
 		TrainPrefix: strings.TrimSuffix(enc.Outputs[0].Path, ".bin"), Tokenizer: tok, Encode: enc, Host: host, Config: cfg, Executor: exec,
 	}, nil
@@ -180,7 +177,7 @@ func (w *Workspace) trainInputsForCfg(p *data.Pipeline, cfg *Config, platform, f
 // in its place (prim on nvd is checked as the nemo launch train:run would build).
 func checkFrameworks(platform, framework string) ([]string, error) {
 	var native []string
-	for _, f := range Frameworks() {
+	for _, f := range frameworks.Names() {
 		if slices.Contains(platformsOf(f), platform) {
 			native = append(native, f)
 		}
@@ -205,7 +202,7 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 		}
 		if host.Platform != platform || len(host.GPUs) == 0 {
 			// Checking from a machine without the platform's GPUs: GPUS_PER_NODE says how many.
-			n := w.Env.gpUsPerNode()
+			n := w.env.gpUsPerNode()
 			host = hw.Host{Platform: platform}
 			for i := 0; i < n; i++ {
 				host.GPUs = append(host.GPUs, hw.GPU{Index: i})
@@ -217,7 +214,7 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 		return err
 	}
 	var mdls []string
-	for _, m := range w.Config.list("MODELS") {
+	for _, m := range w.config.list("MODELS") {
 		switch model {
 		case "all", m:
 			mdls = append(mdls, m)
@@ -226,7 +223,7 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 		}
 	}
 	if len(mdls) == 0 {
-		return fmt.Errorf("train:check: model %q is not in MODELS=%s", model, w.Config.get("MODELS"))
+		return fmt.Errorf("train:check: model %q is not in MODELS=%s", model, w.config.get("MODELS"))
 	}
 	cfg, err := w.platformConfig(platform)
 	if err != nil {

@@ -101,7 +101,7 @@ func TestCompareMarksResultsCheckedAgainstTheirLog(t *testing.T) {
 	})
 	ct, err := w.compareTask(nil)
 	require.NoError(t, err)
-	require.NoError(t, w.Runner.Run(context.Background(), ct))
+	require.NoError(t, w.runner.Run(context.Background(), ct))
 	report, err := os.ReadFile(ct.Outputs[0].Path)
 	require.NoError(t, err)
 	md := string(report)

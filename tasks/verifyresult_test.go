@@ -55,7 +55,7 @@ func TestVerifyResultOfTrainCPU(t *testing.T) {
 			w, _ := newWorkspace(t, "DATASET=c4\nMODELS=qwen,mistral\nDATA_SAMPLES=20\n"+tc.config)
 			plan, err := w.planTraining(hw.PlatformCPU, []string{"fsdp"}, []string{"qwen", "mistral"}, hw.Host{Platform: hw.PlatformCPU}, &scriptedExecutor{steps: 4}, false)
 			require.NoError(t, err)
-			require.NoError(t, w.Runner.Run(context.Background(), plan.Runs...))
+			require.NoError(t, w.runner.Run(context.Background(), plan.Runs...))
 			require.Len(t, plan.Runs, 2)
 			for _, r := range plan.Runs {
 				var out bytes.Buffer
@@ -78,7 +78,7 @@ func TestVerifyDemoResultUsesItsConfiguration(t *testing.T) {
 	for _, v := range demoVariants {
 		t.Run(v.Name, func(t *testing.T) {
 			w, _ := newWorkspace(t, "")
-			in := trainInputs(t, w, &scriptedExecutor{steps: 4})
+			in := newTrainInputs(t, w, &scriptedExecutor{steps: 4})
 			cfg, err := in.Config.with("demo "+v.Name, v.Values)
 			require.NoError(t, err)
 			cfg, err = cfg.onDemoDataset() // as the demo's runs do
@@ -86,7 +86,7 @@ func TestVerifyDemoResultUsesItsConfiguration(t *testing.T) {
 			in.Config, in.Variant = cfg, v.Name
 			task, err := w.trainTask(in)
 			require.NoError(t, err)
-			require.NoError(t, w.Runner.Run(context.Background(), task))
+			require.NoError(t, w.runner.Run(context.Background(), task))
 			var out bytes.Buffer
 			w.VerifyResults(context.Background(), []string{task.Outputs[0].Path}, &out) // the dataset differs from the demo's: an error
 			assert.Regexp(t, `(?m)^match\s+config_fingerprint`, out.String())
@@ -101,7 +101,7 @@ func TestVerifyResultOfTheDemo(t *testing.T) {
 	cpuFlagsPath = filepath.Join("testdata", "cpuinfo", "no-bf16.txt")
 	t.Cleanup(func() { cpuFlagsPath = old })
 	w, _ := newWorkspace(t, "")
-	in := filepath.Join(w.Root, "sample.jsonl")
+	in := filepath.Join(w.root, "sample.jsonl")
 	var b strings.Builder
 	for i := 0; i < 40; i++ {
 		fmt.Fprintf(&b, `{"text":"Sample document %d, long enough to train on for a few steps."}`+"\n", i)
@@ -118,11 +118,11 @@ func TestVerifyResultOfTheDemo(t *testing.T) {
 	require.Len(t, planned, len(demoVariants))
 	for _, r := range planned {
 		t.Run(r.Variant, func(t *testing.T) {
-			task, err := w.trainTask(TrainInputs{Platform: r.Platform, Framework: r.Framework, Model: r.Model, Dataset: r.Dataset, Variant: r.Variant,
+			task, err := w.trainTask(trainInputs{Platform: r.Platform, Framework: r.Framework, Model: r.Model, Dataset: r.Dataset, Variant: r.Variant,
 				TrainPrefix: r.TrainPrefix, Tokenizer: tok, Encode: et, Host: hw.Host{Platform: hw.PlatformCPU}, Config: r.Config,
 				Executor: &scriptedExecutor{steps: 4}})
 			require.NoError(t, err)
-			require.NoError(t, w.Runner.Run(context.Background(), task))
+			require.NoError(t, w.runner.Run(context.Background(), task))
 			var out bytes.Buffer
 			require.NoError(t, w.VerifyResults(context.Background(), []string{task.Outputs[0].Path}, &out), out.String())
 			assert.Contains(t, out.String(), "verify:result: this workspace reproduces every input of")

@@ -109,7 +109,7 @@ func (w *Workspace) recompute(r *result.Result, run plannedRun, fps *datasetFing
 	} else if err != nil {
 		got.TokenizerFingerprint.Err = err
 	} else {
-		d, _, err := w.Cache.FileDigest(spec.Path)
+		d, _, err := w.cache.FileDigest(spec.Path)
 		got.TokenizerFingerprint = compare.Recomputation{Value: d.String(), Err: err}
 	}
 	got.ConfigFingerprint.Value, got.ConfigFingerprint.Err = run.configFingerprint()

@@ -19,19 +19,19 @@ import (
 	"github.com/rivalbench/rival/tasks/upkeep"
 )
 
-// Version is Rival's own version, recorded in every result.
-const Version = "0.1.0"
+// rivalVersion is Rival's own version, recorded in every result.
+const rivalVersion = "0.1.0"
 
 // Workspace is one invocation's view of the project: its configuration,
 // cache and runner.
 type Workspace struct {
-	Root   string
-	Config *Config
-	Cache  *cache.Cache
-	Runner *dag.Runner
-	Out    io.Writer
-	// Env are the non-fingerprinted settings (settings.go) this invocation reads.
-	Env environment
+	root   string
+	config *config
+	cache  *cache.Cache
+	runner *dag.Runner
+	out    io.Writer
+	// env are the non-fingerprinted settings (settings.go) this invocation reads.
+	env environment
 
 	// remote is RIVAL_STORE as the runner's shared cache (the type below, its methods in
 	// store.go); nil when not set.
@@ -73,18 +73,18 @@ func openWorkspaceWith(root string, s environment, verbose bool, out io.Writer) 
 	}
 	c.Warn = func(msg string) { fmt.Fprintln(out, "warning:", msg) }
 	w := &Workspace{
-		Root:   root,
-		Config: cfg,
-		Cache:  c,
-		Runner: &dag.Runner{Cache: c, Root: root, Jobs: cfg.int("JOBS"), Verbose: verbose, Out: out},
-		Out:    out,
-		Env:    s,
+		root:   root,
+		config: cfg,
+		cache:  c,
+		runner: &dag.Runner{Cache: c, Root: root, Jobs: cfg.int("JOBS"), Verbose: verbose, Out: out},
+		out:    out,
+		env:    s,
 	}
 	if w.remote, err = newStoreRemote(w); err != nil {
 		return nil, err
 	}
 	if w.remote != nil {
-		w.Runner.Remote = w.remote
+		w.runner.Remote = w.remote
 	}
 	return w, nil
 }
@@ -92,15 +92,15 @@ func openWorkspaceWith(root string, s environment, verbose bool, out io.Writer) 
 // path resolves a config directory key (DATA_DIR, OUTPUT_DIR) against the
 // workspace root.
 func (w *Workspace) path(key string, elem ...string) string {
-	base := w.Config.get(key)
+	base := w.config.get(key)
 	if !filepath.IsAbs(base) {
-		base = filepath.Join(w.Root, base)
+		base = filepath.Join(w.root, base)
 	}
 	return filepath.Join(append([]string{base}, elem...)...)
 }
 
 // printf writes a message for the user (standard error).
-func (w *Workspace) printf(format string, args ...any) { fmt.Fprintf(w.Out, format, args...) }
+func (w *Workspace) printf(format string, args ...any) { fmt.Fprintf(w.out, format, args...) }
 
 // Main runs one mage target: it opens the workspace in the current
 // directory, cancels on Ctrl-C or SIGTERM, and always ends with the
@@ -116,10 +116,10 @@ func Main(ctx context.Context, fn func(ctx context.Context, w *Workspace) error)
 	if err != nil {
 		return end(os.Stderr, err, "tasks: 0 run, 0 cached", stop, caught)
 	}
-	w.Cache.Context = ctx // a cache read in progress stops on Ctrl-C or SIGTERM
+	w.cache.Context = ctx // a cache read in progress stops on Ctrl-C or SIGTERM
 	w.markOwnDirs()
 	err = fn(ctx, w)
-	return end(os.Stderr, err, w.Runner.Summary(), stop, caught)
+	return end(os.Stderr, err, w.runner.Summary(), stop, caught)
 }
 
 // exit ends the process after a failed target; a variable so that a test
@@ -170,7 +170,7 @@ func Bare(ctx context.Context, fn func(ctx context.Context) error) error {
 // other code path creates either directory unmarked.
 func (w *Workspace) markOwnDirs() {
 	for _, k := range []string{"OUTPUT_DIR", "DATA_DIR"} {
-		upkeep.MakeOwnDir(w.path(k), k, w.Root)
+		upkeep.MakeOwnDir(w.path(k), k, w.root)
 	}
 }
 
@@ -196,7 +196,7 @@ type storeRemote struct {
 // newStoreRemote reads RIVAL_STORE; nil when it is not set. A value that is not an oci:// location
 // is an error: a typo must not silently leave a team's hosts unshared.
 func newStoreRemote(w *Workspace) (*storeRemote, error) {
-	v := w.Env.store()
+	v := w.env.store()
 	if v == "" {
 		return nil, nil
 	}
@@ -204,5 +204,5 @@ func newStoreRemote(w *Workspace) (*storeRemote, error) {
 	if err != nil {
 		return nil, fmt.Errorf("RIVAL_STORE: %w", err)
 	}
-	return &storeRemote{w: w, loc: loc, live: newLiveLine(w.Out)}, nil
+	return &storeRemote{w: w, loc: loc, live: newLiveLine(w.out)}, nil
 }

@@ -36,29 +36,29 @@ func newWorkspace(t *testing.T, config string) (*Workspace, *bytes.Buffer) {
 
 func TestFilterTaskIsCachedAndReports(t *testing.T) {
 	w, log := newWorkspace(t, "FILTER_MIN_CHARS=10\nFILTER_MIN_WORDS=2\n")
-	in := filepath.Join(w.Root, "in.jsonl")
-	out := filepath.Join(w.Root, "out", "kept.jsonl")
+	in := filepath.Join(w.root, "in.jsonl")
+	out := filepath.Join(w.root, "out", "kept.jsonl")
 	require.NoError(t, os.WriteFile(in, []byte(`{"text":"hello there, world"}`+"\n"+`{"text":"hi"}`+"\nbroken\n"), 0o644))
 
 	t1 := w.data().FilterTask(in, out, nil)
-	require.NoError(t, w.Runner.Run(context.Background(), t1))
+	require.NoError(t, w.runner.Run(context.Background(), t1))
 	w.data().ReportFilter(t1)
 	assert.Contains(t, log.String(), "kept 1 of 3 documents")
 	assert.Contains(t, log.String(), "1 malformed (lines 3)")
 
 	w2, log2 := w, &bytes.Buffer{}
-	w2.Runner = &dag.Runner{Cache: w.Cache, Root: w.Root, Verbose: true, Out: log2}
+	w2.runner = &dag.Runner{Cache: w.cache, Root: w.root, Verbose: true, Out: log2}
 	t2 := w2.data().FilterTask(in, out, nil)
-	require.NoError(t, w2.Runner.Run(context.Background(), t2))
-	assert.Equal(t, "tasks: 0 run, 1 cached", w2.Runner.Summary())
-	w2.Out = log2
+	require.NoError(t, w2.runner.Run(context.Background(), t2))
+	assert.Equal(t, "tasks: 0 run, 1 cached", w2.runner.Summary())
+	w2.out = log2
 	w2.data().ReportFilter(t2)
 	assert.Contains(t, log2.String(), "kept 1 of 3 documents", "the report survives a cache hit")
 
 	// A changed threshold is a new parameter value, explained under -v.
 	t.Setenv("FILTER_MIN_WORDS", "3")
-	w3, log3 := newWorkspaceAt(t, w.Root)
-	require.NoError(t, w3.Runner.Run(context.Background(), w3.data().FilterTask(in, out, nil)))
+	w3, log3 := newWorkspaceAt(t, w.root)
+	require.NoError(t, w3.runner.Run(context.Background(), w3.data().FilterTask(in, out, nil)))
 	assert.Contains(t, log3.String(), "FILTER_MIN_WORDS: 2 → 3")
 }
 
@@ -109,7 +109,7 @@ func TestWrapZipsOutputsWithProvenance(t *testing.T) {
 
 	task, zipPath, err := w.wrapTask()
 	require.NoError(t, err)
-	require.NoError(t, w.Runner.Run(context.Background(), task))
+	require.NoError(t, w.runner.Run(context.Background(), task))
 	zr, err := zip.OpenReader(zipPath)
 	require.NoError(t, err)
 	defer zr.Close()
