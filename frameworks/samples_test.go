@@ -40,10 +40,7 @@ func rivalSamples(t *testing.T, prefix string, f core.Fair, n int64) string {
 	ds, err := indexed.Open(prefix)
 	require.NoError(t, err)
 	defer ds.Close()
-	lengths := make([]int32, ds.Sequences())
-	for i := range lengths {
-		lengths[i] = ds.Length(i)
-	}
+	lengths := ds.Lengths()
 	gbs := int64(f.MBS * f.DP * f.GA)
 	x, err := gptorder.Build(lengths, 0, ds.Sequences(), gptorder.Order{Seed: uint32(f.Seed), SeqLen: f.SL, NumSamples: int64(f.TrainIters) * gbs, AddExtraToken: true})
 	require.NoError(t, err)

@@ -69,7 +69,7 @@ func TestFiveFrameworksReadTheSameSamples(t *testing.T) {
 	require.NoError(t, err)
 	defer ds.Close()
 	o := gptorder.Order{Seed: seed, SeqLen: sl, NumSamples: iters * gbs, AddExtraToken: true}
-	x, err := gptorder.Build(lengths(ds), 0, ds.Sequences(), o)
+	x, err := gptorder.Build(ds.Lengths(), 0, ds.Sequences(), o)
 	require.NoError(t, err)
 	want, err := x.Digest(ds, n)
 	require.NoError(t, err)

@@ -111,14 +111,6 @@ func encodeCorpus(t *testing.T, tokDir string, eod int32) string {
 	return prefix
 }
 
-func lengths(ds *indexed.Dataset) []int32 {
-	l := make([]int32, ds.Sequences())
-	for i := range l {
-		l[i] = ds.Length(i)
-	}
-	return l
-}
-
 // Rival's indices equal the arrays Megatron's own GPTDataset builds (its
 // Python, its helpers.cpp compiled here, real NumPy) on real encoded
 // datasets, for several seeds, sequence lengths, sample counts (one epoch;
@@ -183,7 +175,7 @@ func TestIndicesMatchMegatron(t *testing.T) {
 				beg, end, err := gptorder.TrainRange(c.split, ds.Sequences())
 				require.NoError(t, err)
 				o := gptorder.Order{Seed: uint32(c.seed), SeqLen: c.sl, NumSamples: c.samples, AddExtraToken: true}
-				x, err := gptorder.Build(lengths(ds), beg, end, o)
+				x, err := gptorder.Build(ds.Lengths(), beg, end, o)
 				require.NoError(t, err)
 				t.Logf("%d epochs, final epoch apart: %v", x.Epochs, x.SeparateFinalEpoch)
 				if x.SeparateFinalEpoch {
@@ -201,7 +193,7 @@ func TestIndicesMatchMegatron(t *testing.T) {
 				// Negative control: another seed's order is not Megatron's for this seed.
 				o2 := o
 				o2.Seed++
-				other, err := gptorder.Build(lengths(ds), beg, end, o2)
+				other, err := gptorder.Build(ds.Lengths(), beg, end, o2)
 				require.NoError(t, err)
 				assert.NotEqual(t, mega.Shuffle, other.Shuffle, "the comparison tells seeds apart")
 

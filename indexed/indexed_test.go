@@ -329,3 +329,15 @@ func BenchmarkAddDocument(b *testing.B) {
 		})
 	}
 }
+
+// Lengths is every Length, in order, in a slice the caller owns.
+func TestLengthsIsEveryLength(t *testing.T) {
+	prefix := writeDocs(t, t.TempDir(), "ds", Uint16, [][]int32{{1, 2, 3}, {4}, {5, 6}})
+	ds, err := Open(prefix)
+	require.NoError(t, err)
+	defer ds.Close()
+	got := ds.Lengths()
+	assert.Equal(t, []int32{3, 1, 2}, got)
+	got[0] = 99
+	assert.Equal(t, int32(3), ds.Length(0), "the slice is a copy")
+}

@@ -212,6 +212,15 @@ func (d *Dataset) Length(i int) int32 {
 	return int32(binary.LittleEndian.Uint32(d.idx[d.lengthsOff+4*i:]))
 }
 
+// Lengths is sequence_lengths, copied: what Megatron's sample index is built from (gptorder.Build).
+func (d *Dataset) Lengths() []int32 {
+	out := make([]int32, d.seqCount)
+	for i := range out {
+		out[i] = int32(binary.LittleEndian.Uint32(d.idx[d.lengthsOff+4*i:]))
+	}
+	return out
+}
+
 // Pointer is sequence_pointers[i], the byte offset of sequence i in .bin.
 func (d *Dataset) Pointer(i int) int64 {
 	d.checkSeq(i)

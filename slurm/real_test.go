@@ -491,10 +491,7 @@ func writeSampleOrder(t *testing.T, c fsdp.Config) {
 	ds, err := indexed.Open(c.DataPrefix)
 	require.NoError(t, err)
 	defer ds.Close()
-	lengths := make([]int32, ds.Sequences())
-	for i := range lengths {
-		lengths[i] = ds.Length(i)
-	}
+	lengths := ds.Lengths()
 	o := gptorder.Order{Seed: uint32(c.Seed), SeqLen: c.SeqLen, AddExtraToken: true,
 		NumSamples: int64(c.TrainIters * c.MicroBatch * c.GradAccum * max(1, c.DP))}
 	x, err := gptorder.Build(lengths, 0, len(lengths), o)

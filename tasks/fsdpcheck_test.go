@@ -87,10 +87,7 @@ func TestTrainRecordsTheFrameworksSampleDigest(t *testing.T) {
 		ds, err := indexed.Open(in.TrainPrefix)
 		require.NoError(t, err)
 		defer ds.Close()
-		lengths := make([]int32, ds.Sequences())
-		for i := range lengths {
-			lengths[i] = ds.Length(i)
-		}
+		lengths := ds.Lengths()
 		gbs := int64(fairFromConfig(in.Config).GBS)
 		o := gptorder.Order{Seed: uint32(in.Config.int("SEED")), SeqLen: in.Config.int("SL"), NumSamples: int64(in.Config.int("TRAIN_ITERS")) * gbs, AddExtraToken: true}
 		x, err := gptorder.Build(lengths, 0, ds.Sequences(), o)
@@ -138,10 +135,7 @@ func (s *orderSwap) swap(maps []executor.PathMap) error {
 		return err
 	}
 	defer ds.Close()
-	lengths := make([]int32, ds.Sequences())
-	for i := range lengths {
-		lengths[i] = ds.Length(i)
-	}
+	lengths := ds.Lengths()
 	cfg := s.in.Config
 	o := gptorder.Order{Seed: s.seed, SeqLen: cfg.int("SL"), NumSamples: int64(cfg.int("TRAIN_ITERS") * fairFromConfig(cfg).GBS), AddExtraToken: true}
 	other, err := gptorder.Build(lengths, 0, ds.Sequences(), o)

@@ -385,10 +385,7 @@ func (r *trainRun) writeSampleOrder() (*result.SampleOrder, error) {
 		return nil, fmt.Errorf("train %s: sample order: %w", r.name, err)
 	}
 	defer ds.Close()
-	lengths := make([]int32, ds.Sequences())
-	for i := range lengths {
-		lengths[i] = ds.Length(i)
-	}
+	lengths := ds.Lengths()
 	beg, end, err := gptorder.TrainRange(megatronSplit, len(lengths))
 	if err != nil {
 		return nil, fmt.Errorf("train %s: %w", r.name, err)

@@ -26,10 +26,7 @@ func orderFor(t testing.TB, c Config) (*gptorder.Indices, *indexed.Dataset) {
 	require.NoError(t, err)
 	t.Cleanup(func() { ds.Close() })
 	world := max(1, c.NProcPerNode) * max(1, c.NNodes)
-	lengths := make([]int32, ds.Sequences())
-	for i := range lengths {
-		lengths[i] = ds.Length(i)
-	}
+	lengths := ds.Lengths()
 	o := gptorder.Order{Seed: uint32(c.Seed), SeqLen: c.SeqLen, NumSamples: int64(c.TrainIters * c.MicroBatch * c.GradAccum * world), AddExtraToken: true}
 	x, err := gptorder.Build(lengths, 0, len(lengths), o)
 	require.NoError(t, err)

@@ -47,10 +47,7 @@ func megatronOrder(t *testing.T, prefix string, f core.Fair, seed int) (*gptorde
 	ds, err := indexed.Open(prefix)
 	require.NoError(t, err)
 	t.Cleanup(func() { ds.Close() })
-	lengths := make([]int32, ds.Sequences())
-	for i := range lengths {
-		lengths[i] = ds.Length(i)
-	}
+	lengths := ds.Lengths()
 	x, err := gptorder.Build(lengths, 0, len(lengths), gptorder.Order{Seed: uint32(seed), SeqLen: f.SL,
 		NumSamples: int64(f.TrainIters) * int64(f.GBS), AddExtraToken: true})
 	require.NoError(t, err)

@@ -72,10 +72,7 @@ func titanOrder(t *testing.T, prefix string, seed, seqLen int, n int64) (string,
 	ds, err := indexed.Open(prefix)
 	require.NoError(t, err)
 	t.Cleanup(func() { ds.Close() })
-	lengths := make([]int32, ds.Sequences())
-	for i := range lengths {
-		lengths[i] = ds.Length(i)
-	}
+	lengths := ds.Lengths()
 	x, err := gptorder.Build(lengths, 0, len(lengths), gptorder.Order{Seed: uint32(seed), SeqLen: seqLen, NumSamples: n, AddExtraToken: true})
 	require.NoError(t, err)
 	dir := t.TempDir()
