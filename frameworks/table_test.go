@@ -232,7 +232,9 @@ var notKnobs = map[string]string{
 	"Request.OutputDir": "a path", "Model.Name": "the registry key", "Model.DisplayName": "a label",
 	"Model.Proxy": "a registry flag", "Model.Base": "the registry key of a proxy's base",
 	"Model.HFRepo": "where the tokenizer comes from", "Model.TokenizerKey": "which tokenizer encodes the data",
-	"Model.BOS": "a tokenizer fact, applied when the data is encoded", "Model.EOD": "a tokenizer fact, applied when the data is encoded",
+	"Model.HFRevision": "the commit the tokenizer is fetched from", "Model.Gated": "whether fetching the tokenizer needs HF_TOKEN",
+	"Model.PrimusStock": "the Primus experiment prim starts from; every model fact is set over it (the knobs above)",
+	"Model.BOS":         "a tokenizer fact, applied when the data is encoded", "Model.EOD": "a tokenizer fact, applied when the data is encoded",
 	"Model.MaxPositions": "a bound: the registry refuses SL above it (Validate); RoPE keeps no position table",
 	// Megatron, Primus and Bridge size the embedding from the tokenizer (padded to a multiple of
 	// 128 × TP) and take no vocabulary size; docs/frameworks.md records the difference.
