@@ -1,12 +1,14 @@
 // Package tasks holds Rival's targets: fetch, filter, encode, image, train, extract, compare and
 // the cache's upkeep, each built as dag.Task values over one Workspace (the configuration, the
-// cache and a dag.Runner). magefile.go declares the targets and delegates each to one call here,
+// cache and a dag.Runner); the work of each concern but training lives in a package below it
+// (tasks/executor, tasks/data, tasks/results, tasks/upkeep), to which the Workspace hands explicit
+// values. It exports only what magefile.go calls. magefile.go declares the targets and delegates each to one call here,
 // through Main (or Bare for extract), which opens the Workspace and handles Ctrl-C.
 //
 // Where things are:
 //
-//   - configuration: loadConfig and Config (config.go), the fingerprinted keys of config.env;
-//     Environment (settings.go), what changes how Rival runs but enters no key.
+//   - configuration: loadConfig and config (config.go), the fingerprinted keys of config.env;
+//     environment (settings.go), what changes how Rival runs but enters no key.
 //   - data: FetchTarget, FilterTarget, EncodeTarget, FilterFileTarget, EncodeFileTarget,
 //     ConfiguredDatasets and VerifyData (data.go) hand the configured dataset, models, DATA_DIR
 //     and settings (data.Options) to package tasks/data, which builds the pipeline's fetch,
