@@ -48,14 +48,6 @@ func tokenizerDir(t *testing.T, model string) string {
 	return abs
 }
 
-// nemoWrapper runs a nemo preflight (rival_nemo.py --check, which the NeMo image runs on its own
-// packages) with torch stood in and the fetched Megatron-Bridge and Megatron-LM trees first on the path:
-// python -c nemoWrapper FACTS_DIR BRIDGE MEGATRON SCRIPT ARGS... Megatron reads the dataset files
-// itself, without multistorageclient's stand-in.
-const nemoWrapper = "import runpy, sys; sys.path[:0] = [sys.argv[1]]; import pystubs; " +
-	"pystubs.STUBBED = tuple(n for n in pystubs.STUBBED if n != 'multistorageclient'); pystubs.install(); " +
-	"pystubs.add_trees(sys.argv[2], sys.argv[3]); sys.argv = sys.argv[4:]; runpy.run_path(sys.argv[0], run_name='__main__')"
-
 // runPreflight writes the launch's files under its OutputDir and runs its preflight with the fetched
 // trees standing in for the image's.
 func runPreflight(t *testing.T, dir string, r core.Request, l core.Launch) (string, error) {
@@ -73,7 +65,7 @@ func runPreflight(t *testing.T, dir string, r core.Request, l core.Launch) (stri
 		tr := upstreamtest.Get(t)
 		facts, err := filepath.Abs("facts")
 		require.NoError(t, err)
-		args = append([]string{"-W", "ignore", "-c", nemoWrapper, facts, tr.Bridge, tr.Megatron}, args...)
+		args = append([]string{"-W", "ignore", "-c", upstreamtest.NemoPreflight, facts, tr.Bridge, tr.Megatron}, args...)
 	}
 	cmd := exec.Command(upstreamtest.Get(t).Python, args...)
 	cmd.Dir = l.Preflight.WorkDir

@@ -463,15 +463,11 @@ func runPreflight(t *testing.T, l core.Launch, out, bridge, megatron string) (st
 	require.Equal(t, "python3", l.Preflight.Command[0])
 	here, err := filepath.Abs(filepath.Join("..", "facts"))
 	require.NoError(t, err)
-	// Without multistorageclient's stand-in Megatron reads a dataset's files itself.
-	wrapper := "import runpy, sys; sys.path[:0] = [sys.argv[1]]; import pystubs; " +
-		"pystubs.STUBBED = tuple(n for n in pystubs.STUBBED if n != 'multistorageclient'); pystubs.install(); " +
-		"pystubs.add_trees(sys.argv[2], sys.argv[3]); sys.argv = sys.argv[4:]; runpy.run_path(sys.argv[0], run_name='__main__')"
 	py := os.Getenv("RIVAL_PREFLIGHT_PYTHON")
 	if py == "" {
 		py = "/usr/bin/python3" // Debian's, with PyYAML, packaging and NumPy
 	}
-	cmd := exec.Command(py, append([]string{"-W", "ignore", "-c", wrapper, here, bridge, megatron}, l.Preflight.Command[1:]...)...)
+	cmd := exec.Command(py, append([]string{"-W", "ignore", "-c", upstreamtest.NemoPreflight, here, bridge, megatron}, l.Preflight.Command[1:]...)...)
 	cmd.Dir = out
 	cmd.Env = os.Environ()
 	for k, v := range l.Preflight.Env {

@@ -89,3 +89,13 @@ func values(m map[string]string) []string {
 	}
 	return out
 }
+
+// NemoPreflight is the python -c program the tests run a nemo preflight with (rival_nemo.py --check,
+// which the NeMo image runs on its own packages): torch and the packages the image has are stood in
+// by frameworks/facts/pystubs.py, except multistorageclient, so that Megatron reads a dataset's files
+// itself, and the Megatron-Bridge and Megatron-LM trees come first on the path:
+//
+//	python3 -c NemoPreflight FACTS_DIR BRIDGE MEGATRON SCRIPT ARGS...
+const NemoPreflight = "import runpy, sys; sys.path[:0] = [sys.argv[1]]; import pystubs; " +
+	"pystubs.STUBBED = tuple(n for n in pystubs.STUBBED if n != 'multistorageclient'); pystubs.install(); " +
+	"pystubs.add_trees(sys.argv[2], sys.argv[3]); sys.argv = sys.argv[4:]; runpy.run_path(sys.argv[0], run_name='__main__')"
