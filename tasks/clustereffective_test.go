@@ -19,6 +19,7 @@ import (
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/kube"
 	"github.com/rivalbench/rival/kube/kubetest"
+	"github.com/rivalbench/rival/tasks/training"
 )
 
 // withField is the workload's effective configuration with one field changed, as a preflight line.
@@ -66,7 +67,7 @@ func TestKubeRunReadsTheEffectiveConfiguration(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w, in, ex := kubeInputs(t, map[string]string{"KUBE_TOLERATIONS": "", "KUBE_PRIORITY_CLASS": "", "KUBE_SERVICE_ACCOUNT": ""})
-			l, maps, _, err := w.trainLaunch(in, in.Config, runName(in.Platform, in.Framework, in.Model, in.Dataset, 0), w.launchFingerprint(in))
+			l, maps, _, err := w.trainLaunch(in, in.Config, training.Name(in.Platform, in.Framework, in.Model, in.Dataset, 0), w.launchFingerprint(in))
 			require.NoError(t, err)
 			require.NotNil(t, l.Preflight, "fsdp launches carry their trainer's check")
 			l.Samples = &core.SampleDigest{Samples: 32, SHA256: zeros} // what staging the run sets

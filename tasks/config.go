@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/rivalbench/rival/cache"
-	"github.com/rivalbench/rival/english"
 	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/internal/units"
 	"github.com/rivalbench/rival/models"
@@ -391,19 +390,6 @@ const demoDatasetSource = "demo (the shipped sample corpus, testdata/sample)"
 // the results' records and the configuration fingerprint, says so.
 func (c *config) onDemoDataset() (*config, error) {
 	return c.with(demoDatasetSource, map[string]string{"DATASET": sampleDataset})
-}
-
-// checkGPUs verifies that TP×PP×DP covers exactly the GPUs of a run.
-func (c *config) checkGPUs(gpus int) error {
-	if gpus <= 0 {
-		return nil
-	}
-	tp, pp, dp := c.int("TP"), c.int("PP"), c.int("DP")
-	if tp*pp*dp != gpus {
-		return fmt.Errorf("config TP×PP×DP = %d×%d×%d = %d, but the run has %s; set DP=%d (or adjust TP, PP)",
-			tp, pp, dp, tp*pp*dp, english.Plural(gpus, "GPU"), max(1, gpus/(tp*pp)))
-	}
-	return nil
 }
 
 // get returns a key's value.

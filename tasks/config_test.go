@@ -76,15 +76,6 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 	}
 }
 
-func TestCheckGPUs(t *testing.T) {
-	c, err := loadConfig("", "", envFrom(map[string]string{"TP": "2", "DP": "4"}))
-	require.NoError(t, err)
-	assert.NoError(t, c.checkGPUs(8))
-	err = c.checkGPUs(4)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "TP×PP×DP = 2×1×4 = 8, but the run has 4 GPUs")
-}
-
 func TestSecretsNeverPrinted(t *testing.T) {
 	sec := writeFile(t, "secrets.env", "HF_TOKEN=hf_abcdefSECRET\n")
 	c, err := loadConfig("", sec, envFrom(nil))

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/hub"
+	"github.com/rivalbench/rival/internal/live"
 	"github.com/rivalbench/rival/tasks/data"
 )
 
@@ -27,7 +28,7 @@ func (w *Workspace) data() data.Options {
 		FilterMinWords: w.config.get("FILTER_MIN_WORDS"),
 		EOD:            w.env.eod(),
 		Hub:            w.hubClient,
-		Live:           func(out io.Writer) data.LiveLine { return newLiveLine(out) },
+		Live:           func(out io.Writer) data.LiveLine { return live.New(out) },
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/tasks/executor"
+	"github.com/rivalbench/rival/tasks/training"
 )
 
 // scriptMounts reads the container mounts of a Slurm batch script: docker's
@@ -91,7 +92,7 @@ func TestPrimDataCacheIsWritable(t *testing.T) {
 	require.NoError(t, err)
 	in, err := w.trainInputsForCfg(p, cfg, hw.PlatformAMD, "prim", "llama", host, &executor.Docker{Platform: hw.PlatformAMD})
 	require.NoError(t, err)
-	l, maps, _, err := w.trainLaunch(in, cfg, runName(in.Platform, in.Framework, in.Model, in.Dataset, 0), "unencoded")
+	l, maps, _, err := w.trainLaunch(in, cfg, training.Name(in.Platform, in.Framework, in.Model, in.Dataset, 0), "unencoded")
 	require.NoError(t, err)
 	mounts := map[string]bool{}
 	for _, m := range maps {
@@ -124,7 +125,7 @@ func TestPrimLaunchesBuildThroughTheTargetsPath(t *testing.T) {
 			require.NoError(t, err)
 			in, err := w.trainInputsForCfg(p, cfg, hw.PlatformAMD, "prim", model, host, &executor.Docker{Platform: hw.PlatformAMD})
 			require.NoError(t, err)
-			_, _, _, err = w.trainLaunch(in, cfg, runName(in.Platform, in.Framework, in.Model, in.Dataset, 0), "unencoded")
+			_, _, _, err = w.trainLaunch(in, cfg, training.Name(in.Platform, in.Framework, in.Model, in.Dataset, 0), "unencoded")
 			assert.NoError(t, err, "prim %s SL %s", model, sl)
 		}
 	}

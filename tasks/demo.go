@@ -16,7 +16,9 @@ import (
 	"github.com/rivalbench/rival/english"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/internal/lines"
+	"github.com/rivalbench/rival/internal/live"
 	"github.com/rivalbench/rival/tasks/executor"
+	"github.com/rivalbench/rival/tasks/training"
 )
 
 // demoPackages are the Debian packages CPU training needs: PyTorch, numpy,
@@ -104,7 +106,7 @@ func (w *Workspace) aptInstall(ctx context.Context, install []string) error {
 			return fmt.Errorf("demo: %s: %w", args[0], err)
 		}
 		// On a terminal, apt-get's latest line and the time so far.
-		live := newLiveLine(w.out)
+		live := live.New(w.out)
 		var out []string
 		done := make(chan struct{})
 		go func() {
@@ -180,11 +182,11 @@ func (w *Workspace) Demo(ctx context.Context) error {
 		var runs []*dag.Task
 		for _, r := range planned {
 			for i := 0; i < demoRepeats; i++ {
-				tt, err := w.trainTask(trainInputs{
+				tt, err := w.trainTask(trainInputs{Run: training.Run{
 					Platform: r.Platform, Framework: r.Framework, Model: r.Model, Dataset: r.Dataset, Variant: r.Variant, RunIndex: i,
 					TrainPrefix: r.TrainPrefix, Tokenizer: tok, Encode: et, Host: hw.Host{Platform: hw.PlatformCPU},
-					Config: r.Config, Executor: ex,
-				})
+					Executor: ex,
+				}, Config: r.Config})
 				if err != nil {
 					return nil, err
 				}

@@ -1,9 +1,10 @@
 // Package tasks holds Rival's targets: fetch, filter, encode, image, train, extract, compare and
 // the cache's upkeep, each built as dag.Task values over one Workspace (the configuration, the
-// cache and a dag.Runner); the work of each concern but training lives in a package below it
-// (tasks/executor, tasks/data, tasks/results, tasks/upkeep), to which the Workspace hands explicit
-// values. It exports only what magefile.go calls. magefile.go declares the targets and delegates each to one call here,
-// through Main (or Bare for extract), which opens the Workspace and handles Ctrl-C.
+// cache and a dag.Runner). The work of each concern lives in a package below it (tasks/executor,
+// tasks/training, tasks/data, tasks/results, tasks/upkeep), to which the Workspace hands explicit
+// values; the images, the shared store's targets and the demo stay here. It exports only what
+// magefile.go calls. magefile.go declares the targets and delegates each to one call here, through
+// Main (or Bare for extract), which opens the Workspace and handles Ctrl-C.
 //
 // Where things are:
 //
@@ -14,13 +15,15 @@
 //     and settings (data.Options) to package tasks/data, which builds the pipeline's fetch,
 //     filter and encode tasks, resolves tokenizers, and writes and verifies dataset manifests.
 //   - images: imageTask and ensureImage (docker.go), ImagePushTarget and slurmImage (imagepush.go).
-//   - training: TrainTarget (targets.go) plans runs with planTraining (trainplan.go) and builds
-//     each with trainTask (train.go), which runs it through an executor.Executor (package
-//     tasks/executor: Host, Docker, Slurm, Kube), picked and filled from the configuration by
-//     executorFor, newSlurmExecutor and newKubeExecutor (executors.go); train:k8s-manifest is in
-//     kubemanifest.go; runPreflight (preflight.go) checks a launch first; the platforms'
-//     configuration is in platforms.go; progress lines (progress.go, stepprogress.go) and this
-//     host's power samples (power.go) come along; Ctrl-C and SIGTERM are handled in signals.go.
+//   - training: TrainTarget (targets.go) plans runs with planTraining (trainplan.go) from the
+//     configuration; trainTask (train.go) turns each into a training.Run in its training.Workload
+//     and hands it to package tasks/training, which builds and runs it (launch, preflight, log,
+//     power samples, progress, result) through an executor.Executor (package tasks/executor: Host,
+//     Docker, Slurm, Kube), picked and filled from the configuration by executorFor,
+//     newSlurmExecutor and newKubeExecutor (executors.go); a CPU run's precision is chosen in
+//     cpuprobe.go; train:check (CheckTarget, trainplan.go) runs each launch's training.Preflight;
+//     train:k8s-manifest is in kubemanifest.go; the platforms' configuration is in platforms.go;
+//     Ctrl-C and SIGTERM are handled in signals.go.
 //   - results: ExtractTarget, CompareTarget, HistoryTarget and VerifyResults (results.go) hand
 //     the configured folders, the cache, the shared store's results and the configuration's
 //     defaults to package tasks/results, which does the work; for verify:result of one file,

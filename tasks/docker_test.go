@@ -125,7 +125,7 @@ func TestContainerizedTrainingCancelledLeavesNothing(t *testing.T) {
 	err = w.runner.Run(cctx, task)
 	require.Error(t, err)
 	assert.NoFileExists(t, task.Outputs[0].Path)
-	assert.FileExists(t, failedLog(task.Outputs[1].Path))
+	assert.FileExists(t, failedLogOf(task.Outputs[1].Path))
 	assert.Empty(t, ourContainers(t), "Ctrl-C must not leave a container running")
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/tasks/executor"
+	"github.com/rivalbench/rival/tasks/training"
 )
 
 // copyResults copies a crafted history from compare's testdata into the
@@ -168,10 +169,10 @@ func TestHistoryOfTwoTorchStacks(t *testing.T) {
 		require.NoError(t, err)
 		ex := &executor.Docker{Engine: e, ImageID: rec.ImageID, Platform: hw.PlatformCPU}
 		for i := range demoRepeats {
-			tt, err := w.trainTask(trainInputs{
+			tt, err := w.trainTask(trainInputs{Run: training.Run{
 				Platform: dp2.Platform, Framework: dp2.Framework, Model: dp2.Model, Dataset: dp2.Dataset, Variant: dp2.Variant, RunIndex: i,
-				TrainPrefix: dp2.TrainPrefix, Tokenizer: tok, Encode: et, Host: hw.Host{Platform: hw.PlatformCPU}, Config: dp2.Config, Executor: ex,
-			})
+				TrainPrefix: dp2.TrainPrefix, Tokenizer: tok, Encode: et, Host: hw.Host{Platform: hw.PlatformCPU}, Executor: ex,
+			}, Config: dp2.Config})
 			require.NoError(t, err)
 			require.NoError(t, w.runner.Run(ctx, tt), "train %s run %d in %s", dp2.Variant, i, s.image)
 		}

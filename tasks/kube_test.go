@@ -20,6 +20,7 @@ import (
 	"github.com/rivalbench/rival/kube"
 	"github.com/rivalbench/rival/kube/kubetest"
 	"github.com/rivalbench/rival/tasks/executor"
+	"github.com/rivalbench/rival/tasks/training"
 )
 
 const kubeTestImage = "registry.example/rival/cpu@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -77,7 +78,7 @@ func TestKubeManifestOfARun(t *testing.T) {
 	for _, m := range pod.Containers[0].VolumeMounts {
 		claims[m.MountPath] = m.SubPath
 	}
-	assert.Equal(t, filepath.ToSlash(filepath.Join("runs", runName(in.Platform, in.Framework, in.Model, in.Dataset, 0))), claims["/rival/run"])
+	assert.Equal(t, filepath.ToSlash(filepath.Join("runs", training.Name(in.Platform, in.Framework, in.Model, in.Dataset, 0))), claims["/rival/run"])
 	assert.Contains(t, claims, "/rival/data")
 	assert.Contains(t, claims, "/rival/tokenizer")
 	assert.Contains(t, claims, "/rival/cache")
@@ -117,7 +118,7 @@ func TestKubeExecutorRunsOnARealAPIServer(t *testing.T) {
 	w, in, ex := kubeInputs(t, map[string]string{"KUBE_TOLERATIONS": "", "KUBE_PRIORITY_CLASS": "", "KUBE_SERVICE_ACCOUNT": ""})
 	ex.Cluster = &kube.Cluster{Client: e.Client, Logs: staticLogs{"step 1", "step 2"}, PendingTimeout: time.Minute, Poll: 100 * time.Millisecond}
 	ex.ClusterName = "rival-test"
-	l, maps, _, err := w.trainLaunch(in, in.Config, runName(in.Platform, in.Framework, in.Model, in.Dataset, 0), w.launchFingerprint(in))
+	l, maps, _, err := w.trainLaunch(in, in.Config, training.Name(in.Platform, in.Framework, in.Model, in.Dataset, 0), w.launchFingerprint(in))
 	require.NoError(t, err)
 	var lines []string
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -175,7 +176,7 @@ func TestKubeExecutorRunsEachFramework(t *testing.T) {
 				require.NoError(t, err)
 				in, err := w.trainInputsForCfg(p, cfg, platform, fw, "llama", host, ex)
 				require.NoError(t, err)
-				l, maps, _, err := w.trainLaunch(in, cfg, runName(platform, fw, in.Model, in.Dataset, 0), w.launchFingerprint(in))
+				l, maps, _, err := w.trainLaunch(in, cfg, training.Name(platform, fw, in.Model, in.Dataset, 0), w.launchFingerprint(in))
 				require.NoError(t, err)
 				var lines []string
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -7,6 +7,7 @@ import (
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/tasks/data"
 	"github.com/rivalbench/rival/tasks/executor"
+	"github.com/rivalbench/rival/tasks/training"
 )
 
 // kubeManifest is the manifest a run would submit (train:k8s-manifest).
@@ -19,7 +20,7 @@ func (w *Workspace) kubeManifest(in trainInputs) ([]byte, error) {
 	if cfg == nil {
 		cfg = w.config
 	}
-	l, maps, _, err := w.trainLaunch(in, cfg, runName(in.Platform, in.Framework, in.Model, in.Dataset, in.RunIndex), w.launchFingerprint(in))
+	l, maps, _, err := w.trainLaunch(in, cfg, training.Name(in.Platform, in.Framework, in.Model, in.Dataset, in.RunIndex), w.launchFingerprint(in))
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +47,7 @@ func (w *Workspace) KubeManifestTarget(ctx context.Context, platform, framework,
 // launchFingerprint is the dataset fingerprint a launch's cache folder is named by, "unencoded" when
 // the dataset is not encoded yet (as train:slurm-script names it).
 func (w *Workspace) launchFingerprint(in trainInputs) string {
-	if m, err := readManifest(in.TrainPrefix); err == nil {
+	if m, err := training.ReadManifest(in.TrainPrefix); err == nil {
 		return data.DatasetDigest(m.Fingerprint).Short()
 	}
 	return "unencoded"

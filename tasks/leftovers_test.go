@@ -35,7 +35,7 @@ func TestTrainLeftovers(t *testing.T) {
 	kept, err := os.ReadFile(logPath)
 	require.NoError(t, err, "the good run's log is still where its result points")
 	assert.Equal(t, string(good), string(kept))
-	assert.FileExists(t, failedLog(logPath))
+	assert.FileExists(t, failedLogOf(logPath))
 	assert.FileExists(t, filepath.Join(runDir, "failure.json"))
 
 	// A successful rerun clears the failure's leftovers.
@@ -43,7 +43,7 @@ func TestTrainLeftovers(t *testing.T) {
 	forced2, err := w.trainTask(in)
 	require.NoError(t, err)
 	require.NoError(t, (&dag.Runner{Cache: w.cache, Root: w.root, Out: w.out}).Run(context.Background(), forced2))
-	assert.NoFileExists(t, failedLog(logPath))
+	assert.NoFileExists(t, failedLogOf(logPath))
 	assert.NoFileExists(t, filepath.Join(runDir, "failure.json"))
 	assert.NoFileExists(t, logPath+".prev")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -62,9 +63,7 @@ func (p *pacedExecutor) Run(ctx context.Context, l core.Launch, maps []executor.
 // buffering: a run that starts up at 300 W, trains at 650 W and shuts down
 // at 200 W records 650 W, sampled by the platform's smi tool.
 func TestTrainPowerCoversMeasuredStepsOnly(t *testing.T) {
-	old := powerInterval
-	powerInterval = 10 * time.Millisecond
-	t.Cleanup(func() { powerInterval = old })
+	t.Setenv("RIVAL_POWER_INTERVAL", "10ms")
 	bin := t.TempDir()
 	phase := filepath.Join(bin, "phase")
 	smi := "#!/bin/sh\nw=$(cat " + phase + ")\necho \"0, $w, 1000\"\necho \"1, 60, 10\"\n"
@@ -85,8 +84,21 @@ func TestTrainPowerCoversMeasuredStepsOnly(t *testing.T) {
 	require.NoError(t, json.Unmarshal(data, &r))
 	require.NotNil(t, r.PowerMetrics)
 	assert.Equal(t, "nvidia-smi", r.PowerMetrics.Source)
+	assert.InDelta(t, 0.01, r.PowerMetrics.IntervalSeconds, 1e-12, "RIVAL_POWER_INTERVAL, as the result records it")
 	require.NotNil(t, r.PowerMetrics.AvgPowerWattsPerGPU, "samples in the measured window")
 	assert.GreaterOrEqual(t, r.PowerMetrics.Samples, 3)
 	assert.InDelta(t, 650, *r.PowerMetrics.AvgPowerWattsPerGPU, 1e-9, "only measured steps, only GPU 0")
 	assert.InDelta(t, 650, *r.PowerMetrics.MaxPowerWattsPerGPU, 1e-9)
+}
+
+// A power interval that is not a positive duration stops the workspace from opening, naming the
+// variable, rather than sampling at a rate nobody asked for.
+func TestPowerIntervalMustBeADuration(t *testing.T) {
+	for _, v := range []string{"fast", "0s", "-1s", "5"} {
+		t.Setenv("RIVAL_POWER_INTERVAL", v)
+		_, err := openWorkspace(t.TempDir(), false, io.Discard)
+		require.Error(t, err, v)
+		assert.Contains(t, err.Error(), "RIVAL_POWER_INTERVAL=")
+		assert.Contains(t, err.Error(), "positive duration")
+	}
 }

@@ -19,7 +19,7 @@ type settingSpec struct {
 }
 
 // The non-fingerprinted settings. README.md's list between the "settings" markers is generated
-// from this table (go test ./tasks -run TestReadmeSettings -update).
+// from this table (go test ./tasks -run TestReadmeSettings -update-readme).
 //
 // Environment reads that stay outside it, and why:
 //   - HF_ENDPOINT, HF_TOKEN: the Hugging Face convention, read by hub.OptionsFromEnv (hub imports
@@ -58,6 +58,7 @@ var settingSpecs = []settingSpec{
 	{name: "RIVAL_CACHE_MAX_AGE", def: "30d", doc: "`cache:trim` drops entries unused for this long"},
 	{name: "RIVAL_CACHE_LINK", doc: "`copy` stores and restores dataset files as full copies instead of sharing their bytes with the cache (a clone, else a read-only hard link; [cache.md](docs/cache.md#what-the-cache-takes-on-disk-and-what-trim-removes))"},
 	{name: "RIVAL_STOP_GRACE", def: "2m0s", doc: "after the first Ctrl-C or SIGTERM, how long running tasks get to stop their trainers and containers"},
+	{name: "RIVAL_POWER_INTERVAL", def: "5s", doc: "how often GPU power and memory are sampled while a run trains on this host (recorded as the result's `power_metrics.interval_seconds`)"},
 	{name: "RIVAL_NO_INSTALL", def: "0", doc: "`1`: `demo` never installs PyTorch with apt-get; it says what to run instead"},
 	{name: "EXTRACT_VERBOSE", doc: "any value: `extract` explains what it read, as with `-v`"},
 	{name: "RIVAL_STORE", doc: "`oci://HOST[:PORT]/REPOSITORY`: a registry shared by the team's hosts as a second cache and the store of every result (docs/store.md); credentials from `docker login`"},
@@ -189,6 +190,16 @@ func (s environment) stopGrace() time.Duration {
 		return d
 	}
 	return executor.StopGrace
+}
+
+// powerInterval is RIVAL_POWER_INTERVAL: a positive duration, or an error naming the variable.
+func (s environment) powerInterval() (time.Duration, error) {
+	v := s.value("RIVAL_POWER_INTERVAL")
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("RIVAL_POWER_INTERVAL=%q: give how often to sample GPU power as a positive duration, such as 5s or 500ms", v)
+	}
+	return d, nil
 }
 
 // noInstall reports RIVAL_NO_INSTALL=1.

@@ -99,7 +99,7 @@ func TestFailedSlurmJobIsNotCached(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "TRAIN_TIMEOUT")
 	assert.NoFileExists(t, task.Outputs[0].Path)
-	assert.FileExists(t, failedLog(task.Outputs[1].Path))
+	assert.FileExists(t, failedLogOf(task.Outputs[1].Path))
 }
 
 func TestCancelledSlurmJob(t *testing.T) {

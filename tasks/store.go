@@ -20,6 +20,7 @@ import (
 	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/english"
 	"github.com/rivalbench/rival/internal/lines"
+	"github.com/rivalbench/rival/internal/live"
 	"github.com/rivalbench/rival/result"
 	"github.com/rivalbench/rival/store"
 )
@@ -62,7 +63,7 @@ func (r *storeRemote) progress(p store.Progress) {
 	}
 	rate := float64(p.Done) / max(p.Elapsed.Seconds(), 1e-3)
 	r.live.Update(fmt.Sprintf("store %s %s: %s of %s, %s/s, %s left", p.Op, lines.Truncate(p.Name, 50), sizeText(p.Done), sizeText(p.Total),
-		sizeText(int64(rate)), eta(float64(p.Done), float64(p.Total), p.Elapsed)))
+		sizeText(int64(rate)), live.ETA(float64(p.Done), float64(p.Total), p.Elapsed)))
 }
 
 // sizeText is a byte count for people: 912 B, 3.4 MiB, 1.0 GiB.

@@ -23,6 +23,7 @@ import (
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/tasks/data"
 	"github.com/rivalbench/rival/tasks/executor"
+	"github.com/rivalbench/rival/tasks/training"
 )
 
 // storeHost is one simulated host: its own workspace and its own local cache, sharing a store.
@@ -88,8 +89,8 @@ func hostRun(t *testing.T, h storeHost, force bool) (encode, train *dag.Task) {
 	}
 	cfg, err := r.Config.with("test", values)
 	require.NoError(t, err)
-	tt, err := h.w.trainTask(trainInputs{Platform: r.Platform, Framework: r.Framework, Model: r.Model, Dataset: r.Dataset, Variant: r.Variant,
-		TrainPrefix: r.TrainPrefix, Tokenizer: tok, Encode: et, Host: hw.Host{Platform: hw.PlatformCPU}, Config: cfg, Executor: executor.Host{}})
+	tt, err := h.w.trainTask(trainInputs{Run: training.Run{Platform: r.Platform, Framework: r.Framework, Model: r.Model, Dataset: r.Dataset, Variant: r.Variant,
+		TrainPrefix: r.TrainPrefix, Tokenizer: tok, Encode: et, Host: hw.Host{Platform: hw.PlatformCPU}, Executor: executor.Host{}}, Config: cfg})
 	require.NoError(t, err)
 	return et, tt
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/result"
 	"github.com/rivalbench/rival/tasks/executor"
+	"github.com/rivalbench/rival/tasks/training"
 )
 
 // bridgeExecutor stands in for a nemo run in the NeMo image: it writes what the entry script records
@@ -134,7 +135,7 @@ func TestTrainNemoIgnoresStaleWhatRan(t *testing.T) {
 	in.Host = hw.Host{Platform: hw.PlatformNVIDIA, GPUs: []hw.GPU{{Index: 0, Vendor: hw.VendorNVIDIA, Model: "H100 SXM"}}}
 	task, err := w.trainTask(in)
 	require.NoError(t, err)
-	runDir := w.path("OUTPUT_DIR", "runs", runName(in.Platform, in.Framework, in.Model, in.Dataset, in.RunIndex))
+	runDir := w.path("OUTPUT_DIR", "runs", training.Name(in.Platform, in.Framework, in.Model, in.Dataset, in.RunIndex))
 	require.NoError(t, os.MkdirAll(runDir, 0o755))
 	stale := `{"framework": "megatron-bridge", "version": "0.2.0", "megatron_core": "0.15.0"}`
 	require.NoError(t, os.WriteFile(filepath.Join(runDir, "rival_nemo_ran.json"), []byte(stale), 0o644))

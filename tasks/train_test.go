@@ -21,6 +21,7 @@ import (
 	"github.com/rivalbench/rival/result"
 	"github.com/rivalbench/rival/tasks/data"
 	"github.com/rivalbench/rival/tasks/executor"
+	"github.com/rivalbench/rival/tasks/training"
 )
 
 // scriptedExecutor stands in for a trainer: it prints Megatron-format
@@ -92,9 +93,12 @@ func newTrainInputs(t *testing.T, w *Workspace, ex executor.Executor) trainInput
 	et, prefix, tok := demoDataset(t, w)
 	cfg, err := w.config.with("test", demoConfig)
 	require.NoError(t, err)
-	return trainInputs{Platform: hw.PlatformCPU, Framework: "fsdp", Model: demoModel, Dataset: "docs",
-		TrainPrefix: prefix, Tokenizer: tok, Encode: et, Host: hw.Host{Platform: hw.PlatformCPU}, Config: cfg, Executor: ex}
+	return trainInputs{Run: training.Run{Platform: hw.PlatformCPU, Framework: "fsdp", Model: demoModel, Dataset: "docs",
+		TrainPrefix: prefix, Tokenizer: tok, Encode: et, Host: hw.Host{Platform: hw.PlatformCPU}, Executor: ex}, Config: cfg}
 }
+
+// failedLogOf is where a failed run keeps its log: LOG.failed.log beside LOG.log.
+func failedLogOf(logPath string) string { return strings.TrimSuffix(logPath, ".log") + ".failed.log" }
 
 // withCPUFlags makes the host's CPU look like the one in testdata/cpuinfo/file
 // (no-bf16.txt: a run trains in fp32).
@@ -130,7 +134,7 @@ func TestTrainWritesValidResult(t *testing.T) {
 	assert.NotNil(t, r.Provenance.EntryScriptDigest)
 	assert.Equal(t, "128", r.Provenance.Config["SL"])
 	require.NotNil(t, r.Dataset.Fingerprint)
-	m, err := readManifest(in.TrainPrefix)
+	m, err := training.ReadManifest(in.TrainPrefix)
 	require.NoError(t, err)
 	assert.Equal(t, m.Fingerprint.Digest.String(), *r.Dataset.Fingerprint)
 	assert.Len(t, r.StepTimes, 10)
@@ -197,7 +201,7 @@ func TestFailedTrainKeepsLogAndIsNotCached(t *testing.T) {
 	assert.Contains(t, err.Error(), "exited with status 7")
 	assert.Contains(t, err.Error(), ".failed.log")
 	assert.NoFileExists(t, task.Outputs[0].Path)
-	failed := failedLog(task.Outputs[1].Path)
+	failed := failedLogOf(task.Outputs[1].Path)
 	assert.FileExists(t, failed)
 	b, _ := os.ReadFile(failed)
 	assert.Contains(t, string(b), "iteration")
@@ -215,7 +219,7 @@ func TestLogWithoutStepsFailsTheRun(t *testing.T) {
 	require.NoError(t, err)
 	err = w.runner.Run(context.Background(), task)
 	require.ErrorContains(t, err, "no training steps found")
-	assert.FileExists(t, failedLog(task.Outputs[1].Path))
+	assert.FileExists(t, failedLogOf(task.Outputs[1].Path))
 }
 
 func TestCancelledTrainStopsAndIsNotCached(t *testing.T) {
@@ -310,4 +314,37 @@ func TestTrainKeyNamesTheExecutor(t *testing.T) {
 	task, err := w.trainTask(newTrainInputs(t, w, executor.Host{}))
 	require.NoError(t, err)
 	assert.Equal(t, "host", task.Tools["executor"])
+}
+
+// The closing line of a run gives the result's throughput: the figure in
+// its result file (median step after the warm-up, per process here, with
+// two processes), not a total of its own.
+func TestClosingLineGivesTheResultsThroughput(t *testing.T) {
+	withCPUFlags(t, "no-bf16.txt")
+	w, log := newWorkspace(t, "")
+	in := newTrainInputs(t, w, &scriptedExecutor{steps: 8})
+	cfg, err := in.Config.with("two processes", map[string]string{"DP": "2", "GA": "1"})
+	require.NoError(t, err)
+	in.Config = cfg
+	task, err := w.trainTask(in)
+	require.NoError(t, err)
+	require.NoError(t, w.runner.Run(context.Background(), task))
+	raw, err := os.ReadFile(task.Outputs[0].Path)
+	require.NoError(t, err)
+	var res struct {
+		PerformanceMetrics struct {
+			TokensPerSecondPerGPU float64 `json:"tokens_per_second_per_gpu"`
+		} `json:"performance_metrics"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &res))
+	require.Positive(t, res.PerformanceMetrics.TokensPerSecondPerGPU)
+	var closing string
+	for _, l := range strings.Split(log.String(), "\n") {
+		if strings.Contains(l, ": 8 steps in ") {
+			closing = l
+		}
+	}
+	require.NotEmpty(t, closing, "the closing line:\n%s", log)
+	assert.Contains(t, closing, fmt.Sprintf(", %.1f tokens/s/process,", res.PerformanceMetrics.TokensPerSecondPerGPU))
+	assert.Equal(t, 1, strings.Count(closing, "tokens/s"), "one throughput figure: %s", closing)
 }

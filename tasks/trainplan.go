@@ -15,6 +15,7 @@ import (
 	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/tasks/data"
 	"github.com/rivalbench/rival/tasks/executor"
+	"github.com/rivalbench/rival/tasks/training"
 
 	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/frameworks/effective"
@@ -166,10 +167,10 @@ func (w *Workspace) trainInputsForCfg(p *data.Pipeline, cfg *config, platform, f
 	}
 	enc := p.Encodes[i]
 	tok := data.TokenizerSpec{Path: p.Tokenizers[i].Outputs[0].Path, Model: &mm, EOD: mm.EOD}
-	return trainInputs{
+	return trainInputs{Run: training.Run{
 		Platform: platform, Framework: fw, Model: model, Dataset: cfg.get("DATASET"),
-		TrainPrefix: strings.TrimSuffix(enc.Outputs[0].Path, ".bin"), Tokenizer: tok, Encode: enc, Host: host, Config: cfg, Executor: exec,
-	}, nil
+		TrainPrefix: strings.TrimSuffix(enc.Outputs[0].Path, ".bin"), Tokenizer: tok, Encode: enc, Host: host, Executor: exec,
+	}, Config: cfg}, nil
 }
 
 // checkFrameworks is what train:check PLATFORM FRAMEWORK checks: every framework that runs on the
@@ -258,7 +259,7 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 			if err != nil {
 				return err
 			}
-			name := runName(platform, fw, in.Model, in.Dataset, 0)
+			name := training.Name(platform, fw, in.Model, in.Dataset, 0)
 			l, maps, _, err := w.trainLaunch(in, cfg, name, "unencoded")
 			if err != nil {
 				w.printf("%s × %s: %v\n", fw, in.Model, err)
@@ -278,7 +279,7 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 			if err := writeLaunchFiles(maps, l); err != nil {
 				return err
 			}
-			rep, err := runPreflight(ctx, ex, name, l, maps)
+			rep, err := training.Preflight(ctx, ex, name, l, maps)
 			if err != nil {
 				w.printf("%s × %s: %v\n", fw, in.Model, err)
 				failed++

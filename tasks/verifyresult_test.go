@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/tasks/training"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -118,9 +119,8 @@ func TestVerifyResultOfTheDemo(t *testing.T) {
 	require.Len(t, planned, len(demoVariants))
 	for _, r := range planned {
 		t.Run(r.Variant, func(t *testing.T) {
-			task, err := w.trainTask(trainInputs{Platform: r.Platform, Framework: r.Framework, Model: r.Model, Dataset: r.Dataset, Variant: r.Variant,
-				TrainPrefix: r.TrainPrefix, Tokenizer: tok, Encode: et, Host: hw.Host{Platform: hw.PlatformCPU}, Config: r.Config,
-				Executor: &scriptedExecutor{steps: 4}})
+			task, err := w.trainTask(trainInputs{Run: training.Run{Platform: r.Platform, Framework: r.Framework, Model: r.Model, Dataset: r.Dataset, Variant: r.Variant,
+				TrainPrefix: r.TrainPrefix, Tokenizer: tok, Encode: et, Host: hw.Host{Platform: hw.PlatformCPU}, Executor: &scriptedExecutor{steps: 4}}, Config: r.Config})
 			require.NoError(t, err)
 			require.NoError(t, w.runner.Run(context.Background(), task))
 			var out bytes.Buffer

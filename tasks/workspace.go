@@ -15,7 +15,9 @@ import (
 
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/dag"
+	"github.com/rivalbench/rival/internal/live"
 	"github.com/rivalbench/rival/store"
+	"github.com/rivalbench/rival/tasks/training"
 	"github.com/rivalbench/rival/tasks/upkeep"
 )
 
@@ -37,9 +39,9 @@ type Workspace struct {
 	// store.go); nil when not set.
 	remote *storeRemote
 
-	// precisionSaid remembers which CPU precisions this workspace has explained, so the
-	// explanation appears once per invocation, not once per run.
-	precisionSaid sync.Map
+	// notes remembers what the runs have explained (which precision CPU runs train in, and
+	// why), so an explanation appears once per invocation, not once per run.
+	notes training.Notes
 }
 
 // openWorkspace loads config.env and secrets.env from root and opens the
@@ -62,6 +64,9 @@ func openWorkspaceWith(root string, s environment, verbose bool, out io.Writer) 
 	}
 	if v := s.cacheLink(); v != "" && v != "copy" {
 		return nil, fmt.Errorf("RIVAL_CACHE_LINK=%q: the only value is `copy` (store dataset files as full copies); unset it to share them with the cache", v)
+	}
+	if _, err := s.powerInterval(); err != nil {
+		return nil, err
 	}
 	dir, err := cache.DefaultDir()
 	if err != nil {
@@ -189,7 +194,7 @@ type storeRemote struct {
 	// readOnly: the registry refused a push; this host still pulls (a laptop with pull rights).
 	readOnly     atomic.Bool
 	readOnlyOnce sync.Once
-	live         *liveLine
+	live         *live.Line
 	liveMu       sync.Mutex
 }
 
@@ -204,5 +209,5 @@ func newStoreRemote(w *Workspace) (*storeRemote, error) {
 	if err != nil {
 		return nil, fmt.Errorf("RIVAL_STORE: %w", err)
 	}
-	return &storeRemote{w: w, loc: loc, live: newLiveLine(w.out)}, nil
+	return &storeRemote{w: w, loc: loc, live: live.New(w.out)}, nil
 }

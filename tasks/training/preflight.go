@@ -1,4 +1,4 @@
-package tasks
+package training
 
 import (
 	"context"
@@ -19,17 +19,17 @@ type preflightReport struct {
 	// Effective is what the framework built, read back from its own objects (nil when the
 	// framework's preflight does not report it).
 	Effective *effective.Config
-	// Samples is the digest of the first samples the framework's own data path will read
+	// samples is the digest of the first samples the framework's own data path will read
 	// ("preflight samples: {json}"; nil when the preflight does not report one).
-	Samples *core.SampleDigest
+	samples *core.SampleDigest
 }
 
-// runPreflight runs a launch's preflight (the framework's own argument parsing and config
+// Preflight runs a launch's preflight (the framework's own argument parsing and config
 // validation; see core.Launch.Preflight). Its files must already be written. It fails quoting
 // the framework's error, when the effective configuration the preflight read back differs from
 // the workload's (core.Launch.Workload), naming each field with both values, and when its digest of
 // the first samples differs from Rival's (core.Launch.Samples), with both digests.
-func runPreflight(ctx context.Context, ex executor.Executor, name string, launch core.Launch, maps []executor.PathMap) (preflightReport, error) {
+func Preflight(ctx context.Context, ex executor.Executor, name string, launch core.Launch, maps []executor.PathMap) (preflightReport, error) {
 	var rep preflightReport
 	if launch.Preflight == nil {
 		return rep, nil
@@ -51,8 +51,8 @@ func runPreflight(ctx context.Context, ex executor.Executor, name string, launch
 			return
 		}
 		if j, ok := strings.CutPrefix(l, executor.SamplesPrefix); ok {
-			if rep.Samples == nil && samplesErr == nil {
-				rep.Samples, samplesErr = executor.ReadSamples(j)
+			if rep.samples == nil && samplesErr == nil {
+				rep.samples, samplesErr = executor.ReadSamples(j)
 			}
 			return
 		}
@@ -81,7 +81,7 @@ func runPreflight(ctx context.Context, ex executor.Executor, name string, launch
 	}
 	rep.OK = last
 	if samplesErr == nil {
-		samplesErr = executor.CompareSamples(launch.Samples, rep.Samples)
+		samplesErr = executor.CompareSamples(launch.Samples, rep.samples)
 	}
 	if samplesErr != nil {
 		return preflightReport{}, fmt.Errorf("preflight of %s stopped the run before it started: %w", name, samplesErr)

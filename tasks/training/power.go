@@ -1,4 +1,4 @@
-package tasks
+package training
 
 import (
 	"context"
@@ -13,9 +13,6 @@ import (
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/result"
 )
-
-// powerInterval is how often GPU power and memory are sampled during a run.
-var powerInterval = 5 * time.Second
 
 // powerSample is one reading with the time the query was started.
 type powerSample struct {
@@ -85,18 +82,19 @@ func (c *stepClock) window(warmup int) (from, to time.Time, ok bool) {
 
 // powerSampler polls the platform's smi tool while a run trains.
 type powerSampler struct {
-	cancel  context.CancelFunc
-	done    chan struct{}
-	mu      sync.Mutex
-	source  string
-	samples []powerSample
+	interval time.Duration
+	cancel   context.CancelFunc
+	done     chan struct{}
+	mu       sync.Mutex
+	source   string
+	samples  []powerSample
 }
 
-// startPowerSampler begins sampling on GPU platforms; on the cpu platform
+// startPowerSampler begins sampling every interval on GPU platforms; on the cpu platform
 // (or when enabled is false) it records nothing.
-func startPowerSampler(ctx context.Context, platform string, enabled bool) *powerSampler {
+func startPowerSampler(ctx context.Context, platform string, enabled bool, interval time.Duration) *powerSampler {
 	ctx, cancel := context.WithCancel(ctx)
-	s := &powerSampler{cancel: cancel, done: make(chan struct{}), source: "none"}
+	s := &powerSampler{interval: interval, cancel: cancel, done: make(chan struct{}), source: "none"}
 	tool, args := hw.PowerQuery(platform)
 	if !enabled || tool == "" {
 		close(s.done)
@@ -109,7 +107,7 @@ func startPowerSampler(ctx context.Context, platform string, enabled bool) *powe
 	s.source = tool
 	go func() {
 		defer close(s.done)
-		t := time.NewTicker(powerInterval)
+		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
 			at := time.Now()
@@ -144,11 +142,11 @@ func (s *powerSampler) summary(from, to time.Time, ok bool, gpus []int) *result.
 	s.halt()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return summarisePower(s.source, s.samples, from, to, ok, gpus)
+	return summarisePower(s.source, s.interval, s.samples, from, to, ok, gpus)
 }
 
-func summarisePower(source string, samples []powerSample, from, to time.Time, ok bool, gpus []int) *result.PowerMetrics {
-	pm := &result.PowerMetrics{Source: source, IntervalSeconds: powerInterval.Seconds()}
+func summarisePower(source string, interval time.Duration, samples []powerSample, from, to time.Time, ok bool, gpus []int) *result.PowerMetrics {
+	pm := &result.PowerMetrics{Source: source, IntervalSeconds: interval.Seconds()}
 	if source == "none" {
 		pm.IntervalSeconds = 0
 		return pm

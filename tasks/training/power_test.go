@@ -1,4 +1,4 @@
-package tasks
+package training
 
 import (
 	"testing"
@@ -36,7 +36,7 @@ func TestPowerOnlyMeasuredStepsAndRunGPUs(t *testing.T) {
 		}
 		samples = append(samples, s)
 	}
-	pm := summarisePower("nvidia-smi", samples, t0.Add(21*time.Second), t0.Add(40*time.Second), true, []int{0, 1, 2, 3})
+	pm := summarisePower("nvidia-smi", 5*time.Second, samples, t0.Add(21*time.Second), t0.Add(40*time.Second), true, []int{0, 1, 2, 3})
 	require.NotNil(t, pm.AvgPowerWattsPerGPU)
 	assert.Equal(t, 4, pm.Samples)
 	assert.InDelta(t, 650, *pm.AvgPowerWattsPerGPU, 1e-9)
@@ -45,10 +45,10 @@ func TestPowerOnlyMeasuredStepsAndRunGPUs(t *testing.T) {
 
 func TestPowerNoSamplesInWindow(t *testing.T) {
 	now := time.Now()
-	pm := summarisePower("amd-smi", nil, now, now.Add(time.Minute), true, nil)
+	pm := summarisePower("amd-smi", 5*time.Second, nil, now, now.Add(time.Minute), true, nil)
 	assert.Zero(t, pm.Samples)
 	assert.Nil(t, pm.AvgPowerWattsPerGPU)
-	pm = summarisePower("none", nil, now, now, true, nil)
+	pm = summarisePower("none", 5*time.Second, nil, now, now, true, nil)
 	assert.Equal(t, "none", pm.Source)
 	assert.Zero(t, pm.IntervalSeconds)
 }

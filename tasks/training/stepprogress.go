@@ -1,4 +1,4 @@
-package tasks
+package training
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/rivalbench/rival/english"
 	"github.com/rivalbench/rival/frameworks/logparse"
+	"github.com/rivalbench/rival/internal/live"
 	"github.com/rivalbench/rival/result"
 )
 
@@ -21,7 +22,7 @@ import (
 // data loading, the first step's compilation) is not a step and does not
 // repeat, so it does not count.
 type stepProgress struct {
-	live      *liveLine
+	live      *live.Line
 	label     string
 	unit      string // "GPU", or "process" for CPU runs
 	total     int
@@ -39,7 +40,9 @@ type stepProgress struct {
 }
 
 func newStepProgress(w io.Writer, label string, total, seqLen int) *stepProgress {
-	return &stepProgress{live: newLiveLine(w), label: label, unit: "GPU", total: total, seqLen: seqLen, now: time.Now, start: time.Now()}
+	p := &stepProgress{label: label, unit: "GPU", total: total, seqLen: seqLen, now: time.Now, start: time.Now()}
+	p.live = live.NewClocked(w, func() time.Time { return p.now() })
+	return p
 }
 
 func (p *stepProgress) line(l string) {
@@ -81,7 +84,7 @@ func (p *stepProgress) line(l string) {
 	if p.hasLoss {
 		s += fmt.Sprintf(", loss %.3f", p.loss)
 	}
-	p.live.Update(s + ", ETA " + eta(float64(p.step-p.firstStep), float64(p.total-p.firstStep), at.Sub(p.firstAt)))
+	p.live.Update(s + ", ETA " + live.ETA(float64(p.step-p.firstStep), float64(p.total-p.firstStep), at.Sub(p.firstAt)))
 }
 
 // finish writes the closing line. Its throughput is the result's own
