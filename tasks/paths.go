@@ -17,11 +17,3 @@ func absPath(p string) string {
 	}
 	return p
 }
-
-func relAll(root string, ps []string) []string {
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = rel(root, p)
-	}
-	return out
-}

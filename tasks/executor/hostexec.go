@@ -109,7 +109,7 @@ func (Host) Run(ctx context.Context, launch core.Launch, maps []PathMap, onLine 
 	case err = <-waitErr:
 	case <-ctx.Done():
 		stopGroup(cmd.Process.Pid, hostStopGrace)
-		err = <-waitErr
+		<-waitErr // the stop's own exit status says nothing more than ctx does
 		<-done
 		return Info{ExitCode: -1}, fmt.Errorf("stopped: %w", ctx.Err())
 	}
