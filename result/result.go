@@ -272,3 +272,11 @@ type Problem struct {
 	Name   string `json:"name"`
 	Detail string `json:"detail"`
 }
+
+// Text is an optional text field's value, "" when it is absent.
+func Text(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/rivalbench/rival/internal/lines"
 	"github.com/rivalbench/rival/internal/live"
 	"github.com/rivalbench/rival/tasks/executor"
+	"github.com/rivalbench/rival/tasks/images"
 	"github.com/rivalbench/rival/tasks/training"
 )
 
@@ -142,12 +143,12 @@ func (w *Workspace) demoImageExecutor(ctx context.Context) (executor.Executor, f
 	if err != nil {
 		return nil, func() {}, err
 	}
-	rec, _, err := w.ensureImage(ctx, e, hw.PlatformCPU)
+	rec, _, err := w.images().Ensure(ctx, e, hw.PlatformCPU)
 	if err != nil {
 		e.Close()
 		return nil, func() {}, err
 	}
-	w.printf("demo: training in the cpu image %s (%s) through the Docker engine\n", rec.Tag, shortID(rec.ImageID))
+	w.printf("demo: training in the cpu image %s (%s) through the Docker engine\n", rec.Tag, images.ShortID(rec.ImageID))
 	return &executor.Docker{Engine: e, ImageID: rec.ImageID, Platform: hw.PlatformCPU}, func() { e.Close() }, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/rivalbench/rival/kube"
 	"github.com/rivalbench/rival/slurm"
 	"github.com/rivalbench/rival/tasks/executor"
+	"github.com/rivalbench/rival/tasks/images"
 )
 
 // executorFor picks how runs of platform execute: through Slurm when
@@ -18,12 +19,12 @@ import (
 // for cpu with CONTAINER=1), else as host processes.
 func (w *Workspace) executorFor(ctx context.Context, platform string, host hw.Host) (executor.Executor, func(), error) {
 	nothing := func() {}
-	var rec imageRecord
+	var rec images.Record
 	var e *container.Engine
 	needImage := platform != hw.PlatformCPU || w.env.container()
 	if needImage {
 		var err error
-		if e, rec, err = w.ensurePlatformImage(ctx, platform); err != nil {
+		if e, rec, err = w.images().Connect(ctx, platform); err != nil {
 			return nil, nothing, err
 		}
 		nothing = func() { e.Close() }
@@ -33,7 +34,7 @@ func (w *Workspace) executorFor(ctx context.Context, platform string, host hw.Ho
 		return ex, nothing, err
 	}
 	if useSlurm(w.config) {
-		var built *imageRecord
+		var built *images.Record
 		if needImage {
 			built = &rec
 		}
@@ -83,26 +84,6 @@ func (w *Workspace) newSlurmExecutor(cfg *config, platform string, host hw.Host,
 // useKube reports whether multi-node runs go to Kubernetes: a cluster run (UseSlurm) with CLUSTER=k8s.
 func (w *Workspace) useKube() bool { return useSlurm(w.config) && w.env.cluster() == "k8s" }
 
-// kubeImage is the image Kubernetes runs of platform use: KUBE_IMAGE, else what image:push delivered.
-// Only a digest will do: each node pulls on its own.
-func (w *Workspace) kubeImage(platform string, built *imageRecord) (string, error) {
-	if v := w.env.kube("IMAGE"); v != "" {
-		return v, nil
-	}
-	rec, err := w.readPushRecord(platform)
-	if err != nil {
-		return "", err
-	}
-	if rec == nil {
-		return "", fmt.Errorf("kube: the %s image exists only in this host's Docker daemon and every node pulls it from a registry: push it with `go run mage.go image:push %s REGISTRY/REPOSITORY[:TAG]`, or set KUBE_IMAGE=REPOSITORY@sha256:...", platform, platform)
-	}
-	if built != nil && built.ImageID != "" && built.ImageID != rec.LocalID {
-		return "", fmt.Errorf("the %s image was rebuilt (%s) after image:push pushed %s (%s): push it again with `go run mage.go image:push %s %s`",
-			platform, shortID(built.ImageID), rec.Ref(), shortID(rec.LocalID), platform, rec.Repository)
-	}
-	return rec.Ref(), nil
-}
-
 // newKubeExecutor builds the executor for platform from the config and the KUBE_ settings; connect
 // false leaves it without a client (train:k8s-manifest).
 func (w *Workspace) newKubeExecutor(cfg *config, platform string, host hw.Host, image string, connect bool) (*executor.Kube, error) {
@@ -145,11 +126,11 @@ func (w *Workspace) newKubeExecutor(cfg *config, platform string, host hw.Host, 
 
 // kubeExecutorFor is the Kubernetes executor of platform; built is the image this host built, to
 // check the pushed one is still it (nil: not checked).
-func (w *Workspace) kubeExecutorFor(platform string, host hw.Host, built *imageRecord, connect bool) (*executor.Kube, error) {
+func (w *Workspace) kubeExecutorFor(platform string, host hw.Host, built *images.Record, connect bool) (*executor.Kube, error) {
 	if built != nil && built.ImageID == "" {
 		built = nil
 	}
-	image, err := w.kubeImage(platform, built)
+	image, err := w.images().KubeImage(platform, w.env.kube("IMAGE"), built)
 	if err != nil {
 		return nil, err
 	}

@@ -165,7 +165,7 @@ func TestHistoryOfTwoTorchStacks(t *testing.T) {
 
 	for _, s := range historyStacks {
 		setting(w, "IMAGE_BASE", s.image)
-		rec, _, err := w.ensureImage(ctx, e, hw.PlatformCPU)
+		rec, _, err := w.images().Ensure(ctx, e, hw.PlatformCPU)
 		require.NoError(t, err)
 		ex := &executor.Docker{Engine: e, ImageID: rec.ImageID, Platform: hw.PlatformCPU}
 		for i := range demoRepeats {

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/distribution/reference"
 	"github.com/moby/moby/client"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,6 +19,7 @@ import (
 	"github.com/rivalbench/rival/container/registrytest"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/tasks/executor"
+	"github.com/rivalbench/rival/tasks/images"
 )
 
 func slurmScriptOf(t *testing.T, w *Workspace, platform, fw, model string) (string, error) {
@@ -99,10 +99,10 @@ func TestImagePushThenSlurmScript(t *testing.T) {
 
 	w, _ := newWorkspace(t, "")
 	setting(w, "SLURM_IMAGE", "")
-	rec := imageRecord{Platform: hw.PlatformNVIDIA, Tag: tag, ImageID: id}
-	pushed, err := w.pushImage(ctx, e, rec, addr+"/team/rival-nvd:bench")
+	rec := images.Record{Platform: hw.PlatformNVIDIA, Tag: tag, ImageID: id}
+	pushed, err := w.images().Push(ctx, e, rec, addr+"/team/rival-nvd:bench")
 	require.NoError(t, err)
-	assert.FileExists(t, w.pushRecordPath(hw.PlatformNVIDIA))
+	assert.FileExists(t, filepath.Join(w.path("OUTPUT_DIR"), "images", "nvd-pushed.json"))
 
 	out, err := slurmScriptOf(t, w, hw.PlatformNVIDIA, "mega", "llama")
 	require.NoError(t, err)
@@ -129,62 +129,8 @@ func TestImagePushThenSlurmScript(t *testing.T) {
 	t.Cleanup(func() { e.Client().ImageRemove(context.Background(), ran, client.ImageRemoveOptions{Force: true}) })
 
 	// A rebuilt image is not the pushed one: Slurm runs refuse until it is pushed again.
-	_, _, err = w.slurmImage(hw.PlatformNVIDIA, &imageRecord{Platform: hw.PlatformNVIDIA, ImageID: "sha256:" + strings.Repeat("1", 64)})
+	_, _, err = w.slurmImage(hw.PlatformNVIDIA, &images.Record{Platform: hw.PlatformNVIDIA, ImageID: "sha256:" + strings.Repeat("1", 64)})
 	require.ErrorContains(t, err, "push it again with `go run mage.go image:push nvd "+addr+"/team/rival-nvd`")
-}
-
-// TestEnrootRefParsesInEnroot3And4 runs the image-reference parsing of enroot's own docker.sh, at
-// v3.5.0 (the pattern in docker::import) and v4.0.0 (docker::_parse_uri), on the reference the
-// pyxis script names, and checks that both request the pushed digest's manifest. It needs a clone
-// of NVIDIA/enroot: RIVAL_ENROOT_REPO=/path/to/enroot (a work tree or a bare git directory).
-func TestEnrootRefParsesInEnroot3And4(t *testing.T) {
-	repo := os.Getenv("RIVAL_ENROOT_REPO")
-	if repo == "" {
-		t.Skip("set RIVAL_ENROOT_REPO to a clone of NVIDIA/enroot to run enroot's own parser")
-	}
-	digest := "sha256:" + strings.Repeat("ab", 32)
-	named, err := reference.ParseNormalizedNamed("registry.example.com:5000/team/rival-nvd:v1@" + digest)
-	require.NoError(t, err)
-	uri := "docker://" + enrootRef(named)
-	show := func(rev string) string {
-		out, err := exec.Command("git", "--git-dir="+repo, "show", rev+":src/docker.sh").Output()
-		if err != nil {
-			out, err = exec.Command("git", "-C", repo, "show", rev+":src/docker.sh").Output()
-		}
-		require.NoError(t, err, "git show %s:src/docker.sh in %s", rev, repo)
-		return string(out)
-	}
-	// v3.5.0: the reg_* patterns and the `if [[ "${uri}" =~ ...` test in docker::import.
-	var v3 []string
-	for _, line := range strings.Split(show("v3.5.0"), "\n") {
-		l := strings.TrimSpace(line)
-		if strings.HasPrefix(l, "local -r reg_") {
-			v3 = append(v3, l)
-		}
-		if strings.HasPrefix(l, `if [[ "${uri}" =~ ^docker://`) {
-			v3 = append(v3, l+` echo "${BASH_REMATCH[4]}"; echo "${BASH_REMATCH[5]}"; echo "${BASH_REMATCH[7]}"; else echo invalid; fi`)
-			break
-		}
-	}
-	require.Len(t, v3, 5, "docker.sh v3.5.0 no longer has the patterns this test reads")
-	// v4.0.0: docker::_parse_uri, whole, printing user, registry, image, tag.
-	src := show("v4.0.0")
-	i := strings.Index(src, "docker::_parse_uri() {")
-	require.GreaterOrEqual(t, i, 0)
-	j := strings.Index(src[i:], "\n}\n")
-	require.Greater(t, j, 0)
-	v4 := "common::err() { echo invalid; exit 0; }\n" + src[i:i+j+3] + `docker::_parse_uri "$uri" | tail -n 3` + "\n"
-	for name, script := range map[string]string{
-		"v3.5.0": "f() {\n" + strings.Join(v3, "\n") + "\n}\nf\n",
-		"v4.0.0": v4,
-	} {
-		cmd := exec.Command("bash", "-c", script)
-		cmd.Env = append(os.Environ(), "uri="+uri)
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "%s: %s", name, out)
-		assert.Equal(t, "registry.example.com:5000\nteam/rival-nvd\n"+digest+"\n", string(out),
-			"enroot %s parses %s into registry, image, tag (the manifest it requests is /v2/IMAGE/manifests/TAG)", name, uri)
-	}
 }
 
 // TestImagePushTargetCPU goes through image:push's entry point for the cpu platform: it builds the
@@ -218,9 +164,14 @@ func TestImagePushTargetCPU(t *testing.T) {
 	useRepoDockerfiles(t, w)
 	repo := addr + "/team/rival-cpu"
 	require.NoError(t, w.ImagePushTarget(ctx, hw.PlatformCPU, repo+":bench"))
-	data, err := os.ReadFile(w.pushRecordPath(hw.PlatformCPU))
+	data, err := os.ReadFile(filepath.Join(w.path("OUTPUT_DIR"), "images", "cpu-pushed.json"))
 	require.NoError(t, err)
-	var rec pushRecord
+	var rec struct { // the fields of the push record
+		Platform   string `json:"platform"`
+		Repository string `json:"repository"`
+		Digest     string `json:"digest"`
+		LocalID    string `json:"local_id"`
+	}
 	require.NoError(t, json.Unmarshal(data, &rec))
 	assert.Equal(t, hw.PlatformCPU, rec.Platform)
 	assert.Equal(t, repo, rec.Repository)

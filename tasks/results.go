@@ -29,7 +29,7 @@ func (w *Workspace) compareTask(dirs []string, deps ...*dag.Task) (*dag.Task, er
 	for _, k := range configKeyDocs() {
 		defaults[k.Name] = k.Default
 	}
-	return results.CompareTask(w.resultSources(dirs), w.storeResults, defaults, deps...)
+	return results.CompareTask(w.resultSources(dirs), w.remote.Results, defaults, deps...)
 }
 
 // reportCompare prints compare's console summary on out and where the files are.

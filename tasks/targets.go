@@ -13,6 +13,7 @@ import (
 	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/tasks/images"
 )
 
 // platformFor is the platform a target means: the one asked, or the
@@ -40,12 +41,12 @@ func (w *Workspace) ImageTarget(ctx context.Context, platform string) error {
 		}
 		platform = p
 	}
-	e, rec, err := w.ensurePlatformImage(ctx, platform)
+	e, rec, err := w.images().Connect(ctx, platform)
 	if err != nil {
 		return err
 	}
 	defer e.Close()
-	w.printf("image %s: %s (%s) from %s\n", platform, rec.Tag, shortID(rec.ImageID), rec.BaseRef)
+	w.printf("image %s: %s (%s) from %s\n", platform, rec.Tag, images.ShortID(rec.ImageID), rec.BaseRef)
 	return nil
 }
 
@@ -126,7 +127,7 @@ func (w *Workspace) ShellTarget(ctx context.Context) error {
 	if platform == hw.PlatformCPU && w.env.imageBase() == "" {
 		return fmt.Errorf("shell: this host has no GPU (%s); set PLATFORM=amd or nvd, or IMAGE_BASE for a CPU image", orNone(host.Source))
 	}
-	e, rec, err := w.ensurePlatformImage(ctx, platform)
+	e, rec, err := w.images().Connect(ctx, platform)
 	if err != nil {
 		return err
 	}

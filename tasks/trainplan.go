@@ -242,7 +242,7 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 			return fmt.Errorf("train:check: a %s setup is checked in the image on this host: %w", clusterName(ex), err)
 		}
 		defer e.Close()
-		rec, _, err := w.ensureImage(ctx, e, platform)
+		rec, _, err := w.images().Ensure(ctx, e, platform)
 		if err != nil {
 			return err
 		}

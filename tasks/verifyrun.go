@@ -25,7 +25,7 @@ import (
 // recorded needs no record of which target ran: any run that reproduces
 // every input proves the result reproducible here.
 func (w *Workspace) verifyRunFor(r *result.Result) (plannedRun, *datasetFingerprints) {
-	platform, model, dataset := strOrEmpty(r.Platform), strOrEmpty(r.Model.Name), strOrEmpty(r.Dataset.Name)
+	platform, model, dataset := result.Text(r.Platform), result.Text(r.Model.Name), result.Text(r.Dataset.Name)
 	fw := r.Framework.Name
 	runs := []plannedRun{w.trainTargetRun(platform, fw, model, dataset)}
 	if demo, err := w.demoRuns(); err == nil {
@@ -94,7 +94,7 @@ func (w *Workspace) recompute(r *result.Result, run plannedRun, fps *datasetFing
 	var got compare.Recomputed
 	// The dataset is read whole: only for a result that names what it
 	// trained on (compare reports the others as not recorded).
-	if strOrEmpty(r.Dataset.Name) != "" && strOrEmpty(r.Model.Name) != "" {
+	if result.Text(r.Dataset.Name) != "" && result.Text(r.Model.Name) != "" {
 		if d, err := fps.of(run.TrainPrefix); err == nil {
 			got.DatasetFingerprint.Value = d.String()
 		} else if run.Variant != "" {
@@ -113,7 +113,7 @@ func (w *Workspace) recompute(r *result.Result, run plannedRun, fps *datasetFing
 		got.TokenizerFingerprint = compare.Recomputation{Value: d.String(), Err: err}
 	}
 	got.ConfigFingerprint.Value, got.ConfigFingerprint.Err = run.configFingerprint()
-	if rec, err := readImageRecord(w.path("DATA_DIR", "images", run.Platform+".json")); !errors.Is(err, os.ErrNotExist) {
+	if rec, err := w.images().Recorded(run.Platform); !errors.Is(err, os.ErrNotExist) {
 		got.ImageDigest = compare.Recomputation{Value: rec.ImageID, Err: err}
 	}
 	got.EntryScriptDigest.Value, got.EntryScriptDigest.Err = frameworks.EntryScriptDigest(run.Framework)

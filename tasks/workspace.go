@@ -7,16 +7,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/magefile/mage/mg"
 
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/dag"
-	"github.com/rivalbench/rival/internal/live"
-	"github.com/rivalbench/rival/store"
+	"github.com/rivalbench/rival/tasks/sharedstore"
 	"github.com/rivalbench/rival/tasks/training"
 	"github.com/rivalbench/rival/tasks/upkeep"
 )
@@ -35,9 +32,9 @@ type Workspace struct {
 	// env are the non-fingerprinted settings (settings.go) this invocation reads.
 	env environment
 
-	// remote is RIVAL_STORE as the runner's shared cache (the type below, its methods in
-	// store.go); nil when not set.
-	remote *storeRemote
+	// remote is RIVAL_STORE as the runner's shared cache (package tasks/sharedstore); nil when
+	// not set.
+	remote *sharedstore.Remote
 
 	// notes remembers what the runs have explained (which precision CPU runs train in, and
 	// why), so an explanation appears once per invocation, not once per run.
@@ -85,7 +82,7 @@ func openWorkspaceWith(root string, s environment, verbose bool, out io.Writer) 
 		out:    out,
 		env:    s,
 	}
-	if w.remote, err = newStoreRemote(w); err != nil {
+	if w.remote, err = sharedstore.New(w.storeOptions()); err != nil {
 		return nil, err
 	}
 	if w.remote != nil {
@@ -179,35 +176,9 @@ func (w *Workspace) markOwnDirs() {
 	}
 }
 
-// storeRemote is RIVAL_STORE as the runner's dag.Remote: asked after the local cache, offered
-// every record. It opens the store on first use; a store that is down, slow or refuses the
-// credentials gets one warning and is left alone for the rest of the invocation, so the run goes
-// on with the local cache. It and Workspace hold each other, so both are declared here; what it
-// does is in store.go.
-type storeRemote struct {
-	w        *Workspace
-	loc      store.Location
-	once     sync.Once
-	st       *store.Store
-	disabled atomic.Bool
-	warnOnce sync.Once
-	// readOnly: the registry refused a push; this host still pulls (a laptop with pull rights).
-	readOnly     atomic.Bool
-	readOnlyOnce sync.Once
-	live         *live.Line
-	liveMu       sync.Mutex
-}
-
-// newStoreRemote reads RIVAL_STORE; nil when it is not set. A value that is not an oci:// location
-// is an error: a typo must not silently leave a team's hosts unshared.
-func newStoreRemote(w *Workspace) (*storeRemote, error) {
-	v := w.env.store()
-	if v == "" {
-		return nil, nil
-	}
-	loc, err := store.ParseLocation(v)
-	if err != nil {
-		return nil, fmt.Errorf("RIVAL_STORE: %w", err)
-	}
-	return &storeRemote{w: w, loc: loc, live: live.New(w.out)}, nil
+// storeOptions are RIVAL_STORE and its settings, the cache and where messages go (package
+// tasks/sharedstore).
+func (w *Workspace) storeOptions() sharedstore.Options {
+	return sharedstore.Options{Location: w.env.store(), Insecure: w.env.storeInsecure(), CAFile: w.env.storeCA(),
+		Timeout: w.env.storeTimeout(), Cache: w.cache, Out: w.out}
 }

@@ -1,0 +1,183 @@
+package images
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/rivalbench/rival/cache"
+	"github.com/rivalbench/rival/container"
+	"github.com/rivalbench/rival/dag"
+	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/tasks/executor"
+)
+
+// Dockerfiles per platform. The cpu image is for containerized CPU runs
+// (tests, and hosts that keep PyTorch only in images); it needs IMAGE_BASE.
+var dockerfiles = map[string]string{
+	hw.PlatformAMD:    "amd.Dockerfile",
+	hw.PlatformNVIDIA: "nvd.Dockerfile",
+	hw.PlatformCPU:    "cpu.Dockerfile",
+}
+
+// defaultBases are the FROM images the Dockerfiles pin (IMAGE_BASE
+// overrides them); the cpu image has none.
+var defaultBases = map[string]string{
+	hw.PlatformAMD:    "rocm/primus:v26.2",
+	hw.PlatformNVIDIA: "nvcr.io/nvidia/nemo:26.02",
+}
+
+// Builder builds, records and pushes a workspace's platform images.
+type Builder struct {
+	Root      string   // the build context: the workspace
+	DataDir   string   // DATA_DIR: each image's record is DATA_DIR/images/<platform>.json
+	OutputDir string   // OUTPUT_DIR: each push's record is OUTPUT_DIR/images/<platform>-pushed.json
+	Exclude   []string // kept out of the build context: the cache, OUTPUT_DIR and DATA_DIR
+	Base      string   // IMAGE_BASE: the FROM image instead of the Dockerfile's pinned one
+	Runner    *dag.Runner
+	Out       io.Writer // messages for the user
+}
+
+// Record is what the image task writes: enough to prove which image
+// a run used.
+type Record struct {
+	Platform      string `json:"platform"`
+	Tag           string `json:"tag"`
+	ImageID       string `json:"image_id"`
+	BaseRef       string `json:"base_ref"`
+	BaseDigest    string `json:"base_digest"`
+	ContextDigest string `json:"context_digest"`
+	Dockerfile    string `json:"dockerfile"`
+}
+
+// task builds the platform image through the Engine API. Its key is
+// the build context's digest plus the base image's digest, never a tag.
+func (b Builder) task(ctx context.Context, e *container.Engine, platform string) (*dag.Task, error) {
+	dockerfile, ok := dockerfiles[platform]
+	if !ok {
+		return nil, fmt.Errorf("image: unknown platform %q (amd, nvd or cpu)", platform)
+	}
+	base := b.Base
+	if base == "" {
+		base = defaultBases[platform]
+	}
+	if base == "" {
+		return nil, fmt.Errorf("image %s: set IMAGE_BASE to an image with python3 and PyTorch (the cpu image has no default base)", platform)
+	}
+	opt := container.ContextOptions{Dockerfile: dockerfile, Exclude: b.Exclude}
+	ctxDigest, err := container.ContextDigest(b.Root, opt)
+	if err != nil {
+		return nil, fmt.Errorf("image %s: %w", platform, err)
+	}
+	baseDigest, err := e.BaseImageDigest(ctx, base)
+	if err != nil {
+		return nil, fmt.Errorf("image %s: %w", platform, err)
+	}
+	out := b.recordPath(platform)
+	t := &dag.Task{
+		ID:      "image " + platform,
+		Params:  map[string]string{"context": ctxDigest, "base": baseDigest, "dockerfile": dockerfile},
+		Outputs: []dag.Output{{Path: out, Compress: true}},
+	}
+	t.Run = func(ctx context.Context, x *dag.Exec) error {
+		args := map[string]string{}
+		if b.Base != "" || defaultBases[platform] == "" {
+			args["IMAGE_BASE"] = base
+		}
+		id, err := e.Build(ctx, container.BuildSpec{
+			ContextDir: b.Root, Dockerfile: dockerfile, Tag: executor.ImageTag(platform), BuildArgs: args,
+			Labels:  map[string]string{"rival.context": ctxDigest, "rival.base": baseDigest},
+			Exclude: opt.Exclude, ContextDigest: ctxDigest, Progress: x.Log,
+		})
+		if err != nil {
+			return err
+		}
+		rec := Record{Platform: platform, Tag: executor.ImageTag(platform), ImageID: id, BaseRef: base, BaseDigest: baseDigest, ContextDigest: ctxDigest, Dockerfile: dockerfile}
+		data, err := json.MarshalIndent(rec, "", "  ")
+		if err != nil {
+			return err
+		}
+		return cache.WriteFileAtomic(out, append(data, '\n'), 0o644)
+	}
+	return t, nil
+}
+
+// Ensure runs the image task and checks that the recorded image is
+// still in the daemon's store (someone may have removed it), rebuilding if
+// not.
+func (b Builder) Ensure(ctx context.Context, e *container.Engine, platform string) (Record, *dag.Task, error) {
+	var rec Record
+	t, err := b.task(ctx, e, platform)
+	if err != nil {
+		return rec, nil, err
+	}
+	if err := b.Runner.Run(ctx, t); err != nil {
+		return rec, t, err
+	}
+	if rec, err = readRecord(t.Outputs[0].Path); err != nil {
+		return rec, t, err
+	}
+	if _, err := e.ImageID(ctx, rec.ImageID); err == nil {
+		return rec, t, nil
+	} else if !errors.Is(err, container.ErrImageNotFound) {
+		return rec, t, err
+	}
+	fmt.Fprintf(b.Out, "image %s: %s is gone from the daemon; rebuilding\n", platform, ShortID(rec.ImageID))
+	again, err := b.task(ctx, e, platform)
+	if err != nil {
+		return rec, t, err
+	}
+	again.Force = true
+	if err := b.Runner.Run(ctx, again); err != nil {
+		return rec, again, err
+	}
+	rec, err = readRecord(again.Outputs[0].Path)
+	return rec, again, err
+}
+
+// Connect connects to the container engine and builds the image of platform
+// unless an up-to-date one is there (Ensure). The caller closes the engine;
+// on an error nothing is left open.
+func (b Builder) Connect(ctx context.Context, platform string) (*container.Engine, Record, error) {
+	e, err := container.Connect(ctx)
+	if err != nil {
+		return nil, Record{}, err
+	}
+	rec, _, err := b.Ensure(ctx, e, platform)
+	if err != nil {
+		e.Close()
+		return nil, Record{}, err
+	}
+	return e, rec, nil
+}
+
+// recordPath is where the image task records the image of platform.
+func (b Builder) recordPath(platform string) string {
+	return filepath.Join(b.DataDir, "images", platform+".json")
+}
+
+// Recorded is the image of platform as the image task last recorded it; an error wrapping
+// fs.ErrNotExist when it has not run.
+func (b Builder) Recorded(platform string) (Record, error) { return readRecord(b.recordPath(platform)) }
+
+func readRecord(path string) (Record, error) {
+	var rec Record
+	data, err := cache.ReadFileLimit(context.Background(), path, cache.LimitConfig)
+	if err != nil {
+		return rec, err
+	}
+	return rec, json.Unmarshal(data, &rec)
+}
+
+// ShortID is an image ID as docker prints it: 12 hex digits without the algorithm.
+func ShortID(id string) string {
+	id = strings.TrimPrefix(id, "sha256:")
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
