@@ -107,14 +107,14 @@ func (w *Workspace) aptInstall(ctx context.Context, install []string) error {
 			return fmt.Errorf("demo: %s: %w", args[0], err)
 		}
 		// On a terminal, apt-get's latest line and the time so far.
-		live := live.New(w.out)
+		line := live.New(w.out)
 		var out []string
 		done := make(chan struct{})
 		go func() {
 			sc := bufio.NewScanner(pr)
 			for sc.Scan() {
 				out = append(out, sc.Text())
-				live.Update(fmt.Sprintf("apt-get %s, %s: %s", args[1], time.Since(start).Round(time.Second), lines.Truncate(sc.Text(), 90)))
+				line.Update(fmt.Sprintf("apt-get %s, %s: %s", args[1], time.Since(start).Round(time.Second), lines.Truncate(sc.Text(), 90)))
 			}
 			io.Copy(io.Discard, pr)
 			close(done)
@@ -122,7 +122,7 @@ func (w *Workspace) aptInstall(ctx context.Context, install []string) error {
 		err := cmd.Wait()
 		pw.Close()
 		<-done
-		live.Clear()
+		line.Clear()
 		if err != nil {
 			return fmt.Errorf("demo: %s failed (%w):\n%s", strings.Join(args, " "), err, lines.Tail(strings.Join(out, "\n"), 20))
 		}

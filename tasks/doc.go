@@ -39,6 +39,5 @@
 //   - upkeep: CacheStats, CacheTrim, CacheVerify, Purge and WrapTarget (maint.go) hand the cache,
 //     the root and the configured folders and limits to package tasks/upkeep, which does the work;
 //     markOwnDirs (workspace.go) has upkeep create and mark OUTPUT_DIR and DATA_DIR.
-//   - small helpers: paths (paths.go), optional strings (strings.go), the PyTorch
-//     probe (torchcheck.go).
+//   - small helpers: paths (paths.go), the PyTorch probe (torchcheck.go).
 package tasks

@@ -13,8 +13,8 @@ import (
 )
 
 // trainInputs name one training run of the workspace: what trains, on which data and through which
-// executor (Run, whose Workload trainTask fills), in the configuration Config (nil: the
-// workspace's).
+// executor (Run, whose Workload trainingRun fills from Config), in the configuration Config (nil:
+// the workspace's).
 type trainInputs struct {
 	training.Run
 	Config *config

@@ -59,7 +59,7 @@ func (l *Line) Update(s string) {
 		return
 	}
 	at := l.now()
-	if since := at.Sub(l.last); l.shown && since >= 0 && since < every {
+	if at.Sub(l.last) < every {
 		return
 	}
 	l.last = at

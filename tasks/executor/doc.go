@@ -15,7 +15,7 @@
 //   - clusters: Slurm (slurm.go), a batch script submitted and followed, with ContainerMode and
 //     the nodes' power (SlurmPower, slurmpower.go); Kube (kube.go), an Indexed Job and its Service.
 //   - preflights: the lines a cluster job's preflight step prints, followed while the job runs
-//     (preflightlines.go), and the digest of its first samples (samples.go); tasks' runPreflight
-//     reads the same lines on one host through ReadEffective, DescribeRan, ReadSamples and
-//     CompareSamples.
+//     (preflightlines.go), and the digest of its first samples (samples.go); tasks/training's
+//     Preflight reads the same lines on one host through ReadEffective, DescribeRan, ReadSamples
+//     and CompareSamples.
 package executor

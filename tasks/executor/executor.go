@@ -84,12 +84,12 @@ type Info struct {
 	KubeJob     string // CLUSTER/NAMESPACE/NAME of a Kubernetes run
 	NodeList    []string
 	// Ran is what the image held, read inside it by a Slurm job's preflight step ("key value, ...");
-	// one-host runs read it from the tasks package's runPreflight before the launch.
+	// one-host runs read it from training.Preflight (package tasks/training) before the launch.
 	Ran string
 	// Effective is the effective configuration a cluster job's preflight step read back in the image
-	// (already checked against the workload); one-host runs read it from the tasks package's runPreflight.
+	// (already checked against the workload); one-host runs read it from training.Preflight.
 	Effective *effective.Config
 	// Samples is a cluster job's preflight step's digest of the first samples its framework reads
-	// (already compared with Rival's); one-host runs read it from the tasks package's runPreflight.
+	// (already compared with Rival's); one-host runs read it from training.Preflight.
 	Samples *core.SampleDigest
 }

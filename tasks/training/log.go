@@ -94,7 +94,3 @@ func runAndLog(ctx context.Context, ex executor.Executor, launch core.Launch, ma
 	}
 	return info, nil
 }
-
-// buildResult parses the run's log in its family and turns it, with the
-// facts of the run (its dataset's manifest, read once by prepare),
-// into its result.

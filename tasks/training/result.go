@@ -17,6 +17,9 @@ import (
 	"github.com/rivalbench/rival/tasks/executor"
 )
 
+// buildResult parses the run's log in its family and turns it, with the
+// facts of the run (its dataset's manifest, read once by prepare),
+// into its result.
 func (r *trainRun) buildResult(logPath string) (*result.Result, error) {
 	in, f, launch := r.in, r.in.Workload.Fair, r.launch
 	family := launch.LogFamily

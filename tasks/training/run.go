@@ -27,6 +27,14 @@ const version = "1"
 // not yet encoded, so a bad request fails the plan; Prepare builds it again for the encoded one.
 func Task(in Run, site Site) (*dag.Task, error) {
 	name := in.name()
+	// The workspace fills these from validated settings; a zero value would sample power in a
+	// tight loop or skip the TP×PP×DP check.
+	if site.PowerInterval <= 0 {
+		return nil, fmt.Errorf("train %s: the power sampling interval is %s: it must be positive", name, site.PowerInterval)
+	}
+	if in.Workload.NNodes < 1 {
+		return nil, fmt.Errorf("train %s: NNODES is %d: it must be >= 1", name, in.Workload.NNodes)
+	}
 	r := &trainRun{
 		site: site, in: in, name: name,
 		runDir:     filepath.Join(site.OutputDir, "runs", name),
@@ -136,7 +144,7 @@ func (r *trainRun) run(ctx context.Context, x *dag.Exec) error {
 	if err != nil {
 		return err
 	}
-	r.frameworkSamples = rep.samples // equal to Rival's: RunPreflight stops the run otherwise
+	r.frameworkSamples = rep.samples // equal to Rival's: Preflight stops the run otherwise
 	if r.effective = rep.Effective; rep.Ran != "" && r.launch.RanFile == "" {
 		// (A launch with a RanFile records what ran itself, from the training processes.)
 		// What the image holds, read inside it, ahead of the pin the launch was built for.

@@ -54,7 +54,7 @@ func (r *trainRun) writeSampleOrder() (*result.SampleOrder, error) {
 		return nil, fmt.Errorf("train %s: sample digest: %w", r.name, err)
 	}
 	// The preflight (on this host, or the cluster job's first step) digests the same samples through
-	// the framework's own data path; RunPreflight and preflightLines compare the two.
+	// the framework's own data path; Preflight and the cluster job's preflight lines compare the two.
 	r.launch.Samples = &core.SampleDigest{Samples: n, SHA256: sha}
 	return &result.SampleOrder{
 		Order: "megatron-gptdataset", Seed: int64(f.Seed), SequenceLength: f.SL, Samples: o.NumSamples,

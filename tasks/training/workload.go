@@ -63,7 +63,8 @@ type Site struct {
 	// PowerInterval is how often GPU power and memory are sampled during a run on one host.
 	PowerInterval time.Duration
 	RivalVersion  string // recorded in every result
-	Notes         *Notes
+	// Notes are shared by a workspace's runs, so each note is told once; nil tells it every run.
+	Notes *Notes
 }
 
 // Notes are what a workspace tells once per invocation rather than once per run.
