@@ -21,13 +21,7 @@ func TestCPUResultsNameTheirCPU(t *testing.T) {
 	ex := &scriptedExecutor{steps: 6, lines: []string{
 		"[rival-fsdp] device: cpu | threads per process: 2 | world size: 2 | data parallel: ddp | gradient accumulation: 1",
 	}}
-	in := newTrainInputs(t, w, ex)
-	cfg, err := in.Config.with("two processes", map[string]string{"DP": "2", "GA": "1"})
-	require.NoError(t, err)
-	in.Config = cfg
-	task, err := w.trainTask(in)
-	require.NoError(t, err)
-	require.NoError(t, w.runner.Run(context.Background(), task))
+	task := trainTwoProcesses(t, w, ex)
 
 	raw, err := os.ReadFile(task.Outputs[0].Path)
 	require.NoError(t, err)

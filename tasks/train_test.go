@@ -100,6 +100,19 @@ func newTrainInputs(t *testing.T, w *Workspace, ex executor.Executor) trainInput
 // failedLogOf is where a failed run keeps its log: LOG.failed.log beside LOG.log.
 func failedLogOf(logPath string) string { return strings.TrimSuffix(logPath, ".log") + ".failed.log" }
 
+// trainTwoProcesses builds and runs one CPU training run with two data-parallel processes.
+func trainTwoProcesses(t *testing.T, w *Workspace, ex executor.Executor) *dag.Task {
+	t.Helper()
+	in := newTrainInputs(t, w, ex)
+	cfg, err := in.Config.with("two processes", map[string]string{"DP": "2", "GA": "1"})
+	require.NoError(t, err)
+	in.Config = cfg
+	task, err := w.trainTask(in)
+	require.NoError(t, err)
+	require.NoError(t, w.runner.Run(context.Background(), task))
+	return task
+}
+
 // withCPUFlags makes the host's CPU look like the one in testdata/cpuinfo/file
 // (no-bf16.txt: a run trains in fp32).
 func withCPUFlags(t *testing.T, file string) {
@@ -322,13 +335,7 @@ func TestTrainKeyNamesTheExecutor(t *testing.T) {
 func TestClosingLineGivesTheResultsThroughput(t *testing.T) {
 	withCPUFlags(t, "no-bf16.txt")
 	w, log := newWorkspace(t, "")
-	in := newTrainInputs(t, w, &scriptedExecutor{steps: 8})
-	cfg, err := in.Config.with("two processes", map[string]string{"DP": "2", "GA": "1"})
-	require.NoError(t, err)
-	in.Config = cfg
-	task, err := w.trainTask(in)
-	require.NoError(t, err)
-	require.NoError(t, w.runner.Run(context.Background(), task))
+	task := trainTwoProcesses(t, w, &scriptedExecutor{steps: 8})
 	raw, err := os.ReadFile(task.Outputs[0].Path)
 	require.NoError(t, err)
 	var res struct {
