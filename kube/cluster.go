@@ -296,15 +296,15 @@ func (c *Cluster) Follow(ctx context.Context, job *batchv1.Job, onLine func(stri
 	for {
 		j, err := c.Client.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			if ctx.Err() != nil {
-				return final, ctx.Err()
+			if end := ended(ctx, err); end != nil {
+				return final, end
 			}
 			return final, fmt.Errorf("kube: reading Job %s/%s: %w", ns, name, err)
 		}
 		pods, err := c.pods(ctx, ns, name)
 		if err != nil {
-			if ctx.Err() != nil {
-				return final, ctx.Err()
+			if end := ended(ctx, err); end != nil {
+				return final, end
 			}
 			return final, fmt.Errorf("kube: listing the pods of Job %s/%s: %w", ns, name, err)
 		}
@@ -451,4 +451,17 @@ func (c *Cluster) Run(ctx context.Context, svc *corev1.Service, job *batchv1.Job
 		return final, errors.Join(err, derr)
 	}
 	return final, err
+}
+
+// ended is the context's end when err is how a request met it: the context is done, or client-go's
+// rate limiter refused to wait past the deadline, just before it (golang.org/x/time/rate says so
+// only in words, "would exceed context deadline"). nil when err is the cluster's own.
+func ended(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if _, ok := ctx.Deadline(); ok && strings.Contains(err.Error(), "would exceed context deadline") {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
