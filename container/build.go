@@ -192,7 +192,10 @@ func readBuildStream(r io.Reader, progress io.Writer) (string, error) {
 			return "", fmt.Errorf("read build output: %w", err)
 		}
 		if msg := m.errorMessage(); msg != "" {
-			return "", &BuildError{Message: strings.TrimSpace(msg)}
+			if msg = strings.TrimSpace(msg); msg == "" {
+				msg = "the daemon reported a build error without a message"
+			}
+			return "", &BuildError{Message: msg}
 		}
 		switch {
 		case m.Stream != "":
