@@ -34,7 +34,7 @@ func (w *Workspace) Purge(data bool) error {
 	}
 	folders := make([]upkeep.Folder, len(keys))
 	for i, k := range keys {
-		folders[i] = upkeep.Folder{Key: k, Value: w.config.get(k), Path: w.path(k)}
+		folders[i] = upkeep.Folder{Key: k, Value: w.config.get(k), Path: w.path(k), Fresh: w.madeDirs[k]}
 	}
 	return upkeep.Purge(w.out, w.root, w.cache.Dir, folders)
 }

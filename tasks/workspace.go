@@ -36,6 +36,10 @@ type Workspace struct {
 	// not set.
 	remote *sharedstore.Remote
 
+	// madeDirs are the folder settings (OUTPUT_DIR, DATA_DIR) this invocation created in
+	// markOwnDirs: purge says an empty one of them did not exist rather than that it removed it.
+	madeDirs map[string]bool
+
 	// notes remembers what the runs have explained (which precision CPU runs train in, and
 	// why), so an explanation appears once per invocation, not once per run.
 	notes training.Notes
@@ -172,7 +176,12 @@ func Bare(ctx context.Context, fn func(ctx context.Context) error) error {
 // other code path creates either directory unmarked.
 func (w *Workspace) markOwnDirs() {
 	for _, k := range []string{"OUTPUT_DIR", "DATA_DIR"} {
-		upkeep.MakeOwnDir(w.path(k), k, w.root)
+		if upkeep.MakeOwnDir(w.path(k), k, w.root) {
+			if w.madeDirs == nil {
+				w.madeDirs = map[string]bool{}
+			}
+			w.madeDirs[k] = true
+		}
 	}
 }
 

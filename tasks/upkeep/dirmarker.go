@@ -33,15 +33,19 @@ const markerNote = "created by Rival; purge may remove this folder, and no other
 // MakeOwnDir creates dir, the folder of setting key (OUTPUT_DIR, DATA_DIR)
 // in the workspace root, when it does not exist yet, and marks it as
 // Rival's. A folder that exists is left as it is, marked or not: only a
-// folder Rival created may carry the marker.
-func MakeOwnDir(dir, key, root string) {
+// folder Rival created may carry the marker. It reports whether it created
+// the folder, so that purge can tell a folder it was about to find empty
+// because this very invocation made it.
+func MakeOwnDir(dir, key, root string) bool {
 	if _, err := os.Lstat(dir); err == nil {
-		return
+		return false
 	}
-	if os.MkdirAll(dir, 0o755) == nil {
-		data, _ := json.MarshalIndent(dirMarker{Note: markerNote, Key: key, Dir: resolve(dir), Workspace: resolve(root)}, "", "  ")
-		cache.WriteFileAtomic(filepath.Join(dir, dirMarkerName), append(data, '\n'), 0o644)
+	if os.MkdirAll(dir, 0o755) != nil {
+		return false
 	}
+	data, _ := json.MarshalIndent(dirMarker{Note: markerNote, Key: key, Dir: resolve(dir), Workspace: resolve(root)}, "", "  ")
+	cache.WriteFileAtomic(filepath.Join(dir, dirMarkerName), append(data, '\n'), 0o644)
+	return true
 }
 
 // checkMarker says why the marker in real (a resolved folder) does not

@@ -15,9 +15,12 @@ import (
 
 // Folder is a folder purge is asked to remove: its setting (OUTPUT_DIR,
 // DATA_DIR), the setting's value as configured (for messages) and the path
-// that value names in the workspace.
+// that value names in the workspace. Fresh says the invocation running the
+// purge created it (every target makes OUTPUT_DIR and DATA_DIR first), so
+// an empty one did not exist before the purge was asked for.
 type Folder struct {
 	Key, Value, Path string
+	Fresh            bool
 }
 
 // within reports whether p lies strictly inside dir (both resolved).
@@ -42,7 +45,8 @@ func Purge(out io.Writer, root, cacheDir string, folders []Folder) error {
 		home = resolve(h)
 	}
 	type victim struct {
-		key, real      string
+		key, real, dir string
+		fresh          bool
 		files, folders int
 		bytes          int64
 		top            []string
@@ -86,7 +90,7 @@ func Purge(out io.Writer, root, cacheDir string, folders []Folder) error {
 		if why := checkMarker(real, k, root); why != "" {
 			return refuse("%s: if it holds only Rival's outputs, remove it by hand with: rm -rf %q", why, real)
 		}
-		v := victim{key: k, real: real}
+		v := victim{key: k, real: real, dir: d, fresh: f.Fresh}
 		err = filepath.WalkDir(real, func(p string, de fs.DirEntry, err error) error {
 			if err != nil {
 				return err
@@ -106,6 +110,8 @@ func Purge(out io.Writer, root, cacheDir string, folders []Folder) error {
 			}
 			if de.IsDir() {
 				v.folders++
+			} else if p == filepath.Join(real, dirMarkerName) {
+				// Rival's own marker is not something the user kept there.
 			} else if info, err := de.Info(); err == nil {
 				v.files++
 				if info.Mode().IsRegular() {
@@ -128,7 +134,12 @@ func Purge(out io.Writer, root, cacheDir string, folders []Folder) error {
 			if err := os.RemoveAll(v.real); err != nil {
 				return fmt.Errorf("purge %s: %w", v.real, err)
 			}
-			fmt.Fprintf(out, "purge: %s (%s) held nothing to remove; removed the empty folder\n", v.key, v.real)
+			if v.fresh {
+				// Made moments ago by this invocation: to the user it never existed.
+				fmt.Fprintf(out, "purge: %s (%s) does not exist; nothing to remove\n", v.key, v.dir)
+			} else {
+				fmt.Fprintf(out, "purge: %s (%s) held nothing to remove; removed the empty folder\n", v.key, v.real)
+			}
 			continue
 		}
 		fmt.Fprintf(out, "purge: removing %s %s: %d files in %d folders, %s: %s\n", v.key, v.real, v.files, v.folders, units.Bytes(v.bytes), list)

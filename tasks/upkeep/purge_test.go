@@ -127,5 +127,5 @@ func TestPurgeListsWhatItRemoves(t *testing.T) {
 	assert.NoDirExists(t, out)
 	assert.Contains(t, log, "purge: removing OUTPUT_DIR")
 	assert.Contains(t, log, "report.md, runs/")
-	assert.Contains(t, log, "3 files in 2 folders")
+	assert.Contains(t, log, "2 files in 2 folders, 12 B", "what the user kept there, not Rival's marker")
 }
