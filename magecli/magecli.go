@@ -7,6 +7,7 @@
 package magecli
 
 import (
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -21,6 +22,18 @@ import (
 type Target struct {
 	Name   string // kebab-case, lower: what the README, messages and users type
 	Listed string // mage's listing: namespace lower-cased, function lower-first
+	// Params are the names of the arguments mage reads after the target (its Go parameters after
+	// the context), in order: a command line must give exactly these.
+	Params []string
+}
+
+// Usage is the target as its help writes it: "train:run PLATFORM FRAMEWORK MODEL".
+func (t Target) Usage() string {
+	words := []string{t.Name}
+	for _, p := range t.Params {
+		words = append(words, strings.ToUpper(p))
+	}
+	return strings.Join(words, " ")
 }
 
 // kebab is "SlurmScript" → "slurm-script".
@@ -47,26 +60,32 @@ func lowerFirst(s string) string {
 
 // Targets reads the targets of a magefile (its source): every exported
 // function, a namespace's methods as namespace:method, and the keys of
-// its Aliases map.
+// its Aliases map, each with the parameters mage reads after it (an alias
+// takes those of the function it names).
 func Targets(src []byte) ([]Target, error) {
 	f, err := parser.ParseFile(token.NewFileSet(), "magefile.go", src, parser.SkipObjectResolution)
 	if err != nil {
 		return nil, fmt.Errorf("read the targets of magefile.go: %w", err)
 	}
 	var out []Target
+	params := map[string][]string{} // "Purge.Output" or "Demo": what an alias may name
+	var aliases []*ast.KeyValueExpr
 	for _, d := range f.Decls {
 		switch d := d.(type) {
 		case *ast.FuncDecl:
 			if !d.Name.IsExported() {
 				continue
 			}
+			ps := paramNames(d.Type)
 			if d.Recv == nil {
-				out = append(out, Target{Name: kebab(d.Name.Name), Listed: lowerFirst(d.Name.Name)})
+				params[d.Name.Name] = ps
+				out = append(out, Target{Name: kebab(d.Name.Name), Listed: lowerFirst(d.Name.Name), Params: ps})
 				continue
 			}
 			if id, ok := d.Recv.List[0].Type.(*ast.Ident); ok {
+				params[id.Name+"."+d.Name.Name] = ps
 				ns := strings.ToLower(id.Name)
-				out = append(out, Target{Name: ns + ":" + kebab(d.Name.Name), Listed: ns + ":" + lowerFirst(d.Name.Name)})
+				out = append(out, Target{Name: ns + ":" + kebab(d.Name.Name), Listed: ns + ":" + lowerFirst(d.Name.Name), Params: ps})
 			}
 		case *ast.GenDecl:
 			for _, s := range d.Specs {
@@ -77,18 +96,51 @@ func Targets(src []byte) ([]Target, error) {
 				if cl, ok := vs.Values[0].(*ast.CompositeLit); ok {
 					for _, e := range cl.Elts {
 						if kv, ok := e.(*ast.KeyValueExpr); ok {
-							if lit, ok := kv.Key.(*ast.BasicLit); ok {
-								name := strings.Trim(lit.Value, "\"")
-								out = append(out, Target{Name: name, Listed: name})
-							}
+							aliases = append(aliases, kv)
 						}
 					}
 				}
 			}
 		}
 	}
+	// Aliases last: the map may come before the functions it names.
+	for _, kv := range aliases {
+		lit, ok := kv.Key.(*ast.BasicLit)
+		if !ok {
+			continue
+		}
+		name := strings.Trim(lit.Value, "\"")
+		out = append(out, Target{Name: name, Listed: name, Params: params[funcName(kv.Value)]})
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// paramNames are a target's parameters after its context.
+func paramNames(ft *ast.FuncType) []string {
+	var names []string
+	for _, field := range ft.Params.List {
+		if sel, ok := field.Type.(*ast.SelectorExpr); ok && sel.Sel.Name == "Context" {
+			continue
+		}
+		for _, n := range field.Names {
+			names = append(names, n.Name)
+		}
+	}
+	return names
+}
+
+// funcName is what an alias names: "Purge.Output" for a method expression, "Demo" for a function.
+func funcName(e ast.Expr) string {
+	switch e := e.(type) {
+	case *ast.Ident:
+		return e.Name
+	case *ast.SelectorExpr:
+		if x, ok := e.X.(*ast.Ident); ok {
+			return x.Name + "." + e.Sel.Name
+		}
+	}
+	return ""
 }
 
 func isTarget(arg string, targets []Target) bool {
@@ -215,6 +267,10 @@ func Listing(out string, targets []Target) string {
 // flagsWithValue are mage's flags that take the next argument as their value.
 var flagsWithValue = map[string]bool{"-compile": true, "-d": true, "-w": true, "-t": true, "-gocmd": true, "-goos": true, "-goarch": true, "-ldflags": true}
 
+// boolFlags are mage's flags that take no value.
+var boolFlags = map[string]bool{"-v": true, "-l": true, "-h": true, "-help": true, "-debug": true, "-f": true, "-keep": true,
+	"-version": true, "-init": true, "-clean": true}
+
 // Unknown checks the first target of a command line (as users type it)
 // against the targets: for a mistyped one it returns the message to print,
 // with the closest target, and true. Listing and help flags are never
@@ -257,4 +313,91 @@ func Listed(args []string) bool {
 		}
 	}
 	return false
+}
+
+// Call is one target of a command line with the arguments mage hands it.
+type Call struct {
+	Target Target
+	Args   []string
+}
+
+// Command is a command line as mage will run it: its flags, then its targets in order.
+type Command struct {
+	Flags map[string]string // "-v": "", "-compile": "rival"
+	Calls []Call
+}
+
+// Parse reads a command line as users type it after `go run mage.go` the way mage runs it once
+// Rewrite has spelt it mage's way: flags first, then each target followed by exactly its
+// arguments. An unknown flag or target, a flag after the first target, or a target with too few
+// arguments is an error that names the word and what the target takes, so a command line can be
+// checked without compiling the targets.
+func Parse(args []string, targets []Target) (Command, error) {
+	cmd := Command{Flags: map[string]string{}}
+	if len(targets) == 0 {
+		return cmd, errors.New("no targets to check the command line against: magefile.go could not be read")
+	}
+	rw := Rewrite(args, targets)
+	i := 0
+	for ; i < len(rw) && strings.HasPrefix(rw[i], "-"); i++ {
+		name, value, hasValue := strings.Cut(rw[i], "=")
+		name = "-" + strings.TrimLeft(name, "-")
+		switch {
+		case boolFlags[name]:
+			cmd.Flags[name] = value
+		case flagsWithValue[name] && hasValue:
+			cmd.Flags[name] = value
+		case flagsWithValue[name]:
+			if i+1 >= len(rw) {
+				return cmd, fmt.Errorf("mage's flag %s needs a value", name)
+			}
+			i++
+			cmd.Flags[name] = rw[i]
+		default:
+			return cmd, fmt.Errorf("%s is not one of mage's flags (-v, -l, -h, -compile PATH, ...)", rw[i])
+		}
+	}
+	for i < len(rw) {
+		word := rw[i]
+		if strings.HasPrefix(word, "-") {
+			return cmd, fmt.Errorf("flag %s after the target %s: mage reads flags only before the first target", word, cmd.Calls[len(cmd.Calls)-1].Target.Name)
+		}
+		t, ok := lookup(word, targets)
+		if !ok {
+			if n := len(cmd.Calls); n > 0 {
+				last := cmd.Calls[n-1].Target
+				return cmd, fmt.Errorf("%q is not a target, and %s takes %s: %s", word, last.Name, english(len(last.Params)), last.Usage())
+			}
+			return cmd, fmt.Errorf("unknown target %q; %s", word, suggestion(word, targets))
+		}
+		i++
+		if len(rw)-i < len(t.Params) {
+			return cmd, fmt.Errorf("%s takes %s (%s), given %d", t.Name, english(len(t.Params)), t.Usage(), len(rw)-i)
+		}
+		cmd.Calls = append(cmd.Calls, Call{Target: t, Args: rw[i : i+len(t.Params)]})
+		i += len(t.Params)
+	}
+	return cmd, nil
+}
+
+// lookup finds the target a word of a rewritten command line names: mage matches names without
+// their dashes and in any case.
+func lookup(word string, targets []Target) (Target, bool) {
+	w := strings.ToLower(word)
+	for _, t := range targets {
+		if t.Name == w || strings.ReplaceAll(t.Name, "-", "") == w || strings.ToLower(t.Listed) == w {
+			return t, true
+		}
+	}
+	return Target{}, false
+}
+
+func english(n int) string {
+	switch n {
+	case 0:
+		return "no arguments"
+	case 1:
+		return "1 argument"
+	}
+	return fmt.Sprintf("%d arguments", n)
 }

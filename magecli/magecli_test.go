@@ -135,3 +135,67 @@ func FuzzRewrite(f *testing.F) {
 		Suggest(s, ts)
 	})
 }
+
+func TestTargetsKnowTheirArguments(t *testing.T) {
+	byName := map[string]Target{}
+	for _, x := range repoTargets(t) {
+		byName[x.Name] = x
+	}
+	assert.Equal(t, []string{"platform", "framework", "model"}, byName["train:run"].Params)
+	assert.Equal(t, "train:slurm-script PLATFORM FRAMEWORK MODEL", byName["train:slurm-script"].Usage())
+	assert.Empty(t, byName["demo"].Params)
+	assert.Equal(t, []string{"dir"}, byName["compare:dir"].Params)
+	assert.Equal(t, []string{"logfile"}, byName["extract"].Params)
+	assert.Empty(t, byName["purge"].Params, "an alias takes the arguments of the function it names")
+}
+
+func TestParse(t *testing.T) {
+	ts := repoTargets(t)
+	for _, tc := range []struct {
+		in    string
+		calls []string // "target arg arg"
+		flags map[string]string
+	}{
+		{"demo", []string{"demo"}, map[string]string{}},
+		{"-v demo", []string{"demo"}, map[string]string{"-v": ""}},
+		{"-l", nil, map[string]string{"-l": ""}},
+		{"-compile rival", nil, map[string]string{"-compile": "rival"}},
+		{"train:slurm-script nvd nemo llama", []string{"train:slurm-script nvd nemo llama"}, map[string]string{}},
+		{"train:check amd compare", []string{"train:check amd all all", "compare"}, map[string]string{}},
+		{"purge data", []string{"purge:data"}, map[string]string{}},
+		{"verify:result a.json b.json", []string{"verify:results a.json b.json"}, map[string]string{}},
+		{"extract train.log compare", []string{"extract train.log", "compare"}, map[string]string{}},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			cmd, err := Parse(strings.Fields(tc.in), ts)
+			require.NoError(t, err)
+			var calls []string
+			for _, c := range cmd.Calls {
+				calls = append(calls, strings.Join(append([]string{c.Target.Name}, c.Args...), " "))
+			}
+			assert.Equal(t, tc.calls, calls)
+			assert.Equal(t, tc.flags, cmd.Flags)
+		})
+	}
+}
+
+func TestParseRefuses(t *testing.T) {
+	ts := repoTargets(t)
+	for _, tc := range []struct{ in, want string }{
+		{"train:slurm-scrpt nvd nemo llama", `unknown target "train:slurm-scrpt"; did you mean train:slurm-script?`},
+		{"train:run amd prim", "train:run takes 3 arguments (train:run PLATFORM FRAMEWORK MODEL), given 2"},
+		{"demo extra", `"extra" is not a target, and demo takes no arguments: demo`},
+		{"extract a.log b.log", `"b.log" is not a target, and extract takes 1 argument: extract LOGFILE`},
+		{"demo -v", "flag -v after the target demo: mage reads flags only before the first target"},
+		{"-x demo", "-x is not one of mage's flags"},
+		{"-compile", "mage's flag -compile needs a value"},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			_, err := Parse(strings.Fields(tc.in), ts)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	_, err := Parse([]string{"demo"}, nil)
+	assert.ErrorContains(t, err, "magefile.go could not be read")
+}
