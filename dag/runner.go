@@ -646,15 +646,49 @@ func partLabel(p cache.KeyPart) string {
 }
 
 func shortValue(p cache.KeyPart) string {
-	if p.Kind == "file" || p.Kind == "dep" {
-		if d, err := cache.ParseDigest(p.Value); err == nil {
-			return d.Short()
-		}
+	if isDigest(p) {
+		return p.Value[:cache.ShortLen]
 	}
-	if len(p.Value) > 40 {
-		return p.Value[:37] + "…"
+	if r := []rune(p.Value); len(r) > 40 {
+		return string(r[:37]) + "…"
 	}
 	return p.Value
+}
+
+// isDigest says whether p is a file or upstream output given by its digest.
+func isDigest(p cache.KeyPart) bool {
+	if p.Kind != "file" && p.Kind != "dep" {
+		return false
+	}
+	_, err := cache.ParseDigest(p.Value)
+	return err == nil
+}
+
+// shortPair is the before and after of a changed input as shortValue shows
+// them, made longer when both would read the same (two digests sharing
+// their first ShortLen digits, two long values sharing their first 37
+// characters): then both are shown to 4 characters past the first one
+// that differs, so the line never says "3f2a… → 3f2a…".
+func shortPair(o, p cache.KeyPart) (string, string) {
+	a, b := shortValue(o), shortValue(p)
+	if a != b || o.Value == p.Value {
+		return a, b
+	}
+	ra, rb := []rune(o.Value), []rune(p.Value)
+	i := 0
+	for i < len(ra) && i < len(rb) && ra[i] == rb[i] {
+		i++
+	}
+	cut := func(r []rune) string {
+		if n := i + 4; n < len(r) {
+			if isDigest(o) && isDigest(p) {
+				return string(r[:n])
+			}
+			return string(r[:n]) + "…"
+		}
+		return string(r)
+	}
+	return cut(ra), cut(rb)
 }
 
 func diffInputs(prev, now []cache.KeyPart) string {
@@ -675,7 +709,8 @@ func diffInputs(prev, now []cache.KeyPart) string {
 		case !ok:
 			changes = append(changes, fmt.Sprintf("new input %s", partLabel(p)))
 		case o.Value != p.Value:
-			changes = append(changes, fmt.Sprintf("%s: %s → %s", partLabel(p), shortValue(o), shortValue(p)))
+			before, after := shortPair(o, p)
+			changes = append(changes, fmt.Sprintf("%s: %s → %s", partLabel(p), before, after))
 		}
 	}
 	for _, p := range prev {

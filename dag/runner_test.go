@@ -353,3 +353,42 @@ func BenchmarkNoOpRun(b *testing.B) {
 	}
 	b.ReportMetric(float64(c.FileReads()-before)/float64(b.N), "reads/op")
 }
+
+// With -v, a changed input whose before and after share their shown
+// prefix (two digests alike in their first cache.ShortLen digits, two long
+// parameters alike in their first 37 characters) is shown long enough to
+// tell them apart.
+func TestVerboseReasonTellsAlikeValuesApart(t *testing.T) {
+	f := newFixture(t)
+	in, out := f.path("tokenizer.json"), f.path("out.txt")
+	long := "/data/datasets/bookcorpus-llama-3.1-8b/train-split-"
+	var runs atomic.Int64
+	require.NoError(t, os.WriteFile(in, []byte("a"), 0o644))
+	require.NoError(t, f.runner().Run(context.Background(), copyTask(f, in, out, &runs, map[string]string{"prefix": long + "0001"})))
+
+	// The last run's inputs as they would be had the file held content whose
+	// digest shares its first ShortLen digits with the new one.
+	require.NoError(t, os.WriteFile(in, []byte("b"), 0o644))
+	now, _, err := f.cache.TreeDigest(in)
+	require.NoError(t, err)
+	prev, ok := f.cache.LastInputs("upper tokenizer.json")
+	require.True(t, ok)
+	alike := []byte(now.String())
+	k := cache.ShortLen + 2
+	alike[k] = '0'
+	if now.String()[k] == '0' {
+		alike[k] = '1'
+	}
+	for i := range prev {
+		if prev[i].Kind == "file" {
+			prev[i].Value = string(alike)
+		}
+	}
+	require.NoError(t, f.cache.PutRecord(cache.Record{Key: cache.HashBytes([]byte("an earlier run")), Task: "upper tokenizer.json", Inputs: prev}))
+
+	f.log.Reset()
+	require.NoError(t, f.runner().Run(context.Background(), copyTask(f, in, out, &runs, map[string]string{"prefix": long + "0002"})))
+	line := f.log.String()
+	assert.Contains(t, line, "tokenizer.json: "+string(alike[:k+4])+" → "+now.String()[:k+4])
+	assert.Contains(t, line, "prefix: "+long+"0001 → "+long+"0002")
+}
