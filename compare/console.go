@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/rivalbench/rival/english"
 )
@@ -11,6 +12,7 @@ import (
 // Console writes a compact summary for the terminal.
 func (r *Report) Console(w io.Writer) {
 	fmt.Fprintf(w, "compare: %s, %s, platforms %s\n", english.Plural(len(r.Inputs), "result"), english.Plural(len(r.Groups), "group"), strings.Join(r.Platforms, ", "))
+	width := consoleWidth(r.Models)
 	for _, m := range r.Models {
 		if m.NoComparison != "" {
 			fmt.Fprintf(w, "  %s: %s\n", m.Label, m.NoComparison)
@@ -23,7 +25,7 @@ func (r *Report) Console(w io.Writer) {
 			if g.MFU != nil {
 				mfu = num(*g.MFU, 1) + "%"
 			}
-			fmt.Fprintf(w, "    %-28s n=%-3d %12s tok/s/GPU  MFU %-6s step %s s  [%s]\n", truncate(g.name(), 28), g.TPS.N, num(g.TPS.Mean, 0), mfu, num(g.StepMedian, 3), g.Setup)
+			fmt.Fprintf(w, "    %-*s n=%-3d %12s tok/s/GPU  MFU %-6s step %s s  [%s]\n", width, consoleName(g, width), g.TPS.N, num(g.TPS.Mean, 0), mfu, num(g.StepMedian, 3), g.Setup)
 		}
 	}
 	for _, e := range r.Errors {
@@ -37,6 +39,34 @@ func (r *Report) Console(w io.Writer) {
 			fmt.Fprintf(w, "  skipped %s\n", s)
 		}
 	}
+}
+
+// The console's group column is 28 runes, widened up to 48 for longer
+// names (a CPU's model in the label) so that two groups alike in their
+// first words stay apart; a name longer still is cut at a word boundary.
+const (
+	consoleMinWidth = 28
+	consoleMaxWidth = 48
+)
+
+// consoleWidth is the group column's width for the groups of models.
+func consoleWidth(models []*ModelSection) int {
+	w := consoleMinWidth
+	for _, m := range models {
+		for _, g := range m.Groups {
+			w = max(w, min(utf8.RuneCountInString(g.name()), consoleMaxWidth))
+		}
+	}
+	return w
+}
+
+// consoleName is a group's name cut to width at a word boundary, keeping
+// the † that marks a group no other matches.
+func consoleName(g *Group, width int) string {
+	if g.Marked {
+		return clipWords(g.Label, width-2) + " †"
+	}
+	return clipWords(g.Label, width)
 }
 
 // ConsoleConfigs writes one line per configuration comparison, after

@@ -93,6 +93,8 @@ func mib2gib(p *float64) string {
 	return num(*p/1024, 1)
 }
 
+// truncate cuts s to n runes, the last an ellipsis: for digests,
+// fingerprints and host names, which have no words to keep whole.
 func truncate(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {
@@ -100,6 +102,35 @@ func truncate(s string, n int) string {
 	}
 	return string(r[:n-1]) + "…"
 }
+
+// clipWords shortens a label to at most n runes by dropping whole words
+// from its end and marking the cut with an ellipsis, so that a label never
+// ends in part of a word ("CPU (EPYC 7B13) FSDP…", not "… FSDP (ran o…").
+// A first word longer than the width is kept whole: a wider column reads
+// better than a word cut in two.
+func clipWords(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	for k := min(n-1, len(r)-1); k > 0; k-- {
+		if !isSpace(r[k]) {
+			continue
+		}
+		// Punctuation left dangling before the cut goes with the dropped words.
+		if kept := strings.TrimRight(string(r[:k]), " \u00a0,;:·(–-"); kept != "" {
+			return kept + "…"
+		}
+	}
+	if i := strings.IndexFunc(s, isSpace); i > 0 {
+		return s[:i] + "…"
+	}
+	return s
+}
+
+// isSpace is a word boundary of a label: a space, or the no-break space
+// plot labels use (plotText).
+func isSpace(r rune) bool { return r == ' ' || r == '\u00a0' }
 
 // differingCells shortens a fairness row's values to n runes each so that
 // the part where they differ stays in view: values that share a long prefix

@@ -291,7 +291,7 @@ func (s *ModelSection) DisplayName(g *Group) string {
 		switch {
 		case row.Field == "framework_version":
 			// A version tells groups apart only when nothing shorter does.
-			version = fieldLabels[row.Field] + " " + truncate(v, 24)
+			version = fieldLabels[row.Field] + " " + clipWords(v, 24)
 		case row.Field == "num_gpus":
 			n := 0
 			fmt.Sscan(v, &n)

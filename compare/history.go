@@ -85,7 +85,7 @@ func (s HistoryStack) Short() string {
 		parts = append(parts, k+" "+comps[k])
 	}
 	if len(parts) == 0 {
-		parts = append(parts, frameworkLabel(s.Framework)+" "+truncate(orDash(s.FrameworkVersion), 40))
+		parts = append(parts, frameworkLabel(s.Framework)+" "+clipWords(orDash(s.FrameworkVersion), 40))
 	}
 	if s.Image != "" {
 		parts = append(parts, "image "+shortDigest(s.Image))

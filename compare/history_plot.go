@@ -33,7 +33,7 @@ func (e yerr) YError(i int) (float64, float64) { return e.lo[i], e.hi[i] }
 // the batch's date and stack; regressions are named in the title.
 func historyPanel(s *HistorySeries) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = plotText(truncate(s.Label, 110))
+	p.Title.Text = plotText(clipWords(s.Label, 110))
 	p.Title.TextStyle.Font.Size = vg.Points(11)
 	p.Y.Label.Text = "tokens/s per GPU"
 	p.X.Label.Text = "batch (date · host · stack), in date order"
@@ -57,7 +57,7 @@ func historyPanel(s *HistorySeries) (*plot.Plot, error) {
 			lo, hi = math.Min(lo, run.TPSPerGPU), math.Max(hi, run.TPSPerGPU)
 		}
 		ymin, ymax = math.Min(ymin, lo), math.Max(ymax, hi)
-		labels = append(labels, fmt.Sprintf("%d. %s · %s\n%s", i+1, b.Start.UTC().Format("2006-01-02"), truncate(b.Host, 18), truncate(b.Stack.Short(), 46)))
+		labels = append(labels, fmt.Sprintf("%d. %s · %s\n%s", i+1, b.Start.UTC().Format("2006-01-02"), truncate(b.Host, 18), clipWords(b.Stack.Short(), 46)))
 	}
 	line, err := plotter.NewLine(means)
 	if err != nil {

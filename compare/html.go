@@ -144,7 +144,7 @@ func configLine(g *Group) string {
 	c := g.Config
 	s := fmt.Sprintf("%s · TP %s PP %s DP %s · GBS %s MBS %s SL %s · %s",
 		c["precision"], c["tensor_parallel"], c["pipeline_parallel"], c["data_parallel"],
-		c["global_batch_size"], c["micro_batch_size"], c["sequence_length"], truncate(c["framework_version"], 44))
+		c["global_batch_size"], c["micro_batch_size"], c["sequence_length"], clipWords(c["framework_version"], 44))
 	if len(g.Runs) > 0 && g.Runs[0].Input != nil && g.Runs[0].Input.Result != nil {
 		if cu := cpuUse(g.Runs[0].Input.Result); cu != "" {
 			s += " · CPU" + cu
@@ -302,7 +302,7 @@ func (h *htmlWriter) throughputSVG(m *ModelSection) {
 	for i, g := range m.Groups {
 		y := 20 + rowH*i
 		c := h.col[g]
-		h.p("<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", labelW-8, y+rowH/2+4, e(truncate(m.DisplayName(g), 44)))
+		h.p("<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", labelW-8, y+rowH/2+4, e(clipWords(m.DisplayName(g), 44)))
 		h.p("<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\" fill-opacity=\"0.75\"><title>%s: %s tokens/s/GPU</title></rect>\n",
 			labelW, y+6, x(g.TPS.Mean)-labelW, rowH-12, c, e(m.DisplayName(g)), e(summaryCell(g.TPS, 1)))
 		if g.TPS.HasCI {
@@ -337,7 +337,7 @@ func (h *htmlWriter) stepSVG(m *ModelSection) {
 	h.p("<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">step time, seconds (band: p10–p90 of measured steps; tick: median)</text>\n", x(top/2), base+34)
 	for i, g := range m.Groups {
 		y := 20 + rowH*i
-		h.p("<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", labelW-8, y+rowH/2+4, e(truncate(m.DisplayName(g), 44)))
+		h.p("<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", labelW-8, y+rowH/2+4, e(clipWords(m.DisplayName(g), 44)))
 		h.p("<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\" fill-opacity=\"0.45\"/>\n", x(g.StepP10), y+9, max(1.5, x(g.StepP90)-x(g.StepP10)), rowH-18, h.col[g])
 		h.p("<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" stroke-width=\"3\"><title>median %s s</title></line>\n", x(g.StepMedian), y+5, x(g.StepMedian), y+rowH-5, h.col[g], num(g.StepMedian, 3))
 	}
@@ -421,7 +421,7 @@ func (h *htmlWriter) lossSVG(m *ModelSection) {
 			dash = ` stroke-dasharray="7 5"`
 		}
 		h.p("<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2\"%s/>", W-figRight-334, y+2, W-figRight-314, y+2, h.col[g], dash)
-		h.p("<text x=\"%d\" y=\"%d\">%s</text>\n", W-figRight-310, y+6, e(truncate(m.DisplayName(g), 48)))
+		h.p("<text x=\"%d\" y=\"%d\">%s</text>\n", W-figRight-310, y+6, e(clipWords(m.DisplayName(g), 48)))
 	}
 	h.p("</svg><figcaption>Training loss per step; the thick line is each group's first run, thin lines its other runs.</figcaption></figure>\n")
 }

@@ -67,7 +67,7 @@ func (r *Report) barLabel(g *Group) string {
 	if len(r.Models) > 1 {
 		l += " · " + g.ModelLabel
 	}
-	l = truncate(l, 34)
+	l = clipWords(l, 34)
 	l += fmt.Sprintf(" (n=%d)", g.TPS.N)
 	if g.Marked {
 		l += " †"
@@ -536,7 +536,7 @@ func (r *Report) lossPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.Plot, 
 		l.LineStyle.Width = vg.Points(1.6)
 		l.LineStyle.Dashes = dashes[i%len(dashes)]
 		p.Add(l)
-		p.Legend.Add(truncate(r.barLabel(g), 44), l)
+		p.Legend.Add(clipWords(r.barLabel(g), 44), l)
 		drawn++
 	}
 	if len(gs) > maxLossCurves {
@@ -574,9 +574,9 @@ func (r *Report) render(dc draw.Canvas) error {
 	ts.Font.Size = vg.Points(18)
 	dc.FillText(ts, vg.Point{X: dc.Center().X, Y: dc.Max.Y - vg.Points(8)}, head)
 	ts.Font.Size = vg.Points(11)
-	dc.FillText(ts, vg.Point{X: dc.Center().X, Y: dc.Max.Y - vg.Points(34)}, truncate(sub, 180))
+	dc.FillText(ts, vg.Point{X: dc.Center().X, Y: dc.Max.Y - vg.Points(34)}, clipWords(sub, 180))
 	if len(omitted) > 0 {
-		dc.FillText(ts, vg.Point{X: dc.Center().X, Y: dc.Max.Y - vg.Points(52)}, truncate("Not drawn: "+strings.Join(omitted, "; ")+".", 200))
+		dc.FillText(ts, vg.Point{X: dc.Center().X, Y: dc.Max.Y - vg.Points(52)}, clipWords("Not drawn: "+strings.Join(omitted, "; ")+".", 200))
 		titleH = vg.Points(72)
 	}
 	body := draw.Crop(dc, 0, 0, 0, -titleH)
