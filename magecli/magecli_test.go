@@ -3,6 +3,7 @@ package magecli
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -117,6 +118,40 @@ func TestOneSpellingEverywhere(t *testing.T) {
 			assert.NotContains(t, string(data), bad, "%s spells a target as mage does, not as the README", f)
 		}
 	}
+}
+
+// bareMage is a message telling users to run a mage binary, which the README never installs.
+var bareMage = regexp.MustCompile(`\bmage [a-z]+:[a-z][a-z-]*`)
+
+// Every message, script text and page says `go run mage.go image:push`, never `mage image:push`.
+func TestNoMessageRunsAMageBinary(t *testing.T) {
+	root := filepath.Join("..")
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" || d.Name() == "node_modules" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		ext := filepath.Ext(path)
+		if strings.HasSuffix(path, "_test.go") || (ext != ".go" && ext != ".md" && ext != ".sh" && ext != ".sbatch" && ext != ".py") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			if m := bareMage.FindString(line); m != "" {
+				t.Errorf("%s:%d: %q tells users to run a mage binary: say `go run mage.go %s`", path, i+1, m, strings.TrimPrefix(m, "mage "))
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
 }
 
 func FuzzRewrite(f *testing.F) {

@@ -115,7 +115,7 @@ func NodeImageID(outputDir string) (string, error) {
 			parts = append(parts, fmt.Sprintf("%s on %s", id, strings.Join(nodes, ", ")))
 		}
 		sort.Strings(parts)
-		return "", fmt.Errorf("slurm: the nodes ran different images (%s): make every node's daemon hold the same build, or push it with mage image:push so that every node pulls one digest", strings.Join(parts, "; "))
+		return "", fmt.Errorf("slurm: the nodes ran different images (%s): make every node's daemon hold the same build, or push it with `go run mage.go image:push PLATFORM REGISTRY/REPOSITORY[:TAG]` so that every node pulls one digest", strings.Join(parts, "; "))
 	}
 	for id := range ids {
 		return id, nil

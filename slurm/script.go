@@ -303,7 +303,7 @@ func nodeImageID(j Job) string {
 	d := quote(filepath.Join(j.OutputDir, "nodes")) + `/"$SLURMD_NODENAME"`
 	img := quote(j.Image)
 	shown := strings.ReplaceAll(j.Image, `"`, ``)
-	missing := `  echo "rival: image ` + shown + ` is not in the Docker daemon of node $SLURMD_NODENAME ($id): load it there, or push it with mage image:push and run by digest" >&2
+	missing := `  echo "rival: image ` + shown + ` is not in the Docker daemon of node $SLURMD_NODENAME ($id): load it there, or push it from the host that built it with go run mage.go image:push PLATFORM REGISTRY/REPOSITORY, which runs it by digest" >&2
   sleep 1
   exit 1
 `
