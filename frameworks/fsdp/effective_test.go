@@ -23,6 +23,7 @@ import (
 	"github.com/rivalbench/rival/frameworks/effective"
 	"github.com/rivalbench/rival/frameworks/fsdp"
 	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/internal/testlevel"
 )
 
 // The fsdp trainer's effective configuration (train.py --check, the launch's preflight) is read back
@@ -281,7 +282,7 @@ func TestCheckNegativeControls(t *testing.T) {
 			return nil
 		}
 	}
-	for _, tc := range []struct {
+	for i, tc := range []struct {
 		name, model string
 		sl, warmup  int // warmup -1: WARMUP_STEPS=0
 		argv        func([]string) []string
@@ -327,6 +328,9 @@ func TestCheckNegativeControls(t *testing.T) {
 			want: []string{"rope_theta: the framework built 10000, Rival's workload is 500000"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// Each control starts PyTorch; a plain run keeps one of each kind: a dropped argument, a
+			// changed argument, an edited trainer, an edited schedule.
+			testlevel.Case(t, i, 0, 10, 5, 8)
 			r := fsdpRequest(hw.PlatformCPU, tc.model)
 			if tc.sl > 0 {
 				r.Fair.SL = tc.sl

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rivalbench/rival/gptorder"
 	"github.com/rivalbench/rival/indexed"
+	"github.com/rivalbench/rival/internal/testlevel"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zeebo/blake3"
@@ -96,7 +97,7 @@ func scriptOnly(argv []string) []string {
 func TestCheckDigestsTheSamplesItWillRead(t *testing.T) {
 	needTorch(t)
 	data := proxyDataset(t, 2048)
-	for _, tc := range []struct {
+	for i, tc := range []struct {
 		name          string
 		world, mbs    int
 		edit          [2]string
@@ -109,6 +110,8 @@ func TestCheckDigestsTheSamplesItWillRead(t *testing.T) {
 		{name: "no sample order yet", world: 1, mbs: 4, noOrder: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// Each case starts PyTorch; a plain run keeps one right order and the wrong one.
+			testlevel.Case(t, i, 0, 2)
 			cfg := proxyConfig(t, data)
 			cfg.OrderDir = t.TempDir()
 			cfg.TrainIters, cfg.MicroBatch, cfg.GradAccum, cfg.NProcPerNode = 12, tc.mbs, 2, tc.world
