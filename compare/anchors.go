@@ -257,7 +257,7 @@ func (a Anchor) differences(g *Group) []string {
 		if k.want == "" || k.want == "not stated" {
 			continue
 		}
-		if v := provConfig(first, k.key); v == "" {
+		if v := runSetting(first, k.key); v == "" {
 			out = append(out, fmt.Sprintf("%s not recorded by the runs (source: %s)", k.name, k.want))
 		} else if !strings.EqualFold(v, k.want) {
 			out = append(out, fmt.Sprintf("%s %s vs %s", k.name, v, k.want))

@@ -113,6 +113,36 @@ func provConfig(r *result.Result, key string) string {
 	return r.Provenance.Config[key]
 }
 
+// fsdpSharding is how Rival's fsdp trainer spread the model over its
+// processes, by the path it records (frameworks/fsdp/train.py's wrap).
+var fsdpSharding = map[string]string{
+	"fsdp2":  "FSDP2 (ZeRO-2)",
+	"fsdp1":  "FSDP (SHARD_GRAD_OP)",
+	"ddp":    "DDP",
+	"single": "none (one process)",
+}
+
+// runSetting is the sharding (SHARDING) or activation recompute
+// (RECOMPUTE) of a run: the provenance.config key when recorded, else what
+// Rival's own fsdp trainer implies. That trainer records the path it took
+// in its version and has no activation recompute, so its runs always know
+// both.
+func runSetting(r *result.Result, key string) string {
+	if v := provConfig(r, key); v != "" {
+		return v
+	}
+	if r.Framework.Name != "fsdp" {
+		return ""
+	}
+	switch key {
+	case "SHARDING":
+		return fsdpSharding[fsdpPath(r)]
+	case "RECOMPUTE":
+		return "none"
+	}
+	return ""
+}
+
 // gradAccum is GBS / (MBS × DP) from a group's recorded configuration, ""
 // when a field is unknown or GBS is not a whole multiple.
 func gradAccum(c map[string]string) string {
@@ -171,7 +201,7 @@ func setupLine(r *result.Result) string {
 	s := fmt.Sprintf("%s, SL %s, GBS %s, MBS %s, GA %s, TP %s PP %s CP %s DP %s, %s", prec, q(tc.SequenceLength), q(tc.GlobalBatchSize),
 		q(tc.MicroBatchSize), ga, q(pc.TensorParallel), q(pc.PipelineParallel), q(pc.ContextParallel), q(pc.DataParallel), gpus)
 	for _, k := range []struct{ key, name string }{{"SHARDING", "DDP/FSDP"}, {"RECOMPUTE", "recompute"}} {
-		if v := provConfig(r, k.key); v != "" {
+		if v := runSetting(r, k.key); v != "" {
 			s += ", " + k.name + " " + v
 		} else {
 			notRecorded = append(notRecorded, k.name)

@@ -161,6 +161,19 @@ func evaluate(in *Input) *Run {
 // "…; ran single on torch …"), and a run labelled FSDP that ran DDP must not
 // be read as FSDP. "" for other frameworks and for FSDP itself.
 func ranPath(r *result.Result) string {
+	switch fsdpPath(r) {
+	case "ddp":
+		return " (ran DDP)"
+	case "single":
+		return " (ran one process)"
+	}
+	return ""
+}
+
+// fsdpPath is the data-parallel path Rival's fsdp trainer says it took
+// (fsdp2, fsdp1, ddp or single: the word after "; ran " in its version),
+// "" for another framework or a trainer that did not say.
+func fsdpPath(r *result.Result) string {
 	if r.Framework.Name != "fsdp" || r.Framework.Version == nil {
 		return ""
 	}
@@ -169,13 +182,7 @@ func ranPath(r *result.Result) string {
 		return ""
 	}
 	path, _, _ := strings.Cut(rest, " ")
-	switch path {
-	case "ddp":
-		return " (ran DDP)"
-	case "single":
-		return " (ran one process)"
-	}
-	return ""
+	return path
 }
 
 // runLength is the run's iteration count: train_iters, else the last
