@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+
+	"github.com/rivalbench/rival/hw"
 )
 
 // ErrNoResults is returned by Analyze when there is nothing to compare.
@@ -76,13 +78,23 @@ func (rep *Report) warn() {
 		med := median(runValues(g))
 		for _, run := range g.Runs {
 			if run.Outlier > 0 {
-				rep.Warnings = append(rep.Warnings, fmt.Sprintf("outlier run: %s of %s has %s tokens/s/GPU against the group's median %s (modified z-score %.1f, above %.1f: |x − median| > %.1f × 1.4826 × MAD); it is kept in the statistics: look for a straggler node or a throttled GPU and rerun it", run.Input.Source, g.Label, num(run.TPSPerGPU, 1), num(med, 1), run.Outlier, OutlierZ, OutlierZ))
+				rep.Warnings = append(rep.Warnings, fmt.Sprintf("outlier run: %s of %s has %s tokens/s/GPU against the group's median %s (modified z-score %.1f, above %.1f: |x − median| > %.1f × 1.4826 × MAD); it is kept in the statistics: %s and rerun it", run.Input.Source, g.Label, num(run.TPSPerGPU, 1), num(med, 1), run.Outlier, OutlierZ, OutlierZ, outlierCause(g.Key.Platform)))
 			}
 			if run.DroppedSteps != "" {
 				rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: %s", run.Input.Source, run.DroppedSteps))
 			}
 		}
 	}
+}
+
+// outlierCause is where to look for what slowed or sped up one run of a
+// platform: a CPU run has no GPU or node to blame, but shares its cores and
+// clock with the rest of the host.
+func outlierCause(platform string) string {
+	if platform == hw.PlatformCPU {
+		return "look for another process competing for the cores (a build, a second training run) or CPU frequency scaling (a powersave governor, thermal throttling)"
+	}
+	return "look for a straggler node or a throttled GPU"
 }
 
 func (rep *Report) buildModels() {
