@@ -86,23 +86,6 @@ type Cluster struct {
 	Status func(string)
 }
 
-// Final is what a run came to.
-type Final struct {
-	Nodes    []string // the nodes the pods ran on, in rank order
-	Pods     []string // the pods, in rank order
-	ExitCode int      // the failing container's exit code; 0 when the run succeeded or never started
-	Reason   string   // why it failed ("OOMKilled", "ImagePullBackOff", "Unschedulable", ...); "" on success
-}
-
-// RunError is a run that ended without completing.
-type RunError struct {
-	Job   string
-	Final Final
-	Msg   string
-}
-
-func (e *RunError) Error() string { return fmt.Sprintf("kube: job %s: %s", e.Job, e.Msg) }
-
 // Submit creates the Service and the Job; when the Job cannot be created the Service goes again.
 func (c *Cluster) Submit(ctx context.Context, svc *corev1.Service, job *batchv1.Job) error {
 	if _, err := c.Client.CoreV1().Services(svc.Namespace).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
@@ -451,6 +434,16 @@ func (c *Cluster) Run(ctx context.Context, svc *corev1.Service, job *batchv1.Job
 		return final, errors.Join(err, derr)
 	}
 	return final, err
+}
+
+// Execute builds a run's objects and runs them (Run): what the rival-kube program does for the
+// targets, and what tests run in process.
+func (c *Cluster) Execute(ctx context.Context, r Run, grace time.Duration, onLine func(string)) (Final, error) {
+	svc, job, err := Objects(r)
+	if err != nil {
+		return Final{}, err
+	}
+	return c.Run(ctx, svc, job, grace, onLine)
 }
 
 // ended is the context's end when err is how a request met it: the context is done, or client-go's

@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rivalbench/rival/kube"
+	"github.com/rivalbench/rival/kube/kubespec"
 	"github.com/rivalbench/rival/kube/kubetest"
 )
 
@@ -114,7 +115,7 @@ func TestManifestsAcceptedByAPIServer(t *testing.T) {
 		{Name: "accept-amd", Namespace: ns, Platform: "amd", NNodes: 2, GPUsPerNode: 8, Image: digest,
 			Train:        kube.Step{Command: []string{"bash", "run.sh"}},
 			Volumes:      []kube.Volume{{Claim: "data", SubPath: "encoded", MountPath: "/rival/data", ReadOnly: true}, {Claim: "out", MountPath: "/rival/run"}},
-			NodeSelector: map[string]string{"pool": "mi300"}, Tolerations: []corev1.Toleration{{Key: "amd.com/gpu", Operator: corev1.TolerationOpExists}}},
+			NodeSelector: map[string]string{"pool": "mi300"}, Tolerations: []kubespec.Toleration{{Key: "amd.com/gpu", Operator: "Exists"}}},
 		{Name: "accept-cpu", Namespace: ns, Platform: "cpu", NNodes: 1, Image: digest, Train: kube.Step{Command: []string{"python3", "train.py"}}},
 	} {
 		svc, job, err := kube.Objects(r)

@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/rivalbench/rival/kube/kubespec"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden from the current Manifest output")
@@ -37,7 +39,7 @@ func goldenRuns() map[string]Run {
 			},
 			ServiceAccount: "trainer", PriorityClass: "batch-high",
 			NodeSelector: map[string]string{"gpu.example/model": "h100"},
-			Tolerations:  []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+			Tolerations:  []kubespec.Toleration{{Key: "nvidia.com/gpu", Operator: "Exists", Effect: "NoSchedule"}},
 		},
 		"amd-prim-2x8": {
 			Name: "rival-amd-prim-qwen", Namespace: "default", Platform: "amd", NNodes: 2, GPUsPerNode: 8,
@@ -113,6 +115,7 @@ func TestValidateRefuses(t *testing.T) {
 		{"bad claim", func(r *Run) { r.Volumes = []Volume{{Claim: "Bad_Claim", MountPath: "/m"}} }, "claim name"},
 		{"empty command", func(r *Run) { r.Train.Command = nil }, "command is empty"},
 		{"platform", func(r *Run) { r.Platform = "tpu" }, "platform"},
+		{"shm size", func(r *Run) { r.ShmSize = "16 gigs" }, `kube: shm size "16 gigs": quantities must match`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := base
@@ -124,69 +127,15 @@ func TestValidateRefuses(t *testing.T) {
 	}
 }
 
-func TestParseTolerations(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want []corev1.Toleration
-		err  string
-	}{
-		{"", nil, ""},
-		{"nvidia.com/gpu:NoSchedule", []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: "Exists", Effect: "NoSchedule"}}, ""},
-		{"pool=gpu:NoExecute, spot", []corev1.Toleration{{Key: "pool", Operator: "Equal", Value: "gpu", Effect: "NoExecute"}, {Key: "spot", Operator: "Exists"}}, ""},
-		{"pool=gpu:Never", nil, "effect"},
-		{"=x:NoSchedule", nil, "key"},
-	} {
-		got, err := ParseTolerations(tc.in)
-		if tc.err != "" {
-			require.ErrorContains(t, err, tc.err, tc.in)
-			continue
-		}
-		require.NoError(t, err, tc.in)
-		assert.Equal(t, tc.want, got, tc.in)
-	}
-}
-
-func TestParseSelector(t *testing.T) {
-	got, err := ParseSelector("gpu.example/model=h100, zone=a")
+// The run's own tolerations become the API's field for field.
+func TestTolerationsConverted(t *testing.T) {
+	secs := int64(60)
+	r := goldenRuns()["cpu-fsdp-1"]
+	r.Tolerations = []kubespec.Toleration{{Key: "a", Operator: "Equal", Value: "b", Effect: "NoExecute", TolerationSeconds: &secs}, {Key: "c", Operator: "Exists"}}
+	_, job, err := Objects(r)
 	require.NoError(t, err)
-	assert.Equal(t, map[string]string{"gpu.example/model": "h100", "zone": "a"}, got)
-	_, err = ParseSelector("zone")
-	assert.ErrorContains(t, err, "KEY=VALUE")
-	got, err = ParseSelector("")
-	require.NoError(t, err)
-	assert.Nil(t, got)
-}
-
-func FuzzParseTolerations(f *testing.F) {
-	for _, s := range []string{"", "a:NoSchedule", "a=b:NoExecute,c", "=:", ",,"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		ts, err := ParseTolerations(s)
-		if err != nil {
-			return
-		}
-		for _, tol := range ts {
-			if tol.Key == "" {
-				t.Fatalf("%q gave a toleration without a key", s)
-			}
-		}
-	})
-}
-
-func FuzzParseSelector(f *testing.F) {
-	for _, s := range []string{"", "a=b", "a=b,c=d", "=", "a"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		m, err := ParseSelector(s)
-		if err != nil {
-			return
-		}
-		for k := range m {
-			if k == "" {
-				t.Fatalf("%q gave an empty key", s)
-			}
-		}
-	})
+	assert.Equal(t, []corev1.Toleration{
+		{Key: "a", Operator: corev1.TolerationOpEqual, Value: "b", Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &secs},
+		{Key: "c", Operator: corev1.TolerationOpExists},
+	}, job.Spec.Template.Spec.Tolerations)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/internal/units"
 	"github.com/rivalbench/rival/kube"
+	"github.com/rivalbench/rival/kube/kubespec"
 	"github.com/rivalbench/rival/slurm"
 	"github.com/rivalbench/rival/tasks/executor"
 	"github.com/rivalbench/rival/tasks/images"
@@ -94,11 +95,11 @@ func (w *Workspace) newKubeExecutor(cfg *config, platform string, host hw.Host, 
 	if err := slurm.Check(cfg.int("NNODES"), gpus, cfg.int("TP"), cfg.int("PP"), cfg.int("DP")); err != nil {
 		return nil, err
 	}
-	sel, err := kube.ParseSelector(w.env.kube("NODE_SELECTOR"))
+	sel, err := kubespec.ParseSelector(w.env.kube("NODE_SELECTOR"))
 	if err != nil {
 		return nil, fmt.Errorf("KUBE_NODE_SELECTOR: %w", err)
 	}
-	tol, err := kube.ParseTolerations(w.env.kube("TOLERATIONS"))
+	tol, err := kubespec.ParseTolerations(w.env.kube("TOLERATIONS"))
 	if err != nil {
 		return nil, fmt.Errorf("KUBE_TOLERATIONS: %w", err)
 	}

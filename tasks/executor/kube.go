@@ -15,6 +15,7 @@ import (
 
 	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/kube"
+	"github.com/rivalbench/rival/kube/kubespec"
 )
 
 // Kube hands a run to a Kubernetes cluster (CLUSTER=k8s): an Indexed Job with one pod per
@@ -31,7 +32,7 @@ type Kube struct {
 
 	Namespace, ServiceAccount, PriorityClass string
 	NodeSelector                             map[string]string
-	Tolerations                              []corev1.Toleration
+	Tolerations                              []kubespec.Toleration
 	// The claims and the folders of this workspace they hold: DataClaim holds DataDir (datasets,
 	// tokenizers), CacheClaim DataDir/megatron-cache (DataClaim when empty), OutputClaim OutputDir.
 	DataClaim, CacheClaim, OutputClaim string
