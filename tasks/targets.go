@@ -120,12 +120,13 @@ func doneRuns(ts []*dag.Task) []*dag.Task {
 // ShellTarget starts an interactive container of the detected platform's
 // image; without a terminal it prints the equivalent docker run command.
 func (w *Workspace) ShellTarget(ctx context.Context) error {
-	platform, host, err := w.platformFor(ctx, w.env.platform())
+	asked := w.env.platform()
+	platform, host, err := w.platformFor(ctx, asked)
 	if err != nil {
 		return err
 	}
 	if platform == hw.PlatformCPU && w.env.imageBase() == "" {
-		return fmt.Errorf("shell: this host has no GPU (%s); set PLATFORM=amd or nvd, or IMAGE_BASE for a CPU image", orNone(host.Source))
+		return noCPUImageBase(asked, host)
 	}
 	e, rec, err := w.images().Connect(ctx, platform)
 	if err != nil {
@@ -146,6 +147,23 @@ func (w *Workspace) ShellTarget(ctx context.Context) error {
 		return fmt.Errorf("shell exited with status %d", code)
 	}
 	return nil
+}
+
+// noCPUImageBase is shell's answer when it would open the cpu image but
+// IMAGE_BASE is not set: cpu.Dockerfile has no FROM of its own (no public
+// image is pinned for it), so there is nothing to build the image on.
+func noCPUImageBase(asked string, host hw.Host) error {
+	why := "the cpu image"
+	if asked == "" {
+		why = fmt.Sprintf("this host has no GPU (%s), so the shell opens the cpu image, which", orNone(host.Source))
+	}
+	msg := fmt.Sprintf("shell: %s is built FROM the image IMAGE_BASE names, and cpu.Dockerfile has no default one: "+
+		"set IMAGE_BASE to an image with python3, PyTorch and numpy, for example one container/testdata/make-torch-base.sh builds from Debian "+
+		"(`sudo bash container/testdata/make-torch-base.sh`, then `PLATFORM=cpu IMAGE_BASE=rival-test/torch-base:bookworm go run mage.go shell`)", why)
+	if asked == "" {
+		msg += "; or PLATFORM=amd or nvd for a GPU platform's image"
+	}
+	return errors.New(msg + ". CPU training needs no container: `go run mage.go train:cpu` and `go run mage.go demo` train with the host's PyTorch")
 }
 
 // SlurmScriptTarget prints the batch script of one run without submitting.
