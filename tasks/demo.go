@@ -225,6 +225,7 @@ func (w *Workspace) Demo(ctx context.Context) error {
 	if err := w.runner.Run(ctx, runs...); err != nil {
 		return err
 	}
+	w.reportRuns(runs)
 	ct, err := w.compareTask(nil, runs...)
 	if err != nil {
 		return err

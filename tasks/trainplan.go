@@ -12,6 +12,7 @@ import (
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/container"
 	"github.com/rivalbench/rival/dag"
+	"github.com/rivalbench/rival/english"
 	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/tasks/data"
 	"github.com/rivalbench/rival/tasks/executor"
@@ -117,6 +118,12 @@ func (w *Workspace) planTraining(platform string, fws, mdls []string, host hw.Ho
 
 // reportRuns prints where each run's result went.
 func (w *Workspace) reportRuns(runs []*dag.Task) {
+	if len(runs) > 1 {
+		// The runner starts every run at once and they take the host-wide training lock in
+		// whatever order their goroutines reach it: nothing orders them on purpose.
+		w.printf("%s in plan order (the lines above follow the order in which the runs took the host-wide training lock, one at a time, which the runner's parallel workers decide)\n",
+			english.Plural(len(runs), "run"))
+	}
 	for _, t := range runs {
 		state := "ran"
 		if t.Cached() {
