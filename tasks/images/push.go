@@ -130,10 +130,11 @@ func (b Builder) SlurmImage(platform, setting string, built *Record) (image, ran
 		return rec.Ref(), rec.Ref(), nil
 	}
 	if mode == slurm.ContainerPyxis {
-		return "", "", fmt.Errorf("slurm: pyxis pulls the image on every node from a registry, and %s exists only in this host's Docker daemon: "+
-			"push it with `go run mage.go image:push %s REGISTRY/REPOSITORY[:TAG]` (credentials from `docker login`), "+
-			"or set SLURM_IMAGE to REPOSITORY@sha256:... or to an enroot squashfs (`enroot import -o /shared/rival-%s.sqsh dockerd://%s`) on storage every node sees",
-			executor.ImageTag(platform), platform, platform, executor.ImageTag(platform))
+		return "", "", fmt.Errorf("slurm: pyxis pulls the image on every node from a registry, and %s: "+
+			"push it with `go run mage.go image:push %s REGISTRY/REPOSITORY[:TAG]` on a host with a Docker engine (it builds the image first; credentials from `docker login`), "+
+			"or set SLURM_IMAGE to REPOSITORY@sha256:... or to an enroot squashfs on storage every node sees "+
+			"(`enroot import -o /shared/rival-%s.sqsh dockerd://%s` where a Docker daemon holds the image)",
+			b.unpushed(platform, built), platform, platform, executor.ImageTag(platform))
 	}
 	if built != nil && built.Tag != "" {
 		return built.Tag, built.ImageID, nil
@@ -155,12 +156,37 @@ func (b Builder) KubeImage(platform, setting string, built *Record) (string, err
 		return "", err
 	}
 	if rec == nil {
-		return "", fmt.Errorf("kube: the %s image exists only in this host's Docker daemon and every node pulls it from a registry: push it with `go run mage.go image:push %s REGISTRY/REPOSITORY[:TAG]`, or set KUBE_IMAGE=REPOSITORY@sha256:...", platform, platform)
+		return "", fmt.Errorf("kube: every node pulls the image from a registry, and %s: push it with `go run mage.go image:push %s REGISTRY/REPOSITORY[:TAG]` on a host with a Docker engine, or set KUBE_IMAGE=REPOSITORY@sha256:...",
+			b.unpushed(platform, built), platform)
 	}
 	if err := rec.current(platform, built); err != nil {
 		return "", err
 	}
 	return rec.Ref(), nil
+}
+
+// PushedRef is the reference (repo@sha256:...) image:push recorded for platform, "" when this
+// workspace records none.
+func (b Builder) PushedRef(platform string) (string, error) {
+	rec, err := b.pushed(platform)
+	if err != nil || rec == nil {
+		return "", err
+	}
+	return rec.Ref(), nil
+}
+
+// unpushed says why no image of platform can be pulled, true on any host: where this host's daemon
+// holds the built image, that it is there only; else that no push is recorded, since a host may
+// have no Docker daemon at all (a login node writing a script).
+func (b Builder) unpushed(platform string, built *Record) string {
+	if built != nil && built.ImageID != "" {
+		tag := built.Tag
+		if tag == "" {
+			tag = executor.ImageTag(platform)
+		}
+		return fmt.Sprintf("%s (%s) is only in this host's Docker daemon", tag, ShortID(built.ImageID))
+	}
+	return fmt.Sprintf("this workspace records no pushed %s image (%s does not exist)", platform, b.pushRecordPath(platform))
 }
 
 // current refuses a pushed image of platform that is no longer the one built (nil or no ID: not
