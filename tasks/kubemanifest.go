@@ -33,6 +33,9 @@ func (w *Workspace) KubeManifestTarget(ctx context.Context, platform, framework,
 	if err != nil {
 		return err
 	}
+	if err := w.checkKubeSettings("train:k8s-manifest", platform); err != nil {
+		return err
+	}
 	ex, err := w.kubeExecutorFor(platform, host, nil, false)
 	if err != nil {
 		return err

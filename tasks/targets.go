@@ -79,6 +79,12 @@ func (w *Workspace) TrainTarget(ctx context.Context, platform string, fws, mdls 
 	if mdls == nil {
 		mdls = w.config.list("MODELS")
 	}
+	if w.useKube() {
+		// Before executorFor, which builds the image first and then stops at the first missing setting.
+		if err := w.checkKubeSettings("train", platform); err != nil {
+			return err
+		}
+	}
 	exec, closeExec, err := w.executorFor(ctx, platform, host)
 	if err != nil {
 		return err

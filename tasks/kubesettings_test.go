@@ -1,0 +1,46 @@
+package tasks
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rivalbench/rival/hw"
+)
+
+// A Kubernetes run that lacks several settings names them all in one error, before anything is
+// built; train:k8s-manifest and CLUSTER=k8s runs alike.
+func TestKubeSettingsMissingAreNamedTogether(t *testing.T) {
+	w, _ := newWorkspace(t, "")
+	w.env = w.env.with(map[string]string{"KUBE_IMAGE": "", "KUBE_DATA_CLAIM": "", "KUBE_OUTPUT_CLAIM": "", "GPUS_PER_NODE": "8"})
+	err := w.KubeManifestTarget(context.Background(), hw.PlatformNVIDIA, "mega", "llama")
+	require.Error(t, err)
+	for _, name := range []string{"KUBE_IMAGE", "KUBE_DATA_CLAIM", "KUBE_OUTPUT_CLAIM"} {
+		assert.Contains(t, err.Error(), name+" (", "every missing setting is named")
+	}
+	assert.Contains(t, err.Error(), "train:k8s-manifest: a Kubernetes run of nvd needs 3 settings that are not set")
+	assert.Contains(t, err.Error(), "`go run mage.go image:push nvd REGISTRY/REPOSITORY[:TAG]`")
+
+	// A CLUSTER=k8s run is refused the same way, before the executor (which builds the image).
+	w.env = w.env.with(map[string]string{"CLUSTER": "k8s", "KUBE_DATA_CLAIM": "rival-data"})
+	w.config, err = w.config.with("test", map[string]string{"NNODES": "2", "DP": "2"})
+	require.NoError(t, err)
+	err = w.TrainTarget(context.Background(), hw.PlatformCPU, []string{"fsdp"}, []string{"mistral"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "train: a Kubernetes run of cpu needs 2 settings that are not set: KUBE_IMAGE (")
+	assert.Contains(t, err.Error(), "KUBE_OUTPUT_CLAIM (")
+	assert.NotContains(t, err.Error(), "KUBE_DATA_CLAIM (")
+
+	// An image image:push recorded stands in for KUBE_IMAGE.
+	dir := w.path("OUTPUT_DIR", "images")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cpu-pushed.json"),
+		[]byte(`{"platform":"cpu","repository":"registry.example.com/team/rival-cpu","digest":"sha256:`+strings.Repeat("ab", 32)+`"}`), 0o644))
+	w.env = w.env.with(map[string]string{"KUBE_OUTPUT_CLAIM": "rival-output"})
+	require.NoError(t, w.checkKubeSettings("train", hw.PlatformCPU))
+}
