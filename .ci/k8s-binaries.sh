@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
 # Builds the Kubernetes control plane the kube tests run against: kube-apiserver,
 # kube-controller-manager and kube-scheduler (Kubernetes v1.37.2), etcd (v3.7.3)
-# and KWOK (v0.8.0, fake nodes and pods). Each is built from its released Go
-# module through the module proxy, in wrapper modules outside the repository, so
-# no third-party code is ever checked in. Binaries land in
-#   ${RIVAL_K8S_BIN:-/var/cache/rival-k8s/v1.37.2}
-# and the script does nothing when all five are already there. The kube tests
-# look for them in the same folder (see kube/testenv).
+# and KWOK (v0.8.0, fake nodes and pods), from their released Go modules through
+# the module proxy, so no third-party code is ever checked in.
+#
+# All five come from ONE wrapper module and ONE `go build`: Go's minimal version
+# selection then picks one version of every shared dependency (client-go,
+# apimachinery, apiserver, grpc, OpenTelemetry, etcd's client), so each package is
+# compiled once and the five links run side by side. Built as three modules (the
+# earlier layout), KWOK recompiled Kubernetes' libraries at v0.36 and etcd
+# recompiled grpc and OpenTelemetry at its own versions. Only the three commands
+# the tests start are built from Kubernetes (no kubelet, no kube-proxy).
+#
+# Binaries land in ${RIVAL_K8S_BIN:-/var/cache/rival-k8s/v1.37.2}; the script does
+# nothing when all five are already there. The kube tests look for them in the
+# same folder (see kube/kubetest). docs/kubernetes.md says what each step costs.
 set -euo pipefail
 
 K8S_VERSION=v1.37.2
@@ -18,9 +26,17 @@ BIN=${RIVAL_K8S_BIN:-/var/cache/rival-k8s/$K8S_VERSION}
 SRC=${RIVAL_K8S_SRC:-/var/cache/rival-k8s/src-$K8S_VERSION}
 mkdir -p "$BIN" "$SRC"
 
+commands=(
+	"kube-apiserver=k8s.io/kubernetes/cmd/kube-apiserver"
+	"kube-controller-manager=k8s.io/kubernetes/cmd/kube-controller-manager"
+	"kube-scheduler=k8s.io/kubernetes/cmd/kube-scheduler"
+	"etcd=go.etcd.io/etcd/server/v3"
+	"kwok=sigs.k8s.io/kwok/cmd/kwok"
+)
+
 have_all() {
-	for b in kube-apiserver kube-controller-manager kube-scheduler etcd kwok; do
-		[ -x "$BIN/$b" ] || return 1
+	for c in "${commands[@]}"; do
+		[ -x "$BIN/${c%%=*}" ] || return 1
 	done
 }
 if have_all; then
@@ -30,72 +46,58 @@ fi
 
 export GOFLAGS="-mod=mod -buildvcs=false"
 export CGO_ENABLED=0
-LDFLAGS="-s -w"
 
-# Kubernetes: k8s.io/kubernetes requires its staging modules at v0.0.0 and
-# replaces them with ./staging paths, which a dependent module cannot see;
-# replace each with its tagged release instead.
-if [ ! -x "$BIN/kube-apiserver" ] || [ ! -x "$BIN/kube-controller-manager" ] || [ ! -x "$BIN/kube-scheduler" ]; then
-	d="$SRC/kubernetes"
-	mkdir -p "$d"
-	cd "$d"
-	modfile=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)",*/\1/p')
-	{
-		echo "module rival.local/k8sbin"
-		echo
-		echo "go 1.26.0"
-		echo
-		echo "require k8s.io/kubernetes $K8S_VERSION"
-		echo
-		echo "replace ("
-		sed -n 's|^[[:space:]]*\(k8s\.io/[a-z0-9-]*\) => \./staging/.*|\t\1 => \1 '"$STAGING_VERSION"'|p' "$modfile"
-		echo ")"
-	} >go.mod
-	cat >tools.go <<'GO'
-//go:build tools
-
-package tools
-
-import (
-	_ "k8s.io/kubernetes/cmd/kube-apiserver"
-	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
-	_ "k8s.io/kubernetes/cmd/kube-scheduler"
-)
-GO
-	go mod tidy
-	for c in kube-apiserver kube-controller-manager kube-scheduler; do
-		[ -x "$BIN/$c" ] && continue
-		echo "building $c $K8S_VERSION"
-		go build -trimpath -ldflags="$LDFLAGS" -o "$BIN/$c.tmp" "k8s.io/kubernetes/cmd/$c"
-		mv "$BIN/$c.tmp" "$BIN/$c"
+# k8s.io/kubernetes requires its staging modules at v0.0.0 and replaces them
+# with ./staging paths, which a dependent module cannot see; replace each with
+# its tagged release instead.
+d="$SRC/controlplane"
+mkdir -p "$d"
+cd "$d"
+modfile=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)",*/\1/p')
+{
+	echo "module rival.local/controlplane"
+	echo
+	echo "go 1.26.0"
+	echo
+	echo "require ("
+	echo "	k8s.io/kubernetes $K8S_VERSION"
+	echo "	go.etcd.io/etcd/server/v3 $ETCD_VERSION"
+	echo "	sigs.k8s.io/kwok $KWOK_VERSION"
+	echo ")"
+	echo
+	echo "replace ("
+	sed -n 's|^[[:space:]]*\(k8s\.io/[a-z0-9-]*\) => \./staging/.*|\t\1 => \1 '"$STAGING_VERSION"'|p' "$modfile"
+	echo ")"
+} >go.mod
+{
+	echo "//go:build tools"
+	echo
+	echo "package tools"
+	echo
+	echo "import ("
+	for c in "${commands[@]}"; do
+		echo "	_ \"${c#*=}\""
 	done
-fi
+	echo ")"
+} >tools.go
+go mod tidy
 
-# etcd: the server module's root package is the etcd command.
-if [ ! -x "$BIN/etcd" ]; then
-	d="$SRC/etcd"
-	mkdir -p "$d"
-	cd "$d"
-	printf 'module rival.local/etcdbin\n\ngo 1.26.0\n\nrequire go.etcd.io/etcd/server/v3 %s\n' "$ETCD_VERSION" >go.mod
-	printf '//go:build tools\n\npackage tools\n\nimport _ "go.etcd.io/etcd/server/v3"\n' >tools.go
-	go mod tidy
-	echo "building etcd $ETCD_VERSION"
-	go build -trimpath -ldflags="$LDFLAGS" -o "$BIN/etcd.tmp" go.etcd.io/etcd/server/v3
-	mv "$BIN/etcd.tmp" "$BIN/etcd"
-fi
-
-# KWOK: fake nodes and pod lifecycles, no kubelet.
-if [ ! -x "$BIN/kwok" ]; then
-	d="$SRC/kwok"
-	mkdir -p "$d"
-	cd "$d"
-	printf 'module rival.local/kwokbin\n\ngo 1.26.0\n\nrequire sigs.k8s.io/kwok %s\n' "$KWOK_VERSION" >go.mod
-	printf '//go:build tools\n\npackage tools\n\nimport _ "sigs.k8s.io/kwok/cmd/kwok"\n' >tools.go
-	go mod tidy
-	echo "building kwok $KWOK_VERSION"
-	go build -trimpath -ldflags="$LDFLAGS" -o "$BIN/kwok.tmp" sigs.k8s.io/kwok/cmd/kwok
-	mv "$BIN/kwok.tmp" "$BIN/kwok"
-fi
+# One build: every shared package compiled once, the links in parallel.
+out="$BIN/.build"
+rm -rf "$out"
+mkdir -p "$out"
+pkgs=()
+for c in "${commands[@]}"; do
+	pkgs+=("${c#*=}")
+done
+echo "building ${#pkgs[@]} control-plane commands (Kubernetes $K8S_VERSION, etcd $ETCD_VERSION, KWOK $KWOK_VERSION)"
+go build -trimpath -ldflags="-s -w" -o "$out/" "${pkgs[@]}"
+# go build names etcd's binary after the element before its major version: server.
+mv "$out/server" "$out/etcd"
+for c in "${commands[@]}"; do
+	mv "$out/${c%%=*}" "$BIN/${c%%=*}"
+done
+rm -rf "$out"
 
 have_all
 echo "k8s binaries built in $BIN"

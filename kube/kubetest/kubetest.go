@@ -74,7 +74,7 @@ func Start(t testing.TB) *Env {
 	t.Helper()
 	for _, b := range binaries {
 		if _, err := os.Stat(filepath.Join(BinDir(), b)); err != nil {
-			msg := fmt.Sprintf("no %s in %s: build the control plane with `bash .ci/k8s-binaries.sh` (about 10 minutes once)", b, BinDir())
+			msg := fmt.Sprintf("no %s in %s: build the control plane with `bash .ci/k8s-binaries.sh` (about 900 CPU seconds once: 8 to 20 minutes on 2 cores)", b, BinDir())
 			if os.Getenv("RIVAL_REQUIRE_K8S") == "1" {
 				t.Fatal(msg)
 			}
