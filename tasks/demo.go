@@ -29,6 +29,10 @@ var demoPackages = []string{"python3-torch", "python3-numpy", "libopenblas0-pthr
 // hostPython is the interpreter CPU runs on the host use.
 var hostPython = "/usr/bin/python3"
 
+// demoTrainer gives the demo the executor its runs train with; a variable so that a test can run
+// the whole target with a scripted trainer where PyTorch is not installed.
+var demoTrainer = (*Workspace).provisionTorch
+
 // installPlan says how the host can get PyTorch for CPU training:
 // Install is the command Rival may run itself (root with apt-get, and
 // RIVAL_NO_INSTALL unset); Manual is the one command to give a user.
@@ -208,7 +212,7 @@ func (w *Workspace) Demo(ctx context.Context) error {
 		}
 	}
 	if uncached > 0 {
-		ex, done, err := w.provisionTorch(ctx)
+		ex, done, err := demoTrainer(w, ctx)
 		if err != nil {
 			return err
 		}

@@ -118,14 +118,21 @@ func Main(ctx context.Context, fn func(ctx context.Context, w *Workspace) error)
 	if err != nil {
 		return end(os.Stderr, err, "tasks: 0 run, 0 cached", stop, caught)
 	}
-	w, err := openWorkspace(root, mg.Verbose(), os.Stderr)
+	summary, err := runIn(ctx, root, mg.Verbose(), os.Stderr, fn)
+	return end(os.Stderr, err, summary, stop, caught)
+}
+
+// runIn is one target in the workspace at root, between Main's signal handling and its exit
+// status: the door the docs examples test runs targets through. It returns the tasks line.
+func runIn(ctx context.Context, root string, verbose bool, out io.Writer, fn func(ctx context.Context, w *Workspace) error) (string, error) {
+	w, err := openWorkspace(root, verbose, out)
 	if err != nil {
-		return end(os.Stderr, err, "tasks: 0 run, 0 cached", stop, caught)
+		return "tasks: 0 run, 0 cached", err
 	}
 	w.cache.Context = ctx // a cache read in progress stops on Ctrl-C or SIGTERM
 	w.markOwnDirs()
 	err = fn(ctx, w)
-	return end(os.Stderr, err, w.runner.Summary(), stop, caught)
+	return w.runner.Summary(), err
 }
 
 // exit ends the process after a failed target; a variable so that a test
