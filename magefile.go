@@ -175,12 +175,12 @@ func Shell(ctx context.Context) error {
 	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.ShellTarget(ctx) })
 }
 
-// All compares every result in OUTPUT_DIR and the cache: report.md, compare.png, compare.svg (also: compare).
+// All compares every result in OUTPUT_DIR and the cache: report.html (one page, opens in any browser), report.md, compare.png, compare.svg (also: compare).
 func (Compare) All(ctx context.Context) error {
 	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.CompareTarget(ctx, nil) })
 }
 
-// Dir compares the results under DIR (copied from other hosts or unpacked from wrap) with the local ones.
+// Dir compares the results under DIR (copied from other hosts or unpacked from wrap) with the local ones: report.html, report.md, compare.png, compare.svg.
 func (Compare) Dir(ctx context.Context, dir string) error {
 	return tasks.Main(ctx, func(ctx context.Context, w *tasks.Workspace) error { return w.CompareTarget(ctx, []string{abs(dir)}) })
 }
