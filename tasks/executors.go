@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 
+	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/container"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/internal/units"
-	"github.com/rivalbench/rival/kube"
+	"github.com/rivalbench/rival/kube/kubeproc"
 	"github.com/rivalbench/rival/kube/kubespec"
 	"github.com/rivalbench/rival/slurm"
 	"github.com/rivalbench/rival/tasks/executor"
@@ -107,22 +109,37 @@ func (w *Workspace) newKubeExecutor(cfg *config, platform string, host hw.Host, 
 	if err != nil {
 		return nil, fmt.Errorf("KUBE_PENDING_TIMEOUT: %w", err)
 	}
+	helper := w.kubeHelper()
 	k := &executor.Kube{
-		Platform: platform, NNodes: cfg.int("NNODES"), GPUsPerNode: gpus, Image: image,
+		Manifests: func(r kubespec.Run) ([]byte, error) { return helper.Manifest(context.Background(), r) },
+		Platform:  platform, NNodes: cfg.int("NNODES"), GPUsPerNode: gpus, Image: image,
 		Namespace: w.env.kube("NAMESPACE"), ServiceAccount: w.env.kube("SERVICE_ACCOUNT"),
 		PriorityClass: w.env.kube("PRIORITY_CLASS"), NodeSelector: sel, Tolerations: tol,
 		DataClaim: w.env.kube("DATA_CLAIM"), CacheClaim: w.env.kube("CACHE_CLAIM"), OutputClaim: w.env.kube("OUTPUT_CLAIM"),
 		DataDir: w.path("DATA_DIR"), OutputDir: w.path("OUTPUT_DIR"), Grace: w.env.stopGrace(),
 	}
 	if connect {
-		client, name, err := kube.Connect(w.env.kube("CONTEXT"))
+		name, err := helper.Connect(context.Background(), w.env.kube("CONTEXT"))
 		if err != nil {
 			return nil, err
 		}
 		k.ClusterName = name
-		k.Cluster = &kube.Cluster{Client: client, PendingTimeout: pending, Status: func(s string) { fmt.Fprintln(os.Stderr, s) }}
+		k.Cluster = &kubeproc.Cluster{Helper: helper, Context: w.env.kube("CONTEXT"), PendingTimeout: pending,
+			Status: func(s string) { fmt.Fprintln(os.Stderr, s) }}
 	}
 	return k, nil
+}
+
+// kubeHelper is the rival-kube program, which holds the Kubernetes client: built from this
+// workspace's source into the cache's bin folder on first use.
+func (w *Workspace) kubeHelper() *kubeproc.Helper {
+	dir := ""
+	if w.cache != nil {
+		dir = w.cache.Dir
+	} else if d, err := cache.DefaultDir(); err == nil {
+		dir = d
+	}
+	return &kubeproc.Helper{Dir: w.root, BinDir: filepath.Join(dir, "bin"), Notice: os.Stderr}
 }
 
 // kubeExecutorFor is the Kubernetes executor of platform; built is the image this host built, to

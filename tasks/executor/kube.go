@@ -10,11 +10,7 @@ import (
 	"strings"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/rivalbench/rival/frameworks/core"
-	"github.com/rivalbench/rival/kube"
 	"github.com/rivalbench/rival/kube/kubespec"
 )
 
@@ -22,9 +18,15 @@ import (
 // node running the same framework launch in the pushed platform image, a headless Service for the
 // rendezvous, the data, cache and run folders from PersistentVolumeClaims. It follows the Job,
 // streams rank 0's log, and deletes the Job, its pods and the Service however the run ends.
+//
+// It describes the run (kubespec.Run) and leaves the Kubernetes client to Cluster and Manifests:
+// in the product, the rival-kube program (kube/kubeproc), so that client-go stays out of the
+// targets' build.
 type Kube struct {
-	Cluster     *kube.Cluster // nil: the manifests can be printed, not run
-	ClusterName string        // the kubeconfig's name for the cluster, for the result
+	Cluster KubeCluster // nil: the manifests can be printed, not run
+	// Manifests is a run's objects as YAML (train:k8s-manifest).
+	Manifests   func(kubespec.Run) ([]byte, error)
+	ClusterName string // the kubeconfig's name for the cluster, for the result
 	Platform    string
 	NNodes      int
 	GPUsPerNode int
@@ -39,6 +41,12 @@ type Kube struct {
 	DataDir, OutputDir                 string
 	// Grace is how long deleting the run's objects may take once it ends.
 	Grace time.Duration
+}
+
+// KubeCluster runs a run on a cluster to its end and deletes its objects however it ends:
+// kubeproc.Cluster (through the rival-kube program), or kube.Cluster in process.
+type KubeCluster interface {
+	Execute(ctx context.Context, r kubespec.Run, grace time.Duration, onLine func(string)) (kubespec.Final, error)
 }
 
 // Kind implements Executor.
@@ -78,10 +86,10 @@ func claimPath(claim, setting, root, host string) (string, error) {
 	return filepath.ToSlash(rel), nil
 }
 
-// kubeRun is the kube.Run of a launch.
-func (k *Kube) kubeRun(launch core.Launch, maps []PathMap) (kube.Run, error) {
+// kubeRun is the kubespec.Run of a launch.
+func (k *Kube) kubeRun(launch core.Launch, maps []PathMap) (kubespec.Run, error) {
 	runDir := ""
-	var vols []kube.Volume
+	var vols []kubespec.Volume
 	for _, m := range maps {
 		claim, setting, root := k.DataClaim, "KUBE_DATA_CLAIM", k.DataDir
 		switch m.Role {
@@ -95,17 +103,17 @@ func (k *Kube) kubeRun(launch core.Launch, maps []PathMap) (kube.Run, error) {
 		}
 		sub, err := claimPath(claim, setting, root, m.Host)
 		if err != nil {
-			return kube.Run{}, err
+			return kubespec.Run{}, err
 		}
-		vols = append(vols, kube.Volume{Claim: claim, SubPath: sub, MountPath: m.Inside, ReadOnly: m.ReadOnly})
+		vols = append(vols, kubespec.Volume{Claim: claim, SubPath: sub, MountPath: m.Inside, ReadOnly: m.ReadOnly})
 	}
 	if runDir == "" {
-		return kube.Run{}, errors.New("kube: no run folder among the mounts")
+		return kubespec.Run{}, errors.New("kube: no run folder among the mounts")
 	}
-	r := kube.Run{
+	r := kubespec.Run{
 		Name: jobName(runDir), Namespace: k.Namespace, Platform: k.Platform, NNodes: k.NNodes, GPUsPerNode: k.GPUsPerNode,
 		Image: k.Image, Framework: launch.Framework, Volumes: vols,
-		Train:          kube.Step{Command: launch.Command, Env: launch.Env, WorkDir: launch.WorkDir},
+		Train:          kubespec.Step{Command: launch.Command, Env: launch.Env, WorkDir: launch.WorkDir},
 		ServiceAccount: k.ServiceAccount, PriorityClass: k.PriorityClass, NodeSelector: k.NodeSelector, Tolerations: k.Tolerations,
 	}
 	if p := launch.Preflight; p != nil {
@@ -119,27 +127,25 @@ func (k *Kube) kubeRun(launch core.Launch, maps []PathMap) (kube.Run, error) {
 		if wd == "" {
 			wd = launch.WorkDir
 		}
-		r.Preflight = &kube.Step{Command: p.Command, Env: env, WorkDir: wd}
+		r.Preflight = &kubespec.Step{Command: p.Command, Env: env, WorkDir: wd}
 	}
 	return r, nil
 }
 
-// objects are the Service and Job of a launch.
-func (k *Kube) objects(launch core.Launch, maps []PathMap) (*corev1.Service, *batchv1.Job, error) {
-	r, err := k.kubeRun(launch, maps)
-	if err != nil {
-		return nil, nil, err
-	}
-	return kube.Objects(r)
-}
-
-// Manifest is the YAML a launch submits (train:k8s-manifest).
+// Manifest is the YAML a launch submits (train:k8s-manifest). The run is checked here first, so
+// that a setting to fix is told without building the Kubernetes client.
 func (k *Kube) Manifest(launch core.Launch, maps []PathMap) ([]byte, error) {
 	r, err := k.kubeRun(launch, maps)
 	if err != nil {
 		return nil, err
 	}
-	return kube.Manifest(r)
+	if r, err = r.Validate(); err != nil {
+		return nil, err
+	}
+	if k.Manifests == nil {
+		return nil, errors.New("kube: no way to write manifests")
+	}
+	return k.Manifests(r)
 }
 
 // Run implements Executor.
@@ -147,19 +153,22 @@ func (k *Kube) Run(ctx context.Context, launch core.Launch, maps []PathMap, onLi
 	if k.Cluster == nil {
 		return Info{}, errors.New("kube: no cluster client")
 	}
-	svc, job, err := k.objects(launch, maps)
+	r, err := k.kubeRun(launch, maps)
 	if err != nil {
+		return Info{}, err
+	}
+	if r, err = r.Validate(); err != nil {
 		return Info{}, err
 	}
 	grace := k.Grace
 	if grace <= 0 {
 		grace = StopGrace
 	}
-	info := Info{ImageID: k.Image, KubeJob: k.ClusterName + "/" + job.Namespace + "/" + job.Name}
+	info := Info{ImageID: k.Image, KubeJob: k.ClusterName + "/" + r.Namespace + "/" + r.Name}
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
 	pf := newPreflightLines(launch, stop)
-	final, err := k.Cluster.Run(rctx, svc, job, grace, func(l string) {
+	final, err := k.Cluster.Execute(rctx, r, grace, func(l string) {
 		pf.see(l)
 		onLine(l)
 	})
