@@ -36,7 +36,7 @@ debian_mirror() {
 # The body runs in a subshell, so its EXIT trap and set -e stay inside.
 debian_base_image() (
 	set -euo pipefail
-	local who=$1 suite=$2 packages=$3 image=$4 message=$5 quiet=${6:-} mirror rootfs out=/dev/stdout
+	local who=$1 suite=$2 packages=$3 image=$4 message=$5 quiet=${6:-} mirror rootfs
 	mirror=${MIRROR:-$(debian_mirror)}
 	if [ -z "$mirror" ]; then
 		echo "$who: no Debian mirror in /etc/apt/sources.list or /etc/apt/sources.list.d;" \
@@ -47,13 +47,17 @@ debian_base_image() (
 		echo "$who: debootstrap is missing; install it with: apt-get install -y debootstrap" >&2
 		return 1
 	fi
+	# Quiet drops the tools' output through a descriptor of its own: redirecting to /dev/stdout
+	# instead would truncate a log file that stdout points to, losing what was written before.
 	if [ "$quiet" = quiet ]; then
-		out=/dev/null
+		exec 3>/dev/null
+	else
+		exec 3>&1
 	fi
 	rootfs=$(mktemp -d "/var/tmp/rival-$who-rootfs.XXXXXX")
 	trap 'rm -rf "$rootfs"' EXIT
 	echo "$who: debootstrap $suite (minbase, $packages) from $mirror"
-	debootstrap --variant=minbase --include="$packages" "$suite" "$rootfs" "$mirror" >"$out"
+	debootstrap --variant=minbase --include="$packages" "$suite" "$rootfs" "$mirror" >&3
 	# Package caches are not needed at run time and only make the image bigger.
 	rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
 	echo "$who: importing the root filesystem as $image"
@@ -63,5 +67,5 @@ debian_base_image() (
 			--change 'ENV LANG=C.UTF-8' \
 			--change 'CMD ["/bin/bash"]' \
 			--message "$message" \
-			- "$image" >"$out"
+			- "$image" >&3
 )
