@@ -25,7 +25,8 @@
 //     Docker, Slurm, Kube), picked and filled from the configuration by executorFor,
 //     newSlurmExecutor and newKubeExecutor (executors.go); a CPU run's precision is chosen in
 //     cpuprobe.go; train:check (CheckTarget, trainplan.go) runs each launch's training.Preflight;
-//     train:k8s-manifest is in kubemanifest.go; the platforms' configuration is in platforms.go;
+//     train:k8s-manifest is in kubemanifest.go, the KUBE_ settings a Kubernetes run needs are
+//     checked together in kubesettings.go; the platforms' configuration is in platforms.go;
 //     Ctrl-C and SIGTERM are handled in signals.go.
 //   - results: ExtractTarget, CompareTarget, HistoryTarget and VerifyResults (results.go) hand
 //     the configured folders, the cache, the shared store's results and the configuration's
