@@ -26,7 +26,7 @@ func (h *Helper) Manifest(ctx context.Context, r kubespec.Run) ([]byte, error) {
 // Connect reads the kubeconfig's context kubeContext ("" for the current one) and returns the
 // cluster's name as the kubeconfig calls it (kube.Connect in the program).
 func (h *Helper) Connect(ctx context.Context, kubeContext string) (string, error) {
-	out, err := h.call(ctx, nil, "connect", "-context", kubeContext)
+	out, err := h.call(ctx, nil, "connect", "-context="+kubeContext)
 	if err != nil {
 		return "", err
 	}
@@ -103,13 +103,13 @@ func (c *Cluster) Execute(ctx context.Context, r kubespec.Run, grace time.Durati
 	if err != nil {
 		return kubespec.Final{}, err
 	}
-	args := []string{"run", "-context", c.Context, "-pending", c.PendingTimeout.String(), "-grace", grace.String(), "-poll", c.Poll.String()}
+	args := []string{"run", "-context=" + c.Context, "-pending=" + c.PendingTimeout.String(), "-grace=" + grace.String(), "-poll=" + c.Poll.String()}
 	deadline, hasDeadline := ctx.Deadline()
 	if hasDeadline {
-		args = append(args, "-deadline", deadline.Format(time.RFC3339Nano))
+		args = append(args, "-deadline="+deadline.Format(time.RFC3339Nano))
 	}
 	if c.LogsURL != "" {
-		args = append(args, "-logs-url", c.LogsURL)
+		args = append(args, "-logs-url="+c.LogsURL)
 	}
 	cmd := exec.Command(bin, args...)
 	// Its own process group: a terminal's Ctrl-C reaches Rival, which tells the program; a second
