@@ -105,7 +105,7 @@ func (h *Helper) moduleDir(ctx context.Context, goCmd string) (string, error) {
 			return filepath.Dir(gomod), nil
 		}
 	}
-	return "", fmt.Errorf("kube: building the Kubernetes client (%s) needs Rival's source, and neither %s nor the working directory %s is inside a Go module: run mage in Rival's folder", Package, h.Dir, wd)
+	return "", fmt.Errorf("kube: building the Kubernetes client (%s) needs Rival's source, and neither %s nor the working directory %s is inside a Go module: run `go run mage.go` in Rival's folder", Package, h.Dir, wd)
 }
 
 // lock takes an exclusive flock on path, waiting while another process holds it, until ctx ends.
