@@ -170,21 +170,6 @@ func ranPath(r *result.Result) string {
 	return ""
 }
 
-// fsdpPath is the data-parallel path Rival's fsdp trainer says it took
-// (fsdp2, fsdp1, ddp or single: the word after "; ran " in its version),
-// "" for another framework or a trainer that did not say.
-func fsdpPath(r *result.Result) string {
-	if r.Framework.Name != "fsdp" || r.Framework.Version == nil {
-		return ""
-	}
-	_, rest, ok := strings.Cut(*r.Framework.Version, "; ran ")
-	if !ok {
-		return ""
-	}
-	path, _, _ := strings.Cut(rest, " ")
-	return path
-}
-
 // runLength is the run's iteration count: train_iters, else the last
 // logged step number.
 func runLength(r *result.Result) int {

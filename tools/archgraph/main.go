@@ -66,6 +66,7 @@ var roots = []struct{ args []string }{
 	{[]string{"-tags", "mage", "."}},
 	{[]string{"mage.go"}},
 	{[]string{"./tokenizer/cmd/tokenize"}},
+	{[]string{"./cmd/rival-kube"}},
 }
 
 // Load lists the packages of the module in dir that its commands reach through non-test imports.

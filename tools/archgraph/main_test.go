@@ -14,13 +14,15 @@ import (
 	"github.com/rivalbench/rival/tools/internal/gopkgs/gopkgstest"
 )
 
-// A made-up module with the three kinds of command: the graph holds what they reach through
+// A made-up module with the four kinds of command: the graph holds what they reach through
 // non-test imports, nothing that only a test or an unreached package imports.
 func TestLoadFollowsTheCommandsImports(t *testing.T) {
 	dir := gopkgstest.Module(t)
 	gopkgstest.Write(t, dir, "magefile.go", "//go:build mage\n\npackage main\n\nimport _ \"example.com/m/a\"\n\nfunc main() {}\n")
 	gopkgstest.Write(t, dir, "mage.go", "//go:build ignore\n\npackage main\n\nimport _ \"example.com/m/cli\"\n\nfunc main() {}\n")
 	gopkgstest.Write(t, dir, "tokenizer/cmd/tokenize/main.go", "package main\n\nimport _ \"example.com/m/b\"\n\nfunc main() {}\n")
+	gopkgstest.Write(t, dir, "cmd/rival-kube/main.go", "package main\n\nimport _ \"example.com/m/k\"\n\nfunc main() {}\n")
+	gopkgstest.Write(t, dir, "k/k.go", "package k\n\nimport _ \"example.com/m/b\"\n")
 	gopkgstest.Write(t, dir, "a/a.go", "package a\n\nimport (\n\t_ \"example.com/m/b\"\n\t_ \"example.com/m/safefile\"\n)\n")
 	gopkgstest.Write(t, dir, "a/a_test.go", "package a\n\nimport _ \"example.com/m/onlytests\"\n")
 	gopkgstest.Write(t, dir, "b/b.go", "package b\n\nimport _ \"example.com/m/safefile\"\n")
@@ -35,16 +37,18 @@ func TestLoadFollowsTheCommandsImports(t *testing.T) {
 		".":                      {"a"},
 		"mage.go":                {"cli"},
 		"tokenizer/cmd/tokenize": {"b"},
+		"cmd/rival-kube":         {"k"},
+		"k":                      {"b"},
 		"a":                      {"b", "safefile"},
 		"b":                      {"safefile"},
 		"cli":                    {},
 		"safefile":               {},
 	}, g.Imports)
-	assert.Equal(t, [][]string{{"cli", "safefile"}, {"b", "mage.go"}, {"a", "tokenizer/cmd/tokenize"}, {"."}}, g.Layers())
+	assert.Equal(t, [][]string{{"cli", "safefile"}, {"b", "mage.go"}, {"a", "k", "tokenizer/cmd/tokenize"}, {"cmd/rival-kube", "."}}, g.Layers())
 	section := g.Section()
 	assert.Contains(t, section, "  a[a] --> b\n", "the arrow to safefile is left out")
 	assert.Contains(t, section, "  magefile[magefile.go] --> a\n")
-	assert.Contains(t, section, "```\nmagefile.go\na   tokenizer/cmd/tokenize\nb   mage.go\ncli   safefile\n```")
+	assert.Contains(t, section, "```\ncmd/rival-kube   magefile.go\na   k   tokenizer/cmd/tokenize\nb   mage.go\ncli   safefile\n```")
 }
 
 func TestRewriteReplacesOnlyTheSection(t *testing.T) {
