@@ -42,7 +42,8 @@ func main() {
 // build cache) can be announced; anything but plain targets with -v or -t is mage's own business.
 func run(args []string) int {
 	inv, cmd, err := mage.Parse(os.Stderr, os.Stdout, args)
-	if err != nil || cmd != mage.None || inv.List || inv.Help || inv.CompileOut != "" || len(inv.Args) == 0 {
+	// MAGEFILE_HASHFAST runs an existing binary inside Invoke, before it would compile: mage's own path.
+	if err != nil || cmd != mage.None || inv.List || inv.Help || inv.CompileOut != "" || inv.HashFast || len(inv.Args) == 0 {
 		return mage.ParseAndRun(os.Stdout, os.Stderr, os.Stdin, args)
 	}
 	files, err := mage.Magefiles(".", runtime.GOOS, runtime.GOARCH, false)

@@ -36,8 +36,14 @@ func (w *Workspace) checkKubeSettings(target, platform string) error {
 	if len(missing) == 1 {
 		them = "it"
 	}
-	return fmt.Errorf("%s: a Kubernetes run of %s needs %s that %s not set: %s; set %s in the environment, as in `%s go run mage.go train:k8s-manifest %s FRAMEWORK MODEL` (docs/kubernetes.md)",
-		target, platform, english.Plural(len(missing), "setting"), isAre(len(missing)), strings.Join(missing, "; "), them, strings.Join(example, " "), platform)
+	// The example command is the one that was refused: train:k8s-manifest, or a cluster run.
+	command := "train:k8s-manifest " + platform + " FRAMEWORK MODEL"
+	if target != "train:k8s-manifest" {
+		command = "train:run " + platform + " FRAMEWORK MODEL"
+		example = append([]string{"CLUSTER=k8s NNODES=N"}, example...)
+	}
+	return fmt.Errorf("%s: a Kubernetes run of %s needs %s that %s not set: %s; set %s in the environment, as in `%s go run mage.go %s` (docs/kubernetes.md)",
+		target, platform, english.Plural(len(missing), "setting"), isAre(len(missing)), strings.Join(missing, "; "), them, strings.Join(example, " "), command)
 }
 
 func isAre(n int) string {

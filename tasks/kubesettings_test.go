@@ -35,6 +35,7 @@ func TestKubeSettingsMissingAreNamedTogether(t *testing.T) {
 	assert.Contains(t, err.Error(), "train: a Kubernetes run of cpu needs 2 settings that are not set: KUBE_IMAGE (")
 	assert.Contains(t, err.Error(), "KUBE_OUTPUT_CLAIM (")
 	assert.NotContains(t, err.Error(), "KUBE_DATA_CLAIM (")
+	assert.Contains(t, err.Error(), "go run mage.go train:run cpu FRAMEWORK MODEL`", "the example is the command that was refused")
 
 	// An image image:push recorded stands in for KUBE_IMAGE.
 	dir := w.path("OUTPUT_DIR", "images")

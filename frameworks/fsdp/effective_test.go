@@ -330,7 +330,7 @@ func TestCheckNegativeControls(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// Each control starts PyTorch; a plain run keeps one of each kind: a dropped argument, a
 			// changed argument, an edited trainer, an edited schedule.
-			testlevel.Case(t, i, 0, 10, 5, 8)
+			testlevel.Case(t, i, 0, 11, 5, 8)
 			r := fsdpRequest(hw.PlatformCPU, tc.model)
 			if tc.sl > 0 {
 				r.Fair.SL = tc.sl

@@ -3,6 +3,8 @@ package kubeproc
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -38,8 +40,20 @@ type Helper struct {
 // built remembers the programs built by this process: one build per invocation is enough.
 var built sync.Map
 
-// Path is where the program is built.
-func (h *Helper) Path() string { return filepath.Join(h.BinDir, Name) }
+// Path is where the program is built: one file per checkout (a short hash of Dir, else of the
+// working directory), since checkouts at other versions share the cache and would otherwise
+// rebuild over each other and run each other's program.
+func (h *Helper) Path() string {
+	dir := h.Dir
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	sum := sha256.Sum256([]byte(dir))
+	return filepath.Join(h.BinDir, Name+"-"+hex.EncodeToString(sum[:6]))
+}
 
 // Build builds the program if it is missing or stale and returns its path.
 func (h *Helper) Build(ctx context.Context) (string, error) {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -157,6 +158,12 @@ func (c *Cluster) Execute(ctx context.Context, r kubespec.Run, grace time.Durati
 		}
 	}()
 	out, rerr := ReadEvents(stdout, onLine, c.Status)
+	if rerr != nil {
+		// A stream that cannot be read stops the run: the program deletes it once stdin closes,
+		// and what it still writes is drained so it never blocks on a full pipe.
+		stdin.Close()
+		io.Copy(io.Discard, stdout)
+	}
 	werr := cmd.Wait()
 	close(done)
 	if rerr != nil {

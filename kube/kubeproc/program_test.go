@@ -326,10 +326,11 @@ func TestCancelAndTimeoutReachTheProgram(t *testing.T) {
 	}{{"ctrl-c", context.Canceled}, {"timeout", context.DeadlineExceeded}} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeAPI(t, "hold")
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			limit := 3 * time.Second
 			if tc.want == context.Canceled {
-				ctx, cancel = context.WithTimeout(context.Background(), time.Minute)
+				limit = time.Minute
 			}
+			ctx, cancel := context.WithTimeout(context.Background(), limit)
 			defer cancel()
 			c := &Cluster{Helper: testHelper(t), Context: "fake", Poll: 100 * time.Millisecond, Status: func(s string) {
 				if strings.Contains(s, "running on") && tc.want == context.Canceled {
