@@ -33,7 +33,7 @@ func (w *Workspace) executorFor(ctx context.Context, platform string, host hw.Ho
 		nothing = func() { e.Close() }
 	}
 	if w.useKube() {
-		ex, err := w.kubeExecutorFor(platform, host, &rec, true)
+		ex, err := w.kubeExecutorFor(ctx, platform, host, &rec, true)
 		return ex, nothing, err
 	}
 	if useSlurm(w.config) {
@@ -89,7 +89,7 @@ func (w *Workspace) useKube() bool { return useSlurm(w.config) && w.env.cluster(
 
 // newKubeExecutor builds the executor for platform from the config and the KUBE_ settings; connect
 // false leaves it without a client (train:k8s-manifest).
-func (w *Workspace) newKubeExecutor(cfg *config, platform string, host hw.Host, image string, connect bool) (*executor.Kube, error) {
+func (w *Workspace) newKubeExecutor(ctx context.Context, cfg *config, platform string, host hw.Host, image string, connect bool) (*executor.Kube, error) {
 	gpus := len(host.GPUs)
 	if platform == hw.PlatformCPU {
 		gpus = 0
@@ -111,7 +111,7 @@ func (w *Workspace) newKubeExecutor(cfg *config, platform string, host hw.Host, 
 	}
 	helper := w.kubeHelper()
 	k := &executor.Kube{
-		Manifests: func(r kubespec.Run) ([]byte, error) { return helper.Manifest(context.Background(), r) },
+		Manifests: func(r kubespec.Run) ([]byte, error) { return helper.Manifest(ctx, r) },
 		Platform:  platform, NNodes: cfg.int("NNODES"), GPUsPerNode: gpus, Image: image,
 		Namespace: w.env.kube("NAMESPACE"), ServiceAccount: w.env.kube("SERVICE_ACCOUNT"),
 		PriorityClass: w.env.kube("PRIORITY_CLASS"), NodeSelector: sel, Tolerations: tol,
@@ -119,7 +119,7 @@ func (w *Workspace) newKubeExecutor(cfg *config, platform string, host hw.Host, 
 		DataDir: w.path("DATA_DIR"), OutputDir: w.path("OUTPUT_DIR"), Grace: w.env.stopGrace(),
 	}
 	if connect {
-		name, err := helper.Connect(context.Background(), w.env.kube("CONTEXT"))
+		name, err := helper.Connect(ctx, w.env.kube("CONTEXT"))
 		if err != nil {
 			return nil, err
 		}
@@ -144,7 +144,7 @@ func (w *Workspace) kubeHelper() *kubeproc.Helper {
 
 // kubeExecutorFor is the Kubernetes executor of platform; built is the image this host built, to
 // check the pushed one is still it (nil: not checked).
-func (w *Workspace) kubeExecutorFor(platform string, host hw.Host, built *images.Record, connect bool) (*executor.Kube, error) {
+func (w *Workspace) kubeExecutorFor(ctx context.Context, platform string, host hw.Host, built *images.Record, connect bool) (*executor.Kube, error) {
 	if built != nil && built.ImageID == "" {
 		built = nil
 	}
@@ -156,5 +156,5 @@ func (w *Workspace) kubeExecutorFor(platform string, host hw.Host, built *images
 	if err != nil {
 		return nil, err
 	}
-	return w.newKubeExecutor(cfg, platform, host, image, connect)
+	return w.newKubeExecutor(ctx, cfg, platform, host, image, connect)
 }

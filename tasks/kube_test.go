@@ -52,7 +52,7 @@ func kubeInputs(t *testing.T, settings map[string]string) (*Workspace, trainInpu
 	cfg, err := in.Config.with("test", map[string]string{"NNODES": "2", "DP": "2"})
 	require.NoError(t, err)
 	w.config = cfg
-	ex, err := w.kubeExecutorFor(hw.PlatformCPU, hw.Host{Platform: hw.PlatformCPU}, nil, false)
+	ex, err := w.kubeExecutorFor(context.Background(), hw.PlatformCPU, hw.Host{Platform: hw.PlatformCPU}, nil, false)
 	require.NoError(t, err)
 	in.Config, in.Executor = cfg, ex
 	return w, in, ex
@@ -102,7 +102,7 @@ func TestKubeSettingsRefused(t *testing.T) {
 	w.env = w.env.with(map[string]string{"KUBE_TOLERATIONS": "a:Never"})
 	cfg, err := w.config.with("test", map[string]string{"NNODES": "1", "DP": "1"})
 	require.NoError(t, err)
-	_, err = w.newKubeExecutor(cfg, hw.PlatformCPU, hw.Host{Platform: hw.PlatformCPU}, kubeTestImage, false)
+	_, err = w.newKubeExecutor(context.Background(), cfg, hw.PlatformCPU, hw.Host{Platform: hw.PlatformCPU}, kubeTestImage, false)
 	assert.ErrorContains(t, err, "KUBE_TOLERATIONS")
 }
 
@@ -169,7 +169,7 @@ func TestKubeExecutorRunsEachFramework(t *testing.T) {
 				w.config = cfg
 				host, err := w.clusterHost(context.Background(), platform)
 				require.NoError(t, err)
-				ex, err := w.kubeExecutorFor(platform, host, nil, false)
+				ex, err := w.kubeExecutorFor(context.Background(), platform, host, nil, false)
 				require.NoError(t, err)
 				ex.Cluster = &kube.Cluster{Client: e.Client, Logs: staticLogs{"iteration 1/2", "iteration 2/2"}, PendingTimeout: time.Minute, Poll: 100 * time.Millisecond}
 				p, err := w.data().BuildPipeline()

@@ -36,7 +36,7 @@ func (w *Workspace) KubeManifestTarget(ctx context.Context, platform, framework,
 	if err := w.checkKubeSettings("train:k8s-manifest", platform); err != nil {
 		return err
 	}
-	ex, err := w.kubeExecutorFor(platform, host, nil, false)
+	ex, err := w.kubeExecutorFor(ctx, platform, host, nil, false)
 	if err != nil {
 		return err
 	}
