@@ -396,6 +396,10 @@ func docKnownVariable(name string, extract bool) bool {
 	if docOtherVariables[name] || strings.HasPrefix(name, "PRICE_") {
 		return true
 	}
+	// Go's and mage's own variables (GOCACHE, GOFLAGS, MAGEFILE_CACHE), as a measurement sets them.
+	if strings.HasPrefix(name, "MAGEFILE_") || (strings.HasPrefix(name, "GO") && strings.ToUpper(name) == name && !strings.Contains(name, "_")) {
+		return true
+	}
 	if _, ok := specFor(name); ok {
 		return true
 	}

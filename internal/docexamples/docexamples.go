@@ -240,13 +240,16 @@ func commands(line string) []command {
 	var out []command
 	var cur command
 	var word strings.Builder
-	inWord, redirect := false, false
+	inWord, redirect, otherFD := false, false, false
 	flush := func() {
 		if !inWord {
 			return
 		}
 		if redirect {
-			cur.stdout, redirect = word.String(), false
+			if !otherFD {
+				cur.stdout = word.String()
+			}
+			redirect, otherFD = false, false
 		} else {
 			cur.words = append(cur.words, word.String())
 		}
@@ -289,9 +292,24 @@ func commands(line string) []command {
 		case c == ' ' || c == '\t':
 			flush()
 		case c == '>':
+			// A descriptor before it (2>file, 2>&1) is part of the redirection, not a word.
+			if inWord && strings.Trim(word.String(), "0123456789") == "" {
+				otherFD = word.String() != "1"
+				word.Reset()
+				inWord = false
+			}
 			flush()
 			if i+1 < len(line) && line[i+1] == '>' {
 				i++
+			}
+			if i+1 < len(line) && line[i+1] == '&' {
+				// >&1: onto another descriptor, no file follows.
+				i++
+				for i+1 < len(line) && line[i+1] >= '0' && line[i+1] <= '9' {
+					i++
+				}
+				otherFD = false
+				continue
 			}
 			redirect = true
 		case c == ';' || c == '|' || c == '&':
@@ -331,8 +349,16 @@ func classify(file string, line int, text string, cmd command) (*Example, *Probl
 		env = append(env, a)
 		w = w[1:]
 	}
-	if len(w) > 0 && w[0] == "time" {
+	// time, or /usr/bin/time with its options, measures the command after it.
+	if len(w) > 0 && (w[0] == "time" || strings.HasSuffix(w[0], "/time")) {
 		w = w[1:]
+		for len(w) > 0 && strings.HasPrefix(w[0], "-") {
+			takesValue := w[0] == "-f" || w[0] == "-o" || w[0] == "--format" || w[0] == "--output"
+			w = w[1:]
+			if takesValue && len(w) > 0 {
+				w = w[1:]
+			}
+		}
 	}
 	switch {
 	case len(w) >= 3 && w[0] == "go" && w[1] == "run" && w[2] == "mage.go":

@@ -73,3 +73,23 @@ func TestPlaceholder(t *testing.T) {
 		assert.False(t, Placeholder(a), a)
 	}
 }
+
+// Redirections with a descriptor and a timing command in front are read as the shell reads them.
+func TestRedirectionsAndTime(t *testing.T) {
+	page := "```sh\n" +
+		"GOCACHE=$(mktemp -d) /usr/bin/time -v go run mage.go -compile /tmp/targets\n" +
+		"go run mage.go demo 2>&1 | tail -1\n" +
+		"/usr/bin/time -f '%U %S' go run mage.go extract x.log > r.json 2>err.txt\n" +
+		"time go run mage.go compare\n" +
+		"```\n"
+	exs, problems := Extract("page.md", []byte(page))
+	require.Empty(t, problems)
+	require.Len(t, exs, 4)
+	assert.Equal(t, []Assignment{{"GOCACHE", "$(mktemp -d)"}}, exs[0].Env)
+	assert.Equal(t, []string{"-compile", "/tmp/targets"}, exs[0].Args)
+	assert.Equal(t, []string{"demo"}, exs[1].Args, "2>&1 is no argument")
+	assert.Empty(t, exs[1].Stdout)
+	assert.Equal(t, []string{"extract", "x.log"}, exs[2].Args)
+	assert.Equal(t, "r.json", exs[2].Stdout, "2>err.txt is standard error, not the output")
+	assert.Equal(t, []string{"compare"}, exs[3].Args)
+}
