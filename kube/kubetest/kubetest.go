@@ -273,6 +273,9 @@ current-context: rival-test
 	return env, nil
 }
 
+// settle bounds how long the control plane may take to make a node ready or bind a claim.
+const settle = 3 * time.Minute
+
 // AddGPUNodes adds n fake nodes named prefix-0... with gpus GPUs of resource (nvidia.com/gpu or
 // amd.com/gpu) each, and waits until KWOK reports them ready and no taint is left on them.
 func (e *Env) AddGPUNodes(t testing.TB, prefix string, n int, resourceName corev1.ResourceName, gpus int, labels map[string]string) {
@@ -296,7 +299,9 @@ func (e *Env) AddGPUNodes(t testing.TB, prefix string, n int, resourceName corev
 			t.Fatalf("creating node %s: %v", node.Name, err)
 		}
 	}
-	deadline := time.Now().Add(60 * time.Second)
+	// Generous: two test binaries may each run a control plane on 2 busy cores (go test -p 2 under
+	// -race), and the node lifecycle controller lifts its taint late then. A bound, not a wait.
+	deadline := time.Now().Add(settle)
 	for i := 0; i < n; i++ {
 		name := fmt.Sprintf("%s-%d", prefix, i)
 		for {
@@ -305,7 +310,7 @@ func (e *Env) AddGPUNodes(t testing.TB, prefix string, n int, resourceName corev
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("node %s not ready after 60 s", name)
+				t.Fatalf("node %s not ready after %v", name, settle)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
@@ -504,14 +509,14 @@ func (e *Env) Claim(t testing.TB, ns, name string) {
 	if _, err := e.Client.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating claim %s/%s: %v", ns, name, err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(settle)
 	for {
 		c, err := e.Client.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
 		if err == nil && c.Status.Phase == corev1.ClaimBound {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("claim %s/%s not bound after 60 s", ns, name)
+			t.Fatalf("claim %s/%s not bound after %v", ns, name, settle)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
