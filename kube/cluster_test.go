@@ -94,19 +94,6 @@ func cluster(t *testing.T, e *kubetest.Env, pending time.Duration) *kube.Cluster
 		Status: func(s string) { t.Log(s) }}
 }
 
-// nothingLeft checks a run's Job, pods and Service are gone.
-func nothingLeft(t *testing.T, e *kubetest.Env, ns, name string) {
-	t.Helper()
-	ctx := context.Background()
-	_, err := e.Client.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
-	assert.True(t, apierrors.IsNotFound(err), "Job %s left behind (%v)", name, err)
-	_, err = e.Client.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
-	assert.True(t, apierrors.IsNotFound(err), "Service %s left behind (%v)", name, err)
-	pods, err := e.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: kube.RunLabel + "=" + name})
-	require.NoError(t, err)
-	assert.Empty(t, pods.Items, "pods left behind")
-}
-
 func TestManifestsAcceptedByAPIServer(t *testing.T) {
 	e := env(t)
 	ns := e.Namespace(t, "accept")
@@ -178,7 +165,7 @@ func TestRunCompletesWithRankAndRendezvous(t *testing.T) {
 	assert.Equal(t, final.Pods[0]+" preflight step 1/3", lines[0])
 	assert.Equal(t, final.Pods[0]+" train step 3/3", lines[5])
 	require.NoError(t, c.Delete(ctx, ns, "two-nodes"))
-	nothingLeft(t, e, ns, "two-nodes")
+	e.NothingLeft(t, ns, "two-nodes")
 }
 
 func TestFailedPodFailsTheRunWithItsReason(t *testing.T) {
@@ -196,7 +183,7 @@ func TestFailedPodFailsTheRunWithItsReason(t *testing.T) {
 	assert.Equal(t, "OOMKilled", final.Reason)
 	assert.Equal(t, 137, final.ExitCode)
 	assert.Contains(t, err.Error(), "exited with code 137 (OOMKilled)")
-	nothingLeft(t, e, ns, "oom")
+	e.NothingLeft(t, ns, "oom")
 }
 
 func TestImagePullErrorFailsTheRun(t *testing.T) {
@@ -213,7 +200,7 @@ func TestImagePullErrorFailsTheRun(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, "ErrImagePull", final.Reason)
 	assert.Contains(t, err.Error(), "cannot start: ErrImagePull: test: the image cannot be pulled")
-	nothingLeft(t, e, ns, "pull")
+	e.NothingLeft(t, ns, "pull")
 }
 
 func TestUnschedulableReportedBeforePendingTimeout(t *testing.T) {
@@ -231,7 +218,7 @@ func TestUnschedulableReportedBeforePendingTimeout(t *testing.T) {
 	assert.Equal(t, "Unschedulable", final.Reason)
 	assert.Contains(t, err.Error(), "Insufficient nvidia.com/gpu")
 	assert.Contains(t, strings.Join(status, "\n"), "pending: Unschedulable", "the scheduler's reason is shown while pending")
-	nothingLeft(t, e, ns, "toobig")
+	e.NothingLeft(t, ns, "toobig")
 }
 
 // Ctrl-C and the run's timeout both end the context: the Job, its pods and the Service go.
@@ -262,7 +249,7 @@ func TestCancelAndTimeoutDeleteEverything(t *testing.T) {
 			}
 			_, err = c.Run(ctx, svc, job, 30*time.Second, func(string) {})
 			assert.True(t, errors.Is(err, tc.want), "%v", err)
-			nothingLeft(t, e, ns, name)
+			e.NothingLeft(t, ns, name)
 		})
 	}
 }
@@ -289,6 +276,6 @@ func TestTwoRunsSideBySide(t *testing.T) {
 	for i, name := range []string{"side-a", "side-b"} {
 		require.NoError(t, errs[i], name)
 		assert.Len(t, finals[i].Nodes, 2, name)
-		nothingLeft(t, e, ns, name)
+		e.NothingLeft(t, ns, name)
 	}
 }

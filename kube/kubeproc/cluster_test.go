@@ -11,8 +11,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rivalbench/rival/kube/kubespec"
 	"github.com/rivalbench/rival/kube/kubetest"
@@ -37,17 +35,6 @@ func TestProgramOnARealAPIServer(t *testing.T) {
 			Train:     kubespec.Step{Command: []string{"torchrun", "--node_rank=0", "train.py"}},
 			Preflight: &kubespec.Step{Command: []string{"python3", "preflight.py"}}, PodAnnotations: annotations}
 	}
-	gone := func(name string) {
-		t.Helper()
-		ctx := context.Background()
-		_, err := e.Client.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
-		assert.True(t, apierrors.IsNotFound(err), "Job %s left behind (%v)", name, err)
-		_, err = e.Client.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
-		assert.True(t, apierrors.IsNotFound(err), "Service %s left behind (%v)", name, err)
-		pods, err := e.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: kubespec.RunLabel + "=" + name})
-		require.NoError(t, err)
-		assert.Empty(t, pods.Items, "pods left behind")
-	}
 
 	var lines []string
 	c := &Cluster{Helper: testHelper(t), Context: "rival-test", PendingTimeout: time.Minute, Poll: 100 * time.Millisecond, LogsURL: logs.URL}
@@ -58,7 +45,7 @@ func TestProgramOnARealAPIServer(t *testing.T) {
 	require.Len(t, final.Nodes, 2)
 	assert.NotEqual(t, final.Nodes[0], final.Nodes[1])
 	assert.Equal(t, []string{"preflight step 1/2", "preflight step 2/2", "train step 1/2", "train step 2/2"}, lines)
-	gone("through")
+	e.NothingLeft(t, ns, "through")
 
 	held, stop := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer stop()
@@ -69,5 +56,5 @@ func TestProgramOnARealAPIServer(t *testing.T) {
 	}
 	_, err = c.Execute(held, run("held", map[string]string{kubetest.HoldAnnotation: "1"}), 30*time.Second, func(string) {})
 	assert.Equal(t, context.Canceled, err)
-	gone("held")
+	e.NothingLeft(t, ns, "held")
 }

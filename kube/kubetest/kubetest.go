@@ -22,10 +22,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/rivalbench/rival/kube/kubespec"
 )
 
 // Version is the Kubernetes release the binaries are built from.
@@ -74,7 +77,7 @@ func Start(t testing.TB) *Env {
 	t.Helper()
 	for _, b := range binaries {
 		if _, err := os.Stat(filepath.Join(BinDir(), b)); err != nil {
-			msg := fmt.Sprintf("no %s in %s: build the control plane with `bash .ci/k8s-binaries.sh` (about 900 CPU seconds once: 8 to 20 minutes on 2 cores)", b, BinDir())
+			msg := fmt.Sprintf("no %s in %s: build the control plane with `bash .ci/k8s-binaries.sh` (about 900 CPU seconds once: 11 to 20 minutes on 2 cores)", b, BinDir())
 			if os.Getenv("RIVAL_REQUIRE_K8S") == "1" {
 				t.Fatal(msg)
 			}
@@ -519,5 +522,24 @@ func (e *Env) Claim(t testing.TB, ns, name string) {
 			t.Fatalf("claim %s/%s not bound after %v", ns, name, settle)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// NothingLeft checks that a run's Job, its pods (by the run label) and its Service are gone.
+func (e *Env) NothingLeft(t testing.TB, ns, name string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := e.Client.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("Job %s left behind (%v)", name, err)
+	}
+	if _, err := e.Client.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("Service %s left behind (%v)", name, err)
+	}
+	pods, err := e.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: kubespec.RunLabel + "=" + name})
+	if err != nil {
+		t.Fatalf("listing the pods of %s: %v", name, err)
+	}
+	if len(pods.Items) > 0 {
+		t.Errorf("%d pods of %s left behind", len(pods.Items), name)
 	}
 }
