@@ -13,7 +13,7 @@ const NoteDelay = 3 * time.Second
 
 // FirstCompile is how long the targets take to compile from an empty build cache with the modules
 // downloaded, on the 2-core reference machine (docs/measurements.md, "Compiling the targets").
-const FirstCompile = "1 to 4 minutes"
+const FirstCompile = "up to about 3 minutes"
 
 // CompileNote says, once, that the targets are compiling when that is still going on after delay,
 // so a first run in a new checkout (or after a Go upgrade) is not silent for minutes. Calling the
