@@ -646,8 +646,8 @@ func partLabel(p cache.KeyPart) string {
 }
 
 func shortValue(p cache.KeyPart) string {
-	if isDigest(p) {
-		return p.Value[:cache.ShortLen]
+	if d, ok := digestOf(p); ok {
+		return d.Short()
 	}
 	if r := []rune(p.Value); len(r) > 40 {
 		return string(r[:37]) + "…"
@@ -655,13 +655,13 @@ func shortValue(p cache.KeyPart) string {
 	return p.Value
 }
 
-// isDigest says whether p is a file or upstream output given by its digest.
-func isDigest(p cache.KeyPart) bool {
+// digestOf is the digest that p, a file or upstream output, is given by; false for other parts.
+func digestOf(p cache.KeyPart) (cache.Digest, bool) {
 	if p.Kind != "file" && p.Kind != "dep" {
-		return false
+		return cache.Digest{}, false
 	}
-	_, err := cache.ParseDigest(p.Value)
-	return err == nil
+	d, err := cache.ParseDigest(p.Value)
+	return d, err == nil
 }
 
 // shortPair is the before and after of a changed input as shortValue shows
@@ -681,7 +681,8 @@ func shortPair(o, p cache.KeyPart) (string, string) {
 	}
 	cut := func(r []rune) string {
 		if n := i + 4; n < len(r) {
-			if isDigest(o) && isDigest(p) {
+			_, od := digestOf(o)
+			if _, pd := digestOf(p); od && pd {
 				return string(r[:n])
 			}
 			return string(r[:n]) + "…"
