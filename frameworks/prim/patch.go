@@ -24,6 +24,12 @@ func Patch(name string, src []byte, root map[string]string, overrides []Override
 	if err := yaml.Unmarshal(src, &doc); err != nil {
 		return nil, fmt.Errorf("prim: parse EXP yaml %s: %w", name, err)
 	}
+	// A node tree keeps a key given twice, which no reader of the patched file can tell apart:
+	// decoding into plain values refuses it, naming both lines.
+	var plain any
+	if err := yaml.Unmarshal(src, &plain); err != nil {
+		return nil, fmt.Errorf("prim: parse EXP yaml %s: %w", name, err)
+	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("prim: EXP yaml %s: the top level is not a mapping of keys (work_group, exp_name, modules, ...)", name)
 	}
