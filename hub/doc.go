@@ -11,13 +11,16 @@
 //     place only when whole.
 //     Concurrent downloads of one path, in one process or several, wait for each other and reuse
 //     the file.
-//   - [ReadDocuments] streams the text of each document in a downloaded shard, in bounded memory;
-//     [DetectFormat] tells the shard formats apart.
+//   - [Documents.Read] streams the text of each document in a downloaded shard, in bounded memory;
+//     [DetectFormat] tells the shard formats apart. Parquet shards are read by the rival-parquet
+//     program ([ParquetProgram], package hub/parquettext), so that the targets need not compile
+//     the parquet library.
 //
 // # Dependencies
 //
-// It imports only package jsonl from Rival (so that a shard's lines are read as every other
-// corpus's are) and knows nothing of Rival's cache: the caller decides where a download lands.
+// From Rival it imports only jsonl (so that a shard's lines are read as every other corpus's are),
+// safefile and internal/goprog, and knows nothing of Rival's cache: the caller decides where a
+// download lands and where rival-parquet is built.
 // Package tasks uses it for fetch; subpackage hubtest is a loopback server that answers as the
 // hub does, for tests.
 package hub

@@ -2,6 +2,7 @@ package hub_test
 
 import (
 	"bytes"
+	"context"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
@@ -41,7 +42,7 @@ func gz(t testing.TB, parts ...string) []byte {
 
 func collect(path string, format hub.Format, limit int) ([]string, error) {
 	var out []string
-	n, err := hub.ReadDocuments(path, format, limit, func(s string) error {
+	n, err := documents.Read(context.Background(), path, format, limit, func(s string) error {
 		out = append(out, s)
 		return nil
 	})
@@ -112,7 +113,7 @@ func TestCallbackErrorStops(t *testing.T) {
 	stop := errors.New("enough")
 	p := writeFile(t, "a.jsonl", []byte("{\"text\":\"1\"}\n{\"text\":\"2\"}\n"))
 	calls := 0
-	n, err := hub.ReadDocuments(p, hub.FormatAuto, 0, func(string) error {
+	n, err := documents.Read(context.Background(), p, hub.FormatAuto, 0, func(string) error {
 		calls++
 		return stop
 	})
@@ -313,7 +314,7 @@ func BenchmarkReadDocuments(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(jsonl.Len()))
 			for b.Loop() {
-				n, err := hub.ReadDocuments(files[name], hub.FormatAuto, 0, func(string) error { return nil })
+				n, err := documents.Read(context.Background(), files[name], hub.FormatAuto, 0, func(string) error { return nil })
 				if err != nil || n != len(texts) {
 					b.Fatal(n, err)
 				}

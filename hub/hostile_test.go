@@ -1,6 +1,7 @@
 package hub_test
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -19,7 +20,7 @@ func TestShardReadersRefuseNonRegularFiles(t *testing.T) {
 		p := filepath.Join(t.TempDir(), "shard.jsonl")
 		return p, func() error {
 			_, detectErr := hub.DetectFormat(p)
-			_, err := hub.ReadDocuments(p, hub.FormatJSONL, 0, func(string) error { return nil })
+			_, err := (hub.Documents{}).Read(context.Background(), p, hub.FormatJSONL, 0, func(string) error { return nil })
 			require.ErrorIs(t, err, safefile.ErrNotRegular)
 			return detectErr
 		}

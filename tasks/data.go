@@ -28,6 +28,7 @@ func (w *Workspace) data() data.Options {
 		FilterMinWords: w.config.get("FILTER_MIN_WORDS"),
 		EOD:            w.env.eod(),
 		Hub:            w.hubClient,
+		Documents:      hub.Documents{Parquet: w.program(hub.ParquetProgram)},
 		Live:           func(out io.Writer) data.LiveLine { return live.New(out) },
 	}
 }

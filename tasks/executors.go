@@ -9,6 +9,7 @@ import (
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/container"
 	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/internal/goprog"
 	"github.com/rivalbench/rival/internal/units"
 	"github.com/rivalbench/rival/kube/kubeproc"
 	"github.com/rivalbench/rival/kube/kubespec"
@@ -133,13 +134,24 @@ func (w *Workspace) newKubeExecutor(ctx context.Context, cfg *config, platform s
 // kubeHelper is the rival-kube program, which holds the Kubernetes client: built from this
 // workspace's source into the cache's bin folder on first use.
 func (w *Workspace) kubeHelper() *kubeproc.Helper {
+	return &kubeproc.Helper{Dir: w.root, BinDir: w.binDir(), Notice: os.Stderr}
+}
+
+// program is p, one of the programs that hold a heavy library, built from this workspace's source
+// into the cache's bin folder on first use.
+func (w *Workspace) program(p goprog.Program) *goprog.Helper {
+	return &goprog.Helper{Program: p, Dir: w.root, BinDir: w.binDir(), Notice: os.Stderr}
+}
+
+// binDir is the cache's bin folder, where those programs are built.
+func (w *Workspace) binDir() string {
 	dir := ""
 	if w.cache != nil {
 		dir = w.cache.Dir
 	} else if d, err := cache.DefaultDir(); err == nil {
 		dir = d
 	}
-	return &kubeproc.Helper{Dir: w.root, BinDir: filepath.Join(dir, "bin"), Notice: os.Stderr}
+	return filepath.Join(dir, "bin")
 }
 
 // kubeExecutorFor is the Kubernetes executor of platform; built is the image this host built, to

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -155,4 +157,38 @@ func TestPipelineTargets(t *testing.T) {
 		assert.Contains(t, log.String(), "data/c4-"+m+"-train: 8 documents, 8 sequences")
 		assert.Contains(t, log.String(), "data/c4-"+m+"-test: 2 documents, 2 sequences")
 	}
+}
+
+// DATASET=bc is the hub's parquet conversion: fetch reads it through the rival-parquet program,
+// built on first use, and writes each row's text unchanged.
+func TestFetchParquetDataset(t *testing.T) {
+	s := fakeHub(t, 0)
+	t.Setenv("HF_ENDPOINT", s.URL())
+	type row struct {
+		Text string `parquet:"text"`
+	}
+	var rows []row
+	for i := range 30 {
+		rows = append(rows, row{fmt.Sprintf("Book sentence %d, with \"quotes\", a tab\tand é.", i)})
+	}
+	var buf bytes.Buffer
+	require.NoError(t, parquet.Write(&buf, rows, parquet.MaxRowsPerRowGroup(7)))
+	e, err := hub.Lookup("bc")
+	require.NoError(t, err)
+	s.Add(hubtest.File{Dataset: true, Repo: e.Repo, Revision: e.Revision, Path: e.Files[0], Content: buf.Bytes(), LFS: true})
+
+	w, log := newWorkspace(t, "DATASET=bc\nMODELS=qwen\nDATA_SAMPLES=20\n")
+	p, err := w.data().BuildPipeline()
+	require.NoError(t, err)
+	require.NoError(t, w.runner.Run(context.Background(), p.Fetch), log.String())
+	raw, err := os.ReadFile(p.Fetch.Outputs[0].Path)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
+	require.Len(t, lines, 20, "DATA_SAMPLES caps the rows")
+	for i, line := range lines {
+		var doc struct{ Text string }
+		require.NoError(t, json.Unmarshal([]byte(line), &doc))
+		assert.Equal(t, rows[i].Text, doc.Text)
+	}
+	assert.FileExists(t, w.program(hub.ParquetProgram).Path(), "built into the cache's bin folder")
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rivalbench/rival/internal/goprog"
 	"github.com/rivalbench/rival/kube"
 	"github.com/rivalbench/rival/kube/kubespec"
 )
@@ -166,7 +167,7 @@ func TestBuildSaysItOnceAndReusesTheProgram(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(notice.String(), "\n"), "one line")
 	before, err := os.Stat(path)
 	require.NoError(t, err)
-	built.Delete(path) // as a later invocation would find it
+	goprog.Forget(path) // as a later invocation would find it
 	notice.Reset()
 	_, err = h.Build(context.Background())
 	require.NoError(t, err)

@@ -104,7 +104,7 @@ func (o Options) fetchDatasetTask(name string) (*dag.Task, error) {
 				if written >= limit {
 					break
 				}
-				n, err := hub.ReadDocuments(s, e.Format, limit-written, cw.Write)
+				n, err := o.Documents.Read(ctx, s, e.Format, limit-written, cw.Write)
 				written += n
 				if err != nil {
 					return err

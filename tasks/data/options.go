@@ -33,6 +33,8 @@ type Options struct {
 
 	// Hub opens a hub client (HF_ENDPOINT, the token) when a fetch runs.
 	Hub func() (*hub.Client, error)
+	// Documents reads the downloaded shards (parquet through the rival-parquet program).
+	Documents hub.Documents
 
 	// Live makes the live progress line an encode writes to its log.
 	Live func(io.Writer) LiveLine

@@ -66,7 +66,7 @@ var roots = []struct{ args []string }{
 	{[]string{"-tags", "mage", "."}},
 	{[]string{"mage.go"}},
 	{[]string{"./tokenizer/cmd/tokenize"}},
-	{[]string{"./cmd/rival-kube"}},
+	{[]string{"./cmd/..."}}, // the programs that hold a heavy library: rival-kube, rival-parquet, ...
 }
 
 // Load lists the packages of the module in dir that its commands reach through non-test imports.

@@ -1,0 +1,103 @@
+package hub_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rivalbench/rival/hub"
+	"github.com/rivalbench/rival/internal/goprog"
+)
+
+// documents reads shards as fetch does: parquet through rival-parquet, built on first use into a
+// folder of the tests' own.
+var documents hub.Documents
+
+func TestMain(m *testing.M) {
+	bin, err := os.MkdirTemp("", "rival-parquet-test-")
+	if err != nil {
+		panic(err)
+	}
+	documents.Parquet = &goprog.Helper{Program: hub.ParquetProgram, BinDir: bin, Notice: io.Discard}
+	code := m.Run()
+	os.RemoveAll(bin)
+	os.Exit(code)
+}
+
+// The program hands over each text byte for byte, whatever it holds: invalid UTF-8, NUL bytes,
+// newlines, an empty string, a text larger than the pipe's buffer.
+func TestParquetTextsArriveUnchanged(t *testing.T) {
+	texts := []string{"plain", "", "line\nbreak\r\n", "nul\x00inside", "\xff\xfe not UTF-8", strings.Repeat("long text ", 1<<15)}
+	got, err := collect(parquetFile(t, texts, 2), hub.FormatParquet, 0)
+	require.NoError(t, err)
+	assert.Equal(t, texts, got)
+}
+
+// An error from fn stops the program at once and names the row; the rows before it were read.
+func TestParquetCallbackErrorStops(t *testing.T) {
+	texts := make([]string, 5000)
+	for i := range texts {
+		texts[i] = strings.Repeat("x", 100)
+	}
+	p := parquetFile(t, texts, 512)
+	stop := errors.New("disk full")
+	calls := 0
+	n, err := documents.Read(context.Background(), p, hub.FormatAuto, 0, func(string) error {
+		calls++
+		if calls == 1001 {
+			return stop
+		}
+		return nil
+	})
+	require.ErrorIs(t, err, stop)
+	assert.EqualError(t, err, p+": row 1000: disk full")
+	assert.Equal(t, 1000, n)
+}
+
+// A cancelled context stops the read; no program is left running.
+func TestParquetCancelled(t *testing.T) {
+	p := parquetFile(t, []string{"a", "b", "c"}, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err := documents.Read(ctx, p, hub.FormatAuto, 0, func(string) error {
+		cancel()
+		return nil
+	})
+	require.Error(t, err)
+}
+
+// Without a program to read parquet with, a parquet shard is refused, naming it; other formats
+// need none.
+func TestParquetWithoutProgram(t *testing.T) {
+	p := parquetFile(t, []string{"a"}, 1)
+	_, err := (hub.Documents{}).Read(context.Background(), p, hub.FormatAuto, 0, func(string) error { return nil })
+	require.ErrorContains(t, err, p+": a parquet shard, and no reader for parquet was given")
+}
+
+// The targets compile without the parquet library: only rival-parquet links it.
+func TestTargetsBuildWithoutParquet(t *testing.T) {
+	deps := goListDeps(t, "-tags", "mage", ".")
+	require.Contains(t, deps, "github.com/rivalbench/rival/hub")
+	for _, p := range deps {
+		assert.False(t, strings.HasPrefix(p, "github.com/parquet-go/") || strings.HasSuffix(p, "/hub/parquettext"), "%s is compiled into the targets", p)
+	}
+}
+
+func goListDeps(t *testing.T, args ...string) []string {
+	t.Helper()
+	gomod, err := exec.Command("go", "env", "GOMOD").Output()
+	require.NoError(t, err)
+	cmd := exec.Command("go", append([]string{"list", "-deps"}, args...)...)
+	cmd.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "go list -deps %s", strings.Join(args, " "))
+	return strings.Fields(string(out))
+}
