@@ -3,9 +3,6 @@ package compare
 import (
 	"math"
 	"sort"
-
-	"gonum.org/v1/gonum/stat"
-	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Summary describes repetitions of one measurement (one value per run).
@@ -66,26 +63,49 @@ func summarize(xs []float64) Summary {
 	return s
 }
 
-func mean(xs []float64) float64 { return stat.Mean(xs, nil) }
+func mean(xs []float64) float64 {
+	sum := 0.0
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
+}
 
-// sampleSD is the sample standard deviation (n-1), 0 below two values.
+// sampleSD is the sample standard deviation (n-1), 0 below two values: two passes, the second
+// corrected by the rounding left in the mean (the corrected two-pass algorithm of Chan, Golub and
+// LeVeque), so values far from zero with a small spread keep their digits.
 func sampleSD(xs []float64) float64 {
 	if len(xs) < 2 {
 		return 0
 	}
-	return stat.StdDev(xs, nil)
+	m := mean(xs)
+	var ss, comp float64
+	for _, x := range xs {
+		d := x - m
+		ss += d * d
+		comp += d
+	}
+	n := float64(len(xs))
+	return math.Sqrt((ss - comp*comp/n) / (n - 1))
 }
 
 // percentile interpolates linearly between order statistics at position
 // q·(n−1) (numpy's default, Hyndman and Fan's type 7), matching the result
-// package's p10/p90. gonum's LinInterp interpolates at position q'·n − 1, so
-// q' = (q·(n−1) + 1)/n lands on the same point.
+// package's p10/p90.
 func percentile(sorted []float64, q float64) float64 {
 	if len(sorted) == 0 {
 		return math.NaN()
 	}
-	n := float64(len(sorted))
-	return stat.Quantile((q*(n-1)+1)/n, stat.LinInterp, sorted, nil)
+	h := q * float64(len(sorted)-1)
+	lo := int(math.Floor(h))
+	if lo >= len(sorted)-1 {
+		return sorted[len(sorted)-1]
+	}
+	if lo < 0 {
+		return sorted[0]
+	}
+	f := h - float64(lo)
+	return sorted[lo] + f*(sorted[lo+1]-sorted[lo])
 }
 
 // Ratio is a speedup A/B of two group means with its 95% interval.
@@ -126,9 +146,96 @@ func ratioOfMeans(a, b Summary) Ratio {
 // incomplete beta loses precision, it is the standard normal's.
 func tQuantile(p, df float64) float64 {
 	if math.IsInf(df, 1) || df > 1e7 {
-		return distuv.UnitNormal.Quantile(p)
+		return -math.Sqrt2 * math.Erfcinv(2*p)
 	}
-	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(p)
+	if p < 0.5 {
+		return -tQuantile(1-p, df)
+	}
+	if p == 0.5 {
+		return 0
+	}
+	if df >= 1000 {
+		// The incomplete beta's prefactor loses digits to lgamma's large values here; the
+		// expansion of t in powers of 1/df around the normal quantile z (Abramowitz and Stegun
+		// 26.7.5) is exact to about 1e-15 from this df on.
+		z := -math.Sqrt2 * math.Erfcinv(2*p)
+		z2 := z * z
+		g1 := z * (z2 + 1) / 4
+		g2 := z * ((5*z2+16)*z2 + 3) / 96
+		g3 := z * (((3*z2+19)*z2+17)*z2 - 15) / 384
+		g4 := z * ((((79*z2+776)*z2+1482)*z2-1920)*z2 - 945) / 92160
+		return z + (g1+(g2+(g3+g4/df)/df)/df)/df
+	}
+	// The upper tail 1−p is ½·I(df/(df+t²); df/2, ½), falling in t: widen the bracket until it
+	// holds the quantile, then halve it until the halves stop shrinking.
+	tail := 1 - p
+	upper := func(t float64) float64 { return 0.5 * regIncBeta(df/(df+t*t), t*t/(df+t*t), df/2, 0.5) }
+	lo, hi := 0.0, 1.0
+	for upper(hi) > tail {
+		lo, hi = hi, 2*hi
+		if math.IsInf(hi, 1) {
+			return math.Inf(1)
+		}
+	}
+	for range 200 {
+		mid := lo + (hi-lo)/2
+		if mid <= lo || mid >= hi {
+			break
+		}
+		if upper(mid) > tail {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo + (hi-lo)/2
+}
+
+// regIncBeta is the regularized incomplete beta function I(x; a, b), a, b > 0, from its
+// continued fraction (evaluated by the modified Lentz method), on the side of x where it
+// converges fast. y is 1−x, given by the caller so that no digits are lost subtracting.
+func regIncBeta(x, y, a, b float64) float64 {
+	switch {
+	case x <= 0:
+		return 0
+	case y <= 0:
+		return 1
+	case x > (a+1)/(a+b+2):
+		return 1 - regIncBeta(y, x, b, a)
+	}
+	la, _ := math.Lgamma(a)
+	lb, _ := math.Lgamma(b)
+	lab, _ := math.Lgamma(a + b)
+	front := math.Exp(a*math.Log(x)+b*math.Log(y)-la-lb+lab) / a
+	const tiny, eps = 1e-300, 1e-16
+	f, c, d := 1.0, 1.0, 0.0
+	for i := 0; i <= 100000; i++ {
+		m := float64(i / 2)
+		var num float64
+		switch {
+		case i == 0:
+			num = 1
+		case i%2 == 0:
+			num = m * (b - m) * x / ((a + 2*m - 1) * (a + 2*m))
+		default:
+			num = -(a + m) * (a + b + m) * x / ((a + 2*m) * (a + 2*m + 1))
+		}
+		d = 1 + num*d
+		if math.Abs(d) < tiny {
+			d = tiny
+		}
+		d = 1 / d
+		c = 1 + num/c
+		if math.Abs(c) < tiny {
+			c = tiny
+		}
+		cd := c * d
+		f *= cd
+		if math.Abs(1-cd) < eps {
+			break
+		}
+	}
+	return front * (f - 1)
 }
 
 // Inconclusive says whether the 95% interval of the ratio includes 1: the
