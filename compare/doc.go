@@ -10,8 +10,10 @@
 //   - [Analyze] pools the inputs that repeat one setup (a [GroupKey]: platform, GPU, framework,
 //     model, dataset, configuration) and computes every figure and comparison into a [Report],
 //     priced by a [PriceTable] ([DefaultPrices], [ParsePriceEnv]).
-//   - [Report.WriteMarkdown], [Report.WriteHTML], [Report.WritePlots] and [Report.Console] write
-//     it; [Anchors] are the published figures the report sets results against.
+//   - [Report.WriteMarkdown], [Report.WriteHTML] and [Report.Console] write it; [Report.Figure]
+//     and [Report.HistoryFigure] describe its figures as data, which the rival-plot program draws
+//     (package compare/figure); [Anchors] are the published figures the report sets results
+//     against.
 //
 // It also checks inputs: [VerifyResult] compares the fingerprints a result records with the
 // values a workspace recomputed for its run ([Recomputed]), and [CompareInputs] lists the inputs
@@ -22,7 +24,7 @@
 // Each file uses only the files listed before it (tools/filecycles checks that no two files use
 // each other):
 //
-//   - Figures: stats.go (means, intervals, ratios, outliers, percentiles, through gonum),
+//   - Figures: stats.go (means, intervals, ratios, outliers, percentiles, Student's t),
 //     thresholds.go (the limits of the sanity, parity and window checks), format.go (numbers,
 //     intervals and missing values as text).
 //   - Fields: fields.go (the configuration fields compared, the one field→label map, and what a
@@ -36,7 +38,7 @@
 //     configuration comparisons), history.go (one workload over stacks and dates), anchors.go
 //     (published figures), analyze.go ([Analyze]).
 //   - Rendering: headlines.go (the sentences every output shares), console.go, markdown.go,
-//     html.go, plot.go and history_plot.go (figures).
+//     html.go, plot.go and history_plot.go (the figures as compare/figure data).
 //
 // # Dependencies
 //

@@ -6,33 +6,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/rivalbench/rival/compare/figure"
 )
 
-func num(x float64, prec int) string {
-	if !finite(x) {
-		return "—"
-	}
-	s := fmt.Sprintf("%.*f", prec, x)
-	// thousands separators for readability
-	intPart, frac, _ := strings.Cut(s, ".")
-	neg := strings.HasPrefix(intPart, "-")
-	intPart = strings.TrimPrefix(intPart, "-")
-	var b strings.Builder
-	for i, c := range intPart {
-		if i > 0 && (len(intPart)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	out := b.String()
-	if neg {
-		out = "-" + out
-	}
-	if frac != "" {
-		out += "." + frac
-	}
-	return out
-}
+func num(x float64, prec int) string { return figure.Num(x, prec) }
 
 // sig formats a figure with one decimal, or with three significant digits
 // when it is below 10 (a proxy's 0.06 TFLOP/s must not read as 0.1, nor a

@@ -26,7 +26,7 @@ func outputs(t *testing.T, rep *Report) (md, html, console, svg string) {
 	rep.Console(&c)
 	rep.ConsoleConfigs(&c)
 	dir := t.TempDir()
-	require.NoError(t, rep.WritePlots(dir+"/c.png", dir+"/c.svg"))
+	require.NoError(t, rep.writePlots(dir+"/c.png", dir+"/c.svg"))
 	return m.String(), h.String(), c.String(), readFile(t, dir+"/c.svg")
 }
 

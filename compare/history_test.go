@@ -266,7 +266,7 @@ func TestHistoryPlots(t *testing.T) {
 	}
 	rep := analyzeDir(t, filepath.Join("testdata", "history", "mixed-hosts"))
 	pngPath, svg := filepath.Join(dir, "history.png"), filepath.Join(dir, "history.svg")
-	require.NoError(t, rep.WriteHistoryPlots(pngPath, svg))
+	require.NoError(t, rep.writeHistoryPlots(pngPath, svg))
 	f, err := os.Open(pngPath)
 	require.NoError(t, err)
 	defer f.Close()
@@ -280,7 +280,7 @@ func TestHistoryPlots(t *testing.T) {
 
 	none := analyzeDir(t, filepath.Join("testdata", "history", "anchor"))
 	other := filepath.Join(t.TempDir(), "h.png")
-	require.NoError(t, none.WriteHistoryPlots(other, other+".svg"))
+	require.NoError(t, none.writeHistoryPlots(other, other+".svg"))
 	data, err = os.ReadFile(other + ".svg")
 	require.NoError(t, err)
 	assert.Contains(t, string(data), "no workload was measured on more than one software stack")

@@ -92,7 +92,7 @@ func TestPlotsAreWorldReadableLikeTheReport(t *testing.T) {
 	rep, _ := demoReport(t)
 	dir := t.TempDir()
 	png, svg := filepath.Join(dir, "compare.png"), filepath.Join(dir, "compare.svg")
-	require.NoError(t, rep.WritePlots(png, svg))
+	require.NoError(t, rep.writePlots(png, svg))
 	for _, p := range []string{png, svg} {
 		fi, err := os.Stat(p)
 		require.NoError(t, err)

@@ -1,30 +1,22 @@
 package compare
 
 import (
-	"bytes"
 	"fmt"
-	"image/color"
 	"math"
 	"strings"
 
-	"gonum.org/v1/plot"
-
-	"github.com/rivalbench/rival/cache"
+	"github.com/rivalbench/rival/compare/figure"
 	"github.com/rivalbench/rival/english"
 	"github.com/rivalbench/rival/hw"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // Figure size: two columns of up to three panels; the height follows the
 // rows drawn (figRowHeight each, plus the title).
 const (
-	figWidth     = 16 * vg.Inch
-	figRowHeight = 5.6 * vg.Inch
-	figTitle     = 1.2 * vg.Inch
+	inch         = 72 // points
+	figWidth     = 16 * inch
+	figRowHeight = 5.6 * inch
+	figTitle     = 1.2 * inch
 	figDPI       = 96
 	// maxLossCurves caps the loss panel; maxLossPoints downsamples each curve.
 	maxLossCurves = 6
@@ -33,15 +25,18 @@ const (
 
 // Platform colours: AMD red-ish, NVIDIA green-ish, anything else grey; a
 // platform's groups take successive shades.
-var platformShades = map[string][]color.RGBA{
-	"amd": {{200, 30, 45, 255}, {235, 110, 95, 255}, {140, 20, 30, 255}, {245, 160, 140, 255}},
-	"nvd": {{90, 160, 20, 255}, {40, 110, 30, 255}, {150, 205, 80, 255}, {20, 80, 40, 255}},
+var platformShades = map[string][]figure.RGBA{
+	"amd": {rgb(200, 30, 45), rgb(235, 110, 95), rgb(140, 20, 30), rgb(245, 160, 140)},
+	"nvd": {rgb(90, 160, 20), rgb(40, 110, 30), rgb(150, 205, 80), rgb(20, 80, 40)},
 }
-var otherShades = []color.RGBA{{110, 110, 110, 255}, {160, 160, 160, 255}, {70, 70, 70, 255}}
+var otherShades = []figure.RGBA{rgb(110, 110, 110), rgb(160, 160, 160), rgb(70, 70, 70)}
+
+// rgb is an opaque colour.
+func rgb(r, g, b uint8) figure.RGBA { return figure.RGBA{R: r, G: g, B: b, A: 255} }
 
 // colours assigns each plotted group its colour.
-func colours(groups []*Group) map[*Group]color.RGBA {
-	out := map[*Group]color.RGBA{}
+func colours(groups []*Group) map[*Group]figure.RGBA {
+	out := map[*Group]figure.RGBA{}
 	next := map[string]int{}
 	for _, g := range groups {
 		shades, ok := platformShades[g.Key.Platform]
@@ -88,146 +83,97 @@ func anyMarked(gs []*Group) bool {
 	return false
 }
 
-func newPanel(title, xlabel string, groups []*Group, marked bool) *plot.Plot {
-	p := plot.New()
+// panel is a figure panel being built, step by step.
+type panel struct{ steps []figure.Step }
+
+func (p *panel) add(s ...figure.Step) { p.steps = append(p.steps, s...) }
+
+func newPanel(title, xlabel string, marked bool) *panel {
 	if marked {
 		title += "\n† = " + NotIdentical
 	}
-	p.Title.Text = title
-	p.Title.TextStyle.Font.Size = vg.Points(13)
-	p.X.Label.Text = xlabel
-	p.X.Label.TextStyle.Font.Size = vg.Points(11)
-	p.X.Tick.Label.Font.Size = vg.Points(10)
-	p.Y.Tick.Label.Font.Size = vg.Points(10)
-	p.X.Min = 0
-	p.X.Tick.Marker = plainTicks{}
-	p.Add(plotter.NewGrid())
+	p := &panel{}
+	p.add(figure.Step{Kind: figure.Title, Text: title, Size: 13},
+		figure.Step{Kind: figure.XLabel, Text: xlabel, Size: 11},
+		figure.Step{Kind: figure.XTicks, Size: 10, Ticks: "plain"},
+		figure.Step{Kind: figure.YTicks, Size: 10},
+		figure.Step{Kind: figure.XMin, Value: 0},
+		figure.Step{Kind: figure.Grid})
 	return p
 }
 
 // lighten mixes an opaque colour with white (f = 0 keeps it, 1 is white).
-func lighten(c color.RGBA, f float64) color.RGBA {
+func lighten(c figure.RGBA, f float64) *figure.RGBA {
 	mix := func(v uint8) uint8 { return uint8(float64(v) + (255-float64(v))*f) }
-	return color.RGBA{mix(c.R), mix(c.G), mix(c.B), 255}
-}
-
-// plainTicks are the default tick positions labelled without trailing zeros
-// and with thousands separators ("20,000", "25").
-type plainTicks struct{}
-
-func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
-	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
-	for i := range ticks {
-		if ticks[i].Label == "" {
-			continue
-		}
-		v := ticks[i].Value
-		prec := 0
-		for prec < 4 && math.Abs(v*math.Pow(10, float64(prec))-math.Round(v*math.Pow(10, float64(prec)))) > 1e-9 {
-			prec++
-		}
-		ticks[i].Label = num(v, prec)
-	}
-	return ticks
+	return &figure.RGBA{R: mix(c.R), G: mix(c.G), B: mix(c.B), A: 255}
 }
 
 // nominal puts one labelled row per group, the first group on top.
-func nominal(p *plot.Plot, labels []string) {
+func nominal(p *panel, labels []string) {
 	rev := make([]string, len(labels))
 	for i, l := range labels {
 		rev[len(labels)-1-i] = l
 	}
-	p.NominalY(rev...)
-	p.Y.Min, p.Y.Max = -0.7, float64(len(labels))-0.3
+	p.add(figure.Step{Kind: figure.NominalY, Labels: rev},
+		figure.Step{Kind: figure.YMin, Value: -0.7}, figure.Step{Kind: figure.YMax, Value: float64(len(labels)) - 0.3})
 }
 
 func row(i, n int) float64 { return float64(n - 1 - i) }
 
-type xerr struct {
-	plotter.XYs
-	lo, hi []float64
+// barWidth is a bar's thickness in points: rows share the panel height; keep bars thick but apart.
+func barWidth(n int) float64 {
+	return math.Max(6, math.Min(22, 220/float64(max(n, 1))))
 }
 
-func (e xerr) XError(i int) (float64, float64) { return e.lo[i], e.hi[i] }
-
-func barWidth(n int) vg.Length {
-	// rows share the panel height; keep bars thick but apart
-	return vg.Length(math.Max(6, math.Min(22, 220/float64(max(n, 1)))))
+// bar is a horizontal bar of length v in row at.
+func bar(v, at, width float64, c figure.RGBA) figure.Step {
+	return figure.Step{Kind: figure.Bar, Value: v, At: at, Width: width, Colour: &c}
 }
 
-func (r *Report) throughputPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.Plot, error) {
-	p := newPanel("Throughput per GPU (mean of runs; whiskers: 95% CI)", "tokens/s per GPU", gs, anyMarked(gs))
+func (r *Report) throughputPanel(gs []*Group, col map[*Group]figure.RGBA) *panel {
+	p := newPanel("Throughput per GPU (mean of runs; whiskers: 95% CI)", "tokens/s per GPU", anyMarked(gs))
 	var labels []string
-	var whisk xerr
-	var vals plotter.XYs
+	whisk := figure.Step{Kind: figure.XErrors, Width: 1.5, Cap: 8}
+	var vals []figure.XY
 	var text []string
 	xmax := 0.0
 	for i, g := range gs {
 		labels = append(labels, r.barLabel(g))
-		bc, err := plotter.NewBarChart(plotter.Values{g.TPS.Mean}, barWidth(len(gs)))
-		if err != nil {
-			return nil, err
-		}
-		bc.Horizontal, bc.XMin, bc.Color, bc.LineStyle.Width = true, row(i, len(gs)), col[g], 0
-		p.Add(bc)
+		p.add(bar(g.TPS.Mean, row(i, len(gs)), barWidth(len(gs)), col[g]))
 		end := g.TPS.Mean
 		if g.TPS.HasCI {
-			whisk.XYs = append(whisk.XYs, plotter.XY{X: g.TPS.Mean, Y: row(i, len(gs))})
+			whisk.Points = append(whisk.Points, figure.XY{X: g.TPS.Mean, Y: row(i, len(gs))})
 			// Throughput is never negative: the whisker stops at zero.
-			whisk.lo, whisk.hi = append(whisk.lo, math.Min(g.TPS.Half, g.TPS.Mean)), append(whisk.hi, g.TPS.Half)
+			whisk.Lo, whisk.Hi = append(whisk.Lo, math.Min(g.TPS.Half, g.TPS.Mean)), append(whisk.Hi, g.TPS.Half)
 			end = g.TPS.CIHi
 		}
-		vals = append(vals, plotter.XY{X: end, Y: row(i, len(gs))})
+		vals = append(vals, figure.XY{X: end, Y: row(i, len(gs))})
 		text = append(text, " "+num(g.TPS.Mean, 0))
 		xmax = math.Max(xmax, end)
 	}
-	if len(whisk.XYs) > 0 {
-		eb, err := plotter.NewXErrorBars(whisk)
-		if err != nil {
-			return nil, err
-		}
-		eb.LineStyle.Width = vg.Points(1.5)
-		eb.CapWidth = vg.Points(8)
-		p.Add(eb)
+	if len(whisk.Points) > 0 {
+		p.add(whisk)
 	}
-	if err := addLabels(p, vals, text); err != nil {
-		return nil, err
-	}
+	addLabels(p, vals, text)
 	nominal(p, labels)
-	p.X.Min = 0
-	p.X.Max = xmax * 1.22
-	return p, nil
+	p.add(figure.Step{Kind: figure.XMin, Value: 0}, figure.Step{Kind: figure.XMax, Value: xmax * 1.22})
+	return p
 }
 
-func addLabels(p *plot.Plot, at plotter.XYs, text []string) error {
+// addLabels writes each value beside its bar.
+func addLabels(p *panel, at []figure.XY, text []string) {
 	if len(at) == 0 {
-		return nil
+		return
 	}
-	l, err := plotter.NewLabels(plotter.XYLabels{XYs: at, Labels: text})
-	if err != nil {
-		return err
-	}
-	for i := range l.TextStyle {
-		l.TextStyle[i].Font.Size = vg.Points(9)
-		l.TextStyle[i].YAlign = -0.5
-	}
-	p.Add(l)
-	return nil
+	p.add(figure.Step{Kind: figure.Labels, Points: at, Texts: text, Size: 9, YAlign: figure.Align(-0.5)})
 }
 
 // noData writes why a panel is empty in its middle, so an empty panel reads as
 // "not defined for these runs" rather than as a drawing fault.
-func noData(p *plot.Plot, xmax float64, rows int, msg string) error {
+func noData(p *panel, xmax float64, rows int, msg string) {
 	y := float64(rows-1) / 2
-	l, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: xmax / 2, Y: y}}, Labels: []string{msg}})
-	if err != nil {
-		return err
-	}
-	l.TextStyle[0].Font.Size = vg.Points(11)
-	l.TextStyle[0].Color = color.Gray{Y: 0x55}
-	l.TextStyle[0].XAlign, l.TextStyle[0].YAlign = draw.XCenter, draw.YCenter
-	p.Add(l)
-	return nil
+	p.add(figure.Step{Kind: figure.Labels, Points: []figure.XY{{X: xmax / 2, Y: y}}, Texts: []string{msg}, Size: 11,
+		Colour: &figure.RGBA{R: 0x55, G: 0x55, B: 0x55, A: 0xff}, XAlign: figure.Align(-0.5), YAlign: figure.Align(-0.5)})
 }
 
 // whyNone names, for the groups' GPUs, why a figure is missing ("cpu: no GPU").
@@ -241,8 +187,8 @@ func whyNone(gs []*Group, what string) string {
 	return what + " for " + strings.Join(gpus, ", ")
 }
 
-func (r *Report) stepPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.Plot, error) {
-	p := newPanel("Step time per measured step (box: quartiles; whiskers: 1.5 IQR)", "seconds per step", gs, anyMarked(gs))
+func (r *Report) stepPanel(gs []*Group, col map[*Group]figure.RGBA) *panel {
+	p := newPanel("Step time per measured step (box: quartiles; whiskers: 1.5 IQR)", "seconds per step", anyMarked(gs))
 	var labels []string
 	xmax := 0.0
 	for i, g := range gs {
@@ -254,27 +200,18 @@ func (r *Report) stepPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.Plot, 
 		if len(samples) == 0 {
 			continue
 		}
-		bp, err := plotter.NewBoxPlot(barWidth(len(gs)), row(i, len(gs)), plotter.Values(samples))
-		if err != nil {
-			return nil, err
-		}
-		bp.Horizontal = true
-		c := col[g]
-		bp.FillColor = lighten(c, 0.45)
-		bp.GlyphStyle.Radius = vg.Points(1.5)
-		p.Add(bp)
+		p.add(figure.Step{Kind: figure.Box, Width: barWidth(len(gs)), At: row(i, len(gs)), Samples: samples, Fill: lighten(col[g], 0.45), Radius: 1.5})
 		xmax = math.Max(xmax, samples[len(samples)-1])
 	}
 	nominal(p, labels)
 	if xmax > 0 {
-		p.X.Max = xmax * 1.05
+		p.add(figure.Step{Kind: figure.XMax, Value: xmax * 1.05})
 	}
-	return p, nil
+	return p
 }
 
-func (r *Report) memoryPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.Plot, error) {
-	p := newPanel("Peak memory per GPU (dark: reserved or device used; light: allocated; dashed: GPU memory)", "GiB", gs, anyMarked(gs))
-	p.Title.Text = strings.Replace(p.Title.Text, " (dark", "\n(dark", 1)
+func (r *Report) memoryPanel(gs []*Group, col map[*Group]figure.RGBA) *panel {
+	p := newPanel("Peak memory per GPU\n(dark: reserved or device used; light: allocated; dashed: GPU memory)", "GiB", anyMarked(gs))
 	var labels []string
 	w := barWidth(len(gs))
 	xmax := 1.0
@@ -290,46 +227,34 @@ func (r *Report) memoryPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.Plot
 			if v == nil {
 				continue
 			}
-			bc, err := plotter.NewBarChart(plotter.Values{*v / 1024}, w/2)
-			if err != nil {
-				return nil, err
-			}
-			bc.Horizontal, bc.XMin, bc.LineStyle.Width = true, row(i, len(gs)), 0
-			bc.Color = c
-			bc.Offset = w / 4
+			b := bar(*v/1024, row(i, len(gs)), w/2, c)
+			b.Offset = w / 4
 			if j == 1 {
-				bc.Color = lighten(c, 0.6)
-				bc.Offset = -w / 4
+				b.Colour = lighten(c, 0.6)
+				b.Offset = -w / 4
 			}
-			p.Add(bc)
+			p.add(b)
 			drawn = true
 			xmax = math.Max(xmax, *v/1024)
 		}
 		if g.GPUMemoryMiB != nil {
 			cap := *g.GPUMemoryMiB / 1024
-			l, err := plotter.NewLine(plotter.XYs{{X: cap, Y: row(i, len(gs)) - 0.42}, {X: cap, Y: row(i, len(gs)) + 0.42}})
-			if err != nil {
-				return nil, err
-			}
-			l.LineStyle.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
-			l.LineStyle.Width = vg.Points(1.2)
-			p.Add(l)
+			p.add(figure.Step{Kind: figure.Line, Points: []figure.XY{{X: cap, Y: row(i, len(gs)) - 0.42}, {X: cap, Y: row(i, len(gs)) + 0.42}},
+				Dashes: []float64{3, 2}, Width: 1.2})
 			drawn = true
 			xmax = math.Max(xmax, cap)
 		}
 	}
 	nominal(p, labels)
-	p.X.Max = xmax * 1.08
+	p.add(figure.Step{Kind: figure.XMax, Value: xmax * 1.08})
 	if !drawn {
 		msg := whyNone(gs, "no memory figures recorded")
 		if allCPU(gs) {
 			msg = "no GPU memory: CPU runs record none"
 		}
-		if err := noData(p, p.X.Max, len(gs), msg); err != nil {
-			return nil, err
-		}
+		noData(p, xmax*1.08, len(gs), msg)
 	}
-	return p, nil
+	return p
 }
 
 func allCPU(gs []*Group) bool {
@@ -341,22 +266,17 @@ func allCPU(gs []*Group) bool {
 	return len(gs) > 0
 }
 
-func (r *Report) mfuPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.Plot, error) {
-	p := newPanel("MFU: Rival's formula (bars), the framework's own figure (black diamond)", "% of dense peak at the run's precision", gs, anyMarked(gs))
+func (r *Report) mfuPanel(gs []*Group, col map[*Group]figure.RGBA) *panel {
+	p := newPanel("MFU: Rival's formula (bars), the framework's own figure (black diamond)", "% of dense peak at the run's precision", anyMarked(gs))
 	var labels []string
-	var fw plotter.XYs
-	var vals plotter.XYs
+	var fw []figure.XY
+	var vals []figure.XY
 	var text []string
 	xmax := 10.0
 	for i, g := range gs {
 		labels = append(labels, r.barLabel(g))
 		if g.MFU != nil {
-			bc, err := plotter.NewBarChart(plotter.Values{*g.MFU}, barWidth(len(gs)))
-			if err != nil {
-				return nil, err
-			}
-			bc.Horizontal, bc.XMin, bc.Color, bc.LineStyle.Width = true, row(i, len(gs)), col[g], 0
-			p.Add(bc)
+			p.add(bar(*g.MFU, row(i, len(gs)), barWidth(len(gs)), col[g]))
 			xmax = math.Max(xmax, *g.MFU)
 		}
 		fwMFU := g.FrameworkMFU
@@ -365,7 +285,7 @@ func (r *Report) mfuPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.Plot, e
 			fwMFU = &v
 		}
 		if fwMFU != nil {
-			fw = append(fw, plotter.XY{X: *fwMFU, Y: row(i, len(gs))})
+			fw = append(fw, figure.XY{X: *fwMFU, Y: row(i, len(gs))})
 			xmax = math.Max(xmax, *fwMFU)
 		}
 		if g.MFU != nil {
@@ -374,46 +294,27 @@ func (r *Report) mfuPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.Plot, e
 			if fwMFU != nil {
 				at = math.Max(at, *fwMFU+0.03*xmax)
 			}
-			vals = append(vals, plotter.XY{X: at, Y: row(i, len(gs))})
+			vals = append(vals, figure.XY{X: at, Y: row(i, len(gs))})
 			text = append(text, " "+num(*g.MFU, 1)+"%")
 		}
 	}
 	if len(fw) > 0 {
-		s, err := plotter.NewScatter(fw)
-		if err != nil {
-			return nil, err
-		}
-		s.GlyphStyle.Shape = diamond{}
-		s.GlyphStyle.Radius = vg.Points(4)
-		s.GlyphStyle.Color = color.Black
-		p.Add(s)
+		p.add(figure.Step{Kind: figure.Scatter, Points: fw, Glyph: "diamond", Radius: 4, Colour: &figure.RGBA{A: 255}})
 	}
-	if err := addLabels(p, vals, text); err != nil {
-		return nil, err
-	}
+	addLabels(p, vals, text)
 	nominal(p, labels)
-	p.X.Max = xmax * 1.2
+	p.add(figure.Step{Kind: figure.XMax, Value: xmax * 1.2})
 	if len(vals) == 0 && len(fw) == 0 {
 		msg := whyNone(gs, "no MFU: no dense peak known")
 		if allCPU(gs) {
 			msg = "no MFU: CPU runs have no GPU peak to divide by"
 		}
-		if err := noData(p, p.X.Max, len(gs), msg); err != nil {
-			return nil, err
-		}
+		noData(p, xmax*1.2, len(gs), msg)
 	}
-	return p, nil
+	return p
 }
 
-// diamond is a filled rhombus glyph (the framework's own figure).
-type diamond struct{}
-
-func (diamond) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
-	r := sty.Radius
-	c.FillPolygon(sty.Color, []vg.Point{{X: pt.X, Y: pt.Y + r}, {X: pt.X + r, Y: pt.Y}, {X: pt.X, Y: pt.Y - r}, {X: pt.X - r, Y: pt.Y}})
-}
-
-func (r *Report) costPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.Plot, error) {
+func (r *Report) costPanel(gs []*Group, col map[*Group]figure.RGBA) *panel {
 	var priced []*Group
 	var missing []string
 	for _, g := range gs {
@@ -427,38 +328,28 @@ func (r *Report) costPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.Plot, 
 	if len(missing) > 0 {
 		title += "\n" + costWhyNone(gs)
 	}
-	p := newPanel(title, "thousand USD per 1T tokens", priced, anyMarked(priced))
+	p := newPanel(title, "thousand USD per 1T tokens", anyMarked(priced))
 	var labels []string
-	var vals plotter.XYs
+	var vals []figure.XY
 	var text []string
 	xmax := 1.0
 	for i, g := range priced {
 		labels = append(labels, r.barLabel(g))
 		v := *g.CostPer1T / 1000
-		bc, err := plotter.NewBarChart(plotter.Values{v}, barWidth(len(priced)))
-		if err != nil {
-			return nil, err
-		}
-		bc.Horizontal, bc.XMin, bc.Color, bc.LineStyle.Width = true, row(i, len(priced)), col[g], 0
-		p.Add(bc)
-		vals = append(vals, plotter.XY{X: v, Y: row(i, len(priced))})
+		p.add(bar(v, row(i, len(priced)), barWidth(len(priced)), col[g]))
+		vals = append(vals, figure.XY{X: v, Y: row(i, len(priced))})
 		text = append(text, " $"+num(v, 1)+"k")
 		xmax = math.Max(xmax, v)
 	}
-	if err := addLabels(p, vals, text); err != nil {
-		return nil, err
-	}
-	p.X.Max = xmax * 1.25
+	addLabels(p, vals, text)
+	p.add(figure.Step{Kind: figure.XMax, Value: xmax * 1.25})
 	if len(labels) > 0 {
 		nominal(p, labels)
 	} else {
-		p.HideY()
-		p.Y.Min, p.Y.Max = -0.5, 0.5
-		if err := noData(p, p.X.Max, 1, costWhyNone(gs)); err != nil {
-			return nil, err
-		}
+		p.add(figure.Step{Kind: figure.HideY}, figure.Step{Kind: figure.YMin, Value: -0.5}, figure.Step{Kind: figure.YMax, Value: 0.5})
+		noData(p, xmax*1.25, 1, costWhyNone(gs))
 	}
-	return p, nil
+	return p
 }
 
 // lossTitle is the loss panel's title: every diverged pair by name, then
@@ -492,63 +383,55 @@ func lossTitle(models ...*ModelSection) string {
 	return title
 }
 
-func (r *Report) lossPanel(gs []*Group, col map[*Group]color.RGBA) (*plot.Plot, error) {
+func (r *Report) lossPanel(gs []*Group, col map[*Group]figure.RGBA) *panel {
 	title := lossTitle(r.Models...)
-	p := plot.New()
-	p.Title.Text = title
-	p.Title.TextStyle.Font.Size = vg.Points(13)
-	p.X.Label.Text = "training step"
-	p.Y.Label.Text = "loss"
-	p.X.Label.TextStyle.Font.Size = vg.Points(11)
-	p.Y.Label.TextStyle.Font.Size = vg.Points(11)
-	p.X.Tick.Label.Font.Size = vg.Points(10)
-	p.Y.Tick.Label.Font.Size = vg.Points(10)
-	p.X.Tick.Marker, p.Y.Tick.Marker = plainTicks{}, plainTicks{}
-	p.Add(plotter.NewGrid())
-	dashes := [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(2), vg.Points(2)}, {vg.Points(8), vg.Points(2), vg.Points(2), vg.Points(2)}}
+	if len(gs) > maxLossCurves {
+		title += fmt.Sprintf("\n(%d of %d groups shown)", maxLossCurves, len(gs))
+	}
+	p := &panel{}
+	p.add(figure.Step{Kind: figure.Title, Text: title, Size: 13},
+		figure.Step{Kind: figure.XLabel, Text: "training step", Size: 11},
+		figure.Step{Kind: figure.YLabel, Text: "loss", Size: 11},
+		figure.Step{Kind: figure.XTicks, Size: 10, Ticks: "plain"},
+		figure.Step{Kind: figure.YTicks, Size: 10, Ticks: "plain"},
+		figure.Step{Kind: figure.Grid})
+	dashes := [][]float64{nil, {6, 3}, {2, 2}, {8, 2, 2, 2}}
 	drawn := 0
 	for i, g := range gs {
 		if drawn == maxLossCurves {
 			break
 		}
 		res := firstRun(g)
-		var pts plotter.XYs
+		var pts []figure.XY
 		for j, l := range res.LossValues {
 			if l != nil && finite(*l) && j < len(res.StepNumbers) {
-				pts = append(pts, plotter.XY{X: float64(res.StepNumbers[j]), Y: *l})
+				pts = append(pts, figure.XY{X: float64(res.StepNumbers[j]), Y: *l})
 			}
 		}
 		if len(pts) == 0 {
 			continue
 		}
 		if step := (len(pts) + maxLossPoints - 1) / maxLossPoints; step > 1 {
-			var thin plotter.XYs
+			var thin []figure.XY
 			for j := 0; j < len(pts); j += step {
 				thin = append(thin, pts[j])
 			}
 			pts = thin
 		}
-		l, err := plotter.NewLine(pts)
-		if err != nil {
-			return nil, err
-		}
-		l.LineStyle.Color = col[g]
-		l.LineStyle.Width = vg.Points(1.6)
-		l.LineStyle.Dashes = dashes[i%len(dashes)]
-		p.Add(l)
-		p.Legend.Add(clipWords(r.barLabel(g), 44), l)
+		c := col[g]
+		p.add(figure.Step{Kind: figure.Line, Points: pts, Colour: &c, Width: 1.6, Dashes: dashes[i%len(dashes)], LegendText: clipWords(r.barLabel(g), 44)})
 		drawn++
 	}
-	if len(gs) > maxLossCurves {
-		p.Title.Text += fmt.Sprintf("\n(%d of %d groups shown)", maxLossCurves, len(gs))
-	}
-	p.Legend.TextStyle.Font.Size = vg.Points(9)
-	p.Legend.Top = true
-	return p, nil
+	p.add(figure.Step{Kind: figure.Legend, Size: 9, Top: true})
+	return p
 }
 
-// render draws the whole figure on a canvas.
-func (r *Report) render(dc draw.Canvas) error {
+// Figure is the comparison figure: a title, then two columns of the panels that have data, in
+// the order panels gives. It is an error when no group has a usable run.
+func (r *Report) Figure() (*figure.Figure, error) {
+	if len(r.Groups) == 0 {
+		return nil, fmt.Errorf("write plots: no usable run to plot (every result had an error; see the report)")
+	}
 	gs := r.plotted()
 	col := colours(gs)
 	head := fmt.Sprintf("Rival comparison: %s, %s, %s", english.Plural(len(r.Inputs), "result"), english.Plural(len(r.Groups), "group"), english.Plural(len(r.Models), "model"))
@@ -569,35 +452,23 @@ func (r *Report) render(dc draw.Canvas) error {
 		sub += "No cross-platform comparison for " + strings.Join(single, ", ") + "."
 	}
 	builders, omitted := r.panels(gs)
-	titleH := vg.Points(54)
-	ts := draw.TextStyle{Color: color.Black, Font: plot.DefaultFont, XAlign: draw.XCenter, YAlign: draw.YTop, Handler: plot.DefaultTextHandler}
-	ts.Font.Size = vg.Points(18)
-	dc.FillText(ts, vg.Point{X: dc.Center().X, Y: dc.Max.Y - vg.Points(8)}, head)
-	ts.Font.Size = vg.Points(11)
-	dc.FillText(ts, vg.Point{X: dc.Center().X, Y: dc.Max.Y - vg.Points(34)}, clipWords(sub, 180))
+	f := &figure.Figure{
+		Width: figWidth, Height: figTitle + float64((len(builders)+1)/2)*figRowHeight, DPI: figDPI,
+		Texts:   []figure.Text{{FromTop: 8, Size: 18, Text: head}, {FromTop: 34, Size: 11, Text: clipWords(sub, 180)}},
+		CropTop: 54,
+		Tiles:   figure.Tiles{Rows: (len(builders) + 1) / 2, Cols: 2, PadX: 28, PadY: 26, PadTop: 6, PadBottom: 10, PadLeft: 10, PadRight: 18},
+	}
 	if len(omitted) > 0 {
-		dc.FillText(ts, vg.Point{X: dc.Center().X, Y: dc.Max.Y - vg.Points(52)}, clipWords("Not drawn: "+strings.Join(omitted, "; ")+".", 200))
-		titleH = vg.Points(72)
+		f.Texts = append(f.Texts, figure.Text{FromTop: 52, Size: 11, Text: clipWords("Not drawn: "+strings.Join(omitted, "; ")+".", 200)})
+		f.CropTop = 72
 	}
-	body := draw.Crop(dc, 0, 0, 0, -titleH)
-
-	var panels []*plot.Plot
 	for _, b := range builders {
-		p, err := b(gs, col)
-		if err != nil {
-			return fmt.Errorf("draw panel: %w", err)
-		}
-		panels = append(panels, p)
+		f.Panels = append(f.Panels, figure.Panel{Steps: b(gs, col).steps})
 	}
-	rows := (len(panels) + 1) / 2
-	tiles := draw.Tiles{Rows: rows, Cols: 2, PadX: vg.Points(28), PadY: vg.Points(26), PadTop: vg.Points(6), PadBottom: vg.Points(10), PadLeft: vg.Points(10), PadRight: vg.Points(18)}
-	for i, p := range panels {
-		p.Draw(tiles.At(body, i%2, i/2))
-	}
-	return nil
+	return f, f.Check()
 }
 
-type panelBuilder = func([]*Group, map[*Group]color.RGBA) (*plot.Plot, error)
+type panelBuilder = func([]*Group, map[*Group]figure.RGBA) *panel
 
 // panels picks the panels that have data for gs, in the figure's order,
 // and says why each other one is not drawn (an empty panel tells a reader
@@ -672,60 +543,4 @@ func costWhyNone(gs []*Group) string {
 		why = append(why, "no GPU-hour price for "+strings.Join(missing, ", ")+": "+PriceAdvice(keys...))
 	}
 	return strings.Join(why, "; ")
-}
-
-// WritePlots renders the figure to a PNG and an SVG. Both are drawn in memory
-// first and then written atomically (temporary file, fsync, rename), so a
-// failure leaves no half-written figure. An empty path skips that format.
-func (r *Report) WritePlots(pngPath, svgPath string) error {
-	if len(r.Groups) == 0 {
-		return fmt.Errorf("write plots: no usable run to plot (every result had an error; see the report)")
-	}
-	var pngBuf, svgBuf bytes.Buffer
-	drawn, _ := r.panels(r.plotted())
-	figHeight := figTitle + vg.Length((len(drawn)+1)/2)*figRowHeight
-	if pngPath != "" {
-		c := vgimg.NewWith(vgimg.UseWH(figWidth, figHeight), vgimg.UseDPI(figDPI))
-		dc := draw.New(c)
-		dc.SetColor(color.White)
-		dc.Fill(dc.Rectangle.Path())
-		if err := r.render(dc); err != nil {
-			return err
-		}
-		if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(&pngBuf); err != nil {
-			return fmt.Errorf("encode PNG: %w", err)
-		}
-	}
-	if svgPath != "" {
-		c := vgsvg.New(figWidth, figHeight)
-		dc := draw.New(c)
-		dc.SetColor(color.White)
-		dc.Fill(dc.Rectangle.Path())
-		if err := r.render(dc); err != nil {
-			return err
-		}
-		if _, err := c.WriteTo(&svgBuf); err != nil {
-			return fmt.Errorf("encode SVG: %w", err)
-		}
-	}
-	if pngPath != "" {
-		if err := writeAtomic(pngPath, pngBuf.Bytes()); err != nil {
-			return err
-		}
-	}
-	if svgPath != "" {
-		if err := writeAtomic(svgPath, svgBuf.Bytes()); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// writeAtomic writes data next to path, syncs it and renames it into place,
-// readable by all (0644) like report.md.
-func writeAtomic(path string, data []byte) error {
-	if err := cache.WriteFileAtomic(path, data, 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }

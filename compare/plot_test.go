@@ -2,8 +2,9 @@ package compare
 
 import (
 	"bytes"
+	"encoding/json"
+	"math"
 	"fmt"
-	"image/color"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -16,6 +17,9 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/rivalbench/rival/compare/figure"
+	"github.com/rivalbench/rival/compare/figure/render"
 )
 
 // TestWritePlots renders the golden results; set RIVAL_KEEP_PLOTS=DIR to keep
@@ -27,7 +31,7 @@ func TestWritePlots(t *testing.T) {
 		dir = keep
 	}
 	pngPath, svgPath := filepath.Join(dir, "compare.png"), filepath.Join(dir, "compare.svg")
-	require.NoError(t, rep.WritePlots(pngPath, svgPath))
+	require.NoError(t, rep.writePlots(pngPath, svgPath))
 	data, err := os.ReadFile(pngPath)
 	require.NoError(t, err)
 	img, err := png.Decode(bytes.NewReader(data))
@@ -86,7 +90,7 @@ func TestPlotManyRunsStaysCapped(t *testing.T) {
 	if keep := os.Getenv("RIVAL_KEEP_PLOTS"); keep != "" {
 		dir = keep
 	}
-	require.NoError(t, rep.WritePlots(filepath.Join(dir, "many.png"), filepath.Join(dir, "many.svg")))
+	require.NoError(t, rep.writePlots(filepath.Join(dir, "many.png"), filepath.Join(dir, "many.svg")))
 	svg, err := os.ReadFile(filepath.Join(dir, "many.svg"))
 	require.NoError(t, err)
 	assert.Contains(t, string(svg), "showing the first 12 of 40 groups")
@@ -101,7 +105,7 @@ func TestPlotSinglePlatform(t *testing.T) {
 	if keep := os.Getenv("RIVAL_KEEP_PLOTS"); keep != "" {
 		dir = keep
 	}
-	require.NoError(t, rep.WritePlots(filepath.Join(dir, "single.png"), ""))
+	require.NoError(t, rep.writePlots(filepath.Join(dir, "single.png"), ""))
 	var md bytes.Buffer
 	require.NoError(t, rep.WriteMarkdown(&md))
 	assert.Contains(t, md.String(), "there is no cross-platform comparison")
@@ -132,7 +136,7 @@ func TestCPUOnlyRun(t *testing.T) {
 	assert.Contains(t, md.String(), "| — | — | — (proxy model: no time-to-train or cost) | — | — | — |", "no power is a dash, not 0 W; a proxy gets no cost and no GPU-hours")
 
 	svg := filepath.Join(t.TempDir(), "cpu.svg")
-	require.NoError(t, rep.WritePlots("", svg))
+	require.NoError(t, rep.writePlots("", svg))
 	body, err := os.ReadFile(svg)
 	require.NoError(t, err)
 	for _, note := range []string{"Not drawn: MFU (no MFU: CPU runs have no GPU peak to divide by)", "memory (no GPU memory: CPU runs record none)", "cost (no cost for proxy models and CPU runs)"} {
@@ -146,7 +150,7 @@ func TestPlotFileModes(t *testing.T) {
 	rep, _ := crafted(t, "dagger", DefaultPrices())
 	dir := t.TempDir()
 	png, svg := filepath.Join(dir, "compare.png"), filepath.Join(dir, "compare.svg")
-	require.NoError(t, rep.WritePlots(png, svg))
+	require.NoError(t, rep.writePlots(png, svg))
 	for _, p := range []string{png, svg} {
 		st, err := os.Stat(p)
 		require.NoError(t, err)
@@ -159,7 +163,7 @@ func TestPlotThroughputAxisStartsAtZero(t *testing.T) {
 	g := &Group{Label: "MI300X Primus", ModelLabel: "Llama 3.1 8B",
 		TPS: Summary{N: 2, Mean: 3250, SD: 2475, HasCI: true, Half: 22235.9, CILo: -18985.9, CIHi: 25485.9}}
 	r := &Report{Models: []*ModelSection{{Label: g.ModelLabel, Groups: []*Group{g}}}, Groups: []*Group{g}}
-	p, err := r.throughputPanel([]*Group{g}, map[*Group]color.RGBA{g: {R: 200, A: 255}})
+	p, err := render.Panel(figure.Panel{Steps: r.throughputPanel([]*Group{g}, map[*Group]figure.RGBA{g: {R: 200, A: 255}}).steps})
 	require.NoError(t, err)
 	assert.Equal(t, 0.0, p.X.Min)
 }
@@ -180,4 +184,25 @@ func TestPlotLabelsKeepSpaces(t *testing.T) {
 	_, size := utf8.DecodeRuneInString(label[i:])
 	joined := label[:i] + label[i+size:]
 	assert.GreaterOrEqual(t, float64(sty.Width(label)-sty.Width(joined)), 0.9*float64(space), "%q", label)
+}
+
+// A figure travels to rival-plot as JSON and arrives unchanged.
+func TestFigureSurvivesJSON(t *testing.T) {
+	rep, _, _ := loadGolden(t)
+	hist := analyzeDir(t, filepath.Join("testdata", "history", "mixed-hosts"))
+	for _, build := range []func() (*figure.Figure, error){rep.Figure, hist.HistoryFigure} {
+		f, err := build()
+		require.NoError(t, err)
+		raw, err := json.Marshal(f)
+		require.NoError(t, err)
+		var back figure.Figure
+		require.NoError(t, json.Unmarshal(raw, &back))
+		assert.Equal(t, f, &back)
+	}
+}
+
+// A value JSON cannot carry is refused, naming where it is.
+func TestFigureRefusesNaN(t *testing.T) {
+	f := &figure.Figure{Panels: []figure.Panel{{Steps: []figure.Step{{Kind: figure.Grid}, {Kind: figure.XMax, Value: math.NaN()}}}}}
+	require.EqualError(t, f.Check(), "figure: panel 1, step 2 (xmax): a value is NaN")
 }

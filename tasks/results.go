@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rivalbench/rival/compare"
+	"github.com/rivalbench/rival/compare/figure"
 	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/tasks/results"
 )
@@ -19,7 +20,8 @@ import (
 // resultSources is where compare and compare:history read results: OUTPUT_DIR,
 // dirs and the cache.
 func (w *Workspace) resultSources(dirs []string) results.Sources {
-	return results.Sources{Root: w.root, OutDir: w.path("OUTPUT_DIR"), Dirs: dirs, Cache: w.cache, HistoryThreshold: w.config.get("HISTORY_THRESHOLD")}
+	return results.Sources{Root: w.root, OutDir: w.path("OUTPUT_DIR"), Dirs: dirs, Cache: w.cache, HistoryThreshold: w.config.get("HISTORY_THRESHOLD"),
+		Plot: w.program(figure.Program)}
 }
 
 // compareTask is compare over OUTPUT_DIR, dirs, the cache and RIVAL_STORE

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/compare"
+	"github.com/rivalbench/rival/compare/figure"
 	"github.com/rivalbench/rival/dag"
 )
 
@@ -106,7 +107,11 @@ func CompareTask(src Sources, storeResults func(context.Context) ([][]byte, erro
 		if err := cache.WriteAtomic(report, 0o644, func(bw *bufio.Writer) error { return rep.WriteMarkdown(bw) }); err != nil {
 			return err
 		}
-		if err := rep.WritePlots(png, svg); err != nil {
+		fig, err := rep.Figure()
+		if err != nil {
+			return err
+		}
+		if err := figure.Draw(ctx, src.Plot, fig, png, svg); err != nil {
 			return err
 		}
 		if err := cache.WriteAtomic(page, 0o644, func(bw *bufio.Writer) error { return rep.WriteHTML(bw) }); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/compare"
+	"github.com/rivalbench/rival/compare/figure"
 	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/english"
 )
@@ -80,7 +81,11 @@ func HistoryTask(src Sources) (*dag.Task, error) {
 		if err := cache.WriteAtomic(report, 0o644, func(bw *bufio.Writer) error { return rep.WriteHistoryMarkdown(bw) }); err != nil {
 			return err
 		}
-		if err := rep.WriteHistoryPlots(png, svg); err != nil {
+		fig, err := rep.HistoryFigure()
+		if err != nil {
+			return err
+		}
+		if err := figure.Draw(ctx, src.Plot, fig, png, svg); err != nil {
 			return err
 		}
 		var console strings.Builder

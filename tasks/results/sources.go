@@ -11,6 +11,7 @@ import (
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/compare"
 	"github.com/rivalbench/rival/dag"
+	"github.com/rivalbench/rival/internal/goprog"
 )
 
 // Sources is where compare and compare:history find results and write their
@@ -27,6 +28,8 @@ type Sources struct {
 	// HistoryThreshold is HISTORY_THRESHOLD as configured, read when the
 	// task is prepared.
 	HistoryThreshold string
+	// Plot builds rival-plot, which draws the figures, on first use.
+	Plot *goprog.Helper
 }
 
 // historyThreshold parses HISTORY_THRESHOLD.
