@@ -3,9 +3,9 @@ package compare
 import (
 	"bytes"
 	"encoding/json"
-	"math"
 	"fmt"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"

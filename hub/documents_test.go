@@ -2,8 +2,8 @@ package hub_test
 
 import (
 	"bytes"
-	"context"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
