@@ -3,7 +3,6 @@ module github.com/rivalbench/rival
 go 1.26.0
 
 require (
-	github.com/containerd/errdefs v1.0.0
 	github.com/klauspost/compress v1.20.3
 	github.com/magefile/mage v1.17.2
 	github.com/moby/moby/api v1.56.1
@@ -67,7 +66,10 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 )
 
-require golang.org/x/sync v0.24.0 // indirect
+require (
+	github.com/containerd/errdefs v1.0.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+)
 
 require (
 	codeberg.org/go-fonts/liberation v0.5.0 // indirect

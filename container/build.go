@@ -11,10 +11,10 @@ import (
 	"sort"
 	"strings"
 
-	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/build"
-	"github.com/moby/moby/client"
 	"github.com/zeebo/blake3"
+
+	"github.com/rivalbench/rival/container/dockerapi"
 )
 
 // BuildSpec describes one image build.
@@ -83,19 +83,16 @@ func (e *Engine) Build(ctx context.Context, spec BuildSpec) (string, error) {
 		sent <- err
 	}()
 
-	opts := client.ImageBuildOptions{
-		Dockerfile:  rel,
-		Remove:      true,
-		ForceRemove: true,
-		NoCache:     spec.NoCache,
-		Version:     build.BuilderV1,
-		BuildArgs:   buildArgs(spec.BuildArgs),
-		Labels:      spec.Labels,
+	opts := dockerapi.BuildOptions{
+		Dockerfile: rel,
+		NoCache:    spec.NoCache,
+		BuildArgs:  buildArgs(spec.BuildArgs),
+		Labels:     spec.Labels,
 	}
 	if spec.Tag != "" {
 		opts.Tags = []string{spec.Tag}
 	}
-	res, err := e.cli.ImageBuild(ctx, pr, opts)
+	body, err := e.api.ImageBuild(ctx, pr, opts)
 	if err != nil {
 		pr.CloseWithError(errRequestDone)
 		if cerr := <-sent; cerr != nil && !errors.Is(cerr, errRequestDone) {
@@ -103,9 +100,9 @@ func (e *Engine) Build(ctx context.Context, spec BuildSpec) (string, error) {
 		}
 		return "", daemonBuildError(dockerfile, err)
 	}
-	defer res.Body.Close()
+	defer body.Close()
 
-	id, streamErr := readBuildStream(res.Body, spec.Progress)
+	id, streamErr := readBuildStream(body, spec.Progress)
 	// The daemon may stop reading the context early (a failed step): unblock
 	// the writer, then prefer its own error, which explains a truncated send.
 	pr.CloseWithError(errRequestDone)
@@ -143,7 +140,7 @@ func mustAbs(p string) string {
 // daemonBuildError turns a refused /build request (bad Dockerfile syntax,
 // unknown instruction) into a *BuildError carrying the daemon's message.
 func daemonBuildError(dockerfile string, err error) error {
-	if cerrdefs.IsInvalidArgument(err) || cerrdefs.IsNotFound(err) || cerrdefs.IsInternal(err) || cerrdefs.IsUnknown(err) {
+	if dockerapi.IsRequestRefused(err) {
 		return &BuildError{Dockerfile: dockerfile, Message: strings.TrimPrefix(err.Error(), "Error response from daemon: ")}
 	}
 	return fmt.Errorf("build %s: %w", dockerfile, err)
@@ -234,9 +231,9 @@ var ErrImageNotFound = errors.New("image not found locally")
 // registry, else its local image ID ("sha256:..."). Never the tag alone: a
 // tag moves, the digest does not.
 func (e *Engine) BaseImageDigest(ctx context.Context, ref string) (string, error) {
-	res, err := e.cli.ImageInspect(ctx, ref)
+	res, err := e.api.ImageInspect(ctx, ref)
 	if err != nil {
-		if cerrdefs.IsNotFound(err) {
+		if dockerapi.IsNotFound(err) {
 			return "", fmt.Errorf("%w: image %s not found locally; pull it (`docker pull %s`) or set IMAGE_BASE to an image you have", ErrImageNotFound, ref, ref)
 		}
 		return "", fmt.Errorf("inspect image %s: %w", ref, err)
@@ -254,9 +251,9 @@ func (e *Engine) BaseImageDigest(ctx context.Context, ref string) (string, error
 
 // ImageID is the local ID ("sha256:...") of image ref.
 func (e *Engine) ImageID(ctx context.Context, ref string) (string, error) {
-	res, err := e.cli.ImageInspect(ctx, ref)
+	res, err := e.api.ImageInspect(ctx, ref)
 	if err != nil {
-		if cerrdefs.IsNotFound(err) {
+		if dockerapi.IsNotFound(err) {
 			return "", fmt.Errorf("%w: image %s", ErrImageNotFound, ref)
 		}
 		return "", fmt.Errorf("inspect image %s: %w", ref, err)

@@ -17,6 +17,8 @@
 //
 // # Dependencies
 //
-// It imports nothing else from Rival; package tasks builds the benchmark images and runs the
-// trainers through it. Subpackage registrytest starts a real image registry for tests.
+// From Rival it imports only its subpackage dockerapi, the Engine API client (the calls above,
+// over the daemon's socket); package tasks builds the benchmark images and runs the trainers
+// through it. Subpackage registrytest starts a real image registry for tests, and dockertest
+// gives them the daemon's own client library as an independent second client.
 package container

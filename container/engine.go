@@ -8,12 +8,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/moby/moby/client"
+	"github.com/rivalbench/rival/container/dockerapi"
 )
 
 // Engine is a connection to one Docker daemon.
 type Engine struct {
-	cli *client.Client
+	api *dockerapi.Client
 	// Host is the daemon address in use (DOCKER_HOST or the default socket).
 	Host string
 	// APIVersion is the API version agreed with the daemon.
@@ -27,23 +27,23 @@ const pingTimeout = 15 * time.Second
 // negotiates the API version and pings it. When nothing answers, the error
 // names the address and says how to start the daemon.
 func Connect(ctx context.Context) (*Engine, error) {
-	cli, err := client.New(client.FromEnv)
+	api, err := dockerapi.FromEnv()
 	if err != nil {
-		return nil, fmt.Errorf("docker client (DOCKER_HOST=%q): %w", os.Getenv(client.EnvOverrideHost), err)
+		return nil, fmt.Errorf("docker client (DOCKER_HOST=%q): %w", os.Getenv("DOCKER_HOST"), err)
 	}
-	host := cli.DaemonHost()
+	host := api.Host()
 	pctx, cancel := context.WithTimeout(ctx, pingTimeout)
 	defer cancel()
-	ping, err := cli.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true})
+	ping, err := api.Ping(pctx)
 	if err != nil {
-		cli.Close()
+		api.Close()
 		return nil, unreachable(host, err)
 	}
 	if ping.OSType != "" && ping.OSType != "linux" {
-		cli.Close()
+		api.Close()
 		return nil, fmt.Errorf("docker daemon at %s runs %s containers; Rival needs a Linux daemon", host, ping.OSType)
 	}
-	return &Engine{cli: cli, Host: host, APIVersion: cli.ClientVersion()}, nil
+	return &Engine{api: api, Host: host, APIVersion: api.Version()}, nil
 }
 
 // ErrDaemonUnreachable marks Connect failures where no daemon answered.
@@ -59,8 +59,4 @@ func unreachable(host string, err error) error {
 }
 
 // Close releases the connection.
-func (e *Engine) Close() error { return e.cli.Close() }
-
-// Client exposes the underlying Engine API client for operations this
-// package does not wrap.
-func (e *Engine) Client() *client.Client { return e.cli }
+func (e *Engine) Close() error { return e.api.Close() }

@@ -15,6 +15,8 @@ import (
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
+
+	"github.com/rivalbench/rival/container/dockertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -86,7 +88,7 @@ func assertGone(t *testing.T, e *Engine, runID string) {
 
 func removeImage(t *testing.T, e *Engine, ref string) {
 	t.Cleanup(func() {
-		e.cli.ImageRemove(context.Background(), ref, client.ImageRemoveOptions{Force: true, PruneChildren: true})
+		dockertest.Daemon(t).ImageRemove(context.Background(), ref, client.ImageRemoveOptions{Force: true, PruneChildren: true})
 	})
 }
 
@@ -156,7 +158,7 @@ func TestBuildRepositoryDockerfilesWithImageBase(t *testing.T) {
 			got, err := e.ImageID(ctx, tag)
 			require.NoError(t, err)
 			assert.Equal(t, id, got)
-			img, err := e.cli.ImageInspect(ctx, tag)
+			img, err := dockertest.Daemon(t).ImageInspect(ctx, tag)
 			require.NoError(t, err)
 			assert.Equal(t, digest, img.Config.Labels["rival.context"])
 			assert.Equal(t, platform, img.Config.Labels["rival.platform"])
@@ -491,12 +493,12 @@ func TestRunReplacesItsOwnStrayOnly(t *testing.T) {
 	assertGone(t, e, stray.RunID)
 
 	foreign := "not-rival-" + randomSuffix(t)
-	res, err := e.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
+	res, err := dockertest.Daemon(t).ContainerCreate(ctx, client.ContainerCreateOptions{
 		Config: &container.Config{Image: probeImage, Cmd: []string{"pwd"}}, Name: foreign})
 	require.NoError(t, err)
-	t.Cleanup(func() { e.cli.ContainerRemove(ctx, res.ID, client.ContainerRemoveOptions{Force: true}) })
+	t.Cleanup(func() { dockertest.Daemon(t).ContainerRemove(ctx, res.ID, client.ContainerRemoveOptions{Force: true}) })
 	_, err = e.Run(ctx, RunSpec{Image: probeImage, Network: "none", Name: foreign, Cmd: []string{"pwd"}}, nil)
 	assert.ErrorContains(t, err, "already in use")
-	_, err = e.cli.ContainerInspect(ctx, res.ID, client.ContainerInspectOptions{})
+	_, err = dockertest.Daemon(t).ContainerInspect(ctx, res.ID, client.ContainerInspectOptions{})
 	assert.NoError(t, err, "the foreign container is still there")
 }

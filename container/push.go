@@ -16,7 +16,7 @@ import (
 
 	"github.com/distribution/reference"
 	"github.com/moby/moby/api/types/registry"
-	"github.com/moby/moby/client"
+
 	"github.com/rivalbench/rival/safefile"
 )
 
@@ -52,7 +52,7 @@ func (e *Engine) Push(ctx context.Context, image, target string, progress io.Wri
 		return Pushed{}, fmt.Errorf("push: %w", err)
 	}
 	ref := reference.FamiliarString(named)
-	if _, err := e.cli.ImageTag(ctx, client.ImageTagOptions{Source: id, Target: ref}); err != nil {
+	if err := e.api.ImageTag(ctx, id, reference.FamiliarName(named), tagged.Tag()); err != nil {
 		return Pushed{}, fmt.Errorf("push: tag %s as %s: %w", shortImageID(id), ref, err)
 	}
 	domain := reference.Domain(named)
@@ -64,26 +64,33 @@ func (e *Engine) Push(ctx context.Context, image, target string, progress io.Wri
 		// The daemon wants the header even for an anonymous push: an empty credential.
 		auth = base64.URLEncoding.EncodeToString([]byte("{}"))
 	}
-	resp, err := e.cli.ImagePush(ctx, ref, client.ImagePushOptions{RegistryAuth: auth})
+	stream, err := e.api.ImagePush(ctx, reference.FamiliarName(named), tagged.Tag(), auth)
 	if err != nil {
 		return Pushed{}, fmt.Errorf("push %s: %w", ref, err)
 	}
-	defer resp.Close()
+	defer stream.Close()
 	out := Pushed{Repository: named.Name(), Tag: tagged.Tag(), LocalID: id}
-	for m, err := range resp.JSONMessages(ctx) {
-		if err != nil {
-			return Pushed{}, fmt.Errorf("push %s: %w", ref, err)
+	dec := json.NewDecoder(stream)
+	for {
+		var m pushMessage
+		if err := dec.Decode(&m); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			if ctx.Err() != nil {
+				err = ctx.Err()
+			}
+			return Pushed{}, fmt.Errorf("push %s: reading the daemon's progress: %w", ref, err)
 		}
-		if m.Error != nil {
-			return Pushed{}, fmt.Errorf("push %s to %s: %s%s", ref, domain, m.Error.Message, pushHint(m.Error.Message, domain))
+		if msg := m.errorMessage(); msg != "" {
+			return Pushed{}, fmt.Errorf("push %s to %s: %s%s", ref, domain, msg, pushHint(msg, domain))
 		}
-		if m.Aux != nil {
+		if len(m.Aux) > 0 {
 			var aux struct{ Digest string }
-			if json.Unmarshal(*m.Aux, &aux) == nil && aux.Digest != "" {
+			if json.Unmarshal(m.Aux, &aux) == nil && aux.Digest != "" {
 				out.Digest = aux.Digest
 			}
 		}
-		if progress != nil && m.Status != "" && m.Progress == nil {
+		if progress != nil && m.Status != "" && m.noProgress() {
 			if m.ID != "" {
 				fmt.Fprintf(progress, "push: %s: %s\n", m.ID, m.Status)
 			} else {
@@ -95,6 +102,30 @@ func (e *Engine) Push(ctx context.Context, image, target string, progress io.Wri
 		return Pushed{}, fmt.Errorf("push %s: the daemon reported no manifest digest (got %q)", ref, out.Digest)
 	}
 	return out, nil
+}
+
+// pushMessage is one JSON message of the push stream.
+type pushMessage struct {
+	Status         string          `json:"status"`
+	ID             string          `json:"id"`
+	ProgressDetail json.RawMessage `json:"progressDetail"`
+	Error          string          `json:"error"`
+	ErrorDetail    *struct {
+		Message string `json:"message"`
+	} `json:"errorDetail"`
+	Aux json.RawMessage `json:"aux"`
+}
+
+func (m *pushMessage) errorMessage() string {
+	if m.ErrorDetail != nil && m.ErrorDetail.Message != "" {
+		return m.ErrorDetail.Message
+	}
+	return m.Error
+}
+
+// noProgress: a status line of its own ("Pushed", the digest), not a progress bar's update.
+func (m *pushMessage) noProgress() bool {
+	return len(m.ProgressDetail) == 0 || string(m.ProgressDetail) == "null"
 }
 
 func pushHint(msg, domain string) string {

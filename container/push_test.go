@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/moby/moby/client"
+
+	"github.com/rivalbench/rival/container/dockertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -46,15 +48,15 @@ func TestPushAndPullByDigest(t *testing.T) {
 	assert.Equal(t, p.Digest, resp.Header.Get("Docker-Content-Digest"))
 
 	// Pull by digest into a daemon that no longer has the pushed name.
-	_, err = e.Client().ImageRemove(ctx, repo+":push-test", client.ImageRemoveOptions{})
+	_, err = dockertest.Daemon(t).ImageRemove(ctx, repo+":push-test", client.ImageRemoveOptions{})
 	require.NoError(t, err)
-	pull, err := e.Client().ImagePull(ctx, p.Ref(), client.ImagePullOptions{})
+	pull, err := dockertest.Daemon(t).ImagePull(ctx, p.Ref(), client.ImagePullOptions{})
 	require.NoError(t, err)
 	require.NoError(t, pull.Wait(ctx))
 	id, err := e.ImageID(ctx, p.Ref())
 	require.NoError(t, err)
 	assert.Equal(t, p.LocalID, id, "the image pulled by digest is the one pushed")
-	t.Cleanup(func() { e.Client().ImageRemove(ctx, p.Ref(), client.ImageRemoveOptions{Force: true}) })
+	t.Cleanup(func() { dockertest.Daemon(t).ImageRemove(ctx, p.Ref(), client.ImageRemoveOptions{Force: true}) })
 }
 
 // TestPushWithCredentialsFromDockerConfig pushes to a registry that requires a login: refused
@@ -80,7 +82,9 @@ func TestPushWithCredentialsFromDockerConfig(t *testing.T) {
 	require.NoError(t, err)
 	assert.Regexp(t, `^sha256:[0-9a-f]{64}$`, p.Digest)
 	assert.NotContains(t, progress.String(), password)
-	t.Cleanup(func() { e.Client().ImageRemove(context.Background(), repo, client.ImageRemoveOptions{Force: true}) })
+	t.Cleanup(func() {
+		dockertest.Daemon(t).ImageRemove(context.Background(), repo, client.ImageRemoveOptions{Force: true})
+	})
 }
 
 func TestPushRefusesBadTargets(t *testing.T) {

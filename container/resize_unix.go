@@ -8,7 +8,6 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/moby/moby/client"
 	"golang.org/x/term"
 )
 
@@ -18,7 +17,7 @@ import (
 func (e *Engine) followWindowSize(ctx context.Context, id string, fd int) (stop func()) {
 	resize := func() {
 		if w, h, err := term.GetSize(fd); err == nil {
-			e.cli.ContainerResize(ctx, id, client.ContainerResizeOptions{Height: uint(h), Width: uint(w)})
+			e.api.ContainerResize(ctx, id, uint(h), uint(w))
 		}
 	}
 	sig := make(chan os.Signal, 1)

@@ -14,11 +14,11 @@ import (
 	"strings"
 	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
-	"github.com/moby/moby/client"
+
+	"github.com/rivalbench/rival/container/dockerapi"
 )
 
 // Platform selects the devices and limits a container gets.
@@ -223,7 +223,7 @@ func (e *Engine) Run(ctx context.Context, spec RunSpec, onLine func(line string)
 	runCtx, cancelRun := context.WithCancel(context.Background())
 	defer cancelRun()
 
-	att, err := e.cli.ContainerAttach(runCtx, id, client.ContainerAttachOptions{Stream: true, Stdout: true, Stderr: true})
+	att, err := e.api.ContainerAttach(runCtx, id, false)
 	if err != nil {
 		return -1, fmt.Errorf("run %s: attach: %w", spec.Name, err)
 	}
@@ -242,7 +242,7 @@ func (e *Engine) Run(ctx context.Context, spec RunSpec, onLine func(line string)
 		<-copied
 	}()
 
-	return e.startAndWait(ctx, &spec, id, runCtx, copied, att.Close)
+	return e.startAndWait(ctx, &spec, id, runCtx, copied, func() { att.Close() })
 }
 
 // create makes the container with a context that survives the caller's, so
@@ -250,40 +250,39 @@ func (e *Engine) Run(ctx context.Context, spec RunSpec, onLine func(line string)
 func (e *Engine) create(ctx context.Context, spec *RunSpec, cfg *container.Config, hc *container.HostConfig) (string, error) {
 	cctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
-	opts := client.ContainerCreateOptions{Config: cfg, HostConfig: hc, Name: spec.Name}
-	res, err := e.cli.ContainerCreate(cctx, opts)
-	if cerrdefs.IsConflict(err) && e.removeStrayNamed(cctx, spec.Name) {
-		res, err = e.cli.ContainerCreate(cctx, opts)
+	id, err := e.api.ContainerCreate(cctx, spec.Name, cfg, hc)
+	if dockerapi.IsConflict(err) && e.removeStrayNamed(cctx, spec.Name) {
+		id, err = e.api.ContainerCreate(cctx, spec.Name, cfg, hc)
 	}
 	if err != nil {
 		return "", fmt.Errorf("run %s: create container from %s: %w%s", spec.Name, spec.Image, err, platformHint(spec.Platform, err))
 	}
 	if err := ctx.Err(); err != nil {
-		e.remove(res.ID, spec.Name)
+		e.remove(id, spec.Name)
 		return "", fmt.Errorf("run %s: %w", spec.Name, err)
 	}
-	return res.ID, nil
+	return id, nil
 }
 
 // removeStrayNamed removes a container of that name left by an earlier
 // Rival process (it carries rival.managed=true), so a re-run of the same
 // run ID can take the name; another program's container is left alone.
 func (e *Engine) removeStrayNamed(ctx context.Context, name string) bool {
-	res, err := e.cli.ContainerInspect(ctx, name, client.ContainerInspectOptions{})
-	if err != nil || res.Container.Config == nil || res.Container.Config.Labels[LabelManaged] != "true" {
+	res, err := e.api.ContainerInspect(ctx, name)
+	if err != nil || res.Config == nil || res.Config.Labels[LabelManaged] != "true" {
 		return false
 	}
-	return e.remove(res.Container.ID, name) == nil
+	return e.remove(res.ID, name) == nil
 }
 
 // startAndWait starts container id and waits for it to exit, to time out or
 // for ctx to end; drained is closed once its output has been read and
 // closeStream cuts the output stream if it does not end by itself.
 func (e *Engine) startAndWait(ctx context.Context, spec *RunSpec, id string, runCtx context.Context, drained <-chan struct{}, closeStream func()) (int, error) {
-	wait := e.cli.ContainerWait(runCtx, id, client.ContainerWaitOptions{Condition: container.WaitConditionNextExit})
+	waitResult, waitErr := e.api.ContainerWait(runCtx, id)
 
 	sctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-	_, err := e.cli.ContainerStart(sctx, id, client.ContainerStartOptions{})
+	err := e.api.ContainerStart(sctx, id)
 	cancel()
 	if err != nil {
 		return -1, fmt.Errorf("run %s: start: %w%s", spec.Name, err, platformHint(spec.Platform, err))
@@ -297,10 +296,10 @@ func (e *Engine) startAndWait(ctx context.Context, spec *RunSpec, id string, run
 	}
 	var stopCause error
 	select {
-	case res := <-wait.Result:
+	case res := <-waitResult:
 		e.drain(drained, closeStream)
 		return exitResult(spec, res)
-	case err := <-wait.Error:
+	case err := <-waitErr:
 		return -1, fmt.Errorf("run %s: wait: %w", spec.Name, err)
 	case <-ctx.Done():
 		stopCause = fmt.Errorf("run %s: stopped: %w", spec.Name, ctx.Err())
@@ -309,8 +308,8 @@ func (e *Engine) startAndWait(ctx context.Context, spec *RunSpec, id string, run
 	}
 	e.stop(id, spec.StopGrace)
 	select {
-	case <-wait.Result:
-	case <-wait.Error:
+	case <-waitResult:
+	case <-waitErr:
 	case <-time.After(spec.StopGrace + cleanupTimeout):
 	}
 	e.drain(drained, closeStream)
@@ -346,14 +345,14 @@ func (e *Engine) stop(id string, grace time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), grace+cleanupTimeout)
 	defer cancel()
 	secs := int((grace + time.Second - 1) / time.Second)
-	e.cli.ContainerStop(ctx, id, client.ContainerStopOptions{Timeout: &secs})
+	e.api.ContainerStop(ctx, id, secs)
 }
 
 // remove force-removes the container (killing it if it still runs).
 func (e *Engine) remove(id, name string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
-	_, err := e.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	err := e.api.ContainerRemove(ctx, id)
 	if err != nil && !isNotFound(err) {
 		return fmt.Errorf("remove container %s: %w (remove it with `docker rm -f %s`)", name, err, name)
 	}
@@ -363,18 +362,16 @@ func (e *Engine) remove(id, name string) error {
 // Containers lists the IDs of Rival's containers, running or not, with the
 // given run ID ("" for all of them).
 func (e *Engine) Containers(ctx context.Context, runID string) ([]string, error) {
-	f := client.Filters{}
-	if runID == "" {
-		f.Add("label", LabelManaged+"=true")
-	} else {
-		f.Add("label", LabelRun+"="+runID)
+	label := LabelManaged + "=true"
+	if runID != "" {
+		label = LabelRun + "=" + runID
 	}
-	res, err := e.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	res, err := e.api.ContainerList(ctx, label)
 	if err != nil {
 		return nil, fmt.Errorf("list containers: %w", err)
 	}
-	ids := make([]string, 0, len(res.Items))
-	for _, c := range res.Items {
+	ids := make([]string, 0, len(res))
+	for _, c := range res {
 		ids = append(ids, c.ID)
 	}
 	sort.Strings(ids)
@@ -400,7 +397,7 @@ func (e *Engine) RemoveStrays(ctx context.Context, runID string) (int, error) {
 
 // isNotFound: the container is already gone, or being removed already.
 func isNotFound(err error) bool {
-	return cerrdefs.IsNotFound(err) || cerrdefs.IsConflict(err) && strings.Contains(err.Error(), "in progress")
+	return dockerapi.IsNotFound(err) || dockerapi.IsConflict(err) && strings.Contains(err.Error(), "in progress")
 }
 
 // platformHint explains the usual reason a GPU container fails to start.

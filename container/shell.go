@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"github.com/moby/moby/api/pkg/stdcopy"
-	"github.com/moby/moby/client"
 	"golang.org/x/term"
 )
 
@@ -59,7 +58,7 @@ func (e *Engine) shell(ctx context.Context, spec RunSpec, sio shellIO) (int, err
 
 	runCtx, cancelRun := context.WithCancel(context.Background())
 	defer cancelRun()
-	att, err := e.cli.ContainerAttach(runCtx, id, client.ContainerAttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
+	att, err := e.api.ContainerAttach(runCtx, id, true)
 	if err != nil {
 		return -1, fmt.Errorf("shell %s: attach: %w", spec.Name, err)
 	}
@@ -84,5 +83,5 @@ func (e *Engine) shell(ctx context.Context, spec RunSpec, sio shellIO) (int, err
 		stopResize := e.followWindowSize(runCtx, id, sio.fd)
 		defer stopResize()
 	}
-	return e.startAndWait(ctx, &spec, id, runCtx, copied, att.Close)
+	return e.startAndWait(ctx, &spec, id, runCtx, copied, func() { att.Close() })
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/moby/moby/client"
+
+	"github.com/rivalbench/rival/container/dockertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -95,7 +97,9 @@ func TestImagePushThenSlurmScript(t *testing.T) {
 	tag := fmt.Sprintf("rival-test/nvd-push:%d", os.Getpid())
 	id, err := e.Build(ctx, container.BuildSpec{ContextDir: dir, Tag: tag})
 	require.NoError(t, err)
-	t.Cleanup(func() { e.Client().ImageRemove(context.Background(), id, client.ImageRemoveOptions{Force: true}) })
+	t.Cleanup(func() {
+		dockertest.Daemon(t).ImageRemove(context.Background(), id, client.ImageRemoveOptions{Force: true})
+	})
 
 	w, _ := newWorkspace(t, "")
 	setting(w, "SLURM_IMAGE", "")
@@ -118,7 +122,7 @@ func TestImagePushThenSlurmScript(t *testing.T) {
 	assert.Equal(t, ran, ex.ImageDigest())
 
 	// The pushed reference pulls into a daemon that has lost the image's names.
-	_, err = e.Client().ImageRemove(ctx, addr+"/team/rival-nvd:bench", client.ImageRemoveOptions{})
+	_, err = dockertest.Daemon(t).ImageRemove(ctx, addr+"/team/rival-nvd:bench", client.ImageRemoveOptions{})
 	require.NoError(t, err)
 	pull := exec.CommandContext(ctx, "docker", "pull", ran)
 	outPull, err := pull.CombinedOutput()
@@ -126,7 +130,9 @@ func TestImagePushThenSlurmScript(t *testing.T) {
 	got, err := e.ImageID(ctx, ran)
 	require.NoError(t, err)
 	assert.Equal(t, id, got)
-	t.Cleanup(func() { e.Client().ImageRemove(context.Background(), ran, client.ImageRemoveOptions{Force: true}) })
+	t.Cleanup(func() {
+		dockertest.Daemon(t).ImageRemove(context.Background(), ran, client.ImageRemoveOptions{Force: true})
+	})
 
 	// A rebuilt image is not the pushed one: Slurm runs refuse until it is pushed again.
 	_, _, err = w.slurmImage(hw.PlatformNVIDIA, &images.Record{Platform: hw.PlatformNVIDIA, ImageID: "sha256:" + strings.Repeat("1", 64)})
@@ -156,7 +162,7 @@ func TestImagePushTargetCPU(t *testing.T) {
 	baseID, err := e.Build(ctx, container.BuildSpec{ContextDir: dir, Tag: base})
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		e.Client().ImageRemove(context.Background(), baseID, client.ImageRemoveOptions{Force: true, PruneChildren: true})
+		dockertest.Daemon(t).ImageRemove(context.Background(), baseID, client.ImageRemoveOptions{Force: true, PruneChildren: true})
 	})
 	t.Setenv("IMAGE_BASE", base)
 
@@ -181,11 +187,11 @@ func TestImagePushTargetCPU(t *testing.T) {
 	assert.Equal(t, built, rec.LocalID, "the record names the cpu image image:push built")
 	assert.Contains(t, log.String(), "image cpu: pushed "+repo+"@"+rec.Digest)
 	t.Cleanup(func() {
-		e.Client().ImageRemove(context.Background(), repo+":bench", client.ImageRemoveOptions{Force: true})
+		dockertest.Daemon(t).ImageRemove(context.Background(), repo+":bench", client.ImageRemoveOptions{Force: true})
 	})
 
 	// The registry serves the manifest under that digest: a daemon without the image's names pulls it.
-	_, err = e.Client().ImageRemove(ctx, repo+":bench", client.ImageRemoveOptions{})
+	_, err = dockertest.Daemon(t).ImageRemove(ctx, repo+":bench", client.ImageRemoveOptions{})
 	require.NoError(t, err)
 	out, err := exec.CommandContext(ctx, "docker", "pull", repo+"@"+rec.Digest).CombinedOutput()
 	require.NoError(t, err, string(out))

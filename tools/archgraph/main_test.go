@@ -108,7 +108,7 @@ func TestOneWayRules(t *testing.T) {
 		return slices.DeleteFunc(slices.Clone(g.Imports[p]), func(q string) bool { return q == quiet })
 	}
 	for p, want := range map[string][]string{
-		"cache": {}, "container": {}, "hw": {}, "models": {}, "tokenizer": {}, "indexed": {}, "jsonl": {}, "english": {},
+		"cache": {}, "container": {"container/dockerapi"}, "container/dockerapi": {}, "hw": {}, "models": {}, "tokenizer": {}, "indexed": {}, "jsonl": {}, "english": {},
 		"safefile":            {},
 		"dag":                 {"cache"},
 		"store":               {"cache"},
