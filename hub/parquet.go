@@ -18,12 +18,12 @@ import (
 )
 
 // ParquetProgram is rival-parquet, the program that reads parquet shards: the parquet library and
-// its codecs are about a fifth of what the targets would otherwise compile, and only a fetch of a
-// parquet dataset needs them. Its first build, with the targets' packages already cached, took
-// about 33 CPU seconds on the 2-core reference machine.
+// its codecs were about a fifth of what the targets compiled, and only a fetch of a parquet
+// dataset needs them. Its first build, with the targets' packages already cached, took 21 CPU
+// seconds (12 s) on the 2-core reference machine (docs/measurements.md).
 var ParquetProgram = goprog.Program{
 	Package: "github.com/rivalbench/rival/cmd/rival-parquet", Name: "rival-parquet",
-	Topic: "fetch", What: "the parquet reader", Holds: "parquet-go", FirstBuild: "a minute",
+	Topic: "fetch", What: "the parquet reader", Holds: "parquet-go", FirstBuild: "15 seconds",
 }
 
 // Documents reads the documents of downloaded shards.

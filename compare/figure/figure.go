@@ -158,12 +158,13 @@ func Num(x float64, prec int) string {
 	return out
 }
 
-// Program is rival-plot, the program that draws figures: gonum/plot with its fonts and image
-// codecs was about a seventh of what the targets would otherwise compile, for the two targets
-// that draw.
+// Program is rival-plot, the program that draws figures, so that gonum/plot with its fonts and
+// image codecs is compiled for the two targets that draw and no other. Its first build, with the
+// targets' packages already cached, took 9 CPU seconds (5 s) on the 2-core reference machine
+// (docs/measurements.md).
 var Program = goprog.Program{
 	Package: "github.com/rivalbench/rival/cmd/rival-plot", Name: "rival-plot",
-	Topic: "compare", What: "the figure drawer", Holds: "gonum/plot", FirstBuild: "a minute",
+	Topic: "compare", What: "the figure drawer", Holds: "gonum/plot", FirstBuild: "10 seconds",
 }
 
 // Draw has rival-plot, built by h on first use, write f as a PNG at pngPath and an SVG at
