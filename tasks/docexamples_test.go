@@ -12,13 +12,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rivalbench/rival/container"
 	"github.com/rivalbench/rival/container/registrytest"
 	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/hw"
@@ -36,9 +39,10 @@ import (
 // network can run are then run as written, in page order, through runIn (Main's door without its
 // exit) in one workspace: a checkout in a temporary folder, its source linked to the repository's
 // and its config.env a copy. The demo trains with the scripted trainer, the team's registry is a
-// local one (container/registrytest), and mage's own flags run on the compiled targets. The
-// examples that need GPUs, a cluster or the internet match a reason in docStaticOnly and are only
-// checked; an example of a page is named page:line (check/README.md:25, run/README.md:25).
+// local one (container/registrytest), image:push builds the platform image through the local
+// Docker daemon on a small stand-in base (IMAGE_BASE, docPushSetup) instead of a GPU framework
+// image, and mage's own flags run on the compiled targets. The examples that need GPUs, a cluster
+// of them or the internet match a reason in docStaticOnly and are only checked; an example of a page is named page:line (check/README.md:25, run/README.md:25).
 
 // docStaticOnly are the reasons an example is only checked, not run. Every entry must match an
 // example: a reason no example needs any more fails the test, so the list stays short and true.
@@ -56,8 +60,6 @@ var docStaticOnly = []struct {
 			}
 			return false
 		}},
-	{"builds the platform image from a GPU framework base image of tens of GB (rocm/primus, nvcr.io/nvidia/nemo) and pushes it to the team's registry",
-		func(c magecli.Call) bool { return c.Target.Name == "image:push" }},
 	{"the IDs stand for two results of the team's store; TestTwoHostsShareAStore verifies two store results by the IDs store:ls prints (with PyTorch and a registry)",
 		func(c magecli.Call) bool {
 			return c.Target.Name == "verify:results" && strings.HasPrefix(c.Args[0], "store:")
@@ -86,6 +88,9 @@ var docTargets = map[string]docTarget{
 	}},
 	"store:ls": {calls: "StoreListTarget", run: func(ctx context.Context, w *Workspace, _ []string, _ bool) error {
 		return w.StoreListTarget(ctx, os.Stdout)
+	}},
+	"image:push": {calls: "ImagePushTarget", run: func(ctx context.Context, w *Workspace, a []string, _ bool) error {
+		return w.ImagePushTarget(ctx, a[0], a[1])
 	}},
 	"store:pull": {calls: "StorePullTarget", run: func(ctx context.Context, w *Workspace, _ []string, _ bool) error { return w.StorePullTarget(ctx) }},
 	"extract": {calls: "ExtractTarget", bare: true, run: func(_ context.Context, _ *Workspace, a []string, verbose bool) error {
@@ -457,8 +462,12 @@ func docCheckArg(param, arg string, c magecli.Call) error {
 // it; "" when none does, or when there is none to start (those examples then skip).
 func docRegistry(t *testing.T, all []docExample) string {
 	for _, ex := range all {
+		values := slices.Clone(ex.Args)
 		for _, a := range append(ex.Export, ex.Env...) {
-			if ex.static == "" && strings.Contains(a.Value, docRegistryHost) {
+			values = append(values, a.Value)
+		}
+		for _, v := range values {
+			if ex.static == "" && strings.Contains(v, docRegistryHost) {
 				if _, err := os.Stat(registrytest.Binary); err != nil {
 					return ""
 				}
@@ -500,6 +509,13 @@ func runDocExample(t *testing.T, root string, ex docExample, targets []magecli.T
 	}
 	t.Chdir(root)
 	for _, c := range ex.cmd.Calls {
+		if c.Target.Name == "image:push" {
+			docPushSetup(t, registry)
+			c.Args = slices.Clone(c.Args)
+			for i := range c.Args {
+				c.Args[i] = strings.ReplaceAll(c.Args[i], docRegistryHost, registry)
+			}
+		}
 		dt, ok := docTargets[c.Target.Name]
 		require.True(t, ok, "%s runs %s, which docTargets lacks: add how magefile.go runs it, or a reason to docStaticOnly", ex.Name(), c.Target.Name)
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -537,6 +553,13 @@ func checkDocOutput(t *testing.T, root string, c magecli.Call, stdout, log strin
 		assert.Contains(t, stdout, "#SBATCH --nodes=")
 	case "train:k8s-manifest":
 		assert.Contains(t, stdout, "kind: Job")
+	case "image:push":
+		raw, err := os.ReadFile(filepath.Join(root, "output", "images", c.Args[0]+"-pushed.json"))
+		require.NoError(t, err, "image:push records what it pushed")
+		var rec struct{ Repository, Digest string }
+		require.NoError(t, json.Unmarshal(raw, &rec))
+		assert.Regexp(t, `^sha256:[0-9a-f]{64}$`, rec.Digest)
+		assert.True(t, strings.HasPrefix(c.Args[1], rec.Repository), "%s pushed to %s", c.Args[1], rec.Repository)
 	case "extract":
 		assert.True(t, json.Valid([]byte(stdout)), "extract prints a result JSON: %s", stdout)
 		if verbose {
@@ -593,7 +616,12 @@ func docWorkspace(t *testing.T, repo string) string {
 	entries, err := os.ReadDir(repo)
 	require.NoError(t, err)
 	for _, e := range entries {
-		if !docOwnFiles[e.Name()] {
+		switch {
+		case docOwnFiles[e.Name()]:
+		case strings.HasSuffix(e.Name(), ".Dockerfile") || e.Name() == ".dockerignore":
+			// A build sends links as links: the daemon reads a Dockerfile only as a file.
+			copyDocFile(t, filepath.Join(repo, e.Name()), filepath.Join(root, e.Name()))
+		default:
 			require.NoError(t, os.Symlink(filepath.Join(repo, e.Name()), filepath.Join(root, e.Name())))
 		}
 	}
@@ -606,4 +634,56 @@ func copyDocFile(t *testing.T, from, to string) {
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(filepath.Dir(to), 0o755))
 	require.NoError(t, os.WriteFile(to, data, 0o644))
+}
+
+// docPushBase is the base image docPushSetup builds once: FROM scratch with the container tests'
+// probe as its /bin/sh, which records each RUN step and succeeds, in place of the GPU framework
+// images of tens of GB the platform Dockerfiles start from.
+var (
+	docPushBaseOnce sync.Once
+	docPushBaseErr  error
+)
+
+const docPushBase = "rival-test/doc-push-base:latest"
+
+// docPushSetup readies image:push as written: a Docker daemon (the test is skipped without one),
+// the team's registry (a local one), an empty Docker config, and IMAGE_BASE set to docPushBase.
+func docPushSetup(t *testing.T, registry string) {
+	t.Helper()
+	if registry == "" {
+		t.Skipf("image:push needs the team's registry; without %s there is none to stand in for it", registrytest.Binary)
+	}
+	ctx := context.Background()
+	e, err := container.Connect(ctx)
+	if err != nil {
+		t.Skipf("image:push needs a Docker daemon: %v", err)
+	}
+	defer e.Close()
+	docPushBaseOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "rival-doc-push-")
+		if err != nil {
+			docPushBaseErr = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		gomod, err := exec.Command("go", "env", "GOMOD").Output()
+		if err != nil {
+			docPushBaseErr = err
+			return
+		}
+		build := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(dir, "probe"), "./container/testdata/probe")
+		build.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			docPushBaseErr = fmt.Errorf("go build probe: %v\n%s", err, out)
+			return
+		}
+		if docPushBaseErr = os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM scratch\nCOPY probe /probe\nCOPY probe /bin/sh\n"), 0o644); docPushBaseErr != nil {
+			return
+		}
+		_, docPushBaseErr = e.Build(ctx, container.BuildSpec{ContextDir: dir, Tag: docPushBase})
+	})
+	require.NoError(t, docPushBaseErr)
+	t.Setenv("IMAGE_BASE", docPushBase)
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
 }
