@@ -80,6 +80,8 @@ func FromEnv() (*Client, error) {
 		if c.tls, err = tlsConfig(certs, verify); err != nil {
 			return nil, err
 		}
+		// Requests name the host "docker"; the certificate is checked against the daemon's name.
+		c.tls.ServerName = u.Hostname()
 		c.scheme = "https"
 	}
 	if v := os.Getenv("DOCKER_API_VERSION"); v != "" {
@@ -325,11 +327,7 @@ func (c *Client) hijack(ctx context.Context, path string, query url.Values) (*Hi
 		return nil, c.connErr(err)
 	}
 	if c.tls != nil {
-		cfg := c.tls.Clone()
-		if cfg.ServerName == "" {
-			cfg.ServerName, _, _ = net.SplitHostPort(c.addr)
-		}
-		tc := tls.Client(conn, cfg)
+		tc := tls.Client(conn, c.tls.Clone())
 		if err := tc.HandshakeContext(ctx); err != nil {
 			conn.Close()
 			return nil, c.connErr(err)

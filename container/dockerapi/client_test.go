@@ -2,12 +2,21 @@ package dockerapi
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -123,3 +132,55 @@ func FuzzReadError(f *testing.F) {
 type nopCloser struct{ *strings.Reader }
 
 func (nopCloser) Close() error { return nil }
+
+// Over tcp:// with DOCKER_TLS_VERIFY, the daemon's certificate is checked against its address
+// (the requests themselves name the host "docker"), for plain calls and for an attach alike.
+func TestTLSDaemon(t *testing.T) {
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("API-Version", "1.41")
+		if !strings.HasSuffix(r.URL.Path, "/attach") {
+			w.Write([]byte("OK"))
+			return
+		}
+		conn, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		buf.WriteString("HTTP/1.1 101 UPGRADED\r\nContent-Type: application/vnd.docker.raw-stream\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\nhello from the container")
+		buf.Flush()
+	}))
+	s.StartTLS()
+	t.Cleanup(s.Close)
+	certs := t.TempDir()
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw})
+	require.NoError(t, os.WriteFile(filepath.Join(certs, "ca.pem"), ca, 0o644))
+	t.Setenv("DOCKER_HOST", "tcp://"+s.Listener.Addr().String())
+	t.Setenv("DOCKER_TLS_VERIFY", "1")
+	t.Setenv("DOCKER_CERT_PATH", certs)
+	c, err := FromEnv()
+	require.NoError(t, err)
+	_, err = c.Ping(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, "1.41", c.Version())
+	h, err := c.ContainerAttach(context.Background(), "x", false)
+	require.NoError(t, err)
+	got, err := io.ReadAll(h.Reader)
+	require.NoError(t, err)
+	assert.Equal(t, "hello from the container", string(got))
+	require.NoError(t, h.Close())
+
+	// Another CA: refused, naming the address.
+	_, key, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "another CA"}, IsCA: true,
+		BasicConstraintsValid: true, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(certs, "ca.pem"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644))
+	c, err = FromEnv()
+	require.NoError(t, err)
+	_, err = c.Ping(context.Background())
+	require.ErrorContains(t, err, "cannot connect to the Docker daemon at tcp://"+s.Listener.Addr().String())
+	require.ErrorContains(t, err, "certificate")
+}
