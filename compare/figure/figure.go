@@ -177,10 +177,6 @@ func Draw(ctx context.Context, h *goprog.Helper, f *Figure, pngPath, svgPath str
 	if err != nil {
 		return fmt.Errorf("figure: %w", err)
 	}
-	bin, err := h.Build(ctx)
-	if err != nil {
-		return err
-	}
 	var args []string
 	if pngPath != "" {
 		args = append(args, "-png", pngPath)
@@ -190,6 +186,10 @@ func Draw(ctx context.Context, h *goprog.Helper, f *Figure, pngPath, svgPath str
 	}
 	if len(args) == 0 {
 		return nil
+	}
+	bin, err := h.Build(ctx)
+	if err != nil {
+		return err
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stdin = bytes.NewReader(in)
