@@ -1,6 +1,7 @@
 package container_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -23,7 +24,7 @@ func TestConfigFilesRefuseHostileFiles(t *testing.T) {
 	}{
 		{"docker config", func(dir string) string { return filepath.Join(dir, "config.json") }, func(t *testing.T, dir string) error {
 			t.Setenv("DOCKER_CONFIG", dir)
-			_, err := container.RegistryAuth("registry.example")
+			_, err := container.RegistryAuth(context.Background(), "registry.example")
 			return err
 		}},
 		{".dockerignore", func(dir string) string { return filepath.Join(dir, ".dockerignore") }, func(t *testing.T, dir string) error {

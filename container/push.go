@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/distribution/reference"
 	"github.com/moby/moby/api/types/registry"
@@ -56,7 +57,7 @@ func (e *Engine) Push(ctx context.Context, image, target string, progress io.Wri
 		return Pushed{}, fmt.Errorf("push: tag %s as %s: %w", shortImageID(id), ref, err)
 	}
 	domain := reference.Domain(named)
-	auth, err := RegistryAuth(domain)
+	auth, err := RegistryAuth(ctx, domain)
 	if err != nil {
 		return Pushed{}, err
 	}
@@ -167,9 +168,9 @@ func DockerConfigPath() string {
 // in the Docker config: an auths entry, or a credential helper named by credHelpers or credsStore),
 // or "" when the config holds nothing for it (an anonymous push). Errors name the file and the host,
 // never a secret.
-func RegistryAuth(host string) (string, error) {
+func RegistryAuth(ctx context.Context, host string) (string, error) {
 	path := DockerConfigPath()
-	data, err := safefile.ReadFile(context.Background(), path, safefile.LimitConfig)
+	data, err := safefile.ReadFile(ctx, path, safefile.LimitConfig)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}
@@ -197,7 +198,7 @@ func RegistryAuth(host string) (string, error) {
 		}
 	}
 	if helper != "" && (!found || (ac.Auth == "" && ac.IdentityToken == "")) {
-		if ac, err = fromHelper(helper, host); err != nil {
+		if ac, err = fromHelper(ctx, helper, host); err != nil {
 			return "", err
 		}
 		found = ac.Username != "" || ac.Password != "" || ac.IdentityToken != ""
@@ -224,14 +225,27 @@ func RegistryAuth(host string) (string, error) {
 	return base64.URLEncoding.EncodeToString(b), nil
 }
 
+// HelperTimeout bounds a credential helper's answer: one that waits for a passphrase or a PIN on a
+// terminal (gpg behind `pass`, a hardware key) never answers a run, which has no terminal to ask on.
+var HelperTimeout = 30 * time.Second
+
 // fromHelper asks docker-credential-<helper> for host's credentials, as the Docker client does.
-func fromHelper(helper, host string) (registry.AuthConfig, error) {
+func fromHelper(ctx context.Context, helper, host string) (registry.AuthConfig, error) {
 	bin := "docker-credential-" + helper
-	cmd := exec.Command(bin, "get")
+	hctx, cancel := context.WithTimeout(ctx, HelperTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(hctx, bin, "get")
 	cmd.Stdin = strings.NewReader(host)
+	cmd.WaitDelay = time.Second // a helper's own children may hold its output open
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return registry.AuthConfig{}, fmt.Errorf("credential helper %s for %s: %w", bin, host, ctx.Err())
+		}
+		if hctx.Err() != nil {
+			return registry.AuthConfig{}, fmt.Errorf("credential helper %s for %s did not answer within %s; it may be waiting for a passphrase or a PIN, which a run cannot give: unlock it in a terminal first (`%s list`), or run `docker login %s`", bin, host, HelperTimeout, bin, host)
+		}
 		if strings.Contains(stdout.String()+stderr.String(), "credentials not found") {
 			return registry.AuthConfig{}, nil
 		}

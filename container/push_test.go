@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/moby/moby/client"
 
@@ -124,19 +125,19 @@ func TestRegistryAuthFromDockerConfig(t *testing.T) {
 		"broken.example.com":          map[string]string{"auth": "%%%"},
 		"https://index.docker.io/v1/": map[string]string{"auth": base64.StdEncoding.EncodeToString([]byte("bob:pw"))},
 	}})
-	v, err := RegistryAuth("registry.example.com:5000")
+	v, err := RegistryAuth(context.Background(), "registry.example.com:5000")
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"username": "alice", "password": secret, "serveraddress": "registry.example.com:5000"}, decodeAuth(t, v))
-	v, err = RegistryAuth("other.example.com")
+	v, err = RegistryAuth(context.Background(), "other.example.com")
 	require.NoError(t, err)
 	assert.Equal(t, "tok-123", decodeAuth(t, v)["identitytoken"])
-	v, err = RegistryAuth("docker.io")
+	v, err = RegistryAuth(context.Background(), "docker.io")
 	require.NoError(t, err)
 	assert.Equal(t, "bob", decodeAuth(t, v)["username"])
-	v, err = RegistryAuth("unknown.example.com")
+	v, err = RegistryAuth(context.Background(), "unknown.example.com")
 	require.NoError(t, err)
 	assert.Empty(t, v, "no entry: an anonymous push")
-	_, err = RegistryAuth("broken.example.com")
+	_, err = RegistryAuth(context.Background(), "broken.example.com")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "docker login broken.example.com")
 
@@ -144,7 +145,7 @@ func TestRegistryAuthFromDockerConfig(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("DOCKER_CONFIG", dir)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"auths": {"x": {"auth": "`+secret+`"}`), 0o600))
-	_, err = RegistryAuth("x")
+	_, err = RegistryAuth(context.Background(), "x")
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), secret)
 	assert.Contains(t, err.Error(), filepath.Join(dir, "config.json"))
@@ -161,9 +162,55 @@ func FuzzRegistryAuth(f *testing.F) {
 		if err := os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_, err := RegistryAuth(host)
+		_, err := RegistryAuth(context.Background(), host)
 		if err != nil && len(cfg) > 12 && bytes.Contains([]byte(err.Error()), cfg) {
 			t.Fatalf("error repeats the config: %v", err)
 		}
 	})
+}
+
+// The credential helpers the Docker config names (credHelpers for one registry, else credsStore)
+// answer as docker-credential-* programs do: credentials, "credentials not found" (an anonymous
+// push), or nothing at all, as one waiting for a passphrase does: that one is given up after
+// HelperTimeout, naming it and saying what to do.
+func TestCredentialHelpers(t *testing.T) {
+	bin := t.TempDir()
+	helpers := map[string]string{
+		"good":   `read host; printf '{"ServerURL":"%s","Username":"carol","Secret":"pw-from-helper"}' "$host"`,
+		"token":  `printf '{"Username":"<token>","Secret":"tok-9"}'`,
+		"absent": `echo "credentials not found in native keychain"; exit 1`,
+		"broken": `echo "no such keyring" >&2; exit 3`,
+		"hangs":  `exec sleep 600`,
+	}
+	for name, body := range helpers {
+		require.NoError(t, os.WriteFile(filepath.Join(bin, "docker-credential-"+name), []byte("#!/bin/sh\n"+body+"\n"), 0o755))
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	writeDockerConfig(t, map[string]any{"credsStore": "good", "credHelpers": map[string]string{
+		"tok.example": "token", "none.example": "absent", "broken.example": "broken", "slow.example": "hangs"}})
+	ctx := context.Background()
+
+	v, err := RegistryAuth(ctx, "registry.example")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"username": "carol", "password": "pw-from-helper", "serveraddress": "registry.example"}, decodeAuth(t, v))
+	v, err = RegistryAuth(ctx, "tok.example")
+	require.NoError(t, err)
+	assert.Equal(t, "tok-9", decodeAuth(t, v)["identitytoken"])
+	v, err = RegistryAuth(ctx, "none.example")
+	require.NoError(t, err)
+	assert.Empty(t, v, "no credentials: an anonymous push")
+	_, err = RegistryAuth(ctx, "broken.example")
+	require.ErrorContains(t, err, "credential helper docker-credential-broken for broken.example failed")
+
+	old := HelperTimeout
+	HelperTimeout = 300 * time.Millisecond
+	t.Cleanup(func() { HelperTimeout = old })
+	_, err = RegistryAuth(ctx, "slow.example")
+	require.ErrorContains(t, err, "credential helper docker-credential-hangs for slow.example did not answer within 300ms")
+	assert.Contains(t, err.Error(), "docker login slow.example")
+
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = RegistryAuth(cancelled, "slow.example")
+	require.ErrorIs(t, err, context.Canceled)
 }

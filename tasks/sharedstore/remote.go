@@ -69,7 +69,7 @@ func New(o Options) (*Remote, error) {
 // dockerCredential reads host's credentials from the Docker config, as image:push does. Nothing of
 // them is ever printed.
 func dockerCredential(ctx context.Context, host string) (store.Credential, error) {
-	enc, err := container.RegistryAuth(host)
+	enc, err := container.RegistryAuth(ctx, host)
 	if err != nil || enc == "" {
 		return store.Credential{}, err
 	}
