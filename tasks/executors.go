@@ -98,6 +98,11 @@ func (w *Workspace) newKubeExecutor(ctx context.Context, cfg *config, platform s
 	if err := slurm.Check(cfg.int("NNODES"), gpus, cfg.int("TP"), cfg.int("PP"), cfg.int("DP")); err != nil {
 		return nil, err
 	}
+	for _, name := range []string{"NAMESPACE", "SERVICE_ACCOUNT", "PRIORITY_CLASS", "DATA_CLAIM", "CACHE_CLAIM", "OUTPUT_CLAIM", "CONTEXT"} {
+		if err := kubespec.CheckSetting("KUBE_"+name, w.env.kube(name)); err != nil {
+			return nil, err
+		}
+	}
 	sel, err := kubespec.ParseSelector(w.env.kube("NODE_SELECTOR"))
 	if err != nil {
 		return nil, fmt.Errorf("KUBE_NODE_SELECTOR: %w", err)

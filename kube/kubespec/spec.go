@@ -11,6 +11,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"unicode"
 
 	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/hw"
@@ -137,6 +138,11 @@ func (r Run) Validate() (Run, error) {
 	}
 	if errs := isDNS1123Label(r.Namespace); len(errs) > 0 {
 		return r, fmt.Errorf("kube: namespace %q: %s", r.Namespace, strings.Join(errs, "; "))
+	}
+	for what, v := range map[string]string{"service account": r.ServiceAccount, "priority class": r.PriorityClass} {
+		if errs := isDNS1123Subdomain(v); v != "" && len(errs) > 0 {
+			return r, fmt.Errorf("kube: %s %q: %s", what, v, strings.Join(errs, "; "))
+		}
 	}
 	if r.NNodes < 1 {
 		return r, fmt.Errorf("kube: NNODES is %d: a run needs at least one node", r.NNodes)
@@ -266,6 +272,9 @@ func ParseSelector(s string) (map[string]string, error) {
 		if !ok {
 			return nil, fmt.Errorf("kube: node selector %q: want KEY=VALUE", item)
 		}
+		if old, seen := out[k]; seen {
+			return nil, fmt.Errorf("kube: node selector names %s twice (%s=%s and %s): a node has one value per label; keep one", k, k, old, item)
+		}
 		if errs := isLabelKey(k); len(errs) > 0 {
 			return nil, fmt.Errorf("kube: node selector %q: key %q: %s", item, k, strings.Join(errs, "; "))
 		}
@@ -278,4 +287,32 @@ func ParseSelector(s string) (map[string]string, error) {
 		return nil, nil
 	}
 	return out, nil
+}
+
+// CheckSetting checks a KUBE_ setting that names a Kubernetes object where the settings are read,
+// so a typo is refused before anything is built or submitted: KUBE_NAMESPACE is a DNS label,
+// KUBE_SERVICE_ACCOUNT, KUBE_PRIORITY_CLASS and the claims (KUBE_*_CLAIM) DNS subdomains, and
+// KUBE_CONTEXT (a kubeconfig's name, any text) holds no control character. An empty value is
+// the setting's absence.
+func CheckSetting(name, value string) error {
+	if value == "" {
+		return nil
+	}
+	var errs []string
+	switch {
+	case name == "KUBE_NAMESPACE":
+		errs = isDNS1123Label(value)
+	case name == "KUBE_SERVICE_ACCOUNT", name == "KUBE_PRIORITY_CLASS", strings.HasSuffix(name, "_CLAIM"):
+		errs = isDNS1123Subdomain(value)
+	case name == "KUBE_CONTEXT":
+		if strings.IndexFunc(value, unicode.IsControl) >= 0 {
+			errs = []string{"must not hold control characters (a newline, a tab, an escape)"}
+		}
+	default:
+		return fmt.Errorf("kube: %s is not a setting that names an object", name)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s=%q: %s", name, value, strings.Join(errs, "; "))
+	}
+	return nil
 }
