@@ -21,6 +21,7 @@ import (
 	"github.com/rivalbench/rival/container/registrytest"
 	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/store"
 	"github.com/rivalbench/rival/tasks/data"
 	"github.com/rivalbench/rival/tasks/executor"
 	"github.com/rivalbench/rival/tasks/training"
@@ -335,4 +336,32 @@ func TestPullOnlyHostKeepsPulling(t *testing.T) {
 	assert.True(t, shared.Cached(), "pulled after the refused push")
 	assert.Equal(t, 1, strings.Count(b.log.String(), "warning: "), b.log.String())
 	assert.Contains(t, b.log.String(), "this host only pulls from the store")
+}
+
+// A store entry's listing is whatever the host that pushed it wrote: store:ls shows its escape
+// sequences, carriage returns and newlines escaped, so an entry can neither clear the screen nor
+// forge a line of the listing.
+func TestStoreListEscapesWhatTerminalsActOn(t *testing.T) {
+	srv := registrytest.StartServer(t, registrytest.Options{})
+	settings := map[string]string{"RIVAL_STORE": "oci://" + srv.Addr + "/team/rival"}
+	h := openHost(t, t.TempDir(), settings)
+	loc, err := store.ParseLocation("oci://" + srv.Addr + "/team/rival")
+	require.NoError(t, err)
+	st, err := store.Open(context.Background(), loc, store.Options{})
+	require.NoError(t, err)
+	body := []byte(`{"hostile": true}`)
+	d, err := h.w.cache.PutBytes(body, true)
+	require.NoError(t, err)
+	_, err = st.PushResult(context.Background(), h.w.cache, store.File{Name: "result", Digest: d, Size: int64(len(body))}, nil,
+		map[string]string{"platform": "nvd\x1b[2J", "model": "llama\r\nabcdef123456  amd  forged", "host": "node\t7", "date": "2026-11-28T10:00:00Z"})
+	require.NoError(t, err)
+	var ls bytes.Buffer
+	require.NoError(t, h.w.StoreListTarget(context.Background(), &ls))
+	out := ls.String()
+	assert.NotContains(t, out, "\x1b")
+	assert.NotContains(t, out, "\r")
+	assert.Equal(t, 2, strings.Count(out, "\n"), "a header and one entry: %q", out)
+	assert.Contains(t, out, `nvd\x1b[2J`)
+	assert.Contains(t, out, `llama\r\nabcdef123456  amd  forged`)
+	assert.Contains(t, out, `node\t7`)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/english"
+	"github.com/rivalbench/rival/internal/lines"
 	"github.com/rivalbench/rival/store"
 )
 
@@ -53,17 +54,19 @@ func List(ctx context.Context, o Options, out io.Writer) error {
 		return err
 	}
 	for _, p := range problems {
-		r.printf("warning: %v\n", p)
+		r.printf("warning: %s\n", lines.Printable(p.Error()))
 	}
 	r.printf("store %s: %s\n", st.Location, english.Plural(len(rs), "result"))
 	return nil
 }
 
+// dash is a listing's value as store:ls shows it: "-" when absent, and never a character a
+// terminal would act on (an annotation is whatever the pushing host wrote).
 func dash(s string) string {
 	if s == "" {
 		return "-"
 	}
-	return s
+	return lines.Printable(s)
 }
 
 // safeName keeps a name from the store usable as a file name: what a run name holds, nothing that
@@ -83,7 +86,7 @@ func Pull(ctx context.Context, o Options, dir, root string) error {
 		return err
 	}
 	for _, p := range problems {
-		rm.printf("warning: %v\n", p)
+		rm.printf("warning: %s\n", lines.Printable(p.Error()))
 	}
 	copied, bad := 0, len(problems)
 	for _, r := range rs {
