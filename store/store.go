@@ -186,7 +186,7 @@ func httpClient(opt Options, loopback bool) (*http.Client, error) {
 		IdleConnTimeout:       90 * time.Second,
 		TLSClientConfig:       &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12, InsecureSkipVerify: opt.Insecure},
 	}
-	return &http.Client{Transport: tr}, nil
+	return &http.Client{Transport: &redacting{next: tr}}, nil
 }
 
 // explain turns a registry error into one that says what to do.
