@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,6 +20,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/rivalbench/rival/safefile"
 )
 
 // LogSource streams one container's log. The API server's pod log endpoint is the product's
@@ -42,6 +45,9 @@ func (a APILogs) Logs(ctx context.Context, namespace, pod, container string) (io
 // inside the client and are never printed.
 func Connect(kubeContext string) (kubernetes.Interface, string, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if err := checkKubeconfigs(rules.GetLoadingPrecedence()); err != nil {
+		return nil, "", err
+	}
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubeContext})
 	cfg, err := cc.ClientConfig()
 	if err != nil {
@@ -455,6 +461,33 @@ func ended(ctx context.Context, err error) error {
 	}
 	if _, ok := ctx.Deadline(); ok && strings.Contains(err.Error(), "would exceed context deadline") {
 		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// kubeconfigLimit bounds a kubeconfig file: a few clusters' embedded certificates take tens of KiB.
+const kubeconfigLimit = 16 << 20
+
+// checkKubeconfigs refuses, before client-go reads them, the kubeconfig files (KUBECONFIG's list,
+// else ~/.kube/config) that are not regular files of a kubeconfig's size: client-go would wait on
+// a FIFO for ever and read a link to /dev/zero until memory ran out. A file that does not exist is
+// client-go's to skip, as it does.
+func checkKubeconfigs(paths []string) error {
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		f, fi, err := safefile.Open(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("kube: kubeconfig: %w; point KUBECONFIG at your cluster's file", err)
+		}
+		f.Close()
+		if fi.Size() > kubeconfigLimit {
+			return fmt.Errorf("kube: kubeconfig %s: %w (%d bytes; a kubeconfig is at most %d); point KUBECONFIG at your cluster's file", p, safefile.ErrTooLarge, fi.Size(), int64(kubeconfigLimit))
+		}
 	}
 	return nil
 }
