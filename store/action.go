@@ -38,7 +38,9 @@ func (s *Store) PushAction(ctx context.Context, c *cache.Cache, rec cache.Record
 // caller can name where the outputs go on this host) and every output blob, each verified by its
 // BLAKE3 before the cache holds it. ErrNotFound when the store has no such entry; ErrIntegrity
 // (wrapped, with the entry and blob named) when any part differs from what the entry records.
-func (s *Store) PullAction(ctx context.Context, c *cache.Cache, key cache.Digest) (*cache.Record, error) {
+// outputs is how many outputs the task makes: an entry whose record holds another number is not
+// this task's, and is refused (ErrNotTheTask) before any blob moves.
+func (s *Store) PullAction(ctx context.Context, c *cache.Cache, key cache.Digest, outputs int) (*cache.Record, error) {
 	e, err := s.Get(ctx, ActionTag(key))
 	if err != nil {
 		return nil, err
@@ -56,6 +58,9 @@ func (s *Store) PullAction(ctx context.Context, c *cache.Cache, key cache.Digest
 	}
 	if rec.Schema != cache.KeySchema {
 		return nil, fmt.Errorf("entry %s: record schema %q, this Rival reads %q: %w", e.Tag, rec.Schema, cache.KeySchema, ErrNotFound)
+	}
+	if len(rec.Outputs) != outputs {
+		return nil, fmt.Errorf("entry %s: %w: its record holds %d outputs and the task makes %d; refused before any blob was pulled", e.Tag, ErrNotTheTask, len(rec.Outputs), outputs)
 	}
 	if len(rec.Outputs) != len(e.Blobs) {
 		return nil, fmt.Errorf("entry %s: %w (%d outputs, %d blobs)", e.Tag, ErrIntegrity, len(rec.Outputs), len(e.Blobs))

@@ -128,7 +128,7 @@ func BenchmarkStore(b *testing.B) {
 			require.NoError(b, err)
 			b.StartTimer()
 			peak = max(peak, peakHeap(func() {
-				_, err := s.PullAction(context.Background(), c, rec.Key)
+				_, err := s.PullAction(context.Background(), c, rec.Key, len(rec.Outputs))
 				require.NoError(b, err)
 			}))
 		}

@@ -59,13 +59,13 @@ func TestRegistryKilledMidPush(t *testing.T) {
 	has, err := s2.Has(context.Background(), ActionTag(rec.Key))
 	require.NoError(t, err)
 	assert.False(t, has, "no manifest names the half-pushed blobs")
-	_, err = s2.PullAction(context.Background(), b, rec.Key)
+	_, err = s2.PullAction(context.Background(), b, rec.Key, len(rec.Outputs))
 	assert.ErrorIs(t, err, ErrNotFound)
 
 	pushed, err := s2.PushAction(context.Background(), a, rec)
 	require.NoError(t, err)
 	assert.True(t, pushed)
-	got, err := s2.PullAction(context.Background(), b, rec.Key)
+	got, err := s2.PullAction(context.Background(), b, rec.Key, len(rec.Outputs))
 	require.NoError(t, err)
 	assert.Equal(t, rec.Outputs[0].Digest, got.Outputs[0].Digest)
 	assert.True(t, b.HasBlob(rec.Outputs[0].Digest))
@@ -94,7 +94,7 @@ func TestRetryPerBlob(t *testing.T) {
 	assert.True(t, pushed)
 	<-restarted
 	assert.Equal(t, 2, attempts, "the blob was sent twice")
-	_, err = open(t, srv.Addr, Options{}).PullAction(context.Background(), b, rec.Key)
+	_, err = open(t, srv.Addr, Options{}).PullAction(context.Background(), b, rec.Key, len(rec.Outputs))
 	require.NoError(t, err)
 }
 
@@ -108,13 +108,13 @@ func TestRegistryKilledMidPull(t *testing.T) {
 	require.NoError(t, err)
 
 	s := open(t, srv.Addr, Options{Attempts: 1, Timeout: 2 * time.Second, Progress: killAt("pull", srv.Kill)})
-	_, err = s.PullAction(context.Background(), b, rec.Key)
+	_, err = s.PullAction(context.Background(), b, rec.Key, len(rec.Outputs))
 	require.Error(t, err)
 	assert.False(t, b.HasBlob(rec.Outputs[0].Digest))
 	assert.Empty(t, tempFiles(t, b))
 
 	srv.Restart()
-	got, err := open(t, srv.Addr, Options{}).PullAction(context.Background(), b, rec.Key)
+	got, err := open(t, srv.Addr, Options{}).PullAction(context.Background(), b, rec.Key, len(rec.Outputs))
 	require.NoError(t, err)
 	data := readBlob(t, b, got.Outputs[0].Digest)
 	assert.Equal(t, rec.Outputs[0].Digest, cache.HashBytes(data))
@@ -156,7 +156,7 @@ func TestSameEntryFromTwoProcesses(t *testing.T) {
 	}
 	b := newCache(t)
 	s := open(t, srv.Addr, Options{})
-	got, err := s.PullAction(context.Background(), b, cache.HashBytes([]byte("one key for both processes")))
+	got, err := s.PullAction(context.Background(), b, cache.HashBytes([]byte("one key for both processes")), 1)
 	require.NoError(t, err)
 	data := readBlob(t, b, got.Outputs[0].Digest)
 	assert.Equal(t, seeded(42, 24<<20), data)
@@ -182,7 +182,7 @@ func TestTamperedManifestIsRejected(t *testing.T) {
 	forged := bytes.Replace(data, []byte("encode manifest"), []byte("encode forged!!"), 1)
 	require.NotEqual(t, data, forged)
 	require.NoError(t, os.WriteFile(p, forged, 0o644))
-	_, err = s.PullAction(context.Background(), b, rec.Key)
+	_, err = s.PullAction(context.Background(), b, rec.Key, len(rec.Outputs))
 	assert.ErrorIs(t, err, ErrIntegrity)
 	assert.Contains(t, err.Error(), hex.EncodeToString(rec.Key[:])[:16])
 }
@@ -206,7 +206,7 @@ func TestPullResumes(t *testing.T) {
 		prev = p.Done
 		kill(p)
 	}})
-	got, err := s.PullAction(context.Background(), b, rec.Key)
+	got, err := s.PullAction(context.Background(), b, rec.Key, len(rec.Outputs))
 	require.NoError(t, err)
 	<-restarted
 	assert.False(t, restartedFromZero, "the pull went on from where it broke off")

@@ -71,6 +71,9 @@ var (
 	// ErrIntegrity: the store holds an entry whose bytes are not what its manifest records
 	// (tampered with or truncated): it was not used.
 	ErrIntegrity = errors.New("store content does not match its recorded digest")
+	// ErrNotTheTask: the entry under a task's key records other outputs than the task makes (made
+	// up, or from a Rival that keys differently): it was refused before any blob moved.
+	ErrNotTheTask = errors.New("the entry is not this task's")
 	// ErrUnauthorized: the registry refused the credentials (or demanded some and none were found).
 	ErrUnauthorized = errors.New("the registry refused the credentials")
 )
@@ -217,7 +220,7 @@ func isTimeout(err error) bool {
 // retryable reports whether a failed transfer may succeed when tried again: a dropped
 // connection, a timeout or a server error, not a refusal.
 func retryable(err error) bool {
-	if errors.Is(err, ErrIntegrity) || errors.Is(err, ErrNotFound) || errors.Is(err, errdef.ErrNotFound) ||
+	if errors.Is(err, ErrIntegrity) || errors.Is(err, ErrNotTheTask) || errors.Is(err, ErrNotFound) || errors.Is(err, errdef.ErrNotFound) ||
 		errors.Is(err, auth.ErrBasicCredentialNotFound) || errors.Is(err, context.Canceled) {
 		return false
 	}

@@ -101,7 +101,7 @@ func TestRoundTrip(t *testing.T) {
 			assert.False(t, pushed, "an entry is immutable: a second push leaves it")
 
 			sb := open(t, srv.Addr, opt)
-			got, err := sb.PullAction(context.Background(), b, rec.Key)
+			got, err := sb.PullAction(context.Background(), b, rec.Key, len(rec.Outputs))
 			require.NoError(t, err)
 			assert.Equal(t, rec.Task, got.Task)
 			require.Len(t, got.Outputs, 3)
@@ -110,7 +110,7 @@ func TestRoundTrip(t *testing.T) {
 				assert.Empty(t, got.Outputs[i].AbsPath, "no path of the pushing host travels")
 				assert.Equal(t, readBlob(t, a, o.Digest), readBlob(t, b, o.Digest))
 			}
-			_, err = sb.PullAction(context.Background(), b, cache.HashBytes([]byte("absent")))
+			_, err = sb.PullAction(context.Background(), b, cache.HashBytes([]byte("absent")), 1)
 			assert.ErrorIs(t, err, ErrNotFound)
 		})
 	}
@@ -245,7 +245,7 @@ func TestTamperedBlobIsRejected(t *testing.T) {
 			require.FileExists(t, p)
 			require.NoError(t, os.WriteFile(p, tc.mangle(data), 0o644))
 
-			_, err = s.PullAction(context.Background(), b, rec.Key)
+			_, err = s.PullAction(context.Background(), b, rec.Key, len(rec.Outputs))
 			require.Error(t, err)
 			assert.ErrorIs(t, err, ErrIntegrity)
 			assert.Contains(t, err.Error(), e.Tag)
@@ -264,7 +264,7 @@ func TestLargeBlobProgress(t *testing.T) {
 	rec := record(t, a, "encode big", randomBytes(t, 9<<20))
 	_, err := open(t, srv, opt).PushAction(context.Background(), a, rec)
 	require.NoError(t, err)
-	_, err = open(t, srv, opt).PullAction(context.Background(), b, rec.Key)
+	_, err = open(t, srv, opt).PullAction(context.Background(), b, rec.Key, len(rec.Outputs))
 	require.NoError(t, err)
 	for _, op := range []string{"push", "pull"} {
 		assert.Equal(t, int64(9<<20), last[op].Done, op)
@@ -308,7 +308,7 @@ func TestMissIsNotRetried(t *testing.T) {
 	tries := 0
 	onAttempt = func() { tries++ }
 	t.Cleanup(func() { onAttempt = nil })
-	_, err := s.PullAction(context.Background(), newCache(t), cache.HashBytes([]byte("absent")))
+	_, err := s.PullAction(context.Background(), newCache(t), cache.HashBytes([]byte("absent")), 1)
 	assert.ErrorIs(t, err, ErrNotFound)
 	assert.Equal(t, 1, tries, "one request, no back-off")
 }
@@ -326,4 +326,25 @@ func TestRetryable(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, retryable(tc.err), "%v", tc.err)
 	}
+}
+
+// An entry whose record holds more outputs than the task makes (a made-up entry of 200 outputs for
+// a 3-output task) is refused, saying so, before any of its blobs is pulled.
+func TestForeignEntryRefusedBeforeAnyBlobMoves(t *testing.T) {
+	srv := registrytest.Start(t)
+	a, b := newCache(t), newCache(t)
+	s := open(t, srv, Options{})
+	var outs [][]byte
+	for i := range 5 {
+		outs = append(outs, randomBytes(t, 64<<10+i))
+	}
+	rec := record(t, a, "encode many", outs...)
+	_, err := s.PushAction(context.Background(), a, rec)
+	require.NoError(t, err)
+	_, err = s.PullAction(context.Background(), b, rec.Key, 3)
+	require.ErrorIs(t, err, ErrNotTheTask)
+	assert.Contains(t, err.Error(), "the entry is not this task's: its record holds 5 outputs and the task makes 3; refused before any blob was pulled")
+	st, err := b.Stats()
+	require.NoError(t, err)
+	assert.Zero(t, st.Blobs, "no blob reached the cache")
 }

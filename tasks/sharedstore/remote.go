@@ -168,7 +168,7 @@ func (r *Remote) Fetch(ctx context.Context, t *dag.Task, key cache.Digest) error
 		return store.ErrNotFound
 	}
 	start := time.Now()
-	rec, err := st.PullAction(ctx, r.o.Cache, key)
+	rec, err := st.PullAction(ctx, r.o.Cache, key, len(t.Outputs))
 	if errors.Is(err, store.ErrNotFound) {
 		return err
 	}
