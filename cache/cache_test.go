@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zeebo/blake3"
+	"golang.org/x/sys/unix"
 )
 
 func newCache(t *testing.T) *Cache {
@@ -490,4 +491,36 @@ func TestPutOutputReadsOnce(t *testing.T) {
 	assert.Equal(t, d1, d3)
 	assert.EqualValues(t, 3, c.FileReads(), "blob gone: stored again")
 	assert.True(t, c.hasBlobAs(d1, false))
+}
+
+// cache:trim with an age limit removes the programs of bin/ that no run built or started for that
+// long, keeps the recent ones and one a process is building, and keeps the lock files.
+func TestTrimRemovesOldPrograms(t *testing.T) {
+	c, err := Open(t.TempDir())
+	require.NoError(t, err)
+	bin := filepath.Join(c.Dir, "bin")
+	require.NoError(t, os.MkdirAll(bin, 0o755))
+	old := time.Now().Add(-48 * time.Hour)
+	for name, mtime := range map[string]time.Time{"rival-plot-aaaa": old, "rival-kube-bbbb": time.Now(), "rival-parquet-cccc": old} {
+		p := filepath.Join(bin, name)
+		require.NoError(t, os.WriteFile(p, []byte("program"), 0o755))
+		require.NoError(t, os.Chtimes(p, mtime, mtime))
+	}
+	// A build of rival-parquet-cccc is under way: its lock is held.
+	f, err := os.OpenFile(filepath.Join(bin, "rival-parquet-cccc.lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	require.NoError(t, err)
+	require.NoError(t, unix.Flock(int(f.Fd()), unix.LOCK_EX))
+	defer f.Close()
+
+	rep, err := c.Trim(context.Background(), 0, 24*time.Hour)
+	require.NoError(t, err)
+	assert.Equal(t, 1, rep.ProgramsRemoved)
+	assert.NoFileExists(t, filepath.Join(bin, "rival-plot-aaaa"))
+	assert.FileExists(t, filepath.Join(bin, "rival-kube-bbbb"), "used within the age limit")
+	assert.FileExists(t, filepath.Join(bin, "rival-parquet-cccc"), "being built")
+	assert.FileExists(t, filepath.Join(bin, "rival-plot-aaaa.lock"), "locks stay")
+
+	rep, err = c.Trim(context.Background(), 0, 0)
+	require.NoError(t, err)
+	assert.Zero(t, rep.ProgramsRemoved, "no age limit: no program is old")
 }

@@ -210,6 +210,9 @@ type TrimReport struct {
 	BytesFreed   int64
 	BytesKept    int64
 	TempRemoved  int // temporary files killed processes left behind
+	// ProgramsRemoved counts the programs of bin/ (rival-kube, rival-plot, rival-parquet, one per
+	// checkout) not built or run for maxAge.
+	ProgramsRemoved int
 }
 
 // orphanGrace protects blobs that a running task stored but has not yet
@@ -343,6 +346,7 @@ func (c *Cache) Trim(ctx context.Context, maxBytes int64, maxAge time.Duration) 
 	rep.StatRemoved += c.removeStaleStat()
 	rep.LocksRemoved += c.removeIdleLocks()
 	rep.TempRemoved += c.removeDebris(now)
+	rep.ProgramsRemoved += c.removeOldPrograms(now, maxAge)
 	err = c.compactHits(recs)
 	rep.BytesKept = diskUsage(c.Dir).total
 	rep.BytesFreed = max(0, before-rep.BytesKept)
@@ -433,6 +437,44 @@ func removeIdleLock(path string) bool {
 	}
 	defer unix.Flock(int(f.Fd()), unix.LOCK_UN)
 	return samePath(f, path) && os.Remove(path) == nil
+}
+
+// removeOldPrograms removes the programs of bin/ that no run has built or started for maxAge (0:
+// none): each is one checkout's build, and a checkout that is gone or unused leaves it behind. A
+// later run builds it again. One a process is building (its lock held) is left; the empty lock
+// files stay, so two builders never hold two locks of one path.
+func (c *Cache) removeOldPrograms(now time.Time, maxAge time.Duration) int {
+	if maxAge <= 0 {
+		return 0
+	}
+	dir := filepath.Join(c.Dir, "bin")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, de := range entries {
+		if !de.Type().IsRegular() || strings.HasSuffix(de.Name(), ".lock") {
+			continue
+		}
+		fi, err := de.Info()
+		if err != nil || now.Sub(fi.ModTime()) <= maxAge {
+			continue
+		}
+		p := filepath.Join(dir, de.Name())
+		f, err := os.OpenFile(p+".lock", os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			continue
+		}
+		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+			if os.Remove(p) == nil {
+				n++
+			}
+			unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		}
+		f.Close()
+	}
+	return n
 }
 
 // removeDebris removes the temporary files of atomic writes (".NAME.tmp-*")

@@ -19,7 +19,7 @@ func CacheStats(out io.Writer, c *cache.Cache) error {
 	fmt.Fprintf(out, "cache: %s\n", s.Dir)
 	fmt.Fprintf(out, "entries: %d records, %d blobs, %s\n", s.Records, s.Blobs, units.Bytes(s.BlobBytes))
 	fmt.Fprintf(out, "on disk: %s in %d files (file system blocks, folders included)\n", units.Bytes(s.DiskBytes), s.Files)
-	for _, a := range []string{"blobs", "actions", "stat", "tasks", "locks"} {
+	for _, a := range []string{"blobs", "actions", "stat", "tasks", "locks", "bin"} {
 		fmt.Fprintf(out, "  %-8s %10s %8d files\n", a+"/", units.Bytes(s.AreaBytes[a]), s.AreaFiles[a])
 	}
 	fmt.Fprintf(out, "hits: %d\n", s.Hits)
@@ -55,6 +55,9 @@ func CacheTrim(ctx context.Context, out io.Writer, c *cache.Cache, maxSize, maxA
 		maxSize, maxAge, rep.RecordsRemoved, rep.BlobsRemoved, units.Bytes(rep.BytesFreed), units.Bytes(rep.BytesKept))
 	if rep.StatRemoved+rep.TasksRemoved+rep.LocksRemoved > 0 {
 		fmt.Fprintf(out, "cache:trim: removed %d stat-cache entries, %d last-run entries and %d idle lock files\n", rep.StatRemoved, rep.TasksRemoved, rep.LocksRemoved)
+	}
+	if rep.ProgramsRemoved > 0 {
+		fmt.Fprintf(out, "cache:trim: removed %d programs of bin/ unused for %s (a run that needs one builds it again)\n", rep.ProgramsRemoved, maxAge)
 	}
 	if rep.TempRemoved > 0 {
 		fmt.Fprintf(out, "cache:trim: removed %d temporary files left by killed runs\n", rep.TempRemoved)
