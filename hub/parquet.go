@@ -39,7 +39,7 @@ func (d Documents) readParquet(ctx context.Context, path string, limit int, fn f
 		return 0, fmt.Errorf("%s: a parquet shard, and no reader for parquet was given", path)
 	}
 	// Refused here as every shard is (a FIFO, a link to a device), before any build.
-	f, fi, err := safefile.Open(path)
+	f, _, err := safefile.Open(path)
 	if err != nil {
 		return 0, err
 	}
@@ -62,7 +62,7 @@ func (d Documents) readParquet(ctx context.Context, path string, limit int, fn f
 		return 0, fmt.Errorf("%s: starting %s: %w", path, bin, err)
 	}
 	var fnErr error
-	n, frameErr := readFrames(bufio.NewReaderSize(out, 1<<16), fi.Size(), func(row int, text string) error {
+	n, frameErr := readFrames(bufio.NewReaderSize(out, 1<<16), maxText, func(row int, text string) error {
 		if err := fn(text); err != nil {
 			fnErr = fmt.Errorf("%s: row %d: %w", path, row, err)
 			return fnErr
@@ -74,6 +74,11 @@ func (d Documents) readParquet(ctx context.Context, path string, limit int, fn f
 		_ = cmd.Wait()
 		return n, fnErr
 	}
+	if frameErr != nil {
+		// Let the program finish (it may be blocked writing the rest) and say why it stopped,
+		// which explains a cut frame better than the cut does.
+		io.Copy(io.Discard, out)
+	}
 	if err := cmd.Wait(); err != nil {
 		return n, d.Parquet.ErrorOf(ctx, err, stderr.String())
 	}
@@ -83,8 +88,12 @@ func (d Documents) readParquet(ctx context.Context, path string, limit int, fn f
 	return n, nil
 }
 
+// maxText bounds one text: a compressed shard of a few hundred bytes may hold a text of megabytes,
+// so the shard's size is no bound; no document is a gigabyte.
+const maxText = 1 << 30
+
 // readFrames hands fn each text of r, written as its length (a uvarint) and its bytes, with its
-// index; a length over maxLen (the shard's size, which no text can exceed) is an error.
+// index; a length over maxLen is an error.
 func readFrames(r *bufio.Reader, maxLen int64, fn func(int, string) error) (int, error) {
 	n := 0
 	for {
@@ -96,7 +105,7 @@ func readFrames(r *bufio.Reader, maxLen int64, fn func(int, string) error) (int,
 			return n, fmt.Errorf("row %d: %w", n, err)
 		}
 		if size > uint64(maxLen) {
-			return n, fmt.Errorf("row %d: a text of %d bytes in a file of %d", n, size, maxLen)
+			return n, fmt.Errorf("row %d: a text of %d bytes, over the %d a document may hold", n, size, maxLen)
 		}
 		buf := make([]byte, size)
 		if _, err := io.ReadFull(r, buf); err != nil {

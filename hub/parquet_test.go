@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/zstd"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -100,4 +102,29 @@ func goListDeps(t *testing.T, args ...string) []string {
 	out, err := cmd.Output()
 	require.NoError(t, err, "go list -deps %s", strings.Join(args, " "))
 	return strings.Fields(string(out))
+}
+
+// A compressed shard may be far smaller than one of its texts: a 1 MiB text of one repeated
+// sentence, zstd-compressed, arrives whole.
+func TestParquetTextLargerThanTheShard(t *testing.T) {
+	type row struct {
+		Text string `parquet:"text"`
+	}
+	long := strings.Repeat("the same sentence again. ", 1<<20/25)
+	p := filepath.Join(t.TempDir(), "0000.parquet")
+	// As writers that keep no statistics of long values store it (pyarrow's default for them).
+	f, err := os.Create(p)
+	require.NoError(t, err)
+	w := parquet.NewGenericWriter[row](f, parquet.Compression(&zstd.Codec{}), parquet.DataPageStatistics(false),
+		parquet.SkipPageBounds("text"), parquet.ColumnIndexSizeLimit(func([]string) int { return 16 }))
+	_, err = w.Write([]row{{"short"}, {long}, {"after"}})
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	require.NoError(t, f.Close())
+	fi, err := os.Stat(p)
+	require.NoError(t, err)
+	require.Less(t, fi.Size(), int64(len(long)), "the shard is smaller than its text")
+	got, err := collect(p, hub.FormatParquet, 0)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"short", long, "after"}, got)
 }
