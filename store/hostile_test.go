@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,4 +68,36 @@ func TestRegistryErrorsCarryNoCredentials(t *testing.T) {
 		assert.NotContains(t, msg, secret)
 	}
 	assert.Less(t, len(msg), 6000, "the error answer is cut")
+}
+
+// An identity token (a registry login that gives a refresh token, sent in the token request's
+// form, not a header) echoed by the token server is redacted too, as are a password's characters
+// a Go server escapes in JSON.
+func TestTokenServerErrorsCarryNoIdentityToken(t *testing.T) {
+	const token = "rt-<secret>&refresh-token-0123456789"
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/token":
+			r.ParseForm()
+			w.WriteHeader(http.StatusBadRequest)
+			json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]string{{"code": "DENIED", "message": "bad form " + r.Form.Encode(), "detail": r.Form.Get("refresh_token")}}})
+		default:
+			w.Header().Set("WWW-Authenticate", `Bearer realm="`+srv.URL+`/token",service="registry"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			w.Write([]byte(`{"errors":[{"code":"UNAUTHORIZED","message":"token needed"}]}`))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	loc, err := store.ParseLocation("oci://" + strings.TrimPrefix(srv.URL, "http://") + "/team/rival")
+	require.NoError(t, err)
+	_, err = store.Open(context.Background(), loc, store.Options{Attempts: 1, Credential: func(context.Context, string) (store.Credential, error) {
+		return store.Credential{IdentityToken: token}, nil
+	}})
+	require.Error(t, err)
+	msg := err.Error()
+	assert.NotContains(t, msg, "secret>&refresh")
+	assert.NotContains(t, msg, `secret\u003e\u0026refresh`)
+	assert.NotContains(t, msg, url.QueryEscape(token))
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -20,8 +21,9 @@ const (
 )
 
 // redacting is the store's HTTP transport: it remembers every credential a request carried (a
-// Basic pair, its password, a Bearer token) and takes them out of every error answer before the
-// registry client reads it, each message cut to maxErrorText. A registry that echoes the request's
+// Basic pair, its password, a Bearer token) and every one the store handed the registry client
+// (a password, an identity token, which goes in a form body, not a header), and takes them out of
+// every error answer before the registry client reads it, each message cut to maxErrorText. A registry that echoes the request's
 // Authorization header in its error then puts no secret into Rival's output.
 type redacting struct {
 	next http.RoundTripper
@@ -55,16 +57,30 @@ func (r *redacting) remember(authz string) {
 	if strings.EqualFold(scheme, "Basic") {
 		if raw, err := base64.StdEncoding.DecodeString(cred); err == nil {
 			found = append(found, string(raw))
-			if _, pass, ok := strings.Cut(string(raw), ":"); ok && len(pass) >= 4 {
+			if _, pass, ok := strings.Cut(string(raw), ":"); ok {
 				found = append(found, pass)
 			}
 		}
 	}
-	for _, s := range found {
-		// As it reads inside JSON text (a quote or backslash escaped).
-		if q := jsonText(s); len(q) >= 2 && q[1:len(q)-1] != s {
+	r.add(found...)
+}
+
+// add remembers secrets, each also as JSON text spells it (a quote or backslash escaped, and <, >
+// and & as \u003c, \u003e, \u0026 as Go's encoder writes them) and as a form body does.
+func (r *redacting) add(secrets ...string) {
+	var found []string
+	for _, s := range secrets {
+		if len(s) < 4 {
+			continue // too short to tell from the text around it
+		}
+		found = append(found, s)
+		if q := jsonText(s); len(q) >= 2 {
 			found = append(found, q[1:len(q)-1])
 		}
+		if q, err := json.Marshal(s); err == nil {
+			found = append(found, string(q[1:len(q)-1]))
+		}
+		found = append(found, url.QueryEscape(s)) // as a form body or a query spells it
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

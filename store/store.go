@@ -117,6 +117,9 @@ func Open(ctx context.Context, loc Location, opt Options) (*Store, error) {
 		if err != nil {
 			return auth.EmptyCredential, err
 		}
+		if rt, ok := client.Transport.(*redacting); ok {
+			rt.add(c.Password, c.IdentityToken)
+		}
 		return auth.Credential{Username: c.Username, Password: c.Password, RefreshToken: c.IdentityToken}, nil
 	}
 	ac := &auth.Client{Client: client, Credential: cred, Cache: auth.NewCache()}

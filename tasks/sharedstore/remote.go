@@ -146,15 +146,15 @@ func (r *Remote) get(ctx context.Context) *store.Store {
 func (r *Remote) fail(err error) {
 	r.disabled.Store(true)
 	r.warnOnce.Do(func() {
-		r.printf("warning: %v; going on with the local cache only\n", err)
+		r.printf("warning: %s; going on with the local cache only\n", lines.Printable(err.Error()))
 	})
 }
 
-// problem reports an error of one entry (tampered, or a local blob that is corrupt); the store
-// stays in use for the others. Any other error disables the store.
+// problem reports an error of one entry (tampered, not the task's, or a local blob that is
+// corrupt); the store stays in use for the others. Any other error disables the store.
 func (r *Remote) problem(what string, err error) {
-	if errors.Is(err, store.ErrIntegrity) || strings.Contains(err.Error(), "does not match its digest") {
-		r.printf("warning: store %s: %s: %v\n", r.loc, what, err)
+	if errors.Is(err, store.ErrIntegrity) || errors.Is(err, store.ErrNotTheTask) || strings.Contains(err.Error(), "does not match its digest") {
+		r.printf("warning: store %s: %s: %s\n", r.loc, what, lines.Printable(err.Error()))
 		return
 	}
 	r.fail(err)
@@ -177,9 +177,6 @@ func (r *Remote) Fetch(ctx context.Context, t *dag.Task, key cache.Digest) error
 			r.problem(t.ID+" not used, the task runs instead", err)
 		}
 		return err
-	}
-	if len(rec.Outputs) != len(t.Outputs) {
-		return store.ErrNotFound
 	}
 	var size int64
 	for i := range rec.Outputs {
@@ -204,7 +201,7 @@ func (r *Remote) Push(ctx context.Context, t *dag.Task, rec cache.Record) {
 	if errors.Is(err, store.ErrUnauthorized) {
 		r.readOnly.Store(true)
 		r.readOnlyOnce.Do(func() {
-			r.printf("warning: %v; this host only pulls from the store\n", err)
+			r.printf("warning: %s; this host only pulls from the store\n", lines.Printable(err.Error()))
 		})
 		return
 	}

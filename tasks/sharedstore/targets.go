@@ -102,7 +102,7 @@ func Pull(ctx context.Context, o Options, dir, root string) error {
 			}
 			d, err := st.Pull(ctx, o.Cache, r.Entry, i, true)
 			if errors.Is(err, store.ErrIntegrity) {
-				rm.printf("warning: %v\n", err)
+				rm.printf("warning: %s\n", lines.Printable(err.Error()))
 				bad++
 				break
 			}
