@@ -77,7 +77,12 @@ func (h *Helper) Build(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("%s: no folder to build %s (%s) in", h.Topic, h.What, h.Name)
 	}
 	if _, ok := built.Load(out); ok {
-		return out, nil
+		// Stamped as used again, and built again when cache:trim removed it meanwhile.
+		now := time.Now()
+		if err := os.Chtimes(out, now, now); err == nil {
+			return out, nil
+		}
+		built.Delete(out)
 	}
 	goCmd, err := exec.LookPath("go")
 	if err != nil {

@@ -2,9 +2,12 @@ package goprog
 
 import (
 	"context"
+	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -45,4 +48,28 @@ func TestBuildWaitsForTheLock(t *testing.T) {
 	cancel()
 	_, err = h.lock(ctx, h.Path()+".lock")
 	require.ErrorContains(t, err, "fetch: waiting for another build of the parquet reader")
+}
+
+// A program this process built is stamped as used at every Build, and built again when it was
+// removed meanwhile (cache:trim, in another process).
+func TestBuildAgainAfterTrim(t *testing.T) {
+	if testing.Short() {
+		t.Skip("links a program")
+	}
+	h := &Helper{Program: Program{Package: "github.com/rivalbench/rival/cmd/rival-parquet", Name: "rival-parquet", Topic: "fetch", What: "the parquet reader", Holds: "parquet-go", FirstBuild: "15 seconds"},
+		BinDir: t.TempDir(), Notice: io.Discard}
+	p, err := h.Build(context.Background())
+	require.NoError(t, err)
+	old := time.Now().Add(-48 * time.Hour)
+	require.NoError(t, os.Chtimes(p, old, old))
+	_, err = h.Build(context.Background())
+	require.NoError(t, err)
+	fi, err := os.Stat(p)
+	require.NoError(t, err)
+	assert.WithinDuration(t, time.Now(), fi.ModTime(), time.Hour, "stamped as used")
+
+	require.NoError(t, os.Remove(p))
+	_, err = h.Build(context.Background())
+	require.NoError(t, err)
+	assert.FileExists(t, p, "built again")
 }
