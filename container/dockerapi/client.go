@@ -77,7 +77,10 @@ func FromEnv() (*Client, error) {
 		if c.network != "tcp" {
 			return nil, fmt.Errorf("DOCKER_HOST %q: TLS needs a tcp:// address", host)
 		}
-		if c.tls, err = tlsConfig(certs, verify); err != nil {
+		// https:// alone asks for TLS as the web knows it: the daemon's certificate checked
+		// against the system's authorities.
+		systemRoots := u.Scheme == "https" && !verify && certs == ""
+		if c.tls, err = tlsConfig(certs, verify || systemRoots, systemRoots); err != nil {
 			return nil, err
 		}
 		// Requests name the host "docker"; the certificate is checked against the daemon's name.
@@ -87,13 +90,22 @@ func FromEnv() (*Client, error) {
 	if v := os.Getenv("DOCKER_API_VERSION"); v != "" {
 		c.version, c.pinned = strings.TrimPrefix(v, "v"), true
 	}
-	c.http = &http.Client{Transport: &http.Transport{DialContext: c.dial, TLSClientConfig: c.tls, DisableCompression: true}}
+	tr := &http.Transport{DialContext: c.dial, TLSClientConfig: c.tls, DisableCompression: true}
+	if c.network == "tcp" {
+		// A daemon over the network is reached through HTTP(S)_PROXY unless NO_PROXY names it, as
+		// the docker command line reaches it.
+		target := &url.URL{Scheme: c.scheme, Host: c.addr}
+		tr.Proxy = func(*http.Request) (*url.URL, error) {
+			return http.ProxyFromEnvironment(&http.Request{URL: target})
+		}
+	}
+	c.http = &http.Client{Transport: tr}
 	return c, nil
 }
 
 // tlsConfig reads the client certificate and, to verify the daemon, the CA from dir (default
-// ~/.docker).
-func tlsConfig(dir string, verify bool) (*tls.Config, error) {
+// ~/.docker); systemRoots verifies against the system's authorities instead.
+func tlsConfig(dir string, verify, systemRoots bool) (*tls.Config, error) {
 	if dir == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {
@@ -107,7 +119,7 @@ func tlsConfig(dir string, verify bool) (*tls.Config, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("docker client certificate in %s: %w", dir, err)
 	}
-	if verify {
+	if verify && !systemRoots {
 		ca, err := os.ReadFile(filepath.Join(dir, "ca.pem"))
 		if err != nil {
 			return nil, fmt.Errorf("DOCKER_TLS_VERIFY is set: the daemon's CA: %w", err)
@@ -159,7 +171,12 @@ func (c *Client) Ping(ctx context.Context) (Ping, error) {
 	if resp.StatusCode >= 400 && p.APIVersion == "" {
 		return p, &Error{Status: resp.StatusCode, Message: resp.Status}
 	}
-	if !c.pinned && p.APIVersion != "" && older(p.APIVersion, c.version) {
+	switch {
+	case c.pinned:
+	case p.APIVersion == "":
+		// A daemon that does not say predates the header (API 1.25): ask in the oldest version.
+		c.version = "1.24"
+	case older(p.APIVersion, c.version):
 		c.version = p.APIVersion
 	}
 	return p, nil
