@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os/exec"
@@ -80,7 +81,7 @@ type Step struct {
 	Size   float64  `json:",omitempty"`
 	Value  float64  `json:",omitempty"`
 	Ticks  string   `json:",omitempty"`
-	Const  []Tick   `json:",omitempty"`
+	Const  []Tick   // nil: ticks as Ticks says; empty: none
 	Labels []string `json:",omitempty"`
 	Top    bool     `json:",omitempty"`
 
@@ -111,6 +112,15 @@ func Align(v float64) *float64 { return &v }
 // Check says which step of which panel holds a value JSON cannot carry (NaN, ±Inf), so a figure
 // that cannot travel is refused with a name instead of a codec's message.
 func (f *Figure) Check() error {
+	top := []float64{f.Width, f.Height, f.DPI, f.CropTop, f.Tiles.PadX, f.Tiles.PadY, f.Tiles.PadTop, f.Tiles.PadBottom, f.Tiles.PadLeft, f.Tiles.PadRight}
+	for _, t := range f.Texts {
+		top = append(top, t.FromTop, t.Size)
+	}
+	for _, v := range top {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("figure: a size or place of the canvas is %v", v)
+		}
+	}
 	for i, p := range f.Panels {
 		for j, s := range p.Steps {
 			vals := []float64{s.Size, s.Value, s.At, s.Width, s.Offset, s.Cap, s.Radius}
@@ -120,6 +130,14 @@ func (f *Figure) Check() error {
 			vals = append(vals, s.Dashes...)
 			for _, p := range s.Points {
 				vals = append(vals, p.X, p.Y)
+			}
+			for _, t := range s.Const {
+				vals = append(vals, t.Value)
+			}
+			for _, a := range []*float64{s.XAlign, s.YAlign} {
+				if a != nil {
+					vals = append(vals, *a)
+				}
 			}
 			for _, v := range vals {
 				if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -170,6 +188,9 @@ var Program = goprog.Program{
 // Draw has rival-plot, built by h on first use, write f as a PNG at pngPath and an SVG at
 // svgPath (an empty path skips that format), each whole or not at all.
 func Draw(ctx context.Context, h *goprog.Helper, f *Figure, pngPath, svgPath string) error {
+	if h == nil {
+		return errors.New("figure: no program to draw with was given")
+	}
 	if err := f.Check(); err != nil {
 		return err
 	}
