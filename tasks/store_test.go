@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/container/registrytest"
 	"github.com/rivalbench/rival/dag"
 	"github.com/rivalbench/rival/hw"
@@ -364,4 +365,42 @@ func TestStoreListEscapesWhatTerminalsActOn(t *testing.T) {
 	assert.Contains(t, out, `nvd\x1b[2J`)
 	assert.Contains(t, out, `llama\r\nabcdef123456  amd  forged`)
 	assert.Contains(t, out, `node\t7`)
+}
+
+// An entry under a task's key whose record names other outputs than the task makes (made up, or
+// from a Rival that keys differently) is refused before a blob moves, with a warning; the task
+// runs, and the store stays in use for the rest of the run.
+func TestStoreEntryNotTheTasksRunsTheTask(t *testing.T) {
+	srv := registrytest.StartServer(t, registrytest.Options{})
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	base := t.TempDir()
+	a := openHost(t, filepath.Join(base, "a"), nil)
+	in, tok := sampleCorpus(t, a.w)
+	ea := a.w.data().EncodeTask(in, tok, a.w.path("DATA_DIR", "sample"), 0.8, nil)
+	require.NoError(t, a.w.runner.Run(context.Background(), ea), a.log.String())
+	recs, err := a.w.cache.Records()
+	require.NoError(t, err)
+	require.Len(t, recs, 1)
+
+	// The store gets an entry under that key whose record holds a made-up extra output.
+	rec := recs[0]
+	extra, err := a.w.cache.PutBytes([]byte("not an output of encode"), false)
+	require.NoError(t, err)
+	rec.Outputs = append(rec.Outputs, cache.Output{Path: "extra.bin", Digest: extra, Size: int64(len("not an output of encode")), Mode: 0o644})
+	loc, err := store.ParseLocation("oci://" + srv.Addr + "/team/rival")
+	require.NoError(t, err)
+	st, err := store.Open(context.Background(), loc, store.Options{})
+	require.NoError(t, err)
+	_, err = st.PushAction(context.Background(), a.w.cache, rec)
+	require.NoError(t, err)
+
+	b := openHost(t, filepath.Join(base, "b"), map[string]string{"RIVAL_STORE": "oci://" + srv.Addr + "/team/rival"})
+	in, tok = sampleCorpus(t, b.w)
+	eb := b.w.data().EncodeTask(in, tok, b.w.path("DATA_DIR", "sample"), 0.8, nil)
+	require.NoError(t, b.w.runner.Run(context.Background(), eb), b.log.String())
+	assert.Equal(t, "tasks: 1 run, 0 cached", b.w.runner.Summary(), "the foreign entry is not used: the task runs")
+	assert.Contains(t, b.log.String(), "the entry is not this task's: its record holds 7 outputs and the task makes 6; refused before any blob was pulled")
+	assert.NotContains(t, b.log.String(), "going on with the local cache only", "the store stays in use")
+	_, err = b.w.cache.ReadBlob(extra)
+	assert.Error(t, err, "the made-up output never reached host B's cache")
 }
