@@ -23,7 +23,7 @@ import (
 // seconds (12 s) on the 2-core reference machine (docs/measurements.md).
 var ParquetProgram = goprog.Program{
 	Package: "github.com/rivalbench/rival/cmd/rival-parquet", Name: "rival-parquet",
-	Topic: "fetch", What: "the parquet reader", Holds: "parquet-go", FirstBuild: "15 seconds",
+	Topic: "fetch", What: "the parquet reader", Holds: "parquet-go", FirstBuild: "12 seconds",
 }
 
 // Documents reads the documents of downloaded shards.

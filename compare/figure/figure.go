@@ -182,7 +182,7 @@ func Num(x float64, prec int) string {
 // (docs/measurements.md).
 var Program = goprog.Program{
 	Package: "github.com/rivalbench/rival/cmd/rival-plot", Name: "rival-plot",
-	Topic: "compare", What: "the figure drawer", Holds: "gonum/plot", FirstBuild: "10 seconds",
+	Topic: "compare", What: "the figure drawer", Holds: "gonum/plot", FirstBuild: "5 seconds",
 }
 
 // Draw has rival-plot, built by h on first use, write f as a PNG at pngPath and an SVG at
