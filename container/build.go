@@ -157,15 +157,17 @@ func buildArgs(m map[string]string) map[string]*string {
 	return out
 }
 
-// buildMessage is one JSON message of the build stream. The daemon sends
-// errors both as "error" (older API) and "errorDetail".
-type buildMessage struct {
-	Stream      string `json:"stream"`
-	Status      string `json:"status"`
-	Progress    string `json:"progress"`
-	ID          string `json:"id"`
-	Error       string `json:"error"`
-	ErrorDetail *struct {
+// streamMessage is one JSON message of the daemon's build and push streams. The daemon sends
+// errors both as "error" (older API) and "errorDetail"; a push's status lines of their own carry
+// no "progressDetail" (or a null one), its progress bars' updates do.
+type streamMessage struct {
+	Stream         string          `json:"stream"`
+	Status         string          `json:"status"`
+	Progress       string          `json:"progress"`
+	ProgressDetail json.RawMessage `json:"progressDetail"`
+	ID             string          `json:"id"`
+	Error          string          `json:"error"`
+	ErrorDetail    *struct {
 		Message string `json:"message"`
 	} `json:"errorDetail"`
 	Aux json.RawMessage `json:"aux"`
@@ -180,7 +182,7 @@ func readBuildStream(r io.Reader, progress io.Writer) (string, error) {
 	dec := json.NewDecoder(r)
 	var id string
 	for {
-		var m buildMessage
+		var m streamMessage
 		err := dec.Decode(&m)
 		if errors.Is(err, io.EOF) {
 			return id, nil
@@ -216,11 +218,16 @@ func readBuildStream(r io.Reader, progress io.Writer) (string, error) {
 	}
 }
 
-func (m *buildMessage) errorMessage() string {
+func (m *streamMessage) errorMessage() string {
 	if m.ErrorDetail != nil && m.ErrorDetail.Message != "" {
 		return m.ErrorDetail.Message
 	}
 	return m.Error
+}
+
+// noProgress: a status line of its own ("Pushed", the digest), not a progress bar's update.
+func (m *streamMessage) noProgress() bool {
+	return len(m.ProgressDetail) == 0 || string(m.ProgressDetail) == "null"
 }
 
 // ErrImageNotFound marks an image that is not in the daemon's store.

@@ -73,7 +73,7 @@ func (e *Engine) Push(ctx context.Context, image, target string, progress io.Wri
 	out := Pushed{Repository: named.Name(), Tag: tagged.Tag(), LocalID: id}
 	dec := json.NewDecoder(stream)
 	for {
-		var m pushMessage
+		var m streamMessage
 		if err := dec.Decode(&m); errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
@@ -103,30 +103,6 @@ func (e *Engine) Push(ctx context.Context, image, target string, progress io.Wri
 		return Pushed{}, fmt.Errorf("push %s: the daemon reported no manifest digest (got %q)", ref, out.Digest)
 	}
 	return out, nil
-}
-
-// pushMessage is one JSON message of the push stream.
-type pushMessage struct {
-	Status         string          `json:"status"`
-	ID             string          `json:"id"`
-	ProgressDetail json.RawMessage `json:"progressDetail"`
-	Error          string          `json:"error"`
-	ErrorDetail    *struct {
-		Message string `json:"message"`
-	} `json:"errorDetail"`
-	Aux json.RawMessage `json:"aux"`
-}
-
-func (m *pushMessage) errorMessage() string {
-	if m.ErrorDetail != nil && m.ErrorDetail.Message != "" {
-		return m.ErrorDetail.Message
-	}
-	return m.Error
-}
-
-// noProgress: a status line of its own ("Pushed", the digest), not a progress bar's update.
-func (m *pushMessage) noProgress() bool {
-	return len(m.ProgressDetail) == 0 || string(m.ProgressDetail) == "null"
 }
 
 func pushHint(msg, domain string) string {
