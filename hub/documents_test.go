@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rivalbench/rival/hub"
+	"github.com/rivalbench/rival/hub/hubtest"
 )
 
 func writeFile(t testing.TB, name string, data []byte) string {
@@ -124,7 +125,7 @@ func TestCallbackErrorStops(t *testing.T) {
 }
 
 func TestDetectFormat(t *testing.T) {
-	pq := parquetFile(t, []string{"x"}, 10)
+	pq := hubtest.ParquetFile(t, []string{"x"}, 10)
 	raw, err := os.ReadFile(pq)
 	require.NoError(t, err)
 	cases := []struct {
@@ -157,36 +158,12 @@ func TestDetectFormat(t *testing.T) {
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
 
-type bookRow struct {
-	Text string `parquet:"text"`
-	ID   int64  `parquet:"id"`
-}
-
-// parquetFile writes rows like the hub's parquet conversions (a "text" string column among
-// others) in small row groups and pages, so readers cross both boundaries.
-func parquetFile(t testing.TB, texts []string, rowsPerGroup int64) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "0000.parquet")
-	f, err := os.Create(p)
-	require.NoError(t, err)
-	w := parquet.NewGenericWriter[bookRow](f, parquet.MaxRowsPerRowGroup(rowsPerGroup), parquet.PageBufferSize(256))
-	rows := make([]bookRow, len(texts))
-	for i, s := range texts {
-		rows[i] = bookRow{Text: s, ID: int64(i)}
-	}
-	_, err = w.Write(rows)
-	require.NoError(t, err)
-	require.NoError(t, w.Close())
-	require.NoError(t, f.Close())
-	return p
-}
-
 func TestReadParquet(t *testing.T) {
 	var texts []string
 	for i := range 1000 {
 		texts = append(texts, fmt.Sprintf("the sentence number %d , said he .", i))
 	}
-	p := parquetFile(t, texts, 128)
+	p := hubtest.ParquetFile(t, texts, 128)
 	pf := openParquet(t, p)
 	require.Greater(t, len(pf.RowGroups()), 5, "the test must span row groups")
 
@@ -243,7 +220,7 @@ func TestReadParquetBadInput(t *testing.T) {
 		assert.Equal(t, []string{"a"}, got)
 	})
 	t.Run("truncated file", func(t *testing.T) {
-		raw, err := os.ReadFile(parquetFile(t, []string{"a", "b", "c"}, 10))
+		raw, err := os.ReadFile(hubtest.ParquetFile(t, []string{"a", "b", "c"}, 10))
 		require.NoError(t, err)
 		p := writeFile(t, "cut.parquet", raw[:len(raw)/2])
 		_, err = collect(p, hub.FormatAuto, 0)
@@ -308,7 +285,7 @@ func BenchmarkReadDocuments(b *testing.B) {
 	files := map[string]string{
 		"jsonl":    writeFile(b, "docs.jsonl", jsonl.Bytes()),
 		"jsonl.gz": writeFile(b, "docs.jsonl.gz", gz(b, jsonl.String())),
-		"parquet":  parquetFile(b, texts, 4096),
+		"parquet":  hubtest.ParquetFile(b, texts, 4096),
 	}
 	for _, name := range []string{"jsonl", "jsonl.gz", "parquet"} {
 		b.Run(name, func(b *testing.B) {

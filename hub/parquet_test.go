@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rivalbench/rival/hub"
+	"github.com/rivalbench/rival/hub/hubtest"
 	"github.com/rivalbench/rival/internal/goprog"
 )
 
@@ -38,7 +39,7 @@ func TestMain(m *testing.M) {
 // newlines, an empty string, a text larger than the pipe's buffer.
 func TestParquetTextsArriveUnchanged(t *testing.T) {
 	texts := []string{"plain", "", "line\nbreak\r\n", "nul\x00inside", "\xff\xfe not UTF-8", strings.Repeat("long text ", 1<<15)}
-	got, err := collect(parquetFile(t, texts, 2), hub.FormatParquet, 0)
+	got, err := collect(hubtest.ParquetFile(t, texts, 2), hub.FormatParquet, 0)
 	require.NoError(t, err)
 	assert.Equal(t, texts, got)
 }
@@ -49,7 +50,7 @@ func TestParquetCallbackErrorStops(t *testing.T) {
 	for i := range texts {
 		texts[i] = strings.Repeat("x", 100)
 	}
-	p := parquetFile(t, texts, 512)
+	p := hubtest.ParquetFile(t, texts, 512)
 	stop := errors.New("disk full")
 	calls := 0
 	n, err := documents.Read(context.Background(), p, hub.FormatAuto, 0, func(string) error {
@@ -66,7 +67,7 @@ func TestParquetCallbackErrorStops(t *testing.T) {
 
 // A cancelled context stops the read; no program is left running.
 func TestParquetCancelled(t *testing.T) {
-	p := parquetFile(t, []string{"a", "b", "c"}, 1)
+	p := hubtest.ParquetFile(t, []string{"a", "b", "c"}, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	_, err := documents.Read(ctx, p, hub.FormatAuto, 0, func(string) error {
 		cancel()
@@ -78,7 +79,7 @@ func TestParquetCancelled(t *testing.T) {
 // Without a program to read parquet with, a parquet shard is refused, naming it; other formats
 // need none.
 func TestParquetWithoutProgram(t *testing.T) {
-	p := parquetFile(t, []string{"a"}, 1)
+	p := hubtest.ParquetFile(t, []string{"a"}, 1)
 	_, err := (hub.Documents{}).Read(context.Background(), p, hub.FormatAuto, 0, func(string) error { return nil })
 	require.ErrorContains(t, err, p+": a parquet shard, and no reader for parquet was given")
 }

@@ -6,39 +6,16 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rivalbench/rival/hub/hubtest"
 	"github.com/rivalbench/rival/hub/parquettext"
 )
-
-type bookRow struct {
-	Text string `parquet:"text"`
-	ID   int64  `parquet:"id"`
-}
-
-// parquetFile writes rows like the hub's parquet conversions, in small row groups and pages.
-func parquetFile(t testing.TB, texts []string, rowsPerGroup int64) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "0000.parquet")
-	f, err := os.Create(p)
-	require.NoError(t, err)
-	w := parquet.NewGenericWriter[bookRow](f, parquet.MaxRowsPerRowGroup(rowsPerGroup), parquet.PageBufferSize(256))
-	rows := make([]bookRow, len(texts))
-	for i, s := range texts {
-		rows[i] = bookRow{Text: s, ID: int64(i)}
-	}
-	_, err = w.Write(rows)
-	require.NoError(t, err)
-	require.NoError(t, w.Close())
-	require.NoError(t, f.Close())
-	return p
-}
 
 // FuzzRead feeds arbitrary bytes, seeded with a real parquet file of the hub's layout, to the
 // reader: an error, never a panic, and never more rows than the limit.
 func FuzzRead(f *testing.F) {
-	raw, err := os.ReadFile(parquetFile(f, []string{"first document", "second", ""}, 2))
+	raw, err := os.ReadFile(hubtest.ParquetFile(f, []string{"first document", "second", ""}, 2))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -59,7 +36,7 @@ func FuzzRead(f *testing.F) {
 
 // An error from fn stops the read and names the row.
 func TestReadCallbackError(t *testing.T) {
-	p := parquetFile(t, []string{"a", "b", "c"}, 1)
+	p := hubtest.ParquetFile(t, []string{"a", "b", "c"}, 1)
 	n, err := parquettext.Read(p, 0, func(s string) error {
 		if s == "b" {
 			return fmt.Errorf("no b")

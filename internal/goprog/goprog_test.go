@@ -56,8 +56,7 @@ func TestBuildAgainAfterTrim(t *testing.T) {
 	if testing.Short() {
 		t.Skip("links a program")
 	}
-	h := &Helper{Program: Program{Package: "github.com/rivalbench/rival/cmd/rival-parquet", Name: "rival-parquet", Topic: "fetch", What: "the parquet reader", Holds: "parquet-go", FirstBuild: "15 seconds"},
-		BinDir: t.TempDir(), Notice: io.Discard}
+	h := &Helper{Program: testProgram, BinDir: t.TempDir(), Notice: io.Discard}
 	p, err := h.Build(context.Background())
 	require.NoError(t, err)
 	old := time.Now().Add(-48 * time.Hour)
