@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -82,27 +81,6 @@ func TestParquetWithoutProgram(t *testing.T) {
 	p := hubtest.ParquetFile(t, []string{"a"}, 1)
 	_, err := (hub.Documents{}).Read(context.Background(), p, hub.FormatAuto, 0, func(string) error { return nil })
 	require.ErrorContains(t, err, p+": a parquet shard, and no reader for parquet was given")
-}
-
-// The targets compile without the parquet library: only rival-parquet links it.
-func TestTargetsBuildWithoutParquet(t *testing.T) {
-	deps := goListDeps(t, "-tags", "mage", ".")
-	require.Contains(t, deps, "github.com/rivalbench/rival/hub")
-	for _, p := range deps {
-		assert.False(t, strings.HasPrefix(p, "github.com/parquet-go/") || strings.HasSuffix(p, "/hub/parquettext"), "%s is compiled into the targets", p)
-	}
-}
-
-func goListDeps(t *testing.T, args ...string) []string {
-	t.Helper()
-	gomod, err := exec.Command("go", "env", "GOMOD").Output()
-	require.NoError(t, err)
-	cmd := exec.Command("go", append([]string{"list", "-deps"}, args...)...)
-	cmd.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "go list -deps %s", strings.Join(args, " "))
-	return strings.Fields(string(out))
 }
 
 // A compressed shard may be far smaller than one of its texts: a 1 MiB text of one repeated

@@ -5,9 +5,7 @@ import (
 	"context"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -81,21 +79,4 @@ func TestDrawThroughTheProgram(t *testing.T) {
 	err = figure.Draw(context.Background(), h, bad, other, "")
 	require.EqualError(t, err, `draw panel 2: step 9 (pie): unknown kind of step "pie"`)
 	assert.NoFileExists(t, other)
-}
-
-// The targets compile without the plotting library: only rival-plot links it.
-func TestTargetsBuildWithoutPlots(t *testing.T) {
-	gomod, err := exec.Command("go", "env", "GOMOD").Output()
-	require.NoError(t, err)
-	cmd := exec.Command("go", "list", "-deps", "-tags", "mage", ".")
-	cmd.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
-	out, err := cmd.Output()
-	require.NoError(t, err)
-	deps := strings.Fields(string(out))
-	require.Contains(t, deps, "github.com/rivalbench/rival/compare/figure")
-	for _, p := range deps {
-		for _, heavy := range []string{"gonum.org/", "golang.org/x/image/", "codeberg.org/", "git.sr.ht/", "github.com/ajstarks/", "image/png", "github.com/rivalbench/rival/compare/figure/render"} {
-			assert.False(t, strings.HasPrefix(p, heavy), "%s is compiled into the targets", p)
-		}
-	}
 }
