@@ -494,7 +494,7 @@ func TestPutOutputReadsOnce(t *testing.T) {
 }
 
 // cache:trim with an age limit removes the programs of bin/ that no run built or started for that
-// long, keeps the recent ones and one a process is building, and keeps the lock files.
+// long, with their lock files, and keeps the recent ones and one a process is building.
 func TestTrimRemovesOldPrograms(t *testing.T) {
 	c, err := Open(t.TempDir())
 	require.NoError(t, err)
@@ -518,7 +518,8 @@ func TestTrimRemovesOldPrograms(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(bin, "rival-plot-aaaa"))
 	assert.FileExists(t, filepath.Join(bin, "rival-kube-bbbb"), "used within the age limit")
 	assert.FileExists(t, filepath.Join(bin, "rival-parquet-cccc"), "being built")
-	assert.FileExists(t, filepath.Join(bin, "rival-plot-aaaa.lock"), "locks stay")
+	assert.NoFileExists(t, filepath.Join(bin, "rival-plot-aaaa.lock"), "its lock goes with it")
+	assert.FileExists(t, filepath.Join(bin, "rival-parquet-cccc.lock"), "a held lock stays")
 
 	rep, err = c.Trim(context.Background(), 0, 0)
 	require.NoError(t, err)

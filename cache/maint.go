@@ -440,9 +440,9 @@ func removeIdleLock(path string) bool {
 }
 
 // removeOldPrograms removes the programs of bin/ that no run has built or started for maxAge (0:
-// none): each is one checkout's build, and a checkout that is gone or unused leaves it behind. A
-// later run builds it again. One a process is building (its lock held) is left; the empty lock
-// files stay, so two builders never hold two locks of one path.
+// none), each with its lock file: each is one checkout's build, and a checkout that is gone or
+// unused leaves it behind. A later run builds it again. One a process is building (its lock held)
+// is left; the lock is removed while held, as LockFile expects.
 func (c *Cache) removeOldPrograms(now time.Time, maxAge time.Duration) int {
 	if maxAge <= 0 {
 		return 0
@@ -469,6 +469,9 @@ func (c *Cache) removeOldPrograms(now time.Time, maxAge time.Duration) int {
 		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
 			if os.Remove(p) == nil {
 				n++
+			}
+			if samePath(f, p+".lock") {
+				os.Remove(p + ".lock")
 			}
 			unix.Flock(int(f.Fd()), unix.LOCK_UN)
 		}

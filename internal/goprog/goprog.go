@@ -21,7 +21,7 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/rivalbench/rival/cache"
 )
 
 // Program names one program of the module and how its messages speak of it.
@@ -144,30 +144,17 @@ func (h *Helper) moduleDir(ctx context.Context, goCmd string) (string, error) {
 	return "", fmt.Errorf("%s: building %s (%s) needs Rival's source, and neither %s nor the working directory %s is inside a Go module: run `go run mage.go` in Rival's folder", h.Topic, h.What, h.Package, h.Dir, wd)
 }
 
-// lock takes an exclusive flock on path, waiting while another process holds it, until ctx ends.
+// lock takes the build's lock (cache.LockFile: an flock that outlives no process, and that
+// cache:trim may remove while holding it), saying what it waited for when ctx ends first.
 func (h *Helper) lock(ctx context.Context, path string) (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	l, err := cache.LockFile(ctx, path)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%s: waiting for another build of %s (%s): %w", h.Topic, h.What, path, ctx.Err())
+		}
 		return nil, fmt.Errorf("%s: building %s: %w", h.Topic, h.What, err)
 	}
-	wait := 10 * time.Millisecond
-	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			return func() { f.Close() }, nil
-		}
-		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
-			f.Close()
-			return nil, fmt.Errorf("%s: locking %s: %w", h.Topic, path, err)
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, fmt.Errorf("%s: waiting for another build of %s (%s): %w", h.Topic, h.What, path, ctx.Err())
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, 500*time.Millisecond)
-	}
+	return func() { l.Unlock() }, nil
 }
 
 // ErrorOf is the error of a program's run that failed: its standard error when it exited 1 having
