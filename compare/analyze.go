@@ -115,6 +115,7 @@ func (rep *Report) buildModels() {
 		s.compare()
 		s.fairness()
 		s.parity()
+		s.frameworkParity()
 		rep.Models = append(rep.Models, s)
 	}
 }

@@ -273,7 +273,8 @@ func (s *ModelSection) ConfigComparisons() []ConfigComparison {
 // ParityPairs are every loss comparison of the model, the one list that
 // report.md, report.html, the console and the figure's loss panel speak
 // of: the cross-platform pairs (Parity), then those between configurations
-// of one platform on the same data and seed.
+// of one platform on the same data and seed, then the framework pairs that
+// read the same batches (FrameworkParity).
 func (s *ModelSection) ParityPairs() []LossParity {
 	out := append([]LossParity(nil), s.Parity...)
 	for _, c := range s.ConfigComparisons() {
@@ -281,5 +282,5 @@ func (s *ModelSection) ParityPairs() []LossParity {
 			out = append(out, *c.Parity)
 		}
 	}
-	return out
+	return append(out, s.FrameworkParity...)
 }

@@ -27,6 +27,20 @@ func (r *Report) Console(w io.Writer) {
 			}
 			fmt.Fprintf(w, "    %-*s n=%-3d %12s tok/s/GPU  MFU %-6s step %s s  [%s]\n", width, consoleName(g, width), g.TPS.N, num(g.TPS.Mean, 0), mfu, num(g.StepMedian, 3), g.Setup)
 		}
+		for _, lp := range m.FrameworkParity {
+			line := "the loss curves share no step"
+			if lp.Compared() {
+				v := stepVerdict(lp.StepWise)
+				if lp.StepWise.Parted {
+					v = fmt.Sprintf("PARTED at step %d", lp.StepWise.PartedAt)
+				}
+				line = v + ": " + stepFigures(lp.StepWise)
+			}
+			fmt.Fprintf(w, "  loss step by step, %s vs %s (%s, same batches): %s\n", m.DisplayName(lp.A), m.DisplayName(lp.B), frameworkKind(lp.A, lp.B), line)
+		}
+		for _, sk := range m.FrameworkSkipped {
+			fmt.Fprintf(w, "  loss step by step, %s vs %s (%s): not compared: %s\n", m.DisplayName(sk.A), m.DisplayName(sk.B), frameworkKind(sk.A, sk.B), sk.Why)
+		}
 	}
 	for _, e := range r.Errors {
 		fmt.Fprintf(w, "  ERROR %s: %s: %s\n", e.Source, e.Name, e.Detail)
@@ -81,6 +95,9 @@ func (r *Report) ConsoleConfigs(w io.Writer) {
 					verdict = "DIVERGED"
 				}
 				fmt.Fprintf(w, "    loss: tail-mean gap %.2f%% over the last %d steps (largest step gap %.2f%% at step %d): %s\n", 100*lp.TailGap, lp.TailSteps, 100*lp.MaxGap, lp.AtStep, verdict)
+				if lp.StepWise != nil {
+					fmt.Fprintf(w, "    loss step by step (same batches): %s\n", stepCell(lp.StepWise))
+				}
 			}
 		}
 	}

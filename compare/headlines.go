@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/rivalbench/rival/english"
@@ -99,7 +100,58 @@ func parityCell(lp *LossParity) string {
 	if lp.Diverged {
 		v = "DIVERGED"
 	}
-	return fmt.Sprintf("%s: tail gap %s%% over the last %s (largest step gap %s%% at step %d)", v, num(100*lp.TailGap, 2), english.Plural(lp.TailSteps, "step"), num(100*lp.MaxGap, 2), lp.AtStep)
+	cell := fmt.Sprintf("%s: tail gap %s%% over the last %s (largest step gap %s%% at step %d)", v, num(100*lp.TailGap, 2), english.Plural(lp.TailSteps, "step"), num(100*lp.MaxGap, 2), lp.AtStep)
+	if lp.StepWise != nil {
+		cell += "; step by step, same batches: " + stepCell(lp.StepWise)
+	}
+	return cell
+}
+
+// stepVerdict is a step-by-step comparison's verdict.
+func stepVerdict(sp *StepParity) string {
+	switch {
+	case len(sp.Diffs) == 0:
+		return "no common step"
+	case sp.Parted:
+		return fmt.Sprintf("parted at step %d", sp.PartedAt)
+	}
+	return "in parity"
+}
+
+// stepFigures is what a step-by-step verdict rests on: the rule it met and
+// the largest difference.
+func stepFigures(sp *StepParity) string {
+	if len(sp.Diffs) == 0 {
+		return "the loss curves share no step"
+	}
+	tol := num(100*StepLossTolerance, 0) + "%"
+	rule := "no step from which every later step differs by more than " + tol
+	if sp.Parted {
+		rule = fmt.Sprintf("every step from %d on differs by more than %s", sp.PartedAt, tol)
+	}
+	l := sp.Largest
+	return fmt.Sprintf("%s; largest difference %s%% (%s in loss) at step %d, over %s, warm-up included",
+		rule, num(100*l.Rel, 2), strconv.FormatFloat(l.Abs, 'g', 3, 64), l.Step, english.Plural(len(sp.Diffs), "step"))
+}
+
+// stepCell is a step-by-step comparison in one phrase.
+func stepCell(sp *StepParity) string {
+	if sp == nil {
+		return "—"
+	}
+	return stepVerdict(sp) + " (" + stepFigures(sp) + ")"
+}
+
+// frameworkKind says what differs in a framework pair: the framework, and
+// the platform or GPU where they differ too.
+func frameworkKind(a, b *Group) string {
+	switch {
+	case a.Key.Platform != b.Key.Platform:
+		return "frameworks and platforms differ"
+	case a.Key.GPU != b.Key.GPU:
+		return "frameworks and GPUs differ"
+	}
+	return "frameworks differ"
 }
 
 func batchDate(b *HistoryBatch) string {

@@ -82,7 +82,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	h.history()
 	h.errors()
 	h.provenance()
-	h.p("<h2>Method</h2>\n<p>Each run contributes its headline tokens/s/GPU over the measured steps (warm-up excluded; from the median step time where the result records it so, else the mean). A group's interval is the 95%% Student-t confidence interval of the mean over its runs; a ratio's interval uses the delta method with Welch–Satterthwaite degrees of freedom; groups that do different work per token (another SL or model) are compared by model TFLOP/s/GPU, never by tokens or cost per token, and a ratio whose interval includes 1 is reported as no difference shown, with the runs that would decide. Loss parity compares the first run of each group: the verdict is the relative gap between the mean losses over the last 10%% of the common steps, above %.0f%% is divergence; the largest single-step gap is shown beside it. report.md holds the same figures with the full methodology.</p>\n", 100*LossDivergenceThreshold)
+	h.p("<h2>Method</h2>\n<p>Each run contributes its headline tokens/s/GPU over the measured steps (warm-up excluded; from the median step time where the result records it so, else the mean). A group's interval is the 95%% Student-t confidence interval of the mean over its runs; a ratio's interval uses the delta method with Welch–Satterthwaite degrees of freedom; groups that do different work per token (another SL or model) are compared by model TFLOP/s/GPU, never by tokens or cost per token, and a ratio whose interval includes 1 is reported as no difference shown, with the runs that would decide. Loss parity compares the first run of each group: the verdict is the relative gap between the mean losses over the last 10%% of the common steps, above %.0f%% is divergence; the largest single-step gap is shown beside it. Runs that record the same sample-order digest read the same batches and are also compared at every step, warm-up included: the curves part at the first step from which every later step differs by more than %.0f%%; groups of different frameworks on the same configuration, data, seed and sample order are judged so. report.md holds the same figures with the full methodology.</p>\n", 100*LossDivergenceThreshold, 100*StepLossTolerance)
 	h.p("</main>\n</body>\n</html>\n")
 	return h.w.Flush()
 }
@@ -206,30 +206,53 @@ func (h *htmlWriter) model(i int, m *ModelSection) {
 	h.lossSVG(m)
 	var rows []string
 	for _, lp := range m.Parity {
-		rows = append(rows, parityRow(m, lp, "across platforms"))
+		kind := "across platforms"
+		if lp.PrecisionOnly {
+			kind = fmt.Sprintf("precision only: %s vs %s", lp.A.Config["precision"], lp.B.Config["precision"])
+		}
+		rows = append(rows, parityRow(m, lp, kind))
 	}
 	for _, c := range m.ConfigComparisons() {
 		if c.Parity != nil {
 			rows = append(rows, parityRow(m, *c.Parity, "between configurations, same data and seed"))
 		}
 	}
+	for _, lp := range m.FrameworkParity {
+		rows = append(rows, parityRow(m, lp, frameworkKind(lp.A, lp.B)+", same batches"))
+	}
+	for _, sk := range m.FrameworkSkipped {
+		rows = append(rows, fmt.Sprintf("<tr><td>%s vs %s</td><td>%s</td><td colspan=\"5\">not compared step by step: %s</td></tr>\n", e(m.DisplayName(sk.A)), e(m.DisplayName(sk.B)), e(frameworkKind(sk.A, sk.B)), e(sk.Why)))
+	}
 	if len(rows) == 0 {
 		h.p("<p>No two groups of %s ran on identical data with the same seed, so loss curves are not compared.</p>\n", e(m.Label))
 	} else {
-		h.p("<table class=\"parity\">\n<tr><th>groups</th><th>kind</th><th>gap of the tail means</th><th>largest step gap (at step)</th><th>steps compared (after warm-up)</th><th>verdict</th></tr>\n%s</table>\n", strings.Join(rows, ""))
+		h.p("<table class=\"parity\">\n<tr><th>groups</th><th>kind</th><th>gap of the tail means</th><th>largest step gap (at step)</th><th>steps compared (after warm-up)</th><th>step by step, same batches (tolerance %.0f%%)</th><th>verdict</th></tr>\n%s</table>\n", 100*StepLossTolerance, strings.Join(rows, ""))
 	}
 }
 
+// parityRow is one pair of the parity table. A framework pair's verdict is
+// its step-by-step one: its tail-mean cells say so instead of a second verdict.
 func parityRow(m *ModelSection, lp LossParity, kind string) string {
+	names := e(m.DisplayName(lp.A)) + " vs " + e(m.DisplayName(lp.B))
+	if lp.Frameworks {
+		if !lp.Compared() {
+			return fmt.Sprintf("<tr><td>%s</td><td>%s</td><td colspan=\"5\">the loss curves share no step</td></tr>\n", names, e(kind))
+		}
+		verdict := "<span class=\"ok\">in parity</span>"
+		if lp.StepWise.Parted {
+			verdict = "<span class=\"bad\">" + e(stepVerdict(lp.StepWise)) + "</span>"
+		}
+		return fmt.Sprintf("<tr><td>%s</td><td>%s</td><td colspan=\"3\">compared step by step, warm-up included</td><td>%s</td><td>%s</td></tr>\n", names, e(kind), e(stepFigures(lp.StepWise)), verdict)
+	}
 	if !lp.Available {
-		return fmt.Sprintf("<tr><td>%s vs %s</td><td>%s</td><td colspan=\"4\">the loss curves share no step after warm-up</td></tr>\n", e(m.DisplayName(lp.A)), e(m.DisplayName(lp.B)), kind)
+		return fmt.Sprintf("<tr><td>%s</td><td>%s</td><td colspan=\"5\">the loss curves share no step after warm-up</td></tr>\n", names, e(kind))
 	}
 	verdict := "<span class=\"ok\">in parity</span>"
 	if lp.Diverged {
 		verdict = "<span class=\"bad\">diverged</span>"
 	}
-	return fmt.Sprintf("<tr><td>%s vs %s</td><td>%s</td><td class=\"num\">%.2f%% over the last %d (threshold %.0f%%)</td><td class=\"num\">%.2f%% (%d)</td><td class=\"num\">%d (after %d)</td><td>%s</td></tr>\n",
-		e(m.DisplayName(lp.A)), e(m.DisplayName(lp.B)), kind, 100*lp.TailGap, lp.TailSteps, 100*LossDivergenceThreshold, 100*lp.MaxGap, lp.AtStep, lp.Steps, lp.Warmup, verdict)
+	return fmt.Sprintf("<tr><td>%s</td><td>%s</td><td class=\"num\">%.2f%% over the last %d (threshold %.0f%%)</td><td class=\"num\">%.2f%% (%d)</td><td class=\"num\">%d (after %d)</td><td>%s</td><td>%s</td></tr>\n",
+		names, e(kind), 100*lp.TailGap, lp.TailSteps, 100*LossDivergenceThreshold, 100*lp.MaxGap, lp.AtStep, lp.Steps, lp.Warmup, e(stepCell(lp.StepWise)), verdict)
 }
 
 // niceTicks returns about n round tick values covering [lo, hi].

@@ -148,6 +148,9 @@ func (r *Report) writeHeadlines(m md) {
 					verdict = "**diverged**"
 				}
 				m.p("  - loss: tail-mean gap %.2f%% over the last %s (largest step gap %.2f%% at step %d): %s\n", 100*lp.TailGap, english.Plural(lp.TailSteps, "step"), 100*lp.MaxGap, lp.AtStep, verdict)
+				if lp.StepWise != nil {
+					m.p("  - loss step by step (same batches): %s\n", stepCell(lp.StepWise))
+				}
 			}
 		}
 		if s.NoComparison != "" {
@@ -271,7 +274,8 @@ func (r *Report) writeMethodology(m md) {
 	m.p("- Energy is GPU board power only (no CPU, memory, network or cooling). Tokens per watt-hour use sampled power (samples between the first and the last measured step, the run's GPUs only) when every run of the group has it, else the GPU's TDP (marked *TDP*: an upper bound on board power, so a lower bound on efficiency). Slurm jobs are sampled on their compute nodes, each node its own GPUs once a second; the window's dates come from the submitting host's clock, which the nodes' clocks are taken to match (NTP), and each edge is known to about one sample.\n")
 	m.p("- Cost per 1T tokens = 10¹² / (tokens/s/GPU × 3600) GPU-hours × price per GPU-hour; days for 1T/15T tokens are on the group's GPU count. Proxy models and CPU runs get neither.\n")
 	m.p("- Sanity: MFU above 100%%, tokens/s more than %.0f%% away from GBS × SL / the headline step time (median or mean, as the result records) or from tokens/s/GPU × GPUs (GPU count from num_gpus, TP×PP×CP×DP or gpu_info.device_count; a GPU run with none is unverifiable), or a measured step series whose mean is more than %.0f%% (%.0f%% for a decimated series) away from the stated mean step time is an error in the result; the run is named under Errors and left out.\n", 100*TokensConsistencyTolerance, 100*TokensConsistencyTolerance, 100*DecimatedSeriesTolerance)
-	m.p("- Loss parity: for pairs on the same data and seed whose recorded configuration is equal (across platforms), or differs in precision only (BF16 against FP8, a convergence check), the first run of each is compared after warm-up (the larger of the runs' excluded warm-up and 10%% of the common steps). The verdict is on the mean loss over the last %.0f%% of the common steps: gap = |a−b| / ((a+b)/2) above %.0f%% is divergence; the largest single-step gap is shown for information.\n\n", 100*LossTailShare, 100*LossDivergenceThreshold)
+	m.p("- Loss parity: for pairs on the same data and seed whose recorded configuration is equal (across platforms), or differs in precision only (BF16 against FP8, a convergence check), the first run of each is compared after warm-up (the larger of the runs' excluded warm-up and 10%% of the common steps). The verdict is on the mean loss over the last %.0f%% of the common steps: gap = |a−b| / ((a+b)/2) above %.0f%% is divergence; the largest single-step gap is shown for information.\n", 100*LossTailShare, 100*LossDivergenceThreshold)
+	m.p("- Loss step by step: runs that record the same sample-order digest read the same batches from step 1, so their losses are compared at every common step, warm-up included: |a−b| and |a−b| / ((a+b)/2). The curves part at the first step from which every later step differs by more than %.0f%% (an allowance for bf16 kernel and reduction-order differences); a step that comes back within it is noise. Groups of different frameworks with the same recorded configuration (apart from the config fingerprint, which is each framework's own), data, seed and sample order are compared so, on any platform, with this as their verdict (in parity, or parted at step N); a pair that lacks the same seed or sample order is named with the reason. Other pairs that share the sample order show these figures beside their tail-mean verdict.\n\n", 100*StepLossTolerance)
 }
 
 func (r *Report) writeErrors(m md) {
@@ -529,15 +533,20 @@ func writeParity(m md, s *ModelSection) {
 	for i, lp := range s.ParityPairs() {
 		kind := ""
 		switch {
+		case lp.Frameworks:
+			kind = " (" + frameworkKind(lp.A, lp.B) + ", same batches)"
 		case i >= len(s.Parity):
-			pairs = append(pairs, pair{lp, " (between configurations, same data and seed)", s.DisplayName(lp.A), s.DisplayName(lp.B)})
-			continue
+			kind = " (between configurations, same data and seed)"
 		case lp.PrecisionOnly:
 			kind = fmt.Sprintf(" (precision only: %s vs %s)", lp.A.Config["precision"], lp.B.Config["precision"])
 		}
-		pairs = append(pairs, pair{lp, kind, lp.A.Label, lp.B.Label})
+		a, b := lp.A.Label, lp.B.Label
+		if i >= len(s.Parity) {
+			a, b = s.DisplayName(lp.A), s.DisplayName(lp.B)
+		}
+		pairs = append(pairs, pair{lp, kind, a, b})
 	}
-	if len(pairs) == 0 {
+	if len(pairs) == 0 && len(s.FrameworkSkipped) == 0 {
 		m.p("No pair of groups of %s ran on the same data with an equal recorded configuration (apart from precision), so loss curves are not compared.\n\n", mdEscape(s.Label))
 		return
 	}
@@ -545,6 +554,14 @@ func writeParity(m md, s *ModelSection) {
 		lp, kind := p.lp, mdEscape(p.kind)
 		a, b := mdEscape(p.a), mdEscape(p.b)
 		switch {
+		case lp.Frameworks && !lp.Compared():
+			m.p("- %s vs %s%s: the loss curves share no step.\n", a, b, kind)
+		case lp.Frameworks:
+			verdict := stepVerdict(lp.StepWise)
+			if lp.StepWise.Parted {
+				verdict = "**" + verdict + "**"
+			}
+			m.p("- %s vs %s%s: %s: %s.\n", a, b, kind, verdict, stepFigures(lp.StepWise))
 		case !lp.Available:
 			m.p("- %s vs %s%s: the loss curves share no step after warm-up.\n", a, b, kind)
 		default:
@@ -552,9 +569,16 @@ func writeParity(m md, s *ModelSection) {
 			if lp.Diverged {
 				verdict = "**diverged**"
 			}
-			m.p("- %s vs %s%s: %s: mean loss over the last %s differs by %.2f%% (threshold %.0f%%); largest single-step gap %.2f%% at step %d, over %s after %s.\n",
+			m.p("- %s vs %s%s: %s: mean loss over the last %s differs by %.2f%% (threshold %.0f%%); largest single-step gap %.2f%% at step %d, over %s after %s.",
 				a, b, kind, verdict, english.Plural(lp.TailSteps, "step"), 100*lp.TailGap, 100*LossDivergenceThreshold, 100*lp.MaxGap, lp.AtStep, english.Plural(lp.Steps, "step"), english.Plural(lp.Warmup, "warm-up step"))
+			if lp.StepWise != nil {
+				m.p(" Step by step (same batches): %s.", stepCell(lp.StepWise))
+			}
+			m.p("\n")
 		}
+	}
+	for _, sk := range s.FrameworkSkipped {
+		m.p("- %s vs %s (%s): not compared step by step: %s.\n", mdEscape(s.DisplayName(sk.A)), mdEscape(s.DisplayName(sk.B)), frameworkKind(sk.A, sk.B), mdEscape(sk.Why))
 	}
 	m.p("\n")
 }

@@ -1,8 +1,10 @@
 package compare
 
 import (
+	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/rivalbench/rival/result"
 )
@@ -80,15 +82,9 @@ func lossByStep(r *result.Result) map[int]float64 {
 func lossParity(a, b *Group) LossParity {
 	ra, rb := firstRun(a), firstRun(b)
 	la, lb := lossByStep(ra), lossByStep(rb)
-	var steps []int
-	for st := range la {
-		if _, ok := lb[st]; ok {
-			steps = append(steps, st)
-		}
-	}
-	sort.Ints(steps)
+	steps := commonSteps(la, lb)
 	warm := max(ra.WarmupStepsExcluded, rb.WarmupStepsExcluded, len(steps)/10)
-	lp := LossParity{A: a, B: b, Warmup: min(warm, len(steps))}
+	lp := LossParity{A: a, B: b, Warmup: min(warm, len(steps)), StepWise: stepParity(ra, rb)}
 	var kept []int
 	for _, st := range steps[lp.Warmup:] {
 		x, y := la[st], lb[st]
@@ -120,6 +116,148 @@ func lossParity(a, b *Group) LossParity {
 	}
 	lp.Diverged = lp.TailGap > LossDivergenceThreshold
 	return lp
+}
+
+func commonSteps(la, lb map[int]float64) []int {
+	var steps []int
+	for st := range la {
+		if _, ok := lb[st]; ok {
+			steps = append(steps, st)
+		}
+	}
+	sort.Ints(steps)
+	return steps
+}
+
+// sampleDigest is the digest of the first samples r trained on, "" when it
+// records none.
+func sampleDigest(r *result.Result) string {
+	if r.SampleOrder == nil {
+		return ""
+	}
+	return r.SampleOrder.BLAKE3
+}
+
+// stepParity compares ra and rb at every common step, warm-up included, when
+// both recorded the same sample-order digest; nil otherwise. The curves part
+// at the first step from which every later step differs by more than
+// StepLossTolerance: a step that comes back within it is noise.
+func stepParity(ra, rb *result.Result) *StepParity {
+	d := sampleDigest(ra)
+	if d == "" || d != sampleDigest(rb) {
+		return nil
+	}
+	la, lb := lossByStep(ra), lossByStep(rb)
+	sp := &StepParity{Digest: d}
+	for _, st := range commonSteps(la, lb) {
+		x, y := la[st], lb[st]
+		sd := StepDiff{Step: st, A: x, B: y, Abs: math.Abs(x - y)}
+		if den := (math.Abs(x) + math.Abs(y)) / 2; den > 0 {
+			sd.Rel = sd.Abs / den
+		}
+		if len(sp.Diffs) == 0 || sd.Rel > sp.Largest.Rel {
+			sp.Largest = sd
+		}
+		switch {
+		case sd.Rel <= StepLossTolerance:
+			sp.Parted, sp.PartedAt = false, 0
+		case !sp.Parted:
+			sp.Parted, sp.PartedAt = true, st
+		}
+		sp.Diffs = append(sp.Diffs, sd)
+	}
+	return sp
+}
+
+// InParity is the pair's verdict: a framework pair's curves never part step
+// by step; any other pair's tail means do not diverge.
+func (lp LossParity) InParity() bool {
+	if lp.Frameworks {
+		return lp.StepWise != nil && !lp.StepWise.Parted
+	}
+	return !lp.Diverged
+}
+
+// Compared says whether the pair has a verdict: a framework pair shares a
+// step, any other pair a step after warm-up.
+func (lp LossParity) Compared() bool {
+	if lp.Frameworks {
+		return lp.StepWise != nil && len(lp.StepWise.Diffs) > 0
+	}
+	return lp.Available
+}
+
+// frameworkParity pairs the groups of s that differ in framework and read the
+// same batches: every setup field but the config fingerprint (each framework
+// fingerprints its own configuration) recorded and equal, the same seed, and
+// the same sample-order digest on both first runs. The platform and GPU may
+// differ: the digest, not the hardware, says the batches are the same, and
+// the one framework of a platform is often compared with another platform's.
+// A pair already in s.Parity (identical configuration across platforms) is
+// left there. A pair that fails only on the seed or the sample order goes to
+// s.FrameworkSkipped with the reason, so no expected comparison is missing
+// silently.
+func (s *ModelSection) frameworkParity() {
+	for i, a := range s.Groups {
+		for _, b := range s.Groups[i+1:] {
+			if a.Key.Framework == b.Key.Framework || !sameSetup(a, b) || s.inParity(a, b) {
+				continue
+			}
+			if why := batchesDiffer(a, b); why != "" {
+				s.FrameworkSkipped = append(s.FrameworkSkipped, SkippedPair{A: a, B: b, Why: why})
+				continue
+			}
+			lp := lossParity(a, b)
+			lp.Frameworks = true
+			s.FrameworkParity = append(s.FrameworkParity, lp)
+		}
+	}
+}
+
+// sameSetup: every setup field but the config fingerprint recorded, not mixed
+// within a group, and equal.
+func sameSetup(a, b *Group) bool {
+	for _, f := range setupFields {
+		if f == "config_fingerprint" {
+			continue
+		}
+		x, y := a.Config[f], b.Config[f]
+		if x == unknown || y == unknown || x != y || strings.HasPrefix(x, "mixed: ") {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *ModelSection) inParity(a, b *Group) bool {
+	for _, lp := range s.Parity {
+		if lp.A == a && lp.B == b || lp.A == b && lp.B == a {
+			return true
+		}
+	}
+	return false
+}
+
+// batchesDiffer says why the first runs of a and b did not read the same
+// batches, "" when they did: the seeds differ, a run records no sample order,
+// or the digests differ.
+func batchesDiffer(a, b *Group) string {
+	ra, rb := firstRun(a), firstRun(b)
+	if !sameSeed(ra, rb) {
+		return fmt.Sprintf("seeds differ (SEED %s vs %s)", ra.Provenance.Config["SEED"], rb.Provenance.Config["SEED"])
+	}
+	da, db := sampleDigest(ra), sampleDigest(rb)
+	switch {
+	case da == "" && db == "":
+		return "neither run records a sample order, so their steps need not hold the same batches"
+	case da == "":
+		return a.Label + " records no sample order, so the steps need not hold the same batches"
+	case db == "":
+		return b.Label + " records no sample order, so the steps need not hold the same batches"
+	case da != db:
+		return fmt.Sprintf("sample orders differ (digest %s vs %s): they did not read the same batches", truncate(da, 12), truncate(db, 12))
+	}
+	return ""
 }
 
 // sameSeed is false only when both runs record a SEED and they differ.

@@ -352,30 +352,37 @@ func (r *Report) costPanel(gs []*Group, col map[*Group]figure.RGBA) *panel {
 	return p
 }
 
-// lossTitle is the loss panel's title: every diverged pair by name, then
-// how many pairs are in parity, so no verdict hides behind another.
+// lossTitle is the loss panel's title: every diverged pair and every
+// framework pair whose curves part by name, then how many pairs are in
+// parity, so no verdict hides behind another.
 func lossTitle(models ...*ModelSection) string {
 	title := "Training loss, first run of each group"
-	var diverged []string
+	var diverged, parted []string
 	inParity, compared := 0, 0
 	for _, m := range models {
 		for _, lp := range m.ParityPairs() {
-			if !lp.Available {
+			if !lp.Compared() {
 				continue
 			}
 			compared++
-			if lp.Diverged {
-				diverged = append(diverged, fmt.Sprintf("%s vs %s %.1f%%", lp.A.Label, lp.B.Label, 100*lp.TailGap))
-			} else {
+			switch {
+			case lp.InParity():
 				inParity++
+			case lp.Frameworks:
+				parted = append(parted, fmt.Sprintf("%s vs %s at step %d", lp.A.Label, lp.B.Label, lp.StepWise.PartedAt))
+			default:
+				diverged = append(diverged, fmt.Sprintf("%s vs %s %.1f%%", lp.A.Label, lp.B.Label, 100*lp.TailGap))
 			}
 		}
 	}
-	switch {
-	case compared == 0:
+	if compared == 0 {
 		return title + "\nno pair on the same data and seed with an equal configuration (apart from precision): curves not compared"
-	case len(diverged) > 0:
+	}
+	if len(diverged) > 0 {
 		title += "\nDIVERGED (last-10% mean gap): " + strings.Join(diverged, "; ")
+	}
+	if len(parted) > 0 {
+		title += "\nPARTED (frameworks, step by step on the same batches): " + strings.Join(parted, "; ")
 	}
 	if inParity > 0 {
 		title += fmt.Sprintf("\n%d of %s in parity (see report.md)", inParity, english.Plural(compared, "pair"))

@@ -175,6 +175,42 @@ type LossParity struct {
 	// TailSteps common steps: the figure Diverged is decided on.
 	TailGap   float64
 	TailSteps int
+	// Frameworks is true for a pair of groups of different frameworks that read the
+	// same batches (ModelSection.FrameworkParity): its verdict is StepWise's, not the
+	// tail mean's, which is kept for information only.
+	Frameworks bool
+	// StepWise compares the first runs step by step when both recorded the same
+	// sample-order digest; nil otherwise (their steps need not hold the same batches).
+	StepWise *StepParity
+}
+
+// StepParity compares two loss curves at every common step, warm-up included: runs
+// that recorded the same sample-order digest read the same batches from step 1, so
+// their losses should agree at every step, not only on average.
+type StepParity struct {
+	Digest string     // sample_order.blake3, the same on both runs
+	Diffs  []StepDiff // every common step, in order
+	// Largest is the step of the largest relative difference (the first on a tie).
+	Largest StepDiff
+	// Parted is true when the relative difference stays above StepLossTolerance
+	// from step PartedAt to the last common step: the curves part there.
+	Parted   bool
+	PartedAt int
+}
+
+// StepDiff is one common step of two loss curves: the losses, |A−B| and
+// |A−B| / ((|A|+|B|)/2) (0 when both are 0).
+type StepDiff struct {
+	Step     int
+	A, B     float64
+	Abs, Rel float64
+}
+
+// SkippedPair is a pair of groups of different frameworks, otherwise equal in
+// configuration and data, whose losses are not compared step by step; Why says why.
+type SkippedPair struct {
+	A, B *Group
+	Why  string
 }
 
 // ModelSection gathers a model's groups and comparisons.
@@ -191,6 +227,11 @@ type ModelSection struct {
 	// (frameworks/effective); every report that compares the framework shows them.
 	Declared []effective.Declared
 	Parity   []LossParity
+	// FrameworkParity compares step by step the groups of different frameworks that
+	// read the same batches (frameworkParity); FrameworkSkipped lists the pairs that
+	// would be compared but for their seed or sample order, with the reason.
+	FrameworkParity  []LossParity
+	FrameworkSkipped []SkippedPair
 }
 
 // FairnessRow is one configuration field that differs between groups.

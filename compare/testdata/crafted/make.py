@@ -504,6 +504,49 @@ r, lo, hi = ratio_ci([10800.0, 10800.6, 10799.4], [9000.0, 9000.5, 8999.5])
 ORACLE["narrow-ci"] = {"ratio": r, "lo": lo, "hi": hi}
 
 
+# 26. Loss step by step between frameworks that read the same batches:
+#     Megatron-LM and Primus on MI300X, each with its own config fingerprint,
+#     12 logged steps (warm-up 1), SEED and sample order recorded. One folder
+#     per case under step-parity/; step_parity_test.go works out every
+#     expected figure by hand from these curves.
+#     A BLAKE3 digest is one hex digit 64 times, "a" for the common order.
+def step_run(platform, framework, loss, seed=1234, digest="a", tps=9000.0, gpus=8):
+    r = run(platform, framework, tps, steps=len(loss), loss=loss, cfg="cfg-" + framework, gpus=gpus)
+    r["provenance"] = {"config": {"SEED": str(seed)}}
+    if digest is not None:
+        sha = ("%x" % (15 - int(digest, 16))) * 64  # the same bytes by SHA-256: another digit
+        r["sample_order"] = {"order": "megatron-gptdataset", "seed": seed, "sequence_length": 8192,
+                             "samples": len(loss) * 128, "digest_samples": 8 * 128, "blake3": digest * 64,
+                             "sha256": sha, "framework_sha256": sha}
+    return r
+
+
+STEP_A = [10.0 - 0.5 * i for i in range(12)]  # steps 1-12: 10.0, 9.5, ..., 4.5
+# Apart at step 3 only (0.6), then 0.5 apart from step 7 to the end.
+STEP_PARTED = [10.0, 9.5, 9.6, 8.5, 8.0, 7.5, 7.5, 7.0, 6.5, 6.0, 5.5, 5.0]
+# One step 1.0 apart (step 5), and 0.1 apart at the last step.
+STEP_NOISY = [10.0, 9.5, 9.0, 8.5, 9.0, 7.5, 7.0, 6.5, 6.0, 5.5, 5.0, 4.6]
+SETS["step-parity/identical"] = {"mega": step_run("amd", "megatron", STEP_A),
+                                 "prim": step_run("amd", "primus", STEP_A, tps=9500.0)}
+SETS["step-parity/parted"] = {"mega": step_run("amd", "megatron", STEP_A),
+                              "prim": step_run("amd", "primus", STEP_PARTED, tps=9500.0)}
+SETS["step-parity/noisy-step"] = {"mega": step_run("amd", "megatron", STEP_A),
+                                  "prim": step_run("amd", "primus", STEP_NOISY, tps=9500.0)}
+SETS["step-parity/other-order"] = {"mega": step_run("amd", "megatron", STEP_A),
+                                   "prim": step_run("amd", "primus", STEP_A, digest="b", tps=9500.0)}
+SETS["step-parity/no-order"] = {"mega": step_run("amd", "megatron", STEP_A),
+                                "prim": step_run("amd", "primus", STEP_A, digest=None, tps=9500.0)}
+SETS["step-parity/other-seed"] = {"mega": step_run("amd", "megatron", STEP_A),
+                                  "prim": step_run("amd", "primus", STEP_A, seed=42, digest="c", tps=9500.0)}
+# An existing pair kind (identical configuration across platforms) that
+# shares the sample order: its tail-mean verdict gets the step figures beside.
+SETS["step-parity/across-platforms"] = {"amd": step_run("amd", "megatron", STEP_A),
+                                        "nvd": step_run("nvd", "megatron", STEP_PARTED, tps=8000.0)}
+# Configurations of one framework (DP 8 and DP 4): the sample order does not
+# depend on DP, so the digest is the same and the steps are compared too.
+SETS["step-parity/configs"] = {"dp8": step_run("amd", "megatron", STEP_A),
+                               "dp4": step_run("amd", "megatron", STEP_NOISY, tps=9500.0, gpus=4)}
+
 def main():
     for name, files in SETS.items():
         d = os.path.join(HERE, name)
