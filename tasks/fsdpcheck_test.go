@@ -194,5 +194,21 @@ func TestTrainCheckFSDPOnCPU(t *testing.T) {
 	w, log := newWorkspace(t, "")
 	require.NoError(t, w.CheckTarget(context.Background(), "cpu", "fsdp", "mistral-proxy"))
 	assert.Contains(t, log.String(), "fsdp × mistral-proxy: preflight ok: fsdp train.py built the decoder on the meta device")
-	assert.Contains(t, log.String(), "  effective configuration equals the workload, field by field (40 fields)")
+	assert.Contains(t, log.String(), fmt.Sprintf("  effective configuration equals the workload, field by field (%d fields)", len(effective.Fields())))
+	assert.Contains(t, log.String(), "is not encoded: split, sample order and what the framework reads are checked by train (run encode first to check them here)")
+}
+
+// With the dataset encoded, train:check writes Rival's sample order where the run would and the
+// trainer's own data path must read the same first samples: the check says so with the digest
+// (a different digest fails the check as it fails train: training.Preflight compares both).
+func TestTrainCheckChecksTheEncodedData(t *testing.T) {
+	if err := checkTorch(context.Background(), "/usr/bin/python3"); err != nil {
+		t.Skipf("skipping the fsdp check on the host: %v", err)
+	}
+	w, log := newWorkspace(t, "TRAIN_ITERS=4\nWARMUP_STEPS=1\nSL=64\n")
+	prefix := w.data().DatasetPrefix(w.config.get("DATASET"), "mistral", "train")
+	encodedPrefix(t, w, prefix)
+	require.NoError(t, w.CheckTarget(context.Background(), "cpu", "fsdp", "mistral-proxy"))
+	assert.Regexp(t, `  data: \S+-mistral-train \(split 100,0,0\), Rival's order \(seed 42, SL 64\): the framework reads the same first \d+ samples \(SHA-256 [0-9a-f]{12}\)`, log.String())
+	assert.NotContains(t, log.String(), "is not encoded")
 }

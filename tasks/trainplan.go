@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -267,7 +268,16 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 				return err
 			}
 			name := training.Name(platform, fw, in.Model, in.Dataset, 0)
-			l, maps, _, err := w.trainLaunch(in, cfg, name, "unencoded")
+			// With the dataset encoded, the launch reads it as train would (its fingerprint's cache
+			// folder, Rival's sample order written there) and the preflight's digest of what the
+			// framework's data path reads must equal Rival's; without it, the data is train's to check.
+			fp, encoded := "unencoded", false
+			if man, err := training.ReadManifest(in.TrainPrefix); err == nil {
+				fp, encoded = data.DatasetDigest(man.Fingerprint).Short(), true
+			} else if !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			l, maps, cacheDir, err := w.trainLaunch(in, cfg, name, fp)
 			if err != nil {
 				w.printf("%s × %s: %v\n", fw, in.Model, err)
 				failed++
@@ -286,6 +296,22 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 			if err := writeLaunchFiles(maps, l); err != nil {
 				return err
 			}
+			dataLine := "  data: " + in.TrainPrefix + " is not encoded: split, sample order and what the framework reads are checked by train (run encode first to check them here)"
+			if encoded {
+				prefix, err := filepath.Abs(in.TrainPrefix)
+				if err != nil {
+					return err
+				}
+				order, digest, err := training.WriteSampleOrder(prefix, cacheDir, trainingRun(in, cfg).Workload.Fair)
+				if err != nil {
+					w.printf("%s × %s: %v\n", fw, in.Model, err)
+					failed++
+					continue
+				}
+				l.Samples = digest
+				dataLine = fmt.Sprintf("  data: %s (split %s), Rival's order (seed %d, SL %d): the framework reads the same first %d samples (SHA-256 %s)",
+					in.TrainPrefix, training.MegatronSplit, order.Seed, order.SequenceLength, order.DigestSamples, order.SHA256[:min(12, len(order.SHA256))])
+			}
 			rep, err := training.Preflight(ctx, ex, name, l, maps)
 			if err != nil {
 				w.printf("%s × %s: %v\n", fw, in.Model, err)
@@ -296,6 +322,10 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 			if rep.Ran != "" {
 				w.printf("  in the image: %s\n", rep.Ran)
 			}
+			if encoded && l.Preflight != nil && !rep.SamplesChecked() {
+				dataLine = "  data: " + in.TrainPrefix + " is encoded, but " + l.Framework + "'s preflight reported no sample digest: what it reads is checked by train"
+			}
+			w.printf("%s\n", dataLine)
 			if rep.Effective != nil {
 				w.printf("  effective configuration equals the workload, field by field (%d fields)\n", len(effective.Fields()))
 			} else {
