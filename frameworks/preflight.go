@@ -2,6 +2,7 @@ package frameworks
 
 import (
 	"path"
+	"slices"
 
 	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/frameworks/facts"
@@ -37,6 +38,10 @@ func preflight(p core.Plan, l *core.Launch) error {
 		args = append([]string{"python3", script, "mega", megatronTrees, world, "--"}, l.Command[n:]...)
 	case core.Prim:
 		args = []string{"python3", script, "prim", "$" + PrimusDirEnv + ":" + prim.Dir, megatronTrees, world, l.Env["EXP"]}
+		// What the run's command passes after run_pretrain.sh reaches primus/cli/main.py as overrides.
+		if i := slices.Index(l.Command, prim.Script); i >= 0 && i+1 < len(l.Command) {
+			args = append(append(args, "--"), l.Command[i+1:]...)
+		}
 	default:
 		return nil
 	}

@@ -193,3 +193,49 @@ func editEXP(l *core.Launch, from, to string) {
 		}
 	}
 }
+
+// The preflight is the run's own command: an argument appended to the run's command line (or a
+// changed field in the file the run reads) after the launch is built reaches the preflight, which
+// reports what the framework then builds. These are drifts the read-back of a fixed list missed:
+// a halved head, a warm-up that starts above 0, cross-document masking, QK layernorm, partial RoPE.
+func TestPreflightIsTheRunsCommand(t *testing.T) {
+	dir := upstreamDir(t)
+	appendToRun := func(args ...string) func(l *core.Launch) {
+		return func(l *core.Launch) { l.Command = append(l.Command, args...) }
+	}
+	for _, c := range []struct {
+		name, platform, fw string
+		edit               func(l *core.Launch)
+		field, got, want   string
+	}{
+		{"head width", hw.PlatformNVIDIA, "mega", appendToRun("--kv-channels", "64"), "head_dim", "64", "128"},
+		{"warm-up start", hw.PlatformNVIDIA, "mega", appendToRun("--lr-warmup-init", "1e-05"), "lr_warmup_init", "1e-05", "0"},
+		{"document masking", hw.PlatformAMD, "mega", appendToRun("--reset-position-ids", "--reset-attention-mask"), "reset_attention_mask", "true", "false"},
+		{"QK layernorm through Primus's command line", hw.PlatformAMD, "prim", appendToRun("--qk_layernorm", "true"), "qk_norm", "true", "false"},
+		{"partial RoPE in the file the run reads", hw.PlatformNVIDIA, "nemo", func(l *core.Launch) {
+			l.Files["rival_nemo.json"] = []byte(strings.Replace(string(l.Files["rival_nemo.json"]), `"rotary_percent": 1,`, `"rotary_percent": 0.5,`, 1))
+		}, "rotary_percent", "0.5", "1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := request(t, c.platform, c.fw, "llama")
+			r.OutputDir, r.TokenizerPath = t.TempDir(), tokenizerDir(t, "llama")
+			l, err := Build(r)
+			require.NoError(t, err)
+			before := append([]string(nil), l.Preflight.Command...)
+			c.edit(&l)
+			p, err := Validate(r, l.Framework)
+			require.NoError(t, err)
+			if c.fw != core.Nemo {
+				// Derived again from the edited run, as Build derives it: one place builds both.
+				require.NoError(t, preflight(p, &l))
+				assert.NotEqual(t, before, l.Preflight.Command, "the appended argument reaches the preflight")
+			}
+			out, err := runPreflight(t, dir, r, l)
+			require.NoError(t, err, out)
+			err = effective.Check(l.Framework, p, effectiveOf(t, out))
+			var e *effective.Error
+			require.ErrorAs(t, err, &e, out)
+			assert.Contains(t, e.Diffs, effective.Diff{Field: c.field, Framework: c.got, Rival: c.want})
+		})
+	}
+}

@@ -209,7 +209,12 @@ var knobs = []knob{
 		megatron: []string{"num_query_groups"}, bridge: []string{"model.num_query_groups"}},
 	{name: "RoPE θ", field: "Model.RopeTheta", keys: []string{"rope"}, model: func(m *models.Model, _ int) { m.RopeTheta *= 2 },
 		megatron: []string{"rotary_base"}, bridge: []string{"model.rotary_base"}},
-	{name: "RoPE scaling", field: "Model.RopeScaling", keys: []string{"RoPE scaling"}, model: func(m *models.Model, _ int) { m.RopeScaling = "llama3" }},
+	{name: "RoPE scaling", field: "Model.RopeScaling", keys: []string{"RoPE scaling"}, model: func(m *models.Model, _ int) {
+		r := models.Llama3RopeScaling
+		r.Factor = 16 // on where it was off (Megatron's default factor is 8), or a new factor
+		m.RopeScaling = &r
+	},
+		megatron: []string{"rope_scaling_factor"}, bridge: []string{"model.scale_factor"}},
 	{name: "RMSNorm ε", field: "Model.NormEps", keys: []string{"epsilon"}, model: func(m *models.Model, _ int) { m.NormEps = 3e-6 },
 		megatron: []string{"layernorm_epsilon"}, bridge: []string{"model.layernorm_epsilon"}},
 	{name: "init std", field: "Model.InitStd", keys: []string{"init"}, model: func(m *models.Model, _ int) { m.InitStd = 0.01 },

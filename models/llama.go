@@ -6,7 +6,7 @@ var llama31_8B = Family{
 		Name: "llama", DisplayName: "Llama 3.1 8B",
 		HFRepo: "meta-llama/Llama-3.1-8B", HFRevision: "d04e592bb4f6aa9cfee91e2e20afa771667e1d4b", Gated: true,
 		Layers: 32, Hidden: 4096, FFN: 14336, Heads: 32, KVHeads: 8, Vocab: 128256,
-		MaxPositions: 131072, RopeTheta: 500000, NormEps: 1e-5, InitStd: 0.02,
+		MaxPositions: 131072, RopeTheta: 500000, RopeScaling: &Llama3RopeScaling, NormEps: 1e-5, InitStd: 0.02,
 		BOS: 128000, EOD: 128001, TokenizerKey: "llama",
 		PrimusStock: "llama3.1_8B",
 	},

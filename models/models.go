@@ -12,6 +12,7 @@ package models
 
 import (
 	"fmt"
+	"math"
 )
 
 // Model describes one decoder-only transformer of the Llama family of layouts
@@ -39,11 +40,10 @@ type Model struct {
 	Vocab        int // rows of the embedding matrix (config.json vocab_size)
 	MaxPositions int
 	RopeTheta    float64
-	// RopeScaling names a RoPE frequency scaling the model trains with; "" is plain RoPE. Every
-	// registered model trains with plain RoPE: Llama 3.1's config.json rope_scaling (llama3,
-	// factor 8) extends the released checkpoint's context and is not part of the architecture Rival
-	// benchmarks, so no framework applies it. A builder refuses a value it cannot express.
-	RopeScaling string
+	// RopeScaling is the RoPE frequency scaling the model trains with (config.json rope_scaling);
+	// nil is plain RoPE. Llama 3.1 trains with it as released; a builder refuses a value its
+	// framework cannot express.
+	RopeScaling *RopeScaling
 	// NormEps is the RMSNorm epsilon (config.json rms_norm_eps).
 	NormEps float64
 	// InitStd is the standard deviation of the normal weight initialisation (config.json
@@ -102,4 +102,49 @@ func (m Model) Validate() error {
 		return fmt.Errorf("model %s: a proxy must name its base model", m.Name)
 	}
 	return nil
+}
+
+// RopeScaling is Llama 3's RoPE frequency scaling (config.json rope_scaling, rope_type "llama3"):
+// bands whose wavelength is above OriginalPositions/LowFreqFactor turn Factor times slower, bands
+// below OriginalPositions/HighFreqFactor keep their frequency, and those between are interpolated.
+type RopeScaling struct {
+	Factor            float64
+	LowFreqFactor     float64
+	HighFreqFactor    float64
+	OriginalPositions int
+}
+
+// Llama3RopeScaling is Llama 3.1's (config.json of meta-llama/Llama-3.1-8B): factor 8, low 1,
+// high 4, 8192 original positions; Megatron's, Megatron-Bridge's and TorchTitan's defaults.
+var Llama3RopeScaling = RopeScaling{Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalPositions: 8192}
+
+// String is the scaling as one label, "none" for plain RoPE.
+func (r *RopeScaling) String() string {
+	if r == nil {
+		return "none"
+	}
+	return fmt.Sprintf("llama3 (factor %g, low %g, high %g, original %d)", r.Factor, r.LowFreqFactor, r.HighFreqFactor, r.OriginalPositions)
+}
+
+// Frequencies are the rotary inverse frequencies of a head of headDim channels with base theta,
+// scaled as r says: the numbers every framework's model must compute.
+func (r *RopeScaling) Frequencies(theta float64, headDim int) []float64 {
+	out := make([]float64, headDim/2)
+	for i := range out {
+		f := math.Pow(theta, -float64(2*i)/float64(headDim))
+		if r != nil {
+			wavelen := 2 * math.Pi / f
+			orig := float64(r.OriginalPositions)
+			switch {
+			case wavelen < orig/r.HighFreqFactor:
+			case wavelen > orig/r.LowFreqFactor:
+				f /= r.Factor
+			default:
+				smooth := (orig/wavelen - r.LowFreqFactor) / (r.HighFreqFactor - r.LowFreqFactor)
+				f = (1-smooth)*f/r.Factor + smooth*f
+			}
+		}
+		out[i] = f
+	}
+	return out
 }

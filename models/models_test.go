@@ -1,6 +1,8 @@
 package models
 
 import (
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -35,7 +37,11 @@ func TestRegistryFacts(t *testing.T) {
 			assert.Equal(t, tc.bias, m.QKVBias)
 			assert.Equal(t, tc.eps, m.NormEps, "config.json rms_norm_eps")
 			assert.Equal(t, tc.std, m.InitStd, "config.json initializer_range")
-			assert.Empty(t, m.RopeScaling, "Rival trains plain RoPE")
+			if tc.key == "llama" {
+				assert.Equal(t, &Llama3RopeScaling, m.RopeScaling, "config.json rope_scaling (llama3)")
+			} else {
+				assert.Nil(t, m.RopeScaling, "config.json has no rope_scaling")
+			}
 			assert.False(t, m.TiedEmbeddings, "tie_word_embeddings")
 			p, err := Lookup(tc.key + "-proxy")
 			require.NoError(t, err)
@@ -217,5 +223,29 @@ func TestModelsArePinned(t *testing.T) {
 		assert.Equal(t, w.rev, m.HFRevision, m.Name)
 		assert.Equal(t, w.stock, m.PrimusStock, m.Name)
 		assert.Equal(t, w.gated, m.Gated, m.Name)
+	}
+}
+
+// TestRopeFrequenciesMatchTheOracle checks the scaled and plain frequencies against
+// testdata/rope_llama3.tsv, written at 50 digits by testdata/rope_llama3.py (mpmath, not this code).
+func TestRopeFrequenciesMatchTheOracle(t *testing.T) {
+	raw, err := os.ReadFile("testdata/rope_llama3.tsv")
+	require.NoError(t, err)
+	rows := strings.Split(strings.TrimSpace(string(raw)), "\n")[1:]
+	require.Len(t, rows, 160)
+	got := map[[2]int][2][]float64{}
+	for _, row := range rows {
+		var theta, dim, band int
+		var plain, scaled float64
+		_, err := fmt.Sscanf(row, "%d\t%d\t%d\t%g\t%g", &theta, &dim, &band, &plain, &scaled)
+		require.NoError(t, err, row)
+		k := [2]int{theta, dim}
+		f, ok := got[k]
+		if !ok {
+			f = [2][]float64{(*RopeScaling)(nil).Frequencies(float64(theta), dim), Llama3RopeScaling.Frequencies(float64(theta), dim)}
+			got[k] = f
+		}
+		assert.InEpsilon(t, plain, f[0][band], 1e-14, "plain band %d of θ %d, head %d", band, theta, dim)
+		assert.InEpsilon(t, scaled, f[1][band], 1e-14, "scaled band %d of θ %d, head %d", band, theta, dim)
 	}
 }

@@ -97,8 +97,8 @@ func FactsMarkdown() string {
 		if m.SlidingWindow > 0 {
 			window = fmt.Sprint(m.SlidingWindow)
 		}
-		if m.RopeScaling != "" {
-			scaling = m.RopeScaling
+		if m.RopeScaling != nil {
+			scaling = m.RopeScaling.String()
 		}
 		fmt.Fprintf(&b, "| `%s` | %d | %d | %d | %d | %d | %d | %d | %g | %s | %g | %g | %s | %s | %s |\n",
 			m.Name, m.Layers, m.Hidden, m.FFN, m.Heads, m.KVHeads, m.Vocab, m.MaxPositions, m.RopeTheta, scaling,

@@ -184,11 +184,35 @@ func (p Plan) AdamEpsilon() float64 {
 	return AdamEps
 }
 
-// CheckRopeScaling refuses a model whose RoPE scaling (models.Model.RopeScaling) the framework's
-// launch cannot express; every registered model trains plain RoPE.
+// MegatronRopeScaling is the RoPE scaling Megatron's --use-rope-scaling applies besides its
+// factor: RotaryEmbedding._apply_scaling's fixed low_freq_factor 1, high_freq_factor 4 and 8192
+// original positions (Megatron-LM b0cc2706, 3bec9aa9, d0b3b775, d3528a21), Llama 3.1's own.
+var MegatronRopeScaling = models.RopeScaling{LowFreqFactor: 1, HighFreqFactor: 4, OriginalPositions: 8192}
+
+// MegatronRopeFactor returns the factor of --rope-scaling-factor when the model scales its RoPE
+// (on), and refuses a scaling Megatron's fixed bands cannot express; the Megatron family's
+// builders (mega, prim) call it.
+func (p Plan) MegatronRopeFactor(framework string) (factor float64, on bool, err error) {
+	r := p.Model.RopeScaling
+	if r == nil {
+		return 0, false, nil
+	}
+	fixed := MegatronRopeScaling
+	if r.LowFreqFactor != fixed.LowFreqFactor || r.HighFreqFactor != fixed.HighFreqFactor || r.OriginalPositions != fixed.OriginalPositions {
+		return 0, false, fmt.Errorf("%s: model %s asks for RoPE scaling %s; Megatron's --use-rope-scaling takes only the factor and fixes low %g, high %g, original %d", framework, p.Model.Name, r, fixed.LowFreqFactor, fixed.HighFreqFactor, fixed.OriginalPositions)
+	}
+	if !(r.Factor > 0) {
+		return 0, false, fmt.Errorf("%s: model %s: RoPE scaling factor %g must be positive", framework, p.Model.Name, r.Factor)
+	}
+	return r.Factor, true, nil
+}
+
+// CheckRopeScaling refuses a RoPE scaling that no framework can build: bands that do not order
+// (low below high), or a factor or original length that is not positive.
 func (p Plan) CheckRopeScaling(framework string) error {
-	if p.Model.RopeScaling != "" {
-		return fmt.Errorf("%s: model %s asks for RoPE scaling %q, which Rival's %s launch does not express (every framework trains plain RoPE); remove RopeScaling from the model", framework, p.Model.Name, p.Model.RopeScaling, framework)
+	r := p.Model.RopeScaling
+	if r != nil && !(r.Factor > 0 && r.LowFreqFactor > 0 && r.HighFreqFactor > r.LowFreqFactor && r.OriginalPositions > 0) {
+		return fmt.Errorf("%s: model %s: RoPE scaling %s needs factor > 0, 0 < low < high and original positions > 0", framework, p.Model.Name, r)
 	}
 	return nil
 }

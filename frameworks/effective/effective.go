@@ -38,18 +38,28 @@ const (
 // so a results table loads it as columns).
 type Config struct {
 	// Model shape.
-	Hidden     int     `json:"hidden"`
-	Layers     int     `json:"layers"`
-	Heads      int     `json:"heads"`
-	KVHeads    int     `json:"kv_heads"`
-	FFN        int     `json:"ffn"`
+	Hidden  int `json:"hidden"`
+	Layers  int `json:"layers"`
+	Heads   int `json:"heads"`
+	KVHeads int `json:"kv_heads"`
+	FFN     int `json:"ffn"`
+	// HeadDim is the width of one attention head (Megatron's kv_channels).
+	HeadDim    int     `json:"head_dim"`
 	Vocab      int     `json:"vocab"` // rows of the embedding matrix, after any padding the framework applies
 	Activation string  `json:"activation"`
 	Norm       string  `json:"norm"`
 	NormEps    float64 `json:"norm_eps"`
 	RopeTheta  float64 `json:"rope_theta"`
-	// RopeScaling is the RoPE frequency scaling factor; 1 is none.
-	RopeScaling float64 `json:"rope_scaling"`
+	// RotaryPercent is the share of each head's channels RoPE rotates (1: all).
+	RotaryPercent float64 `json:"rotary_percent"`
+	// QKNorm is a norm on the queries and keys before attention (Megatron's qk_layernorm).
+	QKNorm bool `json:"qk_norm"`
+	// RopeScaling is the RoPE frequency scaling factor; 1 is none. The bands of Llama 3's scaling
+	// (models.RopeScaling) follow it; all three are 0 without scaling.
+	RopeScaling                  float64 `json:"rope_scaling"`
+	RopeScalingLowFreqFactor     float64 `json:"rope_scaling_low_freq_factor"`
+	RopeScalingHighFreqFactor    float64 `json:"rope_scaling_high_freq_factor"`
+	RopeScalingOriginalPositions int     `json:"rope_scaling_original_positions"`
 	// Window is the sliding-window size in tokens when it masks anything at SeqLen; 0: full causal.
 	Window         int  `json:"window"`
 	QKVBias        bool `json:"qkv_bias"`
@@ -76,19 +86,30 @@ type Config struct {
 	MinLR         float64 `json:"min_lr"`
 	LRDecayStyle  string  `json:"lr_decay_style"`
 	LRWarmupIters int     `json:"lr_warmup_iters"`
-	LRDecayIters  int     `json:"lr_decay_iters"`
-	ClipGrad      float64 `json:"clip_grad"`
+	// LRWarmupInit is the rate warm-up starts from: the rate of the first iteration with warm-up.
+	LRWarmupInit float64 `json:"lr_warmup_init"`
+	LRDecayIters int     `json:"lr_decay_iters"`
+	ClipGrad     float64 `json:"clip_grad"`
 	// Batch and data.
 	GBS         int  `json:"gbs"`
 	MBS         int  `json:"mbs"`
 	SeqLen      int  `json:"seq_len"`
 	EODMaskLoss bool `json:"eod_mask_loss"`
-	TrainIters  int  `json:"train_iters"`
-	Seed        int  `json:"seed"`
+	// ResetPositionIDs and ResetAttentionMask are Megatron's document masking: positions restart and
+	// attention stops at each end-of-document token inside a sample.
+	ResetPositionIDs   bool `json:"reset_position_ids"`
+	ResetAttentionMask bool `json:"reset_attention_mask"`
+	TrainIters         int  `json:"train_iters"`
+	Seed               int  `json:"seed"`
 	// Unread names the fields the framework's objects did not decide, each with the reason
 	// ("vocab: no tokenizer.json at ..."). An unread field is a difference.
 	Unread []string `json:"unread,omitempty"`
 }
+
+// Later are the fields added after results began to record effective_config: a stored result
+// without them still validates (result.schema.json does not require them) and reads them as unread.
+var Later = []string{"rope_scaling_low_freq_factor", "rope_scaling_high_freq_factor", "rope_scaling_original_positions",
+	"lr_warmup_init", "reset_position_ids", "reset_attention_mask", "head_dim", "rotary_percent", "qk_norm"}
 
 // Fields lists Config's JSON field names in declaration order (Unread excluded).
 func Fields() []string {
@@ -160,8 +181,9 @@ func Want(p core.Plan) (Config, error) {
 	m, f := p.Model, p.Fair
 	eps, std := m.NormEps, m.InitStd
 	c := Config{
-		Hidden: m.Hidden, Layers: m.Layers, Heads: m.Heads, KVHeads: m.KVHeads, FFN: m.FFN, Vocab: m.Vocab,
-		Activation: "swiglu", Norm: "RMSNorm", NormEps: eps, RopeTheta: m.RopeTheta, RopeScaling: 1,
+		Hidden: m.Hidden, Layers: m.Layers, Heads: m.Heads, KVHeads: m.KVHeads, FFN: m.FFN, HeadDim: m.HeadDim(), Vocab: m.Vocab,
+		RotaryPercent: 1,
+		Activation:    "swiglu", Norm: "RMSNorm", NormEps: eps, RopeTheta: m.RopeTheta, RopeScaling: 1,
 		QKVBias: m.QKVBias, InitStd: std, EmbeddingInitStd: std, OutputInitStd: std,
 		ResidualInitStd: std / math.Sqrt(2*float64(m.Layers)),
 		Precision:       f.Precision,
@@ -173,6 +195,10 @@ func Want(p core.Plan) (Config, error) {
 	}
 	if p.WindowActive() {
 		c.Window = m.SlidingWindow
+	}
+	if r := m.RopeScaling; r != nil {
+		c.RopeScaling, c.RopeScalingLowFreqFactor, c.RopeScalingHighFreqFactor = r.Factor, r.LowFreqFactor, r.HighFreqFactor
+		c.RopeScalingOriginalPositions = r.OriginalPositions
 	}
 	if f.Precision == core.FP8 {
 		c.FP8Recipe = FP8Recipe

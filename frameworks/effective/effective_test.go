@@ -94,7 +94,7 @@ func TestParseReportsMissingAndUnknownFields(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []Diff{
 		{Field: "vocab", Framework: "unread (not reported)", Rival: "128256"},
-		{Field: "rope_scaling", Framework: "unread (the framework has no such setting)", Rival: "1"},
+		{Field: "rope_scaling", Framework: "unread (the framework has no such setting)", Rival: "8"},
 	}, Compare(c, w))
 	_, ok := c.Value("vocab")
 	assert.False(t, ok)

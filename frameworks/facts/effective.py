@@ -76,6 +76,22 @@ def megatron_no_decay(args):
     return sorted(k for k, v in decayed.items() if not v[0])
 
 
+def megatron_rope_scaling(args):
+    """Llama 3 RoPE scaling as Megatron's GPTModel builds it: gpt_builders.py passes use_rope_scaling
+    and rope_scaling_factor to RotaryEmbedding, whose _apply_scaling fixes the other three numbers as
+    its own defaults, read here from this tree's signature."""
+    if args.position_embedding_type != "rope" or not getattr(args, "use_rope_scaling", False):
+        return {"rope_scaling": 1.0, "rope_scaling_low_freq_factor": 0.0, "rope_scaling_high_freq_factor": 0.0,
+                "rope_scaling_original_positions": 0}
+    import inspect
+    from megatron.core.models.common.embeddings.rotary_pos_embedding import RotaryEmbedding
+    d = {k: p.default for k, p in inspect.signature(RotaryEmbedding._apply_scaling).parameters.items()}
+    return {"rope_scaling": float(args.rope_scaling_factor),
+            "rope_scaling_low_freq_factor": float(d["low_freq_factor"]),
+            "rope_scaling_high_freq_factor": float(d["high_freq_factor"]),
+            "rope_scaling_original_positions": int(d["original_max_position_embeddings"])}
+
+
 def megatron(args, cfg, tokenizer_module=None):
     """The effective configuration of a Megatron run from its validated args and TransformerConfig."""
     out, unread = {}, []
@@ -84,11 +100,14 @@ def megatron(args, cfg, tokenizer_module=None):
     out["heads"] = cfg.num_attention_heads
     out["kv_heads"] = cfg.num_query_groups or cfg.num_attention_heads
     out["ffn"] = cfg.ffn_hidden_size
+    out["head_dim"] = int(cfg.kv_channels)
+    out["rotary_percent"] = float(args.rotary_percent)
+    out["qk_norm"] = bool(cfg.qk_layernorm)
     out["activation"] = "swiglu" if cfg.gated_linear_unit else "gelu"
     out["norm"] = cfg.normalization
     out["norm_eps"] = float(cfg.layernorm_epsilon)
     out["rope_theta"] = float(args.rotary_base) if args.position_embedding_type == "rope" else 0.0
-    out["rope_scaling"] = float(getattr(args, "rope_scaling_factor", 1.0)) if getattr(args, "use_rope_scaling", False) else 1.0
+    out.update(megatron_rope_scaling(args))
     w = cfg.window_size
     out["window"] = int(w[0]) if w and w[0] is not None and w[0] >= 0 else 0
     out["qkv_bias"] = bool(cfg.add_qkv_bias or cfg.add_bias_linear)
@@ -116,12 +135,15 @@ def megatron(args, cfg, tokenizer_module=None):
     out["min_lr"] = float(args.min_lr)
     out["lr_decay_style"] = args.lr_decay_style
     out["lr_warmup_iters"] = int(args.lr_warmup_iters or 0)
+    out["lr_warmup_init"] = float(getattr(args, "lr_warmup_init", 0.0) or 0.0)
     out["lr_decay_iters"] = int(args.lr_decay_iters or args.train_iters)
     out["clip_grad"] = float(args.clip_grad)
     out["gbs"] = int(args.global_batch_size)
     out["mbs"] = int(args.micro_batch_size)
     out["seq_len"] = int(args.seq_length)
     out["eod_mask_loss"] = bool(args.eod_mask_loss)
+    out["reset_position_ids"] = bool(args.reset_position_ids)
+    out["reset_attention_mask"] = bool(args.reset_attention_mask)
     out["train_iters"] = int(args.train_iters)
     out["seed"] = int(args.seed)
     n = tokenizer_vocab(getattr(args, "tokenizer_model", None))

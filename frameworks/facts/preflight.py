@@ -3,7 +3,7 @@
 without GPUs, before the run starts.
 
     preflight.py mega  MEGATRON_TREES WORLD_SIZE -- ARGS...      (the arguments after pretrain_gpt.py)
-    preflight.py prim  PRIMUS_TREES MEGATRON_TREES WORLD_SIZE EXP_YAML
+    preflight.py prim  PRIMUS_TREES MEGATRON_TREES WORLD_SIZE EXP_YAML [-- OVERRIDES...]
 
 TREES are ':'-separated candidates (environment variables expanded); the first that holds the
 framework is used, and for Megatron the installed megatron package's tree after them.
@@ -213,7 +213,7 @@ PRIMUS_MODULE = "pre_trainer"
 PRIMUS_ARGS_DEFAULTS = {"tokenizer_type": "GPT2BPETokenizer"}
 
 
-def primus_runtime(exp, mtree, arguments):
+def primus_runtime(exp, mtree, arguments, overrides=()):
     """Primus's core runtime (primus.core.runtime.train_runtime.PrimusRuntime) on one experiment, the
     path a Megatron pretrain takes at start-up, up to where Megatron's args are final: config load
     and override merge, the Megatron adapter's argument build, the build_args, setup and
@@ -239,7 +239,8 @@ def primus_runtime(exp, mtree, arguments):
         runner.error_rank_0 = lambda msg, *a, **k: failed.append((phase[0], msg.strip().splitlines()[0]))
         # The backend path prepare.py passes on (--backend_path): the Megatron tree in use.
         rt = rt_mod.PrimusRuntime(args=types.SimpleNamespace(config=exp, data_path=os.path.join(os.path.dirname(exp), "data"), backend_path=mtree))
-        rt._initialize_configuration(PRIMUS_MODULE, [])
+        # The run's own command-line overrides (what run_pretrain.sh passes to primus/cli/main.py).
+        rt._initialize_configuration(PRIMUS_MODULE, list(overrides))
         rt._initialize_distributed_context()
         rt._initialize_logging()
         builtins.print = keep_print
@@ -389,16 +390,18 @@ def main():
             tree, len(argv), world, args.tensor_model_parallel_size, args.pipeline_model_parallel_size,
             args.data_parallel_size, type(cfg).__name__))
         return
-    if len(sys.argv) != 6:
+    overrides = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else []
+    argv = sys.argv[:sys.argv.index("--")] if "--" in sys.argv else sys.argv
+    if len(argv) != 6:
         sys.exit(__doc__)
-    primus_tree, mtree, world, exp = sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+    primus_tree, mtree, world, exp = argv[2], argv[3], int(argv[4]), argv[5]
     os.environ["WORLD_SIZE"] = str(world)
     os.environ.setdefault("RANK", "0")
     os.environ.setdefault("LOCAL_RANK", "0")
     primus_tree = resolve(primus_tree, "primus/core/config/primus_config.py")
     sys.path.insert(0, primus_tree)
     arguments, mtree = megatron(mtree)
-    args, tok = primus_runtime(exp, mtree, arguments)
+    args, tok = primus_runtime(exp, mtree, arguments, overrides)
     try:
         tcfg = arguments.core_transformer_config_from_args(args)
     except BaseException as e:  # noqa: B902

@@ -3,6 +3,7 @@ package fsdp
 import (
 	"fmt"
 	"path"
+	"slices"
 
 	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/hw"
@@ -29,7 +30,7 @@ func Build(p core.Plan) (core.Launch, error) {
 		ScriptPath: path.Join(p.OutputDir, ScriptName), WorkDir: p.OutputDir, DataPrefix: p.DataPrefix,
 		OrderDir: p.DataCacheDir, // tasks writes the sample order there (gptorder)
 		Layers:   m.Layers, Hidden: m.Hidden, FFN: m.FFN, Heads: m.Heads, KVHeads: m.KVHeads, Vocab: m.Vocab,
-		RopeTheta: m.RopeTheta, QKVBias: m.QKVBias, NormEps: m.NormEps, InitStd: m.InitStd,
+		RopeTheta: m.RopeTheta, RopeScaling: m.RopeScaling, QKVBias: m.QKVBias, NormEps: m.NormEps, InitStd: m.InitStd,
 		TieEmbeddings: m.TiedEmbeddings, MaxPositions: m.MaxPositions,
 		SeqLen: f.SL, MicroBatch: f.MBS, GradAccum: f.GA, TrainIters: f.TrainIters,
 		LR: f.LR, MinLR: f.MinLR, WarmupSteps: f.WarmupSteps, WeightDecay: f.WeightDecay,
@@ -59,11 +60,34 @@ func Build(p core.Plan) (core.Launch, error) {
 	if err != nil {
 		return core.Launch{}, err
 	}
-	return core.Launch{
+	l := core.Launch{
 		Framework: core.FSDP, Command: fl.Command, Env: fl.Env, WorkDir: fl.WorkDir,
 		Files:             map[string][]byte{ScriptName: Script()},
 		EntryScriptDigest: ScriptDigest(), FrameworkVersion: Version(),
-		// The trainer's own read-back of what it builds, compared field by field with the workload.
-		Preflight: &core.Launch{Framework: core.FSDP, Command: check.Command, Env: check.Env, WorkDir: check.WorkDir},
-	}, nil
+	}
+	// The trainer's own read-back of what it builds, compared field by field with the workload.
+	l.Preflight, err = Preflight(l, check)
+	return l, err
+}
+
+// Preflight is the run's own command line and environment as one process that stops after the
+// model, optimizer and schedule are built (--check): the script's arguments are taken from the run's
+// command after the script, whatever launcher stands before it, so anything the run's command adds
+// reaches the check. check supplies the interpreter and the check's own environment (the world
+// size, the hash seed).
+func Preflight(run core.Launch, check Launch) (*core.Launch, error) {
+	script := check.Command[1]
+	at := slices.Index(run.Command, script)
+	if at < 0 {
+		return nil, fmt.Errorf("fsdp: the run's command does not run %s: %v", script, run.Command)
+	}
+	cmd := append(append([]string{check.Command[0], script}, run.Command[at+1:]...), "--check")
+	env := map[string]string{}
+	for k, v := range run.Env {
+		env[k] = v
+	}
+	for k, v := range check.Env {
+		env[k] = v
+	}
+	return &core.Launch{Framework: core.FSDP, Command: cmd, Env: env, WorkDir: check.WorkDir}, nil
 }

@@ -287,8 +287,12 @@ func TestCheckNegativeControls(t *testing.T) {
 		sl, warmup  int // warmup -1: WARMUP_STEPS=0
 		argv        func([]string) []string
 		script      [2]string // replace script[0] by script[1] in train.py
+		run         []string  // appended to the run's command; the preflight is derived from it
 		want        []string  // the differences, as effective.Diff.String writes them
 	}{
+		// A drift in the run's command alone: the preflight is the run's own argv (fsdp.Preflight).
+		{name: "--beta2 0.999 appended to the run's command", model: "llama", run: []string{"--beta2", "0.999"},
+			want: []string{"adam_beta2: the framework built 0.999, Rival's workload is 0.95"}},
 		{name: "qwen with the trainer's default eps", model: "qwen", argv: dropArg("--norm-eps", 2),
 			want: []string{"norm_eps: the framework built 1e-05, Rival's workload is 1e-06"}},
 		{name: "another AdamW eps", model: "llama", argv: setArg("--adam-eps", "1e-06"),
@@ -313,6 +317,7 @@ func TestCheckNegativeControls(t *testing.T) {
 			want: []string{"lr: the framework built unread (the rates the training loop sets for iterations 1, 2, 3 (6e-06, 1.2e-05, 1.8e-05) fit no schedule of linear warmup from 0 then decay), Rival's workload is 0.0003",
 				"lr_decay_iters: the framework built unread (not reported), Rival's workload is 500",
 				"lr_decay_style: the framework built unread (not reported), Rival's workload is cosine",
+				"lr_warmup_init: the framework built 5.999999999999999e-06, Rival's workload is 0",
 				"lr_warmup_iters: the framework built unread (not reported), Rival's workload is 50",
 				"min_lr: the framework built unread (not reported), Rival's workload is 3e-05"}},
 		{name: "no warmup: iteration i trains with the rate after i steps", model: "llama", warmup: -1,
@@ -326,11 +331,23 @@ func TestCheckNegativeControls(t *testing.T) {
 			want: []string{"clip_grad: the framework built 0.5, Rival's workload is 1"}},
 		{name: "another rope base", model: "llama", argv: setArg("--rope-theta", "10000"),
 			want: []string{"rope_theta: the framework built 10000, Rival's workload is 500000"}},
+		{name: "another rope scaling factor", model: "llama", argv: setArg("--rope-scaling-factor", "4"),
+			want: []string{"rope_scaling: the framework built 4, Rival's workload is 8"}},
+		// The model computes its angles from a fixed base whatever --rope-theta says: the arguments
+		// are right, the angles are not.
+		{name: "the model ignores --rope-theta", model: "llama",
+			script: [2]string{"inv = 1.0 / args.rope_theta ** (", "inv = 1.0 / 10000.0 ** ("},
+			want: []string{
+				"rope_scaling: the framework built unread (the model's rotary angles differ from the declared scaling in 63 bands), Rival's workload is 8",
+				"rope_scaling_high_freq_factor: the framework built unread (the model's rotary angles differ from the declared scaling in 63 bands), Rival's workload is 4",
+				"rope_scaling_low_freq_factor: the framework built unread (the model's rotary angles differ from the declared scaling in 63 bands), Rival's workload is 1",
+				"rope_scaling_original_positions: the framework built unread (the model's rotary angles differ from the declared scaling in 63 bands), Rival's workload is 8192",
+				"rope_theta: the framework built unread (band 1 of the model's rotary angles is 0.86596432, θ 500000 with scaling (8.0, 1.0, 4.0, 8192) gives 0.814617234), Rival's workload is 500000"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// Each control starts PyTorch; a plain run keeps one of each kind: a dropped argument, a
 			// changed argument, an edited trainer, an edited schedule.
-			testlevel.Case(t, i, 0, 11, 5, 8)
+			testlevel.Case(t, i, 0, 1, 12, 6, 9)
 			r := fsdpRequest(hw.PlatformCPU, tc.model)
 			if tc.sl > 0 {
 				r.Fair.SL = tc.sl
@@ -349,6 +366,13 @@ func TestCheckNegativeControls(t *testing.T) {
 				script = strings.Replace(script, tc.script[0], tc.script[1], 1)
 			}
 			require.NoError(t, os.WriteFile(filepath.Join(dir, fsdp.ScriptName), []byte(script), 0o644))
+			if tc.run != nil {
+				run := l
+				run.Command = append(append([]string(nil), l.Command...), tc.run...)
+				pf := l.Preflight
+				l.Preflight, err = fsdp.Preflight(run, fsdp.Launch{Command: pf.Command[:2], Env: pf.Env, WorkDir: pf.WorkDir})
+				require.NoError(t, err)
+			}
 			argv := l.Preflight.Command[2:]
 			if tc.argv != nil {
 				argv = tc.argv(argv)

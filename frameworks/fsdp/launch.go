@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/rivalbench/rival/frameworks/core"
+	"github.com/rivalbench/rival/models"
 )
 
 // Launchers for runs of more than one process.
@@ -65,12 +66,13 @@ type Config struct {
 	// Model shape (the model registry's values).
 	Layers, Hidden, FFN, Heads, KVHeads, Vocab int
 	RopeTheta                                  float64
-	QKVBias                                    bool    // Qwen 2.5
-	NormEps                                    float64 // 0: the script's default 1e-5
-	InitStd                                    float64 // 0: the script's default 0.02
-	Window                                     int     // sliding attention window (Mistral); 0: full causal
-	TieEmbeddings                              bool    // the output layer shares the embedding matrix
-	MaxPositions                               int     // the model's position limit; 0: unchecked
+	RopeScaling                                *models.RopeScaling // Llama 3 scaling; nil: plain RoPE
+	QKVBias                                    bool                // Qwen 2.5
+	NormEps                                    float64             // 0: the script's default 1e-5
+	InitStd                                    float64             // 0: the script's default 0.02
+	Window                                     int                 // sliding attention window (Mistral); 0: full causal
+	TieEmbeddings                              bool                // the output layer shares the embedding matrix
+	MaxPositions                               int                 // the model's position limit; 0: unchecked
 
 	SeqLen      int     // SL
 	MicroBatch  int     // MBS
@@ -199,6 +201,10 @@ func scriptArgs(c Config) []string {
 		"--heads", i(c.Heads), "--kv-heads", i(c.KVHeads), "--vocab", i(c.Vocab),
 		"--rope-theta", f(c.RopeTheta),
 	}
+	if r := c.RopeScaling; r != nil {
+		args = append(args, "--rope-scaling-factor", f(r.Factor), "--rope-scaling-low-freq-factor", f(r.LowFreqFactor),
+			"--rope-scaling-high-freq-factor", f(r.HighFreqFactor), "--rope-scaling-original-positions", i(r.OriginalPositions))
+	}
 	if c.QKVBias {
 		args = append(args, "--qkv-bias")
 	}
@@ -273,6 +279,9 @@ func normalize(c Config) (Config, error) {
 	}
 	if c.RopeTheta <= 0 {
 		return c, fmt.Errorf("fsdp: RopeTheta is %g: it must be > 0", c.RopeTheta)
+	}
+	if r := c.RopeScaling; r != nil && !(r.Factor > 0 && r.LowFreqFactor > 0 && r.HighFreqFactor > r.LowFreqFactor && r.OriginalPositions > 0) {
+		return c, fmt.Errorf("fsdp: RopeScaling %s needs factor > 0, 0 < low < high and original positions > 0", r)
 	}
 	for _, v := range []struct {
 		name string

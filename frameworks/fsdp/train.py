@@ -59,6 +59,11 @@ def parse_args(argv=None):
     a("--kv-heads", type=int, required=True)
     a("--vocab", type=int, required=True)
     a("--rope-theta", type=float, default=10000.0)
+    a("--rope-scaling-factor", type=float, default=1.0,
+      help="Llama 3 RoPE scaling (config.json rope_scaling, rope_type llama3): long wavelengths turn this many times slower; 1: plain RoPE")
+    a("--rope-scaling-low-freq-factor", type=float, default=1.0)
+    a("--rope-scaling-high-freq-factor", type=float, default=4.0)
+    a("--rope-scaling-original-positions", type=int, default=8192)
     a("--qkv-bias", action="store_true")
     a("--norm-eps", type=float, default=1e-5)
     a("--init-std", type=float, default=0.02, help="std of the normal weight init (config.json initializer_range)")
@@ -369,12 +374,9 @@ def build_model(torch, args, device=None):
             self.head = nn.Linear(args.hidden, args.vocab, bias=False, device=device)
             if args.tie_embeddings:
                 self.head.weight = self.embed.weight
-            self.rope_theta = args.rope_theta
-            inv = 1.0 / self.rope_theta ** (torch.arange(0, head_dim, 2, dtype=torch.float64, device=device) / head_dim)
-            angles = torch.outer(torch.arange(args.seq_len, dtype=torch.float64, device=device), inv)
-            angles = torch.cat((angles, angles), dim=-1)
-            self.register_buffer("cos", angles.cos().float(), persistent=False)
-            self.register_buffer("sin", angles.sin().float(), persistent=False)
+            cos, sin = rotary_tables(torch, args, head_dim, args.seq_len, device)
+            self.register_buffer("cos", cos, persistent=False)
+            self.register_buffer("sin", sin, persistent=False)
             # Megatron's init: normal(0, init_std); output projections of each residual branch scaled by
             # 1/sqrt(2L). named_parameters lists a tied matrix once.
             for name, p in self.named_parameters():
@@ -552,6 +554,103 @@ def lr_at(args, steps):
     return args.min_lr + (args.lr - args.min_lr) * 0.5 * (1 + math.cos(math.pi * ratio))
 
 
+def rope_inv_freq(torch, args, head_dim, device):
+    """The rotary inverse frequencies: theta^(-2i/d), with Llama 3's scaling when --rope-scaling-factor
+    is not 1 (bands slower than original/low divided by the factor, faster than original/high kept,
+    those between interpolated), in float64."""
+    inv = 1.0 / args.rope_theta ** (torch.arange(0, head_dim, 2, dtype=torch.float64, device=device) / head_dim)
+    factor = args.rope_scaling_factor
+    if factor == 1.0:
+        return inv
+    low, high, orig = args.rope_scaling_low_freq_factor, args.rope_scaling_high_freq_factor, args.rope_scaling_original_positions
+    wavelen = 2 * math.pi / inv
+    smooth = (orig / wavelen - low) / (high - low)
+    mid = (1 - smooth) * inv / factor + smooth * inv
+    return torch.where(wavelen > orig / low, inv / factor, torch.where(wavelen < orig / high, inv, mid))
+
+
+def rotary_tables(torch, args, head_dim, seq_len, device):
+    """cos and sin of every position's angles (position × inverse frequency), as the attention applies them."""
+    inv = rope_inv_freq(torch, args, head_dim, device)
+    angles = torch.outer(torch.arange(seq_len, dtype=torch.float64, device=device), inv)
+    angles = torch.cat((angles, angles), dim=-1)
+    return angles.cos().float(), angles.sin().float()
+
+
+def llama3_frequencies(theta, dim, scaling):
+    """The read-back's own RoPE inverse frequencies from the definition (Llama 3 scaling as (factor,
+    low, high, original) or None), in Python floats: independent of rope_inv_freq, which it checks."""
+    out = []
+    for i in range(dim // 2):
+        f = theta ** (-2.0 * i / dim)
+        if scaling is not None:
+            factor, low, high, orig = scaling
+            wavelen = 2 * math.pi / f
+            if wavelen > orig / low:
+                f = f / factor
+            elif wavelen >= orig / high:
+                smooth = (orig / wavelen - low) / (high - low)
+                f = (1 - smooth) * f / factor + smooth * f
+        out.append(f)
+    return out
+
+
+def read_rope(torch, args, head_dim, out, unread):
+    """rope_theta and the scaling as the model computes them: the angles at position 1 of the tables the
+    attention uses (rotary_tables on the CPU), band by band against the arguments' own definition."""
+    cos, sin = rotary_tables(torch, args, head_dim, 2, "cpu")
+    got = [math.atan2(float(sin[1, i]), float(cos[1, i])) for i in range(head_dim // 2)]
+    declared = (args.rope_scaling_factor, args.rope_scaling_low_freq_factor, args.rope_scaling_high_freq_factor,
+                args.rope_scaling_original_positions)
+    want = llama3_frequencies(args.rope_theta, head_dim, None if declared[0] == 1.0 else declared)
+    bad = [(i, g, w) for i, (g, w) in enumerate(zip(got, want)) if abs(g - w) > 1e-5 * w]
+    if bad:
+        i, g, w = bad[0]
+        unread.append("rope_theta: band %d of the model's rotary angles is %.9g, θ %g with scaling %s gives %.9g"
+                      % (i, g, args.rope_theta, declared, w))
+        for f in ("rope_scaling", "rope_scaling_low_freq_factor", "rope_scaling_high_freq_factor", "rope_scaling_original_positions"):
+            unread.append("%s: the model's rotary angles differ from the declared scaling in %d bands" % (f, len(bad)))
+        return
+    out["rope_theta"] = float(args.rope_theta)
+    if declared[0] == 1.0:
+        out.update(rope_scaling=1.0, rope_scaling_low_freq_factor=0.0, rope_scaling_high_freq_factor=0.0,
+                   rope_scaling_original_positions=0)
+    else:
+        out.update(rope_scaling=float(declared[0]), rope_scaling_low_freq_factor=float(declared[1]),
+                   rope_scaling_high_freq_factor=float(declared[2]), rope_scaling_original_positions=int(declared[3]))
+
+
+def next_token_loss(torch, logits, batch, vocab):
+    """Cross entropy of every next token of the batch (samples of seq_len + 1 tokens), averaged in fp32."""
+    return torch.nn.functional.cross_entropy(logits.float().reshape(-1, vocab), batch[:, 1:].reshape(-1))
+
+
+def hf_names(args):
+    """The Hugging Face (Llama, Qwen2, Mistral) name of each of the decoder's parameters."""
+    names = {"embed.weight": "model.embed_tokens.weight", "norm.weight": "model.norm.weight",
+             "head.weight": "model.embed_tokens.weight" if args.tie_embeddings else "lm_head.weight"}
+    parts = {"attn_norm.weight": "input_layernorm.weight", "mlp_norm.weight": "post_attention_layernorm.weight",
+             "gate.weight": "mlp.gate_proj.weight", "up.weight": "mlp.up_proj.weight", "down.weight": "mlp.down_proj.weight"}
+    for x in "qkvo":
+        parts["attn.%s.weight" % x] = "self_attn.%s_proj.weight" % x
+        if x != "o" and args.qkv_bias:
+            parts["attn.%s.bias" % x] = "self_attn.%s_proj.bias" % x
+    for i in range(args.layers):
+        names.update({"blocks.%d.%s" % (i, k): "model.layers.%d.%s" % (i, v) for k, v in parts.items()})
+    return names
+
+
+def state_dict_from_hf(tensors, args):
+    """The decoder's state dict from a Hugging Face checkpoint's tensors (the trainer's loader); a
+    missing tensor is an error naming it."""
+    out = {}
+    for name, hf in hf_names(args).items():
+        if hf not in tensors:
+            fail("checkpoint: no tensor %s for the decoder's %s" % (hf, name))
+        out[name] = tensors[hf]
+    return out
+
+
 def step_lr(args, it):
     """The learning rate iteration `it` (from 1) updates the weights with. Megatron's scheduler steps after
     the optimizer, so iteration it trains with the rate after it - 1 steps (0 at iteration 1 with warmup)
@@ -726,7 +825,9 @@ def check(torch, args):
     head_dim = attn0.q.out_features // attn0.heads
     out.update(hidden=model.embed.embedding_dim, layers=len(blocks), heads=attn0.heads,
                kv_heads=attn0.k.out_features // head_dim, ffn=blocks[0].gate.out_features,
-               vocab=model.embed.num_embeddings)
+               vocab=model.embed.num_embeddings, head_dim=head_dim,
+               rotary_percent=1.0,  # the rotary tables span the whole head (rotary_tables)
+               qk_norm=any(n.endswith(("q_norm", "k_norm")) for n, _ in model.named_modules()))
     if model.head.out_features != model.embed.num_embeddings:
         unread.append(f"vocab: the output layer has {model.head.out_features} rows, the embedding {model.embed.num_embeddings}")
     out["activation"] = "swiglu" if all(hasattr(b, "gate") and hasattr(b, "up") for b in blocks) else "unknown"
@@ -737,8 +838,7 @@ def check(torch, args):
         out["norm_eps"] = float(eps.pop())
     else:
         unread.append(f"norm_eps: the norms use {sorted(eps)}")
-    out["rope_theta"] = float(model.rope_theta)
-    out["rope_scaling"] = 1.0  # the decoder's rotary angles are position x theta^(-2i/d), unscaled
+    read_rope(torch, args, head_dim, out, unread)
     out["window"] = window_at(args, args.seq_len)
     linears = [m for m in model.modules() if isinstance(m, nn.Linear)]
     qkv = [l for b in blocks for l in (b.attn.q, b.attn.k, b.attn.v)]
@@ -794,6 +894,8 @@ def check(torch, args):
     # Megatron's terms (the rate after n optimizer steps trains iteration n + 1).
     rates = [step_lr(args, it) for it in range(1, 2 * args.train_iters + 3)]
     sched = schedule_of(rates)
+    # The rate warm-up starts from is the one iteration 1 trains at (0 in Megatron's schedule).
+    out["lr_warmup_init"] = rates[0] if args.warmup_steps > 0 else 0.0
     if sched is None:
         unread.append("lr: the rates the training loop sets for iterations 1, 2, 3 (%s) fit no schedule of linear"
                       " warmup from 0 then decay" % ", ".join("%g" % r for r in rates[:3]))
@@ -802,6 +904,7 @@ def check(torch, args):
     out["clip_grad"] = CLIP_GRAD
     out.update(gbs=global_batch(args, world), mbs=args.micro_batch, seq_len=args.seq_len,
                eod_mask_loss=False,  # the loss is cross entropy over every next token: the trainer knows no EOD
+               reset_position_ids=False, reset_attention_mask=False,  # nor documents inside a sample
                train_iters=args.train_iters, seed=args.seed)
     if unread:
         out["unread"] = unread
@@ -897,6 +1000,7 @@ def main():
         "num_attention_heads": args.heads, "num_query_groups": args.kv_heads,
         "group_query_attention": args.kv_heads != args.heads, "vocab_size": args.vocab,
         "position_embedding_type": "rope", "rotary_base": args.rope_theta, "add_qkv_bias": args.qkv_bias,
+        "use_rope_scaling": args.rope_scaling_factor != 1.0, "rope_scaling_factor": args.rope_scaling_factor,
         "normalization": "RMSNorm", "norm_epsilon": args.norm_eps, "swiglu": True,
         "init_method_std": args.init_std, "window_size": f"({args.window}, 0)" if args.window else None,
         "untie_embeddings_and_output_weights": not args.tie_embeddings, "seq_length": args.seq_len,
@@ -931,7 +1035,6 @@ def main():
     # fsdp2/fsdp1 hand the blocks bf16 parameters themselves; autocast only where the weights stay fp32.
     amp = (torch.autocast(device_type=device.type, dtype=torch.bfloat16) if run["autocast"]
            else contextlib.nullcontext())
-    loss_fn = torch.nn.functional.cross_entropy
     interval_loss, interval_iters, interval_time = 0.0, 0, 0.0
     skipped = nans = 0
     memory_reported = False
@@ -959,7 +1062,7 @@ def main():
             batch = torch.from_numpy(batch).to(device, non_blocking=True)
             with amp:
                 logits = step_model(batch[:, :-1])
-            loss = loss_fn(logits.float().reshape(-1, args.vocab), batch[:, 1:].reshape(-1))
+            loss = next_token_loss(torch, logits, batch, args.vocab)
             (loss / args.grad_accum).backward()
             loss_sum += loss.detach()
         if run["path"] == "fsdp1":

@@ -105,7 +105,8 @@ func Args(p core.Plan) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := p.CheckRopeScaling("mega"); err != nil {
+	scale, scaled, err := p.MegatronRopeFactor("mega")
+	if err != nil {
 		return nil, err
 	}
 	div, err := p.VocabDivisor()
@@ -122,6 +123,10 @@ func Args(p core.Plan) ([]string, error) {
 		"--max-position-embeddings", i(m.MaxPositions),
 		"--normalization", "RMSNorm", "--swiglu",
 		"--disable-bias-linear", "--norm-epsilon", core.Float(m.NormEps), "--init-method-std", core.Float(m.InitStd),
+	}
+	if scaled {
+		// gpt_builders.py hands both to GPTModel, whose RotaryEmbedding scales inv_freq.
+		a = append(a, "--use-rope-scaling", "--rope-scaling-factor", fl(scale))
 	}
 	if !m.TiedEmbeddings {
 		a = append(a, "--untie-embeddings-and-output-weights")

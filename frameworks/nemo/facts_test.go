@@ -22,6 +22,26 @@ type Facts struct {
 		MegatronCore   struct{ Version, Commit string } `json:"megatron_core"`
 	} `json:"source"`
 	Sections map[string]ClassFacts `json:"sections"`
+	// Classes are other classes recorded for reference, among them the Llama 3.1 provider
+	// rival_nemo.py builds the model section with when the section names its RoPE-scaling fields.
+	Classes map[string]ClassFacts `json:"classes"`
+}
+
+// llama31Fields are Llama31ModelProvider's own fields (rival_nemo.py's LLAMA31_FIELDS).
+var llama31Fields = []string{"scale_factor", "low_freq_factor", "high_freq_factor", "old_context_len"}
+
+// sectionClass is the class rival_nemo.py builds a section with.
+func (f *Facts) sectionClass(section string, fields map[string]any) (ClassFacts, bool) {
+	if section == "model" {
+		for _, n := range llama31Fields {
+			if _, ok := fields[n]; ok {
+				cf, ok := f.Classes["Llama31ModelProvider"]
+				return cf, ok
+			}
+		}
+	}
+	cf, ok := f.Sections[section]
+	return cf, ok
 }
 
 // ClassFacts describes one dataclass.
@@ -37,6 +57,7 @@ type FieldFacts struct {
 	Text     string `json:"text"` // the Python annotation, for messages
 	Init     bool   `json:"init"` // false: computed, not a constructor argument
 	Required bool   `json:"required"`
+	Default  any    `json:"default"` // the dataclass default as JSON (null without one or when not writable)
 }
 
 // Type is a field's type as a tree (see bridgecheck/extract.py for the kinds).
@@ -82,7 +103,7 @@ func CheckConfig(f *Facts, configJSON []byte, world int) error {
 	}
 	var errs []error
 	for _, section := range sortedKeys(cfg) {
-		cf, ok := f.Sections[section]
+		cf, ok := f.sectionClass(section, cfg[section])
 		if !ok {
 			errs = append(errs, fmt.Errorf("%s: not a ConfigContainer section Rival builds (known: %s)", section, strings.Join(sortedKeys(f.Sections), ", ")))
 			continue

@@ -142,6 +142,14 @@ func Config(p core.Plan) (map[string]Section, error) {
 		"make_vocab_size_divisible_by": div, "vocab_size": nil, // padded to exactly config.json's vocab_size
 		"tensor_model_parallel_size": f.TP, "pipeline_model_parallel_size": f.PP, "context_parallel_size": 1,
 		"virtual_pipeline_model_parallel_size": nil, "sequence_parallel": p.SequenceParallel(),
+		// GPTModelProvider's default; Llama31ModelProvider (Llama 3.1's scaling) defaults it to None.
+		"use_transformer_engine_op_fuser": false,
+	}
+	if r := m.RopeScaling; r != nil {
+		// Llama31ModelProvider's fields: rival_nemo.py builds the model section with that provider,
+		// whose provide() scales the built model's rotary frequencies.
+		model["scale_factor"], model["low_freq_factor"], model["high_freq_factor"] = r.Factor, r.LowFreqFactor, r.HighFreqFactor
+		model["old_context_len"] = r.OriginalPositions
 	}
 	cfg := map[string]Section{
 		"model": model,

@@ -165,7 +165,7 @@ func TestNegativeControls(t *testing.T) {
 		edit   func(c map[string]map[string]any)
 		errHas []string
 	}{
-		{"unknown field", func(c map[string]map[string]any) { c["model"]["num_layer"] = 32 }, []string{"model.num_layer", "GPTModelProvider has no such field"}},
+		{"unknown field", func(c map[string]map[string]any) { c["model"]["num_layer"] = 32 }, []string{"model.num_layer", "ModelProvider has no such field"}},
 		{"unknown section", func(c map[string]map[string]any) { c["trainer"] = map[string]any{} }, []string{"trainer: not a ConfigContainer section"}},
 		{"computed field", func(c map[string]map[string]any) { c["scheduler"]["lr_warmup_steps"] = 50 }, []string{"scheduler.lr_warmup_steps", "computes this field"}},
 		{"int as string", func(c map[string]map[string]any) { c["train"]["train_iters"] = "500" }, []string{"train.train_iters", `"500" is not a int`}},
@@ -539,7 +539,7 @@ func TestPreflightNegativeControlsOnUpstreamTrees(t *testing.T) {
 		want string
 	}{
 		{"min_lr above lr", func(c map[string]map[string]any) { c["optimizer"]["min_lr"] = 1e-3 }, "preflight failed: megatron-bridge configuration: AssertionError"},
-		{"unknown field", func(c map[string]map[string]any) { c["model"]["num_layer"] = 32 }, "GPTModelProvider rejects the fields"},
+		{"unknown field", func(c map[string]map[string]any) { c["model"]["num_layer"] = 32 }, "ModelProvider rejects the fields: "},
 		{"unknown attention backend", func(c map[string]map[string]any) { c["model"]["attention_backend"] = "fastest" }, "model.attention_backend: 'fastest' is not one of"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -557,4 +557,33 @@ func TestPreflightNegativeControlsOnUpstreamTrees(t *testing.T) {
 			assert.Contains(t, out, c.want)
 		})
 	}
+}
+
+// TestLlama31ProviderChangesNoDefaultRivalLeavesUnset: a Llama 3.1 launch builds its model with
+// Llama31ModelProvider (the only Bridge 0.3.0 provider with Llama 3.1's RoPE scaling) where the others
+// use GPTModelProvider. Every field whose default differs between the two must be one the launch sets,
+// so switching class changes nothing but the scaling.
+func TestLlama31ProviderChangesNoDefaultRivalLeavesUnset(t *testing.T) {
+	facts := loadFacts(t)
+	gpt, l31 := facts.Sections["model"], facts.Classes["Llama31ModelProvider"]
+	require.NotEmpty(t, l31.Fields, "bridge facts record Llama31ModelProvider")
+	l, err := frameworks.Build(request("llama"))
+	require.NoError(t, err)
+	var doc map[string]map[string]any
+	require.NoError(t, json.Unmarshal(l.Files[nemo.ConfigName], &doc))
+	model := doc["model"]
+	for _, n := range []string{"scale_factor", "low_freq_factor", "high_freq_factor", "old_context_len"} {
+		assert.Contains(t, model, n, "the Llama 3.1 launch sets %s", n)
+	}
+	var differ []string
+	for name, f := range l31.Fields {
+		g, ok := gpt.Fields[name]
+		if !f.Init || ok && fmt.Sprint(g.Default) == fmt.Sprint(f.Default) {
+			continue
+		}
+		differ = append(differ, name)
+		_, set := model[name]
+		assert.True(t, set, "model.%s: Llama31ModelProvider's default %v differs from GPTModelProvider's %v and the launch does not set it", name, f.Default, g.Default)
+	}
+	assert.NotEmpty(t, differ, "the providers differ in some defaults (the test reads them)")
 }

@@ -47,9 +47,35 @@ DTYPES = ("bfloat16", "float16", "float32")
 ENUMS = {("model", "attention_backend"): ("megatron.core.transformer.enums", "AttnBackend")}
 
 
-def _class(section):
+# Llama 3.1's RoPE scaling: in Bridge 0.3.0 only Llama31ModelProvider has it (its provide() scales
+# the built model's inv_freq with these four fields); a model section that names them is built by it.
+LLAMA31_PROVIDER = ("megatron.bridge.models.llama.llama_provider", "Llama31ModelProvider")
+LLAMA31_FIELDS = ("scale_factor", "low_freq_factor", "high_freq_factor", "old_context_len")
+
+
+def _class(section, fields=()):
     module, name = SECTIONS[section]
+    if section == "model" and any(f in fields for f in LLAMA31_FIELDS):
+        module, name = LLAMA31_PROVIDER
     return getattr(__import__(module, fromlist=[name]), name)
+
+
+def bridge_rope_scaling(m):
+    """The RoPE scaling the provider builds: Llama31ModelProvider's four fields, or a provider's
+    rope_scaling switch with Megatron's RotaryEmbedding bands (later Bridge releases)."""
+    if all(hasattr(m, f) for f in LLAMA31_FIELDS):
+        return {"rope_scaling": float(m.scale_factor), "rope_scaling_low_freq_factor": float(m.low_freq_factor),
+                "rope_scaling_high_freq_factor": float(m.high_freq_factor),
+                "rope_scaling_original_positions": int(m.old_context_len)}
+    if getattr(m, "rope_scaling", False):
+        import inspect
+        from megatron.core.models.common.embeddings.rotary_pos_embedding import RotaryEmbedding
+        d = {k: p.default for k, p in inspect.signature(RotaryEmbedding._apply_scaling).parameters.items()}
+        return {"rope_scaling": float(m.rope_scaling_factor), "rope_scaling_low_freq_factor": float(d["low_freq_factor"]),
+                "rope_scaling_high_freq_factor": float(d["high_freq_factor"]),
+                "rope_scaling_original_positions": int(d["original_max_position_embeddings"])}
+    return {"rope_scaling": 1.0, "rope_scaling_low_freq_factor": 0.0, "rope_scaling_high_freq_factor": 0.0,
+            "rope_scaling_original_positions": 0}
 
 
 def _value(section, field, v):
@@ -89,7 +115,7 @@ def build_config(doc):
         raise ValueError(f"configuration lacks the sections {missing}")
     parts = {}
     for section, fields in doc.items():
-        cls = _class(section)
+        cls = _class(section, fields)
         kwargs = {k: _value(section, k, v) for k, v in fields.items()}
         try:
             parts[section] = cls(**kwargs)
@@ -176,10 +202,12 @@ def effective(cfg):
 
     out.update(hidden=m.hidden_size, layers=m.num_layers, heads=m.num_attention_heads,
                kv_heads=m.num_query_groups or m.num_attention_heads, ffn=m.ffn_hidden_size,
+               head_dim=int(m.kv_channels or m.hidden_size // m.num_attention_heads),
+               rotary_percent=float(m.rotary_percent), qk_norm=bool(m.qk_layernorm),
                activation="swiglu" if m.gated_linear_unit and getattr(m.activation_func, "__name__", "") == "silu" else "other",
                norm=m.normalization, norm_eps=float(m.layernorm_epsilon),
                rope_theta=float(m.rotary_base) if m.position_embedding_type == "rope" else 0.0,
-               rope_scaling=float(getattr(m, "rope_scaling_factor", 1.0)) if getattr(m, "rope_scaling", False) else 1.0,
+               **bridge_rope_scaling(m),
                qkv_bias=bool(m.add_qkv_bias or m.add_bias_linear), linear_bias=bool(m.add_bias_linear),
                tied_embeddings=bool(m.share_embeddings_and_output_weights),
                init_std=float(m.init_method_std), residual_init_std=std(m.output_layer_init_method),
@@ -198,9 +226,12 @@ def effective(cfg):
     out.update(adam_beta1=float(o.adam_beta1), adam_beta2=float(o.adam_beta2), adam_eps=float(o.adam_eps),
                weight_decay=float(o.weight_decay), lr=float(o.lr), min_lr=float(o.min_lr),
                lr_decay_style=sc.lr_decay_style, lr_warmup_iters=int(sc.lr_warmup_iters or 0),
+               lr_warmup_init=float(sc.lr_warmup_init or 0.0),
                lr_decay_iters=int(sc.lr_decay_iters or t.train_iters), clip_grad=float(o.clip_grad),
                gbs=int(t.global_batch_size), mbs=int(t.micro_batch_size), seq_len=int(cfg.dataset.seq_length),
-               eod_mask_loss=bool(cfg.dataset.eod_mask_loss), train_iters=int(t.train_iters), seed=int(cfg.rng.seed))
+               eod_mask_loss=bool(cfg.dataset.eod_mask_loss),
+               reset_position_ids=bool(cfg.dataset.reset_position_ids), reset_attention_mask=bool(cfg.dataset.reset_attention_mask),
+               train_iters=int(t.train_iters), seed=int(cfg.rng.seed))
     from megatron.core.optimizer import get_standard_config_overrides
     overrides = get_standard_config_overrides(o)
     kinds = {"embedding": ("embedding.word_embeddings.weight", 2), "norm": ("decoder.final_layernorm.weight", 1),

@@ -51,7 +51,8 @@ func StockEXP(m models.Model, precision string) (string, error) {
 func Overrides(p core.Plan) ([]Override, error) {
 	m, f := p.Model, p.Fair
 	i, fl := core.Int, pyFloat
-	if err := p.CheckRopeScaling("prim"); err != nil {
+	scale, scaled, err := p.MegatronRopeFactor("prim")
+	if err != nil {
 		return nil, err
 	}
 	div, err := p.VocabDivisor()
@@ -66,8 +67,8 @@ func Overrides(p core.Plan) ([]Override, error) {
 		{"num_layers", i(m.Layers)}, {"hidden_size", i(m.Hidden)}, {"ffn_hidden_size", i(m.FFN)},
 		{"num_attention_heads", i(m.Heads)}, {"group_query_attention", "True"}, {"num_query_groups", i(m.KVHeads)},
 		{"position_embedding_type", "rope"}, {"rotary_base", fmt.Sprintf("%d", int64(m.RopeTheta))},
-		// Rival does not apply Llama 3.1's rope scaling in any framework; Primus's llama3.1 model yaml may.
-		{"use_rope_scaling", "False"},
+		// Set either way: Primus's model yamls differ on it (language_model.yaml off, llama4 on).
+		{"use_rope_scaling", pyBool(scaled)},
 		{"max_position_embeddings", i(m.MaxPositions)}, {"normalization", "RMSNorm"}, {"swiglu", "True"},
 		{"untie_embeddings_and_output_weights", pyBool(!m.TiedEmbeddings)}, {"add_bias_linear", "False"},
 		{"add_qkv_bias", pyBool(m.QKVBias)}, {"attention_dropout", "0.0"}, {"hidden_dropout", "0.0"},
@@ -75,6 +76,9 @@ func Overrides(p core.Plan) ([]Override, error) {
 		// (megatron_3bec9aa9.json). Primus's model yamls carry a norm_epsilon key that nothing reads;
 		// it gets the same value so the file does not show a stale one.
 		{"layernorm_epsilon", fl(m.NormEps)}, {"norm_epsilon", fl(m.NormEps)}, {"init_method_std", fl(m.InitStd)},
+	}
+	if scaled {
+		o = append(o, Override{"rope_scaling_factor", fl(scale)})
 	}
 	if p.WindowActive() {
 		// Not a key of Primus's configs: it reaches Megatron through the patched yaml.

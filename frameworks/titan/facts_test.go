@@ -250,12 +250,16 @@ func TestExtensionRegistersOnPinnedTrees(t *testing.T) {
 				var raw map[string]any
 				require.NoError(t, json.Unmarshal(out, &raw))
 				m := p.Model
+				scaling := 1.0 // TorchTitan scales every Llama 3; factor 1 is the identity
+				if m.RopeScaling != nil {
+					scaling = m.RopeScaling.Factor
+				}
 				assert.Equal(t, "TrainSpec", raw["spec"])
 				assert.Equal(t, "TransformerModelArgs", raw["args_class"], "the flavour's args subclass llama3's")
 				assert.Equal(t, model, raw["flavor"])
 				for k, want := range map[string]float64{"dim": float64(m.Hidden), "n_layers": float64(m.Layers),
 					"n_heads": float64(m.Heads), "n_kv_heads": float64(m.KVHeads), "vocab_size": float64(m.Vocab),
-					"multiple_of": float64(m.FFN), "rope_theta": m.RopeTheta, "rope_scaling_factor": 1,
+					"multiple_of": float64(m.FFN), "rope_theta": m.RopeTheta, "rope_scaling_factor": scaling,
 					"max_seq_len": float64(p.Fair.SL)} {
 					assert.Equal(t, want, raw[k], k)
 				}

@@ -24,10 +24,8 @@ import (
 	"github.com/rivalbench/rival/models"
 )
 
-// torchImage is the local Debian image with torch 2.6 (container/testdata/make-torch-base.sh,
-// SUITE=trixie) the read-back runs in: TorchTitan's model, init, optimizer and schedule code need a
-// real torch >= 2.5.
-const torchImage = "rival-test/torch-base:trixie"
+// torchImage is where titan's read-back runs with real torch 2.6.
+const torchImage = upstreamtest.TorchImage
 
 // readbackCells are the parallelism and precision columns every accepted titan cell is read back in.
 var readbackCells = []struct {
@@ -60,26 +58,8 @@ type readbackCell struct {
 	edit func(t *testing.T, files map[string][]byte)
 }
 
-// engineWithTorchImage returns a Docker engine that has torchImage, or skips (fails with
-// RIVAL_TEST_TORCH_IMAGE=1, which CI sets) naming the command that provides it.
-func engineWithTorchImage(t *testing.T) *container.Engine {
-	t.Helper()
-	stop := t.Skipf
-	if os.Getenv("RIVAL_TEST_TORCH_IMAGE") == "1" {
-		stop = t.Fatalf
-	}
-	e, err := container.Connect(context.Background())
-	if err != nil {
-		stop("no Docker daemon to run TorchTitan in %s: %v (start dockerd, then: sudo SUITE=trixie bash container/testdata/make-torch-base.sh)", torchImage, err)
-		return nil
-	}
-	t.Cleanup(func() { e.Close() })
-	if _, err := e.ImageID(context.Background(), torchImage); err != nil {
-		stop("image %s is missing: build it with sudo SUITE=trixie bash container/testdata/make-torch-base.sh (%v)", torchImage, err)
-		return nil
-	}
-	return e
-}
+// engineWithTorchImage returns a Docker engine that has torchImage (upstreamtest.TorchEngine).
+func engineWithTorchImage(t *testing.T) *container.Engine { return upstreamtest.TorchEngine(t) }
 
 // cellRun is one preflight as testdata/readback_many.py runs it: `cd WorkDir && env Env... Argv...`
 // with its output and exit code written to Out and RC.
@@ -197,7 +177,7 @@ func TestEffectiveConfigOfEveryCell(t *testing.T) {
 		}
 	}
 	require.Greater(t, len(cells), 30)
-	require.Greater(t, refused, 0, "Qwen (QKV biases) and fp8 are refused")
+	require.Greater(t, refused, 0, "fp8 and PROFILE=1 are refused")
 	out, codes := runReadbacks(t, cells)
 	for _, c := range cells {
 		t.Run(c.name, func(t *testing.T) {
@@ -225,7 +205,8 @@ func replaceIn(name, old, new string) func(t *testing.T, files map[string][]byte
 // TestReadbackNegativeControls: a launch that differs from the workload is reported with the
 // field, TorchTitan's value and Rival's: a wrong AdamW ε in the job config, TorchTitan's own
 // optimizer builder (it decays every parameter), TorchTitan's own init, a wrong RMSNorm ε in the
-// model shape, a constant phase before the decay (decay_ratio), and a warmup the job config changes.
+// model shape, a constant phase before the decay (decay_ratio), TorchTitan's own LR schedule (one
+// step ahead of Megatron's), and a warmup the job config changes.
 func TestReadbackNegativeControls(t *testing.T) {
 	type control struct {
 		name string
@@ -249,7 +230,7 @@ func TestReadbackNegativeControls(t *testing.T) {
 			return replaceIn(jobConfig(pf), "eps"+sep(pf)+"1.0e-08", "eps"+sep(pf)+"1.0e-06")
 		}, []string{"adam_eps: the framework built 1e-06, Rival's workload is 1e-08"}},
 		{"TorchTitan's decay rule", func(string) func(*testing.T, map[string][]byte) {
-			return replaceIn(ScriptName, "build_optimizers_fn=build_optimizers)", ")")
+			return replaceIn(ScriptName, "build_optimizers_fn=build_optimizers, ", "")
 		}, []string{"no_decay: the framework built none, Rival's workload is bias, norm"}},
 		{"TorchTitan's init", func(string) func(*testing.T, map[string][]byte) {
 			return replaceIn(ScriptName, "model_cls=RivalTransformer,", "")
@@ -264,7 +245,13 @@ func TestReadbackNegativeControls(t *testing.T) {
 				indent = "\n        "
 			}
 			return replaceIn(jobConfig(pf), "min_lr_factor"+sep(pf)+"0.1", "min_lr_factor"+sep(pf)+"0.1"+indent+"decay_ratio"+sep(pf)+"0.5")
-		}, []string{"lr_decay_style: the framework built unread (cosine after 200 steps at the peak LR", "lr_decay_iters: the framework built 300, Rival's workload is 500"}},
+		}, []string{"lr_warmup_init: the framework built 5.999999999999999e-06, Rival's workload is 0",
+			"lr_decay_style: the framework built unread (iteration 1 trains at 6e-06, Megatron's schedule (warm-up 50 from 0, cosine to 3e-05 at 500) at 0)"}},
+		// TorchTitan's own schedule warms up one step ahead of Megatron's: iteration 1 at lr/warmup.
+		{"TorchTitan's schedule", func(string) func(*testing.T, map[string][]byte) {
+			return replaceIn(ScriptName, ", build_lr_schedulers_fn=build_lr_schedulers)", ")")
+		}, []string{"lr_warmup_init: the framework built 5.999999999999999e-06, Rival's workload is 0",
+			"lr_warmup_iters: the framework built unread (iteration 1 trains at 6e-06, Megatron's schedule (warm-up 50 from 0, cosine to 3e-05 at 500) at 0)"}},
 		{"warmup", func(pf string) func(*testing.T, map[string][]byte) {
 			return replaceIn(jobConfig(pf), "warmup_steps"+sep(pf)+"50", "warmup_steps"+sep(pf)+"20")
 		}, []string{"lr_warmup_iters: the framework built 20, Rival's workload is 50"}},
@@ -351,4 +338,36 @@ func TestReadbackRunsPrimusPatches(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "layers: the framework built 3, Rival's workload is 2")
 	}
+}
+
+// The preflight is the run's own command: an override appended to the run's command after its job
+// config reaches the check, which parses it as the launcher does. On amd Primus's runtime applies it
+// and the read-back reports the sequence length it sets; on nvd TorchTitan's ConfigManager parses it
+// with tyro, which the test image lacks, so the check stops the run naming the override.
+func TestPreflightTakesTheRunsOverrides(t *testing.T) {
+	var cells []readbackCell
+	for i, platform := range []string{hw.PlatformNVIDIA, hw.PlatformAMD} {
+		p := readbackPlan(t, platform, "llama-proxy", i)
+		l, err := Build(p)
+		require.NoError(t, err)
+		l.Command = append(l.Command, "--training.seq_len", "1024")
+		l.Preflight = Preflight(p, l)
+		require.Equal(t, []string{"--", "--training.seq_len", "1024"}, l.Preflight.Command[len(l.Preflight.Command)-3:])
+		cells = append(cells, readbackCell{name: platform, plan: p, l: l})
+	}
+	out, codes := runReadbacks(t, cells)
+	t.Run("nvd", func(t *testing.T) {
+		assert.NotEqual(t, 0, codes["nvd"])
+		assert.Contains(t, strings.Join(out["nvd"], "\n"), "cannot parse ['--training.seq_len', '1024']")
+	})
+	t.Run("amd", func(t *testing.T) {
+		lines := out["amd"]
+		require.Equal(t, 0, codes["amd"], strings.Join(lines, "\n"))
+		got, found, err := effective.FromLines(lines)
+		require.NoError(t, err)
+		require.True(t, found, strings.Join(lines, "\n"))
+		err = effective.Check(core.Titan, cells[1].plan, got)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "seq_len: the framework built 1024, Rival's workload is 2048")
+	})
 }

@@ -7,7 +7,7 @@ its micro-batches as Megatron's sampler hands them out.
 
 The spec starts from TorchTitan's `llama3` train spec and replaces the model arguments, the
 dataloader, and, so that titan decays and initialises as the Megatron family does, the optimizer
-builder and the model's weight init:
+builder, the LR schedule and the model's weight init:
 
 - weight decay: Megatron's rule (megatron/core/optimizer/__init__.py,
   get_standard_config_overrides): no decay on 1-D parameters (the norms) and on biases; the
@@ -17,8 +17,11 @@ builder and the model's weight init:
   output projection of each residual branch (attention wo, feed-forward w2), as Megatron's
   init_method and scaled_init_method_normal; norms ones. TorchTitan's own init draws the embedding
   from N(0, 1), the outputs of each branch by depth, and the output layer from dim^-0.5.
+- LR schedule: Megatron's (warm-up from 0, iteration i trains at the rate after i - 1 steps), where
+  TorchTitan's warm-up trains iteration 1 at lr/warmup.
+- RoPE: the model's Llama 3 scaling from rival_titan.json; TorchTitan scales every Llama 3 model.
 
-Parallelisms, schedule, loss and the metrics line stay TorchTitan's own. Run as a script it prints
+Parallelisms, loss and the metrics line stay TorchTitan's own. Run as a script it prints
 one rank's samples as JSON, or writes the first COUNT samples all ranks read, in global order, as
 little-endian int64 to OUT; that is how Rival tests the reader:
 
@@ -27,6 +30,7 @@ little-endian int64 to OUT; that is how Rival tests the reader:
 """
 import dataclasses
 import json
+import math
 import os
 import struct
 import sys
@@ -220,6 +224,87 @@ def build_dataloader(cfg, dp_world_size, dp_rank, job_config):
                                    batch_size=job_config.training.local_batch_size)
 
 
+def rope_scaling_args(default, scaling):
+    """TorchTitan's RoPEScalingArgs for the model's Llama 3 scaling; without one, factor 1, which
+    makes TorchTitan's scaling (applied to every Llama 3 model) the identity."""
+    if scaling is None:
+        return dataclasses.replace(default, scaling_factor=1.0)
+    return dataclasses.replace(default, **scaling)
+
+
+def megatron_lr_factor(steps_done, warmup, decay_end, min_factor):
+    """Megatron's OptimizerParamScheduler (warm-up from 0, cosine to min_lr at lr_decay_iters) as the
+    factor of the peak rate after steps_done optimizer steps. Megatron steps its scheduler after the
+    optimizer, so iteration i trains at the factor after i - 1 steps: 0 at iteration 1 with warm-up.
+    TorchTitan's own warm-up trains iteration 1 at 1/warmup, one step ahead."""
+    if warmup > 0 and steps_done <= warmup:
+        return steps_done / warmup
+    if steps_done > decay_end or decay_end == warmup:
+        return min_factor
+    ratio = (steps_done - warmup) / (decay_end - warmup)
+    return min_factor + (1.0 - min_factor) * 0.5 * (1.0 + math.cos(math.pi * ratio))
+
+
+def build_lr_schedulers(optimizers, lr_scheduler_config, training_steps):
+    """TorchTitan's LRSchedulersContainer (one LambdaLR per optimizer) on Megatron's schedule: warm-up
+    over lr_scheduler.warmup_steps, cosine decay to min_lr_factor at the last training step."""
+    import functools
+    from torchtitan.components.lr_scheduler import LRSchedulersContainer
+    c = lr_scheduler_config
+    warmup = int(c.warmup_steps)
+    if c.decay_type != "cosine" or getattr(c, "decay_ratio", None) is not None or not 0 <= warmup <= training_steps:
+        # Not the schedule Rival launches: TorchTitan's own, whose rates the read-back reports.
+        from torchtitan.components.lr_scheduler import build_lr_schedulers as titan_builder
+        return titan_builder(optimizers, lr_scheduler_config, training_steps)
+    lam = functools.partial(megatron_lr_factor, warmup=warmup, decay_end=training_steps, min_factor=float(c.min_lr_factor))
+    return LRSchedulersContainer(optimizers, lam)
+
+
+_HF_BIAS = {"model.layers.{}.self_attn.%s_proj.bias" % x: "layers.{}.attention.w%s.bias" % x for x in "qkv"}
+
+
+def qkv_bias_adapter(base):
+    """TorchTitan's Hugging Face state-dict adapter, with Qwen's q, k and v biases. The adapter permutes
+    the q and k weights' output rows per head from Hugging Face's rotate-half layout to TorchTitan's
+    interleaved one; the biases of those rows are permuted the same way."""
+    import re
+
+    def rows(b, heads, to_hf):
+        half = b.shape[0] // heads // 2
+        shape = (heads, half, 2) if to_hf else (heads, 2, half)
+        return b.view(*shape).transpose(1, 2).reshape(-1).clone()
+
+    class QKVBiasAdapter(base):
+        def _heads(self, key):
+            a = self.model_args
+            return a.n_heads if ".q" in key or ".wq" in key else (a.n_kv_heads or a.n_heads)
+
+        def from_hf(self, hf_state_dict):
+            plain = {k: v for k, v in hf_state_dict.items() if not k.endswith("_proj.bias")}
+            out = super().from_hf(plain)
+            for k, v in hf_state_dict.items():
+                if k.endswith("_proj.bias"):
+                    n = re.search(r"\d+", k).group(0)
+                    abstract = re.sub(r"(\d+)", "{}", k, count=1)
+                    if abstract not in _HF_BIAS:
+                        raise KeyError("rival_titan: no TorchTitan name for %s" % k)
+                    out[_HF_BIAS[abstract].format(n)] = v if ".v_proj" in k else rows(v, self._heads(k), False)
+            return out
+
+        def to_hf(self, state_dict):
+            plain = {k: v for k, v in state_dict.items() if not k.endswith(("wq.bias", "wk.bias", "wv.bias"))}
+            out = super().to_hf(plain)
+            back = {v: k for k, v in _HF_BIAS.items()}
+            for k, v in state_dict.items():
+                if k.endswith(("wq.bias", "wk.bias", "wv.bias")):
+                    n = re.search(r"\d+", k).group(0)
+                    hf = back[re.sub(r"(\d+)", "{}", k, count=1)].format(n)
+                    out[hf] = v if k.endswith("wv.bias") else rows(v, self._heads(k), True)
+            return out
+
+    return QKVBiasAdapter
+
+
 def _register():
     import torch
     from torchtitan.protocols.train_spec import get_train_spec, register_train_spec
@@ -233,9 +318,7 @@ def _register():
         dim=m["hidden"], n_layers=m["layers"], n_heads=m["heads"], n_kv_heads=m["kv_heads"],
         vocab_size=m["vocab"], multiple_of=multiple_of, ffn_dim_multiplier=mult,
         rope_theta=m["rope_theta"], max_seq_len=m["max_positions"], norm_eps=m["norm_eps"],
-        # Scaling factor 1 makes TorchTitan's Llama 3.1 rope scaling the identity: no framework in
-        # Rival applies rope scaling.
-        rope_scaling_args=dataclasses.replace(base.model_args["8B"].rope_scaling_args, scaling_factor=1.0),
+        rope_scaling_args=rope_scaling_args(base.model_args["8B"].rope_scaling_args, m.get("rope_scaling")),
     )
     vocab = m["vocab"]
     args_cls = type(args)
@@ -257,7 +340,20 @@ def _register():
 
     init_std, layers = m["init_std"], m["layers"]
 
+    qkv_bias = bool(m.get("qkv_bias", False))
+
     class RivalTransformer(base.model_cls):
+        def __init__(self, model_args, *a, **kw):
+            super().__init__(model_args, *a, **kw)
+            if qkv_bias:
+                # Qwen 2.5's attention: q, k and v projections with biases, same shapes otherwise.
+                for layer in self.layers.values():
+                    att = layer.attention
+                    for name in ("wq", "wk", "wv"):
+                        old = getattr(att, name)
+                        setattr(att, name, torch.nn.Linear(old.in_features, old.out_features, bias=True,
+                                                           device=old.weight.device, dtype=old.weight.dtype))
+
         def init_weights(self, *a, **kw):
             super().init_weights(*a, **kw)  # rope buffers, norms
             megatron_init(torch, self, init_std, self.model_args.n_layers)
@@ -287,10 +383,13 @@ def _register():
                   "fused": c.implementation == "fused", "foreach": c.implementation == "foreach"}
         return RivalOptimizers(model_parts, classes[c.name], kwargs)
 
+    adapter = base.state_dict_adapter
+    if qkv_bias and adapter is not None:
+        adapter = qkv_bias_adapter(adapter)
     assert layers == args.n_layers
-    spec = dataclasses.replace(base, model_cls=RivalTransformer, model_args={cfg["flavor"]: args},
+    spec = dataclasses.replace(base, model_cls=RivalTransformer, model_args={cfg["flavor"]: args}, state_dict_adapter=adapter,
                                build_dataloader_fn=build, build_validator_fn=None,
-                               build_optimizers_fn=build_optimizers)
+                               build_optimizers_fn=build_optimizers, build_lr_schedulers_fn=build_lr_schedulers)
     register_train_spec(SPEC_NAME, spec)
 
 

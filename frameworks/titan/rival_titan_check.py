@@ -2,8 +2,11 @@
 """titan's preflight: what TorchTitan builds from the exact job config Rival writes, read back from
 TorchTitan's own objects, without GPUs.
 
-    rival_titan_check.py nvd TORCHTITAN_TREES EXT_DIR WORLD_SIZE TOML
-    rival_titan_check.py amd TORCHTITAN_TREES EXT_DIR WORLD_SIZE EXP_YAML PRIMUS_TREES
+    rival_titan_check.py nvd TORCHTITAN_TREES EXT_DIR WORLD_SIZE TOML [-- OVERRIDES...]
+    rival_titan_check.py amd TORCHTITAN_TREES EXT_DIR WORLD_SIZE EXP_YAML PRIMUS_TREES [-- OVERRIDES...]
+
+OVERRIDES are what the run's command passes after its job config (TorchTitan's command-line
+overrides, or run_pretrain.sh's arguments, Primus's), parsed as the launcher parses them.
 
 TREES are ':'-separated candidates (environment variables expanded); the first that holds the
 package is used, else the installed one. EXT_DIR holds rival_titan.py and rival_titan.json.
@@ -123,12 +126,12 @@ def stand_in_missing():
 
 # --- the job config, as each platform's launcher builds it -------------------------------------------
 
-def job_config_nvd(toml):
+def job_config_nvd(toml, overrides):
     from torchtitan.config.manager import ConfigManager
-    return ConfigManager().parse_args(["--job.config_file", toml])
+    return ConfigManager().parse_args(["--job.config_file", toml] + overrides)
 
 
-def job_config_amd(exp, backend_path):
+def job_config_amd(exp, backend_path, overrides):
     """The job config Primus's runtime hands TorchTitan's Trainer: PrimusRuntime's own steps up to the
     trainer's init (configuration, backend adapter and path, the adapter's TorchTitan args with the
     build_args patches, the trainer object, the setup patches), without its environment, distributed
@@ -148,7 +151,7 @@ def job_config_amd(exp, backend_path):
     try:
         from primus.core.runtime.train_runtime import PrimusRuntime
         rt = PrimusRuntime(types.SimpleNamespace(config=exp, backend_path=backend_path))
-        rt._initialize_configuration("pre_trainer", [])
+        rt._initialize_configuration("pre_trainer", overrides)
         rt._initialize_adapter()
         rt._initialize_trainer()
         rt._run_phase_patches(phase="setup", backend_args=rt.ctx.backend_args)
@@ -349,35 +352,43 @@ def read_optimizer(torch, spec, model, job_config, parallel_dims, out, unread):
 
 
 def read_schedule(scheds, job_config, out, unread):
-    """The LR schedule from the LambdaLR TorchTitan's builder made: its lr_lambda's own arguments,
-    then checked against the function itself at the ends of warmup and decay."""
-    s = list(scheds)[0]
-    lam = s.lr_lambdas[0]
-    kw = getattr(lam, "keywords", None) or {}
-    need = ("warmup_steps", "stable_steps", "decay_steps", "lr_decay_type", "min_lr_factor")
-    if any(k not in kw for k in need):
-        for f in ("min_lr", "lr_decay_style", "lr_warmup_iters", "lr_decay_iters"):
-            unread.append("%s: the scheduler's lr_lambda %r has no %s" % (f, lam, ", ".join(need)))
-        return
-    warm, stable, decay = int(kw["warmup_steps"]), int(kw["stable_steps"]), int(kw["decay_steps"])
+    """The LR schedule as TorchTitan's training loop applies it: iteration i trains at the scheduler's
+    last rate before its i-th step (train.py logs get_last_lr()[0], then steps the container). Every
+    iteration's rate is compared with Megatron's schedule of the job's own values: warm-up from 0 over
+    lr_scheduler.warmup_steps, iteration i at the rate after i - 1 steps, cosine to lr × min_lr_factor
+    at training.steps."""
     steps = job_config.training.steps
-    out["lr_decay_style"] = kw["lr_decay_type"]
-    out["lr_warmup_iters"] = warm
-    # Decay ends at the last training step; the one step of "stable" after warmup is TorchTitan's
-    # virtual last step, so that the LR does not reach the minimum before the last step runs.
-    out["lr_decay_iters"] = warm + decay
+    c = job_config.lr_scheduler
     lr = out.get("lr")
-    if lr is not None:
-        out["min_lr"] = float(lr * kw["min_lr_factor"])
-    # The function as TorchTitan evaluates it: 1 at the end of warmup, min_lr_factor at the end.
-    end = float(lam(steps))
-    if stable > 1:
-        # decay_ratio leaves a constant phase between warmup and decay; Megatron decays right after warmup.
-        unread.append("lr_decay_style: %s after %d steps at the peak LR (lr_scheduler.decay_ratio)" % (kw["lr_decay_type"], stable - 1))
-    if warm > 0 and abs(float(lam(warm - 1)) - 1.0) > 1e-12:
-        unread.append("lr_warmup_iters: the schedule does not reach the peak LR after %d steps" % warm)
-    if abs(end - kw["min_lr_factor"]) > 1e-9:
-        unread.append("min_lr: the schedule ends at %.6g × LR, not min_lr_factor %.6g" % (end, kw["min_lr_factor"]))
+    s = list(scheds)[0]
+    rates = []
+    for _ in range(steps):
+        rates.append(float(s.get_last_lr()[0]))
+        scheds.step()
+    warm = int(c.warmup_steps)
+    out["lr_warmup_init"] = rates[0] if warm > 0 else 0.0
+    if lr is None:
+        for f in ("min_lr", "lr_decay_style", "lr_warmup_iters", "lr_decay_iters"):
+            unread.append("%s: the optimizer groups do not agree on the peak rate" % f)
+        return
+    floor = lr * float(c.min_lr_factor)
+
+    def megatron(done):  # the rate after `done` optimizer steps, OptimizerParamScheduler.get_lr
+        if warm > 0 and done <= warm:
+            return lr * done / warm
+        if done > steps or steps == warm:
+            return floor
+        ratio = (done - warm) / (steps - warm)
+        return floor + (lr - floor) * 0.5 * (1.0 + math.cos(math.pi * ratio))
+
+    for i, got in enumerate(rates, start=1):
+        want = megatron(i - 1)
+        if abs(got - want) > 1e-9 * max(abs(want), lr):
+            for f in ("min_lr", "lr_decay_style", "lr_warmup_iters", "lr_decay_iters"):
+                unread.append("%s: iteration %d trains at %.6g, Megatron's schedule (warm-up %d from 0, cosine to %.6g at %d) at %.6g"
+                              % (f, i, got, warm, floor, steps, want))
+            return
+    out.update(min_lr=floor, lr_decay_style="cosine", lr_warmup_iters=warm, lr_decay_iters=steps)
 
 
 def read_precision(torch, job_config, parallel_dims, out, unread):
@@ -402,6 +413,48 @@ def read_precision(torch, job_config, parallel_dims, out, unread):
         out["fp8_recipe"] = ""
 
 
+def llama3_frequencies(theta, dim, scaling):
+    """RoPE inverse frequencies of a dim-channel head, with Llama 3 scaling (factor, low, high,
+    original positions) unless scaling is None; written from the definition, not TorchTitan's code."""
+    out = []
+    for i in range(dim // 2):
+        f = theta ** (-2.0 * i / dim)
+        if scaling is not None:
+            factor, low, high, orig = scaling
+            wavelen = 2 * math.pi / f
+            if wavelen > orig / low:
+                f = f / factor
+            elif wavelen >= orig / high:
+                smooth = (orig / wavelen - low) / (high - low)
+                f = (1 - smooth) * f / factor + smooth * f
+        out.append(f)
+    return out
+
+
+def read_rope(freqs, theta, scaling_args, out, unread):
+    """rope_theta and Llama 3 scaling as the model computes them: its frequencies must be the
+    declared scaling's (a factor of 1 is plain RoPE) to float32 precision, band by band."""
+    sa = scaling_args
+    declared = (float(sa.scaling_factor), float(sa.low_freq_factor), float(sa.high_freq_factor),
+                int(sa.original_max_position_embeddings))
+    want = llama3_frequencies(theta, 2 * len(freqs), None if declared[0] == 1.0 else declared)
+    bad = [(i, g, w) for i, (g, w) in enumerate(zip(freqs, want)) if abs(g - w) > 1e-5 * w]
+    if bad:
+        i, g, w = bad[0]
+        unread.append("rope_theta: band %d of the model's rotary frequencies is %.9g, θ %g with scaling %s gives %.9g"
+                      % (i, g, theta, declared, w))
+        for f in ("rope_scaling", "rope_scaling_low_freq_factor", "rope_scaling_high_freq_factor", "rope_scaling_original_positions"):
+            unread.append("%s: the model's rotary frequencies differ from the declared scaling in %d bands" % (f, len(bad)))
+        return
+    out["rope_theta"] = theta
+    if declared[0] == 1.0:
+        out.update(rope_scaling=1.0, rope_scaling_low_freq_factor=0.0, rope_scaling_high_freq_factor=0.0,
+                   rope_scaling_original_positions=0)
+    else:
+        out.update(rope_scaling=declared[0], rope_scaling_low_freq_factor=declared[1],
+                   rope_scaling_high_freq_factor=declared[2], rope_scaling_original_positions=declared[3])
+
+
 def read_model(torch, model, args, out, unread):
     layers = list(model.layers.values())
     att, ff = layers[0].attention, layers[0].feed_forward
@@ -413,22 +466,25 @@ def read_model(torch, model, args, out, unread):
     if att.wq.weight.shape[0] != att.n_heads * att.head_dim or att.wk.weight.shape[0] != att.n_kv_heads * att.head_dim:
         unread.append("heads: wq/wk shapes %s/%s do not hold the heads" % (tuple(att.wq.weight.shape), tuple(att.wk.weight.shape)))
     out["ffn"] = int(ff.w1.weight.shape[0])
+    out["head_dim"] = int(att.head_dim)
+    # TorchTitan's Llama rotates every channel of a head and has no norm on q and k.
+    out["rotary_percent"] = 1.0
+    out["qk_norm"] = any("q_norm" in n or "k_norm" in n for n, _ in att.named_modules())
     out["activation"] = "swiglu" if all(hasattr(ff, n) for n in ("w1", "w2", "w3")) else type(ff).__name__
     norms = [(n, m) for n, m in model.named_modules() if "norm" in type(m).__name__.lower()]
     kinds = {type(m).__name__ for _, m in norms}
     out["norm"] = kinds.pop() if len(kinds) == 1 else "mixed"
     one_value("norm_eps", [(n, float(m.eps)) for n, m in norms], out, unread, float)
-    # RoPE: the model's own frequencies (its _precompute_freqs_cis, on the CPU) against unscaled ones.
+    # RoPE: the model's own frequencies (its _precompute_freqs_cis, on the CPU: the angle at position 1).
     with torch.device("cpu"):
-        freqs = torch.angle(model._precompute_freqs_cis()[1]).double()
-    half = freqs.shape[0]
-    dim = 2 * half
-    base = 1.0 / (float(args.rope_theta) ** (torch.arange(0, dim, 2, dtype=torch.float64)[:half] / dim))
-    out["rope_theta"] = float(args.rope_theta)
-    ratio = float((base / freqs).max())
-    out["rope_scaling"] = 1.0 if abs(ratio - 1.0) < 1e-4 else ratio
+        freqs = [float(v) for v in torch.angle(model._precompute_freqs_cis()[1]).double()]
+    read_rope(freqs, float(args.rope_theta), args.rope_scaling_args, out, unread)
     # TorchTitan's Llama attention is causal (SDPA, or flex attention's causal mask); no window.
     mask = getattr(args, "attn_mask_type", "causal")
+    # Positions run 0 .. seq_len - 1 in every sample (the model's precomputed frequencies); attention
+    # spans documents unless flex attention's block-causal mask splits them at end-of-document tokens.
+    out["reset_position_ids"] = False
+    out["reset_attention_mask"] = bool(getattr(args, "use_flex_attn", False) and mask == "block_causal")
     if getattr(args, "use_flex_attn", False) and mask != "causal":
         unread.append("window: flex attention mask %r" % mask)
     else:
@@ -512,6 +568,9 @@ def read_samples(torch, spec, ext, job_config, parallel_dims):
 
 
 def main(argv):
+    # The run's own command-line overrides follow "--": the launcher parses them after the job config.
+    overrides = argv[argv.index("--") + 1:] if "--" in argv else []
+    argv = argv[:argv.index("--")] if "--" in argv else argv
     if len(argv) < 6 or argv[1] not in ("nvd", "amd") or (argv[1] == "amd") != (len(argv) == 7):
         sys.exit(__doc__)
     platform, trees, ext_dir, world, conf = argv[1], argv[2], argv[3], int(argv[4]), argv[5]
@@ -538,9 +597,9 @@ def main(argv):
         out_log = io.StringIO()
         with contextlib.redirect_stdout(out_log):
             if platform == "nvd":
-                job_config = job_config_nvd(conf)
+                job_config = job_config_nvd(conf, overrides)
             else:
-                job_config, patches = job_config_amd(conf, tree)
+                job_config, patches = job_config_amd(conf, tree, overrides)
     except BaseException as e:  # noqa: B902
         fail("TorchTitan job config" if platform == "nvd" else "Primus's TorchTitan job config", e)
     ext = None

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/rivalbench/rival/frameworks/core"
@@ -110,6 +111,14 @@ type Config struct {
 	NumSamples int64  `json:"num_samples"`
 }
 
+// RopeScalingArgs are TorchTitan's RoPEScalingArgs fields (models/llama3/model/args.py).
+type RopeScalingArgs struct {
+	ScalingFactor                 float64 `json:"scaling_factor"`
+	LowFreqFactor                 float64 `json:"low_freq_factor"`
+	HighFreqFactor                float64 `json:"high_freq_factor"`
+	OriginalMaxPositionEmbeddings int     `json:"original_max_position_embeddings"`
+}
+
 // ModelConfig is the model's shape as the extension module turns it into TorchTitan model args.
 type ModelConfig struct {
 	Layers       int     `json:"layers"`
@@ -121,18 +130,20 @@ type ModelConfig struct {
 	RopeTheta    float64 `json:"rope_theta"`
 	MaxPositions int     `json:"max_positions"`
 	NormEps      float64 `json:"norm_eps"` // RMSNorm ε (TorchTitan's norm_eps)
+	// RopeScaling is TorchTitan's RoPEScalingArgs for Llama 3 scaling; nil is plain RoPE.
+	RopeScaling *RopeScalingArgs `json:"rope_scaling"`
 	// InitStd is the model's weight-init standard deviation (models.Model.InitStd), for the
 	// extension's model initialisation.
 	InitStd float64 `json:"init_std"`
+	// QKVBias gives the attention's q, k and v projections biases (Qwen 2.5); the extension's
+	// model builds them, as TorchTitan's Llama attention has none.
+	QKVBias bool `json:"qkv_bias"`
 }
 
 // check rejects what the pinned TorchTitan cannot train the way the other frameworks do. Each error
 // says why and what to change.
 func check(p core.Plan) error {
 	m, f := p.Model, p.Fair
-	if m.QKVBias {
-		return fmt.Errorf("titan: model %s has QKV biases, which TorchTitan's Llama attention cannot express (its wq/wk/wv are built with bias=False and the model args have no bias field); run %s with mega, prim, nemo or fsdp", m.Name, m.Name)
-	}
 	if m.TiedEmbeddings {
 		return fmt.Errorf("titan: model %s ties its input embedding and output layer, which TorchTitan's Llama model cannot (tok_embeddings and output are separate parameters); run %s with mega, prim, nemo or fsdp", m.Name, m.Name)
 	}
@@ -232,6 +243,11 @@ func Preflight(p core.Plan, run core.Launch) *core.Launch {
 	} else {
 		args = append(args, path.Join(p.OutputDir, TOMLName))
 	}
+	// Whatever the run's command line adds after the job config (nvd) or run_pretrain.sh (amd) is
+	// what the launcher parses as overrides: the check parses it the same way.
+	if extra := RunOverrides(run.Command); len(extra) > 0 {
+		args = append(append(args, "--"), extra...)
+	}
 	env := map[string]string{"PYTHONDONTWRITEBYTECODE": "1"}
 	for k, v := range run.Env {
 		env[k] = v
@@ -240,13 +256,31 @@ func Preflight(p core.Plan, run core.Launch) *core.Launch {
 	return &core.Launch{Framework: core.Titan, Command: args, WorkDir: p.OutputDir, Env: env}
 }
 
+// RunOverrides are the arguments a titan run's command passes after its job config: those after
+// --job.config_file's value (TorchTitan's ConfigManager reads them as overrides), or after Primus's
+// run_pretrain.sh (passed on to primus/cli/main.py as overrides).
+func RunOverrides(cmd []string) []string {
+	if i := slices.Index(cmd, "--job.config_file"); i >= 0 && i+1 < len(cmd) {
+		return cmd[i+2:]
+	}
+	if i := slices.Index(cmd, prim.Script); i >= 0 {
+		return cmd[i+1:]
+	}
+	return nil
+}
+
 func configJSON(p core.Plan) ([]byte, error) {
 	m := p.Model
 	c := Config{
 		Flavor: m.Name, DataPrefix: p.DataPrefix, Seed: p.Fair.Seed,
 		OrderDir: p.DataCacheDir, NumSamples: int64(p.Fair.TrainIters) * int64(p.Fair.GBS),
 		Model: ModelConfig{Layers: m.Layers, Hidden: m.Hidden, FFN: m.FFN, Heads: m.Heads, KVHeads: m.KVHeads,
-			Vocab: m.Vocab, RopeTheta: m.RopeTheta, MaxPositions: m.MaxPositions, NormEps: m.NormEps, InitStd: m.InitStd},
+			Vocab: m.Vocab, RopeTheta: m.RopeTheta, MaxPositions: m.MaxPositions, NormEps: m.NormEps, InitStd: m.InitStd,
+			QKVBias: m.QKVBias},
+	}
+	if r := m.RopeScaling; r != nil {
+		c.Model.RopeScaling = &RopeScalingArgs{ScalingFactor: r.Factor, LowFreqFactor: r.LowFreqFactor,
+			HighFreqFactor: r.HighFreqFactor, OriginalMaxPositionEmbeddings: r.OriginalPositions}
 	}
 	b, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {

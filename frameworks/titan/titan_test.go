@@ -249,8 +249,6 @@ func TestRefusals(t *testing.T) {
 		edit   func(p *core.Plan)
 		errHas []string
 	}{
-		{"qwen", "qwen", func(*core.Plan) {}, []string{"QKV biases", "bias=False", "mega, prim, nemo or fsdp"}},
-		{"qwen proxy", "qwen-proxy", func(*core.Plan) {}, []string{"qwen-proxy has QKV biases"}},
 		{"fp8", "llama", func(p *core.Plan) { p.Fair.Precision = core.FP8 }, []string{"PRECISION fp8", "delayed-scaling"}},
 		{"profile", "llama", func(p *core.Plan) { p.Fair.Profile = true }, []string{"PROFILE=1", "profile_freq"}},
 		{"window", "mistral", func(p *core.Plan) { p.Fair.SL = 8192 }, []string{"SL 8192", "4096-token sliding window"}},

@@ -46,6 +46,8 @@ SECTIONS = {
 EXTRA = {
     "ConfigContainer": ("megatron.bridge.training.config", "ConfigContainer"),
     "LlamaModelProvider": ("megatron.bridge.models.llama.llama_provider", "LlamaModelProvider"),
+    # rival_nemo.py builds the model section with it when the model has Llama 3.1's RoPE scaling.
+    "Llama31ModelProvider": ("megatron.bridge.models.llama.llama_provider", "Llama31ModelProvider"),
     "Qwen2ModelProvider": ("megatron.bridge.models.qwen.qwen_provider", "Qwen2ModelProvider"),
     "MistralModelProvider": ("megatron.bridge.models.mistral.mistral_provider", "MistralModelProvider"),
 }
