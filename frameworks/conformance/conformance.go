@@ -1,0 +1,219 @@
+// Package conformance proves with numbers that the frameworks train the same workload: one initial
+// checkpoint in Hugging Face layout (written here, fp32) and the same global batches (Rival's sample
+// order) go through each framework's own model code, loss, optimizer and LR schedule on the CPU
+// (rival_conform.py), and every step's loss, gradient norm, learning rate and per-parameter gradient
+// norms must agree within Tolerance. A field a read-back forgot to list cannot hide from a loss.
+package conformance
+
+import (
+	_ "embed"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/rivalbench/rival/cache"
+	"github.com/rivalbench/rival/frameworks/core"
+	"github.com/rivalbench/rival/hw"
+)
+
+//go:embed rival_conform.py
+var script []byte
+
+// ScriptName is the conformance runner's file name.
+const ScriptName = "rival_conform.py"
+
+// Script is rival_conform.py.
+func Script() []byte { return script }
+
+// The conformance workload: a proxy model in fp32, short sequences and few steps, so every framework
+// runs it on two CPU cores in seconds; warm-up and decay both fall inside the steps.
+const (
+	SeqLen = 64
+	GBS    = 4
+	Steps  = 8
+	Warmup = 3
+	Seed   = 1234
+)
+
+// Request is the conformance request of framework on platform for model: one process, MBS 1,
+// GBS 4 by gradient accumulation, fp32, the Steps-step schedule.
+func Request(platform, framework, model string) core.Request {
+	gpus := 1
+	host := hw.Host{Platform: platform, GPUs: []hw.GPU{{Index: 0}}}
+	if platform == hw.PlatformCPU {
+		gpus, host = 0, hw.Host{Platform: platform}
+	}
+	return core.Request{
+		Platform: platform, Framework: framework, Model: model, Host: host, GPUs: gpus,
+		Fair: core.Fair{Seed: Seed, MBS: 1, SL: SeqLen, GA: GBS, GBS: GBS, TP: 1, PP: 1, DP: 1,
+			TrainIters: Steps, WarmupSteps: Warmup, LR: 3e-4, MinLR: 3e-5, WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95,
+			Precision: core.FP32, ProfileStepStart: 1, ProfileStepEnd: 2, ProfileRanks: []int{0}},
+		DataPrefix: "/rival/data/corpus", DataCacheDir: "/rival/data/cache", TokenizerPath: "/rival/tokenizer",
+		OutputDir: "/rival/out/" + framework,
+	}
+}
+
+// WriteBatches writes the samples (each SeqLen + 1 tokens) as little-endian int64, in order.
+func WriteBatches(path string, samples [][]int32) error {
+	var b []byte
+	for i, s := range samples {
+		if len(s) != SeqLen+1 {
+			return fmt.Errorf("conformance: sample %d has %d tokens, want %d", i, len(s), SeqLen+1)
+		}
+		for _, t := range s {
+			b = binary.LittleEndian.AppendUint64(b, uint64(int64(t)))
+		}
+	}
+	return cache.WriteFileAtomic(path, b, 0o644)
+}
+
+// Step is one step of one framework as rival_conform.py reports it.
+type Step struct {
+	Framework string             `json:"framework"`
+	Step      int                `json:"step"`
+	Loss      float64            `json:"loss"`
+	GradNorm  float64            `json:"grad_norm"`
+	LR        float64            `json:"lr"`
+	Grads     map[string]float64 `json:"grads"`
+}
+
+// LinePrefix starts each step's line.
+const LinePrefix = "conform: "
+
+// ParseSteps reads the steps in a run's output lines, in order; a malformed line is an error
+// naming it.
+func ParseSteps(lines []string) ([]Step, error) {
+	var out []Step
+	for i, l := range lines {
+		j, ok := strings.CutPrefix(l, LinePrefix)
+		if !ok {
+			continue
+		}
+		var s Step
+		if err := json.Unmarshal([]byte(j), &s); err != nil {
+			return nil, fmt.Errorf("conformance: line %d: %w", i+1, err)
+		}
+		if s.Step != len(out)+1 {
+			return nil, fmt.Errorf("conformance: line %d: step %d follows step %d", i+1, s.Step, len(out))
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// Tolerance is the largest relative difference two frameworks' fp32 numbers may show at one step.
+// Summation order differs (fused QKV, GEMM blocking, the norm's reduction), so fp32 agrees to a few
+// units in the 6th digit at step 1; Adam's division by √v amplifies tiny gradients over steps.
+type Tolerance struct {
+	Loss, GradNorm, LR, Grad float64
+}
+
+// DefaultTolerance holds for the conformance workload in fp32 on the CPU.
+var DefaultTolerance = Tolerance{Loss: 2e-6, GradNorm: 1e-5, LR: 1e-9, Grad: 1e-5}
+
+// Mismatch is one quantity at one step where two frameworks differ beyond the tolerance.
+type Mismatch struct {
+	Step     int
+	Quantity string // loss, grad_norm, lr, or grad <canonical parameter>
+	A, B     float64
+	Rel      float64
+}
+
+func (m Mismatch) String() string {
+	return fmt.Sprintf("step %d, %s: %.9g vs %.9g (relative %.2g)", m.Step, m.Quantity, m.A, m.B, m.Rel)
+}
+
+func rel(a, b float64) float64 {
+	d := math.Abs(a - b)
+	if d == 0 {
+		return 0
+	}
+	return d / math.Max(math.Abs(a), math.Abs(b))
+}
+
+// Compare returns every quantity where b differs from a beyond tol, step by step (per-parameter
+// gradients in canonical-name order), and an error when the runs do not cover the same steps or
+// parameters.
+func Compare(a, b []Step, tol Tolerance) ([]Mismatch, error) {
+	if len(a) != len(b) {
+		return nil, fmt.Errorf("conformance: %d steps against %d", len(a), len(b))
+	}
+	var out []Mismatch
+	check := func(step int, q string, x, y, t float64) {
+		if r := rel(x, y); r > t || math.IsNaN(x) != math.IsNaN(y) {
+			out = append(out, Mismatch{Step: step, Quantity: q, A: x, B: y, Rel: r})
+		}
+	}
+	for i := range a {
+		sa, sb := a[i], b[i]
+		check(sa.Step, "loss", sa.Loss, sb.Loss, tol.Loss)
+		check(sa.Step, "grad_norm", sa.GradNorm, sb.GradNorm, tol.GradNorm)
+		check(sa.Step, "lr", sa.LR, sb.LR, tol.LR)
+		var names []string
+		for n := range sa.Grads {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		if len(sa.Grads) != len(sb.Grads) {
+			return out, fmt.Errorf("conformance: step %d: %d parameters against %d (%s)", sa.Step, len(sa.Grads), len(sb.Grads), diffNames(sa.Grads, sb.Grads))
+		}
+		for _, n := range names {
+			y, ok := sb.Grads[n]
+			if !ok {
+				return out, fmt.Errorf("conformance: step %d: parameter %s is missing on one side (%s)", sa.Step, n, diffNames(sa.Grads, sb.Grads))
+			}
+			check(sa.Step, "grad "+n, sa.Grads[n], y, tol.Grad)
+		}
+	}
+	return out, nil
+}
+
+func diffNames(a, b map[string]float64) string {
+	var only []string
+	for n := range a {
+		if _, ok := b[n]; !ok {
+			only = append(only, "-"+n)
+		}
+	}
+	for n := range b {
+		if _, ok := a[n]; !ok {
+			only = append(only, "+"+n)
+		}
+	}
+	sort.Strings(only)
+	return strings.Join(only, " ")
+}
+
+// Error is a failed conformance: the first mismatches of framework B against A.
+type Error struct {
+	A, B       string
+	Mismatches []Mismatch
+}
+
+func (e *Error) Error() string {
+	n := min(len(e.Mismatches), 5)
+	var parts []string
+	for _, m := range e.Mismatches[:n] {
+		parts = append(parts, m.String())
+	}
+	more := ""
+	if len(e.Mismatches) > n {
+		more = fmt.Sprintf(" (and %d more)", len(e.Mismatches)-n)
+	}
+	return fmt.Sprintf("%s and %s compute different numbers: %s%s", e.A, e.B, strings.Join(parts, "; "), more)
+}
+
+// Check compares b's steps with a's and returns an *Error naming the first mismatches.
+func Check(nameA string, a []Step, nameB string, b []Step, tol Tolerance) error {
+	ms, err := Compare(a, b, tol)
+	if err != nil {
+		return fmt.Errorf("%s against %s: %w", nameB, nameA, err)
+	}
+	if len(ms) > 0 {
+		return &Error{A: nameA, B: nameB, Mismatches: ms}
+	}
+	return nil
+}

@@ -1,0 +1,394 @@
+"""Rival's numerical conformance: one framework's own model code, loss, optimizer and LR schedule
+take one initial checkpoint (Hugging Face layout, fp32 safetensors, written by Rival) and the same
+global batches (an int64 .npy of samples, seq_len + 1 tokens each, in Rival's order), and print,
+for every step, the loss, the gradient norm before clipping, the learning rate the step trained
+at, and each parameter's gradient norm under one canonical name:
+
+    conform: {"framework": ..., "step": n, "loss": ..., "grad_norm": ..., "lr": ..., "grads": {...}}
+
+Canonical names: embedding, output, final_norm, and layers.<i>.<part> with part one of q, k, v, o,
+gate, up, down, attn_norm, mlp_norm, q_bias, k_bias, v_bias. Everything runs on the CPU in fp32.
+
+    python3 rival_conform.py fsdp    CHECKPOINT BATCHES GBS STEPS -- TRAIN_PY_ARGV...
+    python3 rival_conform.py titan   CHECKPOINT BATCHES GBS STEPS TORCHTITAN_TREE EXTENSION_DIR JOB_TOML
+    python3 rival_conform.py megatron CHECKPOINT BATCHES GBS STEPS MEGATRON_TREE PREFLIGHT_DIR -- MEGATRON_ARGV...
+
+Where a framework's code asks for CUDA for something that does not change the numbers, the script
+stands in for that piece only (each stand-in is named where it is made, and in docs/frameworks.md).
+"""
+import contextlib
+import json
+import math
+import os
+import re
+import struct
+import sys
+
+import numpy as np
+import torch
+
+torch.use_deterministic_algorithms(True)
+torch.set_num_threads(max(1, int(os.environ.get("RIVAL_CONFORM_THREADS", "1"))))
+
+_DTYPES = {"F32": torch.float32, "F64": torch.float64, "BF16": torch.bfloat16, "F16": torch.float16, "I64": torch.int64}
+
+
+def read_safetensors(path):
+    """The tensors of a .safetensors file (8-byte little-endian header length, JSON header, data)."""
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+        data = f.read()
+    out = {}
+    for name, meta in header.items():
+        if name == "__metadata__":
+            continue
+        beg, end = meta["data_offsets"]
+        t = torch.frombuffer(bytearray(data[beg:end]), dtype=_DTYPES[meta["dtype"]])
+        out[name] = t.reshape(meta["shape"]).clone()
+    return out
+
+
+def read_checkpoint(directory):
+    with open(os.path.join(directory, "config.json")) as f:
+        config = json.load(f)
+    return config, read_safetensors(os.path.join(directory, "model.safetensors"))
+
+
+def read_batches(path, gbs, steps):
+    flat = np.fromfile(path, dtype="<i8")
+    if flat.size == 0 or flat.size % (gbs * steps):
+        sys.exit("rival_conform: %s holds %d tokens, not %d samples of equal length" % (path, flat.size, gbs * steps))
+    samples = torch.from_numpy(flat.reshape(gbs * steps, -1).copy()).long()
+    if samples.shape[0] < gbs * steps:
+        sys.exit("rival_conform: %s holds %d samples, %d steps of GBS %d need %d" % (path, samples.shape[0], steps, gbs, gbs * steps))
+    return [samples[i * gbs:(i + 1) * gbs] for i in range(steps)]
+
+
+def emit(framework, step, loss, grad_norm, lr, grads):
+    print("conform: " + json.dumps({"framework": framework, "step": step, "loss": float(loss), "grad_norm": float(grad_norm),
+                                    "lr": float(lr), "grads": {k: float(v) for k, v in sorted(grads.items())}}), flush=True)
+
+
+_HF = re.compile(r"model\.layers\.(\d+)\.(self_attn|mlp)?\.?(\w+)\.(weight|bias)$")
+_HF_PART = {"q_proj": "q", "k_proj": "k", "v_proj": "v", "o_proj": "o", "gate_proj": "gate", "up_proj": "up",
+            "down_proj": "down", "input_layernorm": "attn_norm", "post_attention_layernorm": "mlp_norm"}
+
+
+def canonical_hf(name):
+    """The canonical name of a Hugging Face Llama/Qwen2/Mistral parameter."""
+    fixed = {"model.embed_tokens.weight": "embedding", "lm_head.weight": "output", "model.norm.weight": "final_norm"}
+    if name in fixed:
+        return fixed[name]
+    m = _HF.match(name)
+    if not m or m.group(3) not in _HF_PART:
+        raise KeyError("rival_conform: no canonical name for %s" % name)
+    part = _HF_PART[m.group(3)]
+    return "layers.%s.%s%s" % (m.group(1), part, "_bias" if m.group(4) == "bias" else "")
+
+
+# ---- fsdp: Rival's trainer (train.py), its own model, loss, AdamW groups, schedule and clip ----
+
+def run_fsdp(ckpt, batches_path, gbs, steps, argv):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(argv[0])))
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("rival_fsdp_train", argv[0])
+    train = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(train)
+    args = train.parse_args(argv[1:])
+    train.import_torch(args)
+    args.precision = "fp32"
+    config, tensors = read_checkpoint(ckpt)
+    model, _ = train.build_model(torch, args, device="cpu")
+    sd = train.state_dict_from_hf(tensors, args)
+    missing, unexpected = model.load_state_dict(sd, strict=False)
+    missing = [k for k in missing if not k.endswith(("cos", "sin"))]
+    if missing or unexpected:
+        sys.exit("rival_conform fsdp: checkpoint does not fit the model: missing %s, unexpected %s" % (missing, unexpected))
+    names = train.hf_names(args)
+    opt, _ = train.adamw(torch, train.param_groups(list(model.named_parameters()), train.no_decay_names(model), args), args)
+    for step, batch in enumerate(read_batches(batches_path, gbs, steps), start=1):
+        lr = train.step_lr(args, step)
+        for g in opt.param_groups:
+            g["lr"] = lr
+        opt.zero_grad(set_to_none=True)
+        loss = train.next_token_loss(torch, model(batch[:, :-1]), batch, args.vocab)
+        loss.backward()
+        grads = {canonical_hf(names[n]): p.grad.norm() for n, p in model.named_parameters() if p.grad is not None}
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), train.CLIP_GRAD)
+        opt.step()
+        emit("fsdp", step, loss.item(), norm.item(), lr, grads)
+
+
+# ---- titan: TorchTitan's model with Rival's train spec, its HF adapter, loss, clip and schedulers ----
+
+def run_titan(ckpt, batches_path, gbs, steps, tree, ext_dir, job_toml):
+    sys.path.insert(0, tree)
+    sys.path.insert(0, ext_dir)
+    # The packages TorchTitan imports that a plain torch image lacks (tyro, torchdata, ...) are stood
+    # in as titan's preflight stands them in; none of them computes.
+    sys.path.insert(0, os.path.join(ext_dir, "preflight"))
+    import rival_titan_check
+    rival_titan_check.stand_in_missing()
+    from torchtitan.config import ConfigManager
+    job = ConfigManager().parse_args(["--job.config_file", job_toml])
+    import importlib
+    importlib.import_module(job.experimental.custom_import)
+    from torchtitan.protocols.train_spec import get_train_spec
+    from torchtitan.components.loss import cross_entropy_loss
+    from torchtitan.distributed import utils as dist_utils
+    spec = get_train_spec(job.model.name)
+    margs = spec.model_args[job.model.flavor]
+    margs.update_from_config(job)
+    model = spec.model_cls(margs)
+    model.init_weights()
+    _, tensors = read_checkpoint(ckpt)
+    adapter = spec.state_dict_adapter(margs, None)
+    sd = adapter.from_hf(tensors)
+    model.load_state_dict(sd, strict=True)
+    back = {}
+    for hf_name in tensors:  # TorchTitan's name of each HF parameter, by its own adapter
+        back.update({k: canonical_hf(hf_name) for k in adapter.from_hf({hf_name: tensors[hf_name]})})
+    opts = spec.build_optimizers_fn([model], job.optimizer, None)
+    scheds = spec.build_lr_schedulers_fn(opts, job.lr_scheduler, job.training.steps)
+    for step, batch in enumerate(read_batches(batches_path, gbs, steps), start=1):
+        lr = scheds.schedulers[0].get_last_lr()[0]  # what this step trains at, as train.py logs it
+        opts.zero_grad()
+        loss = cross_entropy_loss(model(batch[:, :-1]), batch[:, 1:])
+        loss.backward()
+        grads = {back[n]: p.grad.norm() for n, p in model.named_parameters() if p.grad is not None}
+        norm = dist_utils.clip_grad_norm_([p for p in model.parameters()], job.training.max_norm, foreach=True)
+        opts.step()
+        scheds.step()
+        emit("titan", step, loss.item(), norm.item(), lr, grads)
+
+
+# ---- megatron: Megatron Core's GPTModel from the launch's own arguments ----
+
+def qkv_split(t, heads, groups, head_dim):
+    """Megatron's fused QKV rows (per query group: its queries, one key, one value) as q, k, v."""
+    per = heads // groups
+    x = t.reshape(groups, (per + 2) * head_dim, *t.shape[1:])
+    q, k, v = torch.split(x, [per * head_dim, head_dim, head_dim], dim=1)
+    return (q.reshape(heads * head_dim, *t.shape[1:]), k.reshape(groups * head_dim, *t.shape[1:]),
+            v.reshape(groups * head_dim, *t.shape[1:]))
+
+
+def qkv_fuse(q, k, v, heads, groups, head_dim):
+    per = heads // groups
+    rest = q.shape[1:]
+    return torch.cat([q.reshape(groups, per * head_dim, *rest), k.reshape(groups, head_dim, *rest),
+                      v.reshape(groups, head_dim, *rest)], dim=1).reshape(-1, *rest)
+
+
+def megatron_state_dict(tensors, layers, heads, groups, head_dim):
+    """Rival's mapping of Hugging Face names onto Megatron Core's local-spec GPTModel (the fused QKV
+    by query group, gate and up stacked into linear_fc1 as SwiGLU chunks them)."""
+    sd = {"embedding.word_embeddings.weight": tensors["model.embed_tokens.weight"],
+          "decoder.final_layernorm.weight": tensors["model.norm.weight"],
+          "output_layer.weight": tensors["lm_head.weight"]}
+    for i in range(layers):
+        h, d = "model.layers.%d." % i, "decoder.layers.%d." % i
+        sd[d + "input_layernorm.weight"] = tensors[h + "input_layernorm.weight"]
+        sd[d + "pre_mlp_layernorm.weight"] = tensors[h + "post_attention_layernorm.weight"]
+        sd[d + "self_attention.linear_qkv.weight"] = qkv_fuse(*(tensors[h + "self_attn.%s_proj.weight" % x] for x in "qkv"), heads, groups, head_dim)
+        if h + "self_attn.q_proj.bias" in tensors:
+            sd[d + "self_attention.linear_qkv.bias"] = qkv_fuse(*(tensors[h + "self_attn.%s_proj.bias" % x] for x in "qkv"), heads, groups, head_dim)
+        sd[d + "self_attention.linear_proj.weight"] = tensors[h + "self_attn.o_proj.weight"]
+        sd[d + "mlp.linear_fc1.weight"] = torch.cat([tensors[h + "mlp.gate_proj.weight"], tensors[h + "mlp.up_proj.weight"]])
+        sd[d + "mlp.linear_fc2.weight"] = tensors[h + "mlp.down_proj.weight"]
+    return sd
+
+
+def megatron_grads(model, heads, groups, head_dim):
+    out = {}
+    for n, p in model.named_parameters():
+        if p.grad is None:
+            continue
+        g = p.grad
+        m = re.match(r"decoder\.layers\.(\d+)\.(.+)$", n)
+        if not m:
+            out[{"embedding.word_embeddings.weight": "embedding", "decoder.final_layernorm.weight": "final_norm",
+                 "output_layer.weight": "output"}[n]] = g.norm()
+            continue
+        pre, rest = "layers.%s." % m.group(1), m.group(2)
+        if rest.startswith("self_attention.linear_qkv."):
+            suffix = "_bias" if rest.endswith("bias") else ""
+            for part, t in zip("qkv", qkv_split(g, heads, groups, head_dim)):
+                out[pre + part + suffix] = t.norm()
+        elif rest == "mlp.linear_fc1.weight":
+            gate, up = torch.chunk(g, 2, dim=0)
+            out[pre + "gate"], out[pre + "up"] = gate.norm(), up.norm()
+        else:
+            out[pre + {"input_layernorm.weight": "attn_norm", "pre_mlp_layernorm.weight": "mlp_norm",
+                       "self_attention.linear_proj.weight": "o", "mlp.linear_fc2.weight": "down"}[rest]] = g.norm()
+    return out
+
+
+class _CPUScratch:
+    """torch, except that the scratch buffers clip_grads.py and its local multi-tensor fallbacks
+    (megatron/core/utils.py) make on device "cuda" (an overflow flag, the norm) are made on the CPU."""
+
+    def __getattr__(self, name):
+        return getattr(torch, name)
+
+    @staticmethod
+    def _cpu(kw):
+        if kw.get("device") == "cuda":
+            kw["device"] = "cpu"
+        return kw
+
+    def zeros(self, *a, **kw):
+        return torch.zeros(*a, **self._cpu(kw))
+
+    def tensor(self, *a, **kw):
+        return torch.tensor(*a, **self._cpu(kw))
+
+
+def megatron_stand_ins():
+    """What Megatron Core asks of CUDA that does not change the numbers on the CPU: the device it
+    moves the rotary frequencies to, the dropout RNG tracker's fork (every dropout is 0), and the
+    device of clip_grads.py's scratch buffers."""
+    torch.cuda.current_device = lambda: "cpu"
+    from megatron.core.tensor_parallel import random as mrandom
+    mrandom.get_cuda_rng_tracker().fork = lambda *a, **k: contextlib.nullcontext()
+    from megatron.core import utils as mutils
+    from megatron.core.optimizer import clip_grads
+    clip_grads.torch = mutils.torch = _CPUScratch()
+
+
+def run_megatron(ckpt, batches_path, gbs, steps, tree, preflight_dir, argv):
+    import argparse
+    import io
+    import tempfile
+    sys.path.insert(0, tree)
+    import torch.distributed as dist
+    dist.init_process_group("gloo", init_method="file://" + tempfile.mktemp(prefix="rival-conform-pg-"), rank=0, world_size=1)
+    # megatron.training's __init__ imports the whole training stack; only its arguments module is
+    # needed, loaded as mega's preflight loads it (the package's other names stood in, torch real).
+    sys.path.insert(0, preflight_dir)
+    import pystubs
+    pystubs.skip_package_init("megatron.training", os.path.join(tree, "megatron", "training"))
+    from megatron.training import arguments
+    parser = argparse.ArgumentParser(allow_abbrev=False)
+    arguments.add_megatron_arguments(parser)
+    args = parser.parse_args(argv)
+    args.rank, args.world_size = 0, 1
+    with contextlib.redirect_stdout(io.StringIO()):
+        arguments.validate_args(args, {})
+    # Conformance runs in fp32 on the CPU: Megatron's own switches for both.
+    args.bf16 = args.fp16 = False
+    args.params_dtype = torch.float32
+    args.use_cpu_initialization = True
+    args.transformer_impl = "local"
+    # The fused kernels are CUDA's; each computes what its unfused path computes.
+    for fusion in ("bias_swiglu_fusion", "masked_softmax_fusion", "bias_dropout_fusion", "apply_rope_fusion",
+                   "gradient_accumulation_fusion", "cross_entropy_loss_fusion"):
+        if hasattr(args, fusion):
+            setattr(args, fusion, False)
+    args.no_persist_layer_norm = True
+    cfg = arguments.core_transformer_config_from_args(args)
+    from megatron.core import parallel_state
+    parallel_state.initialize_model_parallel(1, 1)
+    megatron_stand_ins()
+    from megatron.core.models.gpt.gpt_model import GPTModel
+    from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
+    _, tensors = read_checkpoint(ckpt)
+    vocab = tensors["model.embed_tokens.weight"].shape[0]
+    # gpt_builders.py's GPTModel arguments, from the same args.
+    model = GPTModel(config=cfg, transformer_layer_spec=get_gpt_layer_local_spec(normalization=args.normalization, qk_layernorm=args.qk_layernorm),
+                     vocab_size=vocab, max_sequence_length=args.max_position_embeddings,
+                     pre_process=True, post_process=True, fp16_lm_cross_entropy=args.fp16_lm_cross_entropy,
+                     parallel_output=True, share_embeddings_and_output_weights=not args.untie_embeddings_and_output_weights,
+                     position_embedding_type=args.position_embedding_type, rotary_percent=args.rotary_percent,
+                     rotary_base=args.rotary_base, rope_scaling=args.use_rope_scaling,
+                     rope_scaling_factor=args.rope_scaling_factor)
+    heads, groups = cfg.num_attention_heads, cfg.num_query_groups or cfg.num_attention_heads
+    head_dim = cfg.kv_channels
+    model.load_state_dict(megatron_state_dict(tensors, cfg.num_layers, heads, groups, head_dim), strict=False)
+    missing = [n for n, _ in model.named_parameters() if n not in megatron_state_dict(tensors, cfg.num_layers, heads, groups, head_dim)]
+    if missing:
+        sys.exit("rival_conform megatron: the checkpoint does not fill %s" % missing)
+    from megatron.core.optimizer import _get_param_groups
+    from megatron.core.optimizer.clip_grads import get_grad_norm_fp32, clip_grad_by_total_norm_fp32
+    from megatron.core.optimizer_param_scheduler import OptimizerParamScheduler
+    for p in model.parameters():
+        # What Megatron's DDP wrapper marks: no parameter is shared or tensor-parallel duplicated here.
+        p.shared = getattr(p, "shared", False)
+    groups_ = megatron_param_groups(_get_param_groups, model, args)
+    opt = torch.optim.AdamW(groups_, lr=args.lr, weight_decay=args.weight_decay, betas=(args.adam_beta1, args.adam_beta2), eps=args.adam_eps)
+    # training.py's get_optimizer_param_scheduler: steps counted in samples when train_iters is set.
+    sched = OptimizerParamScheduler(opt, init_lr=args.lr_warmup_init, max_lr=args.lr, min_lr=args.min_lr,
+                                    lr_warmup_steps=args.lr_warmup_iters * args.global_batch_size,
+                                    lr_decay_steps=args.lr_decay_iters * args.global_batch_size,
+                                    lr_decay_style=args.lr_decay_style, start_wd=args.start_weight_decay,
+                                    end_wd=args.end_weight_decay, wd_incr_steps=args.train_iters * args.global_batch_size,
+                                    wd_incr_style=args.weight_decay_incr_style)
+    for step, batch in enumerate(read_batches(batches_path, gbs, steps), start=1):
+        lr = opt.param_groups[0]["lr"]
+        opt.zero_grad(set_to_none=True)
+        tokens, labels = batch[:, :-1], batch[:, 1:]
+        s = tokens.shape[1]
+        pos = torch.arange(s).unsqueeze(0).expand_as(tokens)
+        # Stand-in: Megatron's default causal mask is built on "cuda"; the same mask, on the CPU.
+        mask = torch.triu(torch.ones(s, s), diagonal=1).bool()[None, None]
+        per_token = model(tokens, pos, mask, labels=labels)
+        loss = per_token.float().sum() / per_token.numel()  # pretrain_gpt's loss_func, every token counted
+        loss.backward()
+        grads = megatron_grads(model, heads, groups, head_dim)
+        params = [p for p in model.parameters() if p.grad is not None]
+        norm = get_grad_norm_fp32([p.grad for p in params])
+        for p in params:
+            # clip_grads.py asserts CUDA gradients on its plain path; its decoupled-gradient path takes
+            # the same tensors (the same objects: scaling them scales p.grad).
+            p.decoupled_grad = p.grad
+        clip_grad_by_total_norm_fp32(params, args.clip_grad, norm, use_decoupled_grad=True)
+        opt.step()
+        sched.step(increment=args.global_batch_size)
+        emit("megatron", step, loss.item(), norm, lr, grads)
+
+
+def megatron_param_groups(get_groups, model, args):
+    """Megatron's own grouping (its no-decay rule and lr settings) as torch optimizer groups."""
+    import inspect
+    params = inspect.signature(get_groups).parameters
+    kw = {}
+    if "no_weight_decay_cond" in params:
+        kw["no_weight_decay_cond"] = None
+    if "scale_lr_cond" in params:
+        kw["scale_lr_cond"] = None
+    if "lr_mult" in params:
+        kw["lr_mult"] = 1.0
+    for k, v in (("lr", args.lr), ("min_lr", args.min_lr), ("decoupled_lr", None), ("decoupled_min_lr", None),
+                 ("default_skip_embedding_weight_decay", False)):
+        if k in params:
+            kw[k] = v
+    if "config" in params:
+        from megatron.core.optimizer import OptimizerConfig
+        kw["config"] = OptimizerConfig(lr=args.lr, min_lr=args.min_lr, weight_decay=args.weight_decay,
+                                       adam_beta1=args.adam_beta1, adam_beta2=args.adam_beta2, adam_eps=args.adam_eps)
+    if "config_overrides" in params:
+        from megatron.core.optimizer import get_standard_config_overrides
+        kw["config_overrides"] = get_standard_config_overrides(kw["config"])
+    # The groups keep Megatron's keys (wd_mult, lr_mult, max_lr, ...): OptimizerParamScheduler sets
+    # each group's rate and decay from them at every step.
+    return [dict(g, params=list(g["params"]), weight_decay=args.weight_decay * g.get("wd_mult", 1.0))
+            for g in get_groups([model], **kw)]
+
+
+def main(argv):
+    if len(argv) < 6:
+        sys.exit(__doc__)
+    kind, ckpt, batches, gbs, steps = argv[1], argv[2], argv[3], int(argv[4]), int(argv[5])
+    if kind == "fsdp" and argv[6] == "--":
+        run_fsdp(ckpt, batches, gbs, steps, argv[7:])
+    elif kind == "titan" and len(argv) == 9:
+        run_titan(ckpt, batches, gbs, steps, argv[6], argv[7], argv[8])
+    elif kind == "megatron" and len(argv) > 9 and argv[8] == "--":
+        run_megatron(ckpt, batches, gbs, steps, argv[6], argv[7], argv[9:])
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
