@@ -30,11 +30,14 @@ func (r *Report) Console(w io.Writer) {
 		for _, lp := range m.FrameworkParity {
 			line := "the loss curves share no step"
 			if lp.Compared() {
-				v := stepVerdict(lp.StepWise)
-				if lp.StepWise.Parted {
-					v = fmt.Sprintf("PARTED at step %d", lp.StepWise.PartedAt)
+				v, bad := frameworkVerdict(lp)
+				if bad {
+					v = strings.ToUpper(v[:1]) + v[1:]
+					if lp.StepWise.Parted {
+						v = fmt.Sprintf("PARTED at step %d", lp.StepWise.PartedAt)
+					}
 				}
-				line = v + ": " + stepFigures(lp.StepWise)
+				line = v + ": " + frameworkFigures(lp)
 			}
 			fmt.Fprintf(w, "  loss step by step, %s vs %s (%s, same batches): %s\n", m.DisplayName(lp.A), m.DisplayName(lp.B), frameworkKind(lp.A, lp.B), line)
 		}

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -130,8 +131,34 @@ func stepFigures(sp *StepParity) string {
 		rule = fmt.Sprintf("every step from %d on differs by more than %s", sp.PartedAt, tol)
 	}
 	l := sp.Largest
+	if math.IsInf(l.Rel, 1) {
+		return fmt.Sprintf("%s; at step %d only one run has a finite loss, over %s, warm-up included",
+			rule, l.Step, english.Plural(len(sp.Diffs), "step"))
+	}
 	return fmt.Sprintf("%s; largest difference %s%% (%s in loss) at step %d, over %s, warm-up included",
 		rule, num(100*l.Rel, 2), strconv.FormatFloat(l.Abs, 'g', 3, 64), l.Step, english.Plural(len(sp.Diffs), "step"))
+}
+
+// frameworkVerdict is a framework pair's verdict: parted at a step, its tail means diverged, or in
+// parity; bad is true for the first two.
+func frameworkVerdict(lp LossParity) (verdict string, bad bool) {
+	switch {
+	case lp.StepWise.Parted:
+		return stepVerdict(lp.StepWise), true
+	case lp.Diverged:
+		return fmt.Sprintf("diverged (tail-mean gap %s%% > %s%%)", num(100*lp.TailGap, 2), num(100*LossDivergenceThreshold, 0)), true
+	}
+	return "in parity", false
+}
+
+// frameworkFigures is what a framework pair's verdict rests on: the step-by-step rule and the
+// tail means.
+func frameworkFigures(lp LossParity) string {
+	s := stepFigures(lp.StepWise)
+	if lp.Available {
+		s += fmt.Sprintf("; tail-mean gap %s%% over the last %s", num(100*lp.TailGap, 2), english.Plural(lp.TailSteps, "step"))
+	}
+	return s
 }
 
 // stepCell is a step-by-step comparison in one phrase.

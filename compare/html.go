@@ -238,11 +238,12 @@ func parityRow(m *ModelSection, lp LossParity, kind string) string {
 		if !lp.Compared() {
 			return fmt.Sprintf("<tr><td>%s</td><td>%s</td><td colspan=\"5\">the loss curves share no step</td></tr>\n", names, e(kind))
 		}
-		verdict := "<span class=\"ok\">in parity</span>"
-		if lp.StepWise.Parted {
-			verdict = "<span class=\"bad\">" + e(stepVerdict(lp.StepWise)) + "</span>"
+		v, bad := frameworkVerdict(lp)
+		verdict := "<span class=\"ok\">" + e(v) + "</span>"
+		if bad {
+			verdict = "<span class=\"bad\">" + e(v) + "</span>"
 		}
-		return fmt.Sprintf("<tr><td>%s</td><td>%s</td><td colspan=\"3\">compared step by step, warm-up included</td><td>%s</td><td>%s</td></tr>\n", names, e(kind), e(stepFigures(lp.StepWise)), verdict)
+		return fmt.Sprintf("<tr><td>%s</td><td>%s</td><td colspan=\"3\">compared step by step, warm-up included</td><td>%s</td><td>%s</td></tr>\n", names, e(kind), e(frameworkFigures(lp)), verdict)
 	}
 	if !lp.Available {
 		return fmt.Sprintf("<tr><td>%s</td><td>%s</td><td colspan=\"5\">the loss curves share no step after warm-up</td></tr>\n", names, e(kind))

@@ -557,11 +557,11 @@ func writeParity(m md, s *ModelSection) {
 		case lp.Frameworks && !lp.Compared():
 			m.p("- %s vs %s%s: the loss curves share no step.\n", a, b, kind)
 		case lp.Frameworks:
-			verdict := stepVerdict(lp.StepWise)
-			if lp.StepWise.Parted {
+			verdict, bad := frameworkVerdict(lp)
+			if bad {
 				verdict = "**" + verdict + "**"
 			}
-			m.p("- %s vs %s%s: %s: %s.\n", a, b, kind, verdict, stepFigures(lp.StepWise))
+			m.p("- %s vs %s%s: %s: %s.\n", a, b, kind, verdict, frameworkFigures(lp))
 		case !lp.Available:
 			m.p("- %s vs %s%s: the loss curves share no step after warm-up.\n", a, b, kind)
 		default:

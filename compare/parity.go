@@ -138,42 +138,98 @@ func sampleDigest(r *result.Result) string {
 	return r.SampleOrder.BLAKE3
 }
 
-// stepParity compares ra and rb at every common step, warm-up included, when
-// both recorded the same sample-order digest; nil otherwise. The curves part
-// at the first step from which every later step differs by more than
-// StepLossTolerance: a step that comes back within it is noise.
+// stepParity compares ra and rb at every step either records, warm-up included, when both
+// recorded the same sample-order digest; nil otherwise. A step one run records with a finite loss and
+// the other does not (a NaN, or a run that stopped early) counts as infinitely apart. The curves part
+// at the first step from which every later step differs by more than StepLossTolerance, when that
+// stretch lasts at least StepPartMinSteps steps (all of them on a shorter curve): a step that comes
+// back within it, or one noisy last step, is noise.
 func stepParity(ra, rb *result.Result) *StepParity {
 	d := sampleDigest(ra)
 	if d == "" || d != sampleDigest(rb) {
 		return nil
 	}
-	la, lb := lossByStep(ra), lossByStep(rb)
+	la, lb := rawLossByStep(ra), rawLossByStep(rb)
+	seen := map[int]bool{}
+	for st := range la {
+		seen[st] = true
+	}
+	for st := range lb {
+		seen[st] = true
+	}
+	var steps []int
+	for st := range seen {
+		steps = append(steps, st)
+	}
+	sort.Ints(steps)
 	sp := &StepParity{Digest: d}
-	for _, st := range commonSteps(la, lb) {
-		x, y := la[st], lb[st]
-		sd := StepDiff{Step: st, A: x, B: y, Abs: math.Abs(x - y)}
-		if den := (math.Abs(x) + math.Abs(y)) / 2; den > 0 {
-			sd.Rel = sd.Abs / den
+	from := 0 // the first step of the current stretch above tolerance; 0: none
+	for _, st := range steps {
+		x, okx := la[st]
+		y, oky := lb[st]
+		okx, oky = okx && finite(x), oky && finite(y)
+		if !okx && !oky {
+			continue // neither run has a loss here: nothing to compare
+		}
+		sd := StepDiff{Step: st, A: x, B: y}
+		switch {
+		case okx && oky:
+			sd.Abs = math.Abs(x - y)
+			if den := (math.Abs(x) + math.Abs(y)) / 2; den > 0 {
+				sd.Rel = sd.Abs / den
+			}
+		default:
+			sd.Abs, sd.Rel = math.Inf(1), math.Inf(1)
+			if !okx {
+				sd.A = math.NaN()
+			} else {
+				sd.B = math.NaN()
+			}
 		}
 		if len(sp.Diffs) == 0 || sd.Rel > sp.Largest.Rel {
 			sp.Largest = sd
 		}
-		switch {
-		case sd.Rel <= StepLossTolerance:
-			sp.Parted, sp.PartedAt = false, 0
-		case !sp.Parted:
-			sp.Parted, sp.PartedAt = true, st
+		if sd.Rel <= StepLossTolerance {
+			from = 0
+		} else if from == 0 {
+			from = st
 		}
 		sp.Diffs = append(sp.Diffs, sd)
 	}
+	if from != 0 {
+		stretch := 0
+		for _, sd := range sp.Diffs {
+			if sd.Step >= from {
+				stretch++
+			}
+		}
+		if stretch >= min(StepPartMinSteps, len(sp.Diffs)) {
+			sp.Parted, sp.PartedAt = true, from
+		}
+	}
 	return sp
+}
+
+// rawLossByStep is every step r records with its loss, NaN where the loss is null or not finite.
+func rawLossByStep(r *result.Result) map[int]float64 {
+	m := map[int]float64{}
+	for i, st := range r.StepNumbers {
+		v := math.NaN()
+		if i < len(r.LossValues) && r.LossValues[i] != nil {
+			v = *r.LossValues[i]
+		}
+		m[st] = v
+	}
+	return m
 }
 
 // InParity is the pair's verdict: a framework pair's curves never part step
 // by step; any other pair's tail means do not diverge.
 func (lp LossParity) InParity() bool {
 	if lp.Frameworks {
-		return lp.StepWise != nil && !lp.StepWise.Parted
+		// Step by step the curves must not part, and a steady offset below the per-step allowance
+		// must not add up to a tail-mean gap above LossDivergenceThreshold either.
+		return lp.StepWise != nil && !lp.StepWise.Parted && !lp.Diverged
 	}
 	return !lp.Diverged
 }

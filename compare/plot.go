@@ -368,7 +368,7 @@ func lossTitle(models ...*ModelSection) string {
 			switch {
 			case lp.InParity():
 				inParity++
-			case lp.Frameworks:
+			case lp.Frameworks && lp.StepWise.Parted:
 				parted = append(parted, fmt.Sprintf("%s vs %s at step %d", lp.A.Label, lp.B.Label, lp.StepWise.PartedAt))
 			default:
 				diverged = append(diverged, fmt.Sprintf("%s vs %s %.1f%%", lp.A.Label, lp.B.Label, 100*lp.TailGap))

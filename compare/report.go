@@ -184,16 +184,16 @@ type LossParity struct {
 	StepWise *StepParity
 }
 
-// StepParity compares two loss curves at every common step, warm-up included: runs
-// that recorded the same sample-order digest read the same batches from step 1, so
-// their losses should agree at every step, not only on average.
+// StepParity compares two loss curves at every step either records, warm-up
+// included: runs that recorded the same sample-order digest read the same batches
+// from step 1, so their curves can be compared step by step, not only on average.
 type StepParity struct {
 	Digest string     // sample_order.blake3, the same on both runs
 	Diffs  []StepDiff // every common step, in order
 	// Largest is the step of the largest relative difference (the first on a tie).
 	Largest StepDiff
 	// Parted is true when the relative difference stays above StepLossTolerance
-	// from step PartedAt to the last common step: the curves part there.
+	// from step PartedAt to the end, for at least StepPartMinSteps steps.
 	Parted   bool
 	PartedAt int
 }

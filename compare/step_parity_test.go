@@ -2,6 +2,7 @@ package compare
 
 import (
 	"html"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,6 +27,7 @@ func TestStepParityBetweenFrameworks(t *testing.T) {
 		rel         []float64
 		parted      bool
 		partedAt    int
+		diverged    bool // the tail means differ by more than LossDivergenceThreshold
 		largestStep int
 		largestAbs  float64
 		verdict     string // report.md's verdict for a compared pair
@@ -36,13 +38,27 @@ func TestStepParityBetweenFrameworks(t *testing.T) {
 			// 0.6 apart at step 3 (9.0 vs 9.6) comes back; 0.5 apart from step 7 (7.0 vs 7.5) to the end.
 			set:    "parted",
 			rel:    []float64{0, 0, 0.6 / 9.3, 0, 0, 0, 0.5 / 7.25, 0.5 / 6.75, 0.5 / 6.25, 0.5 / 5.75, 0.5 / 5.25, 0.5 / 4.75},
-			parted: true, partedAt: 7, largestStep: 12, largestAbs: 0.5, verdict: "**parted at step 7**",
+			parted: true, partedAt: 7, diverged: true, largestStep: 12, largestAbs: 0.5, verdict: "**parted at step 7**",
 		},
 		{
-			// 1.0 apart at step 5 (8.0 vs 9.0) only; 0.1 apart at the last step (4.5 vs 4.6) is within 5 %.
+			// 1.0 apart at step 5 (8.0 vs 9.0) only; 0.05 apart at the last step (4.5 vs 4.55) is within 2 %.
 			set:         "noisy-step",
-			rel:         []float64{0, 0, 0, 0, 1.0 / 8.5, 0, 0, 0, 0, 0, 0, 0.1 / 4.55},
+			rel:         []float64{0, 0, 0, 0, 1.0 / 8.5, 0, 0, 0, 0, 0, 0, 0.05 / 4.525},
 			largestStep: 5, largestAbs: 1.0, verdict: "in parity",
+		},
+		{
+			// 0.2 above at every step: 0.2/4.6 = 4.35 % at step 12 stays under 5 % (never parted), but the
+			// tail mean (the last step of 12) is 4.35 % apart, above 2 %.
+			set: "offset",
+			rel: []float64{0.2 / 10.1, 0.2 / 9.6, 0.2 / 9.1, 0.2 / 8.6, 0.2 / 8.1, 0.2 / 7.6, 0.2 / 7.1, 0.2 / 6.6, 0.2 / 6.1,
+				0.2 / 5.6, 0.2 / 5.1, 0.2 / 4.6},
+			diverged: true, largestStep: 12, largestAbs: 0.2, verdict: "**diverged (tail-mean gap 4.35% > 2%)**",
+		},
+		{
+			// Primus stops after step 8: from step 9 only one run has a loss, four steps to the end.
+			set:    "stops-early",
+			rel:    []float64{0, 0, 0, 0, 0, 0, 0, 0, math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1)},
+			parted: true, partedAt: 9, largestStep: 9, largestAbs: math.Inf(1), verdict: "**parted at step 9**",
 		},
 		{set: "other-order", skipped: "sample orders differ (digest bbbbbbbbbbb… vs aaaaaaaaaaa…): they did not read the same batches"},
 		{set: "no-order", skipped: "MI300X Primus records no sample order, so the steps need not hold the same batches"},
@@ -76,23 +92,38 @@ func TestStepParityBetweenFrameworks(t *testing.T) {
 			require.Len(t, sp.Diffs, len(tc.rel), "every common step, warm-up included")
 			for i, d := range sp.Diffs {
 				assert.Equal(t, i+1, d.Step)
-				assert.InDelta(t, tc.rel[i], d.Rel, 1e-12, "step %d", d.Step)
+				if math.IsInf(tc.rel[i], 1) {
+					assert.True(t, math.IsInf(d.Rel, 1), "step %d: one run has no loss", d.Step)
+				} else {
+					assert.InDelta(t, tc.rel[i], d.Rel, 1e-12, "step %d", d.Step)
+				}
 			}
 			assert.Equal(t, tc.parted, sp.Parted)
 			assert.Equal(t, tc.partedAt, sp.PartedAt)
-			assert.Equal(t, !tc.parted, lp.InParity())
+			assert.Equal(t, tc.diverged, lp.Diverged)
+			assert.Equal(t, !tc.parted && !tc.diverged, lp.InParity())
 			assert.Equal(t, tc.largestStep, sp.Largest.Step)
-			assert.InDelta(t, tc.largestAbs, sp.Largest.Abs, 1e-12)
-			assert.InDelta(t, tc.rel[tc.largestStep-1], sp.Largest.Rel, 1e-12)
+			if !math.IsInf(tc.largestAbs, 1) {
+				assert.InDelta(t, tc.largestAbs, sp.Largest.Abs, 1e-12)
+				assert.InDelta(t, tc.rel[tc.largestStep-1], sp.Largest.Rel, 1e-12)
+			}
 			assert.Contains(t, m.ParityPairs(), lp, "the figure, report.md and report.html speak of the same pairs")
 
 			inMD(t, md, true, "- "+mdEscape(names)+" (frameworks differ, same batches): "+tc.verdict+": ")
-			if tc.parted {
+			switch {
+			case tc.set == "stops-early":
+				assert.Contains(t, console, "(frameworks differ, same batches): PARTED at step 9: every step from 9 on")
+				inMD(t, md, true, "at step 9 only one run has a finite loss, over 12 steps, warm-up included")
+			case tc.parted:
 				assert.Contains(t, page, `<span class="bad">parted at step 7</span>`)
 				assert.Contains(t, console, "(frameworks differ, same batches): PARTED at step 7: every step from 7 on")
 				assert.Contains(t, svg, "PARTED (frameworks, step by step on the same batches): "+names+" at step 7")
 				inMD(t, md, true, "every step from 7 on differs by more than 5%; largest difference 10.53% (0.5 in loss) at step 12, over 12 steps, warm-up included")
-			} else {
+			case tc.diverged:
+				assert.Contains(t, page, `<span class="bad">diverged (tail-mean gap 4.35% > 2%)</span>`)
+				assert.Contains(t, console, "(frameworks differ, same batches): Diverged (tail-mean gap 4.35% > 2%): no step from which")
+				inMD(t, md, true, "tail-mean gap 4.35% over the last 1 step")
+			default:
 				assert.Contains(t, page, `<span class="ok">in parity</span>`)
 				assert.Contains(t, console, "(frameworks differ, same batches): in parity: no step from which")
 				assert.Contains(t, svg, "1 of 1 pair in parity")

@@ -21,6 +21,10 @@ const (
 	// and stays is caught at the step it does. It is above
 	// LossDivergenceThreshold because one step is noisier than a mean.
 	StepLossTolerance = 0.05
+	// StepPartMinSteps is how many steps at the end of a curve must all stay
+	// above StepLossTolerance for the curves to count as parted: one noisy
+	// last step or two is not a parting.
+	StepPartMinSteps = 3
 	// MaxGroupsPlotted caps the bars per panel so the figure stays readable.
 	MaxGroupsPlotted = 12
 	// FixedWindowFirst and FixedWindowLast bound NVIDIA's fixed timing window

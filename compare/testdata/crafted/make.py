@@ -524,14 +524,21 @@ def step_run(platform, framework, loss, seed=1234, digest="a", tps=9000.0, gpus=
 STEP_A = [10.0 - 0.5 * i for i in range(12)]  # steps 1-12: 10.0, 9.5, ..., 4.5
 # Apart at step 3 only (0.6), then 0.5 apart from step 7 to the end.
 STEP_PARTED = [10.0, 9.5, 9.6, 8.5, 8.0, 7.5, 7.5, 7.0, 6.5, 6.0, 5.5, 5.0]
-# One step 1.0 apart (step 5), and 0.1 apart at the last step.
-STEP_NOISY = [10.0, 9.5, 9.0, 8.5, 9.0, 7.5, 7.0, 6.5, 6.0, 5.5, 5.0, 4.6]
+# One step 1.0 apart (step 5), and 0.05 apart at the last step.
+STEP_NOISY = [10.0, 9.5, 9.0, 8.5, 9.0, 7.5, 7.0, 6.5, 6.0, 5.5, 5.0, 4.55]
+# 0.2 above at every step: within 5 % at each, but the tail means differ by more than 2 %.
+STEP_OFFSET = [x + 0.2 for x in STEP_A]
 SETS["step-parity/identical"] = {"mega": step_run("amd", "megatron", STEP_A),
                                  "prim": step_run("amd", "primus", STEP_A, tps=9500.0)}
 SETS["step-parity/parted"] = {"mega": step_run("amd", "megatron", STEP_A),
                               "prim": step_run("amd", "primus", STEP_PARTED, tps=9500.0)}
 SETS["step-parity/noisy-step"] = {"mega": step_run("amd", "megatron", STEP_A),
                                   "prim": step_run("amd", "primus", STEP_NOISY, tps=9500.0)}
+SETS["step-parity/offset"] = {"mega": step_run("amd", "megatron", STEP_A),
+                              "prim": step_run("amd", "primus", STEP_OFFSET, tps=9500.0)}
+# Primus stops after step 8: steps 9-12 have one loss only.
+SETS["step-parity/stops-early"] = {"mega": step_run("amd", "megatron", STEP_A),
+                                   "prim": step_run("amd", "primus", STEP_A[:8], tps=9500.0)}
 SETS["step-parity/other-order"] = {"mega": step_run("amd", "megatron", STEP_A),
                                    "prim": step_run("amd", "primus", STEP_A, digest="b", tps=9500.0)}
 SETS["step-parity/no-order"] = {"mega": step_run("amd", "megatron", STEP_A),
