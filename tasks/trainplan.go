@@ -322,9 +322,6 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 			if rep.Ran != "" {
 				w.printf("  in the image: %s\n", rep.Ran)
 			}
-			if encoded && l.Preflight != nil && !rep.SamplesChecked() {
-				dataLine = "  data: " + in.TrainPrefix + " is encoded, but " + l.Framework + "'s preflight reported no sample digest: what it reads is checked by train"
-			}
 			w.printf("%s\n", dataLine)
 			if rep.Effective != nil {
 				w.printf("  effective configuration equals the workload, field by field (%d fields)\n", len(effective.Fields()))

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -92,7 +93,7 @@ func TestFrameworksComputeTheSameNumbers(t *testing.T) {
 		require.NoError(t, conformance.WriteCheckpoint(filepath.Join(host, fam.model, "checkpoint"), m, conformance.Seed))
 		bpath := path.Join(root, fam.model, "batches.i64")
 		require.NoError(t, conformance.WriteBatches(filepath.Join(host, fam.model, "batches.i64"), batches(t, fam.tok, m.Vocab)))
-		common := []string{"python3", path.Join(root, conformance.ScriptName), "", ckpt, bpath, fmt.Sprint(conformance.GBS), fmt.Sprint(conformance.Steps)}
+		common := []string{"python3", path.Join(root, conformance.ScriptName), "", ckpt, bpath, fmt.Sprint(conformance.GBS), fmt.Sprint(conformance.Steps), fmt.Sprint(conformance.SeqLen)}
 		with := func(kind string, rest ...string) []string {
 			a := append([]string(nil), common...)
 			a[2] = kind
@@ -123,6 +124,9 @@ func TestFrameworksComputeTheSameNumbers(t *testing.T) {
 			megaRun := runs[len(runs)-1]
 			runs = append(runs, run{name: fam.model + "/mega with --rotary-base 10000 appended",
 				argv: append(append([]string(nil), megaRun.argv...), "--rotary-base", "10000"), reference: fam.model + "/mega", firstStep: 1})
+			unscaled := slices.DeleteFunc(append([]string(nil), megaRun.argv...), func(a string) bool { return a == "--use-rope-scaling" })
+			require.Len(t, unscaled, len(megaRun.argv)-1, "mega's Llama launch scales its RoPE")
+			runs = append(runs, run{name: fam.model + "/mega without --use-rope-scaling", argv: unscaled, reference: fam.model + "/mega", firstStep: 1})
 			runs = append(runs, run{name: fam.model + "/fsdp with --beta2 0.999 appended",
 				argv: append(append([]string(nil), fsdpRun.argv...), "--beta2", "0.999"), reference: fam.model + "/fsdp", firstStep: 3})
 			script := strings.Replace(string(fsdp.Files["train.py"]), "inv = 1.0 / args.rope_theta ** (", "inv = 1.0 / 10000.0 ** (", 1)
@@ -153,8 +157,15 @@ func TestFrameworksComputeTheSameNumbers(t *testing.T) {
 		Cmd: []string{"bash", root + "/run.sh"}, Network: "none", Platform: container.PlatformCPU, Timeout: 40 * time.Minute,
 		Mounts: []container.Mount{{Source: trees.Dir, Target: upstream, ReadOnly: true}, {Source: host, Target: root}},
 	}
+	// Before the test's own deadline the container is stopped, not left running.
+	ctx := context.Background()
+	if d, ok := t.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d.Add(-20*time.Second))
+		defer cancel()
+	}
 	var lines []string
-	_, err := e.Run(context.Background(), spec, func(l string) { lines = append(lines, l) })
+	_, err := e.Run(ctx, spec, func(l string) { lines = append(lines, l) })
 	var exit *container.ExitError
 	if err != nil && !errors.As(err, &exit) {
 		require.NoError(t, err, strings.Join(lines, "\n"))

@@ -9,9 +9,12 @@ at, and each parameter's gradient norm under one canonical name:
 Canonical names: embedding, output, final_norm, and layers.<i>.<part> with part one of q, k, v, o,
 gate, up, down, attn_norm, mlp_norm, q_bias, k_bias, v_bias. Everything runs on the CPU in fp32.
 
-    python3 rival_conform.py fsdp    CHECKPOINT BATCHES GBS STEPS -- TRAIN_PY_ARGV...
-    python3 rival_conform.py titan   CHECKPOINT BATCHES GBS STEPS TORCHTITAN_TREE EXTENSION_DIR JOB_TOML
-    python3 rival_conform.py megatron CHECKPOINT BATCHES GBS STEPS MEGATRON_TREE PREFLIGHT_DIR -- MEGATRON_ARGV...
+    python3 rival_conform.py fsdp     CHECKPOINT BATCHES GBS STEPS SEQ_LEN -- TRAIN_PY_ARGV...
+    python3 rival_conform.py titan    CHECKPOINT BATCHES GBS STEPS SEQ_LEN TORCHTITAN_TREE EXTENSION_DIR JOB_TOML
+    python3 rival_conform.py megatron CHECKPOINT BATCHES GBS STEPS SEQ_LEN MEGATRON_TREE PREFLIGHT_DIR -- MEGATRON_ARGV...
+
+Each step feeds the whole global batch (GBS samples) as one micro-batch: the runners compare the
+model, loss, optimizer and schedule, not each framework's gradient accumulation or data loader.
 
 Where a framework's code asks for CUDA for something that does not change the numbers, the script
 stands in for that piece only (each stand-in is named where it is made, and in docs/frameworks.md).
@@ -55,13 +58,22 @@ def read_checkpoint(directory):
     return config, read_safetensors(os.path.join(directory, "model.safetensors"))
 
 
-def read_batches(path, gbs, steps):
+def all_used(ckpt, tensors, used, who):
+    """Every tensor of the checkpoint must reach the model: one left over is a parameter the
+    framework's model lacks (a bias it does not build, a layer too few)."""
+    left = sorted(set(tensors) - set(used))
+    if left:
+        sys.exit("rival_conform %s: %s/model.safetensors holds %s, which nothing in the model takes" % (who, ckpt, left))
+
+
+def read_batches(path, gbs, steps, seq_len):
+    """steps global batches of gbs samples, seq_len + 1 tokens each, from the front of the file."""
     flat = np.fromfile(path, dtype="<i8")
-    if flat.size == 0 or flat.size % (gbs * steps):
-        sys.exit("rival_conform: %s holds %d tokens, not %d samples of equal length" % (path, flat.size, gbs * steps))
-    samples = torch.from_numpy(flat.reshape(gbs * steps, -1).copy()).long()
-    if samples.shape[0] < gbs * steps:
-        sys.exit("rival_conform: %s holds %d samples, %d steps of GBS %d need %d" % (path, samples.shape[0], steps, gbs, gbs * steps))
+    need = gbs * steps * (seq_len + 1)
+    if flat.size % (seq_len + 1) or flat.size < need:
+        sys.exit("rival_conform: %s holds %d tokens: %d steps of %d samples of %d tokens need %d, in whole samples"
+                 % (path, flat.size, steps, gbs, seq_len + 1, need))
+    samples = torch.from_numpy(flat[:need].reshape(gbs * steps, seq_len + 1).copy()).long()
     return [samples[i * gbs:(i + 1) * gbs] for i in range(steps)]
 
 
@@ -89,7 +101,7 @@ def canonical_hf(name):
 
 # ---- fsdp: Rival's trainer (train.py), its own model, loss, AdamW groups, schedule and clip ----
 
-def run_fsdp(ckpt, batches_path, gbs, steps, argv):
+def run_fsdp(ckpt, batches_path, gbs, steps, seq_len, argv):
     sys.path.insert(0, os.path.dirname(os.path.abspath(argv[0])))
     import importlib.util
     spec = importlib.util.spec_from_file_location("rival_fsdp_train", argv[0])
@@ -101,13 +113,11 @@ def run_fsdp(ckpt, batches_path, gbs, steps, argv):
     config, tensors = read_checkpoint(ckpt)
     model, _ = train.build_model(torch, args, device="cpu")
     sd = train.state_dict_from_hf(tensors, args)
-    missing, unexpected = model.load_state_dict(sd, strict=False)
-    missing = [k for k in missing if not k.endswith(("cos", "sin"))]
-    if missing or unexpected:
-        sys.exit("rival_conform fsdp: checkpoint does not fit the model: missing %s, unexpected %s" % (missing, unexpected))
     names = train.hf_names(args)
+    all_used(ckpt, tensors, names.values(), "fsdp")
+    model.load_state_dict(sd, strict=True)
     opt, _ = train.adamw(torch, train.param_groups(list(model.named_parameters()), train.no_decay_names(model), args), args)
-    for step, batch in enumerate(read_batches(batches_path, gbs, steps), start=1):
+    for step, batch in enumerate(read_batches(batches_path, gbs, steps, seq_len), start=1):
         lr = train.step_lr(args, step)
         for g in opt.param_groups:
             g["lr"] = lr
@@ -122,7 +132,7 @@ def run_fsdp(ckpt, batches_path, gbs, steps, argv):
 
 # ---- titan: TorchTitan's model with Rival's train spec, its HF adapter, loss, clip and schedulers ----
 
-def run_titan(ckpt, batches_path, gbs, steps, tree, ext_dir, job_toml):
+def run_titan(ckpt, batches_path, gbs, steps, seq_len, tree, ext_dir, job_toml):
     sys.path.insert(0, tree)
     sys.path.insert(0, ext_dir)
     # The packages TorchTitan imports that a plain torch image lacks (tyro, torchdata, ...) are stood
@@ -144,14 +154,14 @@ def run_titan(ckpt, batches_path, gbs, steps, tree, ext_dir, job_toml):
     model.init_weights()
     _, tensors = read_checkpoint(ckpt)
     adapter = spec.state_dict_adapter(margs, None)
-    sd = adapter.from_hf(tensors)
+    sd = adapter.from_hf(tensors)  # TorchTitan's map raises on a name it does not know
     model.load_state_dict(sd, strict=True)
     back = {}
     for hf_name in tensors:  # TorchTitan's name of each HF parameter, by its own adapter
         back.update({k: canonical_hf(hf_name) for k in adapter.from_hf({hf_name: tensors[hf_name]})})
     opts = spec.build_optimizers_fn([model], job.optimizer, None)
     scheds = spec.build_lr_schedulers_fn(opts, job.lr_scheduler, job.training.steps)
-    for step, batch in enumerate(read_batches(batches_path, gbs, steps), start=1):
+    for step, batch in enumerate(read_batches(batches_path, gbs, steps, seq_len), start=1):
         lr = scheds.schedulers[0].get_last_lr()[0]  # what this step trains at, as train.py logs it
         opts.zero_grad()
         loss = cross_entropy_loss(model(batch[:, :-1]), batch[:, 1:])
@@ -181,23 +191,30 @@ def qkv_fuse(q, k, v, heads, groups, head_dim):
                       v.reshape(groups, head_dim, *rest)], dim=1).reshape(-1, *rest)
 
 
-def megatron_state_dict(tensors, layers, heads, groups, head_dim):
+def megatron_state_dict(src, layers, heads, groups, head_dim):
     """Rival's mapping of Hugging Face names onto Megatron Core's local-spec GPTModel (the fused QKV
-    by query group, gate and up stacked into linear_fc1 as SwiGLU chunks them)."""
-    sd = {"embedding.word_embeddings.weight": tensors["model.embed_tokens.weight"],
-          "decoder.final_layernorm.weight": tensors["model.norm.weight"],
-          "output_layer.weight": tensors["lm_head.weight"]}
+    by query group, gate and up stacked into linear_fc1 as SwiGLU chunks them), and the Hugging Face
+    names it used."""
+    used = set()
+
+    def t(name):
+        used.add(name)
+        return src[name]
+
+    sd = {"embedding.word_embeddings.weight": t("model.embed_tokens.weight"),
+          "decoder.final_layernorm.weight": t("model.norm.weight"),
+          "output_layer.weight": t("lm_head.weight")}
     for i in range(layers):
         h, d = "model.layers.%d." % i, "decoder.layers.%d." % i
-        sd[d + "input_layernorm.weight"] = tensors[h + "input_layernorm.weight"]
-        sd[d + "pre_mlp_layernorm.weight"] = tensors[h + "post_attention_layernorm.weight"]
-        sd[d + "self_attention.linear_qkv.weight"] = qkv_fuse(*(tensors[h + "self_attn.%s_proj.weight" % x] for x in "qkv"), heads, groups, head_dim)
-        if h + "self_attn.q_proj.bias" in tensors:
-            sd[d + "self_attention.linear_qkv.bias"] = qkv_fuse(*(tensors[h + "self_attn.%s_proj.bias" % x] for x in "qkv"), heads, groups, head_dim)
-        sd[d + "self_attention.linear_proj.weight"] = tensors[h + "self_attn.o_proj.weight"]
-        sd[d + "mlp.linear_fc1.weight"] = torch.cat([tensors[h + "mlp.gate_proj.weight"], tensors[h + "mlp.up_proj.weight"]])
-        sd[d + "mlp.linear_fc2.weight"] = tensors[h + "mlp.down_proj.weight"]
-    return sd
+        sd[d + "input_layernorm.weight"] = t(h + "input_layernorm.weight")
+        sd[d + "pre_mlp_layernorm.weight"] = t(h + "post_attention_layernorm.weight")
+        sd[d + "self_attention.linear_qkv.weight"] = qkv_fuse(*(t(h + "self_attn.%s_proj.weight" % x) for x in "qkv"), heads, groups, head_dim)
+        if h + "self_attn.q_proj.bias" in src:
+            sd[d + "self_attention.linear_qkv.bias"] = qkv_fuse(*(t(h + "self_attn.%s_proj.bias" % x) for x in "qkv"), heads, groups, head_dim)
+        sd[d + "self_attention.linear_proj.weight"] = t(h + "self_attn.o_proj.weight")
+        sd[d + "mlp.linear_fc1.weight"] = torch.cat([t(h + "mlp.gate_proj.weight"), t(h + "mlp.up_proj.weight")])
+        sd[d + "mlp.linear_fc2.weight"] = t(h + "mlp.down_proj.weight")
+    return sd, used
 
 
 def megatron_grads(model, heads, groups, head_dim):
@@ -257,7 +274,7 @@ def megatron_stand_ins():
     clip_grads.torch = mutils.torch = _CPUScratch()
 
 
-def run_megatron(ckpt, batches_path, gbs, steps, tree, preflight_dir, argv):
+def run_megatron(ckpt, batches_path, gbs, steps, seq_len, tree, preflight_dir, argv):
     import argparse
     import io
     import tempfile
@@ -295,6 +312,8 @@ def run_megatron(ckpt, batches_path, gbs, steps, tree, preflight_dir, argv):
     from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
     _, tensors = read_checkpoint(ckpt)
     vocab = tensors["model.embed_tokens.weight"].shape[0]
+    if "lm_head.weight" not in tensors:
+        sys.exit("rival_conform megatron: %s has no lm_head.weight: the conformance checkpoints are untied" % ckpt)
     # gpt_builders.py's GPTModel arguments, from the same args.
     model = GPTModel(config=cfg, transformer_layer_spec=get_gpt_layer_local_spec(normalization=args.normalization, qk_layernorm=args.qk_layernorm),
                      vocab_size=vocab, max_sequence_length=args.max_position_embeddings,
@@ -305,10 +324,15 @@ def run_megatron(ckpt, batches_path, gbs, steps, tree, preflight_dir, argv):
                      rope_scaling_factor=args.rope_scaling_factor)
     heads, groups = cfg.num_attention_heads, cfg.num_query_groups or cfg.num_attention_heads
     head_dim = cfg.kv_channels
-    model.load_state_dict(megatron_state_dict(tensors, cfg.num_layers, heads, groups, head_dim), strict=False)
-    missing = [n for n, _ in model.named_parameters() if n not in megatron_state_dict(tensors, cfg.num_layers, heads, groups, head_dim)]
+    sd, used = megatron_state_dict(tensors, cfg.num_layers, heads, groups, head_dim)
+    all_used(ckpt, tensors, used, "megatron")
+    # Megatron's local modules keep extra state (e.g. _extra_state); every parameter must be filled.
+    missing = [n for n, _ in model.named_parameters() if n not in sd]
     if missing:
-        sys.exit("rival_conform megatron: the checkpoint does not fill %s" % missing)
+        sys.exit("rival_conform megatron: %s does not fill %s" % (ckpt, missing))
+    unexpected = model.load_state_dict(sd, strict=False).unexpected_keys
+    if unexpected:
+        sys.exit("rival_conform megatron: the model has no %s for %s" % (unexpected, ckpt))
     from megatron.core.optimizer import _get_param_groups
     from megatron.core.optimizer.clip_grads import get_grad_norm_fp32, clip_grad_by_total_norm_fp32
     from megatron.core.optimizer_param_scheduler import OptimizerParamScheduler
@@ -324,7 +348,7 @@ def run_megatron(ckpt, batches_path, gbs, steps, tree, preflight_dir, argv):
                                     lr_decay_style=args.lr_decay_style, start_wd=args.start_weight_decay,
                                     end_wd=args.end_weight_decay, wd_incr_steps=args.train_iters * args.global_batch_size,
                                     wd_incr_style=args.weight_decay_incr_style)
-    for step, batch in enumerate(read_batches(batches_path, gbs, steps), start=1):
+    for step, batch in enumerate(read_batches(batches_path, gbs, steps, seq_len), start=1):
         lr = opt.param_groups[0]["lr"]
         opt.zero_grad(set_to_none=True)
         tokens, labels = batch[:, :-1], batch[:, 1:]
@@ -377,18 +401,17 @@ def megatron_param_groups(get_groups, model, args):
 
 
 def main(argv):
-    if len(argv) < 6:
+    if len(argv) < 7:
         sys.exit(__doc__)
-    kind, ckpt, batches, gbs, steps = argv[1], argv[2], argv[3], int(argv[4]), int(argv[5])
-    if kind == "fsdp" and argv[6] == "--":
-        run_fsdp(ckpt, batches, gbs, steps, argv[7:])
-    elif kind == "titan" and len(argv) == 9:
-        run_titan(ckpt, batches, gbs, steps, argv[6], argv[7], argv[8])
-    elif kind == "megatron" and len(argv) > 9 and argv[8] == "--":
-        run_megatron(ckpt, batches, gbs, steps, argv[6], argv[7], argv[9:])
+    kind, ckpt, batches, (gbs, steps, seq_len), rest = argv[1], argv[2], argv[3], map(int, argv[4:7]), argv[7:]
+    if kind == "fsdp" and rest[:1] == ["--"]:
+        run_fsdp(ckpt, batches, gbs, steps, seq_len, rest[1:])
+    elif kind == "titan" and len(rest) == 3:
+        run_titan(ckpt, batches, gbs, steps, seq_len, *rest)
+    elif kind == "megatron" and len(rest) > 3 and rest[2] == "--":
+        run_megatron(ckpt, batches, gbs, steps, seq_len, rest[0], rest[1], rest[3:])
     else:
         sys.exit(__doc__)
-
 
 if __name__ == "__main__":
     main(sys.argv)

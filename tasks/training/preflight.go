@@ -24,10 +24,6 @@ type preflightReport struct {
 	samples *core.SampleDigest
 }
 
-// SamplesChecked is true when the preflight printed its digest of the first samples (and it
-// equalled Rival's, or Preflight would have failed).
-func (r preflightReport) SamplesChecked() bool { return r.samples != nil }
-
 // Preflight runs a launch's preflight (the framework's own argument parsing and config
 // validation; see core.Launch.Preflight). Its files must already be written. It fails quoting
 // the framework's error, when the effective configuration the preflight read back differs from
