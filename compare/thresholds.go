@@ -15,8 +15,8 @@ const (
 	LossTailShare = 0.10
 	// StepLossTolerance is the relative loss difference at one step within
 	// which two runs that read the same batches still agree: an allowance,
-	// chosen rather than measured, for what bf16 kernels and reduction orders
-	// of different frameworks may change in one step. A real difference
+	// chosen rather than measured, for what each framework's own initial
+	// weights, bf16 kernels and reduction orders may change in one step. A real difference
 	// (another schedule, initialisation or loss scaling) that grows past it
 	// and stays is caught at the step it does. It is above
 	// LossDivergenceThreshold because one step is noisier than a mean.
