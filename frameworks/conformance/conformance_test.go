@@ -2,6 +2,7 @@ package conformance_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -66,11 +67,13 @@ type run struct {
 	firstStep int
 }
 
-// TestFrameworksComputeTheSameNumbers: for each model family at its proxy size, the frameworks' own
-// code (fsdp's trainer, TorchTitan with Rival's train spec, Megatron Core's GPTModel from mega's launch
-// arguments) trains Steps steps on the CPU in fp32 from one checkpoint and the same batches; every
-// step's loss, gradient norm, learning rate and per-parameter gradient norms agree within
-// conformance.DefaultTolerance.
+// TestFrameworksComputeTheSameNumbers: for each model family at its proxy size, the five frameworks'
+// own code (fsdp's trainer; TorchTitan with Rival's train spec; Megatron Core's GPTModel from mega's
+// launch arguments; the same from the arguments Primus's runtime builds out of prim's experiment
+// file; Megatron-Bridge's provider, validation and scheduler from nemo's configuration) trains Steps
+// steps on the CPU in fp32 from one checkpoint and the same batches; every step's loss, gradient
+// norm, learning rate and per-parameter gradient norms agree within conformance.DefaultTolerance,
+// and each planted drift parts from its reference at the step it first acts.
 func TestFrameworksComputeTheSameNumbers(t *testing.T) {
 	trees := upstreamtest.Get(t)
 	e := upstreamtest.TorchEngine(t)
@@ -137,6 +140,63 @@ func TestFrameworksComputeTheSameNumbers(t *testing.T) {
 			runs = append(runs, run{name: fam.model + "/fsdp computing RoPE with base 10000", argv: argv, reference: fam.model + "/fsdp", firstStep: 1})
 		}
 
+		// nemo: the NVIDIA launch's Bridge configuration through Megatron-Bridge's own config classes,
+		// validation, provider and scheduler, on the trees the NeMo image ships.
+		nr := conformance.Request(hw.PlatformNVIDIA, core.Nemo, fam.model)
+		nr.OutputDir = path.Join(root, fam.model, "nemo")
+		nm, err := frameworks.Build(nr)
+		require.NoError(t, err)
+		for n, b := range nm.Files {
+			write(path.Join(fam.model, "nemo", n), b)
+		}
+		nvd, err := core.PinFor(hw.PlatformNVIDIA)
+		require.NoError(t, err)
+		nemoTrees := []string{path.Join(upstream, "bridge-v"+nvd.Bridge), path.Join(upstream, "megatron-"+nvd.MegatronCommit[:8])}
+		runs = append(runs, run{name: fam.model + "/nemo", argv: with("nemo", append(nemoTrees, nr.OutputDir)...)})
+		pairs = append(pairs, pair{fam.model, "fsdp", "nemo"})
+		if fam.model == "llama-proxy" {
+			// Partial RoPE in Bridge's model section, a drift the argument read-back once missed.
+			var doc map[string]map[string]any
+			require.NoError(t, json.Unmarshal(nm.Files["rival_nemo.json"], &doc))
+			doc["model"]["rotary_percent"] = 0.5
+			b, err := json.Marshal(doc)
+			require.NoError(t, err)
+			for n, f := range nm.Files {
+				write(path.Join(fam.model, "nemo-rope", n), f)
+			}
+			write(path.Join(fam.model, "nemo-rope", "rival_nemo.json"), b)
+			runs = append(runs, run{name: fam.model + "/nemo with rotary_percent 0.5", reference: fam.model + "/nemo", firstStep: 1,
+				argv: with("nemo", append(nemoTrees, path.Join(root, fam.model, "nemo-rope"))...)})
+		}
+
+		// prim: the AMD launch's experiment file and overrides through Primus's runtime, on the trees
+		// the AMD image ships.
+		pr := conformance.Request(hw.PlatformAMD, core.Prim, fam.model)
+		pr.OutputDir = path.Join(root, fam.model, "prim")
+		prim, err := frameworks.Build(pr)
+		require.NoError(t, err)
+		for n, b := range prim.Files {
+			write(path.Join(fam.model, "prim", n), b)
+		}
+		amd, err := core.PinFor(hw.PlatformAMD)
+		require.NoError(t, err)
+		pargs := []string{path.Join(upstream, "primus-"+amd.Primus), path.Join(upstream, "megatron-"+amd.MegatronCommit[:8]),
+			path.Join(pr.OutputDir, "preflight"), prim.Env["EXP"]}
+		if i := indexOf(prim.Preflight.Command, "--"); i > 0 {
+			pargs = append(pargs, prim.Preflight.Command[i:]...)
+		}
+		primEnv := []string{"env", "RIVAL_DEVICE_CAPABILITY=" + prim.Preflight.Env["RIVAL_DEVICE_CAPABILITY"]}
+		runs = append(runs, run{name: fam.model + "/prim", argv: append(primEnv, with("primus", pargs...)...)})
+		pairs = append(pairs, pair{fam.model, "fsdp", "prim"})
+		if fam.model == "llama-proxy" {
+			// An override after run_pretrain.sh on the run's command line reaches Primus's runtime
+			// after the experiment file (the preflight passes it the same way:
+			// TestPreflightIsTheRunsCommand), and must reach the numbers.
+			require.Equal(t, -1, indexOf(pargs, "--"), "the conformance launch has no overrides of its own")
+			runs = append(runs, run{name: fam.model + "/prim with --layernorm_epsilon 1.0e-6 on the run's command line", reference: fam.model + "/prim", firstStep: 1,
+				argv: append(primEnv, with("primus", append(pargs[:4:4], "--", "--layernorm_epsilon", "1.0e-6")...)...)})
+		}
+
 		tl, err := frameworks.Build(conformance.Request(hw.PlatformNVIDIA, core.Titan, fam.model))
 		require.NoError(t, err)
 		tdir := path.Join(root, fam.model, "titan")
@@ -177,6 +237,9 @@ func TestFrameworksComputeTheSameNumbers(t *testing.T) {
 		if !assert.Equal(t, "0", strings.TrimSpace(string(rc)), "%s failed:\n%s", r.name, tail(string(out), 40)) {
 			continue
 		}
+		if strings.HasSuffix(r.name, "/prim") {
+			checkPrimusPatches(t, r.name, string(out))
+		}
 		s, err := conformance.ParseSteps(strings.Split(string(out), "\n"))
 		require.NoError(t, err, r.name)
 		require.Len(t, s, conformance.Steps, "%s:\n%s", r.name, tail(string(out), 20))
@@ -213,6 +276,57 @@ func TestFrameworksComputeTheSameNumbers(t *testing.T) {
 		}
 		t.Logf("%s: %s against %s: largest relative difference %v", p.model, p.b, p.a, worst)
 	}
+}
+
+// primusPatches are the patches Primus's runtime applies to the conformance launches, each with
+// why it cannot change a dense model's numbers. The prim runner builds the model from a clean import
+// of Megatron after the runtime, so a patch that acts on the model or its training must not pass
+// unseen: one missing here fails the test, naming it.
+var primusPatches = map[string]string{
+	"megatron.args.add_megatron_arguments_compat":              "adds argument names Primus's configs use",
+	"megatron.args.checkpoint_path":                            "checkpoint folders",
+	"megatron.args.data_path_split":                            "splits data path strings into lists",
+	"megatron.args.iterations_to_skip_default":                 "a default for a list argument",
+	"megatron.args.logging_level":                              "logging",
+	"megatron.args.mock_data":                                  "clears the data paths when mock_data is set; the preflight refuses mock_data",
+	"megatron.args.moe_layer_freq":                             "MoE layers only",
+	"megatron.args.sequence_parallel_tp1":                      "sequence parallelism at TP 1 only",
+	"megatron.args.tensorboard_path":                           "TensorBoard folder",
+	"megatron.args.wandb_config":                               "Weights & Biases settings",
+	"megatron.moe.primus_topk_router":                          "MoE router only",
+	"megatron.moe.permute_fusion":                              "MoE token permutation only",
+	"megatron.env.cuda_device_max_connections":                 "an environment variable for stream scheduling",
+	"megatron.tokenizer.build_tokenizer_override":              "the tokenizer (the batches are token ids)",
+	"megatron.runtime.skip_compile_dependencies":               "skips compiling Megatron's C++ helpers at start-up",
+	"megatron.training.training.get_model.disable_second_ddp":  "the DDP wrapper's construction stream",
+	"megatron.patch.filesystem_writer_async":                   "checkpoint writing",
+	"megatron.checkpoint.save_checkpoint":                      "checkpoint writing",
+	"megatron.optimizer.muon":                                  "dispatches to Muon only when the optimizer's name contains muon",
+	"megatron.core.transformer.pipeline_parallel_layer_layout": "pipeline stage layouts (PP 1 here)",
+	"megatron.te.delayed_scaling_reduce_amax":                  "FP8 scaling only",
+	"megatron.torch_profiler":                                  "the profiler",
+	"megatron.training_log.unified_patch":                      "log lines",
+}
+
+func checkPrimusPatches(t *testing.T, name, out string) {
+	t.Helper()
+	const prefix = "preflight primus patches: "
+	for _, l := range strings.Split(out, "\n") {
+		j, ok := strings.CutPrefix(l, prefix)
+		if !ok {
+			continue
+		}
+		var phases map[string][]string
+		require.NoError(t, json.Unmarshal([]byte(j), &phases), "%s: %s", name, l)
+		for phase, ids := range phases {
+			for _, id := range ids {
+				_, known := primusPatches[id]
+				assert.True(t, known, "%s: Primus applies patch %s (%s phase), which the conformance has not weighed: read it, and list it in primusPatches if it cannot change a dense model's numbers", name, id, phase)
+			}
+		}
+		return
+	}
+	t.Errorf("%s: no %q line: Primus's runtime did not report its patches", name, prefix)
 }
 
 func indexOf(s []string, x string) int {

@@ -12,6 +12,8 @@ gate, up, down, attn_norm, mlp_norm, q_bias, k_bias, v_bias. Everything runs on 
     python3 rival_conform.py fsdp     CHECKPOINT BATCHES GBS STEPS SEQ_LEN -- TRAIN_PY_ARGV...
     python3 rival_conform.py titan    CHECKPOINT BATCHES GBS STEPS SEQ_LEN TORCHTITAN_TREE EXTENSION_DIR JOB_TOML
     python3 rival_conform.py megatron CHECKPOINT BATCHES GBS STEPS SEQ_LEN MEGATRON_TREE PREFLIGHT_DIR -- MEGATRON_ARGV...
+    python3 rival_conform.py nemo     CHECKPOINT BATCHES GBS STEPS SEQ_LEN BRIDGE_TREE MEGATRON_TREE LAUNCH_DIR
+    python3 rival_conform.py primus   CHECKPOINT BATCHES GBS STEPS SEQ_LEN PRIMUS_TREE MEGATRON_TREE PREFLIGHT_DIR EXP [-- OVERRIDES...]
 
 Each step feeds the whole global batch (GBS samples) as one micro-batch: the runners compare the
 model, loss, optimizer and schedule, not each framework's gradient accumulation or data loader.
@@ -274,13 +276,18 @@ def megatron_stand_ins():
     clip_grads.torch = mutils.torch = _CPUScratch()
 
 
-def run_megatron(ckpt, batches_path, gbs, steps, seq_len, tree, preflight_dir, argv):
-    import argparse
-    import io
+def megatron_process_group():
     import tempfile
-    sys.path.insert(0, tree)
     import torch.distributed as dist
     dist.init_process_group("gloo", init_method="file://" + tempfile.mktemp(prefix="rival-conform-pg-"), rank=0, world_size=1)
+
+
+def run_megatron(ckpt, batches_path, gbs, steps, seq_len, tree, preflight_dir, argv):
+    """mega: Megatron's arguments from the launch's own argv, parsed and validated by Megatron."""
+    import argparse
+    import io
+    sys.path.insert(0, tree)
+    megatron_process_group()
     # megatron.training's __init__ imports the whole training stack; only its arguments module is
     # needed, loaded as mega's preflight loads it (the package's other names stood in, torch real).
     sys.path.insert(0, preflight_dir)
@@ -293,14 +300,154 @@ def run_megatron(ckpt, batches_path, gbs, steps, seq_len, tree, preflight_dir, a
     args.rank, args.world_size = 0, 1
     with contextlib.redirect_stdout(io.StringIO()):
         arguments.validate_args(args, {})
+    train_megatron("megatron", ckpt, batches_path, gbs, steps, seq_len, arguments, args)
+
+
+def run_primus(ckpt, batches_path, gbs, steps, seq_len, primus_tree, mtree, preflight_dir, exp, overrides):
+    """prim: Megatron's arguments as Primus's runtime builds them from the launch's experiment file and
+    the run's command-line overrides (preflight.py's primus_runtime: config merge, the Megatron
+    adapter, the setup and before_train patch phases, validate_args with Primus's checks), then Megatron Core's model and
+    training step on those arguments (train_megatron)."""
+    os.environ.update(WORLD_SIZE="1", RANK="0", LOCAL_RANK="0")
+    sys.path.insert(0, preflight_dir)
+    import pystubs
+    # torch, NumPy and YAML are real here; everything else the runtime only imports stays stood in,
+    # and six too (the image lacks it; only Megatron's BERT tokenizer, never built here, imports it).
+    pystubs.STUBBED = tuple(n for n in pystubs.STUBBED if n.split(".")[0] not in ("torch", "numpy", "multistorageclient")) + ("six",)
+    pystubs.install()
+    import preflight
+    sys.path.insert(0, primus_tree)
+    arguments, mtree = preflight.megatron(mtree)
+    megatron_process_group()
+    # Stand-in: validate_args asks the GPU's compute capability (GroupedGEMM's check, which Primus's
+    # Qwen config reaches); the run's GPUs report RIVAL_DEVICE_CAPABILITY (MI300X: 9.4).
+    major, _, minor = os.environ.get("RIVAL_DEVICE_CAPABILITY", "9.4").partition(".")
+    capability = torch.cuda.get_device_capability
+    torch.cuda.get_device_capability = lambda *a, **k: (int(major), int(minor or 0))
+    with contextlib.redirect_stdout(sys.stderr):
+        args, _ = preflight.primus_runtime(exp, mtree, arguments, overrides)
+    torch.cuda.get_device_capability = capability
+    args.rank, args.world_size = 0, 1
+    # The runtime needed stand-ins for what Primus imports (Transformer Engine among them); the model
+    # must not see them, or Megatron takes the stood-in Transformer Engine for a real one. So the
+    # stand-ins go, with every Megatron and Primus module imported beside them, and the model comes
+    # from a clean import of the same tree. The patches Primus applied (the "preflight primus
+    # patches" line; the test holds the list) act on arguments, logging, checkpoints, the profiler
+    # and pipeline layouts, not on a dense model's numbers.
+    sys.meta_path[:] = [f for f in sys.meta_path if f is not pystubs._finder]
+    for n in list(sys.modules):
+        if n.split(".")[0] in ("megatron", "primus", "preflight", "effective") or pystubs._stubbed(n):
+            del sys.modules[n]
+    pystubs.skip_package_init("megatron.training", os.path.join(mtree, "megatron", "training"))
+    from megatron.training import arguments
+    train_megatron("primus", ckpt, batches_path, gbs, steps, seq_len, arguments, args)
+
+
+def run_nemo(ckpt, batches_path, gbs, steps, seq_len, bridge_tree, mtree, launch_dir):
+    """nemo: Megatron-Bridge's ConfigContainer from the launch's own rival_nemo.json (rival_nemo.py's
+    build_config), Bridge's runtime_config_update, the model from the provider's provide() (for
+    Llama 3.1, Llama31ModelProvider's, which scales the RoPE frequencies), Bridge's optimizer-group
+    overrides and scheduler (optim.py), and Bridge's masked next-token loss (losses.py)."""
+    os.environ.update(WORLD_SIZE="1", RANK="0", LOCAL_RANK="0")
+    sys.path[:0] = [os.path.join(launch_dir, "preflight"), launch_dir]
+    import pystubs
+    pystubs.add_trees(bridge_tree, mtree)
+    megatron_process_group()
+    # Megatron Core's model, optimizer and clip modules are imported first, as on a machine without
+    # Transformer Engine or Apex: each decides at import time between their kernels and its local
+    # paths. Bridge's modules import Transformer Engine without a fallback, so after that what the
+    # image has and this one lacks (Transformer Engine, transformers, ...) is stood in; torch and
+    # NumPy stay real.
+    import importlib
+    for mod in ("megatron.core.models.gpt.gpt_model", "megatron.core.models.gpt.gpt_layer_specs",
+                "megatron.core.optimizer", "megatron.core.optimizer.clip_grads",
+                "megatron.core.optimizer_param_scheduler", "megatron.core.transformer.torch_norm"):
+        importlib.import_module(mod)
+    for mod in ("transformer_engine", "apex"):
+        if mod in sys.modules:
+            sys.exit("rival_conform nemo: %s is installed here; the conformance runs Megatron's local paths" % mod)
+    pystubs.STUBBED = tuple(n for n in pystubs.STUBBED if n.split(".")[0] not in ("torch", "numpy", "multistorageclient")) + ("six",)
+    pystubs.install()
+    import rival_nemo
+    with open(os.path.join(launch_dir, "rival_nemo.json"), encoding="utf-8") as f:
+        cfg = rival_nemo.build_config(json.load(f))
+    _, tensors = read_checkpoint(ckpt)
+    m = cfg.model
+    # Stand-in: Bridge's setup sizes the vocabulary from the tokenizer; here it is the checkpoint's.
+    m.vocab_size, m.should_pad_vocab = tensors["model.embed_tokens.weight"].shape[0], False
+    # Conformance runs in fp32 on the CPU, with the unfused paths and Bridge's local layer spec
+    # (set before Bridge's validation, which finalizes the provider's TransformerConfig).
+    m.bf16 = m.fp16 = False
+    m.params_dtype = torch.float32
+    m.use_cpu_initialization = True
+    for fusion in ("bias_activation_fusion", "masked_softmax_fusion", "bias_dropout_fusion", "apply_rope_fusion",
+                   "gradient_accumulation_fusion", "cross_entropy_loss_fusion", "persist_layer_norm"):
+        setattr(m, fusion, False)
+    from megatron.bridge.training.config import runtime_config_update
+    with contextlib.redirect_stdout(sys.stderr):
+        runtime_config_update(cfg)
+    from megatron.bridge.models.gpt_provider import local_layer_spec
+    m.transformer_layer_spec = local_layer_spec
+    from megatron.core import parallel_state
+    parallel_state.initialize_model_parallel(1, 1)
+    megatron_stand_ins()
+    from megatron.core.process_groups_config import ProcessGroupCollection
+    m._pg_collection = ProcessGroupCollection.use_mpu_process_groups()
+    model = m.provide(pre_process=True, post_process=True)
+    heads, groups, head_dim = m.num_attention_heads, m.num_query_groups or m.num_attention_heads, m.kv_channels
+    load_megatron_weights("nemo", model, ckpt, tensors, m.num_layers, heads, groups, head_dim)
+    from megatron.bridge.training.optim import _get_scheduler
+    from megatron.bridge.training.losses import masked_next_token_loss
+    opt_cfg = cfg.optimizer
+    groups_ = megatron_param_groups(model, opt_cfg, bridge_overrides(cfg, model))
+    opt = torch.optim.AdamW(groups_, lr=opt_cfg.lr, weight_decay=opt_cfg.weight_decay,
+                            betas=(opt_cfg.adam_beta1, opt_cfg.adam_beta2), eps=opt_cfg.adam_eps)
+    sched = _get_scheduler(opt_cfg, cfg.scheduler, opt)
+    step_samples = cfg.train.global_batch_size
+    for step, batch in enumerate(read_batches(batches_path, gbs, steps, seq_len), start=1):
+        lr = opt.param_groups[0]["lr"]
+        opt.zero_grad(set_to_none=True)
+        tokens, labels = batch[:, :-1], batch[:, 1:]
+        s = tokens.shape[1]
+        pos = torch.arange(s).unsqueeze(0).expand_as(tokens)
+        mask = torch.triu(torch.ones(s, s), diagonal=1).bool()[None, None]
+        per_token = model(tokens, pos, mask, labels=labels)
+        # gpt_step's loss: the masked sum and the token count; Megatron's schedule divides one by
+        # the other (calculate_per_token_loss off, one micro-batch).
+        total, count, _ = masked_next_token_loss(torch.ones_like(labels, dtype=torch.float32), per_token)
+        loss = total / count
+        loss.backward()
+        grads = megatron_grads(model, heads, groups, head_dim)
+        norm = megatron_clip(model, opt_cfg.clip_grad)
+        opt.step()
+        sched.step(increment=step_samples)
+        emit("nemo", step, loss.item(), norm, lr, grads)
+
+
+def bridge_overrides(cfg, model):
+    """Bridge's weight-decay and lr overrides (optim.py's OptimizerConfigOverrideProvider), or None
+    where this Bridge has none."""
+    try:
+        from megatron.bridge.training.optim import OptimizerConfigOverrideProvider, OptimizerConfigOverrideProviderContext
+    except ImportError:
+        return None
+    ctx = OptimizerConfigOverrideProviderContext(cfg.scheduler, cfg.optimizer, [model])
+    return OptimizerConfigOverrideProvider().build_config_overrides(ctx)
+
+
+def train_megatron(name, ckpt, batches_path, gbs, steps, seq_len, arguments, args):
+    """Megatron Core's GPTModel, loss, param groups, scheduler, grad norm and clip on args."""
     # Conformance runs in fp32 on the CPU: Megatron's own switches for both.
     args.bf16 = args.fp16 = False
     args.params_dtype = torch.float32
     args.use_cpu_initialization = True
     args.transformer_impl = "local"
-    # The fused kernels are CUDA's; each computes what its unfused path computes.
+    # The fused kernels are CUDA's; each computes what its unfused path computes. The two MoE
+    # switches (Primus's Qwen config sets them) act on experts only, and these models have none.
+    if getattr(args, "num_experts", None):
+        sys.exit("rival_conform %s: the launch builds %s experts: the conformance models are dense" % (name, args.num_experts))
     for fusion in ("bias_swiglu_fusion", "masked_softmax_fusion", "bias_dropout_fusion", "apply_rope_fusion",
-                   "gradient_accumulation_fusion", "cross_entropy_loss_fusion"):
+                   "gradient_accumulation_fusion", "cross_entropy_loss_fusion", "moe_permute_fusion", "moe_grouped_gemm"):
         if hasattr(args, fusion):
             setattr(args, fusion, False)
     args.no_persist_layer_norm = True
@@ -312,8 +459,6 @@ def run_megatron(ckpt, batches_path, gbs, steps, seq_len, tree, preflight_dir, a
     from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
     _, tensors = read_checkpoint(ckpt)
     vocab = tensors["model.embed_tokens.weight"].shape[0]
-    if "lm_head.weight" not in tensors:
-        sys.exit("rival_conform megatron: %s has no lm_head.weight: the conformance checkpoints are untied" % ckpt)
     # gpt_builders.py's GPTModel arguments, from the same args.
     model = GPTModel(config=cfg, transformer_layer_spec=get_gpt_layer_local_spec(normalization=args.normalization, qk_layernorm=args.qk_layernorm),
                      vocab_size=vocab, max_sequence_length=args.max_position_embeddings,
@@ -324,22 +469,12 @@ def run_megatron(ckpt, batches_path, gbs, steps, seq_len, tree, preflight_dir, a
                      rope_scaling_factor=args.rope_scaling_factor)
     heads, groups = cfg.num_attention_heads, cfg.num_query_groups or cfg.num_attention_heads
     head_dim = cfg.kv_channels
-    sd, used = megatron_state_dict(tensors, cfg.num_layers, heads, groups, head_dim)
-    all_used(ckpt, tensors, used, "megatron")
-    # Megatron's local modules keep extra state (e.g. _extra_state); every parameter must be filled.
-    missing = [n for n, _ in model.named_parameters() if n not in sd]
-    if missing:
-        sys.exit("rival_conform megatron: %s does not fill %s" % (ckpt, missing))
-    unexpected = model.load_state_dict(sd, strict=False).unexpected_keys
-    if unexpected:
-        sys.exit("rival_conform megatron: the model has no %s for %s" % (unexpected, ckpt))
-    from megatron.core.optimizer import _get_param_groups
-    from megatron.core.optimizer.clip_grads import get_grad_norm_fp32, clip_grad_by_total_norm_fp32
+    load_megatron_weights(name, model, ckpt, tensors, cfg.num_layers, heads, groups, head_dim)
+    from megatron.core.optimizer import OptimizerConfig
     from megatron.core.optimizer_param_scheduler import OptimizerParamScheduler
-    for p in model.parameters():
-        # What Megatron's DDP wrapper marks: no parameter is shared or tensor-parallel duplicated here.
-        p.shared = getattr(p, "shared", False)
-    groups_ = megatron_param_groups(_get_param_groups, model, args)
+    groups_ = megatron_param_groups(model, OptimizerConfig(
+        lr=args.lr, min_lr=args.min_lr, weight_decay=args.weight_decay,
+        adam_beta1=args.adam_beta1, adam_beta2=args.adam_beta2, adam_eps=args.adam_eps))
     opt = torch.optim.AdamW(groups_, lr=args.lr, weight_decay=args.weight_decay, betas=(args.adam_beta1, args.adam_beta2), eps=args.adam_eps)
     # training.py's get_optimizer_param_scheduler: steps counted in samples when train_iters is set.
     sched = OptimizerParamScheduler(opt, init_lr=args.lr_warmup_init, max_lr=args.lr, min_lr=args.min_lr,
@@ -360,21 +495,49 @@ def run_megatron(ckpt, batches_path, gbs, steps, seq_len, tree, preflight_dir, a
         loss = per_token.float().sum() / per_token.numel()  # pretrain_gpt's loss_func, every token counted
         loss.backward()
         grads = megatron_grads(model, heads, groups, head_dim)
-        params = [p for p in model.parameters() if p.grad is not None]
-        norm = get_grad_norm_fp32([p.grad for p in params])
-        for p in params:
-            # clip_grads.py asserts CUDA gradients on its plain path; its decoupled-gradient path takes
-            # the same tensors (the same objects: scaling them scales p.grad).
-            p.decoupled_grad = p.grad
-        clip_grad_by_total_norm_fp32(params, args.clip_grad, norm, use_decoupled_grad=True)
+        norm = megatron_clip(model, args.clip_grad)
         opt.step()
         sched.step(increment=args.global_batch_size)
-        emit("megatron", step, loss.item(), norm, lr, grads)
+        emit(name, step, loss.item(), norm, lr, grads)
 
 
-def megatron_param_groups(get_groups, model, args):
-    """Megatron's own grouping (its no-decay rule and lr settings) as torch optimizer groups."""
+def load_megatron_weights(name, model, ckpt, tensors, layers, heads, groups, head_dim):
+    """The checkpoint into a Megatron GPTModel: every tensor used, every parameter filled."""
+    if "lm_head.weight" not in tensors:
+        sys.exit("rival_conform %s: %s has no lm_head.weight: the conformance checkpoints are untied" % (name, ckpt))
+    sd, used = megatron_state_dict(tensors, layers, heads, groups, head_dim)
+    all_used(ckpt, tensors, used, name)
+    # Megatron's local modules keep extra state (e.g. _extra_state); every parameter must be filled.
+    missing = [n for n, _ in model.named_parameters() if n not in sd]
+    if missing:
+        sys.exit("rival_conform %s: %s does not fill %s" % (name, ckpt, missing))
+    unexpected = model.load_state_dict(sd, strict=False).unexpected_keys
+    if unexpected:
+        sys.exit("rival_conform %s: the model has no %s for %s" % (name, unexpected, ckpt))
+    for p in model.parameters():
+        # What Megatron's DDP wrapper marks: no parameter is shared or tensor-parallel duplicated here.
+        p.shared = getattr(p, "shared", False)
+
+
+def megatron_clip(model, clip):
+    """Megatron's gradient norm (fp32) and clip by total norm; returns the norm before clipping."""
+    from megatron.core.optimizer.clip_grads import get_grad_norm_fp32, clip_grad_by_total_norm_fp32
+    params = [p for p in model.parameters() if p.grad is not None]
+    norm = get_grad_norm_fp32([p.grad for p in params])
+    for p in params:
+        # clip_grads.py asserts CUDA gradients on its plain path; its decoupled-gradient path takes
+        # the same tensors (the same objects: scaling them scales p.grad).
+        p.decoupled_grad = p.grad
+    clip_grad_by_total_norm_fp32(params, clip, norm, use_decoupled_grad=True)
+    return norm
+
+
+def megatron_param_groups(model, config, overrides=None):
+    """Megatron's own grouping (its no-decay rule and lr settings) as torch optimizer groups, from an
+    OptimizerConfig; overrides are a framework's own config overrides (Megatron's standard ones when
+    None)."""
     import inspect
+    from megatron.core.optimizer import _get_param_groups as get_groups
     params = inspect.signature(get_groups).parameters
     kw = {}
     if "no_weight_decay_cond" in params:
@@ -383,20 +546,20 @@ def megatron_param_groups(get_groups, model, args):
         kw["scale_lr_cond"] = None
     if "lr_mult" in params:
         kw["lr_mult"] = 1.0
-    for k, v in (("lr", args.lr), ("min_lr", args.min_lr), ("decoupled_lr", None), ("decoupled_min_lr", None),
+    for k, v in (("lr", config.lr), ("min_lr", config.min_lr), ("decoupled_lr", None), ("decoupled_min_lr", None),
                  ("default_skip_embedding_weight_decay", False)):
         if k in params:
             kw[k] = v
     if "config" in params:
-        from megatron.core.optimizer import OptimizerConfig
-        kw["config"] = OptimizerConfig(lr=args.lr, min_lr=args.min_lr, weight_decay=args.weight_decay,
-                                       adam_beta1=args.adam_beta1, adam_beta2=args.adam_beta2, adam_eps=args.adam_eps)
+        kw["config"] = config
     if "config_overrides" in params:
-        from megatron.core.optimizer import get_standard_config_overrides
-        kw["config_overrides"] = get_standard_config_overrides(kw["config"])
+        if overrides is None:
+            from megatron.core.optimizer import get_standard_config_overrides
+            overrides = get_standard_config_overrides(config)
+        kw["config_overrides"] = overrides
     # The groups keep Megatron's keys (wd_mult, lr_mult, max_lr, ...): OptimizerParamScheduler sets
     # each group's rate and decay from them at every step.
-    return [dict(g, params=list(g["params"]), weight_decay=args.weight_decay * g.get("wd_mult", 1.0))
+    return [dict(g, params=list(g["params"]), weight_decay=config.weight_decay * g.get("wd_mult", 1.0))
             for g in get_groups([model], **kw)]
 
 
@@ -410,6 +573,10 @@ def main(argv):
         run_titan(ckpt, batches, gbs, steps, seq_len, *rest)
     elif kind == "megatron" and len(rest) > 3 and rest[2] == "--":
         run_megatron(ckpt, batches, gbs, steps, seq_len, rest[0], rest[1], rest[3:])
+    elif kind == "nemo" and len(rest) == 3:
+        run_nemo(ckpt, batches, gbs, steps, seq_len, *rest)
+    elif kind == "primus" and len(rest) >= 4 and rest[4:5] in ([], ["--"]):
+        run_primus(ckpt, batches, gbs, steps, seq_len, rest[0], rest[1], rest[2], rest[3], rest[5:])
     else:
         sys.exit(__doc__)
 
