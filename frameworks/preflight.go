@@ -51,6 +51,7 @@ func preflight(p core.Plan, l *core.Launch) error {
 	for n, b := range facts.PreflightFiles() {
 		l.Files[path.Join(PreflightDir, n)] = b
 	}
+	l.Files[path.Join(PreflightDir, core.KnobsFile)] = core.KnobsJSON()
 	// The run's own environment, plus what run_pretrain.sh exports before training when unset.
 	env := map[string]string{}
 	for k, v := range l.Env {

@@ -1,9 +1,11 @@
 package frameworks
 
 import (
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -236,6 +238,62 @@ func TestPreflightIsTheRunsCommand(t *testing.T) {
 			var e *effective.Error
 			require.ErrorAs(t, err, &e, out)
 			assert.Contains(t, e.Diffs, effective.Diff{Field: c.field, Framework: c.got, Rival: c.want})
+		})
+	}
+}
+
+// The Megatron knobs (core.Fairness) are read back from what the framework built and compared with
+// the launch's knobs.json by the preflight itself: a changed attention backend, Primus Turbo's
+// attention or a fused kernel switched on, by the run's command line or in the file it reads, stops
+// the preflight, naming the knob with both values. Golden files caught these before; a run did not.
+func TestPreflightStopsAKnobDrift(t *testing.T) {
+	dir := upstreamDir(t)
+	appendToRun := func(args ...string) func(l *core.Launch) {
+		return func(l *core.Launch) { l.Command = append(l.Command, args...) }
+	}
+	for _, c := range []struct {
+		name, platform, fw string
+		edit               func(l *core.Launch)
+		want               string
+	}{
+		{"attention backend", hw.PlatformNVIDIA, "mega", appendToRun("--attention-backend", "flash"),
+			`attention_backend: the run builds "flash", Rival's fairness table sets "auto"`},
+		{"Primus Turbo attention through Primus's command line", hw.PlatformAMD, "prim", appendToRun("--use_turbo_attention", "true"),
+			`primus_turbo: the run builds true, Rival's fairness table sets false`},
+		{"Primus Turbo in the experiment file", hw.PlatformAMD, "prim", func(l *core.Launch) {
+			editEXP(l, "enable_primus_turbo: false", "enable_primus_turbo: true")
+		}, `primus_turbo: the run builds true, Rival's fairness table sets false`},
+		{"cross-entropy fusion in the file the run reads", hw.PlatformNVIDIA, "nemo", func(l *core.Launch) {
+			l.Files["rival_nemo.json"] = []byte(strings.Replace(string(l.Files["rival_nemo.json"]), `"cross_entropy_loss_fusion": false,`, `"cross_entropy_loss_fusion": true,`, 1))
+		}, `cross_entropy_fusion: the run builds true, Rival's fairness table sets false`},
+		{"attention backend in Bridge's model section", hw.PlatformNVIDIA, "nemo", func(l *core.Launch) {
+			l.Files["rival_nemo.json"] = []byte(strings.Replace(string(l.Files["rival_nemo.json"]), `"attention_backend": "auto",`, `"attention_backend": "fused",`, 1))
+		}, `attention_backend: the run builds "fused", Rival's fairness table sets "auto"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := request(t, c.platform, c.fw, "llama")
+			r.OutputDir, r.TokenizerPath = t.TempDir(), tokenizerDir(t, "llama")
+			l, err := Build(r)
+			require.NoError(t, err)
+			text := func() string {
+				s := strings.Join(l.Command, " ")
+				for _, n := range slices.Sorted(maps.Keys(l.Files)) {
+					s += "\n" + n + "\n" + string(l.Files[n])
+				}
+				return s
+			}
+			before := text()
+			c.edit(&l)
+			require.NotEqual(t, before, text(), "the drift applies")
+			if c.fw != core.Nemo {
+				p, err := Validate(r, l.Framework)
+				require.NoError(t, err)
+				require.NoError(t, preflight(p, &l)) // derived again from the edited run
+			}
+			out, err := runPreflight(t, dir, r, l)
+			require.Error(t, err, "the preflight must stop the drift:\n%s", out)
+			assert.Contains(t, out, "preflight failed: Megatron knobs differ from Rival's fairness table (core.Fairness): ")
+			assert.Contains(t, out, c.want)
 		})
 	}
 }

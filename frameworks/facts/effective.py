@@ -160,3 +160,60 @@ def megatron(args, cfg, tokenizer_module=None):
 
 def emit(cfg):
     print(PREFIX + json.dumps(cfg, sort_keys=True))
+
+
+# The Megatron-family knobs (core.MegatronKnobs): settings that change speed or the loss beyond the
+# workload's model and recipe, which every mega, prim and nemo launch sets to core.Fairness. The
+# launch carries Rival's values in knobs.json beside this file; the preflight reads back what the
+# framework's own objects hold and fails on any difference.
+KNOBS_FILE = "knobs.json"
+KNOBS_PREFIX = "preflight knobs: "
+
+
+def _name(v):
+    """An enum member's name (Megatron's AttnBackend), else the value."""
+    return getattr(v, "name", v)
+
+
+def megatron_knobs(args):
+    """The knobs as Megatron's validated args hold them (mega, and prim after Primus's runtime)."""
+    return {
+        "overlap_grad_reduce": bool(args.overlap_grad_reduce),
+        "overlap_param_gather": bool(args.overlap_param_gather),
+        "distributed_optimizer": bool(args.use_distributed_optimizer),
+        "grad_reduce_in_bf16": bool(args.grad_reduce_in_bf16),
+        "recompute": args.recompute_granularity or "",
+        "eod_mask_loss": bool(args.eod_mask_loss),
+        "attention_backend": str(_name(args.attention_backend)),
+        "grad_accum_fusion": bool(args.gradient_accumulation_fusion),
+        "masked_softmax_fusion": bool(args.masked_softmax_fusion),
+        "bias_swiglu_fusion": bool(args.bias_swiglu_fusion),
+        "rope_fusion": bool(args.apply_rope_fusion),
+        "bias_dropout_fusion": bool(args.bias_dropout_fusion),
+        "cross_entropy_fusion": bool(args.cross_entropy_loss_fusion),
+        "dataloader_type": args.dataloader_type,
+        "num_workers": int(args.num_workers),
+        # Primus's switches (absent from Megatron's own args): any of them puts Turbo kernels in.
+        "primus_turbo": any(bool(getattr(args, k, False)) for k in ("enable_primus_turbo", "use_turbo_attention", "use_turbo_grouped_mlp")),
+        "rerun_mode": str(args.rerun_mode),
+        "attention_softmax_in_fp32": bool(args.attention_softmax_in_fp32),
+    }
+
+
+def knob_differences(got, directory):
+    """The knobs where got differs from knobs.json in directory, as "name: the run builds X, Rival
+    sets Y" (a knob got lacks, or knobs.json lacks, differs too); None when there is no knobs.json."""
+    path = os.path.join(directory, KNOBS_FILE)
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        want = json.load(f)
+    out = []
+    for k in sorted(set(want) | set(got)):
+        if k not in got:
+            out.append("%s: not read back" % k)
+        elif k not in want:
+            out.append("%s: read back as %s, which %s does not set" % (k, json.dumps(got[k]), KNOBS_FILE))
+        elif got[k] != want[k]:
+            out.append("%s: the run builds %s, Rival's fairness table sets %s" % (k, json.dumps(got[k]), json.dumps(want[k])))
+    return out

@@ -205,6 +205,21 @@ def effective_of(args, cfg, tokenizer_module=None):
         effective.emit(effective.megatron(args, cfg, tokenizer_module))
     except BaseException as e:  # noqa: B902
         fail("reading back Megatron's effective configuration", e)
+    knobs_of(effective.megatron_knobs, args)
+
+
+def knobs_of(read, obj):
+    """Prints the Megatron-family knobs read back from obj and fails on any that differs from the
+    launch's knobs.json (core.Fairness)."""
+    try:
+        got = read(obj)
+    except BaseException as e:  # noqa: B902
+        fail("reading back the Megatron knobs", e)
+    print(effective.KNOBS_PREFIX + json.dumps(got, sort_keys=True))
+    diffs = effective.knob_differences(got, os.path.dirname(os.path.abspath(__file__)))
+    if diffs:
+        sys.stderr.write("preflight failed: Megatron knobs differ from Rival's fairness table (core.Fairness): %s\n" % "; ".join(diffs))
+        sys.exit(1)
 
 
 # What `primus-cli train pretrain` (run_pretrain.sh's torchrun target) hands the core runtime for a

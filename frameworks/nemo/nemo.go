@@ -279,6 +279,7 @@ func Build(p core.Plan) (core.Launch, error) {
 	for n, b := range facts.PreflightFiles() {
 		l.Files[path.Join(PreflightDir, n)] = b
 	}
+	l.Files[path.Join(PreflightDir, core.KnobsFile)] = core.KnobsJSON()
 	l.Preflight = Preflight(p, l)
 	return l, nil
 }

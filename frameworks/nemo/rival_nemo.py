@@ -260,6 +260,41 @@ def effective(cfg):
     return out
 
 
+def knobs(cfg):
+    """The Megatron-family knobs (frameworks/facts/effective.py's megatron_knobs) as Bridge's validated
+    ConfigContainer holds them; Primus Turbo has no Bridge field."""
+    m, ddp, ds = cfg.model, cfg.ddp, cfg.dataset
+    out = {
+        "overlap_grad_reduce": bool(ddp.overlap_grad_reduce),
+        "overlap_param_gather": bool(ddp.overlap_param_gather),
+        "distributed_optimizer": bool(cfg.optimizer.use_distributed_optimizer and ddp.use_distributed_optimizer),
+        "grad_reduce_in_bf16": not ddp.grad_reduce_in_fp32,
+        "recompute": m.recompute_granularity or "",
+        "eod_mask_loss": bool(ds.eod_mask_loss),
+        "attention_backend": str(getattr(m.attention_backend, "name", m.attention_backend)),
+        "grad_accum_fusion": bool(m.gradient_accumulation_fusion),
+        "masked_softmax_fusion": bool(m.masked_softmax_fusion),
+        "bias_swiglu_fusion": bool(m.bias_activation_fusion),
+        "rope_fusion": bool(m.apply_rope_fusion),
+        "bias_dropout_fusion": bool(m.bias_dropout_fusion),
+        "cross_entropy_fusion": bool(m.cross_entropy_loss_fusion),
+        "dataloader_type": ds.dataloader_type,
+        "num_workers": int(ds.num_workers),
+        "primus_turbo": False,
+        "attention_softmax_in_fp32": bool(m.attention_softmax_in_fp32),
+    }
+    rerun = getattr(cfg, "rerun_state_machine", None)
+    if rerun is not None:  # a Bridge without the section leaves it unread, and the check says so
+        out["rerun_mode"] = str(rerun.rerun_mode)
+    return out
+
+
+def _knob_differences(got):
+    """effective.py's knob_differences against the knobs.json the launch ships beside preflight.py."""
+    facts = _facts_preflight()
+    return facts.effective.knob_differences(got, os.path.dirname(os.path.abspath(facts.__file__)))
+
+
 def _facts_preflight():
     """frameworks/facts/preflight.py as the launch ships it (preflight/ beside this script), else the
     preflight module the path holds (the bridgecheck tests put frameworks/facts on it)."""
@@ -361,6 +396,16 @@ def preflight(o):
         print("preflight effective: " + json.dumps(effective(cfg), sort_keys=True), flush=True)
     except Exception as e:  # reading back is part of the check
         print(f"preflight failed: reading back Bridge's effective configuration: {type(e).__name__}: {e}{_where(e)}", flush=True)
+        return 1
+    try:
+        got = knobs(cfg)
+    except Exception as e:  # reading back is part of the check
+        print(f"preflight failed: reading back Bridge's Megatron knobs: {type(e).__name__}: {e}{_where(e)}", flush=True)
+        return 1
+    print("preflight knobs: " + json.dumps(got, sort_keys=True), flush=True)
+    diffs = _knob_differences(got)
+    if diffs:
+        print("preflight failed: Megatron knobs differ from Rival's fairness table (core.Fairness): " + "; ".join(diffs), flush=True)
         return 1
     try:
         d = samples(cfg)
