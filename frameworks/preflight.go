@@ -3,6 +3,7 @@ package frameworks
 import (
 	"path"
 	"slices"
+	"strings"
 
 	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/frameworks/facts"
@@ -37,6 +38,9 @@ func preflight(p core.Plan, l *core.Launch) error {
 		}
 		args = append([]string{"python3", script, "mega", megatronTrees, world, "--"}, l.Command[n:]...)
 	case core.Prim:
+		if b := primusBackendPath(l.Env); b != "" {
+			megatronTrees = b // the tree the run's Primus trains with, not the image's default
+		}
 		args = []string{"python3", script, "prim", "$" + PrimusDirEnv + ":" + prim.Dir, megatronTrees, world, l.Env["EXP"]}
 		// What the run's command passes after run_pretrain.sh reaches primus/cli/main.py as overrides.
 		if i := slices.Index(l.Command, prim.Script); i >= 0 && i+1 < len(l.Command) {
@@ -65,6 +69,29 @@ func preflight(p core.Plan, l *core.Launch) error {
 		Framework: l.Framework, Requested: l.Requested, Command: args, WorkDir: p.OutputDir, Env: env,
 	}
 	return nil
+}
+
+// primusBackendPath is the Megatron-LM tree a Primus run takes from its environment, as
+// run_pretrain.sh and examples/megatron/prepare.py choose it: BACKEND_PATH when set (passed on as
+// --backend_path), else MEGATRON_PATH in any letter case (the first such name in sorted order), else
+// "" (Primus's own third_party/Megatron-LM). prepare.py writes the choice into the patch file that
+// becomes TRAIN_EXTRA_ARGS on the run's command line; an environment's TRAIN_EXTRA_ARGS itself is
+// overwritten by run_pretrain.sh and never reaches the run.
+func primusBackendPath(env map[string]string) string {
+	if b := env["BACKEND_PATH"]; b != "" {
+		return b
+	}
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if strings.EqualFold(k, "MEGATRON_PATH") && env[k] != "" {
+			return env[k]
+		}
+	}
+	return ""
 }
 
 // capability is the compute capability the run's GPUs report through torch.cuda (the preflight runs

@@ -297,3 +297,49 @@ func TestPreflightStopsAKnobDrift(t *testing.T) {
 		})
 	}
 }
+
+// What run_pretrain.sh adds to the run's command line (TRAIN_EXTRA_ARGS) comes from the patch file
+// Primus's prepare step writes, never from the environment: the pinned script empties it before
+// reading that file. The one choice the environment makes there, the Megatron-LM tree
+// (BACKEND_PATH, else MEGATRON_PATH in any letter case), the preflight follows, so it reads the tree
+// the run trains with.
+func TestPreflightFollowsPrimusBackendPath(t *testing.T) {
+	dir := upstreamDir(t)
+	pin, err := core.PinFor(hw.PlatformAMD)
+	require.NoError(t, err)
+	sh, err := os.ReadFile(filepath.Join(dir, "primus-"+pin.Primus, "examples", "run_pretrain.sh"))
+	require.NoError(t, err)
+	reset, used := -1, -1
+	for i, l := range strings.Split(string(sh), "\n") {
+		l = strings.TrimSpace(l)
+		if l == `TRAIN_EXTRA_ARGS=""` && reset < 0 {
+			reset = i
+		}
+		if strings.HasPrefix(l, "CMD=") && strings.Contains(l, "$TRAIN_EXTRA_ARGS") && used < 0 {
+			used = i
+		}
+		if strings.HasPrefix(l, "TRAIN_EXTRA_ARGS=") && l != `TRAIN_EXTRA_ARGS=""` {
+			assert.Contains(t, l, "source_yaml_args", "line %d: TRAIN_EXTRA_ARGS is set only from the patch file", i+1)
+		}
+	}
+	require.Positive(t, reset, "Primus %s's run_pretrain.sh empties TRAIN_EXTRA_ARGS", pin.Primus)
+	require.Greater(t, used, reset, "and only then puts it on the command line")
+
+	nvd, err := core.PinFor(hw.PlatformNVIDIA)
+	require.NoError(t, err)
+	other := filepath.Join(dir, "megatron-"+nvd.MegatronCommit[:8]) // a tree other than the AMD image's
+	require.NotEqual(t, pin.MegatronCommit, nvd.MegatronCommit)
+	for _, env := range []map[string]string{{"BACKEND_PATH": other}, {"megatron_path": other}} {
+		r := request(t, hw.PlatformAMD, core.Prim, "llama")
+		r.OutputDir, r.TokenizerPath = t.TempDir(), tokenizerDir(t, "llama")
+		l, err := Build(r)
+		require.NoError(t, err)
+		maps.Copy(l.Env, env)
+		p, err := Validate(r, l.Framework)
+		require.NoError(t, err)
+		require.NoError(t, preflight(p, &l))
+		assert.Contains(t, l.Preflight.Command, other, "%v: the preflight reads the run's tree", env)
+		out, _ := runPreflight(t, dir, r, l)
+		assert.Contains(t, out, `"megatron_tree": "`+other+`"`, "%v", env)
+	}
+}

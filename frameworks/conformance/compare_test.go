@@ -152,3 +152,41 @@ func TestCheckpointLayout(t *testing.T) {
 		assert.Equal(t, m.RopeScaling != nil, cfg["rope_scaling"] != nil, name)
 	}
 }
+
+// The first step's layout (every parameter's dtype and shape under its canonical name) must be the
+// same on both sides; a difference names each parameter with both layouts.
+func TestCompareLayouts(t *testing.T) {
+	layout := func(kv ...string) []Step {
+		s := steps(10)
+		s[0].Layout = map[string]string{}
+		for i := 0; i < len(kv); i += 2 {
+			s[0].Layout[kv[i]] = kv[i+1]
+		}
+		return s
+	}
+	tests := []struct {
+		name string
+		a, b []Step
+		want string
+	}{
+		{"neither reports", steps(10), steps(10), ""},
+		{"equal", layout("embedding", "float32[512,256]"), layout("embedding", "float32[512,256]"), ""},
+		{"one side only", layout("embedding", "float32[512,256]"), steps(10), "only one side reports the model's layout"},
+		{"a halved head", layout("layers.0.q", "float32[256,256]"), layout("layers.0.q", "float32[128,256]"),
+			"layers.0.q float32[256,256] against float32[128,256]"},
+		{"a bias only one side has", layout("layers.0.q", "float32[256,256]"), layout("layers.0.q", "float32[256,256]", "layers.0.q_bias", "float32[256]"),
+			"layers.0.q_bias none against float32[256]"},
+		{"dtype", layout("final_norm", "float32[256]"), layout("final_norm", "bfloat16[256]"), "final_norm float32[256] against bfloat16[256]"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Compare(tc.a, tc.b, DefaultTolerance)
+			if tc.want == "" {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}

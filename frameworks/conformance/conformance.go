@@ -10,7 +10,9 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -81,6 +83,9 @@ type Step struct {
 	GradNorm  float64            `json:"grad_norm"`
 	LR        float64            `json:"lr"`
 	Grads     map[string]float64 `json:"grads"`
+	// Layout, on the first step, is every parameter of the built model under its canonical name,
+	// as dtype and shape ("float32[256,256]"): the model each framework built, not a list of fields.
+	Layout map[string]string `json:"layout,omitempty"`
 }
 
 // LinePrefix starts each step's line.
@@ -144,6 +149,9 @@ func Compare(a, b []Step, tol Tolerance) ([]Mismatch, error) {
 	if len(a) != len(b) {
 		return nil, fmt.Errorf("conformance: %d steps against %d", len(a), len(b))
 	}
+	if err := compareLayouts(a, b); err != nil {
+		return nil, err
+	}
 	var out []Mismatch
 	check := func(step int, q string, x, y, t float64) {
 		if r := rel(x, y); r > t || math.IsNaN(x) != math.IsNaN(y) {
@@ -172,6 +180,42 @@ func Compare(a, b []Step, tol Tolerance) ([]Mismatch, error) {
 		}
 	}
 	return out, nil
+}
+
+// compareLayouts requires the same parameters with the same dtypes and shapes on both sides, when
+// either side reports a layout.
+func compareLayouts(a, b []Step) error {
+	var la, lb map[string]string
+	if len(a) > 0 {
+		la = a[0].Layout
+	}
+	if len(b) > 0 {
+		lb = b[0].Layout
+	}
+	if la == nil && lb == nil {
+		return nil
+	}
+	if la == nil || lb == nil {
+		return fmt.Errorf("conformance: only one side reports the model's layout")
+	}
+	var diffs []string
+	for _, n := range slices.Sorted(maps.Keys(la)) {
+		switch y, ok := lb[n]; {
+		case !ok:
+			diffs = append(diffs, fmt.Sprintf("%s %s against none", n, la[n]))
+		case y != la[n]:
+			diffs = append(diffs, fmt.Sprintf("%s %s against %s", n, la[n], y))
+		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(lb)) {
+		if _, ok := la[n]; !ok {
+			diffs = append(diffs, fmt.Sprintf("%s none against %s", n, lb[n]))
+		}
+	}
+	if len(diffs) > 0 {
+		return fmt.Errorf("conformance: the models differ in their parameters: %s", strings.Join(diffs, "; "))
+	}
+	return nil
 }
 
 func diffNames(a, b map[string]float64) string {

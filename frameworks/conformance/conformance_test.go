@@ -264,6 +264,9 @@ func TestFrameworksComputeTheSameNumbers(t *testing.T) {
 		if a == nil || b == nil {
 			continue
 		}
+		// Both report the model they built, so Check compares the layouts too.
+		assert.NotEmpty(t, a[0].Layout, "%s/%s reports its model's layout", p.model, p.a)
+		assert.NotEmpty(t, b[0].Layout, "%s/%s reports its model's layout", p.model, p.b)
 		assert.NoError(t, conformance.Check(p.model+"/"+p.a, a, p.model+"/"+p.b, b, conformance.DefaultTolerance))
 		worst := map[string]float64{}
 		ms, _ := conformance.Compare(a, b, conformance.Tolerance{})
@@ -274,7 +277,7 @@ func TestFrameworksComputeTheSameNumbers(t *testing.T) {
 			}
 			worst[q] = max(worst[q], m.Rel)
 		}
-		t.Logf("%s: %s against %s: largest relative difference %v", p.model, p.b, p.a, worst)
+		t.Logf("%s: %s against %s: the same %d parameters; largest relative difference %v", p.model, p.b, p.a, len(b[0].Layout), worst)
 	}
 }
 

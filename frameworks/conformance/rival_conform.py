@@ -79,9 +79,16 @@ def read_batches(path, gbs, steps, seq_len):
     return [samples[i * gbs:(i + 1) * gbs] for i in range(steps)]
 
 
-def emit(framework, step, loss, grad_norm, lr, grads):
-    print("conform: " + json.dumps({"framework": framework, "step": step, "loss": float(loss), "grad_norm": float(grad_norm),
-                                    "lr": float(lr), "grads": {k: float(v) for k, v in sorted(grads.items())}}), flush=True)
+def emit(framework, step, loss, grad_norm, lr, grads, layout=None):
+    """One step's line. grads maps canonical names to gradient tensors (their norms are printed);
+    layout, given on step 1, maps canonical names to the parameters, whose dtype and shape are
+    printed as "float32[256,256]"."""
+    d = {"framework": framework, "step": step, "loss": float(loss), "grad_norm": float(grad_norm),
+         "lr": float(lr), "grads": {k: float(v.norm()) for k, v in sorted(grads.items())}}
+    if layout is not None:
+        d["layout"] = {k: "%s[%s]" % (str(v.dtype).replace("torch.", ""), ",".join(str(x) for x in v.shape))
+                       for k, v in sorted(layout.items())}
+    print("conform: " + json.dumps(d), flush=True)
 
 
 _HF = re.compile(r"model\.layers\.(\d+)\.(self_attn|mlp)?\.?(\w+)\.(weight|bias)$")
@@ -118,18 +125,20 @@ def run_fsdp(ckpt, batches_path, gbs, steps, seq_len, argv):
     names = train.hf_names(args)
     all_used(ckpt, tensors, names.values(), "fsdp")
     model.load_state_dict(sd, strict=True)
+    layout = {canonical_hf(names[n]): p for n, p in model.named_parameters()}
     opt, _ = train.adamw(torch, train.param_groups(list(model.named_parameters()), train.no_decay_names(model), args), args)
     for step, batch in enumerate(read_batches(batches_path, gbs, steps, seq_len), start=1):
+        layout = layout if step == 1 else None
         lr = train.step_lr(args, step)
         for g in opt.param_groups:
             g["lr"] = lr
         opt.zero_grad(set_to_none=True)
         loss = train.next_token_loss(torch, model(batch[:, :-1]), batch, args.vocab)
         loss.backward()
-        grads = {canonical_hf(names[n]): p.grad.norm() for n, p in model.named_parameters() if p.grad is not None}
+        grads = {canonical_hf(names[n]): p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
         norm = torch.nn.utils.clip_grad_norm_(model.parameters(), train.CLIP_GRAD)
         opt.step()
-        emit("fsdp", step, loss.item(), norm.item(), lr, grads)
+        emit("fsdp", step, loss.item(), norm.item(), lr, grads, layout)
 
 
 # ---- titan: TorchTitan's model with Rival's train spec, its HF adapter, loss, clip and schedulers ----
@@ -168,11 +177,11 @@ def run_titan(ckpt, batches_path, gbs, steps, seq_len, tree, ext_dir, job_toml):
         opts.zero_grad()
         loss = cross_entropy_loss(model(batch[:, :-1]), batch[:, 1:])
         loss.backward()
-        grads = {back[n]: p.grad.norm() for n, p in model.named_parameters() if p.grad is not None}
+        grads = {back[n]: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
         norm = dist_utils.clip_grad_norm_([p for p in model.parameters()], job.training.max_norm, foreach=True)
         opts.step()
         scheds.step()
-        emit("titan", step, loss.item(), norm.item(), lr, grads)
+        emit("titan", step, loss.item(), norm.item(), lr, grads, {back[n]: p for n, p in model.named_parameters()} if step == 1 else None)
 
 
 # ---- megatron: Megatron Core's GPTModel from the launch's own arguments ----
@@ -219,29 +228,38 @@ def megatron_state_dict(src, layers, heads, groups, head_dim):
     return sd, used
 
 
-def megatron_grads(model, heads, groups, head_dim):
+def megatron_canonical(model, heads, groups, head_dim, of):
+    """of(p) for every parameter p of a Megatron GPTModel, under canonical names: the fused QKV split
+    by query group, the fused gate and up halves apart (None where of gives None)."""
     out = {}
     for n, p in model.named_parameters():
-        if p.grad is None:
+        g = of(p)
+        if g is None:
             continue
-        g = p.grad
         m = re.match(r"decoder\.layers\.(\d+)\.(.+)$", n)
         if not m:
             out[{"embedding.word_embeddings.weight": "embedding", "decoder.final_layernorm.weight": "final_norm",
-                 "output_layer.weight": "output"}[n]] = g.norm()
+                 "output_layer.weight": "output"}[n]] = g
             continue
         pre, rest = "layers.%s." % m.group(1), m.group(2)
         if rest.startswith("self_attention.linear_qkv."):
             suffix = "_bias" if rest.endswith("bias") else ""
             for part, t in zip("qkv", qkv_split(g, heads, groups, head_dim)):
-                out[pre + part + suffix] = t.norm()
+                out[pre + part + suffix] = t
         elif rest == "mlp.linear_fc1.weight":
-            gate, up = torch.chunk(g, 2, dim=0)
-            out[pre + "gate"], out[pre + "up"] = gate.norm(), up.norm()
+            out[pre + "gate"], out[pre + "up"] = torch.chunk(g, 2, dim=0)
         else:
             out[pre + {"input_layernorm.weight": "attn_norm", "pre_mlp_layernorm.weight": "mlp_norm",
-                       "self_attention.linear_proj.weight": "o", "mlp.linear_fc2.weight": "down"}[rest]] = g.norm()
+                       "self_attention.linear_proj.weight": "o", "mlp.linear_fc2.weight": "down"}[rest]] = g
     return out
+
+
+def megatron_grads(model, heads, groups, head_dim):
+    return megatron_canonical(model, heads, groups, head_dim, lambda p: None if p.grad is None else p.grad.clone())
+
+
+def megatron_layout(model, heads, groups, head_dim):
+    return megatron_canonical(model, heads, groups, head_dim, lambda p: p.detach())
 
 
 class _CPUScratch:
@@ -421,7 +439,7 @@ def run_nemo(ckpt, batches_path, gbs, steps, seq_len, bridge_tree, mtree, launch
         norm = megatron_clip(model, opt_cfg.clip_grad)
         opt.step()
         sched.step(increment=step_samples)
-        emit("nemo", step, loss.item(), norm, lr, grads)
+        emit("nemo", step, loss.item(), norm, lr, grads, megatron_layout(model, heads, groups, head_dim) if step == 1 else None)
 
 
 def bridge_overrides(cfg, model):
@@ -498,7 +516,7 @@ def train_megatron(name, ckpt, batches_path, gbs, steps, seq_len, arguments, arg
         norm = megatron_clip(model, args.clip_grad)
         opt.step()
         sched.step(increment=args.global_batch_size)
-        emit(name, step, loss.item(), norm, lr, grads)
+        emit(name, step, loss.item(), norm, lr, grads, megatron_layout(model, heads, groups, head_dim) if step == 1 else None)
 
 
 def load_megatron_weights(name, model, ckpt, tensors, layers, heads, groups, head_dim):
