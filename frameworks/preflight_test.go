@@ -263,6 +263,9 @@ func TestPreflightStopsAKnobDrift(t *testing.T) {
 		{"Primus Turbo in the experiment file", hw.PlatformAMD, "prim", func(l *core.Launch) {
 			editEXP(l, "enable_primus_turbo: false", "enable_primus_turbo: true")
 		}, `primus_turbo: the run builds true, Rival's fairness table sets false`},
+		{"Transformer Engine's switches in prim's environment", hw.PlatformAMD, "prim", func(l *core.Launch) {
+			l.Env["NVTE_FUSED_ATTN"], l.Env["NVTE_UNFUSED_ATTN"] = "0", "0"
+		}, `attention_backend: the run builds "flash", Rival's fairness table sets "auto"`},
 		{"cross-entropy fusion in the file the run reads", hw.PlatformNVIDIA, "nemo", func(l *core.Launch) {
 			l.Files["rival_nemo.json"] = []byte(strings.Replace(string(l.Files["rival_nemo.json"]), `"cross_entropy_loss_fusion": false,`, `"cross_entropy_loss_fusion": true,`, 1))
 		}, `cross_entropy_fusion: the run builds true, Rival's fairness table sets false`},
@@ -277,6 +280,9 @@ func TestPreflightStopsAKnobDrift(t *testing.T) {
 			require.NoError(t, err)
 			text := func() string {
 				s := strings.Join(l.Command, " ")
+				for _, k := range slices.Sorted(maps.Keys(l.Env)) {
+					s += "\n" + k + "=" + l.Env[k]
+				}
 				for _, n := range slices.Sorted(maps.Keys(l.Files)) {
 					s += "\n" + n + "\n" + string(l.Files[n])
 				}

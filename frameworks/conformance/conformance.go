@@ -112,6 +112,63 @@ func ParseSteps(lines []string) ([]Step, error) {
 	return out, nil
 }
 
+// ConfigPrefix starts the line where a runner on Megatron Core prints its model's whole
+// TransformerConfig.
+const ConfigPrefix = "conform config: "
+
+// Config is one run's TransformerConfig: every field, its value as text.
+type Config struct {
+	Framework string            `json:"framework"`
+	Fields    map[string]string `json:"fields"`
+}
+
+// ParseConfig reads the TransformerConfig a run printed; found is false when it printed none.
+func ParseConfig(lines []string) (c Config, found bool, err error) {
+	for i, l := range lines {
+		j, ok := strings.CutPrefix(l, ConfigPrefix)
+		if !ok {
+			continue
+		}
+		if err := json.Unmarshal([]byte(j), &c); err != nil {
+			return Config{}, false, fmt.Errorf("conformance: line %d: %w", i+1, err)
+		}
+		return c, true, nil
+	}
+	return Config{}, false, nil
+}
+
+// ConfigDiff is one TransformerConfig field whose value differs between two runs ("absent" where a
+// run's Megatron Core has no such field).
+type ConfigDiff struct {
+	Field, A, B string
+}
+
+// CompareConfigs lists every field where b differs from a, in field order.
+func CompareConfigs(a, b Config) []ConfigDiff {
+	var out []ConfigDiff
+	names := map[string]bool{}
+	for n := range a.Fields {
+		names[n] = true
+	}
+	for n := range b.Fields {
+		names[n] = true
+	}
+	for _, n := range slices.Sorted(maps.Keys(names)) {
+		x, okA := a.Fields[n]
+		y, okB := b.Fields[n]
+		if !okA {
+			x = "absent"
+		}
+		if !okB {
+			y = "absent"
+		}
+		if x != y || okA != okB {
+			out = append(out, ConfigDiff{Field: n, A: x, B: y})
+		}
+	}
+	return out
+}
+
 // Tolerance is the largest relative difference two frameworks' fp32 numbers may show at one step.
 // Summation order differs (fused QKV, GEMM blocking, the norm's reduction), so fp32 agrees to a few
 // units in the 6th digit at step 1; Adam's division by √v amplifies tiny gradients over steps.

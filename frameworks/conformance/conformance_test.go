@@ -231,6 +231,7 @@ func TestFrameworksComputeTheSameNumbers(t *testing.T) {
 		require.NoError(t, err, strings.Join(lines, "\n"))
 	}
 	steps := map[string][]conformance.Step{}
+	configs := map[string]conformance.Config{}
 	for i, r := range runs {
 		out, _ := os.ReadFile(filepath.Join(host, fmt.Sprintf("out-%d.txt", i)))
 		rc, _ := os.ReadFile(filepath.Join(host, fmt.Sprintf("rc-%d.txt", i)))
@@ -239,6 +240,9 @@ func TestFrameworksComputeTheSameNumbers(t *testing.T) {
 		}
 		if strings.HasSuffix(r.name, "/prim") {
 			checkPrimusPatches(t, r.name, string(out))
+		}
+		if c, found, err := conformance.ParseConfig(strings.Split(string(out), "\n")); assert.NoError(t, err, r.name) && found {
+			configs[r.name] = c
 		}
 		s, err := conformance.ParseSteps(strings.Split(string(out), "\n"))
 		require.NoError(t, err, r.name)
@@ -257,6 +261,30 @@ func TestFrameworksComputeTheSameNumbers(t *testing.T) {
 		if assert.ErrorAs(t, err, &ce, "%s: the planted drift is not seen", r.name) {
 			assert.Equal(t, r.firstStep, ce.Mismatches[0].Step, "%s: parts at %s", r.name, ce.Mismatches[0])
 			t.Logf("%s: caught: %v", r.name, err)
+		}
+	}
+	// The frameworks on Megatron Core build their models from whole TransformerConfigs: every field
+	// must be equal, or listed in megatronConfigDifferences with why the difference cannot change
+	// what the model computes or how it trains.
+	for _, fam := range families {
+		ref, ok := configs[fam.model+"/mega"]
+		if !assert.True(t, ok, "%s/mega prints its TransformerConfig", fam.model) {
+			continue
+		}
+		for _, fw := range []string{"prim", "nemo"} {
+			c, ok := configs[fam.model+"/"+fw]
+			if !assert.True(t, ok, "%s/%s prints its TransformerConfig", fam.model, fw) {
+				continue
+			}
+			n := 0
+			for _, d := range conformance.CompareConfigs(ref, c) {
+				if _, known := megatronConfigDifferences[fw+" "+d.Field]; known {
+					n++
+					continue
+				}
+				t.Errorf("%s: TransformerConfig.%s is %s in mega and %s in %s, and megatronConfigDifferences does not say why that cannot change the numbers", fam.model, d.Field, d.A, d.B, fw)
+			}
+			t.Logf("%s: %s against mega: %d TransformerConfig fields, %d differ, each for a listed reason", fam.model, fw, len(c.Fields), n)
 		}
 	}
 	for _, p := range pairs {
@@ -309,6 +337,29 @@ var primusPatches = map[string]string{
 	"megatron.te.delayed_scaling_reduce_amax":                  "FP8 scaling only",
 	"megatron.torch_profiler":                                  "the profiler",
 	"megatron.training_log.unified_patch":                      "log lines",
+}
+
+// megatronConfigDifferences are the TransformerConfig fields ("<framework> <field>") whose value in
+// prim's or nemo's model differs from mega's, each with why it cannot change the numbers.
+var megatronConfigDifferences = map[string]string{
+	// Primus hands Megatron its YAML string, which matches no AttnBackend member: Megatron then sets
+	// none of Transformer Engine's backend switches. prim's launch sets them as Megatron does for
+	// auto (prim.NVTEBackend), and the preflight reads the backend back from them (knob
+	// attention_backend). The local layer spec here reads neither.
+	"prim attention_backend":           "a string, not AttnBackend.auto; the NVTE_* switches decide, set and read back",
+	"prim cross_entropy_fusion_impl":   "the fused cross-entropy kernel's choice; cross_entropy_loss_fusion is off in every launch (knob cross_entropy_fusion)",
+	"prim fp8_amax_compute_algo":       "FP8 is off here; FP8 launches set algo max in all three (mega's --fp8-amax-compute-algo, Primus's trainer_base.yaml, Bridge's mixed_precision)",
+	"prim fp8_amax_history_len":        "FP8 is off here; FP8 launches set history 1024 in all three",
+	"prim moe_token_dispatcher_type":   "MoE only; a launch that builds experts is refused",
+	"nemo fp8_recipe":                  "FP8 is off here; FP8 launches set the delayed recipe in all three (effective fp8_recipe)",
+	"nemo cp_comm_type":                "context-parallel communication; every launch runs context-parallel size 1 (equal in all three)",
+	"nemo inference_sampling_seed":     "inference sampling only",
+	"nemo num_layers_at_start_in_bf16": "read only with first_last_layers_bf16, off in all three (equal)",
+	"nemo num_layers_at_end_in_bf16":   "read only with first_last_layers_bf16, off in all three (equal)",
+	// The conformance builds all three from Megatron's local layer spec: mega's and prim's runner set
+	// transformer_impl local, nemo's hands Bridge's local_layer_spec to the provider, which keeps the
+	// field's default; the field chooses the spec and nothing else in a dense model.
+	"nemo transformer_impl": "chooses the layer spec, which the conformance fixes to the local one",
 }
 
 func checkPrimusPatches(t *testing.T, name, out string) {

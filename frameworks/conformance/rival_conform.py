@@ -79,6 +79,40 @@ def read_batches(path, gbs, steps, seq_len):
     return [samples[i * gbs:(i + 1) * gbs] for i in range(steps)]
 
 
+def describe(v):
+    """A config value as text that is the same for the same value in every process: functions and
+    partials by qualified name and arguments, enums by name, dtypes by name."""
+    import enum
+    import functools
+    if isinstance(v, functools.partial):
+        args = [describe(a) for a in v.args] + ["%s=%s" % (k, describe(x)) for k, x in sorted(v.keywords.items())]
+        return "%s(%s)" % (describe(v.func), ", ".join(args))
+    if isinstance(v, enum.Enum):
+        return "%s.%s" % (type(v).__name__, v.name)
+    if isinstance(v, torch.dtype):
+        return str(v)
+    if isinstance(v, float) and v.is_integer():
+        return repr(int(v))  # 0.0 from argparse and 0 from JSON are one value
+    if callable(v) and hasattr(v, "__qualname__"):
+        return "%s.%s" % (getattr(v, "__module__", "?"), v.__qualname__)
+    if isinstance(v, (list, tuple)):
+        return "[%s]" % ", ".join(describe(x) for x in v)
+    if isinstance(v, dict):
+        return "{%s}" % ", ".join("%s: %s" % (k, describe(x)) for k, x in sorted(v.items(), key=lambda kv: str(kv[0])))
+    if callable(v):
+        return type(v).__module__ + "." + type(v).__qualname__
+    return repr(v)
+
+
+def emit_config(framework, config):
+    """Every field of Megatron Core's TransformerConfig as the built model holds it (model.config;
+    a provider's own extra fields are left out), so frameworks on Megatron compare whole configs."""
+    import dataclasses
+    from megatron.core.transformer.transformer_config import TransformerConfig
+    fields = {f.name: describe(getattr(config, f.name, None)) for f in dataclasses.fields(TransformerConfig)}
+    print("conform config: " + json.dumps({"framework": framework, "fields": fields}, sort_keys=True), flush=True)
+
+
 def emit(framework, step, loss, grad_norm, lr, grads, layout=None):
     """One step's line. grads maps canonical names to gradient tensors (their norms are printed);
     layout, given on step 1, maps canonical names to the parameters, whose dtype and shape are
@@ -412,6 +446,7 @@ def run_nemo(ckpt, batches_path, gbs, steps, seq_len, bridge_tree, mtree, launch
     from megatron.core.process_groups_config import ProcessGroupCollection
     m._pg_collection = ProcessGroupCollection.use_mpu_process_groups()
     model = m.provide(pre_process=True, post_process=True)
+    emit_config("nemo", model.config)
     heads, groups, head_dim = m.num_attention_heads, m.num_query_groups or m.num_attention_heads, m.kv_channels
     load_megatron_weights("nemo", model, ckpt, tensors, m.num_layers, heads, groups, head_dim)
     from megatron.bridge.training.optim import _get_scheduler
@@ -485,6 +520,7 @@ def train_megatron(name, ckpt, batches_path, gbs, steps, seq_len, arguments, arg
                      position_embedding_type=args.position_embedding_type, rotary_percent=args.rotary_percent,
                      rotary_base=args.rotary_base, rope_scaling=args.use_rope_scaling,
                      rope_scaling_factor=args.rope_scaling_factor)
+    emit_config(name, model.config)
     heads, groups = cfg.num_attention_heads, cfg.num_query_groups or cfg.num_attention_heads
     head_dim = cfg.kv_channels
     load_megatron_weights(name, model, ckpt, tensors, cfg.num_layers, heads, groups, head_dim)

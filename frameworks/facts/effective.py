@@ -175,6 +175,22 @@ def _name(v):
     return getattr(v, "name", v)
 
 
+# Megatron's LanguageModule._set_attention_backend: the NVTE_* switches (flash, fused, unfused) each
+# AttnBackend member sets for Transformer Engine.
+NVTE_BACKENDS = {(1, 1, 1): "auto", (1, 0, 0): "flash", (0, 1, 0): "fused", (0, 0, 1): "unfused", (0, 0, 0): "local"}
+
+
+def attention_backend(value, env):
+    """The attention backend a Megatron model runs with. An AttnBackend member is what Megatron sets;
+    a string (Primus hands Megatron its YAML value unconverted) matches no member, so Megatron sets no
+    NVTE_* switch and Transformer Engine follows the environment (an unset switch is on)."""
+    if not isinstance(value, str):
+        return str(_name(value))
+    keys = ("NVTE_FLASH_ATTN", "NVTE_FUSED_ATTN", "NVTE_UNFUSED_ATTN")
+    bits = tuple(0 if env.get(k, "1") == "0" else 1 for k in keys)
+    return NVTE_BACKENDS.get(bits, ", ".join("%s=%s" % (k, env.get(k, "unset")) for k in keys))
+
+
 def megatron_knobs(args):
     """The knobs as Megatron's validated args hold them (mega, and prim after Primus's runtime)."""
     return {
@@ -184,7 +200,7 @@ def megatron_knobs(args):
         "grad_reduce_in_bf16": bool(args.grad_reduce_in_bf16),
         "recompute": args.recompute_granularity or "",
         "eod_mask_loss": bool(args.eod_mask_loss),
-        "attention_backend": str(_name(args.attention_backend)),
+        "attention_backend": attention_backend(args.attention_backend, os.environ),
         "grad_accum_fusion": bool(args.gradient_accumulation_fusion),
         "masked_softmax_fusion": bool(args.masked_softmax_fusion),
         "bias_swiglu_fusion": bool(args.bias_swiglu_fusion),

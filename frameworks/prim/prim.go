@@ -7,6 +7,7 @@ package prim
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"strconv"
 	"strings"
@@ -212,6 +213,14 @@ func Build(p core.Plan) (core.Launch, error) {
 		"PIP_NO_INDEX": "1", "PIP_NO_BUILD_ISOLATION": "0", "PIP_DISABLE_PIP_VERSION_CHECK": "1",
 		"HF_HUB_OFFLINE": "1",
 	}
+	// Primus hands Megatron attention_backend as the YAML string, which matches no AttnBackend member,
+	// so Megatron sets none of Transformer Engine's backend switches and the environment decides;
+	// they are set here as Megatron sets them for core.Fairness.AttentionBackend.
+	nv, err := NVTEBackend(core.Fairness.AttentionBackend)
+	if err != nil {
+		return core.Launch{}, err
+	}
+	maps.Copy(env, nv)
 	// run_pretrain.sh reads NNODES, GPUS_PER_NODE, NODE_RANK, MASTER_ADDR and MASTER_PORT from its
 	// environment; the executor sets them for each node (Rendezvous).
 	cmd := []string{"bash", Script}
@@ -308,4 +317,15 @@ func valueNode(v any) (*yaml.Node, error) {
 // its environment.
 func Rendezvous(p core.Plan) core.Rendezvous {
 	return core.Rendezvous{NNodes: p.NNodes, GPUsPerNode: p.GPUsPerNode, Env: true}
+}
+
+// NVTEBackend is what Megatron's LanguageModule._set_attention_backend sets in the environment for
+// an attention backend: Transformer Engine's flash, fused and unfused switches.
+func NVTEBackend(backend string) (map[string]string, error) {
+	bits, ok := map[string][3]string{"auto": {"1", "1", "1"}, "flash": {"1", "0", "0"}, "fused": {"0", "1", "0"},
+		"unfused": {"0", "0", "1"}, "local": {"0", "0", "0"}}[backend]
+	if !ok {
+		return nil, fmt.Errorf("prim: attention backend %q is not one of auto, flash, fused, unfused, local", backend)
+	}
+	return map[string]string{"NVTE_FLASH_ATTN": bits[0], "NVTE_FUSED_ATTN": bits[1], "NVTE_UNFUSED_ATTN": bits[2]}, nil
 }
