@@ -73,12 +73,16 @@ func preflight(p core.Plan, l *core.Launch) error {
 
 // primusBackendPath is the Megatron-LM tree a Primus run takes from its environment, as
 // run_pretrain.sh and examples/megatron/prepare.py choose it: BACKEND_PATH when set (passed on as
-// --backend_path), else MEGATRON_PATH in any letter case (the first such name in sorted order), else
-// "" (Primus's own third_party/Megatron-LM). prepare.py writes the choice into the patch file that
+// --backend_path), else MEGATRON_PATH in any letter case (the first such name in sorted order; an
+// empty value falls back as in prepare.py), else "" (Primus's own third_party/Megatron-LM); a
+// relative path is taken from Primus's folder, where run_pretrain.sh runs. prepare.py writes the choice into the patch file that
 // becomes TRAIN_EXTRA_ARGS on the run's command line; an environment's TRAIN_EXTRA_ARGS itself is
 // overwritten by run_pretrain.sh and never reaches the run.
 func primusBackendPath(env map[string]string) string {
 	if b := env["BACKEND_PATH"]; b != "" {
+		if !path.IsAbs(b) {
+			return path.Join(prim.Dir, b)
+		}
 		return b
 	}
 	keys := make([]string, 0, len(env))
@@ -87,7 +91,12 @@ func primusBackendPath(env map[string]string) string {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		if strings.EqualFold(k, "MEGATRON_PATH") && env[k] != "" {
+		if strings.EqualFold(k, "MEGATRON_PATH") {
+			// The first match decides, empty or not; prepare.py resolves a relative path from
+			// Primus's folder, where run_pretrain.sh runs.
+			if v := env[k]; v != "" && !path.IsAbs(v) {
+				return path.Join(prim.Dir, v)
+			}
 			return env[k]
 		}
 	}

@@ -485,7 +485,9 @@ def bridge_overrides(cfg, model):
     except ImportError:
         return None
     ctx = OptimizerConfigOverrideProviderContext(cfg.scheduler, cfg.optimizer, [model])
-    return OptimizerConfigOverrideProvider().build_config_overrides(ctx)
+    # The configuration's own provider, as Bridge's setup takes it, else Bridge's default one.
+    provider = getattr(cfg, "optimizer_config_override_provider", None) or OptimizerConfigOverrideProvider()
+    return provider.build_config_overrides(ctx)
 
 
 def train_megatron(name, ckpt, batches_path, gbs, steps, seq_len, arguments, args):

@@ -403,7 +403,11 @@ def preflight(o):
         print(f"preflight failed: reading back Bridge's Megatron knobs: {type(e).__name__}: {e}{_where(e)}", flush=True)
         return 1
     print("preflight knobs: " + json.dumps(got, sort_keys=True), flush=True)
-    diffs = _knob_differences(got)
+    try:
+        diffs = _knob_differences(got)
+    except Exception as e:  # a knobs.json that does not load is a failed check, not a traceback
+        print(f"preflight failed: reading the launch's knobs.json: {type(e).__name__}: {e}{_where(e)}", flush=True)
+        return 1
     if diffs:
         print("preflight failed: Megatron knobs differ from Rival's fairness table (core.Fairness): " + "; ".join(diffs), flush=True)
         return 1
