@@ -87,7 +87,7 @@ type Config struct {
 	AdamEps     float64 // AdamW ε; 0: the script's default 1e-8
 	Seed        int64   // SEED
 	Precision   string  // PRECISION: "bf16" or "fp32"; empty: bf16 on GPUs, fp32 on CPU
-	Attention   string  // "auto" (SDPA when torch has it), "sdpa" or "manual"; empty: auto
+	Attention   string  // "auto" (FlexAttention for a window on GPUs, else SDPA when torch has it), "sdpa", "flex" or "manual"; empty: auto
 	Compile     bool    // torch.compile (torch >= 2.0)
 	LogInterval int     // iterations per log line; 0: 1
 	Threads     int     // CPU threads per process; 0: the machine's cores shared by local ranks
@@ -324,9 +324,9 @@ func normalize(c Config) (Config, error) {
 	switch c.Attention {
 	case "":
 		c.Attention = "auto"
-	case "auto", "sdpa", "manual":
+	case "auto", "sdpa", "flex", "manual":
 	default:
-		return c, fmt.Errorf("fsdp: Attention %q: want auto, sdpa or manual", c.Attention)
+		return c, fmt.Errorf("fsdp: Attention %q: want auto, sdpa, flex or manual", c.Attention)
 	}
 	if c.LogInterval < 0 {
 		return c, fmt.Errorf("fsdp: LogInterval is %d: it must be >= 0", c.LogInterval)

@@ -21,6 +21,7 @@ AdamW is fused where torch has the kernel for the device (CUDA from 2.0, CPU fro
 """
 import argparse
 import contextlib
+import importlib.util
 import math
 import os
 import random
@@ -84,8 +85,9 @@ def parse_args(argv=None):
     a("--seed", type=int, default=42)
     a("--precision", choices=["auto", "bf16", "fp32"], default="auto",
       help="auto: bf16 autocast on GPUs, fp32 on CPU")
-    a("--attention", choices=["auto", "sdpa", "manual"], default="auto",
-      help="auto: scaled_dot_product_attention when torch has it")
+    a("--attention", choices=["auto", "sdpa", "flex", "manual"], default="auto",
+      help="auto: FlexAttention for a sliding window on GPUs when torch has it (torch >= 2.5), else "
+           "scaled_dot_product_attention when torch has it")
     a("--compile", action="store_true", help="torch.compile the model (torch >= 2.0)")
     a("--log-interval", type=int, default=1)
     a("--threads", type=int, default=0, help="CPU threads per process; 0: all cores shared by local ranks")
@@ -137,12 +139,25 @@ def import_torch(args):
     has_sdpa = hasattr(torch.nn.functional, "scaled_dot_product_attention")
     if args.attention == "sdpa" and not has_sdpa:
         fail(f"--attention sdpa needs torch >= 2.0, this is {torch.__version__}. {HOW_TO_GET}", 3)
-    args.attention = "sdpa" if args.attention in ("auto", "sdpa") and has_sdpa else "manual"
+    try:
+        has_flex = importlib.util.find_spec("torch.nn.attention.flex_attention") is not None
+    except ImportError:  # torch < 2.2 has no torch.nn.attention package
+        has_flex = False
+    if args.attention == "flex" and not has_flex:
+        fail(f"--attention flex needs torch >= 2.5 (torch.nn.attention.flex_attention), this is {torch.__version__}. {HOW_TO_GET}", 3)
+    if args.attention == "auto" and has_flex and window_at(args, args.seq_len) and torch.cuda.is_available():
+        # SDPA given an explicit mask leaves its fused causal kernels; FlexAttention's compiled kernel
+        # skips the blocks the window masks.
+        args.attention = "flex"
+    elif args.attention != "flex":
+        args.attention = "sdpa" if args.attention in ("auto", "sdpa") and has_sdpa else "manual"
     args.torch_version = version
     # enable_gqa (torch >= 2.5) lets the kernel read each K/V head for its group of query heads;
     # without it K and V are copied per group (repeat_interleave) before the call.
     args.gqa_native = False
-    if args.attention == "sdpa" and args.kv_heads != args.heads:
+    if args.attention == "flex":
+        args.gqa_native = args.kv_heads != args.heads  # flex_attention's enable_gqa (torch >= 2.5)
+    elif args.attention == "sdpa" and args.kv_heads != args.heads:
         q, kv = torch.zeros(1, 2, 2, 2), torch.zeros(1, 1, 2, 2)
         try:
             torch.nn.functional.scaled_dot_product_attention(q, kv, kv, is_causal=True, enable_gqa=True)
@@ -292,6 +307,36 @@ def attention_mask(torch, t, window, device):
     return masked
 
 
+def sliding_window_mask_mod(window):
+    """FlexAttention's mask function for attention_mask's rule: query q sees key kv when kv <= q and,
+    with a window, q - kv <= window."""
+    def mask_mod(b, h, q, kv):
+        seen = kv <= q
+        return seen & (q - kv <= window) if window else seen
+    return mask_mod
+
+
+FLEX = {}
+
+
+def flex_attention(torch, device):
+    """flex_attention compiled for CUDA (its fused kernel, which skips fully masked blocks), eager
+    elsewhere (the same arithmetic, unfused: torch.compile on a CPU needs a C++ toolchain)."""
+    if device.type not in FLEX:
+        from torch.nn.attention.flex_attention import flex_attention as flex
+        FLEX[device.type] = torch.compile(flex, dynamic=False) if device.type == "cuda" else flex
+    return FLEX[device.type]
+
+
+def flex_block_mask(torch, t, window, device):
+    """The BlockMask of attention_mask(t, window) for flex_attention, built once per length and device."""
+    key = ("mask", t, window, str(device))
+    if key not in FLEX:
+        from torch.nn.attention.flex_attention import create_block_mask
+        FLEX[key] = create_block_mask(sliding_window_mask_mod(window), None, None, t, t, device=device)
+    return FLEX[key]
+
+
 def window_at(args, t):
     """The sliding window the decoder applies to t positions: --window when it masks anything there
     (a query sees itself and `window` keys back, so t - 1 > window), else 0 (full causal attention)."""
@@ -336,8 +381,11 @@ def build_model(torch, args, device=None):
             cos, sin = cos.to(q.dtype), sin.to(q.dtype)
             q, k = rotate(q, cos, sin), rotate(k, cos, sin)
             # SDPA takes a mask only for a sliding window (True: attend); else its causal kernel.
-            sdpa = dict(is_causal=True) if mask is None else dict(attn_mask=~mask)
-            if args.gqa_native:
+            sdpa = dict(is_causal=True) if mask is None or args.attention == "flex" else dict(attn_mask=~mask)
+            if args.attention == "flex":
+                flex = flex_attention(torch, q.device)
+                y = flex(q, k, v, block_mask=mask, enable_gqa=True) if args.gqa_native else flex(q, k, v, block_mask=mask)
+            elif args.gqa_native:
                 y = F.scaled_dot_product_attention(q, k, v, enable_gqa=True, **sdpa)
             elif args.attention == "sdpa":
                 if kv_heads != heads:
@@ -393,7 +441,10 @@ def build_model(torch, args, device=None):
             x = self.embed(tokens)
             # Built per call, not a buffer: gloo (CPU) cannot broadcast bool tensors when DDP syncs buffers.
             window = window_at(args, t)
-            mask = None if args.attention == "sdpa" and not window else attention_mask(torch, t, window, x.device)
+            if args.attention == "flex":
+                mask = flex_block_mask(torch, t, window, x.device)
+            else:
+                mask = None if args.attention == "sdpa" and not window else attention_mask(torch, t, window, x.device)
             for block in self.blocks:
                 x = block(x, self.cos[:t], self.sin[:t], mask)
             return self.head(self.norm(x))
@@ -512,6 +563,9 @@ SDP_BACKENDS = {0: "math", 1: "flash", 2: "efficient", 3: "cudnn", 4: "overridea
 def attention_kernel(torch, args, device, dtype):
     """Names the attention that runs: SDPA with enable_gqa or with repeated K/V, and the backend SDPA
     picks for this run's shapes, dtype and device; or the manual matmul-softmax-matmul."""
+    if args.attention == "flex":
+        how = "enable_gqa" if args.gqa_native else "MHA"
+        return f"flex {how} {'compiled' if device.type == 'cuda' else 'eager'}"
     if args.attention != "sdpa":
         return "manual (K/V repeated per group)" if args.kv_heads != args.heads else "manual"
     how = "enable_gqa" if args.gqa_native else ("K/V repeated per group" if args.kv_heads != args.heads else "MHA")

@@ -32,27 +32,32 @@ func TestSlidingWindowManualAttention(t *testing.T) {
 	assert.Contains(t, string(out), "window ok: ")
 }
 
-// The SDPA path, with and without enable_gqa, in Debian 13's torch 2.6 (the trixie torch base image).
-func TestSlidingWindowSDPAInTorch26(t *testing.T) {
+// The SDPA path (with enable_gqa) and the FlexAttention path GPU runs take past the window (its
+// block mask; eager here, compiled on CUDA), in Debian 13's torch 2.6 (the trixie torch base image).
+func TestSlidingWindowInTorch26(t *testing.T) {
 	e := engineWithImage(t, imageTrixie, "trixie")
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, ScriptName), Script(), 0o644))
 	check, err := os.ReadFile(windowCheck)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "check.py"), check, 0o644))
-	var lines []string
-	code, err := e.Run(context.Background(), container.RunSpec{
-		Image: imageTrixie, RunID: fmt.Sprintf("fsdp-window-%d", time.Now().UnixNano()),
-		Cmd: []string{"python3", "/rival/run/check.py", "/rival/run/" + ScriptName, "sdpa"}, WorkDir: "/rival/run",
-		Network: "none", Platform: container.PlatformCPU, Timeout: 5 * time.Minute,
-		Mounts: []container.Mount{{Source: dir, Target: "/rival/run", ReadOnly: true}},
-		Env:    []string{"PYTHONDONTWRITEBYTECODE=1"},
-	}, func(line string) { lines = append(lines, line) })
-	if _, exited := err.(*container.ExitError); err != nil && !exited {
-		require.NoError(t, err, strings.Join(lines, "\n"))
+	for _, attention := range []string{"sdpa", "flex"} {
+		t.Run(attention, func(t *testing.T) {
+			var lines []string
+			code, err := e.Run(context.Background(), container.RunSpec{
+				Image: imageTrixie, RunID: fmt.Sprintf("fsdp-window-%s-%d", attention, time.Now().UnixNano()),
+				Cmd: []string{"python3", "/rival/run/check.py", "/rival/run/" + ScriptName, attention}, WorkDir: "/rival/run",
+				Network: "none", Platform: container.PlatformCPU, Timeout: 5 * time.Minute,
+				Mounts: []container.Mount{{Source: dir, Target: "/rival/run", ReadOnly: true}},
+				Env:    []string{"PYTHONDONTWRITEBYTECODE=1"},
+			}, func(line string) { lines = append(lines, line) })
+			if _, exited := err.(*container.ExitError); err != nil && !exited {
+				require.NoError(t, err, strings.Join(lines, "\n"))
+			}
+			require.Equal(t, 0, code, strings.Join(lines, "\n"))
+			assert.Contains(t, strings.Join(lines, "\n"), "window ok: torch 2.6.0+debian, attention "+attention)
+		})
 	}
-	require.Equal(t, 0, code, strings.Join(lines, "\n"))
-	assert.Contains(t, strings.Join(lines, "\n"), "window ok: torch 2.6")
 }
 
 // The model facts the builder passes reach the model and optimizer the trainer builds: a Mistral-style

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks train.py's sliding-window attention against an independent reference.
 
-Usage: check.py TRAIN_PY ATTENTION   (ATTENTION: manual or sdpa)
+Usage: check.py TRAIN_PY ATTENTION   (ATTENTION: manual, sdpa or flex)
 
 1. The attention of one block, computed by train.py's model on random inputs, equals a reference that
    loops over queries and, for query i, takes softmax over keys max(0, i - W) .. i only: Megatron's
@@ -66,7 +66,10 @@ def main():
             captured[name] = out
         return hook
     hooks = [getattr(attn, n).register_forward_hook(grab(n)) for n in ("q", "k", "v")]
-    mask = train.attention_mask(torch, t, window, x.device)
+    if attention == "flex":
+        mask = train.flex_block_mask(torch, t, window, x.device)
+    else:
+        mask = train.attention_mask(torch, t, window, x.device)
     got = attn(x, model.cos[:t], model.sin[:t], mask)
     for hk in hooks:
         hk.remove()
