@@ -148,6 +148,7 @@ func TestProxiesAreLabelledAndSmall(t *testing.T) {
 		assert.Equal(t, base.RopeTheta, p.RopeTheta)
 		assert.Equal(t, base.QKVBias, p.QKVBias)
 		assert.Equal(t, base.Heads/base.KVHeads, p.Heads/p.KVHeads, "GQA ratio")
+		assert.Equal(t, float64(base.SlidingWindow)/float64(base.MaxPositions), float64(p.SlidingWindow)/float64(p.MaxPositions), "window share")
 		assert.Equal(t, 64, p.HeadDim())
 		assert.LessOrEqual(t, p.Layers, 2)
 		// Embeddings dominate; the transformer body stays under 6M weights.

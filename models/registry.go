@@ -20,7 +20,7 @@ func register(m Model) {
 }
 
 // proxyOf derives a proxy from a full model: same tokenizer, vocabulary,
-// special ids, rope base, bias and GQA ratio, but tiny depth and width so a
+// special ids, rope base, bias, GQA ratio and window share, but tiny depth and width so a
 // few training steps take seconds on two CPU cores at sequence length 128.
 func proxyOf(base Model, layers, hidden, ffn, heads int) Model {
 	ratio := base.Heads / base.KVHeads
@@ -31,9 +31,9 @@ func proxyOf(base Model, layers, hidden, ffn, heads int) Model {
 	p.Layers, p.Hidden, p.FFN, p.Heads = layers, hidden, ffn, heads
 	p.KVHeads = heads / ratio
 	p.MaxPositions = 4096
-	if p.SlidingWindow > p.MaxPositions {
-		p.SlidingWindow = p.MaxPositions
-	}
+	// The window keeps its share of the positions (Mistral: 4096 of 32768, so 512 of 4096), so a
+	// proxy trained past it exercises the sliding-window path as the full model does past 4096.
+	p.SlidingWindow = base.SlidingWindow * p.MaxPositions / base.MaxPositions
 	p.DisplayName = fmt.Sprintf("%s proxy (%d layers, h%d)", base.DisplayName, layers, hidden)
 	return p
 }

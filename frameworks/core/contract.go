@@ -169,11 +169,12 @@ func Float(v float64) string { return strconv.FormatFloat(v, 'g', 12, 64) }
 // tensor parallelism is, so no framework gets activation-memory savings another is denied.
 func (p Plan) SequenceParallel() bool { return p.Fair.TP > 1 }
 
-// WindowActive reports whether the model's sliding window masks anything at this sequence length.
-// At SL ≤ window a sliding window equals full causal attention, so every framework runs full causal
-// attention and the same kernels.
+// WindowActive reports whether the model's sliding window masks anything at this sequence length:
+// a query sees itself and the window keys before it, so the last query (SL - 1) loses keys only when
+// SL - 1 > window. Otherwise a sliding window equals full causal attention, so every framework runs
+// full causal attention and the same kernels.
 func (p Plan) WindowActive() bool {
-	return p.Model.SlidingWindow > 0 && p.Fair.SL > p.Model.SlidingWindow
+	return p.Model.SlidingWindow > 0 && p.Fair.SL-1 > p.Model.SlidingWindow
 }
 
 // AdamEpsilon is the AdamW ε of the plan: Fair.AdamEps, or AdamEps when it is 0.

@@ -255,6 +255,16 @@ func TestReadbackNegativeControls(t *testing.T) {
 		{"warmup", func(pf string) func(*testing.T, map[string][]byte) {
 			return replaceIn(jobConfig(pf), "warmup_steps"+sep(pf)+"50", "warmup_steps"+sep(pf)+"20")
 		}, []string{"lr_warmup_iters: the framework built 20, Rival's workload is 50"}},
+		{"a window", func(string) func(*testing.T, map[string][]byte) {
+			return replaceIn(ConfigName, `"window": 0`, `"window": 64`)
+		}, []string{"window: the framework built 64, Rival's workload is 0"}},
+		// The window read back is the one the model's mask function applies, not rival_titan.json's.
+		{"a wider mask than declared", func(string) func(*testing.T, map[string][]byte) {
+			return func(t *testing.T, files map[string][]byte) {
+				replaceIn(ConfigName, `"window": 0`, `"window": 64`)(t, files)
+				replaceIn(ScriptName, "return q_idx - kv_idx <= window", "return q_idx - kv_idx <= 2 * window")(t, files)
+			}
+		}, []string{"window: the framework built 128, Rival's workload is 0"}},
 	}
 	var cells []readbackCell
 	for _, platform := range []string{hw.PlatformNVIDIA, hw.PlatformAMD} {

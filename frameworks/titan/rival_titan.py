@@ -20,6 +20,10 @@ builder, the LR schedule and the model's weight init:
 - LR schedule: Megatron's (warm-up from 0, iteration i trains at the rate after i - 1 steps), where
   TorchTitan's warm-up trains iteration 1 at lr/warmup.
 - RoPE: the model's Llama 3 scaling from rival_titan.json; TorchTitan scales every Llama 3 model.
+- sliding window (Mistral past its window): TorchTitan's Llama attention has none, so the model runs
+  TorchTitan's FlexAttention path with one more mask, `sliding_window_mask_mod`, beside its causal
+  (and document) masks: a query sees itself and the `window` keys before it, Megatron's
+  window_size (window, 0).
 
 Parallelisms, loss and the metrics line stay TorchTitan's own. Run as a script it prints
 one rank's samples as JSON, or writes the first COUNT samples all ranks read, in global order, as
@@ -260,6 +264,16 @@ def build_lr_schedulers(optimizers, lr_scheduler_config, training_steps):
     return LRSchedulersContainer(optimizers, lam)
 
 
+def sliding_window_mask_mod(window):
+    """FlexAttention's mask for Megatron's window_size (window, 0): query q sees key kv when
+    q - kv <= window (with the causal mask: itself and the window keys before it)."""
+    def sliding_window(b, h, q_idx, kv_idx):
+        return q_idx - kv_idx <= window
+    # TorchTitan caches block masks by their mask function; the name says which window it is.
+    sliding_window.__name__ = "sliding_window_%d" % window
+    return sliding_window
+
+
 _HF_BIAS = {"model.layers.{}.self_attn.%s_proj.bias" % x: "layers.{}.attention.w%s.bias" % x for x in "qkv"}
 
 
@@ -320,6 +334,11 @@ def _register():
         rope_theta=m["rope_theta"], max_seq_len=m["max_positions"], norm_eps=m["norm_eps"],
         rope_scaling_args=rope_scaling_args(base.model_args["8B"].rope_scaling_args, m.get("rope_scaling")),
     )
+    window = int(m.get("window", 0))
+    if window:
+        # The window is a FlexAttention mask: TorchTitan's trainer then builds the model's masks
+        # (get_attention_masks below) for every batch and its attention applies them.
+        args = dataclasses.replace(args, use_flex_attn=True)
     vocab = m["vocab"]
     args_cls = type(args)
 
@@ -357,6 +376,21 @@ def _register():
         def init_weights(self, *a, **kw):
             super().init_weights(*a, **kw)  # rope buffers, norms
             megatron_init(torch, self, init_std, self.model_args.n_layers)
+
+        def get_attention_masks(self, input_batch, tokenizer, *a, **kw):
+            if not window:
+                return super().get_attention_masks(input_batch, tokenizer, *a, **kw)
+            # TorchTitan's masks (causal; documents when attn_mask_type is block_causal) and the window.
+            from torch.nn.attention.flex_attention import and_masks
+            from torchtitan.models import attention
+            mods, batch = [attention.get_causal_mask_mod(), sliding_window_mask_mod(window)], 1
+            if self.model_args.attn_mask_type == "block_causal":
+                mods.append(attention.get_document_mask_mod(input_batch, tokenizer.eos_id))
+                batch = input_batch.shape[0]
+            elif self.model_args.attn_mask_type != "causal":
+                raise ValueError("rival_titan: unknown attention mask type %r" % self.model_args.attn_mask_type)
+            seq = input_batch.shape[1]
+            return attention.create_attention_mask(and_masks(*mods), batch, None, seq, seq)
 
     class RivalOptimizers(OptimizersContainer):
         """TorchTitan's container, its optimizers built over Megatron's parameter groups."""

@@ -479,16 +479,12 @@ def read_model(torch, model, args, out, unread):
     with torch.device("cpu"):
         freqs = [float(v) for v in torch.angle(model._precompute_freqs_cis()[1]).double()]
     read_rope(freqs, float(args.rope_theta), args.rope_scaling_args, out, unread)
-    # TorchTitan's Llama attention is causal (SDPA, or flex attention's causal mask); no window.
     mask = getattr(args, "attn_mask_type", "causal")
     # Positions run 0 .. seq_len - 1 in every sample (the model's precomputed frequencies); attention
     # spans documents unless flex attention's block-causal mask splits them at end-of-document tokens.
     out["reset_position_ids"] = False
     out["reset_attention_mask"] = bool(getattr(args, "use_flex_attn", False) and mask == "block_causal")
-    if getattr(args, "use_flex_attn", False) and mask != "causal":
-        unread.append("window: flex attention mask %r" % mask)
-    else:
-        out["window"] = 0
+    read_window(torch, model, args, out, unread)
     biases = {n for n, p in model.named_parameters() if n.endswith(".bias")}
     out["qkv_bias"] = any(n.endswith(("wq.bias", "wk.bias", "wv.bias")) for n in biases)
     out["linear_bias"] = any(not n.endswith(("wq.bias", "wk.bias", "wv.bias")) for n in biases)
@@ -496,6 +492,67 @@ def read_model(torch, model, args, out, unread):
     drops = [float(m.p) for m in model.modules() if isinstance(m, torch.nn.Dropout)]
     out["hidden_dropout"] = max(drops) if drops else 0.0
     out["attention_dropout"] = float(getattr(att.inner_attention, "dropout_p", 0.0) or 0.0)
+
+
+def attention_mask_mod(torch, model, seq_len):
+    """The mask function the model's get_attention_masks hands FlexAttention for one batch of seq_len
+    tokens with no end-of-document token, caught where it would become a block mask."""
+    import types
+    attention = importlib.import_module("torchtitan.models.attention")
+    original, caught = attention.create_attention_mask, []
+
+    def catch(mask_mod, *a, **kw):
+        caught.append(mask_mod)
+        return None
+    patched = [m for m in list(sys.modules.values()) if getattr(m, "create_attention_mask", None) is original]
+    for m in patched:
+        m.create_attention_mask = catch
+    try:
+        model.get_attention_masks(input_batch=torch.zeros(1, seq_len, dtype=torch.long),
+                                  tokenizer=types.SimpleNamespace(eos_id=-1), extra_inputs={})
+    finally:
+        for m in patched:
+            m.create_attention_mask = original
+    if len(caught) != 1:
+        raise ValueError("get_attention_masks built %d masks" % len(caught))
+    return caught[0]
+
+
+def read_window(torch, model, args, out, unread):
+    """The window the attention applies at seq_len. SDPA's path is causal (no window); the
+    FlexAttention path applies the model's own mask function, evaluated here for the last query:
+    it sees itself and `window` keys before it (all seq_len keys: no window)."""
+    layers = list(model.layers.values())
+    attention = importlib.import_module("torchtitan.models.attention")
+    llama = importlib.import_module("torchtitan.models.llama3.model.model")
+    inner = {type(l.attention.inner_attention) for l in layers}
+    forwards = {type(l.attention).forward for l in layers}
+    if forwards != {llama.Attention.forward}:
+        unread.append("window: the attention forward is %s, not TorchTitan's Llama attention"
+                      % ", ".join(sorted(getattr(f, "__qualname__", str(f)) for f in forwards)))
+        return
+    if inner == {attention.ScaledDotProductAttentionWrapper}:
+        out["window"] = 0  # F.scaled_dot_product_attention(is_causal=True)
+        return
+    if inner != {attention.FlexAttentionWrapper} or not getattr(args, "use_flex_attn", False):
+        unread.append("window: attention kernels %s with use_flex_attn %s"
+                      % (sorted(c.__name__ for c in inner), getattr(args, "use_flex_attn", None)))
+        return
+    seq = int(args.max_seq_len)
+    try:
+        mask_mod = attention_mask_mod(torch, model, seq)
+        zero, keys = torch.tensor(0), torch.arange(seq)
+        first = mask_mod(zero, zero, torch.tensor(0), keys)
+        last = mask_mod(zero, zero, torch.tensor(seq - 1), keys)
+    except Exception as e:  # noqa: BLE001  (what the mask cannot answer is reported, not hidden)
+        unread.append("window: the model's attention mask: %s" % e)
+        return
+    seen = [int(i) for i in torch.nonzero(last).flatten()]
+    if first.tolist() != [True] + [False] * (seq - 1) or not seen or seen != list(range(seen[0], seq)):
+        unread.append("window: the model's attention mask is not causal with one contiguous window "
+                      "(the first query sees %d keys, the last sees %d)" % (int(first.sum()), len(seen)))
+        return
+    out["window"] = 0 if len(seen) == seq else len(seen) - 1
 
 
 def read_batch(job_config, world, parallel_dims, spec, out, unread):

@@ -138,6 +138,10 @@ type ModelConfig struct {
 	// QKVBias gives the attention's q, k and v projections biases (Qwen 2.5); the extension's
 	// model builds them, as TorchTitan's Llama attention has none.
 	QKVBias bool `json:"qkv_bias"`
+	// Window is the sliding window the attention applies at the run's SL (a query sees itself and
+	// Window keys before it, Megatron's window_size (Window, 0)); 0 is full causal attention. The
+	// extension's model masks it with FlexAttention, as TorchTitan's Llama attention has no window.
+	Window int `json:"window"`
 }
 
 // check rejects what the pinned TorchTitan cannot train the way the other frameworks do. Each error
@@ -149,9 +153,6 @@ func check(p core.Plan) error {
 	}
 	if err := p.CheckRopeScaling("titan"); err != nil {
 		return err
-	}
-	if p.WindowActive() {
-		return fmt.Errorf("titan: SL %d exceeds %s's %d-token sliding window, and TorchTitan's Llama attention has no sliding window; use SL <= %d for titan", f.SL, m.Name, m.SlidingWindow, m.SlidingWindow)
 	}
 	if f.Precision == core.FP8 {
 		return fmt.Errorf("titan: PRECISION fp8: TorchTitan's float8 converter scales dynamically (tensorwise or rowwise) and has no delayed-scaling hybrid recipe, which every other framework runs; use bf16 or fp32 for titan")
@@ -277,6 +278,9 @@ func configJSON(p core.Plan) ([]byte, error) {
 		Model: ModelConfig{Layers: m.Layers, Hidden: m.Hidden, FFN: m.FFN, Heads: m.Heads, KVHeads: m.KVHeads,
 			Vocab: m.Vocab, RopeTheta: m.RopeTheta, MaxPositions: m.MaxPositions, NormEps: m.NormEps, InitStd: m.InitStd,
 			QKVBias: m.QKVBias},
+	}
+	if p.WindowActive() {
+		c.Model.Window = m.SlidingWindow
 	}
 	if r := m.RopeScaling; r != nil {
 		c.Model.RopeScaling = &RopeScalingArgs{ScalingFactor: r.Factor, LowFreqFactor: r.LowFreqFactor,

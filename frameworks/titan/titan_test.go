@@ -227,7 +227,7 @@ func TestEXPIsPrimusYAML(t *testing.T) {
 		OrderDir: "/cache", NumSamples: int64(p.Fair.TrainIters * p.Fair.GBS),
 		Model: ModelConfig{Layers: p.Model.Layers, Hidden: p.Model.Hidden, FFN: p.Model.FFN, Heads: p.Model.Heads,
 			KVHeads: p.Model.KVHeads, Vocab: p.Model.Vocab, RopeTheta: p.Model.RopeTheta, MaxPositions: p.Model.MaxPositions,
-			NormEps: p.Model.NormEps, InitStd: p.Model.InitStd}}, cfg)
+			NormEps: p.Model.NormEps, InitStd: p.Model.InitStd, Window: 512}}, cfg, "SL 2048 is past the proxy's 512-token window")
 }
 
 func TestPipelineCarriesAccumulationInOneStep(t *testing.T) {
@@ -251,7 +251,6 @@ func TestRefusals(t *testing.T) {
 	}{
 		{"fp8", "llama", func(p *core.Plan) { p.Fair.Precision = core.FP8 }, []string{"PRECISION fp8", "delayed-scaling"}},
 		{"profile", "llama", func(p *core.Plan) { p.Fair.Profile = true }, []string{"PROFILE=1", "profile_freq"}},
-		{"window", "mistral", func(p *core.Plan) { p.Fair.SL = 8192 }, []string{"SL 8192", "4096-token sliding window"}},
 		{"cpu", "llama", func(p *core.Plan) { p.Platform = hw.PlatformCPU }, []string{"platform \"cpu\""}},
 		{"bf16 without FSDP", "llama", func(p *core.Plan) { p.Fair.TP, p.Fair.PP, p.Fair.DP, p.Fair.GBS = 4, 2, 1, 8 },
 			[]string{"DP 1 and TP 4 × PP 2", "maybe_enable_amp", "float32"}},
@@ -267,13 +266,21 @@ func TestRefusals(t *testing.T) {
 			}
 		})
 	}
-	// At SL <= 4096 Mistral's window masks nothing: titan runs it.
-	_, err := Build(plan(t, hw.PlatformNVIDIA, "mistral"))
-	require.NoError(t, err)
+	// Mistral runs at any SL: its window reaches the extension's model only where it masks anything
+	// (SL - 1 > 4096), as the other frameworks pass it.
+	for sl, window := range map[int]int{4096: 0, 4097: 0, 4098: 4096, 8192: 4096} {
+		p := plan(t, hw.PlatformNVIDIA, "mistral")
+		p.Fair.SL = sl
+		l, err := Build(p)
+		require.NoError(t, err)
+		var cfg Config
+		require.NoError(t, json.Unmarshal(l.Files[ConfigName], &cfg))
+		assert.Equal(t, window, cfg.Model.Window, "SL %d", sl)
+	}
 	// Without FSDP, fp32 is what TorchTitan trains anyway; with DP 2 FSDP applies bf16.
 	p := plan(t, hw.PlatformNVIDIA, "llama")
 	p.Fair.TP, p.Fair.PP, p.Fair.DP, p.Fair.GBS, p.Fair.Precision = 4, 2, 1, 8, core.FP32
-	_, err = Build(p)
+	_, err := Build(p)
 	require.NoError(t, err)
 	p.Fair.TP, p.Fair.DP, p.Fair.GBS, p.Fair.Precision = 2, 2, 16, core.BF16
 	_, err = Build(p)
