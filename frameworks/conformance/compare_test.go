@@ -190,3 +190,56 @@ func TestCompareLayouts(t *testing.T) {
 		})
 	}
 }
+
+// ParseConfigs keys each object a runner printed by its name; the TransformerConfig line names none.
+func TestParseConfigsReadsEveryObject(t *testing.T) {
+	tests := []struct {
+		name    string
+		lines   []string
+		want    map[string]int // object: field count
+		wantErr string
+	}{
+		{"transformer config and others", []string{
+			"noise",
+			ConfigPrefix + `{"framework": "mega", "fields": {"num_layers": "2", "hidden_size": "256"}}`,
+			ConfigPrefix + `{"framework": "mega", "object": "OptimizerConfig", "fields": {"lr": "0.0003"}}`,
+		}, map[string]int{TransformerConfig: 2, "OptimizerConfig": 1}, ""},
+		{"none", []string{"conform: {}"}, map[string]int{}, ""},
+		{"twice", []string{
+			ConfigPrefix + `{"framework": "nemo", "object": "provider", "fields": {}}`,
+			ConfigPrefix + `{"framework": "nemo", "object": "provider", "fields": {}}`,
+		}, nil, "line 2: provider printed twice"},
+		{"malformed", []string{"x", ConfigPrefix + `{"fields": [}`}, nil, "line 2"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseConfigs(tc.lines)
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			counts := map[string]int{}
+			for k, c := range got {
+				assert.Equal(t, k, c.Object)
+				counts[k] = len(c.Fields)
+			}
+			assert.Equal(t, tc.want, counts)
+		})
+	}
+}
+
+func FuzzParseConfigs(f *testing.F) {
+	f.Add(ConfigPrefix + `{"framework": "titan", "object": "model args", "fields": {"dim": "256"}}`)
+	f.Add(ConfigPrefix + `{"fields": null}`)
+	f.Fuzz(func(t *testing.T, line string) {
+		got, err := ParseConfigs(strings.Split(line, "\n"))
+		if err == nil {
+			for k, c := range got {
+				if k != c.Object || k == "" {
+					t.Fatalf("object %q keyed as %q", c.Object, k)
+				}
+			}
+		}
+	})
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/hw"
+	"github.com/rivalbench/rival/models"
 )
 
 //go:embed rival_conform.py
@@ -31,7 +32,8 @@ const ScriptName = "rival_conform.py"
 func Script() []byte { return script }
 
 // The conformance workload: a proxy model in fp32, short sequences and few steps, so every framework
-// runs it on two CPU cores in seconds; warm-up and decay both fall inside the steps.
+// runs it on two CPU cores in seconds; warm-up and decay both fall inside the steps. SeqLen is the
+// sequence length of a model without a sliding window (SeqLenOf).
 const (
 	SeqLen = 32
 	GBS    = 4
@@ -40,12 +42,26 @@ const (
 	Seed   = 1234
 )
 
+// SeqLenOf is the conformance's sequence length for m: SeqLen, or twice a sliding window (up to the
+// model's positions), so that half the queries attend through the window and the windowed attention
+// of every framework is what the numbers compare.
+func SeqLenOf(m models.Model) int {
+	if m.SlidingWindow > 0 && m.SlidingWindow+1 < m.MaxPositions {
+		return min(2*m.SlidingWindow, m.MaxPositions)
+	}
+	return SeqLen
+}
+
 // Request is the conformance request of framework on platform for model: one process, MBS 1,
-// GBS 4, fp32, the Steps-step schedule. The launch's model, optimizer and schedule settings reach
+// GBS 4, fp32, SeqLenOf the model, the Steps-step schedule. The launch's model, optimizer and schedule settings reach
 // the runners; rival_conform.py feeds each global batch as one micro-batch, in fp32 with the fused
 // kernels off, so batch shape, accumulation, precision and data loading are not what it compares
 // (the read-back and the sample digests are).
 func Request(platform, framework, model string) core.Request {
+	sl := SeqLen
+	if m, err := models.Lookup(model); err == nil {
+		sl = SeqLenOf(m)
+	}
 	gpus := 1
 	host := hw.Host{Platform: platform, GPUs: []hw.GPU{{Index: 0}}}
 	if platform == hw.PlatformCPU {
@@ -53,7 +69,7 @@ func Request(platform, framework, model string) core.Request {
 	}
 	return core.Request{
 		Platform: platform, Framework: framework, Model: model, Host: host, GPUs: gpus,
-		Fair: core.Fair{Seed: Seed, MBS: 1, SL: SeqLen, GA: GBS, GBS: GBS, TP: 1, PP: 1, DP: 1,
+		Fair: core.Fair{Seed: Seed, MBS: 1, SL: sl, GA: GBS, GBS: GBS, TP: 1, PP: 1, DP: 1,
 			TrainIters: Steps, WarmupSteps: Warmup, LR: 3e-4, MinLR: 3e-5, WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95,
 			Precision: core.FP32, ProfileStepStart: 1, ProfileStepEnd: 2, ProfileRanks: []int{0}},
 		DataPrefix: "/rival/data/corpus", DataCacheDir: "/rival/data/cache", TokenizerPath: "/rival/tokenizer",
@@ -61,12 +77,12 @@ func Request(platform, framework, model string) core.Request {
 	}
 }
 
-// WriteBatches writes the samples (each SeqLen + 1 tokens) as little-endian int64, in order.
-func WriteBatches(path string, samples [][]int32) error {
+// WriteBatches writes the samples (each seqLen + 1 tokens) as little-endian int64, in order.
+func WriteBatches(path string, seqLen int, samples [][]int32) error {
 	var b []byte
 	for i, s := range samples {
-		if len(s) != SeqLen+1 {
-			return fmt.Errorf("conformance: sample %d has %d tokens, want %d", i, len(s), SeqLen+1)
+		if len(s) != seqLen+1 {
+			return fmt.Errorf("conformance: sample %d has %d tokens, want %d", i, len(s), seqLen+1)
 		}
 		for _, t := range s {
 			b = binary.LittleEndian.AppendUint64(b, uint64(int64(t)))
@@ -112,29 +128,44 @@ func ParseSteps(lines []string) ([]Step, error) {
 	return out, nil
 }
 
-// ConfigPrefix starts the line where a runner on Megatron Core prints its model's whole
-// TransformerConfig.
+// ConfigPrefix starts the lines where a runner prints one of its config objects whole: a runner on
+// Megatron Core its model's TransformerConfig, every runner the other objects that shape its model,
+// optimizer and schedule.
 const ConfigPrefix = "conform config: "
 
-// Config is one run's TransformerConfig: every field, its value as text.
+// TransformerConfig is the Object of a model's Megatron Core TransformerConfig.
+const TransformerConfig = "TransformerConfig"
+
+// Config is one config object of a run: every field, its value as text.
 type Config struct {
-	Framework string            `json:"framework"`
-	Fields    map[string]string `json:"fields"`
+	Framework string `json:"framework"`
+	// Object names the config object; empty in the line means TransformerConfig.
+	Object string            `json:"object"`
+	Fields map[string]string `json:"fields"`
 }
 
-// ParseConfig reads the TransformerConfig a run printed; found is false when it printed none.
-func ParseConfig(lines []string) (c Config, found bool, err error) {
+// ParseConfigs reads every config object a run printed, by Object; an object printed twice or a
+// malformed line is an error naming the line.
+func ParseConfigs(lines []string) (map[string]Config, error) {
+	out := map[string]Config{}
 	for i, l := range lines {
 		j, ok := strings.CutPrefix(l, ConfigPrefix)
 		if !ok {
 			continue
 		}
+		var c Config
 		if err := json.Unmarshal([]byte(j), &c); err != nil {
-			return Config{}, false, fmt.Errorf("conformance: line %d: %w", i+1, err)
+			return nil, fmt.Errorf("conformance: line %d: %w", i+1, err)
 		}
-		return c, true, nil
+		if c.Object == "" {
+			c.Object = TransformerConfig
+		}
+		if _, dup := out[c.Object]; dup {
+			return nil, fmt.Errorf("conformance: line %d: %s printed twice", i+1, c.Object)
+		}
+		out[c.Object] = c
 	}
-	return Config{}, false, nil
+	return out, nil
 }
 
 // ConfigDiff is one TransformerConfig field whose value differs between two runs ("absent" where a

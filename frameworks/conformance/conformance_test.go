@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -32,7 +33,7 @@ import (
 
 // batches are the first Steps global batches of Rival's order (gptorder, proven equal to Megatron's
 // GPTDataset order in its tests) over the sample corpus encoded with tokenizer tokDir.
-func batches(t *testing.T, tokDir string, vocab int) [][]int32 {
+func batches(t *testing.T, tokDir string, vocab, seqLen int) [][]int32 {
 	t.Helper()
 	tk, err := tokenizer.Load(filepath.Join("..", "..", "tokenizer", "testdata", tokDir, "tokenizer.json"))
 	require.NoError(t, err)
@@ -47,7 +48,7 @@ func batches(t *testing.T, tokDir string, vocab int) [][]int32 {
 	require.NoError(t, err)
 	defer ds.Close()
 	n := int64(conformance.Steps * conformance.GBS)
-	x, err := gptorder.Build(ds.Lengths(), 0, ds.Sequences(), gptorder.Order{Seed: conformance.Seed, SeqLen: conformance.SeqLen, NumSamples: n, AddExtraToken: true})
+	x, err := gptorder.Build(ds.Lengths(), 0, ds.Sequences(), gptorder.Order{Seed: conformance.Seed, SeqLen: seqLen, NumSamples: n, AddExtraToken: true})
 	require.NoError(t, err)
 	var out [][]int32
 	for i := int64(0); i < n; i++ {
@@ -95,8 +96,9 @@ func TestFrameworksComputeTheSameNumbers(t *testing.T) {
 		ckpt := path.Join(root, fam.model, "checkpoint")
 		require.NoError(t, conformance.WriteCheckpoint(filepath.Join(host, fam.model, "checkpoint"), m, conformance.Seed))
 		bpath := path.Join(root, fam.model, "batches.i64")
-		require.NoError(t, conformance.WriteBatches(filepath.Join(host, fam.model, "batches.i64"), batches(t, fam.tok, m.Vocab)))
-		common := []string{"python3", path.Join(root, conformance.ScriptName), "", ckpt, bpath, fmt.Sprint(conformance.GBS), fmt.Sprint(conformance.Steps), fmt.Sprint(conformance.SeqLen)}
+		sl := conformance.SeqLenOf(m)
+		require.NoError(t, conformance.WriteBatches(filepath.Join(host, fam.model, "batches.i64"), sl, batches(t, fam.tok, m.Vocab, sl)))
+		common := []string{"python3", path.Join(root, conformance.ScriptName), "", ckpt, bpath, fmt.Sprint(conformance.GBS), fmt.Sprint(conformance.Steps), fmt.Sprint(sl)}
 		with := func(kind string, rest ...string) []string {
 			a := append([]string(nil), common...)
 			a[2] = kind
@@ -109,6 +111,13 @@ func TestFrameworksComputeTheSameNumbers(t *testing.T) {
 		write(path.Join(fam.model, "fsdp", "train.py"), fsdp.Files["train.py"])
 		runs = append(runs, run{name: fam.model + "/fsdp", argv: with("fsdp", append([]string{"--", path.Join(dir, "train.py")}, fsdp.Command[2:]...)...)})
 		fsdpRun := runs[len(runs)-1]
+		if m.SlidingWindow > 0 {
+			// The CPU launch runs the window through SDPA with a mask; GPU launches take FlexAttention
+			// (auto on CUDA), whose block mask must give the same numbers.
+			require.Contains(t, fsdp.Command, "--window", "the conformance's SL is past %s's window", fam.model)
+			runs = append(runs, run{name: fam.model + "/fsdp-flex", argv: append(append([]string(nil), fsdpRun.argv...), "--attention", "flex")})
+			pairs = append(pairs, pair{fam.model, "fsdp", "fsdp-flex"})
+		}
 
 		mega, err := frameworks.Build(conformance.Request(hw.PlatformNVIDIA, core.Mega, fam.model))
 		require.NoError(t, err)
@@ -231,7 +240,7 @@ func TestFrameworksComputeTheSameNumbers(t *testing.T) {
 		require.NoError(t, err, strings.Join(lines, "\n"))
 	}
 	steps := map[string][]conformance.Step{}
-	configs := map[string]conformance.Config{}
+	configs := map[string]map[string]conformance.Config{}
 	for i, r := range runs {
 		out, _ := os.ReadFile(filepath.Join(host, fmt.Sprintf("out-%d.txt", i)))
 		rc, _ := os.ReadFile(filepath.Join(host, fmt.Sprintf("rc-%d.txt", i)))
@@ -241,7 +250,7 @@ func TestFrameworksComputeTheSameNumbers(t *testing.T) {
 		if strings.HasSuffix(r.name, "/prim") {
 			checkPrimusPatches(t, r.name, string(out))
 		}
-		if c, found, err := conformance.ParseConfig(strings.Split(string(out), "\n")); assert.NoError(t, err, r.name) && found {
+		if c, err := conformance.ParseConfigs(strings.Split(string(out), "\n")); assert.NoError(t, err, r.name) {
 			configs[r.name] = c
 		}
 		s, err := conformance.ParseSteps(strings.Split(string(out), "\n"))
@@ -263,28 +272,60 @@ func TestFrameworksComputeTheSameNumbers(t *testing.T) {
 			t.Logf("%s: caught: %v", r.name, err)
 		}
 	}
-	// The frameworks on Megatron Core build their models from whole TransformerConfigs: every field
-	// must be equal, or listed in megatronConfigDifferences with why the difference cannot change
-	// what the model computes or how it trains.
+	// The frameworks on Megatron Core build their models, optimizers and schedules from whole
+	// config objects: every field must be equal to mega's, or listed in megatronConfigDifferences
+	// with why the difference cannot change what the model computes or how it trains.
 	for _, fam := range families {
-		ref, ok := configs[fam.model+"/mega"]
-		if !assert.True(t, ok, "%s/mega prints its TransformerConfig", fam.model) {
-			continue
-		}
-		for _, fw := range []string{"prim", "nemo"} {
-			c, ok := configs[fam.model+"/"+fw]
-			if !assert.True(t, ok, "%s/%s prints its TransformerConfig", fam.model, fw) {
+		for _, obj := range megatronObjects {
+			ref, ok := configs[fam.model+"/mega"][obj]
+			if !assert.True(t, ok, "%s/mega prints its %s", fam.model, obj) {
 				continue
 			}
-			n := 0
-			for _, d := range conformance.CompareConfigs(ref, c) {
-				if _, known := megatronConfigDifferences[fw+" "+d.Field]; known {
-					n++
+			for _, fw := range []string{"prim", "nemo"} {
+				c, ok := configs[fam.model+"/"+fw][obj]
+				if !assert.True(t, ok, "%s/%s prints its %s", fam.model, fw, obj) {
 					continue
 				}
-				t.Errorf("%s: TransformerConfig.%s is %s in mega and %s in %s, and megatronConfigDifferences does not say why that cannot change the numbers", fam.model, d.Field, d.A, d.B, fw)
+				n := 0
+				for _, d := range conformance.CompareConfigs(ref, c) {
+					if _, known := megatronConfigDifferences[differenceKey(fw, obj, d.Field)]; known {
+						n++
+						continue
+					}
+					t.Errorf("%s: %s.%s is %s in mega and %s in %s, and megatronConfigDifferences does not say why that cannot change the numbers (key %q)", fam.model, obj, d.Field, d.A, d.B, fw, differenceKey(fw, obj, d.Field))
+				}
+				t.Logf("%s: %s against mega: %d %s fields, %d differ, each for a listed reason", fam.model, fw, len(c.Fields), obj, n)
 			}
-			t.Logf("%s: %s against mega: %d TransformerConfig fields, %d differ, each for a listed reason", fam.model, fw, len(c.Fields), n)
+		}
+	}
+	// The config objects without a counterpart in another framework (fsdp's arguments, TorchTitan's
+	// model args and optimizer and schedule sections, the Bridge provider's own fields): every field
+	// is accounted for in fieldAccounting, as what the numbers above compare or why it cannot change
+	// them here, so a field a new release adds fails until someone has weighed it.
+	seen, complete := map[string]bool{}, true
+	for _, r := range runs {
+		fw := r.name[strings.LastIndex(r.name, "/")+1:]
+		if r.reference != "" || accountedObjects[fw] == nil {
+			continue
+		}
+		for _, obj := range accountedObjects[fw] {
+			c, ok := configs[r.name][obj]
+			if !assert.True(t, ok, "%s prints its %s", r.name, obj) {
+				complete = false
+				continue
+			}
+			for _, f := range slices.Sorted(maps.Keys(c.Fields)) {
+				k := accountingKey(fw, obj, f)
+				seen[k] = true
+				if _, ok := fieldAccounting[k]; !ok {
+					t.Errorf("%s: %s.%s (%s here) is neither compared nor accounted for: weigh it and add %q to fieldAccounting", r.name, obj, f, c.Fields[f], k)
+				}
+			}
+		}
+	}
+	if complete {
+		for k := range fieldAccounting {
+			assert.True(t, seen[k], "fieldAccounting lists %q, which no run printed: drop it", k)
 		}
 	}
 	for _, p := range pairs {
@@ -339,8 +380,33 @@ var primusPatches = map[string]string{
 	"megatron.training_log.unified_patch":                      "log lines",
 }
 
-// megatronConfigDifferences are the TransformerConfig fields ("<framework> <field>") whose value in
-// prim's or nemo's model differs from mega's, each with why it cannot change the numbers.
+// megatronObjects are the config objects the runners on Megatron Core print and the test compares.
+var megatronObjects = []string{conformance.TransformerConfig, "OptimizerConfig", "OptimizerParamScheduler"}
+
+// differenceKey is a megatronConfigDifferences key: "<framework> <field>" for TransformerConfig,
+// "<framework> <object>.<field>" for the others.
+func differenceKey(fw, obj, field string) string {
+	if obj == conformance.TransformerConfig {
+		return fw + " " + field
+	}
+	return fw + " " + obj + "." + field
+}
+
+// accountedObjects are the config objects of each framework that fieldAccounting covers field by
+// field ("fsdp-flex" is fsdp run with --attention flex).
+var accountedObjects = map[string][]string{
+	"fsdp":      {"train.py arguments"},
+	"fsdp-flex": {"train.py arguments"},
+	"titan":     {"model args", "job.optimizer", "job.lr_scheduler"},
+	"nemo":      {"provider"},
+}
+
+func accountingKey(fw, obj, field string) string {
+	return strings.TrimSuffix(fw, "-flex") + " " + obj + "." + field
+}
+
+// megatronConfigDifferences are the config fields (differenceKey) whose value in prim's or nemo's
+// run differs from mega's, each with why it cannot change the numbers.
 var megatronConfigDifferences = map[string]string{
 	// Primus hands Megatron its YAML string, which matches no AttnBackend member: Megatron then sets
 	// none of Transformer Engine's backend switches. prim's launch sets them as Megatron does for
@@ -360,6 +426,16 @@ var megatronConfigDifferences = map[string]string{
 	// transformer_impl local, nemo's hands Bridge's local_layer_spec to the provider, which keeps the
 	// field's default; the field chooses the spec and nothing else in a dense model.
 	"nemo transformer_impl": "chooses the layer spec, which the conformance fixes to the local one",
+	// The optimizer configs: mega's and prim's as Megatron's training builds them from the arguments
+	// (get_megatron_optimizer_config), nemo's Bridge's own.
+	"prim OptimizerConfig.muon_momentum":                              "Muon only; every launch trains Adam",
+	"nemo OptimizerConfig.muon_momentum":                              "Muon only; every launch trains Adam",
+	"nemo OptimizerConfig.barrier_with_L1_time":                       "a barrier before the optimizer's timers: timing, not values",
+	"nemo OptimizerConfig.fp8_recipe":                                 "read by the distributed optimizer for FP8 (Float8Tensor) parameters only; FP8 parameter all-gathers are off in every launch",
+	"nemo OptimizerConfig.optimizer_offload_fraction":                 "read only with optimizer_cpu_offload, off in all three (equal)",
+	"nemo OptimizerConfig.overlap_param_gather":                       "overlaps the distributed optimizer's all-gather with compute: when, not what; every launch turns it on through core.Fairness (nemo in its DDP config)",
+	"nemo OptimizerParamScheduler.lr_wsd_decay_style":                 "the warmup-stable-decay schedule's decay only; every launch decays by cosine (equal)",
+	"nemo OptimizerParamScheduler.use_checkpoint_opt_param_scheduler": "which schedule wins when a checkpoint is loaded; runs start without one",
 }
 
 func checkPrimusPatches(t *testing.T, name, out string) {
@@ -406,4 +482,107 @@ func tail(s string, n int) string {
 		l = l[len(l)-n:]
 	}
 	return strings.Join(l, "\n")
+}
+
+// fieldAccounting is every field of the objects in accountedObjects ("<framework> <object>.<field>"):
+// "numbers" where the field acts in the conformance workload, so a drift shows in the losses,
+// gradients or rates compared above; otherwise why it cannot change the numbers of a Rival run, or
+// where it is checked instead.
+var fieldAccounting = map[string]string{
+	"fsdp train.py arguments.adam_eps":                        "numbers: AdamW's ε",
+	"fsdp train.py arguments.attention":                       "numbers: the attention kernel (sdpa here; flex in the fsdp-flex run); the math is the same, compared",
+	"fsdp train.py arguments.beta1":                           "numbers: AdamW's β1",
+	"fsdp train.py arguments.beta2":                           "numbers: AdamW's β2 (the planted --beta2 drift)",
+	"fsdp train.py arguments.check":                           "the read-back mode: the run stops after building, so it trains nothing",
+	"fsdp train.py arguments.compile":                         "torch.compile of the same model: kernels, not arithmetic",
+	"fsdp train.py arguments.data_prefix":                     "where the dataset lies; the batches are compared by the sample digests of every run",
+	"fsdp train.py arguments.dump_count":                      "writes samples to a file for the order tests; off in runs",
+	"fsdp train.py arguments.dump_samples":                    "writes samples to a file for the order tests; off in runs",
+	"fsdp train.py arguments.dump_world":                      "writes samples to a file for the order tests; off in runs",
+	"fsdp train.py arguments.ffn":                             "numbers: the MLP width (in the layout)",
+	"fsdp train.py arguments.gqa_native":                      "numbers: SDPA's enable_gqa against K/V repeated per group: the same attention",
+	"fsdp train.py arguments.grad_accum":                      "gradient accumulation: the conformance feeds a global batch as one micro-batch; GBS is read back",
+	"fsdp train.py arguments.heads":                           "numbers: query heads (in the layout and the attention)",
+	"fsdp train.py arguments.hidden":                          "numbers: the hidden size (in the layout)",
+	"fsdp train.py arguments.init_std":                        "the init std: the conformance loads a checkpoint; the init is read back per parameter",
+	"fsdp train.py arguments.kv_heads":                        "numbers: key/value heads (in the layout)",
+	"fsdp train.py arguments.layers":                          "numbers: the depth (in the layout)",
+	"fsdp train.py arguments.log_interval":                    "how often a line is logged",
+	"fsdp train.py arguments.lr":                              "numbers: the peak rate (the lr compared every step)",
+	"fsdp train.py arguments.micro_batch":                     "the micro-batch size: the conformance feeds a global batch as one; MBS is read back",
+	"fsdp train.py arguments.min_lr":                          "numbers: the rate the cosine ends at (step 6)",
+	"fsdp train.py arguments.norm_eps":                        "numbers: RMSNorm's ε",
+	"fsdp train.py arguments.nproc_per_node":                  "the process count torchrun starts; GBS and world size are read back",
+	"fsdp train.py arguments.order_dir":                       "where the sample order lies; the batches are compared by the sample digests",
+	"fsdp train.py arguments.precision":                       "fp32 here for every framework; the run's precision is read back",
+	"fsdp train.py arguments.qkv_bias":                        "numbers: Qwen's q, k and v biases (in the layout)",
+	"fsdp train.py arguments.rope_scaling_factor":             "numbers: Llama 3.1's RoPE scaling",
+	"fsdp train.py arguments.rope_scaling_high_freq_factor":   "numbers: Llama 3.1's RoPE scaling",
+	"fsdp train.py arguments.rope_scaling_low_freq_factor":    "numbers: Llama 3.1's RoPE scaling",
+	"fsdp train.py arguments.rope_scaling_original_positions": "numbers: Llama 3.1's RoPE scaling",
+	"fsdp train.py arguments.rope_theta":                      "numbers: the RoPE base (the planted base-10000 drift)",
+	"fsdp train.py arguments.seed":                            "the init and data seed: the conformance loads a checkpoint and feeds Rival's batches; read back",
+	"fsdp train.py arguments.seq_len":                         "numbers: the sequence length (the batches' shape)",
+	"fsdp train.py arguments.threads":                         "CPU threads: scheduling, not arithmetic",
+	"fsdp train.py arguments.tie_embeddings":                  "numbers: tied input and output embeddings (in the layout)",
+	"fsdp train.py arguments.torch_version":                   "the torch version train.py found, recorded",
+	"fsdp train.py arguments.train_iters":                     "numbers: where the cosine ends",
+	"fsdp train.py arguments.vocab":                           "numbers: the vocabulary (in the layout)",
+	"fsdp train.py arguments.warmup_steps":                    "numbers: the warm-up (the lr compared every step)",
+	"fsdp train.py arguments.weight_decay":                    "numbers: AdamW's decay",
+	"fsdp train.py arguments.window":                          "numbers: Mistral's sliding window (SL 1024 here, past the proxy's 512)",
+	"nemo provider._pg_collection":                            "the process groups the model is built on (one process here); parallel sizes are read back",
+	"nemo provider.fp16_lm_cross_entropy":                     "numbers: the output's cross-entropy in fp16 when set; False here, as mega's GPTModel argument",
+	"nemo provider.generation_config":                         "Hugging Face generation settings, for inference",
+	"nemo provider.hf_model_id":                               "the Hugging Face repository a conversion reads; none here",
+	"nemo provider.high_freq_factor":                          "numbers: Llama 3.1's RoPE scaling (Llama31ModelProvider)",
+	"nemo provider.low_freq_factor":                           "numbers: Llama 3.1's RoPE scaling (Llama31ModelProvider)",
+	"nemo provider.make_vocab_size_divisible_by":              "vocabulary padding, which Bridge's setup applies from the tokenizer; here the checkpoint's vocabulary (a stand-in), read back in runs",
+	"nemo provider.mtp_enabled":                               "multi-token prediction, off in every launch",
+	"nemo provider.old_context_len":                           "numbers: Llama 3.1's RoPE scaling: its original positions (Llama31ModelProvider)",
+	"nemo provider.parallel_output":                           "whether the logits stay split over tensor-parallel ranks (TP 1 here); the loss is the same",
+	"nemo provider.position_embedding_type":                   "numbers: RoPE",
+	"nemo provider.restore_modelopt_state":                    "Model Optimizer checkpoints, for quantisation; off",
+	"nemo provider.rotary_base":                               "numbers: the RoPE base",
+	"nemo provider.rotary_percent":                            "numbers: the share of each head RoPE turns (the planted 0.5 drift)",
+	"nemo provider.scale_factor":                              "numbers: Llama 3.1's RoPE scaling factor (Llama31ModelProvider)",
+	"nemo provider.scatter_embedding_sequence_parallel":       "scatters the embedding over sequence-parallel ranks (TP 1 here): where activations lie, not their values",
+	"nemo provider.seq_len_interpolation_factor":              "numbers: RoPE position interpolation when set; None here, as mega",
+	"nemo provider.seq_length":                                "numbers: the sequence length the model is built for",
+	"nemo provider.share_embeddings_and_output_weights":       "numbers: tied embeddings (in the layout)",
+	"nemo provider.should_pad_vocab":                          "vocabulary padding from the tokenizer; off here for the checkpoint's vocabulary (a stand-in)",
+	"nemo provider.tp_comm_overlap_cfg":                       "tensor-parallel communication overlap (Transformer Engine userbuffers); none",
+	"nemo provider.transformer_layer_spec":                    "the layer spec, which the conformance fixes to Bridge's local one",
+	"nemo provider.use_arbitrary_attention_mask":              "lets a caller pass its own masks; None here as in runs (causal)",
+	"nemo provider.use_transformer_engine_full_layer_spec":    "Transformer Engine's full layer spec; off",
+	"nemo provider.use_transformer_engine_op_fuser":           "Transformer Engine's op fuser; off (equal in TransformerConfig, compared)",
+	"nemo provider.vocab_size":                                "numbers: the vocabulary (in the layout)",
+	"titan job.lr_scheduler.decay_ratio":                      "numbers: unset here, so Rival's spec runs Megatron's schedule; set, TorchTitan's own, whose rates the read-back compares",
+	"titan job.lr_scheduler.decay_type":                       "numbers: cosine",
+	"titan job.lr_scheduler.min_lr_factor":                    "numbers: the rate the cosine ends at",
+	"titan job.lr_scheduler.warmup_steps":                     "numbers: the warm-up",
+	"titan job.optimizer.beta1":                               "numbers: AdamW's β1",
+	"titan job.optimizer.beta2":                               "numbers: AdamW's β2",
+	"titan job.optimizer.early_step_in_backward":              "refused by Rival's optimizer builder when on",
+	"titan job.optimizer.eps":                                 "numbers: AdamW's ε",
+	"titan job.optimizer.implementation":                      "numbers: torch's fused AdamW here (the same update as for-loop and foreach)",
+	"titan job.optimizer.lr":                                  "numbers: the peak rate",
+	"titan job.optimizer.name":                                "numbers: AdamW (Rival's builder refuses any other)",
+	"titan job.optimizer.weight_decay":                        "numbers: AdamW's decay (Megatron's groups)",
+	"titan model args._enforced":                              "TorchTitan's marker that every field has a default; read by nothing",
+	"titan model args.attn_mask_type":                         "numbers: causal; block_causal would split documents, read back as reset_attention_mask",
+	"titan model args.depth_init":                             "TorchTitan's own init by depth, replaced by Rival's Megatron init; the conformance loads a checkpoint",
+	"titan model args.dim":                                    "numbers: the hidden size (in the layout)",
+	"titan model args.eos_id":                                 "read by the block_causal document mask only; causal here and in every launch",
+	"titan model args.ffn_dim_multiplier":                     "numbers: with multiple_of, the MLP width (in the layout)",
+	"titan model args.max_seq_len":                            "numbers: the positions the RoPE table covers (update_from_config: SL)",
+	"titan model args.multiple_of":                            "numbers: with ffn_dim_multiplier, the MLP width (in the layout)",
+	"titan model args.n_heads":                                "numbers: query heads (in the layout)",
+	"titan model args.n_kv_heads":                             "numbers: key/value heads (in the layout)",
+	"titan model args.n_layers":                               "numbers: the depth (in the layout)",
+	"titan model args.norm_eps":                               "numbers: RMSNorm's ε",
+	"titan model args.rope_scaling_args":                      "numbers: Llama 3 RoPE scaling (factor 1, the identity, for Qwen and Mistral)",
+	"titan model args.rope_theta":                             "numbers: the RoPE base",
+	"titan model args.use_flex_attn":                          "numbers: FlexAttention, on for Mistral past its window: the window's mask",
+	"titan model args.vocab_size":                             "numbers: the vocabulary (in the layout)",
 }

@@ -28,6 +28,7 @@ import os
 import re
 import struct
 import sys
+import types
 
 import numpy as np
 import torch
@@ -91,6 +92,10 @@ def describe(v):
         return "%s.%s" % (type(v).__name__, v.name)
     if isinstance(v, torch.dtype):
         return str(v)
+    import dataclasses
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return "%s(%s)" % (type(v).__name__, ", ".join("%s=%s" % (f.name, describe(getattr(v, f.name, None)))
+                                                         for f in dataclasses.fields(v)))
     if isinstance(v, float) and v.is_integer():
         return repr(int(v))  # 0.0 from argparse and 0 from JSON are one value
     if callable(v) and hasattr(v, "__qualname__"):
@@ -111,6 +116,22 @@ def emit_config(framework, config):
     from megatron.core.transformer.transformer_config import TransformerConfig
     fields = {f.name: describe(getattr(config, f.name, None)) for f in dataclasses.fields(TransformerConfig)}
     print("conform config: " + json.dumps({"framework": framework, "fields": fields}, sort_keys=True), flush=True)
+
+
+def emit_fields(framework, obj, fields):
+    """Every field of one of the run's config objects (a model provider's, an optimizer's or a
+    schedule's, train.py's arguments), as text: what a test accounts for field by field."""
+    import dataclasses
+    if dataclasses.is_dataclass(fields):
+        fields = {f.name: getattr(fields, f.name, None) for f in dataclasses.fields(fields)}
+    out = {k: describe(v) for k, v in fields.items()}
+    print("conform config: " + json.dumps({"framework": framework, "object": obj, "fields": out}, sort_keys=True), flush=True)
+
+
+def scheduler_fields(sched):
+    """The settings an OptimizerParamScheduler was built with (its attributes but the optimizer
+    and the step count)."""
+    return {k: v for k, v in vars(sched).items() if k not in ("optimizer", "num_steps")}
 
 
 def emit(framework, step, loss, grad_norm, lr, grads, layout=None):
@@ -153,6 +174,7 @@ def run_fsdp(ckpt, batches_path, gbs, steps, seq_len, argv):
     args = train.parse_args(argv[1:])
     train.import_torch(args)
     args.precision = "fp32"
+    emit_fields("fsdp", "train.py arguments", vars(args))
     config, tensors = read_checkpoint(ckpt)
     model, _ = train.build_model(torch, args, device="cpu")
     sd = train.state_dict_from_hf(tensors, args)
@@ -195,9 +217,12 @@ def run_titan(ckpt, batches_path, gbs, steps, seq_len, tree, ext_dir, job_toml):
     spec = get_train_spec(job.model.name)
     margs = spec.model_args[job.model.flavor]
     margs.update_from_config(job)
+    emit_fields("titan", "model args", margs)
+    emit_fields("titan", "job.optimizer", job.optimizer)
+    emit_fields("titan", "job.lr_scheduler", job.lr_scheduler)
     model = spec.model_cls(margs)
     model.init_weights()
-    _, tensors = read_checkpoint(ckpt)
+    config, tensors = read_checkpoint(ckpt)
     adapter = spec.state_dict_adapter(margs, None)
     sd = adapter.from_hf(tensors)  # TorchTitan's map raises on a name it does not know
     model.load_state_dict(sd, strict=True)
@@ -206,16 +231,34 @@ def run_titan(ckpt, batches_path, gbs, steps, seq_len, tree, ext_dir, job_toml):
         back.update({k: canonical_hf(hf_name) for k in adapter.from_hf({hf_name: tensors[hf_name]})})
     opts = spec.build_optimizers_fn([model], job.optimizer, None)
     scheds = spec.build_lr_schedulers_fn(opts, job.lr_scheduler, job.training.steps)
+    flex = getattr(margs, "use_flex_attn", False)
+    if flex:
+        eager_flex_attention()
+    eos = types.SimpleNamespace(eos_id=int(config["eos_token_id"]))
     for step, batch in enumerate(read_batches(batches_path, gbs, steps, seq_len), start=1):
         lr = scheds.schedulers[0].get_last_lr()[0]  # what this step trains at, as train.py logs it
         opts.zero_grad()
-        loss = cross_entropy_loss(model(batch[:, :-1]), batch[:, 1:])
+        inputs, extra = batch[:, :-1], {}
+        if flex:  # as TorchTitan's Trainer.forward_backward_step builds the masks for each batch
+            extra["attention_masks"] = model.get_attention_masks(input_batch=inputs, tokenizer=eos, extra_inputs={})
+        loss = cross_entropy_loss(model(inputs, **extra), batch[:, 1:])
         loss.backward()
         grads = {back[n]: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
         norm = dist_utils.clip_grad_norm_([p for p in model.parameters()], job.training.max_norm, foreach=True)
         opts.step()
         scheds.step()
         emit("titan", step, loss.item(), norm.item(), lr, grads, {back[n]: p for n, p in model.named_parameters()} if step == 1 else None)
+
+
+def eager_flex_attention():
+    """TorchTitan compiles flex_attention and create_block_mask (torch.compile), which on a CPU needs
+    a C++ toolchain the image lacks; the eager functions compute the same attention and mask, unfused.
+    TorchTitan builds its block masks on create_block_mask's default device, CUDA; here, the CPU."""
+    import functools
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    from torchtitan.models import attention
+    attention.FlexAttentionWrapper._compiled_flex_attn = flex_attention
+    attention._compiled_create_block_mask = functools.partial(create_block_mask, device="cpu")
 
 
 # ---- megatron: Megatron Core's GPTModel from the launch's own arguments ----
@@ -315,17 +358,22 @@ class _CPUScratch:
     def tensor(self, *a, **kw):
         return torch.tensor(*a, **self._cpu(kw))
 
+    def ones(self, *a, **kw):
+        return torch.ones(*a, **self._cpu(kw))
+
 
 def megatron_stand_ins():
     """What Megatron Core asks of CUDA that does not change the numbers on the CPU: the device it
-    moves the rotary frequencies to, the dropout RNG tracker's fork (every dropout is 0), and the
-    device of clip_grads.py's scratch buffers."""
+    moves the rotary frequencies to, the dropout RNG tracker's fork (every dropout is 0), the
+    device of clip_grads.py's scratch buffers and of the attention masks transformer/utils.py makes
+    (the sliding window's among them)."""
     torch.cuda.current_device = lambda: "cpu"
     from megatron.core.tensor_parallel import random as mrandom
     mrandom.get_cuda_rng_tracker().fork = lambda *a, **k: contextlib.nullcontext()
     from megatron.core import utils as mutils
     from megatron.core.optimizer import clip_grads
-    clip_grads.torch = mutils.torch = _CPUScratch()
+    from megatron.core.transformer import utils as tutils
+    clip_grads.torch = mutils.torch = tutils.torch = _CPUScratch()
 
 
 def megatron_process_group():
@@ -447,6 +495,11 @@ def run_nemo(ckpt, batches_path, gbs, steps, seq_len, bridge_tree, mtree, launch
     m._pg_collection = ProcessGroupCollection.use_mpu_process_groups()
     model = m.provide(pre_process=True, post_process=True)
     emit_config("nemo", model.config)
+    from megatron.core.transformer.transformer_config import TransformerConfig
+    import dataclasses
+    core_fields = {f.name for f in dataclasses.fields(TransformerConfig)}
+    emit_fields("nemo", "provider", {f.name: getattr(m, f.name, None) for f in dataclasses.fields(m) if f.name not in core_fields})
+    emit_fields("nemo", "OptimizerConfig", cfg.optimizer)
     heads, groups, head_dim = m.num_attention_heads, m.num_query_groups or m.num_attention_heads, m.kv_channels
     load_megatron_weights("nemo", model, ckpt, tensors, m.num_layers, heads, groups, head_dim)
     from megatron.bridge.training.optim import _get_scheduler
@@ -456,6 +509,7 @@ def run_nemo(ckpt, batches_path, gbs, steps, seq_len, bridge_tree, mtree, launch
     opt = torch.optim.AdamW(groups_, lr=opt_cfg.lr, weight_decay=opt_cfg.weight_decay,
                             betas=(opt_cfg.adam_beta1, opt_cfg.adam_beta2), eps=opt_cfg.adam_eps)
     sched = _get_scheduler(opt_cfg, cfg.scheduler, opt)
+    emit_fields("nemo", "OptimizerParamScheduler", scheduler_fields(sched))
     step_samples = cfg.train.global_batch_size
     for step, batch in enumerate(read_batches(batches_path, gbs, steps, seq_len), start=1):
         lr = opt.param_groups[0]["lr"]
@@ -526,12 +580,12 @@ def train_megatron(name, ckpt, batches_path, gbs, steps, seq_len, arguments, arg
     heads, groups = cfg.num_attention_heads, cfg.num_query_groups or cfg.num_attention_heads
     head_dim = cfg.kv_channels
     load_megatron_weights(name, model, ckpt, tensors, cfg.num_layers, heads, groups, head_dim)
-    from megatron.core.optimizer import OptimizerConfig
     from megatron.core.optimizer_param_scheduler import OptimizerParamScheduler
-    groups_ = megatron_param_groups(model, OptimizerConfig(
-        lr=args.lr, min_lr=args.min_lr, weight_decay=args.weight_decay,
-        adam_beta1=args.adam_beta1, adam_beta2=args.adam_beta2, adam_eps=args.adam_eps))
-    opt = torch.optim.AdamW(groups_, lr=args.lr, weight_decay=args.weight_decay, betas=(args.adam_beta1, args.adam_beta2), eps=args.adam_eps)
+    opt_cfg = megatron_optimizer_config(args)
+    emit_fields(name, "OptimizerConfig", opt_cfg)
+    groups_ = megatron_param_groups(model, opt_cfg)
+    opt = torch.optim.AdamW(groups_, lr=opt_cfg.lr, weight_decay=opt_cfg.weight_decay,
+                            betas=(opt_cfg.adam_beta1, opt_cfg.adam_beta2), eps=opt_cfg.adam_eps)
     # training.py's get_optimizer_param_scheduler: steps counted in samples when train_iters is set.
     sched = OptimizerParamScheduler(opt, init_lr=args.lr_warmup_init, max_lr=args.lr, min_lr=args.min_lr,
                                     lr_warmup_steps=args.lr_warmup_iters * args.global_batch_size,
@@ -539,6 +593,7 @@ def train_megatron(name, ckpt, batches_path, gbs, steps, seq_len, arguments, arg
                                     lr_decay_style=args.lr_decay_style, start_wd=args.start_weight_decay,
                                     end_wd=args.end_weight_decay, wd_incr_steps=args.train_iters * args.global_batch_size,
                                     wd_incr_style=args.weight_decay_incr_style)
+    emit_fields(name, "OptimizerParamScheduler", scheduler_fields(sched))
     for step, batch in enumerate(read_batches(batches_path, gbs, steps, seq_len), start=1):
         lr = opt.param_groups[0]["lr"]
         opt.zero_grad(set_to_none=True)
@@ -586,6 +641,18 @@ def megatron_clip(model, clip):
         p.decoupled_grad = p.grad
     clip_grad_by_total_norm_fp32(params, clip, norm, use_decoupled_grad=True)
     return norm
+
+
+def megatron_optimizer_config(args):
+    """The optimizer config Megatron's training builds from its arguments (training.py's
+    get_megatron_optimizer_config for Adam): every field of the Adam config class that the
+    arguments hold, the class's defaults for the rest."""
+    import dataclasses
+    from megatron.core import optimizer
+    cls = getattr(optimizer, "AdamOptimizerConfig", None) or optimizer.OptimizerConfig
+    if args.optimizer != "adam":
+        sys.exit("rival_conform: the launch's optimizer is %s: Rival trains Adam" % args.optimizer)
+    return cls(**{f.name: getattr(args, f.name) for f in dataclasses.fields(cls) if hasattr(args, f.name)})
 
 
 def megatron_param_groups(model, config, overrides=None):
