@@ -196,15 +196,27 @@ func editEXP(l *core.Launch, from, to string) {
 	}
 }
 
+// appendToRun is a drift that appends args to the run's command line after the launch is built.
+func appendToRun(args ...string) func(l *core.Launch) {
+	return func(l *core.Launch) { l.Command = append(l.Command, args...) }
+}
+
+// llamaLaunch is fw's Llama launch on platform, written for a preflight in a temporary directory.
+func llamaLaunch(t *testing.T, platform, fw string) (core.Request, core.Launch) {
+	t.Helper()
+	r := request(t, platform, fw, "llama")
+	r.OutputDir, r.TokenizerPath = t.TempDir(), tokenizerDir(t, "llama")
+	l, err := Build(r)
+	require.NoError(t, err)
+	return r, l
+}
+
 // The preflight is the run's own command: an argument appended to the run's command line (or a
 // changed field in the file the run reads) after the launch is built reaches the preflight, which
 // reports what the framework then builds. These are drifts the read-back of a fixed list missed:
 // a halved head, a warm-up that starts above 0, cross-document masking, QK layernorm, partial RoPE.
 func TestPreflightIsTheRunsCommand(t *testing.T) {
 	dir := upstreamDir(t)
-	appendToRun := func(args ...string) func(l *core.Launch) {
-		return func(l *core.Launch) { l.Command = append(l.Command, args...) }
-	}
 	for _, c := range []struct {
 		name, platform, fw string
 		edit               func(l *core.Launch)
@@ -219,10 +231,7 @@ func TestPreflightIsTheRunsCommand(t *testing.T) {
 		}, "rotary_percent", "0.5", "1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := request(t, c.platform, c.fw, "llama")
-			r.OutputDir, r.TokenizerPath = t.TempDir(), tokenizerDir(t, "llama")
-			l, err := Build(r)
-			require.NoError(t, err)
+			r, l := llamaLaunch(t, c.platform, c.fw)
 			before := append([]string(nil), l.Preflight.Command...)
 			c.edit(&l)
 			p, err := Validate(r, l.Framework)
@@ -248,9 +257,6 @@ func TestPreflightIsTheRunsCommand(t *testing.T) {
 // the preflight, naming the knob with both values. Golden files caught these before; a run did not.
 func TestPreflightStopsAKnobDrift(t *testing.T) {
 	dir := upstreamDir(t)
-	appendToRun := func(args ...string) func(l *core.Launch) {
-		return func(l *core.Launch) { l.Command = append(l.Command, args...) }
-	}
 	for _, c := range []struct {
 		name, platform, fw string
 		edit               func(l *core.Launch)
@@ -274,10 +280,7 @@ func TestPreflightStopsAKnobDrift(t *testing.T) {
 		}, `attention_backend: the run builds "fused", Rival's fairness table sets "auto"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := request(t, c.platform, c.fw, "llama")
-			r.OutputDir, r.TokenizerPath = t.TempDir(), tokenizerDir(t, "llama")
-			l, err := Build(r)
-			require.NoError(t, err)
+			r, l := llamaLaunch(t, c.platform, c.fw)
 			text := func() string {
 				s := strings.Join(l.Command, " ")
 				for _, k := range slices.Sorted(maps.Keys(l.Env)) {

@@ -85,6 +85,12 @@ func TestFrameworksComputeTheSameNumbers(t *testing.T) {
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		require.NoError(t, os.WriteFile(p, b, 0o644))
 	}
+	// writeLaunch writes a launch's files into rel, as the run's output directory holds them.
+	writeLaunch := func(rel string, l core.Launch) {
+		for n, b := range l.Files {
+			write(path.Join(rel, n), b)
+		}
+	}
 	write(conformance.ScriptName, conformance.Script())
 	families := []struct{ model, tok string }{{"llama-proxy", "mistral-7b-v0.1"}, {"qwen-proxy", "qwen-2.5"}, {"mistral-proxy", "mistral-7b-v0.1"}}
 	var runs []run
@@ -124,9 +130,7 @@ func TestFrameworksComputeTheSameNumbers(t *testing.T) {
 		pf := mega.Preflight.Command
 		i := indexOf(pf, "--")
 		require.Positive(t, i, "mega's preflight passes Megatron's arguments after --: %v", pf)
-		for n, b := range mega.Files {
-			write(path.Join(fam.model, "mega", n), b)
-		}
+		writeLaunch(path.Join(fam.model, "mega"), mega)
 		runs = append(runs, run{name: fam.model + "/mega", argv: with("megatron", append([]string{path.Join(upstream, "megatron-b0cc2706"),
 			path.Join(root, fam.model, "mega", "preflight"), "--"}, pf[i+1:]...)...)})
 		pairs = append(pairs, pair{fam.model, "fsdp", "mega"})
@@ -155,9 +159,7 @@ func TestFrameworksComputeTheSameNumbers(t *testing.T) {
 		nr.OutputDir = path.Join(root, fam.model, "nemo")
 		nm, err := frameworks.Build(nr)
 		require.NoError(t, err)
-		for n, b := range nm.Files {
-			write(path.Join(fam.model, "nemo", n), b)
-		}
+		writeLaunch(path.Join(fam.model, "nemo"), nm)
 		nvd, err := core.PinFor(hw.PlatformNVIDIA)
 		require.NoError(t, err)
 		nemoTrees := []string{path.Join(upstream, "bridge-v"+nvd.Bridge), path.Join(upstream, "megatron-"+nvd.MegatronCommit[:8])}
@@ -170,9 +172,7 @@ func TestFrameworksComputeTheSameNumbers(t *testing.T) {
 			doc["model"]["rotary_percent"] = 0.5
 			b, err := json.Marshal(doc)
 			require.NoError(t, err)
-			for n, f := range nm.Files {
-				write(path.Join(fam.model, "nemo-rope", n), f)
-			}
+			writeLaunch(path.Join(fam.model, "nemo-rope"), nm)
 			write(path.Join(fam.model, "nemo-rope", "rival_nemo.json"), b)
 			runs = append(runs, run{name: fam.model + "/nemo with rotary_percent 0.5", reference: fam.model + "/nemo", firstStep: 1,
 				argv: with("nemo", append(nemoTrees, path.Join(root, fam.model, "nemo-rope"))...)})
@@ -184,9 +184,7 @@ func TestFrameworksComputeTheSameNumbers(t *testing.T) {
 		pr.OutputDir = path.Join(root, fam.model, "prim")
 		prim, err := frameworks.Build(pr)
 		require.NoError(t, err)
-		for n, b := range prim.Files {
-			write(path.Join(fam.model, "prim", n), b)
-		}
+		writeLaunch(path.Join(fam.model, "prim"), prim)
 		amd, err := core.PinFor(hw.PlatformAMD)
 		require.NoError(t, err)
 		pargs := []string{path.Join(upstream, "primus-"+amd.Primus), path.Join(upstream, "megatron-"+amd.MegatronCommit[:8]),
@@ -209,9 +207,7 @@ func TestFrameworksComputeTheSameNumbers(t *testing.T) {
 		tl, err := frameworks.Build(conformance.Request(hw.PlatformNVIDIA, core.Titan, fam.model))
 		require.NoError(t, err)
 		tdir := path.Join(root, fam.model, "titan")
-		for n, b := range tl.Files {
-			write(path.Join(fam.model, "titan", n), b)
-		}
+		writeLaunch(path.Join(fam.model, "titan"), tl)
 		runs = append(runs, run{name: fam.model + "/titan", argv: with("titan", path.Join(upstream, "torchtitan-v0.2.0"), tdir, path.Join(tdir, titan.TOMLName))})
 		pairs = append(pairs, pair{fam.model, "fsdp", "titan"})
 	}

@@ -515,10 +515,7 @@ def run_nemo(ckpt, batches_path, gbs, steps, seq_len, bridge_tree, mtree, launch
         lr = opt.param_groups[0]["lr"]
         opt.zero_grad(set_to_none=True)
         tokens, labels = batch[:, :-1], batch[:, 1:]
-        s = tokens.shape[1]
-        pos = torch.arange(s).unsqueeze(0).expand_as(tokens)
-        mask = torch.triu(torch.ones(s, s), diagonal=1).bool()[None, None]
-        per_token = model(tokens, pos, mask, labels=labels)
+        per_token = model(*megatron_inputs(tokens), labels=labels)
         # gpt_step's loss: the masked sum and the token count; Megatron's schedule divides one by
         # the other (calculate_per_token_loss off, one micro-batch).
         total, count, _ = masked_next_token_loss(torch.ones_like(labels, dtype=torch.float32), per_token)
@@ -598,11 +595,7 @@ def train_megatron(name, ckpt, batches_path, gbs, steps, seq_len, arguments, arg
         lr = opt.param_groups[0]["lr"]
         opt.zero_grad(set_to_none=True)
         tokens, labels = batch[:, :-1], batch[:, 1:]
-        s = tokens.shape[1]
-        pos = torch.arange(s).unsqueeze(0).expand_as(tokens)
-        # Stand-in: Megatron's default causal mask is built on "cuda"; the same mask, on the CPU.
-        mask = torch.triu(torch.ones(s, s), diagonal=1).bool()[None, None]
-        per_token = model(tokens, pos, mask, labels=labels)
+        per_token = model(*megatron_inputs(tokens), labels=labels)
         loss = per_token.float().sum() / per_token.numel()  # pretrain_gpt's loss_func, every token counted
         loss.backward()
         grads = megatron_grads(model, heads, groups, head_dim)
@@ -641,6 +634,15 @@ def megatron_clip(model, clip):
         p.decoupled_grad = p.grad
     clip_grad_by_total_norm_fp32(params, clip, norm, use_decoupled_grad=True)
     return norm
+
+
+def megatron_inputs(tokens):
+    """GPTModel's inputs besides the labels: the tokens, their positions 0 .. s - 1 and the causal
+    mask (True: masked). Stand-in: Megatron's default causal mask is built on "cuda"; this is the
+    same mask, on the CPU (with a window, Megatron builds the window's mask itself)."""
+    s = tokens.shape[1]
+    pos = torch.arange(s).unsqueeze(0).expand_as(tokens)
+    return tokens, pos, torch.triu(torch.ones(s, s), diagonal=1).bool()[None, None]
 
 
 def megatron_optimizer_config(args):
