@@ -577,19 +577,12 @@ def train_megatron(name, ckpt, batches_path, gbs, steps, seq_len, arguments, arg
     heads, groups = cfg.num_attention_heads, cfg.num_query_groups or cfg.num_attention_heads
     head_dim = cfg.kv_channels
     load_megatron_weights(name, model, ckpt, tensors, cfg.num_layers, heads, groups, head_dim)
-    from megatron.core.optimizer_param_scheduler import OptimizerParamScheduler
     opt_cfg = megatron_optimizer_config(args)
     emit_fields(name, "OptimizerConfig", opt_cfg)
     groups_ = megatron_param_groups(model, opt_cfg)
     opt = torch.optim.AdamW(groups_, lr=opt_cfg.lr, weight_decay=opt_cfg.weight_decay,
                             betas=(opt_cfg.adam_beta1, opt_cfg.adam_beta2), eps=opt_cfg.adam_eps)
-    # training.py's get_optimizer_param_scheduler: steps counted in samples when train_iters is set.
-    sched = OptimizerParamScheduler(opt, init_lr=args.lr_warmup_init, max_lr=args.lr, min_lr=args.min_lr,
-                                    lr_warmup_steps=args.lr_warmup_iters * args.global_batch_size,
-                                    lr_decay_steps=args.lr_decay_iters * args.global_batch_size,
-                                    lr_decay_style=args.lr_decay_style, start_wd=args.start_weight_decay,
-                                    end_wd=args.end_weight_decay, wd_incr_steps=args.train_iters * args.global_batch_size,
-                                    wd_incr_style=args.weight_decay_incr_style)
+    sched = megatron_scheduler(opt, args)
     emit_fields(name, "OptimizerParamScheduler", scheduler_fields(sched))
     for step, batch in enumerate(read_batches(batches_path, gbs, steps, seq_len), start=1):
         lr = opt.param_groups[0]["lr"]
@@ -643,6 +636,27 @@ def megatron_inputs(tokens):
     s = tokens.shape[1]
     pos = torch.arange(s).unsqueeze(0).expand_as(tokens)
     return tokens, pos, torch.triu(torch.ones(s, s), diagonal=1).bool()[None, None]
+
+
+def megatron_scheduler(opt, args):
+    """OptimizerParamScheduler as training.py's get_optimizer_param_scheduler builds it for a run by
+    iterations: steps counted in samples (iterations × GBS), decay over lr_decay_iters (else
+    train_iters), warm-up by lr_warmup_fraction of the decay when set (else lr_warmup_iters), and
+    the checkpoint, override and WSD settings from the arguments."""
+    from megatron.core.optimizer_param_scheduler import OptimizerParamScheduler
+    if not args.train_iters:
+        sys.exit("rival_conform: the launch counts training in samples (--train-samples): Rival's launches count iterations")
+    gbs = args.global_batch_size
+    decay = (args.lr_decay_iters if args.lr_decay_iters is not None else args.train_iters) * gbs
+    warmup = args.lr_warmup_fraction * decay if args.lr_warmup_fraction is not None else args.lr_warmup_iters * gbs
+    wsd = args.lr_wsd_decay_iters * gbs if args.lr_wsd_decay_iters is not None else None
+    return OptimizerParamScheduler(
+        opt, init_lr=args.lr_warmup_init, max_lr=args.lr, min_lr=args.min_lr, lr_warmup_steps=warmup,
+        lr_decay_steps=decay, lr_decay_style=args.lr_decay_style, start_wd=args.start_weight_decay,
+        end_wd=args.end_weight_decay, wd_incr_steps=args.train_iters * gbs, wd_incr_style=args.weight_decay_incr_style,
+        use_checkpoint_opt_param_scheduler=args.use_checkpoint_opt_param_scheduler,
+        override_opt_param_scheduler=args.override_opt_param_scheduler,
+        wsd_decay_steps=wsd, lr_wsd_decay_style=args.lr_wsd_decay_style)
 
 
 def megatron_optimizer_config(args):

@@ -16,7 +16,8 @@ rival_fsdp_* entries of the arguments block:
   ddp     torch whose FSDP cannot be imported (Debian 12's 1.13 under Python 3.11): DistributedDataParallel,
           fp32 parameters, bf16 runs under autocast
   single  one process: fp32 parameters, bf16 runs under autocast
-Attention is scaled_dot_product_attention with enable_gqa (torch >= 2.5), else K/V repeated per group.
+Attention is scaled_dot_product_attention with enable_gqa (torch >= 2.5), else K/V repeated per group;
+a sliding window on a GPU runs through FlexAttention (torch >= 2.5).
 AdamW is fused where torch has the kernel for the device (CUDA from 2.0, CPU from 2.4), else foreach.
 """
 import argparse

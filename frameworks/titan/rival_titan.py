@@ -269,7 +269,7 @@ def sliding_window_mask_mod(window):
     q - kv <= window (with the causal mask: itself and the window keys before it)."""
     def sliding_window(b, h, q_idx, kv_idx):
         return q_idx - kv_idx <= window
-    # TorchTitan caches block masks by their mask function; the name says which window it is.
+    # The name says which window a mask applies where torch prints or compiles it.
     sliding_window.__name__ = "sliding_window_%d" % window
     return sliding_window
 
