@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Job states Slurm reports (squeue %T, scontrol JobState, sacct State).
@@ -37,7 +38,8 @@ func IsTerminal(s string) bool { return terminal[s] }
 // print a trailing "+" on some versions.
 func normState(s string) string {
 	s = strings.TrimSpace(s)
-	if i := strings.IndexAny(s, " +"); i >= 0 {
+	// Cut at any white space, not only a blank: "0\t+" must become "0", as "0 +" does.
+	if i := strings.IndexFunc(s, func(r rune) bool { return r == '+' || unicode.IsSpace(r) }); i >= 0 {
 		s = s[:i]
 	}
 	return strings.ToUpper(s)
