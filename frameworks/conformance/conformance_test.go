@@ -18,50 +18,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rivalbench/rival/container"
-	"github.com/rivalbench/rival/encode"
-	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/frameworks/conformance"
-	"github.com/rivalbench/rival/frameworks/core"
-	"github.com/rivalbench/rival/frameworks/titan"
 	"github.com/rivalbench/rival/frameworks/upstreamtest"
-	"github.com/rivalbench/rival/gptorder"
-	"github.com/rivalbench/rival/hw"
-	"github.com/rivalbench/rival/indexed"
 	"github.com/rivalbench/rival/models"
-	"github.com/rivalbench/rival/tokenizer"
 )
 
-// batches are the first Steps global batches of Rival's order (gptorder, proven equal to Megatron's
-// GPTDataset order in its tests) over the sample corpus encoded with tokenizer tokDir.
-func batches(t *testing.T, tokDir string, vocab, seqLen int) [][]int32 {
-	t.Helper()
-	tk, err := tokenizer.Load(filepath.Join("..", "..", "tokenizer", "testdata", tokDir, "tokenizer.json"))
-	require.NoError(t, err)
-	require.LessOrEqual(t, tk.VocabSize(), vocab, "the corpus's ids fit the model's vocabulary")
-	prefix := filepath.Join(t.TempDir(), "corpus")
-	_, err = encode.File(context.Background(), []string{filepath.Join("..", "..", "testdata", "sample", "corpus.jsonl")}, prefix, encode.Options{
-		Encode: func(dst []int32, s string) []int32 { return tk.AppendEncode(dst, s, true) },
-		EOD:    2, DType: indexed.DTypeForVocab(tk.VocabSize()),
-	})
-	require.NoError(t, err)
-	ds, err := indexed.Open(prefix)
-	require.NoError(t, err)
-	defer ds.Close()
-	n := int64(conformance.Steps * conformance.GBS)
-	x, err := gptorder.Build(ds.Lengths(), 0, ds.Sequences(), gptorder.Order{Seed: conformance.Seed, SeqLen: seqLen, NumSamples: n, AddExtraToken: true})
-	require.NoError(t, err)
-	var out [][]int32
-	for i := int64(0); i < n; i++ {
-		s, err := x.Tokens(ds, i, nil)
-		require.NoError(t, err)
-		out = append(out, s)
-	}
-	return out
-}
-
-// run is one framework's conformance run inside the container. A mutant carries one planted drift
-// and must differ from its reference from step firstStep on.
-type run struct {
+// run is a planted drift: a run like its reference but for one change, which must part from the
+// reference at the step the drift first acts.
+type drift struct {
 	name      string
 	argv      []string
 	reference string
@@ -74,152 +38,73 @@ type run struct {
 // file; Megatron-Bridge's provider, validation and scheduler from nemo's configuration) trains Steps
 // steps on the CPU in fp32 from one checkpoint and the same batches; every step's loss, gradient
 // norm, learning rate and per-parameter gradient norms agree within conformance.DefaultTolerance,
-// and each planted drift parts from its reference at the step it first acts.
+// and each planted drift parts from its reference at the step it first acts. The plan, its script
+// and the report are rival-conform's (cmd/rival-conform), run here in the torch image.
 func TestFrameworksComputeTheSameNumbers(t *testing.T) {
 	trees := upstreamtest.Get(t)
 	e := upstreamtest.TorchEngine(t)
 	const upstream, root = "/upstream", "/rival"
 	host := t.TempDir()
-	write := func(rel string, b []byte) {
-		p := filepath.Join(host, filepath.FromSlash(rel))
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, b, 0o644))
-	}
-	// writeLaunch writes a launch's files into rel, as the run's output directory holds them.
-	writeLaunch := func(rel string, l core.Launch) {
-		for n, b := range l.Files {
-			write(path.Join(rel, n), b)
+	p, err := conformance.Prepare(context.Background(), conformance.Options{Dir: host, Root: root, Upstream: upstream, Repo: filepath.Join("..", "..")})
+	require.NoError(t, err)
+	want := 0
+	for _, fam := range conformance.Families {
+		want += 5
+		if m, _ := models.Lookup(fam.Model); m.SlidingWindow > 0 {
+			want++ // fsdp-flex
 		}
 	}
-	write(conformance.ScriptName, conformance.Script())
-	families := []struct{ model, tok string }{{"llama-proxy", "mistral-7b-v0.1"}, {"qwen-proxy", "qwen-2.5"}, {"mistral-proxy", "mistral-7b-v0.1"}}
-	var runs []run
-	type pair struct{ model, a, b string }
-	var pairs []pair
-	for _, fam := range families {
-		m, err := models.Lookup(fam.model)
-		require.NoError(t, err)
-		ckpt := path.Join(root, fam.model, "checkpoint")
-		require.NoError(t, conformance.WriteCheckpoint(filepath.Join(host, fam.model, "checkpoint"), m, conformance.Seed))
-		bpath := path.Join(root, fam.model, "batches.i64")
-		sl := conformance.SeqLenOf(m)
-		require.NoError(t, conformance.WriteBatches(filepath.Join(host, fam.model, "batches.i64"), sl, batches(t, fam.tok, m.Vocab, sl)))
-		common := []string{"python3", path.Join(root, conformance.ScriptName), "", ckpt, bpath, fmt.Sprint(conformance.GBS), fmt.Sprint(conformance.Steps), fmt.Sprint(sl)}
-		with := func(kind string, rest ...string) []string {
-			a := append([]string(nil), common...)
-			a[2] = kind
-			return append(a, rest...)
-		}
+	require.Len(t, p.Runs, want, "five frameworks per family, and fsdp's flex path where a window acts")
 
-		fsdp, err := frameworks.Build(conformance.Request(hw.PlatformCPU, core.FSDP, fam.model))
-		require.NoError(t, err)
-		dir := path.Join(root, fam.model, "fsdp")
-		write(path.Join(fam.model, "fsdp", "train.py"), fsdp.Files["train.py"])
-		runs = append(runs, run{name: fam.model + "/fsdp", argv: with("fsdp", append([]string{"--", path.Join(dir, "train.py")}, fsdp.Command[2:]...)...)})
-		fsdpRun := runs[len(runs)-1]
-		if m.SlidingWindow > 0 {
-			// The CPU launch runs the window through SDPA with a mask; GPU launches take FlexAttention
-			// (auto on CUDA), whose block mask must give the same numbers.
-			require.Contains(t, fsdp.Command, "--window", "the conformance's SL is past %s's window", fam.model)
-			runs = append(runs, run{name: fam.model + "/fsdp-flex", argv: append(append([]string(nil), fsdpRun.argv...), "--attention", "flex")})
-			pairs = append(pairs, pair{fam.model, "fsdp", "fsdp-flex"})
-		}
-
-		mega, err := frameworks.Build(conformance.Request(hw.PlatformNVIDIA, core.Mega, fam.model))
-		require.NoError(t, err)
-		pf := mega.Preflight.Command
-		i := indexOf(pf, "--")
-		require.Positive(t, i, "mega's preflight passes Megatron's arguments after --: %v", pf)
-		writeLaunch(path.Join(fam.model, "mega"), mega)
-		runs = append(runs, run{name: fam.model + "/mega", argv: with("megatron", append([]string{path.Join(upstream, "megatron-b0cc2706"),
-			path.Join(root, fam.model, "mega", "preflight"), "--"}, pf[i+1:]...)...)})
-		pairs = append(pairs, pair{fam.model, "fsdp", "mega"})
-		if fam.model == "llama-proxy" {
-			// Planted drifts, each of a kind the read-back of arguments missed before: the numbers
-			// must part from the reference at the step the drift first acts.
-			megaRun := runs[len(runs)-1]
-			runs = append(runs, run{name: fam.model + "/mega with --rotary-base 10000 appended",
-				argv: append(append([]string(nil), megaRun.argv...), "--rotary-base", "10000"), reference: fam.model + "/mega", firstStep: 1})
-			unscaled := slices.DeleteFunc(append([]string(nil), megaRun.argv...), func(a string) bool { return a == "--use-rope-scaling" })
-			require.Len(t, unscaled, len(megaRun.argv)-1, "mega's Llama launch scales its RoPE")
-			runs = append(runs, run{name: fam.model + "/mega without --use-rope-scaling", argv: unscaled, reference: fam.model + "/mega", firstStep: 1})
-			runs = append(runs, run{name: fam.model + "/fsdp with --beta2 0.999 appended",
-				argv: append(append([]string(nil), fsdpRun.argv...), "--beta2", "0.999"), reference: fam.model + "/fsdp", firstStep: 3})
-			script := strings.Replace(string(fsdp.Files["train.py"]), "inv = 1.0 / args.rope_theta ** (", "inv = 1.0 / 10000.0 ** (", 1)
-			require.NotEqual(t, string(fsdp.Files["train.py"]), script, "the drift applies")
-			write(path.Join(fam.model, "fsdp-rope", "train.py"), []byte(script))
-			argv := append([]string(nil), fsdpRun.argv...)
-			argv[indexOf(argv, path.Join(dir, "train.py"))] = path.Join(root, fam.model, "fsdp-rope", "train.py")
-			runs = append(runs, run{name: fam.model + "/fsdp computing RoPE with base 10000", argv: argv, reference: fam.model + "/fsdp", firstStep: 1})
-		}
-
-		// nemo: the NVIDIA launch's Bridge configuration through Megatron-Bridge's own config classes,
-		// validation, provider and scheduler, on the trees the NeMo image ships.
-		nr := conformance.Request(hw.PlatformNVIDIA, core.Nemo, fam.model)
-		nr.OutputDir = path.Join(root, fam.model, "nemo")
-		nm, err := frameworks.Build(nr)
-		require.NoError(t, err)
-		writeLaunch(path.Join(fam.model, "nemo"), nm)
-		nvd, err := core.PinFor(hw.PlatformNVIDIA)
-		require.NoError(t, err)
-		nemoTrees := []string{path.Join(upstream, "bridge-v"+nvd.Bridge), path.Join(upstream, "megatron-"+nvd.MegatronCommit[:8])}
-		runs = append(runs, run{name: fam.model + "/nemo", argv: with("nemo", append(nemoTrees, nr.OutputDir)...)})
-		pairs = append(pairs, pair{fam.model, "fsdp", "nemo"})
-		if fam.model == "llama-proxy" {
-			// Partial RoPE in Bridge's model section, a drift the argument read-back once missed.
-			var doc map[string]map[string]any
-			require.NoError(t, json.Unmarshal(nm.Files["rival_nemo.json"], &doc))
-			doc["model"]["rotary_percent"] = 0.5
-			b, err := json.Marshal(doc)
-			require.NoError(t, err)
-			writeLaunch(path.Join(fam.model, "nemo-rope"), nm)
-			write(path.Join(fam.model, "nemo-rope", "rival_nemo.json"), b)
-			runs = append(runs, run{name: fam.model + "/nemo with rotary_percent 0.5", reference: fam.model + "/nemo", firstStep: 1,
-				argv: with("nemo", append(nemoTrees, path.Join(root, fam.model, "nemo-rope"))...)})
-		}
-
-		// prim: the AMD launch's experiment file and overrides through Primus's runtime, on the trees
-		// the AMD image ships.
-		pr := conformance.Request(hw.PlatformAMD, core.Prim, fam.model)
-		pr.OutputDir = path.Join(root, fam.model, "prim")
-		prim, err := frameworks.Build(pr)
-		require.NoError(t, err)
-		writeLaunch(path.Join(fam.model, "prim"), prim)
-		amd, err := core.PinFor(hw.PlatformAMD)
-		require.NoError(t, err)
-		pargs := []string{path.Join(upstream, "primus-"+amd.Primus), path.Join(upstream, "megatron-"+amd.MegatronCommit[:8]),
-			path.Join(pr.OutputDir, "preflight"), prim.Env["EXP"]}
-		if i := indexOf(prim.Preflight.Command, "--"); i > 0 {
-			pargs = append(pargs, prim.Preflight.Command[i:]...)
-		}
-		primEnv := []string{"env", "RIVAL_DEVICE_CAPABILITY=" + prim.Preflight.Env["RIVAL_DEVICE_CAPABILITY"]}
-		runs = append(runs, run{name: fam.model + "/prim", argv: append(primEnv, with("primus", pargs...)...)})
-		pairs = append(pairs, pair{fam.model, "fsdp", "prim"})
-		if fam.model == "llama-proxy" {
-			// An override after run_pretrain.sh on the run's command line reaches Primus's runtime
-			// after the experiment file (the preflight passes it the same way:
-			// TestPreflightIsTheRunsCommand), and must reach the numbers.
-			require.Equal(t, -1, indexOf(pargs, "--"), "the conformance launch has no overrides of its own")
-			runs = append(runs, run{name: fam.model + "/prim with --layernorm_epsilon 1.0e-6 on the run's command line", reference: fam.model + "/prim", firstStep: 1,
-				argv: append(primEnv, with("primus", append(pargs[:4:4], "--", "--layernorm_epsilon", "1.0e-6")...)...)})
-		}
-
-		tl, err := frameworks.Build(conformance.Request(hw.PlatformNVIDIA, core.Titan, fam.model))
-		require.NoError(t, err)
-		tdir := path.Join(root, fam.model, "titan")
-		writeLaunch(path.Join(fam.model, "titan"), tl)
-		runs = append(runs, run{name: fam.model + "/titan", argv: with("titan", path.Join(upstream, "torchtitan-v0.2.0"), tdir, path.Join(tdir, titan.TOMLName))})
-		pairs = append(pairs, pair{fam.model, "fsdp", "titan"})
+	// Planted drifts, each of a kind the read-back of arguments missed before: the numbers must
+	// part from the reference at the step the drift first acts.
+	const fam = "llama-proxy"
+	var drifts []drift
+	mega, fsdp, nemo, prim := p.Find(fam+"/mega"), p.Find(fam+"/fsdp"), p.Find(fam+"/nemo"), p.Find(fam+"/prim")
+	require.NotNil(t, mega)
+	drifts = append(drifts, drift{name: fam + "/mega with --rotary-base 10000 appended",
+		argv: append(slices.Clone(mega.Argv), "--rotary-base", "10000"), reference: mega.Name, firstStep: 1})
+	unscaled := slices.DeleteFunc(slices.Clone(mega.Argv), func(a string) bool { return a == "--use-rope-scaling" })
+	require.Len(t, unscaled, len(mega.Argv)-1, "mega's Llama launch scales its RoPE")
+	drifts = append(drifts, drift{name: fam + "/mega without --use-rope-scaling", argv: unscaled, reference: mega.Name, firstStep: 1})
+	drifts = append(drifts, drift{name: fam + "/fsdp with --beta2 0.999 appended",
+		argv: append(slices.Clone(fsdp.Argv), "--beta2", "0.999"), reference: fsdp.Name, firstStep: 3})
+	trainPy := p.Launches[fsdp.Name].Files["train.py"]
+	script := strings.Replace(string(trainPy), "inv = 1.0 / args.rope_theta ** (", "inv = 1.0 / 10000.0 ** (", 1)
+	require.NotEqual(t, string(trainPy), script, "the drift applies")
+	require.NoError(t, p.Write(path.Join(fam, "fsdp-rope", "train.py"), []byte(script)))
+	argv := slices.Clone(fsdp.Argv)
+	argv[indexOf(argv, p.In(path.Join(fam, "fsdp", "train.py")))] = p.In(path.Join(fam, "fsdp-rope", "train.py"))
+	drifts = append(drifts, drift{name: fam + "/fsdp computing RoPE with base 10000", argv: argv, reference: fsdp.Name, firstStep: 1})
+	// Partial RoPE in Bridge's model section, a drift the argument read-back once missed.
+	nl := p.Launches[nemo.Name]
+	var doc map[string]map[string]any
+	require.NoError(t, json.Unmarshal(nl.Files["rival_nemo.json"], &doc))
+	doc["model"]["rotary_percent"] = 0.5
+	b, err := json.Marshal(doc)
+	require.NoError(t, err)
+	require.NoError(t, p.WriteLaunch(path.Join(fam, "nemo-rope"), nl))
+	require.NoError(t, p.Write(path.Join(fam, "nemo-rope", "rival_nemo.json"), b))
+	argv = slices.Clone(nemo.Argv)
+	require.Equal(t, p.In(path.Join(fam, "nemo")), argv[len(argv)-1], "nemo's runner takes the launch's folder last")
+	argv[len(argv)-1] = p.In(path.Join(fam, "nemo-rope"))
+	drifts = append(drifts, drift{name: fam + "/nemo with rotary_percent 0.5", argv: argv, reference: nemo.Name, firstStep: 1})
+	// An override after run_pretrain.sh on the run's command line reaches Primus's runtime after the
+	// experiment file (the preflight passes it the same way: TestPreflightIsTheRunsCommand), and must
+	// reach the numbers.
+	require.Equal(t, -1, indexOf(prim.Argv, "--"), "the conformance launch has no overrides of its own")
+	drifts = append(drifts, drift{name: fam + "/prim with --layernorm_epsilon 1.0e-6 on the run's command line", reference: prim.Name, firstStep: 1,
+		argv: append(slices.Clone(prim.Argv), "--", "--layernorm_epsilon", "1.0e-6")})
+	for _, d := range drifts {
+		ref := p.Find(d.reference)
+		p.Runs = append(p.Runs, conformance.Run{Name: d.name, Kind: conformance.KindConform, Framework: ref.Framework, Model: ref.Model,
+			Argv: d.argv, Env: ref.Env, Reference: d.reference, FirstStep: d.firstStep})
 	}
-	var sh strings.Builder
-	sh.WriteString("export RIVAL_CONFORM_THREADS=2 PYTHONDONTWRITEBYTECODE=1\n")
-	for i, r := range runs {
-		fmt.Fprintf(&sh, "%s > %s/out-%d.txt 2>&1; echo $? > %s/rc-%d.txt\n", shellJoin(r.argv), root, i, root, i)
-	}
-	write("run.sh", []byte(sh.String()))
+	require.NoError(t, p.WriteScript())
+
 	spec := container.RunSpec{
 		Image: upstreamtest.TorchImage, RunID: fmt.Sprintf("conformance-%d", time.Now().UnixNano()),
-		Cmd: []string{"bash", root + "/run.sh"}, Network: "none", Platform: container.PlatformCPU, Timeout: 40 * time.Minute,
+		Cmd: []string{"bash", root + "/" + conformance.ScriptFile}, Network: "none", Platform: container.PlatformCPU, Timeout: 40 * time.Minute,
 		Mounts: []container.Mount{{Source: trees.Dir, Target: upstream, ReadOnly: true}, {Source: host, Target: root}},
 	}
 	// Before the test's own deadline the container is stopped, not left running.
@@ -230,56 +115,55 @@ func TestFrameworksComputeTheSameNumbers(t *testing.T) {
 		defer cancel()
 	}
 	var lines []string
-	_, err := e.Run(ctx, spec, func(l string) { lines = append(lines, l) })
+	_, err = e.Run(ctx, spec, func(l string) { lines = append(lines, l) })
 	var exit *container.ExitError
 	if err != nil && !errors.As(err, &exit) {
 		require.NoError(t, err, strings.Join(lines, "\n"))
 	}
+	rep, err := conformance.Collect(host)
+	require.NoError(t, err)
+	require.NoError(t, rep.Write(host))
+	for _, l := range rep.Summary() {
+		t.Log(l)
+	}
 	steps := map[string][]conformance.Step{}
 	configs := map[string]map[string]conformance.Config{}
-	for i, r := range runs {
-		out, _ := os.ReadFile(filepath.Join(host, fmt.Sprintf("out-%d.txt", i)))
-		rc, _ := os.ReadFile(filepath.Join(host, fmt.Sprintf("rc-%d.txt", i)))
-		if !assert.Equal(t, "0", strings.TrimSpace(string(rc)), "%s failed:\n%s", r.name, tail(string(out), 40)) {
+	for _, r := range rep.Runs {
+		if !assert.Empty(t, r.Error, "%s:\n%s", r.Name, r.Tail) {
 			continue
 		}
-		if strings.HasSuffix(r.name, "/prim") {
-			checkPrimusPatches(t, r.name, string(out))
+		if strings.HasSuffix(r.Name, "/prim") {
+			out, _ := os.ReadFile(filepath.Join(host, conformance.OutDir, fmt.Sprintf("%d.txt", indexOfRun(p, r.Name))))
+			checkPrimusPatches(t, r.Name, string(out))
 		}
-		if c, err := conformance.ParseConfigs(strings.Split(string(out), "\n")); assert.NoError(t, err, r.name) {
-			configs[r.name] = c
-		}
-		s, err := conformance.ParseSteps(strings.Split(string(out), "\n"))
-		require.NoError(t, err, r.name)
-		require.Len(t, s, conformance.Steps, "%s:\n%s", r.name, tail(string(out), 20))
-		steps[r.name] = s
-		for _, st := range s {
-			t.Logf("%s step %d: loss %.8f grad norm %.8f lr %.6g", r.name, st.Step, st.Loss, st.GradNorm, st.LR)
+		steps[r.Name], configs[r.Name] = r.Steps, r.Configs
+		for _, st := range r.Steps {
+			t.Logf("%s step %d: loss %.8f grad norm %.8f lr %.6g", r.Name, st.Step, st.Loss, st.GradNorm, st.LR)
 		}
 	}
-	for _, r := range runs {
-		if r.reference == "" || steps[r.name] == nil || steps[r.reference] == nil {
+	for _, d := range drifts {
+		if steps[d.name] == nil || steps[d.reference] == nil {
 			continue
 		}
-		err := conformance.Check(r.reference, steps[r.reference], r.name, steps[r.name], conformance.DefaultTolerance)
+		err := conformance.Check(d.reference, steps[d.reference], d.name, steps[d.name], conformance.DefaultTolerance)
 		var ce *conformance.Error
-		if assert.ErrorAs(t, err, &ce, "%s: the planted drift is not seen", r.name) {
-			assert.Equal(t, r.firstStep, ce.Mismatches[0].Step, "%s: parts at %s", r.name, ce.Mismatches[0])
-			t.Logf("%s: caught: %v", r.name, err)
+		if assert.ErrorAs(t, err, &ce, "%s: the planted drift is not seen", d.name) {
+			assert.Equal(t, d.firstStep, ce.Mismatches[0].Step, "%s: parts at %s", d.name, ce.Mismatches[0])
+			t.Logf("%s: caught: %v", d.name, err)
 		}
 	}
 	// The frameworks on Megatron Core build their models, optimizers and schedules from whole
 	// config objects: every field must be equal to mega's, or listed in megatronConfigDifferences
 	// with why the difference cannot change what the model computes or how it trains.
-	for _, fam := range families {
+	for _, fam := range conformance.Families {
 		for _, obj := range megatronObjects {
-			ref, ok := configs[fam.model+"/mega"][obj]
-			if !assert.True(t, ok, "%s/mega prints its %s", fam.model, obj) {
+			ref, ok := configs[fam.Model+"/mega"][obj]
+			if !assert.True(t, ok, "%s/mega prints its %s", fam.Model, obj) {
 				continue
 			}
 			for _, fw := range []string{"prim", "nemo"} {
-				c, ok := configs[fam.model+"/"+fw][obj]
-				if !assert.True(t, ok, "%s/%s prints its %s", fam.model, fw, obj) {
+				c, ok := configs[fam.Model+"/"+fw][obj]
+				if !assert.True(t, ok, "%s/%s prints its %s", fam.Model, fw, obj) {
 					continue
 				}
 				n := 0
@@ -288,9 +172,9 @@ func TestFrameworksComputeTheSameNumbers(t *testing.T) {
 						n++
 						continue
 					}
-					t.Errorf("%s: %s.%s is %s in mega and %s in %s, and megatronConfigDifferences does not say why that cannot change the numbers (key %q)", fam.model, obj, d.Field, d.A, d.B, fw, differenceKey(fw, obj, d.Field))
+					t.Errorf("%s: %s.%s is %s in mega and %s in %s, and megatronConfigDifferences does not say why that cannot change the numbers (key %q)", fam.Model, obj, d.Field, d.A, d.B, fw, differenceKey(fw, obj, d.Field))
 				}
-				t.Logf("%s: %s against mega: %d %s fields, %d differ, each for a listed reason", fam.model, fw, len(c.Fields), obj, n)
+				t.Logf("%s: %s against mega: %d %s fields, %d differ, each for a listed reason", fam.Model, fw, len(c.Fields), obj, n)
 			}
 		}
 	}
@@ -299,14 +183,14 @@ func TestFrameworksComputeTheSameNumbers(t *testing.T) {
 	// is accounted for in fieldAccounting, as what the numbers above compare or why it cannot change
 	// them here, so a field a new release adds fails until someone has weighed it.
 	seen, complete := map[string]bool{}, true
-	for _, r := range runs {
-		fw := r.name[strings.LastIndex(r.name, "/")+1:]
-		if r.reference != "" || accountedObjects[fw] == nil {
+	for _, r := range p.Runs {
+		fw := r.Name[strings.LastIndex(r.Name, "/")+1:]
+		if r.Reference != "" || accountedObjects[fw] == nil {
 			continue
 		}
 		for _, obj := range accountedObjects[fw] {
-			c, ok := configs[r.name][obj]
-			if !assert.True(t, ok, "%s prints its %s", r.name, obj) {
+			c, ok := configs[r.Name][obj]
+			if !assert.True(t, ok, "%s prints its %s", r.Name, obj) {
 				complete = false
 				continue
 			}
@@ -314,7 +198,7 @@ func TestFrameworksComputeTheSameNumbers(t *testing.T) {
 				k := accountingKey(fw, obj, f)
 				seen[k] = true
 				if _, ok := fieldAccounting[k]; !ok {
-					t.Errorf("%s: %s.%s (%s here) is neither compared nor accounted for: weigh it and add %q to fieldAccounting", r.name, obj, f, c.Fields[f], k)
+					t.Errorf("%s: %s.%s (%s here) is neither compared nor accounted for: weigh it and add %q to fieldAccounting", r.Name, obj, f, c.Fields[f], k)
 				}
 			}
 		}
@@ -324,26 +208,24 @@ func TestFrameworksComputeTheSameNumbers(t *testing.T) {
 			assert.True(t, seen[k], "fieldAccounting lists %q, which no run printed: drop it", k)
 		}
 	}
-	for _, p := range pairs {
-		a, b := steps[p.model+"/"+p.a], steps[p.model+"/"+p.b]
-		if a == nil || b == nil {
-			continue
+	// Every pair of the plan agrees, and both report the model they built, so the layouts were
+	// compared too.
+	require.Len(t, rep.Pairs, len(p.Pairs))
+	for _, pr := range rep.Pairs {
+		if assert.True(t, pr.OK, "%s: %s against %s: %s %v", pr.Model, pr.B, pr.A, pr.Error, pr.Mismatches) {
+			assert.Positive(t, pr.Layout, "%s/%s and %s report their models' layouts", pr.Model, pr.A, pr.B)
 		}
-		// Both report the model they built, so Check compares the layouts too.
-		assert.NotEmpty(t, a[0].Layout, "%s/%s reports its model's layout", p.model, p.a)
-		assert.NotEmpty(t, b[0].Layout, "%s/%s reports its model's layout", p.model, p.b)
-		assert.NoError(t, conformance.Check(p.model+"/"+p.a, a, p.model+"/"+p.b, b, conformance.DefaultTolerance))
-		worst := map[string]float64{}
-		ms, _ := conformance.Compare(a, b, conformance.Tolerance{})
-		for _, m := range ms {
-			q := m.Quantity
-			if strings.HasPrefix(q, "grad ") {
-				q = "grad"
-			}
-			worst[q] = max(worst[q], m.Rel)
-		}
-		t.Logf("%s: %s against %s: the same %d parameters; largest relative difference %v", p.model, p.b, p.a, len(b[0].Layout), worst)
 	}
+	assert.Zero(t, rep.Failed, "the report counts no failure")
+}
+
+func indexOfRun(p *conformance.Plan, name string) int {
+	for i, r := range p.Runs {
+		if r.Name == name {
+			return i
+		}
+	}
+	return -1
 }
 
 // primusPatches are the patches Primus's runtime applies to the conformance launches, each with
@@ -463,22 +345,6 @@ func indexOf(s []string, x string) int {
 	return -1
 }
 
-func shellJoin(a []string) string {
-	q := make([]string, len(a))
-	for i, s := range a {
-		q[i] = "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-	}
-	return strings.Join(q, " ")
-}
-
-func tail(s string, n int) string {
-	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(l) > n {
-		l = l[len(l)-n:]
-	}
-	return strings.Join(l, "\n")
-}
-
 // fieldAccounting is every field of the objects in accountedObjects ("<framework> <object>.<field>"):
 // "numbers" where the field acts in the conformance workload, so a drift shows in the losses,
 // gradients or rates compared above; otherwise why it cannot change the numbers of a Rival run, or
@@ -580,4 +446,50 @@ var fieldAccounting = map[string]string{
 	"titan model args.rope_theta":                             "numbers: the RoPE base",
 	"titan model args.use_flex_attn":                          "numbers: FlexAttention, on for Mistral past its window: the window's mask",
 	"titan model args.vocab_size":                             "numbers: the vocabulary (in the layout)",
+}
+
+// TestPlannedTrainingRunReportsItsSteps: the training runs a GPU plan adds (rival-conform -gpu)
+// start the launch as planned and the report reads their steps from the run's own log. On the CPU
+// in the torch image, briefly (2 steps at SL 256): fsdp's run only, as TorchTitan's trainer asks for
+// a GPU.
+func TestPlannedTrainingRunReportsItsSteps(t *testing.T) {
+	e := upstreamtest.TorchEngine(t)
+	host := t.TempDir()
+	p, err := conformance.Prepare(context.Background(), conformance.Options{Dir: host, Upstream: "/upstream", Repo: filepath.Join("..", ".."),
+		Families: []conformance.Family{{Model: "mistral-proxy", Tokenizer: "mistral-7b-v0.1"}}, TrainSteps: 2, TrainSeqLen: 256})
+	require.NoError(t, err)
+	var names []string
+	for _, r := range p.Runs {
+		if r.Kind == conformance.KindTrain {
+			names = append(names, r.Name)
+		}
+	}
+	require.Equal(t, []string{"mistral-proxy/fsdp training", "mistral-proxy/titan training"}, names)
+	p.Runs = slices.DeleteFunc(p.Runs, func(r conformance.Run) bool { return r.Name != "mistral-proxy/fsdp training" })
+	p.Pairs = nil
+	require.NoError(t, p.WriteScript())
+	spec := container.RunSpec{
+		Image: upstreamtest.TorchImage, RunID: fmt.Sprintf("conformance-train-%d", time.Now().UnixNano()),
+		Cmd: []string{"bash", filepath.Join(host, conformance.ScriptFile)}, Network: "none", Platform: container.PlatformCPU, Timeout: 10 * time.Minute,
+		Mounts: []container.Mount{{Source: host, Target: host}},
+	}
+	var lines []string
+	_, err = e.Run(context.Background(), spec, func(l string) { lines = append(lines, l) })
+	require.NoError(t, err, strings.Join(lines, "\n"))
+	assert.Contains(t, lines, "conformance: [1/1] mistral-proxy/fsdp training", "run.sh says what it starts")
+	rep, err := conformance.Collect(host)
+	require.NoError(t, err)
+	require.Len(t, rep.Runs, 1)
+	r := rep.Runs[0]
+	require.Empty(t, r.Error, r.Tail)
+	require.Len(t, r.Train, 2, "two steps, read from the run's log")
+	for _, s := range r.Train {
+		require.NotNil(t, s.Loss)
+		assert.InDelta(t, 10.4, *s.Loss, 0.5, "step %d: about ln(32000) from Megatron's init", s.Step)
+		assert.NotNil(t, s.StepTimeSeconds)
+	}
+	summary := strings.Join(rep.Summary(), "\n")
+	assert.Contains(t, summary, "mistral-proxy/fsdp training: 2 steps, loss")
+	assert.Contains(t, summary, "conformance: all agree")
+	t.Log(summary)
 }

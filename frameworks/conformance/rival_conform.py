@@ -7,13 +7,17 @@ at, and each parameter's gradient norm under one canonical name:
     conform: {"framework": ..., "step": n, "loss": ..., "grad_norm": ..., "lr": ..., "grads": {...}}
 
 Canonical names: embedding, output, final_norm, and layers.<i>.<part> with part one of q, k, v, o,
-gate, up, down, attn_norm, mlp_norm, q_bias, k_bias, v_bias. Everything runs on the CPU in fp32.
+gate, up, down, attn_norm, mlp_norm, q_bias, k_bias, v_bias. By default everything runs on the CPU
+in fp32. RIVAL_CONFORM_DEVICE=cuda runs on the GPU, with the frameworks' own CUDA paths (compiled
+FlexAttention, cuBLAS, SDPA's fused kernels), and RIVAL_CONFORM_DTYPE=bf16 computes in bf16 (see
+forward) with fp32 master weights.
 
     python3 rival_conform.py fsdp     CHECKPOINT BATCHES GBS STEPS SEQ_LEN -- TRAIN_PY_ARGV...
     python3 rival_conform.py titan    CHECKPOINT BATCHES GBS STEPS SEQ_LEN TORCHTITAN_TREE EXTENSION_DIR JOB_TOML
     python3 rival_conform.py megatron CHECKPOINT BATCHES GBS STEPS SEQ_LEN MEGATRON_TREE PREFLIGHT_DIR -- MEGATRON_ARGV...
     python3 rival_conform.py nemo     CHECKPOINT BATCHES GBS STEPS SEQ_LEN BRIDGE_TREE MEGATRON_TREE LAUNCH_DIR
     python3 rival_conform.py primus   CHECKPOINT BATCHES GBS STEPS SEQ_LEN PRIMUS_TREE MEGATRON_TREE PREFLIGHT_DIR EXP [-- OVERRIDES...]
+    torchrun rival_conform.py titan-train TORCHTITAN_TREE LAUNCH_DIR -- TORCHTITAN_ARGS...
 
 Each step feeds the whole global batch (GBS samples) as one micro-batch: the runners compare the
 model, loss, optimizer and schedule, not each framework's gradient accumulation or data loader.
@@ -33,8 +37,24 @@ import types
 import numpy as np
 import torch
 
-torch.use_deterministic_algorithms(True)
-torch.set_num_threads(max(1, int(os.environ.get("RIVAL_CONFORM_THREADS", "1"))))
+DEVICE = torch.device(os.environ.get("RIVAL_CONFORM_DEVICE", "cpu"))
+BF16 = os.environ.get("RIVAL_CONFORM_DTYPE", "fp32") == "bf16"
+if os.environ.get("RIVAL_CONFORM_DTYPE", "fp32") not in ("fp32", "bf16") or DEVICE.type not in ("cpu", "cuda"):
+    sys.exit("rival_conform: RIVAL_CONFORM_DEVICE is cpu or cuda, RIVAL_CONFORM_DTYPE fp32 or bf16")
+CPU = DEVICE.type == "cpu"
+
+
+def deterministic():
+    """The conformance runners' settings: deterministic kernels, the device, the CPU threads."""
+    if CPU:
+        torch.use_deterministic_algorithms(True)
+    else:
+        # cuBLAS is deterministic only with a fixed workspace; a kernel without a deterministic
+        # variant (some attention backwards) warns rather than stops.
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        torch.cuda.set_device(DEVICE)
+    torch.set_num_threads(max(1, int(os.environ.get("RIVAL_CONFORM_THREADS", "1"))))
 
 _DTYPES = {"F32": torch.float32, "F64": torch.float64, "BF16": torch.bfloat16, "F16": torch.float16, "I64": torch.int64}
 
@@ -76,8 +96,20 @@ def read_batches(path, gbs, steps, seq_len):
     if flat.size % (seq_len + 1) or flat.size < need:
         sys.exit("rival_conform: %s holds %d tokens: %d steps of %d samples of %d tokens need %d, in whole samples"
                  % (path, flat.size, steps, gbs, seq_len + 1, need))
-    samples = torch.from_numpy(flat[:need].reshape(gbs * steps, seq_len + 1).copy()).long()
+    samples = torch.from_numpy(flat[:need].reshape(gbs * steps, seq_len + 1).copy()).long().to(DEVICE)
     return [samples[i * gbs:(i + 1) * gbs] for i in range(steps)]
+
+
+def forward(model, *args, **kw):
+    """The model's forward pass. In fp32 the model as it is. In bf16 the forward runs on bf16 copies
+    of the parameters, which is what Megatron's Float16Module and FSDP2's param_dtype compute with;
+    the gradients reach the fp32 parameters converted to fp32, and the optimizer steps those (the
+    master weights of Megatron's mixed-precision optimizer and FSDP2's sharded parameters). Every
+    runner uses this one policy, so the numbers differ only by what each framework's code computes."""
+    if not BF16:
+        return model(*args, **kw)
+    from torch.func import functional_call
+    return functional_call(model, {n: p.to(torch.bfloat16) for n, p in model.named_parameters()}, args, kw)
 
 
 def describe(v):
@@ -176,7 +208,7 @@ def run_fsdp(ckpt, batches_path, gbs, steps, seq_len, argv):
     args.precision = "fp32"
     emit_fields("fsdp", "train.py arguments", vars(args))
     config, tensors = read_checkpoint(ckpt)
-    model, _ = train.build_model(torch, args, device="cpu")
+    model, _ = train.build_model(torch, args, device=DEVICE)
     sd = train.state_dict_from_hf(tensors, args)
     names = train.hf_names(args)
     all_used(ckpt, tensors, names.values(), "fsdp")
@@ -189,7 +221,7 @@ def run_fsdp(ckpt, batches_path, gbs, steps, seq_len, argv):
         for g in opt.param_groups:
             g["lr"] = lr
         opt.zero_grad(set_to_none=True)
-        loss = train.next_token_loss(torch, model(batch[:, :-1]), batch, args.vocab)
+        loss = train.next_token_loss(torch, forward(model, batch[:, :-1]), batch, args.vocab)
         loss.backward()
         grads = {canonical_hf(names[n]): p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
         norm = torch.nn.utils.clip_grad_norm_(model.parameters(), train.CLIP_GRAD)
@@ -226,13 +258,14 @@ def run_titan(ckpt, batches_path, gbs, steps, seq_len, tree, ext_dir, job_toml):
     adapter = spec.state_dict_adapter(margs, None)
     sd = adapter.from_hf(tensors)  # TorchTitan's map raises on a name it does not know
     model.load_state_dict(sd, strict=True)
+    model.to(DEVICE)
     back = {}
     for hf_name in tensors:  # TorchTitan's name of each HF parameter, by its own adapter
         back.update({k: canonical_hf(hf_name) for k in adapter.from_hf({hf_name: tensors[hf_name]})})
     opts = spec.build_optimizers_fn([model], job.optimizer, None)
     scheds = spec.build_lr_schedulers_fn(opts, job.lr_scheduler, job.training.steps)
     flex = getattr(margs, "use_flex_attn", False)
-    if flex:
+    if flex and CPU:
         eager_flex_attention()
     eos = types.SimpleNamespace(eos_id=int(config["eos_token_id"]))
     for step, batch in enumerate(read_batches(batches_path, gbs, steps, seq_len), start=1):
@@ -241,7 +274,7 @@ def run_titan(ckpt, batches_path, gbs, steps, seq_len, tree, ext_dir, job_toml):
         inputs, extra = batch[:, :-1], {}
         if flex:  # as TorchTitan's Trainer.forward_backward_step builds the masks for each batch
             extra["attention_masks"] = model.get_attention_masks(input_batch=inputs, tokenizer=eos, extra_inputs={})
-        loss = cross_entropy_loss(model(inputs, **extra), batch[:, 1:])
+        loss = cross_entropy_loss(forward(model, inputs, **extra), batch[:, 1:])
         loss.backward()
         grads = {back[n]: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
         norm = dist_utils.clip_grad_norm_([p for p in model.parameters()], job.training.max_norm, foreach=True)
@@ -366,7 +399,12 @@ def megatron_stand_ins():
     """What Megatron Core asks of CUDA that does not change the numbers on the CPU: the device it
     moves the rotary frequencies to, the dropout RNG tracker's fork (every dropout is 0), the
     device of clip_grads.py's scratch buffers and of the attention masks transformer/utils.py makes
-    (the sliding window's among them)."""
+    (the sliding window's among them). On a GPU nothing is stood in: Megatron's own model-parallel
+    RNG is seeded as its training seeds it."""
+    if not CPU:
+        from megatron.core.tensor_parallel import model_parallel_cuda_manual_seed
+        model_parallel_cuda_manual_seed(1234)
+        return
     torch.cuda.current_device = lambda: "cpu"
     from megatron.core.tensor_parallel import random as mrandom
     mrandom.get_cuda_rng_tracker().fork = lambda *a, **k: contextlib.nullcontext()
@@ -379,7 +417,7 @@ def megatron_stand_ins():
 def megatron_process_group():
     import tempfile
     import torch.distributed as dist
-    dist.init_process_group("gloo", init_method="file://" + tempfile.mktemp(prefix="rival-conform-pg-"), rank=0, world_size=1)
+    dist.init_process_group("gloo" if CPU else "nccl", init_method="file://" + tempfile.mktemp(prefix="rival-conform-pg-"), rank=0, world_size=1)
 
 
 def run_megatron(ckpt, batches_path, gbs, steps, seq_len, tree, preflight_dir, argv):
@@ -475,9 +513,10 @@ def run_nemo(ckpt, batches_path, gbs, steps, seq_len, bridge_tree, mtree, launch
     m = cfg.model
     # Stand-in: Bridge's setup sizes the vocabulary from the tokenizer; here it is the checkpoint's.
     m.vocab_size, m.should_pad_vocab = tensors["model.embed_tokens.weight"].shape[0], False
-    # Conformance runs in fp32 on the CPU, with the unfused paths and Bridge's local layer spec
-    # (set before Bridge's validation, which finalizes the provider's TransformerConfig).
-    m.bf16 = m.fp16 = False
+    # Conformance runs in fp32 (or bf16 as in train_megatron), with the unfused paths and Bridge's
+    # local layer spec (set before Bridge's validation, which finalizes the provider's
+    # TransformerConfig).
+    m.bf16, m.fp16 = BF16, False
     m.params_dtype = torch.float32
     m.use_cpu_initialization = True
     for fusion in ("bias_activation_fusion", "masked_softmax_fusion", "bias_dropout_fusion", "apply_rope_fusion",
@@ -515,7 +554,7 @@ def run_nemo(ckpt, batches_path, gbs, steps, seq_len, bridge_tree, mtree, launch
         lr = opt.param_groups[0]["lr"]
         opt.zero_grad(set_to_none=True)
         tokens, labels = batch[:, :-1], batch[:, 1:]
-        per_token = model(*megatron_inputs(tokens), labels=labels)
+        per_token = forward(model, *megatron_inputs(tokens), labels=labels)
         # gpt_step's loss: the masked sum and the token count; Megatron's schedule divides one by
         # the other (calculate_per_token_loss off, one micro-batch).
         total, count, _ = masked_next_token_loss(torch.ones_like(labels, dtype=torch.float32), per_token)
@@ -543,8 +582,9 @@ def bridge_overrides(cfg, model):
 
 def train_megatron(name, ckpt, batches_path, gbs, steps, seq_len, arguments, args):
     """Megatron Core's GPTModel, loss, param groups, scheduler, grad norm and clip on args."""
-    # Conformance runs in fp32 on the CPU: Megatron's own switches for both.
-    args.bf16 = args.fp16 = False
+    # Megatron's own precision switches: fp32, or bf16 (softmax and loss in fp32 as a bf16 run
+    # computes them); the parameters stay fp32, the master weights forward casts from.
+    args.bf16, args.fp16 = BF16, False
     args.params_dtype = torch.float32
     args.use_cpu_initialization = True
     args.transformer_impl = "local"
@@ -588,7 +628,7 @@ def train_megatron(name, ckpt, batches_path, gbs, steps, seq_len, arguments, arg
         lr = opt.param_groups[0]["lr"]
         opt.zero_grad(set_to_none=True)
         tokens, labels = batch[:, :-1], batch[:, 1:]
-        per_token = model(*megatron_inputs(tokens), labels=labels)
+        per_token = forward(model, *megatron_inputs(tokens), labels=labels)
         loss = per_token.float().sum() / per_token.numel()  # pretrain_gpt's loss_func, every token counted
         loss.backward()
         grads = megatron_grads(model, heads, groups, head_dim)
@@ -611,6 +651,7 @@ def load_megatron_weights(name, model, ckpt, tensors, layers, heads, groups, hea
     unexpected = model.load_state_dict(sd, strict=False).unexpected_keys
     if unexpected:
         sys.exit("rival_conform %s: the model has no %s for %s" % (name, unexpected, ckpt))
+    model.to(DEVICE)
     for p in model.parameters():
         # What Megatron's DDP wrapper marks: no parameter is shared or tensor-parallel duplicated here.
         p.shared = getattr(p, "shared", False)
@@ -634,8 +675,8 @@ def megatron_inputs(tokens):
     mask (True: masked). Stand-in: Megatron's default causal mask is built on "cuda"; this is the
     same mask, on the CPU (with a window, Megatron builds the window's mask itself)."""
     s = tokens.shape[1]
-    pos = torch.arange(s).unsqueeze(0).expand_as(tokens)
-    return tokens, pos, torch.triu(torch.ones(s, s), diagonal=1).bool()[None, None]
+    pos = torch.arange(s, device=tokens.device).unsqueeze(0).expand_as(tokens)
+    return tokens, pos, torch.triu(torch.ones(s, s, device=tokens.device), diagonal=1).bool()[None, None]
 
 
 def megatron_scheduler(opt, args):
@@ -702,9 +743,24 @@ def megatron_param_groups(model, config, overrides=None):
             for g in get_groups([model], **kw)]
 
 
+def run_titan_train(tree, ext_dir, argv):
+    """TorchTitan's own training (torchtitan.train run as __main__, as torchrun -m starts it) on a
+    launch's job file, with Rival's extension beside it. The packages a plain torch lacks and that
+    compute nothing (tyro, torchdata, ...) are stood in as titan's preflight stands them in."""
+    sys.path[:0] = [tree, ext_dir, os.path.join(ext_dir, "preflight")]
+    import runpy
+    import rival_titan_check
+    rival_titan_check.stand_in_missing()
+    sys.argv = ["torchtitan.train"] + argv
+    runpy.run_module("torchtitan.train", run_name="__main__", alter_sys=True)
+
+
 def main(argv):
+    if argv[1:2] == ["titan-train"] and len(argv) >= 5 and argv[4] == "--":
+        return run_titan_train(argv[2], argv[3], argv[5:])
     if len(argv) < 7:
         sys.exit(__doc__)
+    deterministic()
     kind, ckpt, batches, (gbs, steps, seq_len), rest = argv[1], argv[2], argv[3], map(int, argv[4:7]), argv[7:]
     if kind == "fsdp" and rest[:1] == ["--"]:
         run_fsdp(ckpt, batches, gbs, steps, seq_len, rest[1:])
