@@ -210,10 +210,12 @@ type Tolerance struct {
 // DefaultTolerance holds for the conformance workload in fp32 on the CPU.
 var DefaultTolerance = Tolerance{Loss: 2e-6, GradNorm: 1e-5, LR: 1e-9, Grad: 1e-5}
 
-// BF16Tolerance holds for the conformance workload in bf16 with fp32 master weights: bf16 keeps 8
-// bits of mantissa (a relative step of 2^-8 = 0.4%), and the frameworks round at different places
-// (fused QKV, the norm's output, where the residual adds).
-var BF16Tolerance = Tolerance{Loss: 1e-2, GradNorm: 5e-2, LR: 1e-9, Grad: 1e-1}
+// BF16Tolerance holds for the conformance workload in bf16 with fp32 master weights. bf16 keeps 8
+// bits of mantissa, and the frameworks round at different places (the fused QKV, the norm's output,
+// where the residual adds): on the CPU the largest differences over the three families were 6.2e-5
+// (loss), 4.7e-4 (gradient norm) and 1.0e-2 (a per-parameter gradient norm); the tolerance leaves
+// room for the GPU's kernels (cuBLAS's and the fused attention's own summation orders).
+var BF16Tolerance = Tolerance{Loss: 1e-3, GradNorm: 5e-3, LR: 1e-9, Grad: 5e-2}
 
 // Mismatch is one quantity at one step where two frameworks differ beyond the tolerance.
 type Mismatch struct {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -492,4 +493,51 @@ func TestPlannedTrainingRunReportsItsSteps(t *testing.T) {
 	assert.Contains(t, summary, "mistral-proxy/fsdp training: 2 steps, loss")
 	assert.Contains(t, summary, "conformance: all agree")
 	t.Log(summary)
+}
+
+// TestBF16OnTheCPU: the bf16 path a GPU plan takes (rival-conform -gpu: bf16 copies of fp32 master
+// weights, Megatron's bf16 switches) agrees across the five frameworks within BF16Tolerance, and is
+// bf16: fsdp's step-1 loss parts from the same run's in fp32 by more than fp32's rounding and less
+// than bf16's tolerance. Llama 3.1's proxy only, on the CPU in the torch image.
+func TestBF16OnTheCPU(t *testing.T) {
+	trees := upstreamtest.Get(t)
+	e := upstreamtest.TorchEngine(t)
+	host := t.TempDir()
+	p, err := conformance.Prepare(context.Background(), conformance.Options{Dir: host, Upstream: trees.Dir, Repo: filepath.Join("..", ".."),
+		DType: conformance.BF16, Families: conformance.Families[:1]})
+	require.NoError(t, err)
+	fsdp := *p.Find("llama-proxy/fsdp")
+	fsdp.Name, fsdp.Reference = "llama-proxy/fsdp in fp32", ""
+	fsdp.Env = map[string]string{"RIVAL_CONFORM_DTYPE": conformance.FP32}
+	p.Runs = append(p.Runs, fsdp)
+	require.NoError(t, p.WriteScript())
+	spec := container.RunSpec{
+		Image: upstreamtest.TorchImage, RunID: fmt.Sprintf("conformance-bf16-%d", time.Now().UnixNano()),
+		Cmd: []string{"bash", filepath.Join(host, conformance.ScriptFile)}, Network: "none", Platform: container.PlatformCPU, Timeout: 20 * time.Minute,
+		Mounts: []container.Mount{{Source: trees.Dir, Target: trees.Dir, ReadOnly: true}, {Source: host, Target: host}},
+	}
+	var lines []string
+	_, err = e.Run(context.Background(), spec, func(l string) { lines = append(lines, l) })
+	require.NoError(t, err, strings.Join(lines, "\n"))
+	rep, err := conformance.Collect(host)
+	require.NoError(t, err)
+	for _, l := range rep.Summary() {
+		t.Log(l)
+	}
+	require.Zero(t, rep.Failed, strings.Join(rep.Summary(), "\n"))
+	require.Len(t, rep.Pairs, 4)
+	assert.Equal(t, conformance.BF16, rep.DType)
+	var bf, fp float64
+	for _, r := range rep.Runs {
+		switch r.Name {
+		case "llama-proxy/fsdp":
+			bf = r.Steps[0].Loss
+		case "llama-proxy/fsdp in fp32":
+			fp = r.Steps[0].Loss
+		}
+	}
+	d := math.Abs(bf-fp) / fp
+	t.Logf("fsdp's step-1 loss: %.8f in bf16, %.8f in fp32 (relative %.2g)", bf, fp, d)
+	assert.Greater(t, d, conformance.DefaultTolerance.Loss, "the bf16 run computes in bf16")
+	assert.Less(t, d, conformance.BF16Tolerance.Loss)
 }

@@ -61,6 +61,12 @@ type Options struct {
 	TrainSeqLen int
 }
 
+// Run kinds.
+const (
+	KindConform = "conform" // a conformance runner: per-step numbers on the checkpoint and batches
+	KindTrain   = "train"   // a training run of a launch, logged as in a real run
+)
+
 // Run is one process of a plan: a conformance runner (Kind "conform") or a training run ("train").
 // A run with a Reference carries one planted drift and must differ from it from FirstStep on.
 type Run struct {
@@ -462,13 +468,17 @@ func (p *Plan) training(ctx context.Context, fam Family, m models.Model, nvd cor
 			}
 			argv[0] = p.Python
 		case core.Titan:
-			// torchrun -m torchtitan.train ARGS, with the packages a plain torch lacks stood in.
+			// torchtitan.train ARGS as the one process torchrun would start (its environment set
+			// here, without torchrun's rendezvous), with the packages a plain torch lacks stood in.
 			i := slices.Index(argv, "torchtitan.train")
 			if argv[0] != "torchrun" || i < 0 {
 				return fmt.Errorf("conformance: titan's launch is not torchrun -m torchtitan.train: %v", argv)
 			}
-			argv = append([]string{p.Python, "-m", "torch.distributed.run", "--standalone", "--nnodes=1", "--nproc_per_node=1",
-				p.In(ScriptName), "titan-train", p.Tree("torchtitan-" + nvd.TorchTitan), req.OutputDir, "--"}, argv[i+1:]...)
+			argv = append([]string{p.Python, p.In(ScriptName), "titan-train", p.Tree("torchtitan-" + nvd.TorchTitan), req.OutputDir, "--"}, argv[i+1:]...)
+			env := maps.Clone(l.Env)
+			maps.Copy(env, map[string]string{"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1", "LOCAL_WORLD_SIZE": "1",
+				"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29531"})
+			l.Env = env
 		}
 		family := l.LogFamily
 		if family == "" {

@@ -14,12 +14,6 @@ import (
 	"github.com/rivalbench/rival/frameworks/logparse"
 )
 
-// Run kinds.
-const (
-	KindConform = "conform" // a conformance runner: per-step numbers on the checkpoint and batches
-	KindTrain   = "train"   // a training run of a launch, logged as in a real run
-)
-
 // ReportFile is the report Collect's caller writes in a plan's folder (JSON, loadable with pandas'
 // json_normalize on "runs" and "pairs").
 const ReportFile = "report.json"
