@@ -111,21 +111,36 @@ const LinePrefix = "conform: "
 // naming it.
 func ParseSteps(lines []string) ([]Step, error) {
 	var out []Step
+	err := eachPrefixed(lines, LinePrefix, func(i int, s *Step) error {
+		if s.Step != len(out)+1 {
+			return fmt.Errorf("conformance: line %d: step %d follows step %d", i, s.Step, len(out))
+		}
+		out = append(out, *s)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// eachPrefixed decodes the JSON after prefix on every line that starts with it, in order, and
+// hands it to use with the line's number; a line that does not decode is an error naming it.
+func eachPrefixed[T any](lines []string, prefix string, use func(line int, v *T) error) error {
 	for i, l := range lines {
-		j, ok := strings.CutPrefix(l, LinePrefix)
+		j, ok := strings.CutPrefix(l, prefix)
 		if !ok {
 			continue
 		}
-		var s Step
-		if err := json.Unmarshal([]byte(j), &s); err != nil {
-			return nil, fmt.Errorf("conformance: line %d: %w", i+1, err)
+		var v T
+		if err := json.Unmarshal([]byte(j), &v); err != nil {
+			return fmt.Errorf("conformance: line %d: %w", i+1, err)
 		}
-		if s.Step != len(out)+1 {
-			return nil, fmt.Errorf("conformance: line %d: step %d follows step %d", i+1, s.Step, len(out))
+		if err := use(i+1, &v); err != nil {
+			return err
 		}
-		out = append(out, s)
 	}
-	return out, nil
+	return nil
 }
 
 // ConfigPrefix starts the lines where a runner prints one of its config objects whole: a runner on
@@ -148,22 +163,18 @@ type Config struct {
 // malformed line is an error naming the line.
 func ParseConfigs(lines []string) (map[string]Config, error) {
 	out := map[string]Config{}
-	for i, l := range lines {
-		j, ok := strings.CutPrefix(l, ConfigPrefix)
-		if !ok {
-			continue
-		}
-		var c Config
-		if err := json.Unmarshal([]byte(j), &c); err != nil {
-			return nil, fmt.Errorf("conformance: line %d: %w", i+1, err)
-		}
+	err := eachPrefixed(lines, ConfigPrefix, func(i int, c *Config) error {
 		if c.Object == "" {
 			c.Object = TransformerConfig
 		}
 		if _, dup := out[c.Object]; dup {
-			return nil, fmt.Errorf("conformance: line %d: %s printed twice", i+1, c.Object)
+			return fmt.Errorf("conformance: line %d: %s printed twice", i, c.Object)
 		}
-		out[c.Object] = c
+		out[c.Object] = *c
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -317,25 +317,26 @@ def sliding_window_mask_mod(window):
     return mask_mod
 
 
-FLEX = {}
+FLEX_KERNELS = {}  # device type -> flex_attention, compiled on CUDA
+BLOCK_MASKS = {}  # (length, window, device) -> BlockMask
 
 
 def flex_attention(torch, device):
     """flex_attention compiled for CUDA (its fused kernel, which skips fully masked blocks), eager
     elsewhere (the same arithmetic, unfused: torch.compile on a CPU needs a C++ toolchain)."""
-    if device.type not in FLEX:
+    if device.type not in FLEX_KERNELS:
         from torch.nn.attention.flex_attention import flex_attention as flex
-        FLEX[device.type] = torch.compile(flex, dynamic=False) if device.type == "cuda" else flex
-    return FLEX[device.type]
+        FLEX_KERNELS[device.type] = torch.compile(flex, dynamic=False) if device.type == "cuda" else flex
+    return FLEX_KERNELS[device.type]
 
 
 def flex_block_mask(torch, t, window, device):
     """The BlockMask of attention_mask(t, window) for flex_attention, built once per length and device."""
-    key = ("mask", t, window, str(device))
-    if key not in FLEX:
+    key = (t, window, str(device))
+    if key not in BLOCK_MASKS:
         from torch.nn.attention.flex_attention import create_block_mask
-        FLEX[key] = create_block_mask(sliding_window_mask_mod(window), None, None, t, t, device=device)
-    return FLEX[key]
+        BLOCK_MASKS[key] = create_block_mask(sliding_window_mask_mod(window), None, None, t, t, device=device)
+    return BLOCK_MASKS[key]
 
 
 def window_at(args, t):

@@ -361,6 +361,8 @@ def _register():
 
     qkv_bias = bool(m.get("qkv_bias", False))
 
+    window_masks = {}  # sequence length -> the causal-and-window BlockMask
+
     class RivalTransformer(base.model_cls):
         def __init__(self, model_args, *a, **kw):
             super().__init__(model_args, *a, **kw)
@@ -390,7 +392,14 @@ def _register():
             elif self.model_args.attn_mask_type != "causal":
                 raise ValueError("rival_titan: unknown attention mask type %r" % self.model_args.attn_mask_type)
             seq = input_batch.shape[1]
-            return attention.create_attention_mask(and_masks(*mods), batch, None, seq, seq)
+            if batch > 1:  # documents: the mask follows the batch's tokens
+                return attention.create_attention_mask(and_masks(*mods), batch, None, seq, seq)
+            # Causal and window depend on the length alone: one BlockMask per length for the run.
+            # (TorchTitan's lru_cache on create_attention_mask never hits here: and_masks returns
+            # a new function on every call.)
+            if seq not in window_masks:
+                window_masks[seq] = attention.create_attention_mask(and_masks(*mods), batch, None, seq, seq)
+            return window_masks[seq]
 
     class RivalOptimizers(OptimizersContainer):
         """TorchTitan's container, its optimizers built over Megatron's parameter groups."""
