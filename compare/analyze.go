@@ -34,6 +34,7 @@ func Analyze(inputs []Input, prices PriceTable) (*Report, error) {
 			continue
 		}
 		key := groupKey(in.Result)
+		key.Stack = stackKey(in)
 		g, ok := byKey[key]
 		if !ok {
 			g = &Group{Key: key, Label: shortGPU(key.GPU) + cpuName(in.Result) + " " + frameworkLabel(key.Framework) + ranPath(in.Result), ModelLabel: modelLabel(in.Result)}

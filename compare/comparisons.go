@@ -223,6 +223,40 @@ func (s *ModelSection) compare() {
 			}
 		}
 	}
+	for i := range s.Headlines {
+		s.Headlines[i].MixedStacks = s.mixedStacks(s.Headlines[i])
+	}
+}
+
+// mixedStacks names each side of c whose platform ran c's framework on more
+// than one software stack for this model: those runs are groups of their own,
+// shown apart, and a headline must not read as if one stack stood for them.
+func (s *ModelSection) mixedStacks(c Comparison) string {
+	var notes []string
+	for _, side := range []*Group{c.Faster, c.Slower} {
+		seen := map[string]int{}
+		var stacks []string
+		for _, g := range s.Groups {
+			if g.Key.Platform != side.Key.Platform || g.Key.Framework != side.Key.Framework {
+				continue
+			}
+			if _, ok := seen[g.Key.Stack]; !ok {
+				stacks = append(stacks, g.Key.Stack)
+			}
+			seen[g.Key.Stack] += g.TPS.N
+		}
+		if len(stacks) < 2 {
+			continue
+		}
+		sort.Strings(stacks)
+		var parts []string
+		for _, st := range stacks {
+			parts = append(parts, fmt.Sprintf("%s (n=%d)", st, seen[st]))
+		}
+		notes = append(notes, fmt.Sprintf("%s ran %s on %d software stacks, each shown apart: %s; this headline is %s",
+			side.Key.Platform, frameworkLabel(side.Key.Framework), len(stacks), strings.Join(parts, ", "), side.Key.Stack))
+	}
+	return strings.Join(notes, "; ")
 }
 
 func (c Comparison) between(p, q string) bool {

@@ -8,7 +8,7 @@
 //   - [Load] reads result files (Rival's schema and the old suite's) into inputs; a file that cannot
 //     be compared becomes a [Problem] that says what is missing. [Parse] reads one result.
 //   - [Analyze] pools the inputs that repeat one setup (a [GroupKey]: platform, GPU, framework,
-//     model, dataset, configuration) and computes every figure and comparison into a [Report],
+//     model, dataset, configuration, software stack) and computes every figure and comparison into a [Report],
 //     priced by a [PriceTable] ([DefaultPrices], [ParsePriceEnv]).
 //   - [Report.WriteMarkdown], [Report.WriteHTML] and [Report.Console] write it; [Report.Figure]
 //     and [Report.HistoryFigure] describe its figures as data, which the rival-plot program draws

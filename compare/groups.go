@@ -21,11 +21,22 @@ func groupKey(r *result.Result) GroupKey {
 	}
 }
 
+// stackKey is the software stack runs must share to be pooled: the framework
+// version, and the platform stack an old-suite result records.
+func stackKey(in *Input) string {
+	s := strOr(in.Result.Framework.Version, "version not recorded")
+	if in.PlatformStack != "" {
+		s += " (platform stack " + in.PlatformStack + ")"
+	}
+	return s
+}
+
 // disambiguate extends labels that would otherwise repeat within a model with
 // what tells the groups apart: the recorded configuration, the config
 // fingerprint, then the dataset.
 func disambiguate(groups []*Group) {
 	for _, extra := range []func(*Group) string{
+		func(g *Group) string { return stackTag(g, groups) },
 		func(g *Group) string { return setupDiff(g, groups) },
 		func(g *Group) string { return "cfg " + truncate(g.Key.ConfigFingerprint, 10) },
 		func(g *Group) string { return "data " + truncate(g.Key.Dataset, 16) },
@@ -358,3 +369,17 @@ func stackLine(in *Input) string {
 	}
 	return fw + ", " + img
 }
+
+// stackTag is the label extension of a group whose label another group of
+// another software stack shares ("stack core_r0.18.0"); empty when every
+// group of its label ran its stack.
+func stackTag(g *Group, groups []*Group) string {
+	for _, h := range groups {
+		if h != g && h.ModelLabel == g.ModelLabel && h.Label == g.Label && h.Key.Stack != g.Key.Stack {
+			return stackLabel(g.Key.Stack)
+		}
+	}
+	return ""
+}
+
+func stackLabel(stack string) string { return "stack " + truncate(stack, 40) }

@@ -40,6 +40,9 @@ func (c Comparison) Headline(model string) string {
 // of runs, a differing work per token, and how the pair was chosen.
 func (c Comparison) notes() []string {
 	t := ratioNotes(c.Ratio, c.Faster, c.Slower, c.Metric, c.WorkDiffers)
+	if c.MixedStacks != "" {
+		t = append(t, c.MixedStacks)
+	}
 	if c.Identical {
 		return append(t, MethodIdentical)
 	}

@@ -100,7 +100,7 @@ func (s HistoryStack) Short() string {
 // at least two batches are kept; the result is nil when none has.
 func BuildHistory(groups []*Group, threshold float64) *History {
 	h := &History{Threshold: threshold}
-	for _, g := range groups {
+	for _, g := range workloads(groups) {
 		if s := buildSeries(g, threshold); s != nil {
 			h.Series = append(h.Series, s)
 		}
@@ -109,6 +109,29 @@ func BuildHistory(groups []*Group, threshold float64) *History {
 		return nil
 	}
 	return h
+}
+
+// workloads joins the groups that differ only in their software stack: the
+// report never pools two stacks, and the history is where they meet, batch by
+// batch. A joined group's label drops its stack tag.
+func workloads(groups []*Group) []*Group {
+	var out []*Group
+	byKey := map[GroupKey]*Group{}
+	for _, g := range groups {
+		k := g.Key
+		k.Stack = ""
+		w, ok := byKey[k]
+		if !ok {
+			c := *g
+			c.Key, c.Runs = k, append([]*Run(nil), g.Runs...)
+			c.Label = strings.Replace(c.Label, " ["+stackLabel(g.Key.Stack)+"]", "", 1)
+			byKey[k] = &c
+			out = append(out, &c)
+			continue
+		}
+		w.Runs = append(w.Runs, g.Runs...)
+	}
+	return out
 }
 
 // SetHistoryThreshold recomputes the history with another threshold

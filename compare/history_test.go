@@ -328,3 +328,63 @@ func TestHistoryDriverChangeIsAStackStep(t *testing.T) {
 	assert.Equal(t, StepStack, step.Kind)
 	assert.Equal(t, []string{"GPU driver 570.133.20 → 580.159.04"}, step.Changed)
 }
+
+// Runs of two software stacks on one platform are never pooled: a reviewer's
+// report of six Megatron-LM runs on H100, three on Megatron Core 0.15 and
+// three on 0.16 (7% slower), beside MI300X runs, averaged all six into one
+// group whose headline named only the first version, while the same
+// report's History found the regression. Now each stack is a group of its
+// own, labelled by its stack; the headline says that its side holds two
+// stacks and names each; the History still sets them side by side.
+func TestStacksAreNeverPooled(t *testing.T) {
+	inputs, _, err := Load(context.Background(), []string{filepath.Join("testdata", "history", "regression"),
+		filepath.Join("testdata", "crafted", "dagger", "amd.json")}, nil)
+	require.NoError(t, err)
+	rep, err := Analyze(inputs, DefaultPrices())
+	require.NoError(t, err)
+	var nvd []*Group
+	for _, g := range rep.Groups {
+		if g.Key.Platform == "nvd" {
+			nvd = append(nvd, g)
+		}
+	}
+	require.Len(t, nvd, 2, "one group per stack")
+	old, cur := "megatron-core 0.15.0, torch 2.8.0, cuda 12.9", "megatron-core 0.16.0, torch 2.10.0a0, cuda 13.0.2"
+	stacks := map[string]*Group{}
+	for _, g := range nvd {
+		stacks[g.Key.Stack] = g
+		assert.Equal(t, 3, g.TPS.N, g.Label)
+		assert.Contains(t, g.Label, "[stack megatron-core 0.1", "the label names the stack")
+		for _, r := range g.Runs {
+			assert.Equal(t, g.Key.Stack, *r.Input.Result.Framework.Version, "a group holds its own stack's runs only")
+		}
+	}
+	require.Contains(t, stacks, old)
+	require.Contains(t, stacks, cur)
+	assert.NotEqual(t, stacks[old].Label, stacks[cur].Label)
+	assert.Less(t, stacks[cur].TPS.Mean, stacks[old].TPS.Mean)
+
+	m := rep.Models[0]
+	require.NotEmpty(t, m.Headlines)
+	for _, h := range m.Headlines {
+		line := h.Headline(m.Label)
+		assert.Contains(t, line, "nvd ran Megatron-LM on 2 software stacks, each shown apart", line)
+		assert.Contains(t, line, old+" (n=3)")
+		assert.Contains(t, line, cur+" (n=3)")
+	}
+	var md, page bytes.Buffer
+	require.NoError(t, rep.WriteMarkdown(&md))
+	require.NoError(t, rep.WriteHTML(&page))
+	for _, doc := range []string{md.String(), page.String()} {
+		assert.Contains(t, doc, "2 software stacks, each shown apart")
+	}
+
+	// The History joins the stacks again, as one workload in two batches.
+	require.NotNil(t, rep.History)
+	require.Len(t, rep.History.Series, 1)
+	s := rep.History.Series[0]
+	assert.NotContains(t, s.Label, "[stack", "the workload's label drops the stack tag")
+	require.Len(t, s.Batches, 2)
+	assert.Equal(t, StepStack, s.Steps[0].Kind)
+	assert.Equal(t, VerdictRegression, s.Steps[0].Verdict)
+}

@@ -21,6 +21,9 @@ type GroupKey struct {
 	// Setup is the recorded configuration line (precision, SL, GBS, MBS,
 	// parallelism, GPU count); unrecorded fields read "?".
 	Setup string
+	// Stack is the recorded software stack (framework version, the platform
+	// stack an old-suite result names): runs of two stacks are never pooled.
+	Stack string
 }
 
 // Run is one usable result with Rival's recomputed figures.
@@ -134,6 +137,10 @@ type Comparison struct {
 	// Stack says how the software stacks differ ("frameworks differ"), empty
 	// when framework and version are equal.
 	Stack string
+	// MixedStacks says which side's platform holds runs of more than one
+	// software stack for this model (each stack a group of its own), empty
+	// when neither does.
+	MixedStacks string
 	// Evidence is the verify:results verdict on the two groups' first runs.
 	Evidence string
 	// FixedWindow is the speedup over NVIDIA's fixed window; nil (with
