@@ -57,7 +57,7 @@ func (f *fakeTools) run(_ context.Context, name string, args ...string) ([]byte,
 // full query (with header and units) projected onto our fields, units removed.
 func nvidiaQueryOutput(t *testing.T, machine string) []byte {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "nvidia", machine, "query-gpu.csv"))
+	data, err := os.ReadFile(filepath.Join(nvidiaFixtureDir(machine), "query-gpu.csv"))
 	require.NoError(t, err)
 	r := csv.NewReader(strings.NewReader(string(data)))
 	r.TrimLeadingSpace = true
@@ -85,6 +85,14 @@ func nvidiaQueryOutput(t *testing.T, machine string) []byte {
 		b.WriteString(strings.Join(vals, ", ") + "\n")
 	}
 	return []byte(b.String())
+}
+
+// readNvidiaFixture reads a file of a captured or built nvidia-smi fixture.
+func readNvidiaFixture(t *testing.T, machine, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(nvidiaFixtureDir(machine), name))
+	require.NoError(t, err)
+	return data
 }
 
 func readFixture(t *testing.T, parts ...string) []byte {
@@ -139,7 +147,7 @@ func nvidiaTools(machine string) func(t *testing.T) *fakeTools {
 	return func(t *testing.T) *fakeTools {
 		return &fakeTools{outputs: map[string][]byte{
 			strings.Join(append([]string{"nvidia-smi"}, NvidiaQueryArgs()...), " "): nvidiaQueryOutput(t, machine),
-			"nvidia-smi -L": readFixture(t, "nvidia", machine, "list.txt"),
+			"nvidia-smi -L": readNvidiaFixture(t, machine, "list.txt"),
 		}}
 	}
 }
@@ -171,6 +179,19 @@ var detectCases = []detectCase{
 		warnings: []string{"MIG mode"}},
 	{name: "h200", pci: "h200", tools: nvidiaTools("h200"), platform: PlatformNVIDIA, model: "H200", count: 1,
 		memoryMiB: 143771, source: "nvidia-smi --query-gpu", noWarnings: true, powerW: 700, gpuName: "NVIDIA H200"},
+	// Built from the h200 capture (testdata/README.md): name, device id, memory and power
+	// are the part's. GB200 and GB300 must not be taken for B200 and B300, nor H200 NVL for H200.
+	{name: "h200-nvl", pci: "h200-nvl", tools: nvidiaTools("h200-nvl"), platform: PlatformNVIDIA, model: "H200 NVL", count: 1,
+		memoryMiB: 143771, source: "nvidia-smi --query-gpu", noWarnings: true, powerW: 600, gpuName: "NVIDIA H200 NVL"},
+	{name: "gb200", pci: "gb200", tools: nvidiaTools("gb200"), platform: PlatformNVIDIA, model: "GB200", count: 1,
+		memoryMiB: 189471, source: "nvidia-smi --query-gpu", noWarnings: true, powerW: 1200, gpuName: "NVIDIA GB200"},
+	{name: "b300", pci: "b300", tools: nvidiaTools("b300"), platform: PlatformNVIDIA, model: "B300", count: 1,
+		memoryMiB: 275040, source: "nvidia-smi --query-gpu", noWarnings: true, powerW: 1100, gpuName: "NVIDIA B300 SXM6 AC"},
+	{name: "gb300", pci: "gb300", tools: nvidiaTools("gb300"), platform: PlatformNVIDIA, model: "GB300", count: 1,
+		memoryMiB: 284208, source: "nvidia-smi --query-gpu", noWarnings: true, powerW: 1400, gpuName: "NVIDIA GB300"},
+	{name: "b300-no-nvidia-smi", pci: "b300", tools: noTools, platform: PlatformNVIDIA, model: "B300", count: 1,
+		memoryMiB: 0, source: "PCI sysfs (vendor 0x10de)", gpuName: "NVIDIA B300 SXM6 AC",
+		warnings: []string{"nvidia-smi not found"}},
 	{name: "l40s-unknown-model", pci: "l40s", tools: nvidiaTools("l40s"), platform: PlatformNVIDIA, model: "", count: 1,
 		memoryMiB: 46068, source: "nvidia-smi --query-gpu", powerW: 350, driver: "595.80", gpuName: "NVIDIA L40S",
 		warnings: []string{`"NVIDIA L40S" (PCI device 0x26b9) is not in the spec table`}},
@@ -202,6 +223,11 @@ var detectCases = []detectCase{
 		platform: PlatformAMD, model: "MI300X", count: 4, memoryMiB: 196592, source: "rocm-smi", driver: "6.7.0", noWarnings: true},
 	{name: "mi300x-pci-only", pci: "mi300x-cpx", tools: noTools, platform: PlatformAMD, model: "MI300X", count: 8,
 		source: "PCI sysfs (vendor 0x1002)", gpuName: "AMD Instinct MI300X"},
+	{name: "mi350x-amd-smi-bare", pci: "mi350x", tools: amdTools("mi350x-x2-bare.json", "", false),
+		platform: PlatformAMD, model: "MI350X", count: 2, memoryMiB: 294912, source: "amd-smi static --json", noWarnings: true,
+		partition: "SPX/NPS1", powerW: 1000, driver: "6.18.3", gfx: "gfx950", gpuName: "AMD Instinct MI350X"},
+	{name: "mi350x-pci-only", pci: "mi350x", tools: noTools, platform: PlatformAMD, model: "MI350X", count: 2,
+		source: "PCI sysfs (vendor 0x1002)", gpuName: "AMD Instinct MI350X"},
 	{name: "mi308x-kfd-unknown-model", pci: "mi308x", kfd: "topology-parsing-mi308", tools: noTools, platform: PlatformAMD, model: "", count: 8,
 		// Partition banks: 3 x 51539607552 + 51522830336 bytes = 196592 MiB.
 		memoryMiB: 196592, source: "KFD topology", partition: "4 partitions", gfx: "gfx942", gpuName: "AMD Instinct MI308X",
@@ -356,10 +382,20 @@ func TestDetectFallsBackToPCI(t *testing.T) {
 	}{
 		{name: "NVIDIA known device", pci: "h100-sxm", platform: PlatformNVIDIA, source: "PCI sysfs (vendor 0x10de)", count: 1,
 			first: GPU{Index: 0, Vendor: VendorNVIDIA, Name: "NVIDIA H100 SXM5 80GB", Model: "H100 SXM", PCIBusID: "0000:00:09.0", PCIDeviceID: "0x2330"}},
+		{name: "NVIDIA H200 NVL", pci: "h200-nvl", platform: PlatformNVIDIA, source: "PCI sysfs (vendor 0x10de)", count: 1,
+			first: GPU{Index: 0, Vendor: VendorNVIDIA, Name: "NVIDIA H200 NVL", Model: "H200 NVL", PCIBusID: "0000:83:00.0", PCIDeviceID: "0x233b"}},
+		{name: "NVIDIA GB200", pci: "gb200", platform: PlatformNVIDIA, source: "PCI sysfs (vendor 0x10de)", count: 1,
+			first: GPU{Index: 0, Vendor: VendorNVIDIA, Name: "NVIDIA GB200", Model: "GB200", PCIBusID: "0000:83:00.0", PCIDeviceID: "0x2941"}},
+		{name: "NVIDIA B300", pci: "b300", platform: PlatformNVIDIA, source: "PCI sysfs (vendor 0x10de)", count: 1,
+			first: GPU{Index: 0, Vendor: VendorNVIDIA, Name: "NVIDIA B300 SXM6 AC", Model: "B300", PCIBusID: "0000:83:00.0", PCIDeviceID: "0x3182"}},
+		{name: "NVIDIA GB300", pci: "gb300", platform: PlatformNVIDIA, source: "PCI sysfs (vendor 0x10de)", count: 1,
+			first: GPU{Index: 0, Vendor: VendorNVIDIA, Name: "NVIDIA GB300", Model: "GB300", PCIBusID: "0000:83:00.0", PCIDeviceID: "0x31c2"}},
 		{name: "NVIDIA device not in the tables", pci: "l40s", platform: PlatformNVIDIA, source: "PCI sysfs (vendor 0x10de)", count: 1,
 			first: GPU{Index: 0, Vendor: VendorNVIDIA, Name: "PCI 10de:26b9", Model: "", PCIBusID: "0000:01:00.0", PCIDeviceID: "0x26b9"}},
 		{name: "AMD known device", pci: "mi300x-cpx", platform: PlatformAMD, source: "PCI sysfs (vendor 0x1002)", count: 8,
 			first: GPU{Index: 0, Vendor: VendorAMD, Name: "AMD Instinct MI300X", Model: "MI300X", PCIBusID: "0000:05:00.0", PCIDeviceID: "0x74a1"}},
+		{name: "AMD MI350X", pci: "mi350x", platform: PlatformAMD, source: "PCI sysfs (vendor 0x1002)", count: 2,
+			first: GPU{Index: 0, Vendor: VendorAMD, Name: "AMD Instinct MI350X", Model: "MI350X", PCIBusID: "0000:05:00.0", PCIDeviceID: "0x75a0"}},
 		{name: "AMD device named but not in the spec table", pci: "mi308x", platform: PlatformAMD, source: "PCI sysfs (vendor 0x1002)", count: 8,
 			first: GPU{Index: 0, Vendor: VendorAMD, Name: "AMD Instinct MI308X", Model: "", PCIBusID: "0000:0a:00.0", PCIDeviceID: "0x74a2"}},
 	}

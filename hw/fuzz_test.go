@@ -36,6 +36,7 @@ func checkGPUs(t *testing.T, gpus []GPU, err error) {
 
 func FuzzParseNvidiaSMICSV(f *testing.F) {
 	seedFiles(f, "testdata/nvidia/*/query-gpu.csv")
+	seedFiles(f, "testdata/nvidia-built/*/query-gpu.csv")
 	f.Add([]byte("NVIDIA H100 80GB HBM3, GPU-a, 81559, 550.54.15, 00000000:18:00.0, 700.00, 1980, 0, Disabled, 0x233010DE\n"))
 	f.Add([]byte("name, memory.total [MiB]\n\"NVIDIA, odd\", 5 MiB\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -49,6 +50,7 @@ func FuzzParseNvidiaSMICSV(f *testing.F) {
 
 func FuzzParseNvidiaSMIList(f *testing.F) {
 	seedFiles(f, "testdata/nvidia/*/list.txt")
+	seedFiles(f, "testdata/nvidia-built/*/list.txt")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		list, err := ParseNvidiaSMIList(data)
 		if err == nil && len(list) == 0 {

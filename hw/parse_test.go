@@ -22,10 +22,15 @@ func TestParseNvidiaSMICSVHeaderFormFromCapture(t *testing.T) {
 		{"h100-mig", "NVIDIA H100 80GB HBM3", "H100 SXM", 81559, 700, 1980, "0x2330", "MIG enabled"},
 		{"h200", "NVIDIA H200", "H200", 143771, 700, 1980, "0x2335", ""},
 		{"l40s", "NVIDIA L40S", "", 46068, 350, 2520, "0x26b9", ""},
+		// Built from the h200 capture (testdata/README.md).
+		{"h200-nvl", "NVIDIA H200 NVL", "H200 NVL", 143771, 600, 1980, "0x233b", ""},
+		{"gb200", "NVIDIA GB200", "GB200", 189471, 1200, 1980, "0x2941", ""},
+		{"b300", "NVIDIA B300 SXM6 AC", "B300", 275040, 1100, 1980, "0x3182", ""},
+		{"gb300", "NVIDIA GB300", "GB300", 284208, 1400, 1980, "0x31c2", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.machine, func(t *testing.T) {
-			gpus, _, err := ParseNvidiaSMICSV(readFixture(t, "nvidia", tc.machine, "query-gpu.csv"))
+			gpus, _, err := ParseNvidiaSMICSV(readNvidiaFixture(t, tc.machine, "query-gpu.csv"))
 			require.NoError(t, err)
 			require.Len(t, gpus, 1)
 			g := gpus[0]
@@ -249,15 +254,47 @@ func TestCanonicalModel(t *testing.T) {
 		{VendorNVIDIA, "NVIDIA H100 80GB HBM3", 0, "H100 SXM"},
 		{VendorNVIDIA, "NVIDIA  H100  PCIe", 0, "H100 PCIe"},
 		{VendorNVIDIA, "NVIDIA H100 NVL", 0x2321, ""},
-		{VendorNVIDIA, "NVIDIA H200 NVL", 0, ""},
 		{VendorNVIDIA, "NVIDIA H200", 0x2335, "H200"},
 		{VendorNVIDIA, "NVIDIA B200", 0, "B200"},
+		{VendorNVIDIA, "NVIDIA B200", 0x2901, "B200"},
+		// Names are matched whole: H200 NVL is not H200, GB200 not B200, GB300 not B300.
+		{VendorNVIDIA, "NVIDIA H200 NVL", 0, "H200 NVL"},
+		{VendorNVIDIA, "NVIDIA H200 NVL", 0x233b, "H200 NVL"},
+		{VendorNVIDIA, "NVIDIA H200 NVL", 0x2335, ""},
+		{VendorNVIDIA, "NVIDIA H200", 0x233b, ""},
+		{VendorNVIDIA, "NVIDIA GB200", 0x2941, "GB200"},
+		{VendorNVIDIA, "NVIDIA GB200", 0x2901, ""},
+		{VendorNVIDIA, "NVIDIA B200", 0x2941, ""},
+		{VendorNVIDIA, "NVIDIA B300 SXM6 AC", 0, "B300"},
+		{VendorNVIDIA, "NVIDIA B300 SXM6 AC", 0x3182, "B300"},
+		{VendorNVIDIA, "NVIDIA B300 SXM6 AC", 0x31c2, ""},
+		{VendorNVIDIA, "NVIDIA B300", 0, ""},
+		{VendorNVIDIA, "NVIDIA GB300", 0, "GB300"},
+		{VendorNVIDIA, "NVIDIA GB300", 0x31c2, "GB300"},
+		{VendorNVIDIA, "NVIDIA GB300", 0x3182, ""},
+		// The DGX Station's GB300 (0x31c3) prints the same name with other memory and power.
+		{VendorNVIDIA, "NVIDIA GB300", 0x31c3, ""},
+		{VendorNVIDIA, "", 0x233b, "H200 NVL"},
+		{VendorNVIDIA, "", 0x2901, "B200"},
+		{VendorNVIDIA, "", 0x2941, "GB200"},
+		{VendorNVIDIA, "", 0x3182, "B300"},
+		{VendorNVIDIA, "", 0x31c2, "GB300"},
+		{VendorNVIDIA, "", 0x31c3, ""},
 		{VendorNVIDIA, "", 0x2330, "H100 SXM"},
 		{VendorNVIDIA, "", 0x26b9, ""},
 		{VendorAMD, "AMD Instinct MI300X", 0, "MI300X"},
 		{VendorAMD, "AMD Instinct MI300X OAM", 0, "MI300X"},
 		{VendorAMD, "AMD Instinct MI325X", 0, "MI325X"},
 		{VendorAMD, "AMD Instinct MI355X", 0, "MI355X"},
+		{VendorAMD, "AMD Instinct MI350X", 0, "MI350X"},
+		{VendorAMD, "AMD Instinct MI350X", 0x75a0, "MI350X"},
+		{VendorAMD, "AMD Instinct MI355X", 0x75a3, "MI355X"},
+		{VendorAMD, "AMD Instinct MI350X", 0x75a3, ""},
+		{VendorAMD, "AMD Instinct MI355X", 0x75a0, ""},
+		{VendorAMD, "AMD Instinct MI350X", 0x75a8, ""},
+		{VendorAMD, "", 0x75a0, "MI350X"},
+		{VendorAMD, "", 0x75a3, "MI355X"},
+		{VendorAMD, "", 0x75a8, ""},
 		{VendorAMD, "AMD Instinct MI308X", 0x74a2, ""},
 		{VendorAMD, "AMD Instinct MI300A", 0x74a0, ""},
 		{VendorAMD, "", 0x74a1, "MI300X"},

@@ -1,6 +1,7 @@
 package hw
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,17 +10,22 @@ import (
 
 func TestSpecTable(t *testing.T) {
 	tests := []struct {
-		model            string
-		bf16, fp8, memGB float64
-		bw, tdp          float64
+		model                 string
+		bf16, fp8, fp4, memGB float64
+		bw, tdp               float64
 	}{
-		{"H100 SXM", 989.4, 1978.9, 80, 3.35, 700},
-		{"H100 PCIe", 756.5, 1513, 80, 2.0, 350},
-		{"H200", 989.4, 1978.9, 141, 4.8, 700},
-		{"B200", 2250, 4500, 180, 8, 1000},
-		{"MI300X", 1307.4, 2614.9, 192, 5.3, 750},
-		{"MI325X", 1307.4, 2614.9, 256, 6, 1000},
-		{"MI355X", 2516.6, 5033.2, 288, 8, 1400},
+		{"H100 SXM", 989.4, 1978.9, 0, 80, 3.35, 700},
+		{"H100 PCIe", 756.5, 1513, 0, 80, 2.0, 350},
+		{"H200", 989.4, 1978.9, 0, 141, 4.8, 700},
+		{"H200 NVL", 835.5, 1670.5, 0, 141, 4.8, 600},
+		{"B200", 2250, 4500, 9000, 180, 8, 1000},
+		{"GB200", 2500, 5000, 10000, 186, 8, 1200},
+		{"B300", 2250, 4500, 13500, 288, 8, 1100},
+		{"GB300", 2500, 5000, 15000, 288, 8, 1400},
+		{"MI300X", 1307.4, 2614.9, 0, 192, 5.3, 750},
+		{"MI325X", 1307.4, 2614.9, 0, 256, 6, 1000},
+		{"MI350X", 2306.9, 4613.7, 9227.5, 288, 8, 1000},
+		{"MI355X", 2516.6, 5033.2, 10066.3, 288, 8, 1400},
 	}
 	require.Len(t, SpecModels(), len(tests))
 	for _, tc := range tests {
@@ -28,12 +34,14 @@ func TestSpecTable(t *testing.T) {
 		assert.Equal(t, tc.model, s.Model)
 		assert.Equal(t, tc.bf16, s.BF16DenseTFLOPs, tc.model)
 		assert.Equal(t, tc.fp8, s.FP8DenseTFLOPs, tc.model)
+		assert.Equal(t, tc.fp4, s.FP4DenseTFLOPs, tc.model)
 		assert.Equal(t, tc.memGB, s.MemoryGiB, tc.model)
 		assert.Equal(t, tc.bw, s.BandwidthTBs, tc.model)
 		assert.Equal(t, tc.tdp, s.TDPWatts, tc.model)
 		assert.NotEmpty(t, s.Source, tc.model)
-		// FP8 is twice BF16, to the datasheets' rounding.
-		assert.InDelta(t, 2*s.BF16DenseTFLOPs, s.FP8DenseTFLOPs, 0.15, tc.model)
+		// FP8 is twice BF16, to the datasheets' rounding: H200 NVL's whole sparse
+		// TFLOPS, 3,341 FP8 against 2 x 1,671 BF16, leave 0.5 dense between them.
+		assert.InDelta(t, 2*s.BF16DenseTFLOPs, s.FP8DenseTFLOPs, 0.5, tc.model)
 
 		bf16, err := PeakTFLOPs(tc.model, "bf16")
 		require.NoError(t, err)
@@ -41,19 +49,88 @@ func TestSpecTable(t *testing.T) {
 		fp8, err := PeakTFLOPs(tc.model, "FP8")
 		require.NoError(t, err)
 		assert.Equal(t, tc.fp8, fp8)
+		fp4, err := PeakTFLOPs(tc.model, "fp4")
+		if tc.fp4 == 0 {
+			assert.ErrorContains(t, err, tc.model+" has no FP4 peak")
+		} else {
+			require.NoError(t, err)
+			assert.Equal(t, tc.fp4, fp4)
+		}
 	}
 	// Exact derivations: clock x CUs x FLOPs per clock per CU.
-	assert.InDelta(t, 1307.4, 2100e6*304*2048/1e12, 0.05)
-	assert.InDelta(t, 2516.6, 2400e6*256*4096/1e12, 0.05)
+	assert.InDelta(t, 1307.4, 2100e6*304*2048/1e12, 0.05)   // MI300X BF16
+	assert.InDelta(t, 2306.9, 2200e6*256*4096/1e12, 0.05)   // MI350X BF16
+	assert.InDelta(t, 4613.7, 2200e6*256*8192/1e12, 0.05)   // MI350X FP8
+	assert.InDelta(t, 9227.5, 2200e6*256*16384/1e12, 0.05)  // MI350X MXFP4
+	assert.InDelta(t, 2516.6, 2400e6*256*4096/1e12, 0.05)   // MI355X BF16
+	assert.InDelta(t, 10066.3, 2400e6*256*16384/1e12, 0.05) // MI355X MXFP4
+	// Per-GPU shares of the NVIDIA system figures, in TFLOP/s and GB.
+	b300, _ := LookupSpec("B300")
+	assert.Equal(t, 108e3/8, b300.FP4DenseTFLOPs)   // HGX B300: FP4 108 PFLOPS dense per 8 GPUs
+	assert.Equal(t, 72e3/2/8, b300.FP8DenseTFLOPs)  // FP8 72 PFLOPS with sparsity per 8 GPUs
+	assert.Equal(t, 36e3/2/8, b300.BF16DenseTFLOPs) // BF16 36 PFLOPS with sparsity per 8 GPUs
+	assert.Equal(t, 2304.0/8, b300.MemoryGiB)       // 2.3 TB HBM3e per 8 GPUs
+	gb300, _ := LookupSpec("GB300")
+	assert.Equal(t, 1080e3/72, gb300.FP4DenseTFLOPs)   // GB300 NVL72: FP4 1,080 PFLOPS dense
+	assert.Equal(t, 360e3/72, gb300.FP8DenseTFLOPs)    // FP8 360 PFLOPS dense
+	assert.Equal(t, 360e3/2/72, gb300.BF16DenseTFLOPs) // BF16 360 PFLOPS with sparsity
+}
+
+// TestMFUPeaks: every model of the table gives a peak at bf16 and fp8, and at
+// fp4 where the part has FP4, and an MFU (achieved / peak, as result.Build
+// computes it) is a finite percentage at each. A model added to the table
+// without a row here fails.
+func TestMFUPeaks(t *testing.T) {
+	want := map[string]struct{ bf16, fp8, fp4 float64 }{
+		"H100 SXM":  {989.4, 1978.9, 0},
+		"H100 PCIe": {756.5, 1513, 0},
+		"H200":      {989.4, 1978.9, 0},
+		"H200 NVL":  {835.5, 1670.5, 0},
+		"B200":      {2250, 4500, 9000},
+		"GB200":     {2500, 5000, 10000},
+		"B300":      {2250, 4500, 13500},
+		"GB300":     {2500, 5000, 15000},
+		"MI300X":    {1307.4, 2614.9, 0},
+		"MI325X":    {1307.4, 2614.9, 0},
+		"MI350X":    {2306.9, 4613.7, 9227.5},
+		"MI355X":    {2516.6, 5033.2, 10066.3},
+	}
+	require.Len(t, SpecModels(), len(want))
+	const achieved = 400.0 // TFLOP/s per GPU, a plausible measured figure
+	for _, m := range SpecModels() {
+		w, ok := want[m]
+		require.True(t, ok, "no expected peaks for %s", m)
+		for _, p := range []struct {
+			precision string
+			peak      float64
+		}{{"bf16", w.bf16}, {"fp8", w.fp8}, {"fp4", w.fp4}} {
+			peak, err := PeakTFLOPs(m, p.precision)
+			if p.peak == 0 {
+				assert.ErrorContains(t, err, "has no FP4 peak", m)
+				continue
+			}
+			require.NoError(t, err, "%s %s", m, p.precision)
+			assert.Equal(t, p.peak, peak, "%s %s", m, p.precision)
+			mfu := 100 * achieved / peak
+			assert.False(t, math.IsInf(mfu, 0) || math.IsNaN(mfu), "%s %s: MFU %v", m, p.precision, mfu)
+			assert.Greater(t, mfu, 0.0, "%s %s", m, p.precision)
+			assert.LessOrEqual(t, mfu, 100.0, "%s %s", m, p.precision)
+		}
+	}
 }
 
 func TestPeakTFLOPsErrors(t *testing.T) {
 	_, err := PeakTFLOPs("", "bf16")
 	assert.ErrorContains(t, err, "GPU model is unknown")
 	_, err = PeakTFLOPs("L40S", "bf16")
-	assert.ErrorContains(t, err, `no peak TFLOP/s for GPU model "L40S": known models are B200, H100 PCIe`)
+	assert.ErrorContains(t, err, `no peak TFLOP/s for GPU model "L40S": known models are B200, B300, GB200, GB300, H100 PCIe`)
+	// A part without FP4 tensor support says so, rather than "use another precision".
 	_, err = PeakTFLOPs("MI300X", "fp4")
-	assert.ErrorContains(t, err, "use bf16, fp16 or fp8")
+	assert.ErrorContains(t, err, "MI300X has no FP4 peak")
+	_, err = PeakTFLOPs("H200 NVL", "FP4")
+	assert.ErrorContains(t, err, "H200 NVL has no FP4 peak")
+	_, err = PeakTFLOPs("MI355X", "int8")
+	assert.ErrorContains(t, err, `no peak TFLOP/s for precision "int8": use bf16, fp16, fp8 or fp4`)
 	_, ok := LookupSpec("MI308X")
 	assert.False(t, ok)
 }
