@@ -77,7 +77,10 @@ def main():
     info = {}
     pkg = os.path.join(tree, "megatron", "core", "package_info.py")
     if os.path.exists(pkg):
-        ns = {}
+        # Megatron Core 0.18's package_info.py appends the checkout's git hash unless
+        # NO_VCS_VERSION is set; the release number is the fact.
+        os.environ["NO_VCS_VERSION"] = "1"
+        ns = {"__file__": pkg}
         exec(compile(open(pkg).read(), pkg, "exec"), ns)
         info["megatron_core"] = ns.get("__version__")
     write({

@@ -34,8 +34,12 @@ MODELS = ["llama3.1_8B.yaml", "qwen2.5_7B.yaml"]
 # time: the file, a text the line holds, and what it does. main() checks each is still there.
 RUN_TIME_INSTALLS = [
     ("examples/run_pretrain.sh", 'pip install -r "$PRIMUS_PATH/requirements.txt"', "pip-requirements", "requirements.txt"),
-    ("examples/megatron/prepare.py", '["make"], cwd=dataset_cpp_dir', "make", "third_party/Megatron-LM/megatron/core/datasets"),
-    ("examples/megatron/prepare.py", '["pip", "install", "-e", str(emerging_optimizers_path)]', "pip-editable", "third_party/Emerging-Optimizers"),
+    # v26.5 runs make with -s.
+    ("examples/megatron/prepare.py", ('["make"], cwd=dataset_cpp_dir', '["make", "-s"], cwd=dataset_cpp_dir'), "make", "third_party/Megatron-LM/megatron/core/datasets"),
+    # v26.5 adds --no-build-isolation (and skips the install when the package is importable).
+    ("examples/megatron/prepare.py", ('["pip", "install", "-e", str(emerging_optimizers_path)]',
+                                      '["pip", "install", "--no-build-isolation", "-e", str(emerging_optimizers_path)]'),
+     "pip-editable", "third_party/Emerging-Optimizers"),
 ]
 PROBES = ["3e-05", "0.00003", "3.0e-05", "1e-08", "0.00000001", "None", "null", "[0,3]", "[0, 3]",
           "true", "True", "false", "1", "1.0", "0.1", "hybrid", "/rival/cache"]
@@ -72,7 +76,8 @@ def main():
     installs = []
     for f, text, kind, target in RUN_TIME_INSTALLS:
         lines = open(os.path.join(tree, f)).read().splitlines()
-        at = [i + 1 for i, l in enumerate(lines) if text in l and not l.lstrip().startswith("#")]
+        texts = text if isinstance(text, tuple) else (text,)
+        at = [i + 1 for i, l in enumerate(lines) if any(t in l for t in texts) and not l.lstrip().startswith("#")]
         if not at:
             sys.exit("extract_primus: %s no longer holds %s: update RUN_TIME_INSTALLS" % (f, text))
         installs.append({"file": f, "line": at[0], "kind": kind, "target": target})

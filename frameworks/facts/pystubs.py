@@ -24,6 +24,7 @@ import importlib.machinery
 import os
 import sys
 import types
+import typing
 
 # The roots served as stand-ins; a dotted entry (megatron.energon, numpy.dtypes) stubs that
 # subpackage only. NumPy itself is real: Bridge's checks compute with it.
@@ -42,7 +43,9 @@ STUBBED = (
 
 # Versions the stand-ins report, so version gates take the pinned images' branches; every other
 # stand-in reports DEFAULT_VERSION.
-VERSIONS = {"torch": "2.10.0", "transformer_engine": "2.12.0", "triton": "3.5.0"}
+VERSIONS = {"torch": "2.10.0", "transformer_engine": "2.12.0", "triton": "3.5.0",
+            # Megatron Core 0.18 asserts 0.6 or later once the package imports.
+            "nvidia_resiliency_ext": "0.6.0"}
 DEFAULT_VERSION = "0.0.0"
 
 # Calls of the stand-ins whose dotted name is in RECORD are kept in CALLS (name -> [(args, kwargs)]).
@@ -50,20 +53,33 @@ RECORD = set()
 CALLS = {}
 
 
+# What Protocol's metaclass asks every class it makes; a stand-in class is no protocol.
+_PROTOCOL_FLAGS = ("_is_protocol", "_is_runtime_protocol")
+
+
 def _dunder(name):
     return name.startswith("__") and name.endswith("__")
 
 
-class _Meta(abc.ABCMeta):
-    """The type of stand-in classes: what a class such as torch.nn.Module can be asked."""
+class _Meta(type(typing.Protocol)):
+    """The type of stand-in classes: what a class such as torch.nn.Module can be asked. It derives
+    from Protocol's metaclass (an ABCMeta), so a class may take a stand-in and a typing.Protocol
+    as bases (Megatron Core's norms: torch.nn.Module and LayerNormInterface)."""
 
     def __getattr__(cls, name):
-        if _dunder(name):
+        if _dunder(name) or name in _PROTOCOL_FLAGS:
             raise AttributeError(name)
         return _named(cls.__stub_name__ + "." + name)
 
     def __getitem__(cls, item):
         return cls
+
+    def register(cls, *a, **k):
+        """ABCMeta's register for a virtual subclass; any other call (transformers'
+        AutoConfig.register(name, config, exist_ok=True), as Bridge 0.5 makes it) is a stand-in's."""
+        if len(a) == 1 and not k and isinstance(a[0], type):
+            return super().register(a[0])
+        return None
 
     def __call__(cls, *a, **k):
         name = cls.__dict__.get("__stub_name__")

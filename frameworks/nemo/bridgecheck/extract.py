@@ -42,6 +42,11 @@ SECTIONS = {
     "mixed_precision": ("megatron.bridge.training.mixed_precision", "MixedPrecisionConfig"),
     "profiling": ("megatron.bridge.training.config", "ProfilingConfig"),
 }
+# Sections a Bridge release may lack: recorded where the tree has them (ValidationConfig, from 0.5,
+# takes the evaluation settings TrainingConfig held).
+OPTIONAL_SECTIONS = {
+    "validation": ("megatron.bridge.training.config", "ValidationConfig"),
+}
 # Also recorded, for reference: the container and the model providers of the three families.
 EXTRA = {
     "ConfigContainer": ("megatron.bridge.training.config", "ConfigContainer"),
@@ -137,6 +142,21 @@ def describe_value(v):
     return re.sub(r" at 0x[0-9a-f]+", "", repr(v))
 
 
+def present(module, cls_name):
+    try:
+        return hasattr(__import__(module, fromlist=[cls_name]), cls_name)
+    except ImportError:
+        return False
+
+
+def describe_or_absent(module, cls_name):
+    """describe, or where the tree has no such class (Bridge 0.5 folded the Llama and Qwen
+    providers into GPTModelProvider), what was looked for."""
+    if not present(module, cls_name):
+        return {"absent": module + "." + cls_name}
+    return describe(module, cls_name)
+
+
 def describe(module, cls_name):
     cls = getattr(__import__(module, fromlist=[cls_name]), cls_name)
     hints = typing.get_type_hints(cls, include_extras=False)
@@ -167,8 +187,13 @@ def main():
     if len(sys.argv) != 3:
         raise SystemExit(__doc__)
     bridge, megatron = (os.path.abspath(a) for a in sys.argv[1:])
+    # What the trees print while they import (Megatron Core 0.18's tokenizer module logs to
+    # standard output) goes to standard error: standard output is the JSON.
+    out, sys.stdout = sys.stdout, sys.stderr
     stubs.install()
     stubs.add_trees(bridge, megatron)
+    # Megatron Core 0.18 appends the checkout's git hash to its version unless this is set.
+    os.environ["NO_VCS_VERSION"] = "1"
     import megatron.bridge.package_info as bi
     import megatron.core.package_info as mi
     doc = {
@@ -177,11 +202,12 @@ def main():
             "megatron_core": {"version": mi.__version__, "commit": os.environ.get("RIVAL_MEGATRON_COMMIT") or git(megatron, "rev-parse", "HEAD")},
             "extracted_by": "frameworks/nemo/bridgecheck/extract.py",
         },
-        "sections": {k: describe(*v) for k, v in SECTIONS.items()},
-        "classes": {k: describe(*v) for k, v in EXTRA.items()},
+        "sections": dict({k: describe(*v) for k, v in SECTIONS.items()},
+                         **{k: describe(*v) for k, v in OPTIONAL_SECTIONS.items() if present(*v)}),
+        "classes": {k: describe_or_absent(*v) for k, v in EXTRA.items()},
     }
-    json.dump(doc, sys.stdout, indent=1, sort_keys=True)
-    sys.stdout.write("\n")
+    json.dump(doc, out, indent=1, sort_keys=True)
+    out.write("\n")
 
 
 if __name__ == "__main__":
