@@ -42,6 +42,9 @@ type Store mg.Namespace
 // Purge holds the cleanup targets.
 type Purge mg.Namespace
 
+// Stack compares upstream releases: stack:diff.
+type Stack mg.Namespace
+
 // Aliases give namespaces a plain form: `purge` is purge:output.
 var Aliases = map[string]interface{}{
 	"purge":   Purge.Output,
@@ -238,6 +241,17 @@ func Wrap(ctx context.Context) error {
 func Extract(ctx context.Context, logfile string) error {
 	return tasks.Bare(ctx, func(ctx context.Context) error {
 		return tasks.ExtractTarget(logfile, mg.Verbose(), os.Stdout, os.Stderr)
+	})
+}
+
+// Diff lists what changed between two upstream trees of one framework that touches Rival's launches (options and keys renamed, removed, added, deprecated, defaults, stock configs, the files its launches depend on, each with file:line): stack:diff FRAMEWORK OLD_TREE NEW_TREE (mega, prim, titan; nemo takes BRIDGE_TREE,MEGATRON_TREE). RIVAL_PYTHON runs the extractors; STACK_DIFF_JSON writes the report as JSON.
+func (Stack) Diff(ctx context.Context, framework, old, cur string) error {
+	return tasks.Bare(ctx, func(ctx context.Context) error {
+		wd, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		return tasks.StackDiffTarget(ctx, wd, framework, old, cur, os.Stdout)
 	})
 }
 

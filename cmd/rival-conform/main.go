@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/frameworks/conformance"
 )
 
@@ -72,7 +73,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			*trainSteps = 20
 		}
 	}
-	opt := conformance.Options{Dir: dir, Upstream: *upstream, Repo: *repo, Device: *device, DType: *dtype,
+	opt := conformance.Options{Build: frameworks.Build, Dir: dir, Upstream: *upstream, Repo: *repo, Device: *device, DType: *dtype,
 		Python: *python, Threads: *threads, TrainSteps: *trainSteps}
 	if *families != "" {
 		for _, m := range strings.Split(*families, ",") {

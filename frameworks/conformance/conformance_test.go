@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rivalbench/rival/container"
+	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/frameworks/conformance"
 	"github.com/rivalbench/rival/frameworks/upstreamtest"
 	"github.com/rivalbench/rival/models"
@@ -46,7 +47,7 @@ func TestFrameworksComputeTheSameNumbers(t *testing.T) {
 	e := upstreamtest.TorchEngine(t)
 	const upstream, root = "/upstream", "/rival"
 	host := t.TempDir()
-	p, err := conformance.Prepare(context.Background(), conformance.Options{Dir: host, Root: root, Upstream: upstream, Repo: filepath.Join("..", "..")})
+	p, err := conformance.Prepare(context.Background(), conformance.Options{Build: frameworks.Build, Dir: host, Root: root, Upstream: upstream, Repo: filepath.Join("..", "..")})
 	require.NoError(t, err)
 	want := 0
 	for _, fam := range conformance.Families {
@@ -456,7 +457,7 @@ var fieldAccounting = map[string]string{
 func TestPlannedTrainingRunReportsItsSteps(t *testing.T) {
 	e := upstreamtest.TorchEngine(t)
 	host := t.TempDir()
-	p, err := conformance.Prepare(context.Background(), conformance.Options{Dir: host, Upstream: "/upstream", Repo: filepath.Join("..", ".."),
+	p, err := conformance.Prepare(context.Background(), conformance.Options{Build: frameworks.Build, Dir: host, Upstream: "/upstream", Repo: filepath.Join("..", ".."),
 		Families: []conformance.Family{{Model: "mistral-proxy", Tokenizer: "mistral-7b-v0.1"}}, TrainSteps: 2, TrainSeqLen: 256})
 	require.NoError(t, err)
 	var names []string
@@ -503,7 +504,7 @@ func TestBF16OnTheCPU(t *testing.T) {
 	trees := upstreamtest.Get(t)
 	e := upstreamtest.TorchEngine(t)
 	host := t.TempDir()
-	p, err := conformance.Prepare(context.Background(), conformance.Options{Dir: host, Upstream: trees.Dir, Repo: filepath.Join("..", ".."),
+	p, err := conformance.Prepare(context.Background(), conformance.Options{Build: frameworks.Build, Dir: host, Upstream: trees.Dir, Repo: filepath.Join("..", ".."),
 		DType: conformance.BF16, Families: conformance.Families[:1]})
 	require.NoError(t, err)
 	fsdp := *p.Find("llama-proxy/fsdp")

@@ -14,14 +14,12 @@ import (
 
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/encode"
-	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/frameworks/titan"
 	"github.com/rivalbench/rival/gptorder"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/indexed"
 	"github.com/rivalbench/rival/models"
-	"github.com/rivalbench/rival/tasks/training"
 	"github.com/rivalbench/rival/tokenizer"
 )
 
@@ -44,14 +42,16 @@ const (
 
 // Options say where and how a conformance runs.
 type Options struct {
-	Dir      string // the folder the plan is written to
-	Root     string // Dir as the runs see it (a container's mount point); empty: Dir
-	Upstream string // the pinned trees' folder as the runs see it (megatron-<8 hex>, primus-<tag>, ... in it)
-	Repo     string // the repository's root, which holds the sample corpus and the tokenizers
-	Device   string // cpu (default) or cuda
-	DType    string // fp32 (default) or bf16
-	Python   string // the Python with torch the runs use; empty: python3
-	Threads  int    // torch's CPU threads per run; 0: 2
+	// Build makes a launch as a run makes it: the registry's frameworks.Build.
+	Build    func(core.Request) (core.Launch, error) `json:"-"`
+	Dir      string                                  // the folder the plan is written to
+	Root     string                                  // Dir as the runs see it (a container's mount point); empty: Dir
+	Upstream string                                  // the pinned trees' folder as the runs see it (megatron-<8 hex>, primus-<tag>, ... in it)
+	Repo     string                                  // the repository's root, which holds the sample corpus and the tokenizers
+	Device   string                                  // cpu (default) or cuda
+	DType    string                                  // fp32 (default) or bf16
+	Python   string                                  // the Python with torch the runs use; empty: python3
+	Threads  int                                     // torch's CPU threads per run; 0: 2
 	Families []Family
 	// TrainSteps, when positive, adds to each family a training run of fsdp and one of TorchTitan:
 	// the single-GPU bf16 launch of the family's proxy (TrainRequest) for that many steps, on the
@@ -141,6 +141,9 @@ func Prepare(ctx context.Context, opt Options) (*Plan, error) {
 	if opt.DType != FP32 && opt.DType != BF16 {
 		return nil, fmt.Errorf("conformance: data type %q: fp32 or bf16", opt.DType)
 	}
+	if opt.Build == nil {
+		return nil, errors.New("conformance: no launch builder (pass frameworks.Build)")
+	}
 	if opt.Upstream == "" {
 		return nil, errors.New("conformance: no folder of pinned trees: set RIVAL_UPSTREAM_DIR (docs/frameworks.md, numerical conformance)")
 	}
@@ -224,7 +227,7 @@ func (p *Plan) family(ctx context.Context, fam Family) error {
 	}
 	name := func(fw string) string { return fam.Model + "/" + fw }
 
-	fsdp, err := frameworks.Build(Request(hw.PlatformCPU, core.FSDP, fam.Model))
+	fsdp, err := p.Build(Request(hw.PlatformCPU, core.FSDP, fam.Model))
 	if err != nil {
 		return err
 	}
@@ -241,7 +244,7 @@ func (p *Plan) family(ctx context.Context, fam Family) error {
 	}
 
 	// mega: Megatron's arguments from the launch's own preflight command (everything after "--").
-	mega, err := frameworks.Build(Request(hw.PlatformNVIDIA, core.Mega, fam.Model))
+	mega, err := p.Build(Request(hw.PlatformNVIDIA, core.Mega, fam.Model))
 	if err != nil {
 		return err
 	}
@@ -264,7 +267,7 @@ func (p *Plan) family(ctx context.Context, fam Family) error {
 	// validation, provider and scheduler, on the trees the NeMo image ships.
 	nr := Request(hw.PlatformNVIDIA, core.Nemo, fam.Model)
 	nr.OutputDir = p.In(path.Join(fam.Model, "nemo"))
-	nm, err := frameworks.Build(nr)
+	nm, err := p.Build(nr)
 	if err != nil {
 		return err
 	}
@@ -279,7 +282,7 @@ func (p *Plan) family(ctx context.Context, fam Family) error {
 	// AMD image ships.
 	pr := Request(hw.PlatformAMD, core.Prim, fam.Model)
 	pr.OutputDir = p.In(path.Join(fam.Model, "prim"))
-	prim, err := frameworks.Build(pr)
+	prim, err := p.Build(pr)
 	if err != nil {
 		return err
 	}
@@ -299,7 +302,7 @@ func (p *Plan) family(ctx context.Context, fam Family) error {
 	p.Pairs = append(p.Pairs, Pair{fam.Model, "fsdp", "prim"})
 
 	// titan: TorchTitan with Rival's train spec, from the launch's job file.
-	tl, err := frameworks.Build(Request(hw.PlatformNVIDIA, core.Titan, fam.Model))
+	tl, err := p.Build(Request(hw.PlatformNVIDIA, core.Titan, fam.Model))
 	if err != nil {
 		return err
 	}
@@ -449,11 +452,11 @@ func (p *Plan) training(ctx context.Context, fam Family, m models.Model, nvd cor
 	for _, fw := range []string{core.FSDP, core.Titan} {
 		req := TrainRequest(fw, fam.Model, p.TrainSteps, p.TrainSeqLen, p.In(base))
 		if fw == core.FSDP {
-			if _, _, err := training.WriteSampleOrder(filepath.Join(dir, "data", "corpus"), filepath.Join(dir, "data", "cache"), req.Fair); err != nil {
-				return fmt.Errorf("conformance: %w", err)
+			if err := writeOrder(filepath.Join(dir, "data", "corpus"), filepath.Join(dir, "data", "cache"), req.Fair); err != nil {
+				return err
 			}
 		}
-		l, err := frameworks.Build(req)
+		l, err := p.Build(req)
 		if err != nil {
 			return err
 		}
@@ -489,4 +492,25 @@ func (p *Plan) training(ctx context.Context, fam Family, m models.Model, nvd cor
 		p.Launches[r.Name] = l
 	}
 	return nil
+}
+
+// writeOrder writes the sample order of f over the dataset at prefix into cacheDir, as train writes
+// it for a run (Megatron's GPTDataset indices over the whole dataset, split 100,0,0), where fsdp's
+// train.py and titan's extension read it.
+func writeOrder(prefix, cacheDir string, f core.Fair) error {
+	ds, err := indexed.Open(prefix)
+	if err != nil {
+		return fmt.Errorf("conformance: %w", err)
+	}
+	defer ds.Close()
+	beg, end, err := gptorder.TrainRange("100,0,0", len(ds.Lengths()))
+	if err != nil {
+		return fmt.Errorf("conformance: %w", err)
+	}
+	x, err := gptorder.Build(ds.Lengths(), beg, end, gptorder.Order{Seed: uint32(f.Seed), SeqLen: f.SL,
+		NumSamples: int64(f.TrainIters) * int64(f.GBS), AddExtraToken: true})
+	if err != nil {
+		return fmt.Errorf("conformance: sample order: %w", err)
+	}
+	return x.Write(cacheDir)
 }
