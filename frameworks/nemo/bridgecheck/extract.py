@@ -127,7 +127,7 @@ def default_of(f):
     if isinstance(v, enum.Enum):
         v = v.name
     try:
-        json.dumps(v)
+        json.dumps(v, allow_nan=False)  # inf and nan (Bridge 0.5's grad_norm_skip_threshold) are text
     except (TypeError, ValueError):
         return describe_value(v), True
     return v, True
