@@ -36,7 +36,7 @@ func stackKey(in *Input) string {
 // fingerprint, then the dataset.
 func disambiguate(groups []*Group) {
 	for _, extra := range []func(*Group) string{
-		func(g *Group) string { return stackTag(g, groups) },
+		func(g *Group) string { g.stackTag = stackTag(g, groups); return g.stackTag },
 		func(g *Group) string { return setupDiff(g, groups) },
 		func(g *Group) string { return "cfg " + truncate(g.Key.ConfigFingerprint, 10) },
 		func(g *Group) string { return "data " + truncate(g.Key.Dataset, 16) },
@@ -371,15 +371,50 @@ func stackLine(in *Input) string {
 }
 
 // stackTag is the label extension of a group whose label another group of
-// another software stack shares ("stack core_r0.18.0"); empty when every
-// group of its label ran its stack.
+// another software stack shares: the words of its stack the others lack, each
+// with the name before it ("stack Megatron-LM b0cc2706, Core 0.18.0,
+// nvcr.io/nvidia/nemo:26.06"); empty when every group of its label ran its
+// stack.
 func stackTag(g *Group, groups []*Group) string {
+	var others []string
 	for _, h := range groups {
 		if h != g && h.ModelLabel == g.ModelLabel && h.Label == g.Label && h.Key.Stack != g.Key.Stack {
-			return stackLabel(g.Key.Stack)
+			others = append(others, h.Key.Stack)
 		}
 	}
-	return ""
+	if len(others) == 0 {
+		return ""
+	}
+	return "stack " + truncate(distinctWords(g.Key.Stack, others), 80)
 }
 
-func stackLabel(stack string) string { return "stack " + truncate(stack, 40) }
+// distinctWords are the words of s that no other stack has, each after the
+// name word before it when that is one ("torch 2.8.0"), comma-separated.
+func distinctWords(s string, others []string) string {
+	clean := func(w string) string { return strings.Trim(w, ",()[];") }
+	seen := map[string]bool{}
+	for _, o := range others {
+		for _, w := range strings.Fields(o) {
+			seen[clean(w)] = true
+		}
+	}
+	words := strings.Fields(s)
+	var parts []string
+	for i, w := range words {
+		w = clean(w)
+		if w == "" || seen[w] {
+			continue
+		}
+		part := w
+		if i > 0 {
+			if prev := clean(words[i-1]); len(prev) > 2 && seen[prev] && strings.IndexFunc(prev, func(r rune) bool { return r >= 'A' && r <= 'z' }) >= 0 {
+				part = prev + " " + w
+			}
+		}
+		parts = append(parts, part)
+	}
+	if len(parts) == 0 {
+		return s
+	}
+	return strings.Join(parts, ", ")
+}

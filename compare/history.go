@@ -124,7 +124,9 @@ func workloads(groups []*Group) []*Group {
 		if !ok {
 			c := *g
 			c.Key, c.Runs = k, append([]*Run(nil), g.Runs...)
-			c.Label = strings.Replace(c.Label, " ["+stackLabel(g.Key.Stack)+"]", "", 1)
+			if g.stackTag != "" {
+				c.Label = strings.Replace(c.Label, " ["+g.stackTag+"]", "", 1)
+			}
 			byKey[k] = &c
 			out = append(out, &c)
 			continue

@@ -97,6 +97,8 @@ func TestHistoryCraftedAgainstOracle(t *testing.T) {
 			"host difference: 7.0% faster on another host with the same recorded software, not a software improvement",
 			"regression: 9.9% slower", "regression: 10.0% slower", "not attributable: host and stack both changed",
 		}},
+		// Rival's two NVIDIA stacks as their results record them: the upgrade a user measures.
+		{set: "nvd-stacks", phrases: []string{"improvement: 6.9% faster"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.set, func(t *testing.T) {
@@ -151,6 +153,11 @@ func TestHistoryStepsNameTheChange(t *testing.T) {
 	assert.Equal(t, []string{"host h100-a → h100-b"}, steps[0].Changed)
 	assert.Equal(t, []string{"cuda 12.9 → 13.0.2", "megatron-core 0.15.0 → 0.16.0", "torch 2.8.0 → 2.10.0a0",
 		"image sha256:aaaaaaaaaaaa → sha256:bbbbbbbbbbbb"}, steps[1].Changed)
+	// Rival's own results name the stack as "Megatron-LM <commit> (Megatron Core <version>) in <image>".
+	rep = analyzeDir(t, filepath.Join("testdata", "history", "nvd-stacks"))
+	changed := rep.History.Series[0].Steps[0].Changed
+	assert.Contains(t, changed, "core 0.16.0 → 0.18.0")
+	assert.Contains(t, strings.Join(changed, "; "), "nvcr.io/nvidia/nemo:26.02\" → \"Megatron-LM d0b3b775")
 	rep = analyzeDir(t, filepath.Join("testdata", "history", "date-only"))
 	assert.Empty(t, rep.History.Series[0].Steps[0].Changed)
 	var con strings.Builder

@@ -110,6 +110,8 @@ type Group struct {
 	// has an identical configuration: every comparison of it is
 	// "not identical configuration".
 	Marked bool
+
+	stackTag string // the label's stack extension, when it has one
 }
 
 // Metrics a speedup is computed on.

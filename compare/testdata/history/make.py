@@ -90,6 +90,12 @@ SETS = {
 # tokens/s/GPU on 8×H100 at SL 8192, last-step timing): three runs.
 SETS["anchor"] = batch(3, 10300, 0.01, "03-02")
 
+# Rival's two NVIDIA stacks, as its results record them: nemo:26.02 then nemo:26.06 on the same
+# host, 8% faster. The upgrade a user measures with compare:history.
+NEMO_2602 = dict(image="sha256:" + "d" * 64, version="Megatron-LM b0cc2706 (Megatron Core 0.16.0) in nvcr.io/nvidia/nemo:26.02")
+NEMO_2606 = dict(image="sha256:" + "e" * 64, version="Megatron-LM d0b3b775 (Megatron Core 0.18.0) in nvcr.io/nvidia/nemo:26.06")
+SETS["nvd-stacks"] = batch(3, 10000, 0.01, "06-20", **NEMO_2602) + batch(3, 10800, 0.01, "06-27", **NEMO_2606)
+
 EXPECTED = {}
 for name, runs in SETS.items():
     d = os.path.join(HERE, name)
