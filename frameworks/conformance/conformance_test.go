@@ -470,14 +470,7 @@ func TestPlannedTrainingRunReportsItsSteps(t *testing.T) {
 	p.Runs = slices.DeleteFunc(p.Runs, func(r conformance.Run) bool { return r.Name != "mistral-proxy/fsdp training" })
 	p.Pairs = nil
 	require.NoError(t, p.WriteScript())
-	spec := container.RunSpec{
-		Image: upstreamtest.TorchImage, RunID: fmt.Sprintf("conformance-train-%d", time.Now().UnixNano()),
-		Cmd: []string{"bash", filepath.Join(host, conformance.ScriptFile)}, Network: "none", Platform: container.PlatformCPU, Timeout: 10 * time.Minute,
-		Mounts: []container.Mount{{Source: host, Target: host}},
-	}
-	var lines []string
-	_, err = e.Run(context.Background(), spec, func(l string) { lines = append(lines, l) })
-	require.NoError(t, err, strings.Join(lines, "\n"))
+	lines := runScript(t, e, host, 10*time.Minute)
 	assert.Contains(t, lines, "conformance: [1/1] mistral-proxy/fsdp training", "run.sh says what it starts")
 	rep, err := conformance.Collect(host)
 	require.NoError(t, err)
@@ -512,14 +505,7 @@ func TestBF16OnTheCPU(t *testing.T) {
 	fsdp.Env = map[string]string{"RIVAL_CONFORM_DTYPE": conformance.FP32}
 	p.Runs = append(p.Runs, fsdp)
 	require.NoError(t, p.WriteScript())
-	spec := container.RunSpec{
-		Image: upstreamtest.TorchImage, RunID: fmt.Sprintf("conformance-bf16-%d", time.Now().UnixNano()),
-		Cmd: []string{"bash", filepath.Join(host, conformance.ScriptFile)}, Network: "none", Platform: container.PlatformCPU, Timeout: 20 * time.Minute,
-		Mounts: []container.Mount{{Source: trees.Dir, Target: trees.Dir, ReadOnly: true}, {Source: host, Target: host}},
-	}
-	var lines []string
-	_, err = e.Run(context.Background(), spec, func(l string) { lines = append(lines, l) })
-	require.NoError(t, err, strings.Join(lines, "\n"))
+	runScript(t, e, host, 20*time.Minute, container.Mount{Source: trees.Dir, Target: trees.Dir, ReadOnly: true})
 	rep, err := conformance.Collect(host)
 	require.NoError(t, err)
 	for _, l := range rep.Summary() {
@@ -541,4 +527,19 @@ func TestBF16OnTheCPU(t *testing.T) {
 	t.Logf("fsdp's step-1 loss: %.8f in bf16, %.8f in fp32 (relative %.2g)", bf, fp, d)
 	assert.Greater(t, d, conformance.DefaultTolerance.Loss, "the bf16 run computes in bf16")
 	assert.Less(t, d, conformance.BF16Tolerance.Loss)
+}
+
+// runScript runs the plan written in host (its run.sh) in the torch image, with host mounted at
+// its own path (the plan's paths are the host's) and the extra mounts, and returns what it printed.
+func runScript(t *testing.T, e *container.Engine, host string, timeout time.Duration, mounts ...container.Mount) []string {
+	t.Helper()
+	spec := container.RunSpec{
+		Image: upstreamtest.TorchImage, RunID: fmt.Sprintf("conformance-%d", time.Now().UnixNano()),
+		Cmd: []string{"bash", filepath.Join(host, conformance.ScriptFile)}, Network: "none", Platform: container.PlatformCPU, Timeout: timeout,
+		Mounts: append([]container.Mount{{Source: host, Target: host}}, mounts...),
+	}
+	var lines []string
+	_, err := e.Run(context.Background(), spec, func(l string) { lines = append(lines, l) })
+	require.NoError(t, err, strings.Join(lines, "\n"))
+	return lines
 }
