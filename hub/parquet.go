@@ -48,6 +48,7 @@ func (d Documents) readParquet(ctx context.Context, path string, limit int, fn f
 	if err != nil {
 		return 0, err
 	}
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "-limit", strconv.Itoa(max(limit, 0)), path)
@@ -63,6 +64,12 @@ func (d Documents) readParquet(ctx context.Context, path string, limit int, fn f
 	}
 	var fnErr error
 	n, frameErr := readFrames(bufio.NewReaderSize(out, 1<<16), maxText, func(row int, text string) error {
+		// A cancel stops the read even when the program has written every row and gone: the
+		// rows it left in the pipe are not handed on.
+		if err := parent.Err(); err != nil {
+			fnErr = fmt.Errorf("%s: row %d: %w", path, row, err)
+			return fnErr
+		}
 		if err := fn(text); err != nil {
 			fnErr = fmt.Errorf("%s: row %d: %w", path, row, err)
 			return fnErr
@@ -81,6 +88,9 @@ func (d Documents) readParquet(ctx context.Context, path string, limit int, fn f
 	}
 	if err := cmd.Wait(); err != nil {
 		return n, d.Parquet.ErrorOf(ctx, err, stderr.String())
+	}
+	if err := parent.Err(); err != nil {
+		return n, fmt.Errorf("%s: %w", path, err) // cancelled after the last row
 	}
 	if frameErr != nil {
 		return n, fmt.Errorf("%s: reading what %s wrote: %w", path, ParquetProgram.Name, frameErr)
