@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -361,4 +362,31 @@ func TestCanonicalReadsTheFrameworkTable(t *testing.T) {
 	fam, err := Canonical("mega")
 	require.NoError(t, err)
 	assert.Equal(t, Megatron, fam)
+}
+
+// Megatron Core 0.19 warns in every run's log that GPTModel is deprecated for HybridModel: the line
+// is known to extract, and a log with it reads exactly as the same log without it, for the Megatron
+// family and for each framework that prints Megatron's lines.
+func TestGPTModelDeprecationWarningIsKnown(t *testing.T) {
+	data, err := os.ReadFile("testdata/built/megatron-core-0.19-gptmodel-deprecated.log")
+	require.NoError(t, err)
+	var kept []string
+	for _, l := range strings.SplitAfter(string(data), "\n") {
+		if !strings.Contains(l, "GPTModel IS DEPRECATED") {
+			kept = append(kept, l)
+		}
+	}
+	require.Less(t, len(kept), len(strings.SplitAfter(string(data), "\n")), "the fixture holds the warning")
+	for _, fw := range []string{"", "megatron", "primus", "megatron-bridge"} {
+		with, err := Parse(strings.NewReader(string(data)), fw)
+		require.NoError(t, err, fw)
+		without, err := Parse(strings.NewReader(strings.Join(kept, "")), fw)
+		require.NoError(t, err, fw)
+		assert.Equal(t, without.Stats.Lines+1, with.Stats.Lines, "framework %q: the one line more is read", fw)
+		with.Stats.Lines = without.Stats.Lines
+		if !assert.True(t, reflect.DeepEqual(without, with), "framework %q: the warning changes what is read", fw) {
+			continue
+		}
+		assert.Equal(t, 10, with.StepCount, "framework %q", fw)
+	}
 }

@@ -261,4 +261,20 @@ func main() {
 		x.f("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n")
 		x.save("no-steps.log")
 	}
+
+	// --- Megatron Core 0.19 (core_v0.19.0, 5be96267): GPTModel's constructor warns once on rank 0
+	// that it is deprecated for HybridModel, through log_single_rank at WARNING; pretrain's
+	// logging.basicConfig leaves the CustomHandler on the default "%(levelname)s:%(name)s:%(message)s".
+	{
+		var x w
+		x.f("# built fixture: Megatron Core 0.19 GPTModel deprecation warning (gpt_model.py) before Megatron-LM iteration lines (see README.md)\n")
+		x.f("using world size: 8, data-parallel size: 8, context-parallel size: 1, hierarchical context-parallel sizes: None, tensor-model-parallel size: 1, encoder-tensor-model-parallel size: 0, pipeline-model-parallel size: 1, encoder-pipeline-model-parallel size: 0\n")
+		x.f("building GPT model ...\n")
+		x.f("WARNING:megatron.core.models.gpt.gpt_model:GPTModel IS DEPRECATED. GPTModel is only accepting critical bug fixes, no new features. Please reference the migration guide `docs/user-guide/hybrid-model-migration.md` for details on how to use `HybridModel`\n")
+		for it := 1; it <= 10; it++ {
+			x.f(" [2026-09-01 08:00:%02d] iteration %8d/%8d | consumed samples: %12d | elapsed time per iteration (ms): %.1f | learning rate: %.6E | global batch size: %5d | lm loss: %.6E | loss scale: %.1f | grad norm: %.3f | number of skipped iterations: %3d | number of nan iterations: %3d |\n",
+				it, it, 10, it*64, jit(1650.0, 0.01), 3e-4, 64, 10.9-0.1*float64(it), 1.0, jit(3.2, 0.1), 0, 0)
+		}
+		x.save("megatron-core-0.19-gptmodel-deprecated.log")
+	}
 }
