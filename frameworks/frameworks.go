@@ -160,7 +160,14 @@ func Build(req core.Request) (core.Launch, error) {
 		return core.Launch{}, err
 	}
 	l.Requested, l.Remapped = req.Framework, reason
-	if err := core.ApplyPlatformEnv(p.Platform, &l); err != nil {
+	if p.Platform != hw.PlatformCPU {
+		pin, err := p.Pin()
+		if err != nil {
+			return core.Launch{}, fmt.Errorf("frameworks: %w", err)
+		}
+		l.Stack = pin.Name()
+	}
+	if err := core.ApplyPlatformEnv(p.Platform, p.Stack, &l); err != nil {
 		return core.Launch{}, err
 	}
 	if err := preflight(p, &l); err != nil {
@@ -183,6 +190,12 @@ func Build(req core.Request) (core.Launch, error) {
 // names the field (and its config.env key) and what to change.
 func Validate(req core.Request, framework string) (core.Plan, error) {
 	p := core.Plan{Request: req}
+	if err := core.CheckStack(req.Stack); err != nil {
+		return p, fmt.Errorf("frameworks: %w", err)
+	}
+	if req.Stack != "" && req.Platform == hw.PlatformCPU {
+		return p, fmt.Errorf("frameworks: STACK %s: the cpu platform has one stack, the host's or the cpu image's PyTorch; unset STACK for cpu runs", req.Stack)
+	}
 	if req.Host.Platform != "" && req.Host.Platform != req.Platform {
 		return p, fmt.Errorf("frameworks: Platform %q but the detected host is %q", req.Platform, req.Host.Platform)
 	}

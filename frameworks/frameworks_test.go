@@ -116,20 +116,34 @@ func checkGolden(t *testing.T, file string, v any) {
 	assert.Equal(t, string(want), string(got), "%s differs: review the change, then go test ./frameworks -update", p)
 }
 
-// TestGoldenMatrix pins the launch of every platform × framework × model; combinations that cannot
-// run are pinned in errors.json with their message.
+// TestGoldenMatrix pins the launch of every platform × framework × model on each stack (the current
+// one's at the top of testdata/golden, the previous one's under previous/, so a move shows as their
+// diff); combinations that cannot run are pinned in errors.json with their message.
 func TestGoldenMatrix(t *testing.T) {
 	errs := map[string]string{}
 	for _, platform := range []string{hw.PlatformAMD, hw.PlatformNVIDIA, hw.PlatformCPU} {
-		for _, fw := range Names() {
-			for _, model := range models.Names() {
-				name := fmt.Sprintf("%s-%s-%s", platform, fw, model)
-				l, err := Build(request(t, platform, fw, model))
-				if err != nil {
-					errs[name] = err.Error()
-					continue
+		stacks := core.StackNames
+		if platform == hw.PlatformCPU {
+			stacks = []string{""}
+		}
+		for _, stack := range stacks {
+			for _, fw := range Names() {
+				for _, model := range models.Names() {
+					name := fmt.Sprintf("%s-%s-%s", platform, fw, model)
+					if stack == core.StackPrevious {
+						name = stack + "/" + name
+					}
+					r := request(t, platform, fw, model)
+					if platform != hw.PlatformCPU {
+						r.Stack = stack
+					}
+					l, err := Build(r)
+					if err != nil {
+						errs[name] = err.Error()
+						continue
+					}
+					checkGolden(t, name+".json", toGolden(l))
 				}
-				checkGolden(t, name+".json", toGolden(l))
 			}
 		}
 	}
@@ -398,7 +412,7 @@ func TestKnobs(t *testing.T) {
 	profileOn := func(r *core.Request) { r.Fair.Profile = true }
 	knobs := []knob{
 		{"SEED", func(r *core.Request) { r.Fair.Seed = 7 }, map[string][]string{
-			"titan": {"file:rival_titan.json", "rival_titan.toml:training.seed"},
+			"titan": {"file:rival_titan.json", "rival_titan.toml:debug.seed"},
 			"mega":  {"--seed"}, "prim": {"primus/llama-exp.yaml:overrides.seed"}, "nemo": {"rival_nemo.json:dataset.random_seed", "rival_nemo.json:rng.seed"}, "fsdp": {"--seed", "env:PYTHONHASHSEED"}}},
 		{"MBS", func(r *core.Request) { r.Fair.MBS = 2 }, map[string][]string{
 			"titan": {"file:rival_titan.json", "rival_titan.toml:parallelism.pipeline_parallel_microbatch_size", "rival_titan.toml:training.global_batch_size", "rival_titan.toml:training.local_batch_size"},
@@ -435,7 +449,7 @@ func TestKnobs(t *testing.T) {
 		{"TRAIN_ITERS", func(r *core.Request) { r.Fair.TrainIters = 100 }, map[string][]string{
 			"titan": {"file:rival_titan.json", "rival_titan.toml:training.steps"},
 			"mega":  {"--eval-interval", "--lr-decay-iters", "--train-iters"},
-			"prim":  {"primus/llama-exp.yaml:overrides.eval_interval", "primus/llama-exp.yaml:overrides.lr_decay_iters", "primus/llama-exp.yaml:overrides.train_iters"}, "nemo": {"rival_nemo.json:scheduler.lr_decay_iters", "rival_nemo.json:train.eval_interval", "rival_nemo.json:train.train_iters"}, "fsdp": {"--train-iters"}}},
+			"prim":  {"primus/llama-exp.yaml:overrides.eval_interval", "primus/llama-exp.yaml:overrides.lr_decay_iters", "primus/llama-exp.yaml:overrides.train_iters"}, "nemo": {"rival_nemo.json:scheduler.lr_decay_iters", "rival_nemo.json:train.train_iters", "rival_nemo.json:validation.eval_interval"}, "fsdp": {"--train-iters"}}},
 		{"WEIGHT_DECAY", func(r *core.Request) { r.Fair.WeightDecay = 0.01 }, map[string][]string{
 			"titan": {"rival_titan.toml:optimizer.weight_decay"},
 			"mega":  {"--weight-decay"}, "prim": {"primus/llama-exp.yaml:overrides.weight_decay"}, "nemo": {"rival_nemo.json:optimizer.weight_decay", "rival_nemo.json:scheduler.end_weight_decay", "rival_nemo.json:scheduler.start_weight_decay"}, "fsdp": {"--weight-decay"}}},
@@ -452,7 +466,7 @@ func TestKnobs(t *testing.T) {
 		{"PROFILE", profileOn, map[string][]string{
 			"mega": {"--profile", "--profile-ranks", "--profile-step-end", "--profile-step-start", "--tensorboard-dir", "--use-pytorch-profiler"},
 			"prim": {"", // the command: the trace folder is linked to OutputDir/profile before the run
-				"primus/llama-exp.yaml:overrides.profile", "primus/llama-exp.yaml:overrides.profile_ranks", "primus/llama-exp.yaml:overrides.profile_step_end", "primus/llama-exp.yaml:overrides.profile_step_start", "primus/llama-exp.yaml:overrides.use_pytorch_profiler"},
+				"primus/llama-exp.yaml:overrides.profile", "primus/llama-exp.yaml:overrides.profile_ranks", "primus/llama-exp.yaml:overrides.profile_step_end", "primus/llama-exp.yaml:overrides.profile_step_start", "primus/llama-exp.yaml:overrides.torch_profiler_use_gzip", "primus/llama-exp.yaml:overrides.use_pytorch_profiler"},
 			"nemo": {"rival_nemo.json:logger.tensorboard_dir", "rival_nemo.json:profiling.use_pytorch_profiler"}}},
 	}
 	// Knobs of the profiler window, with profiling on in both launches.
@@ -533,3 +547,36 @@ func docsTable(t *testing.T, marker, want string) {
 // docs/frameworks.md shows the model registry's facts and the platform environment as the code has them.
 func TestDocsModelFacts(t *testing.T)  { docsTable(t, "model-facts", models.FactsMarkdown()) }
 func TestDocsPlatformEnv(t *testing.T) { docsTable(t, "platform-env", core.PlatformEnvMarkdown()) }
+
+// Every GPU launch names the pinned image of its stack, the default being the current one; a stack
+// Rival does not pin, or one on cpu, is refused naming STACK.
+func TestLaunchNamesItsStack(t *testing.T) {
+	for _, platform := range []string{hw.PlatformAMD, hw.PlatformNVIDIA} {
+		for _, fw := range Names() {
+			for _, stack := range append([]string{""}, core.StackNames...) {
+				r := request(t, platform, fw, "llama")
+				r.Stack = stack
+				l, err := Build(r)
+				require.NoError(t, err, "%s %s %q", platform, fw, stack)
+				pin, err := core.PinFor(platform, stack)
+				require.NoError(t, err)
+				assert.Equal(t, pin.Name(), l.Stack, "%s %s %q", platform, fw, stack)
+				if stack == "" {
+					assert.Contains(t, pin.Image, map[string]string{hw.PlatformAMD: "v26.5", hw.PlatformNVIDIA: "26.06"}[platform], "the default is the current stack")
+				}
+			}
+		}
+	}
+	r := request(t, hw.PlatformNVIDIA, "mega", "llama")
+	r.Stack = "newest"
+	_, err := Build(r)
+	assert.ErrorContains(t, err, `STACK "newest": want current or previous`)
+	r = request(t, hw.PlatformCPU, "fsdp", "llama-proxy")
+	r.Stack = core.StackPrevious
+	_, err = Build(r)
+	assert.ErrorContains(t, err, "STACK previous: the cpu platform has one stack")
+	r.Stack = ""
+	l, err := Build(r)
+	require.NoError(t, err)
+	assert.Empty(t, l.Stack)
+}

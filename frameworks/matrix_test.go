@@ -46,18 +46,21 @@ var matrixModels = []string{"llama", "qwen", "mistral", "llama-proxy", "qwen-pro
 // refused with the reason, and are skipped.
 func forMatrix(t *testing.T, check func(t *testing.T, r core.Request, l core.Launch)) {
 	for _, c := range []struct{ platform, fw string }{{hw.PlatformAMD, "mega"}, {hw.PlatformNVIDIA, "mega"}, {hw.PlatformAMD, "prim"}} {
-		for _, m := range matrixModels {
-			for _, v := range variants {
-				t.Run(c.platform+"/"+c.fw+"/"+m+"/"+v.name, func(t *testing.T) {
-					r := request(t, c.platform, c.fw, m)
-					v.set(&r)
-					l, err := Build(r)
-					if err != nil && strings.HasSuffix(m, "-proxy") && (strings.Contains(err.Error(), "does not divide") || strings.Contains(err.Error(), "positions of")) {
-						t.Skipf("refused as it should be: %v", err)
-					}
-					require.NoError(t, err)
-					check(t, r, l)
-				})
+		for _, stack := range core.StackNames {
+			for _, m := range matrixModels {
+				for _, v := range variants {
+					t.Run(stack+"/"+c.platform+"/"+c.fw+"/"+m+"/"+v.name, func(t *testing.T) {
+						r := request(t, c.platform, c.fw, m)
+						r.Stack = stack
+						v.set(&r)
+						l, err := Build(r)
+						if err != nil && strings.HasSuffix(m, "-proxy") && (strings.Contains(err.Error(), "does not divide") || strings.Contains(err.Error(), "positions of")) {
+							t.Skipf("refused as it should be: %v", err)
+						}
+						require.NoError(t, err)
+						check(t, r, l)
+					})
+				}
 			}
 		}
 	}
@@ -115,11 +118,10 @@ func primOverrides(t *testing.T, l core.Launch) (map[string]any, string, string)
 }
 
 func TestMatrixAgainstUpstreamFacts(t *testing.T) {
-	pr, err := facts.PrimusAt("v26.2")
-	require.NoError(t, err)
 	forMatrix(t, func(t *testing.T, r core.Request, l core.Launch) {
-		pin, err := core.PinFor(r.Platform)
+		pin, err := core.PinFor(r.Platform, r.Stack)
 		require.NoError(t, err)
+		assert.Equal(t, pin.Name(), l.Stack, "the launch names its stack")
 		mg, err := facts.MegatronAt(pin.MegatronCommit)
 		require.NoError(t, err)
 		switch l.Framework {
@@ -130,6 +132,8 @@ func TestMatrixAgainstUpstreamFacts(t *testing.T) {
 				assert.Equal(t, path.Join(r.OutputDir, "profile"), vals["tensorboard_dir"])
 			}
 		case "prim":
+			pr, err := facts.PrimusAt(pin.Primus)
+			require.NoError(t, err)
 			ov, model, stock := primOverrides(t, l)
 			require.NoError(t, pr.CheckOverrides(model, mg, ov))
 			assert.True(t, pr.HasEXP(stock), "started from %q, which Primus %s ships under %s", stock, pr.Tag, pr.EXPDir)
@@ -153,7 +157,7 @@ func TestMatrixNegativeControls(t *testing.T) {
 	r := request(t, hw.PlatformNVIDIA, "mega", "llama")
 	l, err := Build(r)
 	require.NoError(t, err)
-	pin, _ := core.PinFor(hw.PlatformNVIDIA)
+	pin, _ := core.PinFor(hw.PlatformNVIDIA, "")
 	mg, err := facts.MegatronAt(pin.MegatronCommit)
 	require.NoError(t, err)
 	args := megatronArgs(t, l)
@@ -170,13 +174,13 @@ func TestMatrixNegativeControls(t *testing.T) {
 		assert.Contains(t, err.Error(), c.want, name)
 	}
 
-	pr, err := facts.PrimusAt("v26.2")
+	amd, _ := core.PinFor(hw.PlatformAMD, "")
+	pr, err := facts.PrimusAt(amd.Primus)
 	require.NoError(t, err)
 	rp := request(t, hw.PlatformAMD, "prim", "llama")
 	lp, err := Build(rp)
 	require.NoError(t, err)
 	ov, model, _ := primOverrides(t, lp)
-	amd, _ := core.PinFor(hw.PlatformAMD)
 	mgA, err := facts.MegatronAt(amd.MegatronCommit)
 	require.NoError(t, err)
 	for name, c := range map[string]struct {
@@ -234,7 +238,7 @@ func TestPrimModelReachesTransformerConfig(t *testing.T) {
 				require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 				require.NoError(t, os.WriteFile(p, b, 0o644))
 			}
-			pin, err := core.PinFor(hw.PlatformAMD)
+			pin, err := core.PinFor(hw.PlatformAMD, "")
 			require.NoError(t, err)
 			facts, err := filepath.Abs("facts")
 			require.NoError(t, err)

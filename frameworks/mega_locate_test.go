@@ -38,9 +38,11 @@ func TestMegaFindsPretrainGPTAtRunTime(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash not found")
 	}
-	pinned, err := mega.Dir(hw.PlatformNVIDIA)
-	require.NoError(t, err)
-	assert.Equal(t, "/opt/Megatron-Bridge/3rdparty/Megatron-LM", pinned, "the NeMo 26.02 image's Megatron-LM tree (Megatron-Bridge v0.3.0)")
+	for _, stack := range core.StackNames {
+		pinned, err := mega.Dir(core.Plan{Request: core.Request{Platform: hw.PlatformNVIDIA, Stack: stack}})
+		require.NoError(t, err)
+		assert.Equal(t, "/opt/Megatron-Bridge/3rdparty/Megatron-LM", pinned, "the NeMo images' Megatron-LM tree (Megatron-Bridge's 3rdparty)")
+	}
 
 	l, err := Build(request(t, hw.PlatformNVIDIA, "mega", "llama"))
 	require.NoError(t, err)
@@ -58,7 +60,7 @@ func TestMegaFindsPretrainGPTAtRunTime(t *testing.T) {
 	require.Error(t, err)
 	assert.NotContains(t, out, "cwd=", "torchrun never starts")
 	assert.Contains(t, out, "mega: Megatron-LM's pretrain_gpt.py not found")
-	assert.Contains(t, out, pinned+"/pretrain_gpt.py")
+	assert.Contains(t, out, "/opt/Megatron-Bridge/3rdparty/Megatron-LM/pretrain_gpt.py")
 	assert.Contains(t, out, "MEGATRON_LM_DIR")
 	assert.Equal(t, 1, strings.Count(out, "\n"), "one line: %s", out)
 }

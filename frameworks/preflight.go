@@ -23,7 +23,7 @@ func preflight(p core.Plan, l *core.Launch) error {
 	var args []string
 	script := path.Join(p.OutputDir, PreflightDir, "preflight.py")
 	megatronTrees := "$" + mega.DirEnv
-	if d, err := mega.Dir(p.Platform); err == nil {
+	if d, err := mega.Dir(p); err == nil {
 		megatronTrees += ":" + d
 	}
 	world := core.Int(p.World)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -60,16 +61,16 @@ func runPreflight(t *testing.T, dir string, r core.Request, l core.Launch) (stri
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		require.NoError(t, os.WriteFile(p, b, 0o644))
 	}
-	pin, err := core.PinFor(r.Platform)
+	pin, err := core.PinFor(r.Platform, r.Stack)
 	require.NoError(t, err)
 	args := l.Preflight.Command[1:]
 	if l.Framework == core.Nemo {
-		tr := upstreamtest.Get(t)
 		facts, err := filepath.Abs("facts")
 		require.NoError(t, err)
-		args = append([]string{"-W", "ignore", "-c", upstreamtest.NemoPreflight, facts, tr.Bridge, tr.Megatron}, args...)
+		args = append([]string{"-W", "ignore", "-c", upstreamtest.NemoPreflight, facts,
+			filepath.Join(dir, "bridge-v"+pin.Bridge), filepath.Join(dir, "megatron-"+pin.MegatronCommit[:8])}, args...)
 	}
-	cmd := exec.Command(upstreamtest.Get(t).Python, args...)
+	cmd := exec.Command(stackPython(t, r.Stack), args...)
 	cmd.Dir = l.Preflight.WorkDir
 	cmd.Env = os.Environ()
 	for k, v := range l.Preflight.Env {
@@ -80,6 +81,27 @@ func runPreflight(t *testing.T, dir string, r core.Request, l core.Launch) (stri
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
+
+// stackPython is the Python that runs a stack's trees: the one upstreamtest finds for the previous
+// stack, Python 3.13 in the torch image for the current one (Megatron Core 0.18 and Bridge 0.5 need
+// 3.12), once per test.
+func stackPython(t *testing.T, stack string) string {
+	t.Helper()
+	tr := upstreamtest.Get(t)
+	if stack == core.StackPrevious {
+		return tr.Python
+	}
+	modernOnce.Do(func() { modern = tr.ModernPython(t, "..") })
+	if modern == "" {
+		t.FailNow() // the first caller skipped or failed
+	}
+	return modern
+}
+
+var (
+	modernOnce sync.Once
+	modern     string
+)
 
 // effectiveOf is the effective configuration a preflight's output reports.
 func effectiveOf(t *testing.T, out string) effective.Config {
@@ -127,8 +149,9 @@ func TestEffectiveConfigNegativeControlsOnUpstreamTrees(t *testing.T) {
 		{hw.PlatformAMD, "prim", "llama", func(l *core.Launch) { editEXP(l, "hidden_dropout: 0.0", "hidden_dropout: 0.1") }, "hidden_dropout", "0.1", "0"},
 		{hw.PlatformAMD, "prim", "qwen", func(l *core.Launch) { editEXP(l, "init_method_std: 0.02", "init_method_std: 0.008") }, "init_std", "0.008", "0.02"},
 	} {
-		t.Run(c.platform+"/"+c.fw+"/"+c.field, func(t *testing.T) {
+		eachStack(t, c.platform+"/"+c.fw+"/"+c.field, func(t *testing.T, stack string) {
 			r := request(t, c.platform, c.fw, c.model)
+			r.Stack = stack
 			r.OutputDir, r.TokenizerPath = t.TempDir(), tokenizerDir(t, c.model)
 			l, err := Build(r)
 			require.NoError(t, err)
@@ -166,8 +189,9 @@ func TestPreflightNegativeControlsOnUpstreamTrees(t *testing.T) {
 		}, "Please set `enable_primus_turbo=True` to enable sync-free MoE"},
 		{hw.PlatformAMD, "prim", func(l *core.Launch) { editEXP(l, "mock_data: false", "mock_data: true") }, "Primus clears the data paths"},
 	} {
-		t.Run(c.fw+"/"+c.want, func(t *testing.T) {
+		eachStack(t, c.fw+"/"+c.want, func(t *testing.T, stack string) {
 			r := request(t, c.platform, c.fw, "llama")
+			r.Stack = stack
 			r.OutputDir = t.TempDir()
 			l, err := Build(r)
 			require.NoError(t, err)
@@ -201,10 +225,19 @@ func appendToRun(args ...string) func(l *core.Launch) {
 	return func(l *core.Launch) { l.Command = append(l.Command, args...) }
 }
 
-// llamaLaunch is fw's Llama launch on platform, written for a preflight in a temporary directory.
-func llamaLaunch(t *testing.T, platform, fw string) (core.Request, core.Launch) {
+// eachStack runs f as one subtest per stack, named name/stack.
+func eachStack(t *testing.T, name string, f func(t *testing.T, stack string)) {
+	for _, stack := range core.StackNames {
+		t.Run(name+"/"+stack, func(t *testing.T) { f(t, stack) })
+	}
+}
+
+// llamaLaunch is fw's Llama launch on platform and stack, written for a preflight in a temporary
+// directory.
+func llamaLaunch(t *testing.T, platform, fw, stack string) (core.Request, core.Launch) {
 	t.Helper()
 	r := request(t, platform, fw, "llama")
+	r.Stack = stack
 	r.OutputDir, r.TokenizerPath = t.TempDir(), tokenizerDir(t, "llama")
 	l, err := Build(r)
 	require.NoError(t, err)
@@ -230,8 +263,8 @@ func TestPreflightIsTheRunsCommand(t *testing.T) {
 			l.Files["rival_nemo.json"] = []byte(strings.Replace(string(l.Files["rival_nemo.json"]), `"rotary_percent": 1,`, `"rotary_percent": 0.5,`, 1))
 		}, "rotary_percent", "0.5", "1"},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			r, l := llamaLaunch(t, c.platform, c.fw)
+		eachStack(t, c.name, func(t *testing.T, stack string) {
+			r, l := llamaLaunch(t, c.platform, c.fw, stack)
 			before := append([]string(nil), l.Preflight.Command...)
 			c.edit(&l)
 			p, err := Validate(r, l.Framework)
@@ -279,8 +312,8 @@ func TestPreflightStopsAKnobDrift(t *testing.T) {
 			l.Files["rival_nemo.json"] = []byte(strings.Replace(string(l.Files["rival_nemo.json"]), `"attention_backend": "auto",`, `"attention_backend": "fused",`, 1))
 		}, `attention_backend: the run builds "fused", Rival's fairness table sets "auto"`},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			r, l := llamaLaunch(t, c.platform, c.fw)
+		eachStack(t, c.name, func(t *testing.T, stack string) {
+			r, l := llamaLaunch(t, c.platform, c.fw, stack)
 			text := func() string {
 				s := strings.Join(l.Command, " ")
 				for _, k := range slices.Sorted(maps.Keys(l.Env)) {
@@ -314,7 +347,7 @@ func TestPreflightStopsAKnobDrift(t *testing.T) {
 // the run trains with.
 func TestPreflightFollowsPrimusBackendPath(t *testing.T) {
 	dir := upstreamDir(t)
-	pin, err := core.PinFor(hw.PlatformAMD)
+	pin, err := core.PinFor(hw.PlatformAMD, core.StackCurrent)
 	require.NoError(t, err)
 	sh, err := os.ReadFile(filepath.Join(dir, "primus-"+pin.Primus, "examples", "run_pretrain.sh"))
 	require.NoError(t, err)
@@ -334,7 +367,7 @@ func TestPreflightFollowsPrimusBackendPath(t *testing.T) {
 	require.Positive(t, reset, "Primus %s's run_pretrain.sh empties TRAIN_EXTRA_ARGS", pin.Primus)
 	require.Greater(t, used, reset, "and only then puts it on the command line")
 
-	nvd, err := core.PinFor(hw.PlatformNVIDIA)
+	nvd, err := core.PinFor(hw.PlatformNVIDIA, core.StackCurrent)
 	require.NoError(t, err)
 	other := filepath.Join(dir, "megatron-"+nvd.MegatronCommit[:8]) // a tree other than the AMD image's
 	require.NotEqual(t, pin.MegatronCommit, nvd.MegatronCommit)

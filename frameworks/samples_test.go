@@ -69,8 +69,14 @@ func samplesLine(t *testing.T, out string) core.SampleDigest {
 // provider over the validated ConfigContainer and the batch sampler Bridge's loader builds for each
 // data-parallel rank. Each equals Rival's digest of its order, also for another split of the global
 // batch over ranks (nemo DP 4 × MBS 2). A launch with another seed reads other samples, and the
-// digests differ. Without the dataset the preflight prints no digest.
+// digests differ. Without the dataset the preflight prints no digest. All of it on each stack's trees.
 func TestPreflightDigestsMegatronsSamples(t *testing.T) {
+	for _, stack := range core.StackNames {
+		t.Run(stack, func(t *testing.T) { digestsOnStack(t, stack) })
+	}
+}
+
+func digestsOnStack(t *testing.T, stack string) {
 	dir := upstreamDir(t)
 	seed43 := func(l *core.Launch) { setArg(l.Preflight, "--seed", "43") }
 	for _, c := range []struct {
@@ -88,6 +94,7 @@ func TestPreflightDigestsMegatronsSamples(t *testing.T) {
 	} {
 		t.Run(c.platform+"/"+c.fw+"/"+c.name, func(t *testing.T) {
 			r := request(t, c.platform, c.fw, c.model)
+			r.Stack = stack
 			r.Fair.SL, r.Fair.GA, r.Fair.TrainIters, r.Fair.WarmupSteps = 256, 2, 20, 2
 			if c.layout != nil {
 				c.layout(&r.Fair)
@@ -116,6 +123,7 @@ func TestPreflightDigestsMegatronsSamples(t *testing.T) {
 	for _, fw := range []string{"mega", "nemo"} {
 		t.Run(fw+"/no dataset", func(t *testing.T) {
 			r := request(t, hw.PlatformNVIDIA, fw, "mistral")
+			r.Stack = stack
 			r.OutputDir, r.TokenizerPath = t.TempDir(), tokenizerDir(t, "mistral")
 			l, err := Build(r)
 			require.NoError(t, err)

@@ -214,7 +214,7 @@ var knobs = []knob{
 		r.Factor = 16 // on where it was off (Megatron's default factor is 8), or a new factor
 		m.RopeScaling = &r
 	},
-		megatron: []string{"rope_scaling_factor"}, bridge: []string{"model.scale_factor"}},
+		megatron: []string{"rope_scaling_factor"}, bridge: []string{"model.rope_scaling_factor"}}, // Bridge 0.5.0's GPTModelProvider (0.3.0: Llama31ModelProvider's scale_factor)
 	{name: "RMSNorm ε", field: "Model.NormEps", keys: []string{"epsilon"}, model: func(m *models.Model, _ int) { m.NormEps = 3e-6 },
 		megatron: []string{"layernorm_epsilon"}, bridge: []string{"model.layernorm_epsilon"}},
 	{name: "init std", field: "Model.InitStd", keys: []string{"init"}, model: func(m *models.Model, _ int) { m.InitStd = 0.01 },
@@ -231,6 +231,7 @@ var knobs = []knob{
 // each with the reason; every other field must have a knob above (TestKnobsCoverEveryField).
 var notKnobs = map[string]string{
 	"Request.Platform":  "the platform: the table's rows say where each framework runs",
+	"Request.Stack":     "the pinned image: every launch is pinned on both stacks (TestGoldenMatrix), and fsdp's is the same on both by design; TestLaunchNamesItsStack",
 	"Request.Framework": "the framework itself", "Request.Model": "the model: every model is a cell",
 	"Request.Host": "the detected hardware, checked against the GPU count", "Request.GPUs": "covered by DP",
 	"Request.DataPrefix": "a path", "Request.DataCacheDir": "a path", "Request.TokenizerPath": "a path",
@@ -348,7 +349,7 @@ func reaches(t *testing.T, k knob, platform string, a, b core.Launch) {
 	t.Helper()
 	switch a.Framework {
 	case core.Mega:
-		pin, err := core.PinFor(platform)
+		pin, err := core.PinFor(platform, "") // the knob tables build on the default stack
 		require.NoError(t, err)
 		mg, err := facts.MegatronAt(pin.MegatronCommit)
 		require.NoError(t, err)
@@ -377,33 +378,42 @@ func reaches(t *testing.T, k knob, platform string, a, b core.Launch) {
 // and in its preflight, and records it.
 func TestPlatformEnvIsEveryFrameworks(t *testing.T) {
 	for _, platform := range []string{hw.PlatformAMD, hw.PlatformNVIDIA, hw.PlatformCPU} {
-		want := core.PlatformEnv(platform)
-		for _, fw := range Table() {
-			if !slices.Contains(fw.Platforms, platform) {
-				continue
-			}
-			for _, model := range []string{"llama", "mistral-proxy"} {
-				l, err := Build(request(t, platform, fw.Name, model))
-				require.NoError(t, err)
-				for k, v := range want {
-					assert.Equal(t, v, l.Env[k], "%s %s %s: %s", platform, fw.Name, model, k)
-					if l.Preflight != nil {
-						assert.Equal(t, v, l.Preflight.Env[k], "%s %s preflight: %s", platform, fw.Name, k)
-					}
+		stacks := core.StackNames
+		if platform == hw.PlatformCPU {
+			stacks = []string{""}
+		}
+		for _, stack := range stacks {
+			want := core.PlatformEnv(platform, stack)
+			for _, fw := range Table() {
+				if !slices.Contains(fw.Platforms, platform) {
+					continue
 				}
-				if len(want) > 0 {
-					assert.Equal(t, want, l.PlatformEnv, "%s %s records the platform's environment", platform, fw.Name)
-				} else {
-					assert.Empty(t, l.PlatformEnv)
+				for _, model := range []string{"llama", "mistral-proxy"} {
+					r := request(t, platform, fw.Name, model)
+					r.Stack = stack
+					l, err := Build(r)
+					require.NoError(t, err)
+					for k, v := range want {
+						assert.Equal(t, v, l.Env[k], "%s %s %s: %s", platform, fw.Name, model, k)
+						if l.Preflight != nil {
+							assert.Equal(t, v, l.Preflight.Env[k], "%s %s preflight: %s", platform, fw.Name, k)
+						}
+					}
+					if len(want) > 0 {
+						assert.Equal(t, want, l.PlatformEnv, "%s %s records the platform's environment", platform, fw.Name)
+					} else {
+						assert.Empty(t, l.PlatformEnv)
+					}
 				}
 			}
 		}
 	}
-	assert.NotEmpty(t, core.PlatformEnv(hw.PlatformAMD)["RCCL_MSCCL_ENABLE"])
+	assert.NotEmpty(t, core.PlatformEnv(hw.PlatformAMD, "")["RCCL_MSCCL_ENABLE"])
+	assert.Equal(t, "1", core.PlatformEnv(hw.PlatformAMD, core.StackPrevious)["NCCL_PXN_DISABLE"], "Primus v26.2 forced PXN off")
 
 	// A builder that sets one of them to another value is refused, naming the table.
 	l := core.Launch{Framework: "mega", Env: map[string]string{"HSA_ENABLE_SDMA": "0"}}
-	assert.ErrorContains(t, core.ApplyPlatformEnv(hw.PlatformAMD, &l), "HSA_ENABLE_SDMA=0")
+	assert.ErrorContains(t, core.ApplyPlatformEnv(hw.PlatformAMD, "", &l), "HSA_ENABLE_SDMA=0")
 }
 
 // runPretrainExports reads the variables Primus's examples/run_pretrain.sh exports on every run of
@@ -431,6 +441,8 @@ func runPretrainExports(t *testing.T, script string) map[string]string {
 			line = strings.TrimSpace(line[:i])
 		}
 		switch {
+		case strings.HasPrefix(line, "if ") && (strings.HasSuffix(line, "; fi") || strings.HasSuffix(line, " fi")):
+			continue // a conditional on one line (v26.5.1's logging helpers) exports nothing
 		case strings.HasPrefix(line, "if "):
 			b := block{}
 			switch {
@@ -482,20 +494,24 @@ func runPretrainExports(t *testing.T, script string) map[string]string {
 	return out
 }
 
-// The AMD table is what Primus v26.2's run_pretrain.sh exports for the collective, runtime and
-// kernel variables, so mega and fsdp on AMD now run with what prim and titan always got.
+// The AMD table of each stack is what that stack's Primus run_pretrain.sh exports for the collective,
+// runtime and kernel variables, so mega and fsdp on AMD run with what prim and titan always get.
 func TestPlatformEnvIsRunPretrains(t *testing.T) {
 	dir := upstreamDir(t)
-	b, err := os.ReadFile(filepath.Join(dir, "primus-v26.2", "examples", "run_pretrain.sh"))
-	require.NoError(t, err)
-	exports := runPretrainExports(t, string(b))
-	tuning := regexp.MustCompile(`^(NCCL_|RCCL_|MSCCLPP_|HSA_|GPU_MAX_|TORCH_NCCL_|NVTE_|CUDA_DEVICE_)`)
-	want := map[string]string{}
-	for k, v := range exports {
-		if tuning.MatchString(k) && v != "" {
-			want[k] = v
+	for _, stack := range core.StackNames {
+		pin, err := core.PinFor(hw.PlatformAMD, stack)
+		require.NoError(t, err)
+		b, err := os.ReadFile(filepath.Join(dir, "primus-"+pin.Primus, "examples", "run_pretrain.sh"))
+		require.NoError(t, err)
+		exports := runPretrainExports(t, string(b))
+		tuning := regexp.MustCompile(`^(NCCL_|RCCL_|MSCCLPP_|HSA_|GPU_MAX_|TORCH_NCCL_|NVTE_|CUDA_DEVICE_)`)
+		want := map[string]string{}
+		for k, v := range exports {
+			if tuning.MatchString(k) && v != "" {
+				want[k] = v
+			}
 		}
+		require.Contains(t, want, "NCCL_CHECKS_DISABLE", "the reader found Primus %s's run_pretrain.sh's exports", pin.Primus)
+		assert.Equal(t, want, core.PlatformEnv(hw.PlatformAMD, stack), "Primus %s", pin.Primus)
 	}
-	require.Contains(t, want, "NCCL_CHECKS_DISABLE", "the reader found run_pretrain.sh's exports")
-	assert.Equal(t, want, core.PlatformEnv(hw.PlatformAMD))
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/frameworks/conformance"
+	"github.com/rivalbench/rival/frameworks/core"
 )
 
 func main() {
@@ -37,10 +38,11 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("rival-conform", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	gpu := fs.Bool("gpu", false, "the GPU check: -device cuda -dtype bf16 -train-steps 20")
+	gpu := fs.Bool("gpu", false, "the GPU check: -device cuda -dtype bf16 -train-steps 20 -stacks current,previous")
 	device := fs.String("device", conformance.DeviceCPU, "cpu or cuda")
 	dtype := fs.String("dtype", conformance.FP32, "fp32 or bf16 (bf16: fp32 master weights)")
 	trainSteps := fs.Int("train-steps", 0, "also train each family's proxy this many steps with fsdp and TorchTitan (their GPU launches)")
+	stacks := fs.String("stacks", core.StackCurrent, "comma-separated stacks whose Megatron-LM, Bridge, Primus and TorchTitan launches run ("+strings.Join(core.StackNames, ", ")+")")
 	families := fs.String("families", "", "comma-separated proxy models (default: llama-proxy,qwen-proxy,mistral-proxy)")
 	upstream := fs.String("upstream", os.Getenv("RIVAL_UPSTREAM_DIR"), "the folder of pinned trees (megatron-<commit>, primus-<tag>, bridge-v<version>, torchtitan-<tag>)")
 	python := fs.String("python", "python3", "the Python with torch the runs use")
@@ -72,9 +74,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if !flagSet(fs, "train-steps") {
 			*trainSteps = 20
 		}
+		if !flagSet(fs, "stacks") {
+			*stacks = strings.Join(core.StackNames, ",")
+		}
 	}
 	opt := conformance.Options{Build: frameworks.Build, Dir: dir, Upstream: *upstream, Repo: *repo, Device: *device, DType: *dtype,
-		Python: *python, Threads: *threads, TrainSteps: *trainSteps}
+		Python: *python, Threads: *threads, TrainSteps: *trainSteps, Stacks: strings.Split(*stacks, ",")}
 	if *families != "" {
 		for _, m := range strings.Split(*families, ",") {
 			f, err := family(m)

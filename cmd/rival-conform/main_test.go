@@ -50,7 +50,7 @@ func TestGPUPlan(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "gpu")
 	code, out, errs := rivalConform(t, "-gpu", "-prepare", "-families", "llama-proxy", "-upstream", "/trees", "-repo", filepath.Join("..", ".."), dir)
 	require.Equal(t, 0, code, errs)
-	assert.Contains(t, out, "7 runs planned")
+	assert.Contains(t, out, "11 runs planned")
 	b, err := os.ReadFile(filepath.Join(dir, conformance.PlanFile))
 	require.NoError(t, err)
 	var p conformance.Plan
@@ -63,12 +63,16 @@ func TestGPUPlan(t *testing.T) {
 		kinds = append(kinds, r.Kind+" "+r.Name)
 	}
 	assert.Equal(t, []string{"conform llama-proxy/fsdp", "conform llama-proxy/mega", "conform llama-proxy/nemo", "conform llama-proxy/prim",
-		"conform llama-proxy/titan", "train llama-proxy/fsdp training", "train llama-proxy/titan training"}, kinds)
+		"conform llama-proxy/titan", "conform llama-proxy/previous/mega", "conform llama-proxy/previous/nemo", "conform llama-proxy/previous/prim",
+		"conform llama-proxy/previous/titan", "train llama-proxy/fsdp training", "train llama-proxy/titan training"}, kinds,
+		"the GPU check runs both stacks against one fsdp reference")
 	sh, err := os.ReadFile(filepath.Join(dir, conformance.ScriptFile))
 	require.NoError(t, err)
 	assert.Contains(t, string(sh), "RIVAL_CONFORM_DEVICE=cuda RIVAL_CONFORM_DTYPE=bf16")
 	assert.Contains(t, string(sh), "'--train-iters' '20'")
-	assert.Contains(t, string(sh), "'/trees/torchtitan-v0.2.0'")
+	assert.Contains(t, string(sh), "'/trees/torchtitan-v0.2.2'", "the current stack's TorchTitan")
+	assert.Contains(t, string(sh), "'/trees/torchtitan-v0.2.0'", "and the previous one's")
+	assert.Contains(t, string(sh), "'/trees/bridge-v0.3.0' '/trees/megatron-b0cc2706'")
 	toml, err := os.ReadFile(filepath.Join(dir, "train", "llama-proxy", "titan", "rival_titan.toml"))
 	require.NoError(t, err)
 	assert.Contains(t, string(toml), "steps = 20")

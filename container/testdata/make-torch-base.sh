@@ -3,7 +3,8 @@
 # a minimal Debian root filesystem with Debian's PyTorch (python3-torch, CPU
 # only), numpy and the threaded OpenBLAS that makes torch's CPU matmuls fast.
 # No registry is reachable in CI, so the container tests get their Python+torch
-# base this way instead of pulling one. Skips when the image already exists.
+# base this way instead of pulling one. Skips when the image already exists with
+# this package list.
 #
 #   bookworm (Debian 12): python3-torch 1.13.1, Python 3.11 (the default)
 #   trixie   (Debian 13): python3-torch 2.6.0,  Python 3.13 (FSDP2, SDPA)
@@ -25,8 +26,15 @@ bookworm | trixie) ;;
 	;;
 esac
 PACKAGES=python3-torch,python3-numpy,libopenblas0-pthread
+if [ "$SUITE" = trixie ]; then
+	# The current stack's trees (Megatron Core 0.18) need Python 3.12 or later, so their preflights run
+	# here, and the sample digest compiles Megatron's dataset helpers (helpers.cpp) with pybind11.
+	PACKAGES=$PACKAGES,g++,python3-dev,python3-pybind11
+fi
+MESSAGE="Debian $SUITE minbase + $PACKAGES (rival container tests)"
 
-if docker image inspect "$IMAGE" >/dev/null 2>&1; then
+# An image built from another package list (an older version of this script) is built again.
+if [ "$(docker image inspect -f '{{.Comment}}' "$IMAGE" 2>/dev/null)" = "$MESSAGE" ]; then
 	echo "make-torch-base: $IMAGE already exists, nothing to do"
 	exit 0
 fi
@@ -38,7 +46,7 @@ fi
 . "$(dirname "$0")/debian-base.sh"
 
 start=$(date +%s)
-debian_base_image make-torch-base "$SUITE" "$PACKAGES" "$IMAGE" "Debian $SUITE minbase + $PACKAGES (rival container tests)"
+debian_base_image make-torch-base "$SUITE" "$PACKAGES" "$IMAGE" "$MESSAGE"
 end=$(date +%s)
 echo "make-torch-base: done in $((end - start)) s"
 docker image ls "$IMAGE"

@@ -21,6 +21,7 @@ import (
 	"github.com/rivalbench/rival/container"
 	"github.com/rivalbench/rival/frameworks"
 	"github.com/rivalbench/rival/frameworks/conformance"
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/frameworks/upstreamtest"
 	"github.com/rivalbench/rival/models"
 )
@@ -47,16 +48,17 @@ func TestFrameworksComputeTheSameNumbers(t *testing.T) {
 	e := upstreamtest.TorchEngine(t)
 	const upstream, root = "/upstream", "/rival"
 	host := t.TempDir()
-	p, err := conformance.Prepare(context.Background(), conformance.Options{Build: frameworks.Build, Dir: host, Root: root, Upstream: upstream, Repo: filepath.Join("..", "..")})
+	p, err := conformance.Prepare(context.Background(), conformance.Options{Build: frameworks.Build, Dir: host, Root: root, Upstream: upstream, Repo: filepath.Join("..", ".."),
+		Stacks: core.StackNames})
 	require.NoError(t, err)
 	want := 0
 	for _, fam := range conformance.Families {
-		want += 5
+		want += 1 + 4*len(core.StackNames) // fsdp, then mega, nemo, prim and titan on each stack
 		if m, _ := models.Lookup(fam.Model); m.SlidingWindow > 0 {
 			want++ // fsdp-flex
 		}
 	}
-	require.Len(t, p.Runs, want, "five frameworks per family, and fsdp's flex path where a window acts")
+	require.Len(t, p.Runs, want, "five frameworks per family on each stack, and fsdp's flex path where a window acts")
 
 	// Planted drifts, each of a kind the read-back of arguments missed before: the numbers must
 	// part from the reference at the step the drift first acts.
@@ -155,29 +157,47 @@ func TestFrameworksComputeTheSameNumbers(t *testing.T) {
 		}
 	}
 	// The frameworks on Megatron Core build their models, optimizers and schedules from whole
-	// config objects: every field must be equal to mega's, or listed in megatronConfigDifferences
-	// with why the difference cannot change what the model computes or how it trains.
-	for _, fam := range conformance.Families {
-		for _, obj := range megatronObjects {
-			ref, ok := configs[fam.Model+"/mega"][obj]
-			if !assert.True(t, ok, "%s/mega prints its %s", fam.Model, obj) {
-				continue
-			}
-			for _, fw := range []string{"prim", "nemo"} {
-				c, ok := configs[fam.Model+"/"+fw][obj]
-				if !assert.True(t, ok, "%s/%s prints its %s", fam.Model, fw, obj) {
+	// config objects: on each stack, every field of prim's and nemo's must be equal to that stack's
+	// mega's, or listed in megatronConfigDifferences with why the difference cannot change what the
+	// model computes or how it trains; a listed difference no comparison needs fails too.
+	used, compared := map[string]bool{}, true
+	for _, st := range core.StackNames {
+		pre := ""
+		if st != core.StackCurrent {
+			pre = st + "/"
+		}
+		for _, fam := range conformance.Families {
+			for _, obj := range megatronObjects {
+				ref, ok := configs[fam.Model+"/"+pre+"mega"][obj]
+				if !assert.True(t, ok, "%s/%smega prints its %s", fam.Model, pre, obj) {
+					compared = false
 					continue
 				}
-				n := 0
-				for _, d := range conformance.CompareConfigs(ref, c) {
-					if _, known := megatronConfigDifferences[differenceKey(fw, obj, d.Field)]; known {
-						n++
+				for _, fw := range []string{"prim", "nemo"} {
+					run := fam.Model + "/" + pre + fw
+					c, ok := configs[run][obj]
+					if !assert.True(t, ok, "%s prints its %s", run, obj) {
+						compared = false
 						continue
 					}
-					t.Errorf("%s: %s.%s is %s in mega and %s in %s, and megatronConfigDifferences does not say why that cannot change the numbers (key %q)", fam.Model, obj, d.Field, d.A, d.B, fw, differenceKey(fw, obj, d.Field))
+					n := 0
+					for _, d := range conformance.CompareConfigs(ref, c) {
+						if k, known := megatronDifference(st, fw, obj, d.Field); known {
+							used[k] = true
+							n++
+							continue
+						}
+						t.Errorf("%s: %s.%s is %s in %smega and %s in %s, and megatronConfigDifferences does not say why that cannot change the numbers (key %q, or %q for the %s stack only)",
+							fam.Model, obj, d.Field, d.A, pre, d.B, run, differenceKey("", fw, obj, d.Field), differenceKey(st, fw, obj, d.Field), st)
+					}
+					t.Logf("%s: against %smega: %d %s fields, %d differ, each for a listed reason", run, pre, len(c.Fields), obj, n)
 				}
-				t.Logf("%s: %s against mega: %d %s fields, %d differ, each for a listed reason", fam.Model, fw, len(c.Fields), obj, n)
 			}
+		}
+	}
+	if compared {
+		for k := range megatronConfigDifferences {
+			assert.True(t, used[k], "megatronConfigDifferences lists %q, which no comparison needs: drop it", k)
 		}
 	}
 	// The config objects without a counterpart in another framework (fsdp's arguments, TorchTitan's
@@ -258,18 +278,47 @@ var primusPatches = map[string]string{
 	"megatron.te.delayed_scaling_reduce_amax":                  "FP8 scaling only",
 	"megatron.torch_profiler":                                  "the profiler",
 	"megatron.training_log.unified_patch":                      "log lines",
+	// Primus v26.5.1's.
+	"megatron.args.hsdp":                             "maps data_parallel_replicate_degree to distributed-optimizer instances for HSDP; 1 here, nothing mapped",
+	"megatron.validate_args":                         "wraps validate_args with Primus's ROCm checks, which the runtime ran: what they set is in the arguments the model is built from",
+	"megatron.training.skip_redundant_mp_sync":       "replaces two all-reduces over a size-1 model-parallel group (TP 1, PP 1) in the training loop's bookkeeping with pass-throughs: the same values",
+	"megatron.patch.apply_factory_merges_tolerant":   "checkpoint loading (PEFT factories)",
+	"megatron.patch.load_checkpoint_distributed_fix": "checkpoint loading",
+	"megatron.emerging_optimizers.log_level":         "a logger's level",
+	"megatron.fused_pad_routing_map":                 "the MoE routing map's padding kernel",
+	"megatron.moe.skip_identity_sort":                "MoE token dispatch only",
+	"megatron.training.pp_warmup.wrap_train":         "a fake forward and backward before training only with pp_warmup, off (Primus's default)",
+	"megatron.te.general_gemm_workspace_helper":      "Transformer Engine's GEMM workspace buffer; the local spec here uses none",
+	"megatron_bridge.training_log.forward_to_rank0":  "log lines",
+	"megatron.triton.silence_autotune_print":         "Triton's autotuner printing",
 }
 
 // megatronObjects are the config objects the runners on Megatron Core print and the test compares.
 var megatronObjects = []string{conformance.TransformerConfig, "OptimizerConfig", "OptimizerParamScheduler"}
 
 // differenceKey is a megatronConfigDifferences key: "<framework> <field>" for TransformerConfig,
-// "<framework> <object>.<field>" for the others.
-func differenceKey(fw, obj, field string) string {
-	if obj == conformance.TransformerConfig {
-		return fw + " " + field
+// "<framework> <object>.<field>" for the others, on every stack; prefixed "<stack>: " for a
+// difference of that stack only (a field one Megatron-LM commit has and the other lacks).
+func differenceKey(stack, fw, obj, field string) string {
+	k := fw + " " + field
+	if obj != conformance.TransformerConfig {
+		k = fw + " " + obj + "." + field
 	}
-	return fw + " " + obj + "." + field
+	if stack != "" {
+		k = stack + ": " + k
+	}
+	return k
+}
+
+// megatronDifference is the key under which megatronConfigDifferences explains a difference on
+// stack: the stack's own, else the one for every stack.
+func megatronDifference(stack, fw, obj, field string) (string, bool) {
+	for _, k := range []string{differenceKey(stack, fw, obj, field), differenceKey("", fw, obj, field)} {
+		if _, ok := megatronConfigDifferences[k]; ok {
+			return k, true
+		}
+	}
+	return "", false
 }
 
 // accountedObjects are the config objects of each framework that fieldAccounting covers field by
@@ -288,11 +337,11 @@ func accountingKey(fw, obj, field string) string {
 // megatronConfigDifferences are the config fields (differenceKey) whose value in prim's or nemo's
 // run differs from mega's, each with why it cannot change the numbers.
 var megatronConfigDifferences = map[string]string{
-	// Primus hands Megatron its YAML string, which matches no AttnBackend member: Megatron then sets
-	// none of Transformer Engine's backend switches. prim's launch sets them as Megatron does for
-	// auto (prim.NVTEBackend), and the preflight reads the backend back from them (knob
-	// attention_backend). The local layer spec here reads neither.
-	"prim attention_backend":           "a string, not AttnBackend.auto; the NVTE_* switches decide, set and read back",
+	// Primus v26.2 hands Megatron its YAML string, which matches no AttnBackend member: Megatron then
+	// sets none of Transformer Engine's backend switches. prim's launch sets them as Megatron does
+	// for auto (prim.NVTEBackend), and the preflight reads the backend back from them (knob
+	// attention_backend). The local layer spec here reads neither. Primus v26.5.1 hands the member.
+	"previous: prim attention_backend": "a string, not AttnBackend.auto; the NVTE_* switches decide, set and read back",
 	"prim cross_entropy_fusion_impl":   "the fused cross-entropy kernel's choice; cross_entropy_loss_fusion is off in every launch (knob cross_entropy_fusion)",
 	"prim fp8_amax_compute_algo":       "FP8 is off here; FP8 launches set algo max in all three (mega's --fp8-amax-compute-algo, Primus's trainer_base.yaml, Bridge's mixed_precision)",
 	"prim fp8_amax_history_len":        "FP8 is off here; FP8 launches set history 1024 in all three",
@@ -308,13 +357,67 @@ var megatronConfigDifferences = map[string]string{
 	"nemo transformer_impl": "chooses the layer spec, which the conformance fixes to the local one",
 	// The optimizer configs: mega's and prim's as Megatron's training builds them from the arguments
 	// (get_megatron_optimizer_config), nemo's Bridge's own.
-	"prim OptimizerConfig.muon_momentum":                        "Muon only; every launch trains Adam",
-	"nemo OptimizerConfig.muon_momentum":                        "Muon only; every launch trains Adam",
-	"nemo OptimizerConfig.barrier_with_L1_time":                 "a barrier before the optimizer's timers: timing, not values",
-	"nemo OptimizerConfig.fp8_recipe":                           "read by the distributed optimizer for FP8 (Float8Tensor) parameters only; FP8 parameter all-gathers are off in every launch",
-	"nemo OptimizerConfig.optimizer_offload_fraction":           "read only with optimizer_cpu_offload, off in all three (equal)",
-	"nemo OptimizerConfig.overlap_param_gather":                 "overlaps the distributed optimizer's all-gather with compute: when, not what; every launch turns it on through core.Fairness (nemo in its DDP config)",
+	"prim OptimizerConfig.muon_momentum":              "Muon only; every launch trains Adam",
+	"nemo OptimizerConfig.muon_momentum":              "Muon only; every launch trains Adam",
+	"nemo OptimizerConfig.barrier_with_L1_time":       "a barrier before the optimizer's timers: timing, not values",
+	"nemo OptimizerConfig.fp8_recipe":                 "read by the distributed optimizer for FP8 (Float8Tensor) parameters only; FP8 parameter all-gathers are off in every launch",
+	"nemo OptimizerConfig.optimizer_offload_fraction": "read only with optimizer_cpu_offload, off in all three (equal)",
+	// Bridge 0.3 leaves the optimizer's flag at its default and sets the DDP config's; Bridge 0.5's
+	// validation syncs the two, so on the current stack they agree.
+	"previous: nemo OptimizerConfig.overlap_param_gather":       "overlaps the distributed optimizer's all-gather with compute: when, not what; every launch turns it on through core.Fairness (nemo in its DDP config)",
 	"prim OptimizerParamScheduler.override_opt_param_scheduler": "which schedule wins when a checkpoint is loaded (Primus's pre_trainer.yaml sets it); runs start without one",
+
+	// The current stack builds mega on Megatron-LM d0b3b775 (Core 0.18, the NeMo image's) and prim on
+	// d3528a21 (Core 0.16.0rc0, the Primus image's): fields one commit has and the other lacks, and
+	// defaults that moved between them. Each is weighed: it acts on a feature off in every
+	// conformance launch (MoE, FP8, CUDA graphs, offloading, inference, other optimizers), or its
+	// value computes what the other commit computes without it. "absent" marks the side without it.
+	"current: prim cpu_offloading_retain_pinned_cpu_buffers":             "Core 0.18 only: pinned host buffers for activation CPU offloading, which is off (cpu_offloading equal, False)",
+	"current: prim cuda_graph_modules":                                   "Core 0.18 only: what a CUDA graph captures; cuda_graph_impl is none in both (equal)",
+	"current: prim cuda_graph_scope":                                     "the CUDA graph scope, [] in 0.16 and None in 0.18, both nothing captured; cuda_graph_impl is none in both (equal)",
+	"current: prim cuda_graph_use_single_mempool":                        "a default that moved (0.16 False, 0.18 True), read only for local full-iteration CUDA graphs; cuda_graph_impl is none in both",
+	"current: prim fine_grained_offloading_max_inflight_offloads":        "Core 0.18 only: fine-grained activation offloading, off (fine_grained_activation_offloading equal, False)",
+	"current: prim fp8_output_proj":                                      "Core 0.18 only: FP8 for the attention's output projection; FP8 is off here (fp8 equal, None)",
+	"current: prim fused_residual_rmsnorm":                               "Core 0.18 only: fuses the residual add into RMSNorm's backward under Transformer Engine; False, so the add and the norm stay apart, as 0.16 computes them",
+	"current: prim high_priority_a2a_comm_stream":                        "Core 0.18 only: the stream priority of MoE all-to-all communication; no experts here",
+	"current: prim inference_cuda_graph_scope":                           "Core 0.18 only: inference",
+	"current: prim inference_disable_torch_grouped_mm":                   "Core 0.16 only: inference",
+	"current: prim inference_grouped_gemm_backend":                       "Core 0.18 only: inference",
+	"current: prim inference_moe_disable_fused_quant_kernels":            "Core 0.18 only: inference, MoE",
+	"current: prim inference_moe_token_dispatcher_type":                  "Core 0.18 only: inference, MoE",
+	"current: prim mlp_chunks_for_training":                              "Core 0.18 only: the MLP computed in this many chunks along the sequence; 1, the whole sequence at once, as 0.16 computes it",
+	"current: prim moe_expert_rank_capacity_factor":                      "Core 0.18 only: MoE; a launch that builds experts is refused",
+	"current: prim moe_hybridep_num_blocks_permute":                      "Core 0.18 only: MoE (HybridEP dispatcher)",
+	"current: prim moe_hybridep_num_blocks_unpermute":                    "Core 0.18 only: MoE (HybridEP dispatcher)",
+	"current: prim moe_hybridep_num_sms":                                 "MoE (HybridEP dispatcher): its default moved (0.16 16, 0.18 None); a launch that builds experts is refused",
+	"current: prim moe_hybridep_num_sms_preprocessing":                   "Core 0.18 only: MoE (HybridEP dispatcher)",
+	"current: prim moe_mlp_glu_interleave_size":                          "Core 0.18 only: MoE experts' GLU layout",
+	"current: prim moe_paged_stash":                                      "Core 0.18 only: the MoE paged stash of expert activations (rival_conform.py stands in triton for its module); False, and no experts here",
+	"current: prim moe_paged_stash_buffer_size_factor_cpu":               "Core 0.18 only: read only with moe_paged_stash, False",
+	"current: prim moe_paged_stash_buffer_size_factor_cuda":              "Core 0.18 only: read only with moe_paged_stash, False",
+	"current: prim moe_paged_stash_page_size":                            "Core 0.18 only: read only with moe_paged_stash, False",
+	"current: prim moe_permute_fusion_into_hybridep":                     "Core 0.18 only: MoE (HybridEP dispatcher)",
+	"current: prim moe_router_force_biased":                              "Core 0.18 only: MoE router",
+	"current: prim moe_single_grouped_bias":                              "Core 0.18 only: MoE experts' weight layout",
+	"current: prim moe_single_grouped_weight":                            "Core 0.18 only: MoE experts' weight layout",
+	"current: prim overlap_dispatch_backward_with_experts_wgrad":         "Core 0.18 only: MoE dispatch overlap",
+	"current: prim use_grouped_gemm_for_dense_mlp":                       "Core 0.18 only: the dense MLP through Transformer Engine's GroupedLinear (its op fuser, MXFP8); False, the plain linear layers as in 0.16",
+	"current: prim use_transformer_engine_op_fuser":                      "Core 0.18 only (Bridge's provider held it before): Transformer Engine's op fuser, read by its layer specs only; False, and the local spec here",
+	"current: prim OptimizerConfig.adaptive_muon_beta2":                  "Core 0.18 only: adaptive Muon; every launch trains Adam",
+	"current: prim OptimizerConfig.adaptive_muon_eps":                    "Core 0.18 only: adaptive Muon; every launch trains Adam",
+	"current: prim OptimizerConfig.adaptive_muon_moment2_method":         "Core 0.18 only: adaptive Muon; every launch trains Adam",
+	"current: prim OptimizerConfig.grad_norm_skip_threshold":             "Core 0.18 only: skips a step whose gradient norm exceeds it; inf, never, as 0.16, which has no skip",
+	"current: prim OptimizerConfig.lion_beta1":                           "Core 0.18 only: Lion; every launch trains Adam",
+	"current: prim OptimizerConfig.lion_beta2":                           "Core 0.18 only: Lion; every launch trains Adam",
+	"current: prim OptimizerConfig.muon_coefficient_type":                "Core 0.18 only: Muon; every launch trains Adam",
+	"current: prim OptimizerConfig.muon_nesterov":                        "Core 0.18's name for 0.16's muon_use_nesterov: Muon; every launch trains Adam",
+	"current: prim OptimizerConfig.muon_scalar_optimizer":                "Core 0.18 only: Muon; every launch trains Adam",
+	"current: prim OptimizerConfig.muon_use_nesterov":                    "Core 0.16 only (0.18: muon_nesterov): Muon; every launch trains Adam",
+	"current: prim OptimizerConfig.optimizer_cuda_graph":                 "Core 0.18 only: a CUDA graph of the optimizer step; False, and graphs are off",
+	"current: prim OptimizerConfig.soap_precondition_frequency":          "Core 0.18 only: SOAP; every launch trains Adam",
+	"current: prim OptimizerConfig.soap_shampoo_beta":                    "Core 0.18 only: SOAP; every launch trains Adam",
+	"current: prim OptimizerConfig.soap_use_kl_shampoo":                  "Core 0.18 only: SOAP; every launch trains Adam",
+	"current: prim OptimizerConfig.use_layer_wise_distributed_optimizer": "Core 0.18 only: the layer-wise distributed optimizer for Muon-like optimizers; False for Adam, whose distributed optimizer (use_distributed_optimizer) is equal",
 }
 
 func checkPrimusPatches(t *testing.T, name, out string) {
@@ -394,21 +497,34 @@ var fieldAccounting = map[string]string{
 	"fsdp train.py arguments.warmup_steps":                    "numbers: the warm-up (the lr compared every step)",
 	"fsdp train.py arguments.weight_decay":                    "numbers: AdamW's decay",
 	"fsdp train.py arguments.window":                          "numbers: Mistral's sliding window (SL 1024 here, past the proxy's 512)",
+	"nemo provider.dense_grouped_gemm":                        "Bridge 0.5: handed to Transformer Engine's layer spec only; the local spec here, and False",
+	"nemo provider.rope_scaling":                              "numbers: Llama 3.1's RoPE scaling on Bridge 0.5's GPTModelProvider (Megatron's rope_scaling, as mega's --use-rope-scaling); off for Qwen and Mistral",
+	"nemo provider.rope_scaling_factor":                       "numbers: Llama 3.1's RoPE scaling factor (read with rope_scaling)",
+	"nemo provider.rotary_scaling_factor":                     "Bridge 0.5: read by the MLA and YaRN model providers, not by GPTModelProvider's provide(); None",
+	"nemo provider.yarn_beta_fast":                            "Bridge 0.5: YaRN, read only with position_embedding_type yarn (rope here, accounted above)",
+	"nemo provider.yarn_beta_slow":                            "Bridge 0.5: YaRN, read only with position_embedding_type yarn",
+	"nemo provider.yarn_correction_range_round_to_int":        "Bridge 0.5: YaRN, read only with position_embedding_type yarn",
+	"nemo provider.yarn_mscale":                               "Bridge 0.5: YaRN, read only with position_embedding_type yarn",
+	"nemo provider.yarn_mscale_all_dim":                       "Bridge 0.5: YaRN, read only with position_embedding_type yarn",
+	"nemo provider.yarn_original_max_position_embeddings":     "Bridge 0.5: YaRN, read only with position_embedding_type yarn",
+	"nemo provider.yarn_rotary_scaling_factor":                "Bridge 0.5: YaRN, read only with position_embedding_type yarn",
+	"titan job.lr_scheduler.total_steps":                      "v0.2.2: the steps TorchTitan's own schedule spans when set; None in every launch, so it spans training.steps as Rival's spec's schedule does (the lr compared every step)",
+	"titan model args.attn_type":                              "numbers: the attention (v0.2.2's successor of use_flex_attn): sdpa, or flex for Mistral past its window, the window's mask",
 	"nemo provider._pg_collection":                            "the process groups the model is built on (one process here); parallel sizes are read back",
 	"nemo provider.fp16_lm_cross_entropy":                     "numbers: the output's cross-entropy in fp16 when set; False here, as mega's GPTModel argument",
 	"nemo provider.generation_config":                         "Hugging Face generation settings, for inference",
 	"nemo provider.hf_model_id":                               "the Hugging Face repository a conversion reads; none here",
-	"nemo provider.high_freq_factor":                          "numbers: Llama 3.1's RoPE scaling (Llama31ModelProvider)",
-	"nemo provider.low_freq_factor":                           "numbers: Llama 3.1's RoPE scaling (Llama31ModelProvider)",
+	"nemo provider.high_freq_factor":                          "numbers: Llama 3.1's RoPE scaling (Bridge 0.3's Llama31ModelProvider; 0.5 scales on GPTModelProvider: rope_scaling)",
+	"nemo provider.low_freq_factor":                           "numbers: Llama 3.1's RoPE scaling (Bridge 0.3's Llama31ModelProvider; 0.5 scales on GPTModelProvider: rope_scaling)",
 	"nemo provider.make_vocab_size_divisible_by":              "vocabulary padding, which Bridge's setup applies from the tokenizer; here the checkpoint's vocabulary (a stand-in), read back in runs",
 	"nemo provider.mtp_enabled":                               "multi-token prediction, off in every launch",
-	"nemo provider.old_context_len":                           "numbers: Llama 3.1's RoPE scaling: its original positions (Llama31ModelProvider)",
+	"nemo provider.old_context_len":                           "numbers: Llama 3.1's RoPE scaling: its original positions (Bridge 0.3's Llama31ModelProvider; 0.5 scales on GPTModelProvider: rope_scaling)",
 	"nemo provider.parallel_output":                           "whether the logits stay split over tensor-parallel ranks (TP 1 here); the loss is the same",
 	"nemo provider.position_embedding_type":                   "numbers: RoPE",
 	"nemo provider.restore_modelopt_state":                    "Model Optimizer checkpoints, for quantisation; off",
 	"nemo provider.rotary_base":                               "numbers: the RoPE base",
 	"nemo provider.rotary_percent":                            "numbers: the share of each head RoPE turns (the planted 0.5 drift)",
-	"nemo provider.scale_factor":                              "numbers: Llama 3.1's RoPE scaling factor (Llama31ModelProvider)",
+	"nemo provider.scale_factor":                              "numbers: Llama 3.1's RoPE scaling factor (Bridge 0.3's Llama31ModelProvider; 0.5 scales on GPTModelProvider: rope_scaling)",
 	"nemo provider.scatter_embedding_sequence_parallel":       "scatters the embedding over sequence-parallel ranks (TP 1 here): where activations lie, not their values",
 	"nemo provider.seq_len_interpolation_factor":              "numbers: RoPE position interpolation when set; None here, as mega",
 	"nemo provider.seq_length":                                "GPTModel's max_sequence_length, read by learned absolute position embeddings only (RoPE here); the run's sequence length is read back",
@@ -446,7 +562,7 @@ var fieldAccounting = map[string]string{
 	"titan model args.norm_eps":                               "numbers: RMSNorm's ε",
 	"titan model args.rope_scaling_args":                      "numbers: Llama 3 RoPE scaling (factor 1, the identity, for Qwen and Mistral)",
 	"titan model args.rope_theta":                             "numbers: the RoPE base",
-	"titan model args.use_flex_attn":                          "numbers: FlexAttention, on for Mistral past its window: the window's mask",
+	"titan model args.use_flex_attn":                          "numbers: FlexAttention (v0.2.0; v0.2.2: attn_type), on for Mistral past its window: the window's mask",
 	"titan model args.vocab_size":                             "numbers: the vocabulary (in the layout)",
 }
 

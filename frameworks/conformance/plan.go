@@ -53,6 +53,10 @@ type Options struct {
 	Python   string                                  // the Python with torch the runs use; empty: python3
 	Threads  int                                     // torch's CPU threads per run; 0: 2
 	Families []Family
+	// Stacks are the stacks (core.StackNames) whose Megatron-LM, Bridge, Primus and TorchTitan launches
+	// run against the one fsdp reference; empty: the current one. A run of a stack other than the
+	// current one is named <model>/<stack>/<framework>.
+	Stacks []string
 	// TrainSteps, when positive, adds to each family a training run of fsdp and one of TorchTitan:
 	// the single-GPU bf16 launch of the family's proxy (TrainRequest) for that many steps, on the
 	// sample corpus, logged as in a real run.
@@ -134,6 +138,14 @@ func Prepare(ctx context.Context, opt Options) (*Plan, error) {
 	}
 	if len(opt.Families) == 0 {
 		opt.Families = Families
+	}
+	if len(opt.Stacks) == 0 {
+		opt.Stacks = []string{core.StackCurrent}
+	}
+	for _, st := range opt.Stacks {
+		if err := core.CheckStack(st); err != nil {
+			return nil, fmt.Errorf("conformance: %w", err)
+		}
 	}
 	if opt.Device != DeviceCPU && opt.Device != DeviceCUDA {
 		return nil, fmt.Errorf("conformance: device %q: cpu or cuda", opt.Device)
@@ -243,8 +255,47 @@ func (p *Plan) family(ctx context.Context, fam Family) error {
 		p.Pairs = append(p.Pairs, Pair{fam.Model, "fsdp", "fsdp-flex"})
 	}
 
+	for _, st := range p.Stacks {
+		if err := p.stack(fam, st, sl); err != nil {
+			return err
+		}
+	}
+	if p.TrainSteps > 0 {
+		nvd, err := core.PinFor(hw.PlatformNVIDIA, core.StackCurrent)
+		if err != nil {
+			return err
+		}
+		return p.training(ctx, fam, m, nvd)
+	}
+	return nil
+}
+
+// stack adds one stack's Megatron-LM, Megatron-Bridge, Primus and TorchTitan runs of a family, each
+// paired with the family's fsdp run.
+func (p *Plan) stack(fam Family, stack string, sl int) error {
+	// rel is a framework's run within the family: "mega", or "previous/mega" on another stack; the
+	// run's name and folder are the family's plus rel.
+	rel := func(fw string) string { return fw }
+	if stack != core.StackCurrent {
+		rel = func(fw string) string { return stack + "/" + fw }
+	}
+	dir := func(fw string) string { return path.Join(fam.Model, rel(fw)) }
+	name := dir
+	req := func(platform, fw string) core.Request {
+		r := Request(platform, fw, fam.Model)
+		r.Stack = stack
+		return r
+	}
+	nvd, err := core.PinFor(hw.PlatformNVIDIA, stack)
+	if err != nil {
+		return err
+	}
+	amd, err := core.PinFor(hw.PlatformAMD, stack)
+	if err != nil {
+		return err
+	}
 	// mega: Megatron's arguments from the launch's own preflight command (everything after "--").
-	mega, err := p.Build(Request(hw.PlatformNVIDIA, core.Mega, fam.Model))
+	mega, err := p.Build(req(hw.PlatformNVIDIA, core.Mega))
 	if err != nil {
 		return err
 	}
@@ -252,45 +303,37 @@ func (p *Plan) family(ctx context.Context, fam Family) error {
 	if i < 0 {
 		return fmt.Errorf("conformance: mega's preflight passes no Megatron arguments after --: %v", mega.Preflight.Command)
 	}
-	if err := p.WriteLaunch(path.Join(fam.Model, "mega"), mega); err != nil {
-		return err
-	}
-	nvd, err := core.PinFor(hw.PlatformNVIDIA)
-	if err != nil {
+	if err := p.WriteLaunch(dir("mega"), mega); err != nil {
 		return err
 	}
 	p.add(Run{Name: name("mega"), Model: fam.Model, Argv: p.conform("megatron", fam.Model, sl, append([]string{p.Tree("megatron-" + nvd.MegatronCommit[:8]),
-		p.In(path.Join(fam.Model, "mega", "preflight")), "--"}, mega.Preflight.Command[i+1:]...)...)}, mega)
-	p.Pairs = append(p.Pairs, Pair{fam.Model, "fsdp", "mega"})
+		p.In(path.Join(dir("mega"), "preflight")), "--"}, mega.Preflight.Command[i+1:]...)...)}, mega)
+	p.Pairs = append(p.Pairs, Pair{fam.Model, "fsdp", rel("mega")})
 
 	// nemo: the NVIDIA launch's Bridge configuration through Megatron-Bridge's own config classes,
 	// validation, provider and scheduler, on the trees the NeMo image ships.
-	nr := Request(hw.PlatformNVIDIA, core.Nemo, fam.Model)
-	nr.OutputDir = p.In(path.Join(fam.Model, "nemo"))
+	nr := req(hw.PlatformNVIDIA, core.Nemo)
+	nr.OutputDir = p.In(dir("nemo"))
 	nm, err := p.Build(nr)
 	if err != nil {
 		return err
 	}
-	if err := p.WriteLaunch(path.Join(fam.Model, "nemo"), nm); err != nil {
+	if err := p.WriteLaunch(dir("nemo"), nm); err != nil {
 		return err
 	}
 	p.add(Run{Name: name("nemo"), Model: fam.Model, Argv: p.conform("nemo", fam.Model, sl, p.Tree("bridge-v"+nvd.Bridge),
 		p.Tree("megatron-"+nvd.MegatronCommit[:8]), nr.OutputDir)}, nm)
-	p.Pairs = append(p.Pairs, Pair{fam.Model, "fsdp", "nemo"})
+	p.Pairs = append(p.Pairs, Pair{fam.Model, "fsdp", rel("nemo")})
 
 	// prim: the AMD launch's experiment file and overrides through Primus's runtime, on the trees the
 	// AMD image ships.
-	pr := Request(hw.PlatformAMD, core.Prim, fam.Model)
-	pr.OutputDir = p.In(path.Join(fam.Model, "prim"))
+	pr := req(hw.PlatformAMD, core.Prim)
+	pr.OutputDir = p.In(dir("prim"))
 	prim, err := p.Build(pr)
 	if err != nil {
 		return err
 	}
-	if err := p.WriteLaunch(path.Join(fam.Model, "prim"), prim); err != nil {
-		return err
-	}
-	amd, err := core.PinFor(hw.PlatformAMD)
-	if err != nil {
+	if err := p.WriteLaunch(dir("prim"), prim); err != nil {
 		return err
 	}
 	pargs := []string{p.Tree("primus-" + amd.Primus), p.Tree("megatron-" + amd.MegatronCommit[:8]), path.Join(pr.OutputDir, "preflight"), prim.Env["EXP"]}
@@ -299,23 +342,20 @@ func (p *Plan) family(ctx context.Context, fam Family) error {
 	}
 	p.add(Run{Name: name("prim"), Model: fam.Model, Argv: p.conform("primus", fam.Model, sl, pargs...),
 		Env: map[string]string{"RIVAL_DEVICE_CAPABILITY": prim.Preflight.Env["RIVAL_DEVICE_CAPABILITY"]}}, prim)
-	p.Pairs = append(p.Pairs, Pair{fam.Model, "fsdp", "prim"})
+	p.Pairs = append(p.Pairs, Pair{fam.Model, "fsdp", rel("prim")})
 
 	// titan: TorchTitan with Rival's train spec, from the launch's job file.
-	tl, err := p.Build(Request(hw.PlatformNVIDIA, core.Titan, fam.Model))
+	tl, err := p.Build(req(hw.PlatformNVIDIA, core.Titan))
 	if err != nil {
 		return err
 	}
-	if err := p.WriteLaunch(path.Join(fam.Model, "titan"), tl); err != nil {
+	if err := p.WriteLaunch(dir("titan"), tl); err != nil {
 		return err
 	}
-	tdir := p.In(path.Join(fam.Model, "titan"))
+	tdir := p.In(dir("titan"))
 	p.add(Run{Name: name("titan"), Model: fam.Model, Argv: p.conform("titan", fam.Model, sl, p.Tree("torchtitan-"+nvd.TorchTitan), tdir, path.Join(tdir, titan.TOMLName))}, tl)
-	p.Pairs = append(p.Pairs, Pair{fam.Model, "fsdp", "titan"})
+	p.Pairs = append(p.Pairs, Pair{fam.Model, "fsdp", rel("titan")})
 
-	if p.TrainSteps > 0 {
-		return p.training(ctx, fam, m, nvd)
-	}
 	return nil
 }
 

@@ -238,6 +238,7 @@ def run_titan(ckpt, batches_path, gbs, steps, seq_len, tree, ext_dir, job_toml):
     # in as titan's preflight stands them in; none of them computes.
     sys.path.insert(0, os.path.join(ext_dir, "preflight"))
     import rival_titan_check
+    titan_torch_stand_ins()
     rival_titan_check.stand_in_missing()
     from torchtitan.config import ConfigManager
     job = ConfigManager().parse_args(["--job.config_file", job_toml])
@@ -253,7 +254,8 @@ def run_titan(ckpt, batches_path, gbs, steps, seq_len, tree, ext_dir, job_toml):
     emit_fields("titan", "job.optimizer", job.optimizer)
     emit_fields("titan", "job.lr_scheduler", job.lr_scheduler)
     model = spec.model_cls(margs)
-    model.init_weights()
+    with torch.no_grad():  # as TorchTitan's trainer calls it
+        model.init_weights()
     config, tensors = read_checkpoint(ckpt)
     adapter = spec.state_dict_adapter(margs, None)
     sd = adapter.from_hf(tensors)  # TorchTitan's map raises on a name it does not know
@@ -264,7 +266,9 @@ def run_titan(ckpt, batches_path, gbs, steps, seq_len, tree, ext_dir, job_toml):
         back.update({k: canonical_hf(hf_name) for k in adapter.from_hf({hf_name: tensors[hf_name]})})
     opts = spec.build_optimizers_fn([model], job.optimizer, None)
     scheds = spec.build_lr_schedulers_fn(opts, job.lr_scheduler, job.training.steps)
-    flex = getattr(margs, "use_flex_attn", False)
+    # The attention the model args select: attn_type from v0.2.2 on, use_flex_attn before.
+    flex = margs.attn_type == "flex" if hasattr(margs, "attn_type") else getattr(margs, "use_flex_attn", False)
+    per_token = titan_loss_per_token()
     if flex and CPU:
         eager_flex_attention()
     eos = types.SimpleNamespace(eos_id=int(config["eos_token_id"]))
@@ -274,13 +278,96 @@ def run_titan(ckpt, batches_path, gbs, steps, seq_len, tree, ext_dir, job_toml):
         inputs, extra = batch[:, :-1], {}
         if flex:  # as TorchTitan's Trainer.forward_backward_step builds the masks for each batch
             extra["attention_masks"] = model.get_attention_masks(input_batch=inputs, tokenizer=eos, extra_inputs={})
-        loss = cross_entropy_loss(forward(model, inputs, **extra), batch[:, 1:])
+        labels = batch[:, 1:]
+        loss = cross_entropy_loss(forward(model, inputs, **extra), labels)
+        if per_token:
+            # The trainer's train_step counts the labels that are not IGNORE_INDEX over the global batch
+            # and forward_backward_step divides the summed loss by that count (one rank, one
+            # micro-batch here); every label of Rival's batches counts.
+            from torchtitan.components.loss import IGNORE_INDEX
+            loss = loss / (labels != IGNORE_INDEX).sum().float()
         loss.backward()
         grads = {back[n]: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
         norm = dist_utils.clip_grad_norm_([p for p in model.parameters()], job.training.max_norm, foreach=True)
         opts.step()
         scheds.step()
         emit("titan", step, loss.item(), norm.item(), lr, grads, {back[n]: p for n, p in model.named_parameters()} if step == 1 else None)
+
+
+# Names TorchTitan v0.2.2 imports at module level from a newer torch than the image's 2.6, none of
+# which acts in a one-process run without parallelism or activation checkpointing: context
+# parallelism's sharding and dispatch (CP 1), the pipeline schedules' helpers (PP 1), and the ops in
+# the selective activation checkpointing save list (checkpointing is off here). Each missing one is a
+# stand-in that cannot be used: a class that refuses to be made, an op that is only named.
+TITAN_TORCH_NAMES = (
+    ("torch.distributed.tensor.experimental._attention", ("_context_parallel_shard", "_ContextParallel",
+                                                           "_enable_context_parallel_dispatcher", "_HeadTailLoadBalancer", "_PTRRLoadBalancer")),
+    ("torch.distributed.pipelining.schedules", ("OVERLAP_F_B", "_PipelineContext", "_wait_batch_p2p")),
+    ("torch._higher_order_ops", ("inductor_compiled_code",)),
+)
+
+
+class _Unusable:
+    def __init__(self, *a, **k):
+        raise RuntimeError("rival_conform: %s stands in for a name torch %s lacks" % (type(self).__qualname__, torch.__version__))
+
+
+def titan_torch_stand_ins():
+    """What TorchTitan v0.2.2 asks of a newer torch than the image's at import time (nothing where
+    torch has it): TITAN_TORCH_NAMES; the varlen attention (torch.nn.attention.varlen, and its op in
+    the checkpointing save list), which only attn_type varlen selects and no Rival launch does; and
+    an Inductor option for compiling flex_attention."""
+    import importlib
+    import importlib.util
+    for mod, names in TITAN_TORCH_NAMES:
+        m = importlib.import_module(mod)
+        for n in names:
+            if not hasattr(m, n):
+                setattr(m, n, type(n, (_Unusable,), {}))
+    if not hasattr(torch.ops.torch_attn, "_varlen_attn"):
+        torch.ops.torch_attn._varlen_attn = types.SimpleNamespace(default=_Unusable)
+    if "torch.nn.attention.varlen" not in sys.modules and importlib.util.find_spec("torch.nn.attention.varlen") is None:
+        def varlen_attn(*a, **k):
+            raise RuntimeError("rival_conform: varlen attention called; torch %s has none" % torch.__version__)
+
+        m = types.ModuleType("torch.nn.attention.varlen")
+        m.varlen_attn = varlen_attn
+        sys.modules[m.__name__] = m
+        torch.nn.attention.varlen = m
+    # FlexAttentionWrapper compiles flex_attention at import with an Inductor option torch 2.6 does
+    # not know (wrap_inductor_compiled_regions: how compiled regions are wrapped, not what they
+    # compute); torch.compile here drops the options this torch's Inductor lacks. On the CPU the
+    # compiled function is replaced by the eager one anyway (eager_flex_attention).
+    from torch._inductor import config as inductor_config
+    known, compile_ = set(inductor_config.get_config_copy()), torch.compile
+    if getattr(compile_, "_rival_known_options", False):
+        return
+
+    def compile_known(*a, **k):
+        if k.get("options"):
+            k["options"] = {o: v for o, v in k["options"].items() if o in known}
+        return compile_(*a, **k)
+
+    compile_known._rival_known_options = True
+    torch.compile = compile_known
+
+
+def titan_loss_per_token():
+    """Whether this TorchTitan's trainer divides a summed loss by the global batch's valid tokens
+    (v0.2.2: cross_entropy_loss sums, forward_backward_step takes global_valid_tokens) rather than
+    taking the loss function's mean (v0.2.0). Read from train.py's source: importing it takes
+    checkpoint and metrics code that asks for more of a newer torch."""
+    import ast
+    import importlib.util
+    with open(importlib.util.find_spec("torchtitan.train").origin, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == "Trainer":
+            for fn in node.body:
+                if isinstance(fn, ast.FunctionDef) and fn.name == "forward_backward_step":
+                    a = fn.args
+                    return "global_valid_tokens" in [x.arg for x in a.posonlyargs + a.args + a.kwonlyargs]
+    sys.exit("rival_conform titan: torchtitan/train.py has no Trainer.forward_backward_step")
 
 
 def eager_flex_attention():
@@ -414,6 +501,65 @@ def megatron_stand_ins():
     clip_grads.torch = mutils.torch = tutils.torch = _CPUScratch()
 
 
+class _NoKernel:
+    """A Triton kernel that cannot launch: the stand-in's @triton.jit."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __getitem__(self, grid):
+        raise RuntimeError("rival_conform: Triton kernel %s launched; the conformance has no Triton" % self.fn.__qualname__)
+
+    __call__ = __getitem__
+
+
+class _PagedStashTriton:
+    """Megatron Core 0.18 imports triton without a fallback in transformer/moe/paged_stash.py, the
+    MoE paged stash (acting only with moe_paged_stash, which needs experts), reached from
+    gpt_model.py and the pipeline schedules; the image has no triton. That one module gets a
+    stand-in while it executes (jit keeps the kernel, which cannot launch; tl.constexpr for its
+    annotations), then it is dropped, so Megatron's guarded imports of triton still fail and keep
+    their local paths."""
+
+    NAME = "megatron.core.transformer.moe.paged_stash"
+
+    def find_spec(self, fullname, path=None, target=None):
+        import importlib.machinery
+        if fullname != self.NAME:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None:
+            return None
+        real = spec.loader
+
+        class Loader:
+            def create_module(self, s):
+                return real.create_module(s)
+
+            def exec_module(self, module):
+                triton = types.ModuleType("triton")
+                triton.jit = _NoKernel
+                triton.__path__ = []
+                lang = types.ModuleType("triton.language")
+                lang.constexpr = type("constexpr", (), {})
+                triton.language = lang
+                sys.modules.update({"triton": triton, "triton.language": lang})
+                try:
+                    real.exec_module(module)
+                finally:
+                    del sys.modules["triton"], sys.modules["triton.language"]
+
+        spec.loader = Loader()
+        return spec
+
+
+def megatron_without_triton():
+    """Installs _PagedStashTriton where there is no triton (a tree without the module is untouched)."""
+    import importlib.util
+    if importlib.util.find_spec("triton") is None and not any(isinstance(f, _PagedStashTriton) for f in sys.meta_path):
+        sys.meta_path.insert(0, _PagedStashTriton())
+
+
 def megatron_process_group():
     import tempfile
     import torch.distributed as dist
@@ -425,6 +571,7 @@ def run_megatron(ckpt, batches_path, gbs, steps, seq_len, tree, preflight_dir, a
     import argparse
     import io
     sys.path.insert(0, tree)
+    megatron_without_triton()
     megatron_process_group()
     # megatron.training's __init__ imports the whole training stack; only its arguments module is
     # needed, loaded as mega's preflight loads it (the package's other names stood in, torch real).
@@ -447,6 +594,7 @@ def run_primus(ckpt, batches_path, gbs, steps, seq_len, primus_tree, mtree, pref
     adapter, the setup and before_train patch phases, validate_args with Primus's checks), then Megatron Core's model and
     training step on those arguments (train_megatron)."""
     os.environ.update(WORLD_SIZE="1", RANK="0", LOCAL_RANK="0")
+    megatron_without_triton()
     sys.path.insert(0, preflight_dir)
     import pystubs
     # torch, NumPy and YAML are real here; everything else the runtime only imports stays stood in,
@@ -490,6 +638,7 @@ def run_nemo(ckpt, batches_path, gbs, steps, seq_len, bridge_tree, mtree, launch
     sys.path[:0] = [os.path.join(launch_dir, "preflight"), launch_dir]
     import pystubs
     pystubs.add_trees(bridge_tree, mtree)
+    megatron_without_triton()
     megatron_process_group()
     # Megatron Core's model, optimizer and clip modules are imported first, as on a machine without
     # Transformer Engine or Apex: each decides at import time between their kernels and its local

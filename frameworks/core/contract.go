@@ -53,6 +53,7 @@ type Fair struct {
 type Request struct {
 	Platform      string // amd | nvd | cpu
 	Framework     string // mega | prim | nemo | titan | fsdp
+	Stack         string // StackCurrent | StackPrevious on amd and nvd; "" is current (STACK)
 	Model         string // registry name, proxies allowed
 	Fair          Fair
 	Host          hw.Host
@@ -75,6 +76,7 @@ type Launch struct {
 	Files             map[string][]byte // files to write next to the run (relative to OutputDir), e.g. entry scripts, patched yaml
 	EntryScriptDigest string            // BLAKE3 hex of the entry script(s) in Files; empty when there are none
 	FrameworkVersion  string            // the pinned version the arguments were checked against
+	Stack             string            // the pinned image's name (Pin.Name) on amd and nvd; empty on cpu
 	LogFamily         string            // logparse family of the run's log; empty: the framework's name
 	RanFile           string            // file (relative to OutputDir) where the run records what ran; empty: none
 	Rendezvous        Rendezvous        // what the launch needs to know about its nodes (see rendezvous.go)
@@ -157,6 +159,9 @@ type Plan struct {
 	NNodes      int // >= 1
 	World       int // GPUsPerNode × NNodes = TP × PP × DP
 }
+
+// Pin returns the pinned image of the plan's platform and stack.
+func (p Plan) Pin() (Pin, error) { return PinFor(p.Platform, p.Stack) }
 
 // Int formats an integer argument.
 func Int(v int) string { return strconv.Itoa(v) }

@@ -13,7 +13,8 @@ import (
 // every framework on the platform carries it (Apply), so no framework runs with a collective or
 // kernel setting another is denied.
 //
-// AMD: the values Primus v26.2's examples/run_pretrain.sh (1ec29c67) exports on every run it starts,
+// AMD: the values Primus's examples/run_pretrain.sh exports on every run it starts (v26.5.1 on the
+// current stack; v26.2, 1ec29c67, on the previous one, where only NCCL_PXN_DISABLE differs: stackEnv),
 // outside its AINIC and MaxText branches, for the variables that tune RCCL, the HSA runtime, the
 // GPU queues, PyTorch's process group and Transformer Engine. prim and titan on AMD run through that
 // script and get these values from it whatever Rival sets; mega and fsdp on AMD got none of them
@@ -39,7 +40,7 @@ var platformEnv = map[string]map[string]string{
 		"GPU_MAX_HW_QUEUES":                             "2",
 		"CUDA_DEVICE_MAX_CONNECTIONS":                   "1",
 		"TORCH_NCCL_HIGH_PRIORITY":                      "1",
-		"NCCL_PXN_DISABLE":                              "1",
+		"NCCL_PXN_DISABLE":                              "0",
 		"NCCL_P2P_NET_CHUNKSIZE":                        "524288",
 		"NVTE_USE_CAST_TRANSPOSE_TRITON":                "1",
 		"NVTE_USE_OPTIMIZED_HIPIFIED_CAST_TRANSPOSE":    "0",
@@ -54,14 +55,25 @@ var platformEnv = map[string]map[string]string{
 	},
 }
 
-// PlatformEnv returns a copy of the platform's communication environment (empty for cpu).
-func PlatformEnv(platform string) map[string]string { return maps.Clone(platformEnv[platform]) }
+// stackEnv is what another stack's script exports differently, by stack and platform: Primus v26.2
+// forced PXN off (NCCL_PXN_DISABLE=1); v26.5.1 leaves it on unless the caller says otherwise.
+var stackEnv = map[string]map[string]map[string]string{
+	StackPrevious: {hw.PlatformAMD: {"NCCL_PXN_DISABLE": "1"}},
+}
+
+// PlatformEnv returns a copy of the communication environment of a platform on a stack ("" is
+// current; empty for cpu).
+func PlatformEnv(platform, stack string) map[string]string {
+	env := maps.Clone(platformEnv[platform])
+	maps.Copy(env, stackEnv[stack][platform])
+	return env
+}
 
 // ApplyPlatformEnv adds the platform's communication environment to a launch and to its preflight,
 // and records it in Launch.PlatformEnv. A launch that sets one of these variables to another value
 // is an error: the table is the one place they are decided.
-func ApplyPlatformEnv(platform string, l *Launch) error {
-	env := platformEnv[platform]
+func ApplyPlatformEnv(platform, stack string, l *Launch) error {
+	env := PlatformEnv(platform, stack)
 	if len(env) == 0 {
 		return nil
 	}
@@ -105,7 +117,13 @@ func PlatformEnvMarkdown() string {
 		}
 		sort.Strings(names)
 		for _, k := range names {
-			fmt.Fprintf(&b, "| %s | `%s` | `%s` |\n", p, k, platformEnv[p][k])
+			v := "`" + platformEnv[p][k] + "`"
+			for _, st := range StackNames {
+				if o, ok := stackEnv[st][p][k]; ok {
+					v += fmt.Sprintf(" (%s: `%s`)", st, o)
+				}
+			}
+			fmt.Fprintf(&b, "| %s | `%s` | %s |\n", p, k, v)
 		}
 	}
 	return b.String()

@@ -150,12 +150,22 @@ def megatron(args, cfg, tokenizer_module=None):
     if n is None:
         unread.append("vocab: no tokenizer.json at %s (Megatron pads len(tokenizer))" % getattr(args, "tokenizer_model", None))
     else:
-        if tokenizer_module is None:
-            tokenizer_module = importlib.import_module("megatron.training.tokenizer.tokenizer")
-        out["vocab"] = int(tokenizer_module._vocab_size_with_padding(n, args, logging_enabled=False))
+        out["vocab"] = int(padded_vocab(tokenizer_module)(n, args, logging_enabled=False))
     if unread:
         out["unread"] = unread
     return out
+
+
+def padded_vocab(tokenizer_module=None):
+    """Megatron's own vocabulary padding: the tokenizer module's _vocab_size_with_padding (Megatron
+    Core 0.16 and Primus's copy of it), else Core 0.18's vocab_size_with_padding, where the training
+    tokenizer module is gone and the padding moved to megatron.core.tokenizers."""
+    if tokenizer_module is not None:
+        return tokenizer_module._vocab_size_with_padding
+    try:
+        return importlib.import_module("megatron.training.tokenizer.tokenizer")._vocab_size_with_padding
+    except ModuleNotFoundError:
+        return importlib.import_module("megatron.core.tokenizers.utils.build_tokenizer").vocab_size_with_padding
 
 
 def emit(cfg):
@@ -184,8 +194,11 @@ def attention_backend(value, env):
     """The attention backend a Megatron model runs with. An AttnBackend member is what Megatron sets;
     a string (Primus hands Megatron its YAML value unconverted) matches no member, so Megatron sets no
     NVTE_* switch and Transformer Engine follows the environment (an unset switch is on)."""
-    if not isinstance(value, str):
+    if not isinstance(value, str) and str(_name(value)) != "auto":
         return str(_name(value))
+    # auto, as a member too: Megatron asserts the switches unset or on, and Primus v26.5's ROCm patch
+    # (megatron.attention_backend.rocm_safe) keeps a switch the environment turned off, so the
+    # environment decides there as well.
     keys = ("NVTE_FLASH_ATTN", "NVTE_FUSED_ATTN", "NVTE_UNFUSED_ATTN")
     bits = tuple(0 if env.get(k, "1") == "0" else 1 for k in keys)
     return NVTE_BACKENDS.get(bits, ", ".join("%s=%s" % (k, env.get(k, "unset")) for k in keys))

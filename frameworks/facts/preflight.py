@@ -222,6 +222,37 @@ def knobs_of(read, obj):
         sys.exit(1)
 
 
+def torch_custom_ops():
+    """torch.library.custom_op for the stand-in torch: it keeps the decorated function and takes the
+    registrations made on the op (register_fake, register_autograd, ...). Primus v26.5.1's Transformer
+    Engine permutation module, which its MoE permute-fusion patch imports, registers at import."""
+    import functools
+    library = importlib.import_module("torch.library")
+
+    class CustomOp:
+        def __init__(self, fn):
+            self._fn = fn
+            functools.update_wrapper(self, fn)
+
+        def __call__(self, *a, **k):
+            return self._fn(*a, **k)
+
+        def __getattr__(self, name):
+            if not name.startswith("register_"):
+                raise AttributeError(name)
+
+            def register(*a, **k):
+                if len(a) == 1 and not k and callable(a[0]):
+                    return a[0]  # used as a decorator
+                return lambda fn: fn
+            return register
+
+    def custom_op(name, fn=None, *a, **k):
+        return CustomOp(fn) if callable(fn) else CustomOp
+
+    library.custom_op = custom_op
+
+
 # What `primus-cli train pretrain` (run_pretrain.sh's torchrun target) hands the core runtime for a
 # Megatron pretrain, and what Megatron's pretrain() then gives validate_args.
 PRIMUS_MODULE = "pre_trainer"
@@ -415,6 +446,7 @@ def main():
     os.environ.setdefault("LOCAL_RANK", "0")
     primus_tree = resolve(primus_tree, "primus/core/config/primus_config.py")
     sys.path.insert(0, primus_tree)
+    torch_custom_ops()
     arguments, mtree = megatron(mtree)
     args, tok = primus_runtime(exp, mtree, arguments, overrides)
     try:

@@ -12,6 +12,7 @@ func TestTorchTitanFactsLoad(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, vs, "v0.2.0")
 	assert.Contains(t, vs, "5fb7cc2e")
+	assert.Contains(t, vs, "v0.2.2")
 	for _, v := range vs {
 		c, err := TorchTitan(v, false)
 		require.NoError(t, err, v)
@@ -30,7 +31,22 @@ func TestTorchTitanFactsLoad(t *testing.T) {
 	_, err = TorchTitan("v9.9.9", false)
 	require.ErrorContains(t, err, "torchtitan_extract.py")
 	_, err = TorchTitan("v0.2.0", true)
-	require.ErrorContains(t, err, "torchtitan_v0.2.0_primus.json", "Primus options exist for the AMD pin only")
+	require.ErrorContains(t, err, "torchtitan_v0.2.0_primus.json", "Primus options exist for the AMD pins only")
+
+	// v0.2.2 reads seed and deterministic under [debug]; Primus v26.5.1's pre_trainer.yaml still
+	// sets them under [training], where its backend keeps them as attributes TorchTitan never reads.
+	c, err := TorchTitan("v0.2.2", true)
+	require.NoError(t, err)
+	require.NoError(t, c.Check("debug", "seed", "42"))
+	require.NoError(t, c.Check("debug", "deterministic", "false"))
+	_, upstream := c.Sections["training"]["seed"]
+	assert.False(t, upstream, "v0.2.2's JobConfig has no training.seed")
+	_, primus := c.Extras.Sections["training"]["seed"]
+	assert.True(t, primus, "Primus v26.5.1's module config still sets training.seed")
+	for _, k := range []string{"enable_primus_turbo", "use_turbo_attention", "enable_embedding_autocast"} {
+		_, ok := c.Lookup("primus_turbo", k)
+		assert.True(t, ok, k)
+	}
 }
 
 // FuzzTorchTitanCheck: any literal, section or key gives an answer, never a panic.

@@ -20,18 +20,18 @@ const Script = "pretrain_gpt.py"
 // run instead of the pinned location.
 const DirEnv = "MEGATRON_LM_DIR"
 
-// Dir returns where the platform's pinned image keeps Megatron-LM (core.Pins).
-func Dir(platform string) (string, error) {
-	pin, err := core.PinFor(platform)
+// Dir returns where the plan's pinned image keeps Megatron-LM (core.Pins).
+func Dir(p core.Plan) (string, error) {
+	pin, err := p.Pin()
 	if err != nil {
 		return "", fmt.Errorf("mega: no Megatron-LM location known: %w", err)
 	}
 	return pin.MegatronDir, nil
 }
 
-// Version names the pinned Megatron-LM tree of the platform's image.
-func Version(platform string) string {
-	pin, err := core.PinFor(platform)
+// Version names the pinned Megatron-LM tree of the plan's image.
+func Version(p core.Plan) string {
+	pin, err := p.Pin()
 	if err != nil {
 		return ""
 	}
@@ -56,7 +56,7 @@ exit 2`
 
 // Build returns the launch of one Megatron-LM run.
 func Build(p core.Plan) (core.Launch, error) {
-	dir, err := Dir(p.Platform)
+	dir, err := Dir(p)
 	if err != nil {
 		return core.Launch{}, err
 	}
@@ -68,7 +68,7 @@ func Build(p core.Plan) (core.Launch, error) {
 	cmd := append([]string{"bash", "-c", locate, dir, core.Int(len(tr))}, tr...)
 	cmd = append(cmd, args...)
 	return core.Launch{
-		Framework: core.Mega, Command: cmd, WorkDir: p.OutputDir, FrameworkVersion: Version(p.Platform),
+		Framework: core.Mega, Command: cmd, WorkDir: p.OutputDir, FrameworkVersion: Version(p),
 		Env: map[string]string{
 			"PYTHONUNBUFFERED": "1",
 			// Megatron asserts this when tensor or sequence parallel communication overlaps compute.

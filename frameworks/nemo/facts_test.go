@@ -23,7 +23,8 @@ type Facts struct {
 	} `json:"source"`
 	Sections map[string]ClassFacts `json:"sections"`
 	// Classes are other classes recorded for reference, among them the Llama 3.1 provider
-	// rival_nemo.py builds the model section with when the section names its RoPE-scaling fields.
+	// rival_nemo.py builds the model section with when the section names its RoPE-scaling fields
+	// (recorded as absent where the release has none).
 	Classes map[string]ClassFacts `json:"classes"`
 }
 
@@ -31,17 +32,23 @@ type Facts struct {
 var llama31Fields = []string{"scale_factor", "low_freq_factor", "high_freq_factor", "old_context_len"}
 
 // sectionClass is the class rival_nemo.py builds a section with.
-func (f *Facts) sectionClass(section string, fields map[string]any) (ClassFacts, bool) {
+func (f *Facts) sectionClass(section string, fields map[string]any) (ClassFacts, error) {
 	if section == "model" {
 		for _, n := range llama31Fields {
 			if _, ok := fields[n]; ok {
 				cf, ok := f.Classes["Llama31ModelProvider"]
-				return cf, ok
+				if !ok || cf.Absent != "" || len(cf.Fields) == 0 {
+					return cf, fmt.Errorf("model.%s: a Llama31ModelProvider field, and Megatron-Bridge %s has no Llama31ModelProvider", n, f.Source.MegatronBridge.Version)
+				}
+				return cf, nil
 			}
 		}
 	}
 	cf, ok := f.Sections[section]
-	return cf, ok
+	if !ok {
+		return cf, fmt.Errorf("%s: not a ConfigContainer section Rival builds (known: %s)", section, strings.Join(sortedKeys(f.Sections), ", "))
+	}
+	return cf, nil
 }
 
 // ClassFacts describes one dataclass.
@@ -49,6 +56,7 @@ type ClassFacts struct {
 	Class       string                `json:"class"`
 	Fields      map[string]FieldFacts `json:"fields"`
 	InitAliases map[string]string     `json:"init_aliases"` // constructor argument → the field it sets
+	Absent      string                `json:"absent"`       // module.class looked for where the tree has no such class
 }
 
 // FieldFacts describes one dataclass field.
@@ -103,9 +111,9 @@ func CheckConfig(f *Facts, configJSON []byte, world int) error {
 	}
 	var errs []error
 	for _, section := range sortedKeys(cfg) {
-		cf, ok := f.sectionClass(section, cfg[section])
-		if !ok {
-			errs = append(errs, fmt.Errorf("%s: not a ConfigContainer section Rival builds (known: %s)", section, strings.Join(sortedKeys(f.Sections), ", ")))
+		cf, err := f.sectionClass(section, cfg[section])
+		if err != nil {
+			errs = append(errs, err)
 			continue
 		}
 		given := map[string]bool{}
@@ -134,8 +142,26 @@ func CheckConfig(f *Facts, configJSON []byte, world int) error {
 			}
 		}
 	}
+	errs = append(errs, deprecated(f, cfg)...)
 	errs = append(errs, relations(cfg, world)...)
 	return errors.Join(errs...)
+}
+
+// deprecated refuses a train field that the release moved to ValidationConfig: where the facts hold
+// a validation section, ConfigContainer.validate copies every non-null train field of the same name
+// onto it with a deprecation warning (Bridge 0.5.0's config.py), so the configuration writes it there.
+func deprecated(f *Facts, cfg map[string]map[string]any) []error {
+	v, ok := f.Sections["validation"]
+	if !ok {
+		return nil
+	}
+	var errs []error
+	for _, name := range sortedKeys(cfg["train"]) {
+		if _, moved := v.Fields[name]; moved && cfg["train"][name] != nil {
+			errs = append(errs, fmt.Errorf("train.%s: deprecated in Megatron-Bridge %s, which reads validation.%s (%s)", name, f.Source.MegatronBridge.Version, name, v.Class))
+		}
+	}
+	return errs
 }
 
 // relations are the cross-field rules the pinned Bridge and Megatron Core assert when they build a

@@ -1,13 +1,14 @@
 // Package nemo builds the launches of the `nemo` framework: NVIDIA's NeMo LLM training as the NeMo
-// image ships it today, Megatron-Bridge (nvcr.io/nvidia/nemo:26.02: Megatron-Bridge 0.3.0 on Megatron
-// Core 0.16.0). A launch is torchrun running a small embedded entry script that reads one JSON file,
-// the Bridge configuration (ConfigContainer sections: model, train, optimizer, scheduler, dataset,
-// logger, tokenizer, checkpoint, rng, ddp, dist, mixed_precision, profiling), builds Bridge's config
-// dataclasses from it field by field and calls Bridge's pretrain with its GPT forward step. Every field
-// is written by Config from Rival's model registry and the fair configuration, so no recipe default,
-// hub download or NeMo 2 (nemo.collections.llm) code is involved.
+// images of core.Pins ship it, Megatron-Bridge (current stack: nvcr.io/nvidia/nemo:26.06, Bridge 0.5.0
+// on Megatron Core 0.18.0; previous: nvcr.io/nvidia/nemo:26.02, Bridge 0.3.0 on Megatron Core 0.16.0).
+// A launch is torchrun running a small embedded entry script that reads one JSON file, the Bridge
+// configuration (ConfigContainer sections: model, train, optimizer, scheduler, dataset, logger,
+// tokenizer, checkpoint, rng, ddp, dist, mixed_precision, profiling, and validation from Bridge 0.5.0),
+// builds Bridge's config dataclasses from it field by field and calls Bridge's pretrain with its GPT
+// forward step. Every field is written by Config from Rival's model registry and the fair
+// configuration, so no recipe default, hub download or NeMo 2 (nemo.collections.llm) code is involved.
 //
-// The field names and types are checked in tests against the facts extracted from the pinned Bridge
+// The field names and types are checked in tests against the facts extracted from each stack's Bridge
 // tree (frameworks/facts/bridge_<version>.json, see CheckConfig), and Bridge's own ConfigContainer
 // validation runs on every matrix cell by bridgecheck/test_rival_nemo.py when an upstream tree is given.
 package nemo
@@ -18,28 +19,62 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"sort"
+	"strings"
 
 	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/frameworks/facts"
 	"github.com/rivalbench/rival/frameworks/mega"
+	"github.com/rivalbench/rival/hw"
 	"github.com/zeebo/blake3"
 )
 
-// Pinned versions of the NeMo image the launches target (docs/frameworks.md gives the sources:
-// Megatron-Bridge docs/releases/software-versions.md "NeMo Framework 26.02" and Bridge v0.3.0's
-// 3rdparty/Megatron-LM submodule).
-const (
-	Image              = "nvcr.io/nvidia/nemo:26.02"
-	BridgeVersion      = "0.3.0"
-	BridgeCommit       = "21b02e0cfb2f8ff907e0d8baee0c5205876c6812" // tag v0.3.0
-	MegatronCoreVer    = "0.16.0"
-	MegatronCoreCommit = "b0cc2706ddc60d2aefd5fff346445b5c013036a8" // Bridge v0.3.0's 3rdparty/Megatron-LM
-)
+// Version is the pinned framework of the plan's stack that the configuration was checked against
+// (core.Pins; the result also records what ran, read inside the container at run time: see RanFile).
+func Version(p core.Plan) (string, error) {
+	pin, err := core.PinFor(hw.PlatformNVIDIA, p.Stack)
+	if err != nil {
+		return "", fmt.Errorf("nemo: %w", err)
+	}
+	return fmt.Sprintf("megatron-bridge %s (NVIDIA-NeMo/Megatron-Bridge@%s, megatron-core %s NVIDIA/Megatron-LM@%s, %s)",
+		pin.Bridge, pin.BridgeCommit[:8], pin.MegatronCore, pin.MegatronCommit[:8], pin.Image), nil
+}
 
-// Version is the pinned framework the configuration was checked against (the result also records
-// what ran, read inside the container at run time: see RanFile).
-const Version = "megatron-bridge " + BridgeVersion + " (NVIDIA-NeMo/Megatron-Bridge@21b02e0c" +
-	", megatron-core " + MegatronCoreVer + " NVIDIA/Megatron-LM@b0cc2706, " + Image + ")"
+// release is what the configuration writes differently for one Megatron-Bridge release.
+type release struct {
+	// validation: the evaluation settings are ConfigContainer.validation's (ValidationConfig, from
+	// 0.5.0, where TrainingConfig's eval_iters and eval_interval are deprecated and default to null);
+	// before, they are TrainingConfig's.
+	validation bool
+	// llama31Provider: Llama 3.1's RoPE scaling is Llama31ModelProvider's four fields (0.3.0). 0.5.0
+	// has no such provider; GPTModelProvider's rope_scaling and rope_scaling_factor hand the factor to
+	// Megatron Core's RotaryEmbedding, which fixes the bands (core.MegatronRopeScaling).
+	llama31Provider bool
+}
+
+// releases are the Bridge releases of core.Pins' NeMo images, by version.
+var releases = map[string]release{
+	"0.3.0": {llama31Provider: true},
+	"0.5.0": {validation: true},
+}
+
+// BridgeRelease returns the Megatron-Bridge version of the plan's stack (core.Pins) and refuses one
+// Config does not know how to write for.
+func BridgeRelease(p core.Plan) (string, error) {
+	pin, err := core.PinFor(hw.PlatformNVIDIA, p.Stack)
+	if err != nil {
+		return "", fmt.Errorf("nemo: %w", err)
+	}
+	if _, ok := releases[pin.Bridge]; !ok {
+		known := make([]string, 0, len(releases))
+		for v := range releases {
+			known = append(known, v)
+		}
+		sort.Strings(known)
+		return "", fmt.Errorf("nemo: Megatron-Bridge %s (%s) is no release the launch is written for (known: %s)", pin.Bridge, pin.Image, strings.Join(known, ", "))
+	}
+	return pin.Bridge, nil
+}
 
 // LogFamily is the logparse family of a nemo run's log: Bridge prints Megatron Core's iteration
 // lines and its own "Step Time" lines, which the megatron-bridge family reads.
@@ -71,11 +106,13 @@ func ScriptDigest() string {
 // Fairness maps every setting of core.Fairness (the one table mega and prim read) onto the Bridge
 // field that carries it, by ConfigContainer section, so nemo runs the same overlap, fusions, attention
 // backend, init, EOD masking, optimizer sharding, gradient-reduce dtype, recompute and data loader as
-// mega and prim. Field names are Megatron-Bridge 0.3.0's (frameworks/facts/bridge_0.3.0.json; the
-// tests check each against the facts). The model's own facts (RMSNorm ε, init, window, biases) come
-// from models.Model in Config.
+// mega and prim. The field names are the same in Megatron-Bridge 0.3.0 and 0.5.0
+// (frameworks/facts/bridge_<version>.json; the tests check each against both), and every value is
+// written, so a default that moved between the releases (0.5.0: gradient_accumulation_fusion on,
+// num_workers 2 and persistent_workers on, where 0.3.0 had off, 8 and off) changes nothing.
+// The model's own facts (RMSNorm ε, init, window, biases) come from models.Model in Config.
 // core.Fairness.PrimusTurbo has no Bridge field: Primus Turbo kernels exist only in Primus.
-// core.Fairness.RerunMode is Bridge 0.3.0's default (RerunStateMachineConfig rerun_mode "disabled"),
+// core.Fairness.RerunMode is both releases' default (RerunStateMachineConfig rerun_mode "disabled"),
 // so the configuration leaves that section to it.
 func Fairness() map[string]Section {
 	st := core.Fairness
@@ -100,7 +137,11 @@ func Fairness() map[string]Section {
 			"overlap_grad_reduce": st.OverlapGradReduce, "overlap_param_gather": st.OverlapParamGather,
 			"use_distributed_optimizer": st.DistributedOptimizer, "grad_reduce_in_fp32": !st.GradReduceInBF16,
 		},
-		"dataset": {"eod_mask_loss": st.EODMaskLoss, "dataloader_type": st.DataloaderType, "num_workers": st.NumWorkers},
+		"dataset": {
+			"eod_mask_loss": st.EODMaskLoss, "dataloader_type": st.DataloaderType, "num_workers": st.NumWorkers,
+			// Megatron-LM's loader keeps its workers whenever it has any (data_samplers.py).
+			"persistent_workers": st.NumWorkers > 0,
+		},
 	}
 }
 
@@ -110,13 +151,18 @@ type Section = map[string]any
 // Config returns the Bridge configuration of a plan, by ConfigContainer section.
 func Config(p core.Plan) (map[string]Section, error) {
 	m, f := p.Model, p.Fair
+	version, err := BridgeRelease(p)
+	if err != nil {
+		return nil, err
+	}
+	rel := releases[version]
 	if f.Seed <= 0 {
 		// Bridge's _set_random_seed asserts a positive seed.
 		return nil, fmt.Errorf("nemo: SEED is %d: Megatron-Bridge seeds Python, NumPy and torch with it and requires a positive integer; set SEED >= 1", f.Seed)
 	}
 	if f.WarmupSteps >= f.TrainIters {
 		// Megatron Core's OptimizerParamScheduler asserts lr_warmup_steps < lr_decay_steps.
-		return nil, fmt.Errorf("nemo: WARMUP_STEPS %d must be below TRAIN_ITERS %d: Megatron Core's scheduler decays over TRAIN_ITERS and asserts warm-up < decay", f.WarmupSteps, f.TrainIters)
+		return nil, fmt.Errorf("nemo: WARMUP_STEPS %d must be below TRAIN_ITERS %d: Megatron Core's scheduler decays over TRAIN_ITERS and asserts warm-up < decay (Bridge 0.5.0 caps the warm-up below it instead)", f.WarmupSteps, f.TrainIters)
 	}
 	if _, err := mega.RotaryBase(m.RopeTheta); err != nil {
 		return nil, fmt.Errorf("nemo: %w", err)
@@ -145,18 +191,26 @@ func Config(p core.Plan) (map[string]Section, error) {
 		// GPTModelProvider's default; Llama31ModelProvider (Llama 3.1's scaling) defaults it to None.
 		"use_transformer_engine_op_fuser": false,
 	}
-	if r := m.RopeScaling; r != nil {
+	if r := m.RopeScaling; r != nil && rel.llama31Provider {
 		// Llama31ModelProvider's fields: rival_nemo.py builds the model section with that provider,
 		// whose provide() scales the built model's rotary frequencies.
 		model["scale_factor"], model["low_freq_factor"], model["high_freq_factor"] = r.Factor, r.LowFreqFactor, r.HighFreqFactor
 		model["old_context_len"] = r.OriginalPositions
+	} else if !rel.llama31Provider {
+		// GPTModelProvider hands the switch and the factor to Megatron Core's RotaryEmbedding, as
+		// mega's --use-rope-scaling does; a model whose bands differ from Megatron's is refused.
+		factor, on, err := p.MegatronRopeFactor("nemo")
+		if err != nil {
+			return nil, err
+		}
+		model["rope_scaling"] = on
+		if on {
+			model["rope_scaling_factor"] = factor
+		}
 	}
 	cfg := map[string]Section{
 		"model": model,
-		"train": {
-			"micro_batch_size": f.MBS, "global_batch_size": f.GBS, "train_iters": f.TrainIters,
-			"eval_iters": 0, "eval_interval": f.TrainIters,
-		},
+		"train": {"micro_batch_size": f.MBS, "global_batch_size": f.GBS, "train_iters": f.TrainIters},
 		"optimizer": {
 			"optimizer": "adam", "lr": f.LR, "min_lr": f.MinLR, "weight_decay": f.WeightDecay,
 			"adam_beta1": f.Beta1, "adam_beta2": f.Beta2, "adam_eps": p.AdamEpsilon(), "clip_grad": core.ClipGrad,
@@ -185,6 +239,15 @@ func Config(p core.Plan) (map[string]Section, error) {
 			"profile_step_start": f.ProfileStepStart, "profile_step_end": f.ProfileStepEnd,
 			"profile_ranks": append([]int{}, f.ProfileRanks...), "record_shapes": false,
 		},
+	}
+	// No evaluation, where the release reads it.
+	eval := Section{"eval_iters": 0, "eval_interval": f.TrainIters}
+	if rel.validation {
+		cfg["validation"] = eval
+	} else {
+		for k, v := range eval {
+			cfg["train"][k] = v
+		}
 	}
 	for sec, fields := range Fairness() {
 		for k, v := range fields {
@@ -262,10 +325,14 @@ func Build(p core.Plan) (core.Launch, error) {
 	if err != nil {
 		return core.Launch{}, fmt.Errorf("nemo: encoding the Bridge configuration: %w", err)
 	}
+	version, err := Version(p)
+	if err != nil {
+		return core.Launch{}, err
+	}
 	cmd := append(mega.Torchrun(p), path.Join(p.OutputDir, ScriptName),
 		"--config", path.Join(p.OutputDir, ConfigName), "--ran", path.Join(p.OutputDir, RanFile))
 	l := core.Launch{
-		Framework: core.Nemo, Command: cmd, WorkDir: p.OutputDir, FrameworkVersion: Version,
+		Framework: core.Nemo, Command: cmd, WorkDir: p.OutputDir, FrameworkVersion: version,
 		Env: map[string]string{
 			"PYTHONUNBUFFERED":            "1",
 			"CUDA_DEVICE_MAX_CONNECTIONS": "1",

@@ -1,8 +1,11 @@
 """Rival's Megatron-Bridge entry: one pretraining run from a JSON configuration written by Rival.
 
 The JSON file holds one object per ConfigContainer section (model, train, optimizer, scheduler, dataset,
-logger, tokenizer, checkpoint, rng, ddp, dist, mixed_precision, profiling); each is passed field by
-field to Bridge's dataclass of that section, so nothing is left to a recipe and nothing is downloaded.
+logger, tokenizer, checkpoint, rng, ddp, dist, mixed_precision, profiling; validation from Bridge 0.5.0);
+each is passed field by field to Bridge's dataclass of that section, so nothing is left to a recipe and
+nothing is downloaded. Rival writes the file for the Bridge release of the image (0.3.0 or 0.5.0); the
+sections and the model provider it names say which classes to build, and a section or provider the
+installed Bridge lacks stops the run with that name.
 The few values JSON cannot carry are named: dtypes ("bfloat16"), the activation ("silu"), tuples
 (window_size, the dataset blend). Run under torchrun; every rank builds the same configuration.
 Rank 0 writes what actually ran (Bridge, Megatron Core, Transformer Engine, torch, CUDA versions) to
@@ -24,7 +27,7 @@ import os
 import subprocess
 import sys
 
-# Section -> (module, class) of Megatron-Bridge 0.3.0.
+# Section -> (module, class), the same in Megatron-Bridge 0.3.0 and 0.5.0.
 SECTIONS = {
     "model": ("megatron.bridge.models.gpt_provider", "GPTModelProvider"),
     "train": ("megatron.bridge.training.config", "TrainingConfig"),
@@ -40,6 +43,11 @@ SECTIONS = {
     "mixed_precision": ("megatron.bridge.training.mixed_precision", "MixedPrecisionConfig"),
     "profiling": ("megatron.bridge.training.config", "ProfilingConfig"),
 }
+# Sections only some releases have: ValidationConfig (0.5.0) takes the evaluation settings that
+# TrainingConfig held before.
+OPTIONAL_SECTIONS = {
+    "validation": ("megatron.bridge.training.config", "ValidationConfig"),
+}
 REQUIRED = ("model", "train", "optimizer", "scheduler", "dataset", "logger", "tokenizer", "checkpoint", "rng")
 DTYPE_FIELDS = ("params_dtype", "pipeline_dtype", "autocast_dtype")
 DTYPES = ("bfloat16", "float16", "float32")
@@ -49,15 +57,34 @@ ENUMS = {("model", "attention_backend"): ("megatron.core.transformer.enums", "At
 
 # Llama 3.1's RoPE scaling: in Bridge 0.3.0 only Llama31ModelProvider has it (its provide() scales
 # the built model's inv_freq with these four fields); a model section that names them is built by it.
+# Bridge 0.5.0 has no such provider: GPTModelProvider's rope_scaling and rope_scaling_factor carry it.
 LLAMA31_PROVIDER = ("megatron.bridge.models.llama.llama_provider", "Llama31ModelProvider")
 LLAMA31_FIELDS = ("scale_factor", "low_freq_factor", "high_freq_factor", "old_context_len")
 
 
+def _bridge_version():
+    try:
+        import megatron.bridge
+        return getattr(megatron.bridge, "__version__", "unknown")
+    except Exception:  # only for the message
+        return "unknown"
+
+
 def _class(section, fields=()):
-    module, name = SECTIONS[section]
+    """The Bridge class a section is built with; a ValueError naming it when the installed Bridge has none."""
+    module, name = SECTIONS.get(section) or OPTIONAL_SECTIONS[section]
+    what = f"section {section}"
     if section == "model" and any(f in fields for f in LLAMA31_FIELDS):
         module, name = LLAMA31_PROVIDER
-    return getattr(__import__(module, fromlist=[name]), name)
+        what = "Llama 3.1's RoPE scaling (model." + ", model.".join(f for f in LLAMA31_FIELDS if f in fields) + ")"
+    try:
+        return getattr(__import__(module, fromlist=[name]), name)
+    except (ImportError, AttributeError) as e:
+        if section == "model" and name == LLAMA31_PROVIDER[1]:
+            raise ValueError(f"{what}: this Megatron-Bridge ({_bridge_version()}) has no {name}; "
+                             f"the configuration was written for another release") from e
+        raise ValueError(f"{what}: this Megatron-Bridge ({_bridge_version()}) has no section {section} "
+                         f"({module}.{name}); the configuration was written for another release") from e
 
 
 def bridge_rope_scaling(m):
@@ -107,9 +134,10 @@ def build_config(doc):
     """Bridge's ConfigContainer from the JSON document (a dict of sections)."""
     from megatron.bridge.training.config import ConfigContainer
 
-    unknown = sorted(set(doc) - set(SECTIONS))
+    known = set(SECTIONS) | set(OPTIONAL_SECTIONS)
+    unknown = sorted(set(doc) - known)
     if unknown:
-        raise ValueError(f"unknown configuration sections {unknown}; known: {sorted(SECTIONS)}")
+        raise ValueError(f"unknown configuration sections {unknown}; known: {sorted(known)}")
     missing = [s for s in REQUIRED if s not in doc]
     if missing:
         raise ValueError(f"configuration lacks the sections {missing}")

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"maps"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -20,9 +21,9 @@ import (
 	"github.com/rivalbench/rival/models"
 )
 
-// Version names the pinned Primus tree the launches are built for.
-func Version() string {
-	pin, err := core.PinFor(hw.PlatformAMD)
+// Version names the pinned Primus tree the launches of a stack are built for ("" is current).
+func Version(stack string) string {
+	pin, err := core.PinFor(hw.PlatformAMD, stack)
 	if err != nil {
 		return ""
 	}
@@ -48,9 +49,13 @@ func StockEXP(m models.Model, precision string) (string, error) {
 	return m.PrimusStock + "-" + p + "-pretrain.yaml", nil
 }
 
-// Overrides returns every key the run sets, in a fixed order.
+// Overrides returns every key the run sets, in a fixed order, named as the stack's Primus names them.
 func Overrides(p core.Plan) ([]Override, error) {
 	m, f := p.Model, p.Fair
+	pf, err := primusOf(p.Stack)
+	if err != nil {
+		return nil, err
+	}
 	i, fl := core.Int, pyFloat
 	scale, scaled, err := p.MegatronRopeFactor("prim")
 	if err != nil {
@@ -115,8 +120,13 @@ func Overrides(p core.Plan) ([]Override, error) {
 		Override{"dataloader_type", st.DataloaderType},
 		Override{"num_workers", i(st.NumWorkers)},
 		Override{"enable_primus_turbo", pyBool(st.PrimusTurbo)},
-		Override{"use_turbo_attention", pyBool(st.PrimusTurbo)},
-		Override{"use_turbo_grouped_mlp", pyBool(st.PrimusTurbo)},
+	)
+	turbo, err := turboOverrides(pf, st.PrimusTurbo)
+	if err != nil {
+		return nil, err
+	}
+	o = append(o, turbo...)
+	o = append(o,
 		Override{"rerun_mode", st.RerunMode},
 		Override{"attention_softmax_in_fp32", pyBool(st.AttentionSoftmaxInFP32)},
 	)
@@ -147,8 +157,101 @@ func Overrides(p core.Plan) ([]Override, error) {
 		o = append(o, Override{"profile", "True"}, Override{"use_pytorch_profiler", "True"},
 			Override{"profile_step_start", i(f.ProfileStepStart)}, Override{"profile_step_end", i(f.ProfileStepEnd)},
 			Override{"profile_ranks", "[" + strings.Join(ranks, ",") + "]"})
+		// Plain JSON traces on every stack: v26.5.1 gzips them by default, v26.2 did not.
+		if d, ok := pf.Module["torch_profiler_use_gzip"]; ok && d != false {
+			o = append(o, Override{"torch_profiler_use_gzip", "False"})
+		}
 	} else {
 		o = append(o, Override{"profile", "False"})
+	}
+	return o, nil
+}
+
+// primusOf returns the facts of the Primus release a stack pins.
+func primusOf(stack string) (*facts.Primus, error) {
+	pin, err := core.PinFor(hw.PlatformAMD, stack)
+	if err != nil {
+		return nil, err
+	}
+	if pin.Primus == "" {
+		return nil, fmt.Errorf("prim: the %s AMD image %s pins no Primus release", stack, pin.Image)
+	}
+	return facts.PrimusAt(pin.Primus)
+}
+
+// knownKeys refuses an experiment with a pre_trainer key that the stack's Primus (module or model
+// config) and Megatron-LM do not define: a name an earlier release had, which a later one ignores or,
+// for Turbo's renamed switches, stops on.
+func knownKeys(p core.Plan, pf *facts.Primus, stock facts.EXP, set []Override) error {
+	pin, err := p.Pin()
+	if err != nil {
+		return err
+	}
+	mg, err := facts.MegatronAt(pin.MegatronCommit)
+	if err != nil {
+		return err
+	}
+	model := stock.PreTrainer["model"]
+	var unknown []string
+	check := func(k string) {
+		if !pf.KnownKey(k, model, mg) && !slices.Contains(unknown, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	for _, kv := range stock.Overrides {
+		k, _ := kv[0].(string)
+		check(k)
+	}
+	for _, o := range set {
+		check(o.Key)
+	}
+	if len(unknown) > 0 {
+		return fmt.Errorf("prim: Primus %s (model %s) and Megatron-LM %s define no pre_trainer key %s: renamed or removed in this release?",
+			pf.Tag, model, pin.MegatronCommit[:8], strings.Join(unknown, ", "))
+	}
+	return nil
+}
+
+// turboSwitch is one of Primus Turbo's per-kernel switches, by every name Primus releases gave it,
+// newest first.
+type turboSwitch struct {
+	names []string
+	// follow: set to core.Fairness.PrimusTurbo; otherwise always off.
+	follow bool
+	// optional: written only where the release defines one of the names.
+	optional bool
+}
+
+// turboSwitches are the switches Rival's Turbo setting decides (docs/frameworks.md, "Moving to a new
+// release"): Turbo attention and the grouped (MoE) GEMM follow it; the dense GEMM stays off. Primus
+// v26.4 renamed use_turbo_grouped_mlp and use_turbo_parallel_linear, and v26.5.1 stops a run that
+// sets an old name, so each switch is written under the name the pinned release's module config
+// defines. v26.2's dense switch (use_turbo_parallel_linear) was never written, and stays unwritten.
+var turboSwitches = []turboSwitch{
+	{names: []string{"use_turbo_attention"}, follow: true},
+	{names: []string{"use_turbo_grouped_gemm", "use_turbo_grouped_mlp"}, follow: true},
+	{names: []string{"use_turbo_gemm"}, optional: true},
+}
+
+// turboOverrides names the Turbo switches as the release pf defines them.
+func turboOverrides(pf *facts.Primus, on bool) ([]Override, error) {
+	var o []Override
+	for _, s := range turboSwitches {
+		name := ""
+		for _, n := range s.names {
+			if _, ok := pf.Module[n]; ok {
+				name = n
+				break
+			}
+		}
+		if name == "" {
+			if s.optional {
+				continue
+			}
+			return nil, fmt.Errorf("prim: Primus %s's module config defines none of %s: name its Turbo switch in prim.turboSwitches",
+				pf.Tag, strings.Join(s.names, ", "))
+		}
+		o = append(o, Override{name, pyBool(s.follow && on)})
 	}
 	return o, nil
 }
@@ -173,11 +276,7 @@ func Build(p core.Plan) (core.Launch, error) {
 	if err != nil {
 		return core.Launch{}, err
 	}
-	pin, err := core.PinFor(hw.PlatformAMD)
-	if err != nil {
-		return core.Launch{}, err
-	}
-	pf, err := facts.PrimusAt(pin.Primus)
+	pf, err := primusOf(p.Stack)
 	if err != nil {
 		return core.Launch{}, err
 	}
@@ -195,6 +294,9 @@ func Build(p core.Plan) (core.Launch, error) {
 	}
 	all, err := Overrides(p)
 	if err != nil {
+		return core.Launch{}, err
+	}
+	if err := knownKeys(p, pf, stock, all); err != nil {
 		return core.Launch{}, err
 	}
 	expName := family + "-pretrain"
@@ -232,7 +334,7 @@ func Build(p core.Plan) (core.Launch, error) {
 			Script, path.Join(p.OutputDir, "profile"), expRoot}
 	}
 	return core.Launch{
-		Framework: core.Prim, Command: cmd, Env: env, WorkDir: Dir, FrameworkVersion: Version(),
+		Framework: core.Prim, Command: cmd, Env: env, WorkDir: Dir, FrameworkVersion: Version(p.Stack),
 		Files: map[string][]byte{name: patched}, Rendezvous: Rendezvous(p),
 	}, nil
 }

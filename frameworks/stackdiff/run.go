@@ -185,7 +185,8 @@ var fair = core.Fair{Seed: 1234, MBS: 1, SL: 4096, GA: 8, GBS: 64, TP: 1, PP: 1,
 	ProfileStepStart: 10, ProfileStepEnd: 12, ProfileRanks: []int{0}}
 
 // UsedNames are the names Rival's launches of framework set or read, keyed as diffItems keys them:
-// every launch of every model on every platform the framework runs on.
+// every launch of every model on every platform the framework runs on, on every stack (a move is read
+// from the stack Rival leaves as much as from the one it goes to).
 func UsedNames(framework string, build BuildFunc) (map[string]bool, error) {
 	if build == nil {
 		return nil, fmt.Errorf("stack diff: no launch builder (pass frameworks.Build)")
@@ -194,18 +195,20 @@ func UsedNames(framework string, build BuildFunc) (map[string]bool, error) {
 	fw := map[string]string{Megatron: core.Mega, Primus: core.Prim, Bridge: core.Nemo, TorchTitan: core.Titan}[framework]
 	for _, platform := range []string{hw.PlatformNVIDIA, hw.PlatformAMD} {
 		for _, m := range models.Names() {
-			req := core.Request{Platform: platform, Framework: fw, Model: m, GPUs: 8,
-				Host: hw.Host{Platform: platform, GPUs: make([]hw.GPU, 8)}, Fair: fair,
-				DataPrefix: "/rival/data/corpus", DataCacheDir: "/rival/data/cache", TokenizerPath: "/rival/tokenizer", OutputDir: "/rival/out"}
-			l, err := build(req)
-			if err != nil {
-				continue // a framework that does not run there, a model it refuses
-			}
-			if l.Framework != fw {
-				continue // remapped to another framework
-			}
-			if err := addUsed(framework, l, used); err != nil {
-				return nil, err
+			for _, stack := range core.StackNames {
+				req := core.Request{Platform: platform, Framework: fw, Stack: stack, Model: m, GPUs: 8,
+					Host: hw.Host{Platform: platform, GPUs: make([]hw.GPU, 8)}, Fair: fair,
+					DataPrefix: "/rival/data/corpus", DataCacheDir: "/rival/data/cache", TokenizerPath: "/rival/tokenizer", OutputDir: "/rival/out"}
+				l, err := build(req)
+				if err != nil {
+					continue // a framework that does not run there, a model it refuses
+				}
+				if l.Framework != fw {
+					continue // remapped to another framework
+				}
+				if err := addUsed(framework, l, used); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}

@@ -90,101 +90,148 @@ var variants = []struct {
 }
 
 // TestEveryLaunchMatchesPinnedFacts builds every titan launch (each model the framework takes, in
-// each variant, on amd and nvd), reads back the job config it writes, and checks every option against
-// the JobConfig extracted from the TorchTitan pinned for that platform's image. A refused launch must
-// be refused by the framework's own rules, never by the facts check.
+// each variant, on amd and nvd of each stack), reads back the job config it writes, and checks every
+// option against the JobConfig extracted from the TorchTitan pinned for that platform's image on that
+// stack. A refused launch must be refused by the framework's own rules, never by the facts check.
 func TestEveryLaunchMatchesPinnedFacts(t *testing.T) {
 	checked := 0
-	for _, platform := range []string{hw.PlatformNVIDIA, hw.PlatformAMD} {
-		pin := Pinned[platform]
-		f, err := facts.TorchTitan(pin.Version, pin.Primus)
-		require.NoError(t, err)
-		for _, model := range models.Names() {
-			for _, v := range variants {
-				t.Run(fmt.Sprintf("%s/%s/%s", platform, model, v.name), func(t *testing.T) {
-					p := plan(t, platform, model)
-					v.edit(&p)
-					l, err := Build(p)
-					if err != nil {
-						require.Error(t, check(p), "refused by something else than the framework's rules: %v", err)
-						t.Skipf("titan refuses it: %v", err)
-					}
-					opts := launchOptions(t, platform, l)
-					require.NotEmpty(t, opts)
-					for _, o := range opts {
-						assert.NoError(t, f.Check(o.section, o.key, o.literal))
-					}
-					checked++
-				})
+	for _, stack := range core.StackNames {
+		for _, platform := range []string{hw.PlatformNVIDIA, hw.PlatformAMD} {
+			pin := pinOf(t, platform, stack)
+			f, err := facts.TorchTitan(pin.Version, pin.Primus)
+			require.NoError(t, err)
+			for _, model := range models.Names() {
+				for _, v := range variants {
+					t.Run(fmt.Sprintf("%s/%s/%s/%s", stack, platform, model, v.name), func(t *testing.T) {
+						p := stackPlan(t, stack, platform, model)
+						v.edit(&p)
+						l, err := Build(p)
+						if err != nil {
+							require.Error(t, check(p), "refused by something else than the framework's rules: %v", err)
+							t.Skipf("titan refuses it: %v", err)
+						}
+						opts := launchOptions(t, platform, l)
+						require.NotEmpty(t, opts)
+						for _, o := range opts {
+							assert.NoError(t, f.Check(o.section, o.key, o.literal))
+							if to, ok := jobConfigs[pin.Version].moved[o.section+"."+o.key]; ok {
+								t.Errorf("%s.%s is written where TorchTitan %s no longer reads it (%s)", o.section, o.key, pin.Version, to)
+							}
+						}
+						checked++
+					})
+				}
 			}
 		}
 	}
-	assert.Greater(t, checked, 20)
+	assert.Greater(t, checked, 40)
 }
 
 // TestFactsNegativeControls: the checks fail on an option the pinned version lacks, on the names
 // older and newer TorchTitans use, on a value of the wrong type and on a value outside a Literal.
 func TestFactsNegativeControls(t *testing.T) {
-	nvd, err := facts.TorchTitan(Pinned[hw.PlatformNVIDIA].Version, false)
-	require.NoError(t, err)
-	amd, err := facts.TorchTitan(Pinned[hw.PlatformAMD].Version, true)
-	require.NoError(t, err)
-	for _, tc := range []struct {
-		f                     *facts.TitanConfig
+	type control struct {
 		section, key, literal string
 		errHas                string
-	}{
-		{nvd, "training", "no_such_option", "1", "is not an option"},
-		{nvd, "training", "compile", "false", "is not an option"},             // before 2025-08-20
-		{nvd, "checkpoint", "enable_checkpoint", "false", "is not an option"}, // before 2025-08-22
-		{nvd, "validation", "enabled", "false", "is not an option"},
-		{nvd, "debug", "seed", "42", "is not a section"},            // v0.2.2's place for it
-		{nvd, "training", "mock_data", "false", "is not an option"}, // Primus's, not upstream's
-		{nvd, "model", "n_layers", "32", "is not an option"},        // neither
-		{nvd, "training", "steps", `"500"`, "is a TOML str"},        // wrong type
-		{nvd, "training", "seq_len", "2048.5", "is a TOML float"},
-		{nvd, "compile", "enable", "0", "is a TOML int"},
-		{nvd, "optimizer", "implementation", `"fast"`, "is not one of"}, // Literal
-		{nvd, "training", "mixed_precision_param", `"float16"`, "is not one of"},
-		{amd, "training", "mock_data", "1", "is a TOML int"},
-	} {
-		t.Run(tc.section+"."+tc.key, func(t *testing.T) {
-			err := tc.f.Check(tc.section, tc.key, tc.literal)
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.errHas)
-		})
 	}
-	// What passes: a float option takes an integer, as Python does; Primus's own option on AMD.
-	require.NoError(t, nvd.Check("training", "max_norm", "1"))
-	require.NoError(t, amd.Check("training", "mock_data", "false"))
+	// Controls that hold for the nvd JobConfig of every stack.
+	common := []control{
+		{"training", "no_such_option", "1", "is not an option"},
+		{"training", "compile", "false", "is not an option"},             // before 2025-08-20
+		{"checkpoint", "enable_checkpoint", "false", "is not an option"}, // before 2025-08-22
+		{"validation", "enabled", "false", "is not an option"},
+		{"training", "mock_data", "false", "is not an option"}, // Primus's, not upstream's
+		{"model", "n_layers", "32", "is not an option"},        // neither
+		{"training", "steps", `"500"`, "is a TOML str"},        // wrong type
+		{"training", "seq_len", "2048.5", "is a TOML float"},
+		{"compile", "enable", "0", "is a TOML int"},
+		{"optimizer", "implementation", `"fast"`, "is not one of"}, // Literal
+		{"training", "mixed_precision_param", `"float16"`, "is not one of"},
+	}
+	// Where seed lives: [debug] from v0.2.2 on, [training] before.
+	byVersion := map[string][]control{
+		"v0.2.0": {{"debug", "seed", "42", "is not a section"}},
+		"v0.2.2": {{"training", "seed", "42", "is not an option"}, {"training", "deterministic", "false", "is not an option"},
+			{"debug", "seed", `"42"`, "is a TOML str"}},
+	}
+	for _, stack := range core.StackNames {
+		nvdPin, amdPin := pinOf(t, hw.PlatformNVIDIA, stack), pinOf(t, hw.PlatformAMD, stack)
+		nvd, err := facts.TorchTitan(nvdPin.Version, false)
+		require.NoError(t, err)
+		amd, err := facts.TorchTitan(amdPin.Version, true)
+		require.NoError(t, err)
+		require.Contains(t, byVersion, nvdPin.Version, "negative controls for the nvd pin of %s", stack)
+		for _, tc := range append(common, byVersion[nvdPin.Version]...) {
+			t.Run(stack+"/"+tc.section+"."+tc.key, func(t *testing.T) {
+				err := nvd.Check(tc.section, tc.key, tc.literal)
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.errHas)
+			})
+		}
+		require.Error(t, amd.Check("training", "mock_data", "1"), "is a TOML int")
+		// What passes: a float option takes an integer, as Python does; Primus's own option on AMD.
+		require.NoError(t, nvd.Check("training", "max_norm", "1"))
+		require.NoError(t, amd.Check("training", "mock_data", "false"))
 
-	// Build refuses a launch whose job config the pinned version would reject.
-	p := plan(t, hw.PlatformNVIDIA, "llama")
-	secs, err := Sections(p, hw.PlatformNVIDIA)
+		// Build refuses a launch whose job config the pinned version would reject.
+		p := stackPlan(t, stack, hw.PlatformNVIDIA, "llama")
+		secs, err := Sections(p, hw.PlatformNVIDIA)
+		require.NoError(t, err)
+		secs = append(secs, Section{"training", []KV{{"compile", "false"}}})
+		err = CheckSections(p, hw.PlatformNVIDIA, secs)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "training.compile is not an option of TorchTitan "+nvdPin.Version)
+	}
+
+	// On the current amd pin, Primus v26.5.1's pre_trainer.yaml still sets training.seed, so the facts
+	// take it; TorchTitan v0.2.2 reads debug.seed only, and the launch check refuses the old name.
+	p := stackPlan(t, core.StackCurrent, hw.PlatformAMD, "llama")
+	pin := pinOf(t, hw.PlatformAMD, core.StackCurrent)
+	require.Equal(t, "v0.2.2", pin.Version)
+	amd, err := facts.TorchTitan(pin.Version, true)
 	require.NoError(t, err)
-	secs = append(secs, Section{"training", []KV{{"compile", "false"}}})
-	err = CheckSections(hw.PlatformNVIDIA, secs)
+	require.NoError(t, amd.Check("training", "seed", "42"), "Primus's stale key is in its extracted options")
+	secs, err := Sections(p, hw.PlatformAMD)
+	require.NoError(t, err)
+	require.NoError(t, CheckSections(p, hw.PlatformAMD, secs))
+	secs = append(secs, Section{"training", []KV{{"seed", "42"}}})
+	err = CheckSections(p, hw.PlatformAMD, secs)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "training.compile is not an option of TorchTitan v0.2.0")
+	assert.Contains(t, err.Error(), "training.seed moved to debug.seed in TorchTitan v0.2.2")
+}
+
+// pinnedTrees is every stack × platform with the TorchTitan tree its image runs (the unpacked
+// torchtitan-<version> archive under RIVAL_UPSTREAM_DIR).
+type pinnedTree struct{ stack, platform, dir string }
+
+func pinnedTrees(t *testing.T) []pinnedTree {
+	t.Helper()
+	tr := upstreamtest.Get(t)
+	var out []pinnedTree
+	for _, stack := range core.StackNames {
+		for _, platform := range []string{hw.PlatformNVIDIA, hw.PlatformAMD} {
+			out = append(out, pinnedTree{stack, platform, tr.Tree(t, "torchtitan-"+pinOf(t, platform, stack).Version)})
+		}
+	}
+	return out
 }
 
 // TestConfigManagerAcceptsGeneratedTOML runs TorchTitan's own ConfigManager (config/manager.py,
-// torch and tyro stood in) of each pinned tree on the job config each platform writes. The trees
-// are checkouts of pytorch/torchtitan at the pinned commits, named by RIVAL_TORCHTITAN_TREES
-// (platform=dir,platform=dir); docs/frameworks.md records the last run.
+// torch and tyro stood in) of each pinned tree on the job config each platform of each stack writes.
+// The trees are the unpacked pytorch/torchtitan archives at the pinned commits (../shared/upstream);
+// docs/frameworks.md records the last run.
 func TestConfigManagerAcceptsGeneratedTOML(t *testing.T) {
-	trees := upstreamtest.Get(t).TorchTitanSpec
-	for _, pair := range strings.Split(trees, ",") {
-		platform, dir, _ := strings.Cut(pair, "=")
-		t.Run(platform, func(t *testing.T) {
-			p := plan(t, platform, "llama")
+	for _, pt := range pinnedTrees(t) {
+		platform, dir, stack := pt.platform, pt.dir, pt.stack
+		t.Run(stack+"/"+platform, func(t *testing.T) {
+			p := stackPlan(t, stack, platform, "llama")
 			secs, err := Sections(p, platform)
 			require.NoError(t, err)
 			var upstream []Section
 			for _, s := range secs {
 				var kvs []KV
 				for _, kv := range s.KVs {
-					if _, ok := mustFacts(t, platform).Lookup(s.Name, kv.Key); ok && !(platform == hw.PlatformAMD && s.Name == "training" && kv.Key == "mock_data") {
+					if _, ok := mustFacts(t, platform, stack).Lookup(s.Name, kv.Key); ok && !(platform == hw.PlatformAMD && s.Name == "training" && kv.Key == "mock_data") {
 						kvs = append(kvs, kv)
 					}
 				}
@@ -197,29 +244,42 @@ func TestConfigManagerAcceptsGeneratedTOML(t *testing.T) {
 			out, err := exec.Command(python, "../facts/torchtitan_extract.py", "--check", dir, toml).CombinedOutput()
 			require.NoError(t, err, string(out))
 			assert.Contains(t, string(out), `"custom_import": "rival_titan"`)
+			// The seed reaches the section the tree reads it from.
+			var cfg map[string]map[string]any
+			j := strings.Index(string(out), "{\n") // after the loader's warnings (a tokenizer folder not here)
+			require.GreaterOrEqual(t, j, 0, string(out))
+			require.NoError(t, json.Unmarshal(out[j:], &cfg), string(out))
+			seedAt := "training"
+			if to := jobConfigs[pinOf(t, platform, stack).Version].moved["training.seed"]; to != "" {
+				seedAt, _, _ = strings.Cut(to, ".")
+			}
+			assert.Equal(t, float64(p.Fair.Seed), cfg[seedAt]["seed"], "%s.seed", seedAt)
 		})
 	}
 }
 
-func mustFacts(t *testing.T, platform string) *facts.TitanConfig {
-	pin := Pinned[platform]
+func mustFacts(t *testing.T, platform, stack string) *facts.TitanConfig {
+	pin := pinOf(t, platform, stack)
 	f, err := facts.TorchTitan(pin.Version, false)
 	require.NoError(t, err)
 	return f
 }
 
 // TestNVIDIAImageInstallsThePin: nvd.Dockerfile installs exactly the TorchTitan the NVIDIA job
-// config is written for.
+// config of the current stack is written for by default (the image task passes the previous stack's
+// TORCHTITAN_VERSION with its IMAGE_BASE), and checks the version it installed.
 func TestNVIDIAImageInstallsThePin(t *testing.T) {
 	data, err := os.ReadFile("../../nvd.Dockerfile")
 	require.NoError(t, err)
-	v := strings.TrimPrefix(Pinned[hw.PlatformNVIDIA].Version, "v")
+	v := strings.TrimPrefix(pinOf(t, hw.PlatformNVIDIA, core.StackCurrent).Version, "v")
 	df := string(data)
-	assert.Contains(t, df, `m.version('torchtitan') != '`+v+`'`)
+	assert.Contains(t, df, "\nARG TORCHTITAN_VERSION="+v+"\n")
+	assert.Contains(t, df, `RIVAL_TT="${TORCHTITAN_VERSION}"`)
+	assert.Contains(t, df, `m.version('torchtitan')`)
 	// NeMo's packages stay as the image has them: every installed package is a constraint, and the
 	// build compares pip check before and after.
 	i := strings.Index(df, `pip list --format=freeze --exclude-editable > /tmp/rival-constraints.txt`)
-	j := strings.Index(df, `pip install --no-cache-dir -c /tmp/rival-constraints.txt "torchtitan==`+v+`"`)
+	j := strings.Index(df, `pip install --no-cache-dir -c /tmp/rival-constraints.txt "torchtitan==${TORCHTITAN_VERSION}"`)
 	k := strings.Index(df, `pip check > /tmp/rival-check-after`)
 	require.True(t, i >= 0 && j > i && k > j, "nvd.Dockerfile writes the constraints, installs torchtitan under them, then runs pip check:\n%s", df)
 	assert.Contains(t, df, `pip check > /tmp/rival-check-before`)
@@ -231,12 +291,11 @@ func TestNVIDIAImageInstallsThePin(t *testing.T) {
 // spec up and checks the registered flavour against the model registry. Trees as for
 // TestConfigManagerAcceptsGeneratedTOML.
 func TestExtensionRegistersOnPinnedTrees(t *testing.T) {
-	trees := upstreamtest.Get(t).TorchTitanSpec
-	for _, pair := range strings.Split(trees, ",") {
-		platform, dir, _ := strings.Cut(pair, "=")
+	for _, pt := range pinnedTrees(t) {
+		platform, dir, stack := pt.platform, pt.dir, pt.stack
 		for _, model := range []string{"llama", "llama-proxy", "mistral", "mistral-proxy"} {
-			t.Run(platform+"/"+model, func(t *testing.T) {
-				p := plan(t, platform, model)
+			t.Run(stack+"/"+platform+"/"+model, func(t *testing.T) {
+				p := stackPlan(t, stack, platform, model)
 				ext := t.TempDir()
 				require.NoError(t, os.WriteFile(filepath.Join(ext, ScriptName), Script(), 0o644))
 				cfg, err := configJSON(p)

@@ -100,10 +100,10 @@ func runReadbacks(t *testing.T, cells []readbackCell, extra ...container.Mount) 
 		}
 		pf := c.l.Preflight
 		require.NotNil(t, pf, c.name)
-		pin := Pinned[c.plan.Platform]
+		pin := pinOf(t, c.plan.Platform, c.plan.Stack)
 		env := map[string]string{TreeEnv: path.Join(upstream, "torchtitan-"+pin.Version)}
 		if pin.Primus {
-			env[PrimusEnv] = path.Join(upstream, "primus-v26.2")
+			env[PrimusEnv] = path.Join(upstream, "primus-"+pin.PrimusTag)
 		}
 		for k, v := range pf.Env {
 			env[k] = v
@@ -146,9 +146,9 @@ func runReadbacks(t *testing.T, cells []readbackCell, extra ...container.Mount) 
 	return out, codes
 }
 
-// readbackPlan is a cell's plan with the run folder under the container's cell folder.
-func readbackPlan(t *testing.T, platform, model string, i int) core.Plan {
-	p := plan(t, platform, model)
+// readbackPlan is a cell's plan on a stack with the run folder under the container's cell folder.
+func readbackPlan(t *testing.T, stack, platform, model string, i int) core.Plan {
+	p := stackPlan(t, stack, platform, model)
 	p.OutputDir = fmt.Sprintf("/rival/cells/%d", i)
 	return p
 }
@@ -156,27 +156,31 @@ func readbackPlan(t *testing.T, platform, model string, i int) core.Plan {
 // TestEffectiveConfigOfEveryCell runs titan's preflight (rival_titan_check.py: TorchTitan's
 // ConfigManager on nvd, Primus's start-up path (PrimusRuntime) on amd, then the train spec with Rival's extension,
 // the model on the meta device, its init, the optimizer groups and the LR schedule) on every cell
-// titan accepts, each registry model × parallelism × precision on both platforms and their pinned
-// trees, and compares what TorchTitan built with the workload field by field (effective.Check).
+// titan accepts, each registry model × parallelism × precision on both platforms of both stacks and
+// their pinned trees, and compares what TorchTitan built with the workload field by field
+// (effective.Check).
 func TestEffectiveConfigOfEveryCell(t *testing.T) {
 	var cells []readbackCell
 	refused := 0
-	for _, platform := range []string{hw.PlatformNVIDIA, hw.PlatformAMD} {
-		for _, model := range models.Names() {
-			for _, v := range readbackCells {
-				p := readbackPlan(t, platform, model, len(cells))
-				v.edit(&p)
-				l, err := Build(p)
-				if err != nil {
-					require.Error(t, check(p), "%s/%s/%s refused by something else than the framework's rules: %v", platform, model, v.name, err)
-					refused++
-					continue
+	for _, stack := range core.StackNames {
+		for _, platform := range []string{hw.PlatformNVIDIA, hw.PlatformAMD} {
+			for _, model := range models.Names() {
+				for _, v := range readbackCells {
+					p := readbackPlan(t, stack, platform, model, len(cells))
+					v.edit(&p)
+					l, err := Build(p)
+					name := stack + "/" + platform + "/" + model + "/" + v.name
+					if err != nil {
+						require.Error(t, check(p), "%s refused by something else than the framework's rules: %v", name, err)
+						refused++
+						continue
+					}
+					cells = append(cells, readbackCell{name: name, plan: p, l: l})
 				}
-				cells = append(cells, readbackCell{name: platform + "/" + model + "/" + v.name, plan: p, l: l})
 			}
 		}
 	}
-	require.Greater(t, len(cells), 30)
+	require.Greater(t, len(cells), 60)
 	require.Greater(t, refused, 0, "fp8 and PROFILE=1 are refused")
 	out, codes := runReadbacks(t, cells)
 	for _, c := range cells {
@@ -267,12 +271,14 @@ func TestReadbackNegativeControls(t *testing.T) {
 		}, []string{"window: the framework built 128, Rival's workload is 0"}},
 	}
 	var cells []readbackCell
-	for _, platform := range []string{hw.PlatformNVIDIA, hw.PlatformAMD} {
-		for _, c := range controls {
-			p := readbackPlan(t, platform, "llama-proxy", len(cells))
-			l, err := Build(p)
-			require.NoError(t, err)
-			cells = append(cells, readbackCell{name: platform + "/" + c.name, plan: p, l: l, edit: c.edit(platform)})
+	for _, stack := range core.StackNames {
+		for _, platform := range []string{hw.PlatformNVIDIA, hw.PlatformAMD} {
+			for _, c := range controls {
+				p := readbackPlan(t, stack, platform, "llama-proxy", len(cells))
+				l, err := Build(p)
+				require.NoError(t, err)
+				cells = append(cells, readbackCell{name: stack + "/" + platform + "/" + c.name, plan: p, l: l, edit: c.edit(platform)})
+			}
 		}
 	}
 	out, codes := runReadbacks(t, cells)
@@ -316,17 +322,19 @@ func ranOf(t *testing.T, lines []string) map[string]string {
 // spec's model args): the read-back reports the layers the patched spec builds.
 func TestReadbackRunsPrimusPatches(t *testing.T) {
 	var cells []readbackCell
-	for _, c := range []struct {
-		name string
-		edit func(t *testing.T, files map[string][]byte)
-	}{
-		{"as built", nil},
-		{"model override", replaceIn(EXPName, "        flavor: \"llama-proxy\"\n", "        flavor: \"llama-proxy\"\n        n_layers: 3\n")},
-	} {
-		p := readbackPlan(t, hw.PlatformAMD, "llama-proxy", len(cells))
-		l, err := Build(p)
-		require.NoError(t, err)
-		cells = append(cells, readbackCell{name: c.name, plan: p, l: l, edit: c.edit})
+	for _, stack := range core.StackNames {
+		for _, c := range []struct {
+			name string
+			edit func(t *testing.T, files map[string][]byte)
+		}{
+			{"as built", nil},
+			{"model override", replaceIn(EXPName, "        flavor: \"llama-proxy\"\n", "        flavor: \"llama-proxy\"\n        n_layers: 3\n")},
+		} {
+			p := readbackPlan(t, stack, hw.PlatformAMD, "llama-proxy", len(cells))
+			l, err := Build(p)
+			require.NoError(t, err)
+			cells = append(cells, readbackCell{name: stack + "/" + c.name, plan: p, l: l, edit: c.edit})
+		}
 	}
 	out, codes := runReadbacks(t, cells)
 	for _, c := range cells {
@@ -341,7 +349,7 @@ func TestReadbackRunsPrimusPatches(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, found, strings.Join(lines, "\n"))
 		err = effective.Check(core.Titan, c.plan, got)
-		if c.name == "as built" {
+		if strings.HasSuffix(c.name, "/as built") {
 			assert.NoError(t, err)
 			continue
 		}
@@ -356,28 +364,36 @@ func TestReadbackRunsPrimusPatches(t *testing.T) {
 // with tyro, which the test image lacks, so the check stops the run naming the override.
 func TestPreflightTakesTheRunsOverrides(t *testing.T) {
 	var cells []readbackCell
-	for i, platform := range []string{hw.PlatformNVIDIA, hw.PlatformAMD} {
-		p := readbackPlan(t, platform, "llama-proxy", i)
-		l, err := Build(p)
-		require.NoError(t, err)
-		l.Command = append(l.Command, "--training.seq_len", "1024")
-		l.Preflight = Preflight(p, l)
-		require.Equal(t, []string{"--", "--training.seq_len", "1024"}, l.Preflight.Command[len(l.Preflight.Command)-3:])
-		cells = append(cells, readbackCell{name: platform, plan: p, l: l})
+	plans := map[string]core.Plan{}
+	for _, stack := range core.StackNames {
+		for _, platform := range []string{hw.PlatformNVIDIA, hw.PlatformAMD} {
+			p := readbackPlan(t, stack, platform, "llama-proxy", len(cells))
+			l, err := Build(p)
+			require.NoError(t, err)
+			l.Command = append(l.Command, "--training.seq_len", "1024")
+			l.Preflight = Preflight(p, l)
+			require.Equal(t, []string{"--", "--training.seq_len", "1024"}, l.Preflight.Command[len(l.Preflight.Command)-3:])
+			cells = append(cells, readbackCell{name: stack + "/" + platform, plan: p, l: l})
+			plans[stack+"/"+platform] = p
+		}
 	}
 	out, codes := runReadbacks(t, cells)
-	t.Run("nvd", func(t *testing.T) {
-		assert.NotEqual(t, 0, codes["nvd"])
-		assert.Contains(t, strings.Join(out["nvd"], "\n"), "cannot parse ['--training.seq_len', '1024']")
-	})
-	t.Run("amd", func(t *testing.T) {
-		lines := out["amd"]
-		require.Equal(t, 0, codes["amd"], strings.Join(lines, "\n"))
-		got, found, err := effective.FromLines(lines)
-		require.NoError(t, err)
-		require.True(t, found, strings.Join(lines, "\n"))
-		err = effective.Check(core.Titan, cells[1].plan, got)
-		require.Error(t, err)
-		assert.Contains(t, err.Error(), "seq_len: the framework built 1024, Rival's workload is 2048")
-	})
+	for _, stack := range core.StackNames {
+		t.Run(stack+"/nvd", func(t *testing.T) {
+			name := stack + "/nvd"
+			assert.NotEqual(t, 0, codes[name])
+			assert.Contains(t, strings.Join(out[name], "\n"), "cannot parse ['--training.seq_len', '1024']")
+		})
+		t.Run(stack+"/amd", func(t *testing.T) {
+			name := stack + "/amd"
+			lines := out[name]
+			require.Equal(t, 0, codes[name], strings.Join(lines, "\n"))
+			got, found, err := effective.FromLines(lines)
+			require.NoError(t, err)
+			require.True(t, found, strings.Join(lines, "\n"))
+			err = effective.Check(core.Titan, plans[name], got)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "seq_len: the framework built 1024, Rival's workload is 2048")
+		})
+	}
 }

@@ -338,7 +338,9 @@ def _register():
     if window:
         # The window is a FlexAttention mask: TorchTitan's trainer then builds the model's masks
         # (get_attention_masks below) for every batch and its attention applies them.
-        args = dataclasses.replace(args, use_flex_attn=True)
+        # v0.2.0 switches FlexAttention on with use_flex_attn, v0.2.2 with attn_type.
+        fields = {f.name for f in dataclasses.fields(args)}
+        args = dataclasses.replace(args, **({"use_flex_attn": True} if "use_flex_attn" in fields else {"attn_type": "flex"}))
     vocab = m["vocab"]
     args_cls = type(args)
 

@@ -50,6 +50,7 @@ import math
 import os
 import sys
 import traceback
+import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PREFIX = "preflight effective: "
@@ -81,21 +82,102 @@ def resolve(candidates, marker):
 
 
 # Names TorchTitan imports from torch that older torch releases (a CPU image's) lack; each missing
-# one becomes a stand-in class. None of them builds the model, its init, optimizer or schedule.
+# one becomes a stand-in class (a function that refuses to run for the lower-case ones), in a
+# stand-in module where torch lacks the module too (torch.nn.attention.varlen, imported by v0.2.2).
+# They serve checkpointing, context parallelism, DualPipeV and varlen attention: none of them builds
+# the model, its init, optimizer or schedule.
 TORCH_NAMES = (
     ("torch.distributed.checkpoint", "HuggingFaceStorageReader"),
     ("torch.nn.attention.flex_attention", "AuxOutput"),
     ("torch.distributed.pipelining.schedules", "ScheduleDualPipeV"),
+    # v0.2.2
+    ("torch.nn.attention.varlen", "varlen_attn"),
+    ("torch.distributed.pipelining.schedules", "OVERLAP_F_B"),
+    ("torch.distributed.pipelining.schedules", "_PipelineContext"),
+    ("torch.distributed.pipelining.schedules", "_wait_batch_p2p"),
+    ("torch.distributed.tensor.experimental._attention", "_ContextParallel"),
+    ("torch.distributed.tensor.experimental._attention", "_HeadTailLoadBalancer"),
+    ("torch.distributed.tensor.experimental._attention", "_PTRRLoadBalancer"),
+    ("torch.distributed.tensor.experimental._attention", "_context_parallel_shard"),
+    ("torch.distributed.tensor.experimental._attention", "_enable_context_parallel_dispatcher"),
 )
+
+
+# Operators and higher-order ops TorchTitan names at import (v0.2.2's activation-checkpointing save
+# list) that an older torch lacks: a stand-in operator (defined, never run) or object stands in.
+TORCH_OPS = (("torch_attn", "_varlen_attn"),)
+TORCH_HOPS = ("inductor_compiled_code",)
+_STAND_IN_LIBS = []
+
+
+def stand_in_ops():
+    import torch
+    missing = ()
+    for ns, op in TORCH_OPS:
+        if not hasattr(getattr(torch.ops, ns), op):
+            lib = torch.library.Library(ns, "FRAGMENT")
+            lib.define(op + "(Tensor x) -> Tensor")
+            _STAND_IN_LIBS.append(lib)
+            missing += ("torch.ops.%s.%s" % (ns, op),)
+    for name in TORCH_HOPS:
+        if not hasattr(torch._higher_order_ops, name):
+            setattr(torch._higher_order_ops, name, type(name, (), {})())
+            missing += ("torch._higher_order_ops." + name,)
+    return missing
+
+
+def torch_module(name):
+    """torch's module name, or an empty stand-in registered under it when this torch lacks it."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError:
+        parent, _, leaf = name.rpartition(".")
+        m = types.ModuleType(name)
+        sys.modules[name] = m
+        setattr(torch_module(parent), leaf, m)
+        return m
+
+
+# Inductor options TorchTitan's import-time torch.compile calls pass that this torch does not know.
+DROPPED_COMPILE_OPTIONS = set()
+
+
+def drop_unknown_compile_options():
+    """An older torch's torch.compile refuses inductor options later releases added (v0.2.2's
+    attention wrappers pass wrap_inductor_compiled_regions when their module is imported); the
+    preflight never calls a compiled function, so such options are dropped and the ran line names them."""
+    import torch
+    try:
+        known = set(torch._inductor.config.get_config_copy())
+    except Exception:  # noqa: BLE001  (a torch without that config takes the options as they are)
+        return
+    original = torch.compile
+    if getattr(original, "rival_drops_options", False):
+        return
+
+    def compile(model=None, *args, options=None, **kwargs):
+        if options:
+            DROPPED_COMPILE_OPTIONS.update(o for o in options if o not in known)
+            options = {o: v for o, v in options.items() if o in known}
+        return original(model, *args, options=options, **kwargs)
+
+    compile.rival_drops_options = True
+    torch.compile = compile
 
 
 def stand_in_missing():
     """Stand-ins for the optional packages that cannot be imported here, and only those."""
-    missing = tuple(n for n in OPTIONAL if importlib.util.find_spec(n) is None)
+    drop_unknown_compile_options()
+    missing = tuple(n for n in OPTIONAL if importlib.util.find_spec(n) is None) + stand_in_ops()
     for mod, name in TORCH_NAMES:
-        m = importlib.import_module(mod)
+        m = torch_module(mod)
         if not hasattr(m, name):
-            setattr(m, name, type(name, (), {"__init__": lambda self, *a, **k: None}))
+            if name.lstrip("_")[0].islower():
+                def refuse(*a, _name="%s.%s" % (mod, name), **k):
+                    raise NotImplementedError("%s is a stand-in: this torch does not have it" % _name)
+                setattr(m, name, refuse)
+            else:
+                setattr(m, name, type(name, (), {"__init__": lambda self, *a, **k: None}))
             missing += ("%s.%s" % (mod, name),)
     if not any("." not in n for n in missing):
         return missing
@@ -483,7 +565,7 @@ def read_model(torch, model, args, out, unread):
     # Positions run 0 .. seq_len - 1 in every sample (the model's precomputed frequencies); attention
     # spans documents unless flex attention's block-causal mask splits them at end-of-document tokens.
     out["reset_position_ids"] = False
-    out["reset_attention_mask"] = bool(getattr(args, "use_flex_attn", False) and mask == "block_causal")
+    out["reset_attention_mask"] = attention_kind(args) in ("flex", "varlen") and mask == "block_causal"
     read_window(torch, model, args, out, unread)
     biases = {n for n, p in model.named_parameters() if n.endswith(".bias")}
     out["qkv_bias"] = any(n.endswith(("wq.bias", "wk.bias", "wv.bias")) for n in biases)
@@ -492,6 +574,14 @@ def read_model(torch, model, args, out, unread):
     drops = [float(m.p) for m in model.modules() if isinstance(m, torch.nn.Dropout)]
     out["hidden_dropout"] = max(drops) if drops else 0.0
     out["attention_dropout"] = float(getattr(att.inner_attention, "dropout_p", 0.0) or 0.0)
+
+
+def attention_kind(args):
+    """The attention the model args select: "sdpa", "flex" or "varlen" (attn_type from v0.2.2 on;
+    use_flex_attn before)."""
+    if hasattr(args, "attn_type"):
+        return str(args.attn_type)
+    return "flex" if getattr(args, "use_flex_attn", False) else "sdpa"
 
 
 def attention_mask_mod(torch, model, seq_len):
@@ -534,9 +624,9 @@ def read_window(torch, model, args, out, unread):
     if inner == {attention.ScaledDotProductAttentionWrapper}:
         out["window"] = 0  # F.scaled_dot_product_attention(is_causal=True)
         return
-    if inner != {attention.FlexAttentionWrapper} or not getattr(args, "use_flex_attn", False):
-        unread.append("window: attention kernels %s with use_flex_attn %s"
-                      % (sorted(c.__name__ for c in inner), getattr(args, "use_flex_attn", None)))
+    if inner != {attention.FlexAttentionWrapper} or attention_kind(args) != "flex":
+        unread.append("window: attention kernels %s with the model args' attention %s"
+                      % (sorted(c.__name__ for c in inner), attention_kind(args)))
         return
     seq = int(args.max_seq_len)
     try:
@@ -565,7 +655,14 @@ def read_batch(job_config, world, parallel_dims, spec, out, unread):
     out["mbs"] = int(par.pipeline_parallel_microbatch_size if parallel_dims.pp_enabled else t.local_batch_size)
     out["seq_len"] = int(t.seq_len)
     out["train_iters"] = int(t.steps)
-    out["seed"] = int(t.seed) if t.seed is not None else -1
+    # v0.2.2 reads the seed from [debug]; Primus may still leave a training.seed there, which
+    # TorchTitan ignores.
+    debug = getattr(job_config, "debug", None)
+    if dataclasses.is_dataclass(debug) and "seed" in {f.name for f in dataclasses.fields(debug)}:
+        seed = debug.seed
+    else:
+        seed = t.seed
+    out["seed"] = int(seed) if seed is not None else -1
     out["clip_grad"] = float(t.max_norm)
     # TorchTitan's cross_entropy_loss averages every label (no ignore mask) and Rival's dataloader
     # yields tokens[1:] as they are: nothing after an end-of-document token is masked.
@@ -704,6 +801,8 @@ def main(argv):
         ran["torchtitan_tree"] = tree
     if missing:
         ran["stood_in"] = ",".join(missing)
+    if DROPPED_COMPILE_OPTIONS:
+        ran["compile_options_dropped"] = ",".join(sorted(DROPPED_COMPILE_OPTIONS))
     if patches is not None:
         ran["primus_patches"] = ",".join(patches.applied) or "none"
         if patches.failed:

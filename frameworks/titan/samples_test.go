@@ -73,8 +73,9 @@ func samplesOf(t *testing.T, lines []string) (core.SampleDigest, bool) {
 // files Rival writes before a run (gptorder) in the launch's DataCacheDir. The preflight builds one
 // dataloader per data-parallel rank through the train spec's build_dataloader_fn and takes each
 // rank's micro-batches as TorchTitan's trainer does; its SHA-256 of the first min(8, TRAIN_ITERS)
-// global batches equals Rival's digest of the same samples of its order, on nvd (TorchTitan v0.2.0)
-// and amd (5fb7cc2e through Primus's start-up path), for several DP, TP, PP and micro-batch layouts.
+// global batches equals Rival's digest of the same samples of its order, on nvd and amd (through
+// Primus's start-up path) of both stacks (TorchTitan v0.2.2 and Primus v26.5.1; v0.2.0 and 5fb7cc2e
+// through Primus v26.2), for several DP, TP, PP and micro-batch layouts.
 // Negative controls: another seed's order under the run's order file names, and a dataloader that
 // gives each rank another rank's micro-batches, print another digest over the same count (the
 // comparison before training stops such a run); without the dataset it prints no digest.
@@ -128,37 +129,42 @@ func TestPreflightDigestsTheDataloadersSamples(t *testing.T) {
 	}
 	var cells []readbackCell
 	wants := map[string]core.SampleDigest{}
-	for i, c := range cases {
-		p := readbackPlan(t, c.platform, "llama-proxy", i)
-		c.edit(&p)
-		name := c.platform + "/" + c.name
-		hostPrefix := corpus[c.platform]
-		p.DataPrefix = path.Join(dataMount, filepath.Base(hostPrefix))
-		if c.want == none {
-			p.DataPrefix = path.Join(dataMount, "absent")
-		}
-		p.DataCacheDir = path.Join(dataMount, c.order+"-"+c.platform)
-		x, ds := megatronOrder(t, hostPrefix, p.Fair, p.Fair.Seed)
-		require.NoError(t, x.Write(filepath.Join(data, orders+"-"+c.platform))) // what tasks writes before the run
-		if c.order == otherSeed {
-			// Seed 43's indices under the names of the run's seed.
-			o, _ := megatronOrder(t, hostPrefix, p.Fair, p.Fair.Seed+1)
-			tmp := t.TempDir()
-			require.NoError(t, o.Write(tmp))
-			var src, dst [3]string
-			src[0], src[1], src[2] = o.Order().Paths(tmp)
-			dst[0], dst[1], dst[2] = x.Order().Paths(filepath.Join(data, otherSeed+"-"+c.platform))
-			for k := range src {
-				require.NoError(t, os.Rename(src[k], dst[k]))
+	var kinds []want
+	for _, stack := range core.StackNames {
+		for _, c := range cases {
+			i := len(cells)
+			kinds = append(kinds, c.want)
+			p := readbackPlan(t, stack, c.platform, "llama-proxy", i)
+			c.edit(&p)
+			name := stack + "/" + c.platform + "/" + c.name
+			hostPrefix := corpus[c.platform]
+			p.DataPrefix = path.Join(dataMount, filepath.Base(hostPrefix))
+			if c.want == none {
+				p.DataPrefix = path.Join(dataMount, "absent")
 			}
+			p.DataCacheDir = path.Join(dataMount, c.order+"-"+c.platform)
+			x, ds := megatronOrder(t, hostPrefix, p.Fair, p.Fair.Seed)
+			require.NoError(t, x.Write(filepath.Join(data, orders+"-"+c.platform))) // what tasks writes before the run
+			if c.order == otherSeed {
+				// Seed 43's indices under the names of the run's seed.
+				o, _ := megatronOrder(t, hostPrefix, p.Fair, p.Fair.Seed+1)
+				tmp := t.TempDir()
+				require.NoError(t, o.Write(tmp))
+				var src, dst [3]string
+				src[0], src[1], src[2] = o.Order().Paths(tmp)
+				dst[0], dst[1], dst[2] = x.Order().Paths(filepath.Join(data, otherSeed+"-"+c.platform))
+				for k := range src {
+					require.NoError(t, os.Rename(src[k], dst[k]))
+				}
+			}
+			n := int64(min(8, p.Fair.TrainIters) * p.Fair.GBS)
+			sha, err := x.SHA256(ds, n)
+			require.NoError(t, err)
+			wants[name] = core.SampleDigest{Samples: n, SHA256: sha}
+			l, err := Build(p)
+			require.NoError(t, err, name)
+			cells = append(cells, readbackCell{name: name, plan: p, l: l, edit: c.files})
 		}
-		n := int64(min(8, p.Fair.TrainIters) * p.Fair.GBS)
-		sha, err := x.SHA256(ds, n)
-		require.NoError(t, err)
-		wants[name] = core.SampleDigest{Samples: n, SHA256: sha}
-		l, err := Build(p)
-		require.NoError(t, err, name)
-		cells = append(cells, readbackCell{name: name, plan: p, l: l, edit: c.files})
 	}
 	out, codes := runReadbacks(t, cells, container.Mount{Source: data, Target: dataMount, ReadOnly: true})
 	for i, c := range cells {
@@ -167,7 +173,7 @@ func TestPreflightDigestsTheDataloadersSamples(t *testing.T) {
 			require.Equal(t, 0, codes[c.name], strings.Join(lines, "\n"))
 			got, found := samplesOf(t, lines)
 			want := wants[c.name]
-			switch cases[i].want {
+			switch kinds[i] {
 			case none:
 				assert.False(t, found, "no dataset, no digest: %s", strings.Join(lines, "\n"))
 				return

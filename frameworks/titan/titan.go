@@ -29,45 +29,80 @@ type Pin struct {
 	Commit  string // pytorch/torchtitan commit
 	Where   string // how it gets into the image
 	Primus  bool   // run through Primus's torchtitan backend, which adds options of its own
+	// PrimusTag and PrimusCommit name the Primus release whose backend runs it (amd).
+	PrimusTag, PrimusCommit string
+	// Loss is how the version's trainer normalises a step's loss (LossPerMicroBatch, LossPerToken);
+	// Version, and so every launch and result, names it.
+	Loss string
 }
 
-// Pinned is the TorchTitan each platform image runs, taken from the one pinned-versions table
-// (core.Pins). NVIDIA: release v0.2.0, installed by nvd.Dockerfile (nvcr.io/nvidia/nemo:26.02 ships
-// none); it is ten commits after the AMD pin, whose JobConfig it shares, and both run on the images'
-// PyTorch 2.10.0a0. AMD: the commit Primus v26.2 (1ec29c67) pins as its third_party/torchtitan
-// submodule, as rocm/primus:v26.2 ships it, run through Primus's backend.
-var Pinned = pinnedFromSpec()
+// How a TorchTitan step normalises its loss. TorchTitan #2206 (in v0.2.2) moved from the first to the
+// second. Rival's batches have no padding and no ignored labels, and a step's micro-batches are all
+// MBS × SL tokens, so a mean of the micro-batch means is the mean over every token: both give the same
+// loss for the same batch. A launch that masked labels or varied micro-batch sizes would tell them apart.
+const (
+	LossPerMicroBatch = "mean per micro-batch, averaged over micro-batches and ranks"
+	LossPerToken      = "sum over micro-batches and ranks / all valid tokens (#2206)"
+)
 
-func pinnedFromSpec() map[string]Pin {
-	m := map[string]Pin{}
-	for _, p := range core.Pins {
-		v := p.TorchTitan
-		if v == "" {
-			v = p.TorchTitanCommit[:8]
-		}
-		m[p.Platform] = Pin{Version: v, Commit: p.TorchTitanCommit, Where: p.TorchTitanWhere, Primus: p.Primus != ""}
+// PinnedFor returns the TorchTitan a platform image of a stack runs, taken from the one
+// pinned-versions table (core.Pins). NVIDIA: the release nvd.Dockerfile installs (the NeMo images ship
+// none): v0.2.2 on the current stack, v0.2.0 on the previous one. AMD: the commit Primus pins as its
+// third_party/torchtitan submodule, as the image ships it, run through Primus's backend: v0.2.2 in
+// Primus v26.5.1, 5fb7cc2e (whose JobConfig v0.2.0 shares) in Primus v26.2.
+func PinnedFor(platform, stack string) (Pin, error) {
+	p, err := core.PinFor(platform, stack)
+	if err != nil {
+		return Pin{}, fmt.Errorf("titan: no TorchTitan is pinned: %w", err)
 	}
-	return m
+	v := p.TorchTitan
+	if v == "" {
+		v = p.TorchTitanCommit[:8]
+	}
+	pin := Pin{Version: v, Commit: p.TorchTitanCommit, Where: p.TorchTitanWhere, Primus: p.Primus != "",
+		PrimusTag: p.Primus, PrimusCommit: p.PrimusCommit}
+	if jc, ok := jobConfigs[v]; ok {
+		pin.Loss = jc.loss
+	}
+	return pin, nil
 }
 
-// generators writes the job config of one pinned TorchTitan version: option names and sections move
-// between versions (training.compile became [compile] on 2025-08-20, checkpoint.enable_checkpoint
-// and validation.enabled became enable on 2025-08-22, seed and deterministic moved to [debug] by
-// v0.2.2), so each pinned version has its own, checked against its extracted JobConfig.
-var generators = map[string]func(p core.Plan, primus bool) []Section{
-	"v0.2.0":   sectionsV020,
-	"5fb7cc2e": sectionsV020, // v0.2.0's JobConfig is 5fb7cc2e's (frameworks/facts/torchtitan_*.json)
+// jobConfig is what one pinned TorchTitan version changes against v0.2.0's job config, whose options
+// sectionsV020 writes. Option names and sections move between versions (training.compile became
+// [compile] on 2025-08-20, checkpoint.enable_checkpoint and validation.enabled became enable on
+// 2025-08-22, seed and deterministic moved to [debug] by v0.2.2); each version's launch is checked
+// against its own extracted JobConfig.
+type jobConfig struct {
+	// moved maps "section.key" of v0.2.0 to where this version reads the option; writing the old
+	// name is refused even where Primus's pre_trainer.yaml still sets it (its backend keeps unknown
+	// keys as plain attributes that TorchTitan never reads).
+	moved map[string]string
+	loss  string // Pin.Loss
+}
+
+// jobConfigs lists every TorchTitan version a launch can be written for.
+var jobConfigs = map[string]jobConfig{
+	"5fb7cc2e": {loss: LossPerMicroBatch}, // v0.2.0's JobConfig is 5fb7cc2e's (frameworks/facts/torchtitan_*.json)
+	"v0.2.0":   {loss: LossPerMicroBatch},
+	"v0.2.2": {loss: LossPerToken, moved: map[string]string{
+		"training.seed": "debug.seed", "training.deterministic": "debug.deterministic"}},
 }
 
 // Version names the sources every option name, class and function was checked against (see
 // docs/frameworks.md).
-func Version(platform string) string {
-	pin := Pinned[platform]
+func Version(p core.Plan) (string, error) {
+	pin, err := PinnedFor(p.Platform, p.Stack)
+	if err != nil {
+		return "", err
+	}
 	v := fmt.Sprintf("pytorch/torchtitan %s (%s; config/job_config.py, protocols/train_spec.py, components/dataloader.py, models/llama3/model/args.py)", pin.Version, pin.Commit[:8])
 	if pin.Primus {
-		v += "; AMD-AGI/Primus v26.2 (1ec29c67: configs/modules/torchtitan/pre_trainer.yaml, backends/torchtitan/config_utils.py)"
+		v += fmt.Sprintf("; AMD-AGI/Primus %s (%s: configs/modules/torchtitan/pre_trainer.yaml, backends/torchtitan/config_utils.py)", pin.PrimusTag, pin.PrimusCommit[:8])
 	}
-	return v
+	if pin.Loss != "" {
+		v += "; loss: " + pin.Loss
+	}
+	return v, nil
 }
 
 //go:embed rival_titan.py
@@ -179,12 +214,16 @@ func Build(p core.Plan) (core.Launch, error) {
 	if p.Platform != hw.PlatformNVIDIA && p.Platform != hw.PlatformAMD {
 		return core.Launch{}, fmt.Errorf("titan: platform %q: TorchTitan runs on amd (through Primus) and nvd", p.Platform)
 	}
-	l := core.Launch{Framework: core.Titan, EntryScriptDigest: ScriptDigest(), FrameworkVersion: Version(p.Platform), Files: files}
+	version, err := Version(p)
+	if err != nil {
+		return core.Launch{}, err
+	}
+	l := core.Launch{Framework: core.Titan, EntryScriptDigest: ScriptDigest(), FrameworkVersion: version, Files: files}
 	secs, err := Sections(p, p.Platform)
 	if err != nil {
 		return core.Launch{}, err
 	}
-	if err := CheckSections(p.Platform, secs); err != nil {
+	if err := CheckSections(p, p.Platform, secs); err != nil {
 		return core.Launch{}, err
 	}
 	switch p.Platform {
@@ -305,29 +344,67 @@ type Section struct {
 // Sections returns every job-config option the run sets on platform, in a fixed order, as the
 // TorchTitan pinned for that platform names them.
 func Sections(p core.Plan, platform string) ([]Section, error) {
-	pin, ok := Pinned[platform]
-	if !ok {
-		return nil, fmt.Errorf("titan: no TorchTitan is pinned for platform %q (amd, nvd)", platform)
+	pin, err := PinnedFor(platform, p.Stack)
+	if err != nil {
+		return nil, err
 	}
-	gen, ok := generators[pin.Version]
+	jc, ok := jobConfigs[pin.Version]
 	if !ok {
-		return nil, fmt.Errorf("titan: no job-config generator for TorchTitan %s: add one to frameworks/titan/titan.go", pin.Version)
+		return nil, fmt.Errorf("titan: no job-config generator for TorchTitan %s: add it to jobConfigs in frameworks/titan/titan.go", pin.Version)
 	}
-	return gen(p, pin.Primus), nil
+	return jc.apply(sectionsV020(p, pin.Primus)), nil
+}
+
+// apply moves the options of v0.2.0's job config to where the version reads them: to the end of the
+// new section, which is added right after the old one when the job config has none yet.
+func (jc jobConfig) apply(secs []Section) []Section {
+	var out []Section
+	for _, s := range secs {
+		var kept, moved []KV
+		var to []string
+		for _, kv := range s.KVs {
+			if dst, ok := jc.moved[s.Name+"."+kv.Key]; ok {
+				sec, key, _ := strings.Cut(dst, ".")
+				to, moved = append(to, sec), append(moved, KV{key, kv.Value})
+				continue
+			}
+			kept = append(kept, kv)
+		}
+		if i := slices.IndexFunc(out, func(o Section) bool { return o.Name == s.Name }); i >= 0 {
+			out[i].KVs = append(out[i].KVs, kept...) // a section an earlier move added
+		} else if len(kept) > 0 {
+			out = append(out, Section{s.Name, kept})
+		}
+		for n, kv := range moved {
+			i := slices.IndexFunc(out, func(o Section) bool { return o.Name == to[n] })
+			if i < 0 {
+				i, out = len(out), append(out, Section{Name: to[n]})
+			}
+			out[i].KVs = append(out[i].KVs, kv)
+		}
+	}
+	return out
 }
 
 // CheckSections checks every option against the JobConfig facts of the TorchTitan pinned for
 // platform (frameworks/facts/torchtitan_<version>.json, plus Primus's own options on AMD): an
 // option the pinned version does not have, or a value of the wrong type, fails here rather than in
 // the trainer's config loader on the GPU host.
-func CheckSections(platform string, secs []Section) error {
-	pin := Pinned[platform]
+func CheckSections(p core.Plan, platform string, secs []Section) error {
+	pin, err := PinnedFor(platform, p.Stack)
+	if err != nil {
+		return err
+	}
 	f, err := facts.TorchTitan(pin.Version, pin.Primus)
 	if err != nil {
 		return fmt.Errorf("titan: %w", err)
 	}
+	moved := jobConfigs[pin.Version].moved
 	for _, s := range secs {
 		for _, kv := range s.KVs {
+			if to, ok := moved[s.Name+"."+kv.Key]; ok {
+				return fmt.Errorf("titan: %s job config: %s.%s moved to %s in TorchTitan %s, which does not read the old name", platform, s.Name, kv.Key, to, pin.Version)
+			}
 			if err := f.Check(s.Name, kv.Key, kv.Value); err != nil {
 				return fmt.Errorf("titan: %s job config: %w", platform, err)
 			}
@@ -336,7 +413,8 @@ func CheckSections(platform string, secs []Section) error {
 	return nil
 }
 
-// sectionsV020 is the job config of TorchTitan v0.2.0 and of 5fb7cc2e (the same JobConfig).
+// sectionsV020 is the job config of TorchTitan v0.2.0 and of 5fb7cc2e (the same JobConfig); later
+// versions move its options (jobConfig.apply).
 func sectionsV020(p core.Plan, primus bool) []Section {
 	m, f := p.Model, p.Fair
 	i := core.Int
@@ -366,7 +444,7 @@ func sectionsV020(p core.Plan, primus bool) []Section {
 	model := Section{"model", []KV{{"name", q(SpecName)}, {"flavor", q(m.Name)}, {"hf_assets_path", q(p.TokenizerPath)}}}
 	var turbo []Section
 	if primus {
-		// One framework, one software stack on both platforms: Primus v26.2 turns Primus Turbo on
+		// One framework, one software stack on both platforms: Primus v26.2 and v26.5.1 turn Primus Turbo on
 		// (pre_trainer.yaml's primus_turbo section, and the llama3.1 model yaml's converters list),
 		// which TorchTitan on NVIDIA and prim (core.Fairness.PrimusTurbo) run without.
 		model.KVs = append(model.KVs, KV{"converters", "[]"})

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -193,8 +194,30 @@ func plan(t *testing.T, platform, model string) core.Plan {
 	}
 }
 
+// stackPlan is plan on one stack (core.StackNames).
+func stackPlan(t *testing.T, stack, platform, model string) core.Plan {
+	t.Helper()
+	p := plan(t, platform, model)
+	p.Stack = stack
+	return p
+}
+
+// pinOf is the TorchTitan pinned for platform on stack.
+func pinOf(t *testing.T, platform, stack string) Pin {
+	t.Helper()
+	pin, err := PinnedFor(platform, stack)
+	require.NoError(t, err)
+	return pin
+}
+
 func TestEXPIsPrimusYAML(t *testing.T) {
-	p := plan(t, hw.PlatformAMD, "mistral-proxy")
+	for _, stack := range core.StackNames {
+		t.Run(stack, func(t *testing.T) { testEXPIsPrimusYAML(t, stack) })
+	}
+}
+
+func testEXPIsPrimusYAML(t *testing.T, stack string) {
+	p := stackPlan(t, stack, hw.PlatformAMD, "mistral-proxy")
 	l, err := Build(p)
 	require.NoError(t, err)
 	var doc struct {
@@ -218,6 +241,12 @@ func TestEXPIsPrimusYAML(t *testing.T) {
 	assert.Equal(t, 1e-8, pt.Overrides["optimizer"]["eps"])
 	assert.Equal(t, 1.0, pt.Overrides["training"]["max_norm"])
 	assert.Equal(t, Module, pt.Overrides["experimental"]["custom_import"])
+	seedAt := "training"
+	if pinOf(t, hw.PlatformAMD, stack).Version == "v0.2.2" {
+		seedAt = "debug"
+		assert.NotContains(t, pt.Overrides["training"], "seed", "v0.2.2 reads [debug] seed")
+	}
+	assert.Equal(t, 42, pt.Overrides[seedAt]["seed"])
 	assert.Equal(t, "/out/primus/titan-exp.yaml", l.Env["EXP"])
 	assert.Equal(t, "/out", l.Env["PYTHONPATH"])
 
@@ -231,15 +260,17 @@ func TestEXPIsPrimusYAML(t *testing.T) {
 }
 
 func TestPipelineCarriesAccumulationInOneStep(t *testing.T) {
-	p := plan(t, hw.PlatformNVIDIA, "llama")
-	p.Fair.PP, p.Fair.DP = 2, 4
-	p.Fair.GBS = p.Fair.MBS * p.Fair.DP * p.Fair.GA
-	l, err := Build(p)
-	require.NoError(t, err)
-	toml := string(l.Files[TOMLName])
-	assert.Contains(t, toml, "local_batch_size = 8\n")
-	assert.Contains(t, toml, "global_batch_size = 32\n")
-	assert.Contains(t, toml, "pipeline_parallel_microbatch_size = 1\n")
+	for _, stack := range core.StackNames {
+		p := stackPlan(t, stack, hw.PlatformNVIDIA, "llama")
+		p.Fair.PP, p.Fair.DP = 2, 4
+		p.Fair.GBS = p.Fair.MBS * p.Fair.DP * p.Fair.GA
+		l, err := Build(p)
+		require.NoError(t, err)
+		toml := string(l.Files[TOMLName])
+		assert.Contains(t, toml, "local_batch_size = 8\n", stack)
+		assert.Contains(t, toml, "global_batch_size = 32\n", stack)
+		assert.Contains(t, toml, "pipeline_parallel_microbatch_size = 1\n", stack)
+	}
 }
 
 func TestRefusals(t *testing.T) {
@@ -255,16 +286,18 @@ func TestRefusals(t *testing.T) {
 		{"bf16 without FSDP", "llama", func(p *core.Plan) { p.Fair.TP, p.Fair.PP, p.Fair.DP, p.Fair.GBS = 4, 2, 1, 8 },
 			[]string{"DP 1 and TP 4 × PP 2", "maybe_enable_amp", "float32"}},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			p := plan(t, hw.PlatformNVIDIA, tc.model)
-			tc.edit(&p)
-			_, err := Build(p)
-			require.Error(t, err)
-			for _, w := range tc.errHas {
-				assert.Contains(t, err.Error(), w)
-			}
-		})
+	for _, stack := range core.StackNames {
+		for _, tc := range tests {
+			t.Run(stack+"/"+tc.name, func(t *testing.T) {
+				p := stackPlan(t, stack, hw.PlatformNVIDIA, tc.model)
+				tc.edit(&p)
+				_, err := Build(p)
+				require.Error(t, err)
+				for _, w := range tc.errHas {
+					assert.Contains(t, err.Error(), w)
+				}
+			})
+		}
 	}
 	// Mistral runs at any SL: its window reaches the extension's model only where it masks anything
 	// (SL - 1 > 4096), as the other frameworks pass it.
@@ -315,26 +348,20 @@ func TestScriptDigest(t *testing.T) {
 	assert.Contains(t, string(l.Files[TOMLName]), "custom_import = \"rival_titan\"")
 }
 
-// titanTrees are the pinned TorchTitan trees RIVAL_TORCHTITAN_TREES names ("nvd=DIR,amd=DIR").
+// titanTrees are the TorchTitan trees every pinned image of every stack runs, once each.
 func titanTrees(t *testing.T) []string {
 	t.Helper()
 	var trees []string
-	for _, kv := range strings.Split(os.Getenv("RIVAL_TORCHTITAN_TREES"), ",") {
-		if _, dir, ok := strings.Cut(kv, "="); ok && dir != "" {
-			trees = append(trees, dir)
+	for _, pt := range pinnedTrees(t) {
+		if !slices.Contains(trees, pt.dir) {
+			trees = append(trees, pt.dir)
 		}
-	}
-	if len(trees) == 0 {
-		if os.Getenv("RIVAL_REQUIRE_UPSTREAM") == "1" {
-			t.Fatal("RIVAL_REQUIRE_UPSTREAM=1 but RIVAL_TORCHTITAN_TREES is not set")
-		}
-		t.Skip(`TorchTitan's dataloader runs from the pinned trees: eval "$(sh ../shared/upstream/unpack.sh /tmp/upstream)" (sets RIVAL_TORCHTITAN_TREES)`)
 	}
 	return trees
 }
 
-// The extension's build_dataloader, wrapped in TorchTitan's own ParallelAwareDataloader from both
-// pinned trees and iterated as TorchTitan's trainer iterates it (batches of ({"input"}, labels)), gives
+// The extension's build_dataloader, wrapped in TorchTitan's own ParallelAwareDataloader from every
+// pinned tree and iterated as TorchTitan's trainer iterates it (batches of ({"input"}, labels)), gives
 // the ranks Megatron's samples: their first samples, in global order, digest to Megatron's order.
 func TestDataloaderReadsMegatronOrder(t *testing.T) {
 	trees := titanTrees(t)
@@ -370,40 +397,46 @@ func TestDataloaderReadsMegatronOrder(t *testing.T) {
 	}
 }
 
-// titan on AMD runs without Primus Turbo, as on NVIDIA and as prim does: Primus v26.2 turns it on in
-// pre_trainer.yaml (primus_turbo) and in its llama3.1 model yaml (model.converters).
+// titan on AMD runs without Primus Turbo, as on NVIDIA and as prim does: Primus v26.2 and v26.5.1
+// turn it on in pre_trainer.yaml (primus_turbo) and in their llama3.1 model yaml (model.converters).
 func TestAMDRunsWithoutPrimusTurbo(t *testing.T) {
-	for _, platform := range []string{hw.PlatformAMD, hw.PlatformNVIDIA} {
-		p := plan(t, platform, "llama")
-		secs, err := Sections(p, platform)
-		require.NoError(t, err)
-		got := map[string]string{}
-		for _, s := range secs {
-			for _, kv := range s.KVs {
-				got[s.Name+"."+kv.Key] = kv.Value
-			}
+	for _, stack := range core.StackNames {
+		for _, platform := range []string{hw.PlatformAMD, hw.PlatformNVIDIA} {
+			t.Run(stack+"/"+platform, func(t *testing.T) { testRunsWithoutPrimusTurbo(t, stack, platform) })
 		}
-		if platform == hw.PlatformNVIDIA {
-			assert.NotContains(t, got, "primus_turbo.enable_primus_turbo", "TorchTitan v0.2.0 has no Primus Turbo")
-			continue
-		}
-		// Every switch Primus's own defaults turn on (its pre_trainer.yaml, as extracted) is turned off;
-		// enable_embedding_autocast among them: its setup patch hooks every nn.Embedding to cast its
-		// output to the autocast dtype, which TorchTitan on NVIDIA does not.
-		pf, err := facts.TorchTitan(Pinned[platform].Version, true)
-		require.NoError(t, err)
-		require.NotNil(t, pf.Extras)
-		on := 0
-		for k, o := range pf.Extras.Sections["primus_turbo"] {
-			if o.Kind == "bool" && o.Default == true {
-				on++
-				assert.Equal(t, "false", got["primus_turbo."+k], k)
-			}
-		}
-		assert.Greater(t, on, 5, "Primus's defaults turn several Turbo switches on")
-		assert.Equal(t, "[]", got["model.converters"], "the model yaml's primus_turbo converter is dropped")
-		require.NoError(t, CheckSections(platform, secs), "Primus's own options, checked against its extracted facts")
 	}
+}
+
+func testRunsWithoutPrimusTurbo(t *testing.T, stack, platform string) {
+	p := stackPlan(t, stack, platform, "llama")
+	secs, err := Sections(p, platform)
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, s := range secs {
+		for _, kv := range s.KVs {
+			got[s.Name+"."+kv.Key] = kv.Value
+		}
+	}
+	if platform == hw.PlatformNVIDIA {
+		assert.NotContains(t, got, "primus_turbo.enable_primus_turbo", "upstream TorchTitan has no Primus Turbo")
+		return
+	}
+	// Every switch Primus's own defaults turn on (its pre_trainer.yaml, as extracted) is turned off;
+	// enable_embedding_autocast among them: its setup patch hooks every nn.Embedding to cast its
+	// output to the autocast dtype, which TorchTitan on NVIDIA does not.
+	pf, err := facts.TorchTitan(pinOf(t, platform, stack).Version, true)
+	require.NoError(t, err)
+	require.NotNil(t, pf.Extras)
+	on := 0
+	for k, o := range pf.Extras.Sections["primus_turbo"] {
+		if o.Kind == "bool" && o.Default == true {
+			on++
+			assert.Equal(t, "false", got["primus_turbo."+k], k)
+		}
+	}
+	assert.Greater(t, on, 5, "Primus's defaults turn several Turbo switches on")
+	assert.Equal(t, "[]", got["model.converters"], "the model yaml's primus_turbo converter is dropped")
+	require.NoError(t, CheckSections(p, platform, secs), "Primus's own options, checked against its extracted facts")
 }
 
 // TestDecayAndInitWithRealTorch runs test_rival_titan_torch.py: the extension's parameter groups and
@@ -430,18 +463,20 @@ func TestPreflightLaunch(t *testing.T) {
 		{hw.PlatformAMD, []string{"python3", "/out/" + CheckName, "amd", "$" + TreeEnv + ":/workspace/Primus/third_party/torchtitan", "/out", "8",
 			"/out/" + EXPName, "$" + PrimusEnv + ":/workspace/Primus"}},
 	} {
-		t.Run(tc.platform, func(t *testing.T) {
-			l, err := Build(plan(t, tc.platform, "llama"))
-			require.NoError(t, err)
-			require.NotNil(t, l.Preflight)
-			assert.Equal(t, tc.want, l.Preflight.Command)
-			assert.Equal(t, "/out", l.Preflight.WorkDir)
-			assert.Equal(t, "8", l.Preflight.Env["WORLD_SIZE"])
-			for k, v := range l.Env {
-				assert.Equal(t, v, l.Preflight.Env[k], "the run's environment: %s", k)
-			}
-			assert.Equal(t, CheckScript(), l.Files[CheckName])
-			assert.Contains(t, string(l.Files[StubsName]), "def install()")
-		})
+		for _, stack := range core.StackNames {
+			t.Run(stack+"/"+tc.platform, func(t *testing.T) {
+				l, err := Build(stackPlan(t, stack, tc.platform, "llama"))
+				require.NoError(t, err)
+				require.NotNil(t, l.Preflight)
+				assert.Equal(t, tc.want, l.Preflight.Command)
+				assert.Equal(t, "/out", l.Preflight.WorkDir)
+				assert.Equal(t, "8", l.Preflight.Env["WORLD_SIZE"])
+				for k, v := range l.Env {
+					assert.Equal(t, v, l.Preflight.Env[k], "the run's environment: %s", k)
+				}
+				assert.Equal(t, CheckScript(), l.Files[CheckName])
+				assert.Contains(t, string(l.Files[StubsName]), "def install()")
+			})
+		}
 	}
 }

@@ -1,15 +1,18 @@
 """Runs Megatron-Bridge's own configuration code on every nemo launch Rival builds.
 
-Needs the upstream trees, given by environment variables (the tests skip without them):
-  RIVAL_BRIDGE_TREE    a Megatron-Bridge checkout at the tag the NeMo image ships (v0.3.0)
-  RIVAL_MEGATRON_TREE  the Megatron-LM commit Bridge pins as 3rdparty/Megatron-LM (b0cc2706)
-Run with the Debian python3 (PyYAML, packaging, numpy; PyTorch is stubbed, frameworks/facts/pystubs.py):
-  RIVAL_BRIDGE_TREE=... RIVAL_MEGATRON_TREE=... /usr/bin/python3 -m unittest discover -s frameworks/nemo/bridgecheck -v
+Needs the upstream trees of one stack's NeMo image, given by environment variables (the tests skip
+without them):
+  RIVAL_BRIDGE_TREE    a Megatron-Bridge checkout at the tag the image ships (v0.5.0 or v0.3.0)
+  RIVAL_MEGATRON_TREE  the Megatron-LM commit Bridge pins as 3rdparty/Megatron-LM (d0b3b775 or b0cc2706)
+Run with a python3 the trees accept (3.12 or later for v0.5.0) with PyYAML, packaging and NumPy;
+PyTorch is stubbed (frameworks/facts/pystubs.py):
+  RIVAL_BRIDGE_TREE=... RIVAL_MEGATRON_TREE=... python3 -m unittest discover -s frameworks/nemo/bridgecheck -v
 
-For each matrix cell (../testdata/matrix/*.json, written by go test ./frameworks/nemo -run TestMatrix
--update) the entry script's build_config builds the ConfigContainer, Bridge's runtime_config_update
-applies mixed precision and runs ConfigContainer.validate with the cell's world size, and Megatron
-Core's OptimizerParamScheduler is built from the result as Bridge's optimizer setup builds it."""
+For each matrix cell of the tree's Bridge release (../testdata/matrix/bridge-<version>/*.json, written
+by go test ./frameworks/nemo -run TestMatrix -update) the entry script's build_config builds the
+ConfigContainer, Bridge's runtime_config_update applies mixed precision and runs
+ConfigContainer.validate with the cell's world size, and Megatron Core's OptimizerParamScheduler is
+built from the result as Bridge's optimizer setup builds it."""
 import contextlib
 import glob
 import io
@@ -21,11 +24,23 @@ import types
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MATRIX = os.path.join(HERE, "..", "testdata", "matrix")
 BRIDGE = os.environ.get("RIVAL_BRIDGE_TREE")
 MEGATRON = os.environ.get("RIVAL_MEGATRON_TREE")
 
+
+def load_version(tree, rel):
+    path = os.path.join(tree, rel)
+    ns = {"__file__": path}  # Bridge 0.5.0's package_info asks git for a hash beside it
+    with open(path, encoding="utf-8") as f:
+        exec(compile(f.read(), rel, "exec"), ns)
+    return ns["__version__"]
+
+
+MATRIX = None
 if BRIDGE and MEGATRON:
+    # The cells Rival writes for this tree's Bridge release.
+    MATRIX = os.path.join(HERE, "..", "testdata", "matrix",
+                          "bridge-" + load_version(BRIDGE, "src/megatron/bridge/package_info.py").split("+")[0])
     sys.path.insert(0, HERE)
     sys.path.insert(0, os.path.dirname(HERE))
     sys.path.insert(0, os.path.join(HERE, "..", "..", "facts"))
@@ -48,6 +63,17 @@ def cells():
     if not out:
         raise AssertionError(f"no matrix cells under {MATRIX}: run go test ./frameworks/nemo -run TestMatrix -update")
     return out
+
+
+def matrix_name():
+    return os.path.relpath(MATRIX, os.path.join(HERE, ".."))
+
+
+def rewrites():
+    """Whether the tree's Bridge rewrites a warm-up as long as training and sequence parallelism at
+    TP 1 instead of refusing them (0.5.0 and later)."""
+    v = tuple(int(x) for x in os.path.basename(MATRIX or "bridge-0.0.0").split("-", 1)[1].split(".")[:2])
+    return v >= (0, 5)
 
 
 def load(path):
@@ -100,9 +126,25 @@ class BridgeValidatesEveryCell(unittest.TestCase):
                 self.assertEqual(cfg.model.attention_backend.name, "auto")
                 self.assertFalse(cfg.model.gradient_accumulation_fusion)
                 self.assertFalse(cfg.dataset.eod_mask_loss)
+                self.assertEqual(cfg.dataset.num_workers, 2)
+                self.assertTrue(cfg.dataset.persistent_workers)
+                # No evaluation, read where this release reads it (ValidationConfig from 0.5.0).
+                evals = cfg.validation if "validation" in c["config"] else cfg.train
+                self.assertEqual(evals.eval_iters, 0)
+                self.assertEqual(evals.eval_interval, cfg.train.train_iters)
+                if "validation" in c["config"]:
+                    self.assertIsNone(cfg.train.eval_iters, "the deprecated train field stays unset")
+                # Llama 3.1's RoPE scaling reaches the provider the release builds it with.
+                scaled = rival_nemo.bridge_rope_scaling(cfg.model)
+                if c["config"]["model"].get("rope_scaling") or "scale_factor" in c["config"]["model"]:
+                    self.assertEqual((scaled["rope_scaling"], scaled["rope_scaling_low_freq_factor"],
+                                      scaled["rope_scaling_high_freq_factor"], scaled["rope_scaling_original_positions"]),
+                                     (8.0, 1.0, 4.0, 8192))
+                else:
+                    self.assertEqual(scaled["rope_scaling"], 1.0)
                 window = c["config"]["model"]["window_size"]
                 self.assertEqual(cfg.model.window_size, None if window is None else tuple(window))
-        print(f"\nBridge validated {len(cells())} cells from {MATRIX}", file=sys.stderr)
+        print(f"\nBridge validated {len(cells())} cells from {matrix_name()}", file=sys.stderr)
 
     def test_check_mode(self):
         """The entry script's --check runs the same validation and refuses a bad configuration."""
@@ -174,27 +216,44 @@ class BridgeValidatesEveryCell(unittest.TestCase):
 
     def test_negative_controls(self):
         base = load(os.path.join(MATRIX, "llama-base.json"))
-        for name, edit, error in (
+        controls = [
             ("unknown field", lambda d: d["model"].__setitem__("num_layer", 32), ValueError),
             ("min_lr above lr", lambda d: d["optimizer"].__setitem__("min_lr", 1e-3), AssertionError),
             ("min_lr as a string", lambda d: d["optimizer"].__setitem__("min_lr", "3e-05"), TypeError),
-            ("warm-up as long as training", lambda d: d["scheduler"].__setitem__("lr_warmup_iters", 500), AssertionError),
             ("TP that does not divide the world", lambda d: d["model"].__setitem__("tensor_model_parallel_size", 3), AssertionError),
             ("sequence lengths differ", lambda d: d["dataset"].__setitem__("seq_length", 4096), AssertionError),
-            ("sequence parallel at TP 1", lambda d: d["model"].__setitem__("sequence_parallel", True), ValueError),
-        ):
+        ]
+        if not rewrites():
+            controls += [
+                ("warm-up as long as training", lambda d: d["scheduler"].__setitem__("lr_warmup_iters", 500), AssertionError),
+                ("sequence parallel at TP 1", lambda d: d["model"].__setitem__("sequence_parallel", True), ValueError),
+            ]
+        for name, edit, error in controls:
             with self.subTest(control=name):
                 doc = json.loads(json.dumps(base["config"]))
                 edit(doc)
                 with self.assertRaises(error):
                     scheduler(validated(doc, base["world_size"]))
+        if rewrites():
+            self.what_bridge_rewrites(base)
 
+    def what_bridge_rewrites(self, base):
+        """Bridge 0.5.0 no longer refuses two settings Rival never writes: it caps a warm-up as long as
+        training one step below the decay (with a warning) and turns sequence parallelism off at TP 1.
+        Rival's own refusals (Build: WARMUP_STEPS < TRAIN_ITERS; sequence parallelism only with TP > 1)
+        keep both stacks on the schedule and model the launch names."""
+        import warnings
 
-def load_version(tree, rel):
-    ns = {}
-    with open(os.path.join(tree, rel), encoding="utf-8") as f:
-        exec(compile(f.read(), rel, "exec"), ns)
-    return ns["__version__"]
+        doc = json.loads(json.dumps(base["config"]))
+        doc["scheduler"]["lr_warmup_iters"] = doc["train"]["train_iters"]
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            cfg = validated(doc, base["world_size"])
+        self.assertEqual(cfg.scheduler.lr_warmup_steps, cfg.scheduler.lr_decay_steps - 1)
+        self.assertTrue(any("capping lr_warmup_steps" in str(w.message) for w in seen), [str(w.message) for w in seen])
+        doc = json.loads(json.dumps(base["config"]))
+        doc["model"]["sequence_parallel"] = True
+        self.assertFalse(validated(doc, base["world_size"]).model.sequence_parallel)
 
 
 class EntryScriptWithoutUpstream(unittest.TestCase):
@@ -217,6 +276,7 @@ class EntryScriptWithoutUpstream(unittest.TestCase):
         import rival_nemo as rn
 
         self.assertEqual(rn.SECTIONS, extract.SECTIONS)
+        self.assertEqual(rn.OPTIONAL_SECTIONS, extract.OPTIONAL_SECTIONS)
         facts = glob.glob(os.path.join(HERE, "..", "..", "facts", "bridge_*.json"))
         self.assertTrue(facts, "frameworks/facts/bridge_<version>.json")
         for path in facts:
@@ -225,6 +285,9 @@ class EntryScriptWithoutUpstream(unittest.TestCase):
             # tree has it; every other section is the script's.
             self.assertEqual({k: v["class"] for k, v in doc["sections"].items() if k not in extract.OPTIONAL_SECTIONS},
                              {k: m + "." + c for k, (m, c) in rn.SECTIONS.items()}, path)
+            for k, v in doc["sections"].items():
+                if k in extract.OPTIONAL_SECTIONS:
+                    self.assertEqual(v["class"], ".".join(rn.OPTIONAL_SECTIONS[k]), path)
 
     def test_values(self):
         sys.path.insert(0, os.path.dirname(HERE))
