@@ -2,9 +2,10 @@
 # TorchTitan and Primus, validated together by AMD) plus only what Rival's
 # entry scripts need. Built through the Engine API by `mage image:amd`; its
 # cache key is the build context's digest plus the base image's digest.
-# IMAGE_BASE overrides the base: a registry mirror, or a local test image.
+# IMAGE_BASE overrides the base: the previous stack's image (STACK=previous
+# passes it), a registry mirror, or a local test image.
 # Why this tag: docs/containers.md.
-ARG IMAGE_BASE=rocm/primus:v26.2
+ARG IMAGE_BASE=rocm/primus:v26.5
 FROM ${IMAGE_BASE}
 ARG IMAGE_BASE
 
@@ -17,7 +18,7 @@ ENV PYTHONUNBUFFERED=1 \
 
 # Primus's run_pretrain.sh pip-installs requirements.txt on every run, and its
 # Megatron prepare step builds Megatron's dataset helper and installs
-# Emerging-Optimizers in editable mode (frameworks/facts/primus_v26.2.json,
+# Emerging-Optimizers in editable mode (frameworks/facts/primus_<tag>.json,
 # run_time_installs). Do all of it here, so that a run on a compute node
 # without a package index finds everything installed; the environment below
 # keeps pip from reaching for an index at run time (an editable reinstall
@@ -29,7 +30,7 @@ RUN if [ -f /workspace/Primus/requirements.txt ]; then \
         && pip install --no-cache-dir -r requirements.txt \
         && make -C third_party/Megatron-LM/megatron/core/datasets \
         && pip install --no-cache-dir -e third_party/Emerging-Optimizers; \
-    elif [ "${IMAGE_BASE}" = "rocm/primus:v26.2" ]; then \
+    elif [ "${IMAGE_BASE#rocm/primus:}" != "${IMAGE_BASE}" ]; then \
         echo "amd.Dockerfile: ${IMAGE_BASE} has no /workspace/Primus/requirements.txt; runs would need a package index at run time" >&2; \
         exit 1; \
     fi

@@ -37,7 +37,8 @@ func Analyze(inputs []Input, prices PriceTable) (*Report, error) {
 		key.Stack = stackKey(in)
 		g, ok := byKey[key]
 		if !ok {
-			g = &Group{Key: key, Label: shortGPU(key.GPU) + cpuName(in.Result) + " " + frameworkLabel(key.Framework) + ranPath(in.Result), ModelLabel: modelLabel(in.Result)}
+			g = &Group{Key: key, Label: shortGPU(key.GPU) + cpuName(in.Result) + " " + frameworkLabel(key.Framework) + stackLabel(in.Result) + ranPath(in.Result), ModelLabel: modelLabel(in.Result),
+				stackLabel: stackLabel(in.Result)}
 			byKey[key] = g
 			order = append(order, key)
 		}

@@ -25,10 +25,22 @@ func groupKey(r *result.Result) GroupKey {
 // version, and the platform stack an old-suite result records.
 func stackKey(in *Input) string {
 	s := strOr(in.Result.Framework.Version, "version not recorded")
+	if st := in.Result.Framework.Stack; st != "" {
+		s = st + ": " + s
+	}
 	if in.PlatformStack != "" {
 		s += " (platform stack " + in.PlatformStack + ")"
 	}
 	return s
+}
+
+// stackLabel is the label part naming the pinned image of a run's stack (" nemo:26.06"), so every
+// label of a GPU run says which stack it ran; empty where the result records none (cpu, extracted).
+func stackLabel(r *result.Result) string {
+	if r.Framework.Stack == "" {
+		return ""
+	}
+	return " " + r.Framework.Stack
 }
 
 // disambiguate extends labels that would otherwise repeat within a model with

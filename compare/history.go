@@ -127,6 +127,9 @@ func workloads(groups []*Group) []*Group {
 			if g.stackTag != "" {
 				c.Label = strings.Replace(c.Label, " ["+g.stackTag+"]", "", 1)
 			}
+			if g.stackLabel != "" {
+				c.Label = strings.Replace(c.Label, g.stackLabel, "", 1)
+			}
 			byKey[k] = &c
 			out = append(out, &c)
 			continue

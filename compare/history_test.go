@@ -158,6 +158,14 @@ func TestHistoryStepsNameTheChange(t *testing.T) {
 	changed := rep.History.Series[0].Steps[0].Changed
 	assert.Contains(t, changed, "core 0.16.0 → 0.18.0")
 	assert.Contains(t, strings.Join(changed, "; "), "nvcr.io/nvidia/nemo:26.02\" → \"Megatron-LM d0b3b775")
+	// Each stack is a group of its own whose label names its image; the History joins them.
+	var labels []string
+	for _, g := range rep.Groups {
+		labels = append(labels, g.Label)
+	}
+	assert.ElementsMatch(t, []string{"H100 Megatron-LM nemo:26.02", "H100 Megatron-LM nemo:26.06"}, labels)
+	assert.Contains(t, rep.History.Series[0].Label, "· H100 Megatron-LM ·")
+	assert.NotContains(t, rep.History.Series[0].Label, "nemo:26.0", "the joined workload drops the stack")
 	rep = analyzeDir(t, filepath.Join("testdata", "history", "date-only"))
 	assert.Empty(t, rep.History.Series[0].Steps[0].Changed)
 	var con strings.Builder

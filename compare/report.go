@@ -111,7 +111,8 @@ type Group struct {
 	// "not identical configuration".
 	Marked bool
 
-	stackTag string // the label's stack extension, when it has one
+	stackTag   string // the label's stack extension, when it has one
+	stackLabel string // the label's stack part (" nemo:26.06"), when the runs record their stack
 }
 
 // Metrics a speedup is computed on.

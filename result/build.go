@@ -19,7 +19,7 @@ type Facts struct {
 	SeqLen    int
 	GBS       int
 	MBS       int
-	Precision string // "bf16", "fp16", "fp8" or "fp32" (CPU runs); empty assumes bf16 and says so
+	Precision string // "bf16", "fp16", "fp8", "fp4" or "fp32" (CPU runs); empty assumes bf16 and says so
 	Platform  string // "nvd", "amd", "cpu"
 	Host      *hw.Host
 	GPUModel  string // spec key ("H100 SXM") or the name a tool prints
@@ -28,6 +28,7 @@ type Facts struct {
 	Framework          string // what ran; empty uses the log's family
 	FrameworkVersion   string
 	FrameworkRequested string
+	Stack              string // the pinned image of the run's stack (core.Pin.Name); empty on cpu
 
 	TP, PP, CP int
 
@@ -105,7 +106,7 @@ func Build(log *logparse.Log, facts Facts) (*Result, error) {
 		Dataset:              Dataset{Name: strp(facts.DatasetName), Fingerprint: strp(facts.DatasetFingerprint)},
 		Problems:             []Problem{},
 	}
-	r.Framework = Framework{Name: log.Framework, Version: strp(facts.FrameworkVersion), Requested: strp(facts.FrameworkRequested)}
+	r.Framework = Framework{Name: log.Framework, Version: strp(facts.FrameworkVersion), Requested: strp(facts.FrameworkRequested), Stack: facts.Stack}
 	if log.Detected != "" && log.Framework != log.Detected {
 		r.problem("framework_mismatch", fmt.Sprintf("the log's lines look like %s but it was read as %s (FRAMEWORK or the run's configuration says so); the label %s is used", log.Detected, log.Framework, log.Framework))
 	}
@@ -140,7 +141,7 @@ func Build(log *logparse.Log, facts Facts) (*Result, error) {
 	}
 	if tc.Precision == "" {
 		tc.Precision, tc.PrecisionAssumed = "bf16", true
-		r.problem("precision_assumed", "no precision given; bf16 assumed for the MFU peak (set PRECISION=bf16|fp16|fp8)")
+		r.problem("precision_assumed", "no precision given; bf16 assumed for the MFU peak (set PRECISION=bf16|fp16|fp8|fp4)")
 	}
 	r.ParallelismConfig = ParallelismConfig{
 		TensorParallel:   pick(r, "tensor_parallel", "TP", pre.TensorParallel, facts.TP),
@@ -647,12 +648,15 @@ func (r *Result) memory(log *logparse.Log) {
 	}
 }
 
-// logPrecision reads the training precision from Megatron's printed arguments: fp8
-// when an fp8 format is set (its runs also set bf16), else fp16 or bf16 when true;
-// "" when the log does not say.
+// logPrecision reads the training precision from Megatron's printed arguments: fp4
+// when an fp4 format is set (--fp4-format, Megatron Core 0.15 and later: its MLPerf
+// NVFP4 runs), else fp8 when an fp8 format is (their runs also set bf16), else fp16 or
+// bf16 when true; "" when the log does not say.
 func logPrecision(args map[string]string) string {
-	if v := strings.ToLower(strings.TrimSpace(args["fp8"])); v != "" && v != "none" && v != "false" {
-		return "fp8"
+	for _, p := range []string{"fp4", "fp8"} {
+		if v := strings.ToLower(strings.TrimSpace(args[p])); v != "" && v != "none" && v != "false" {
+			return p
+		}
 	}
 	for _, p := range []string{"fp16", "bf16"} {
 		if strings.EqualFold(strings.TrimSpace(args[p]), "true") {

@@ -13,7 +13,7 @@ var ExtractEnv = []string{"GPUS", "SL", "GBS", "MBS", "PRECISION", "MODEL", "FRA
 
 // Extract reads a training log Rival did not launch and builds its result ("log
 // analysis mode"). Facts the log lacks come from env (os.Getenv in the mage target):
-// GPUS, SL, GBS, MBS (integers), PRECISION (bf16|fp16|fp8), MODEL (registry key),
+// GPUS, SL, GBS, MBS (integers), PRECISION (bf16|fp16|fp8|fp4), MODEL (registry key),
 // FRAMEWORK (empty detects it), PLATFORM (nvd|amd|cpu) and GPU (GPU model name).
 func Extract(path string, env func(string) string) (*Result, error) {
 	return ExtractTraced(path, env, nil)
@@ -50,10 +50,10 @@ func ExtractTraced(path string, env func(string) string, trace func(logparse.Eve
 		*v.dst = n
 	}
 	switch p := strings.ToLower(facts.Precision); p {
-	case "", "bf16", "fp16", "fp8":
+	case "", "bf16", "fp16", "fp8", "fp4":
 		facts.Precision = p
 	default:
-		return nil, fmt.Errorf("extract %s: PRECISION=%q: use bf16, fp16 or fp8", path, facts.Precision)
+		return nil, fmt.Errorf("extract %s: PRECISION=%q: use bf16, fp16, fp8 or fp4", path, facts.Precision)
 	}
 	log, err := logparse.ParseFileTraced(path, env("FRAMEWORK"), trace)
 	if err != nil {

@@ -139,6 +139,9 @@ type Framework struct {
 	Name      string  `json:"name"`
 	Version   *string `json:"version"`
 	Requested *string `json:"requested"`
+	// Stack names the pinned image of the run's software stack (core.Pin.Name, e.g. "nemo:26.06");
+	// absent on cpu and when extracted from a log.
+	Stack string `json:"stack,omitempty"`
 }
 
 // Model names the trained model; Proxy is true for the small stand-ins.

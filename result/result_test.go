@@ -41,6 +41,8 @@ var cases = []struct {
 	{"built/megatron-bridge-llama-8gpu.log", map[string]string{"GPUS": "8", "SL": "8192", "GBS": "128", "MODEL": "llama", "PLATFORM": "nvd", "GPU": "H100 SXM", "PRECISION": "bf16"}},
 	{"built/megatron-bridge-steptime-only.log", map[string]string{"GPUS": "64", "SL": "8192", "GBS": "512", "MODEL": "llama", "PLATFORM": "nvd", "GPU": "B200", "PRECISION": "fp8"}},
 	{"built/torchtitan-llama-8gpu.log", map[string]string{"GPUS": "8", "MODEL": "llama", "PLATFORM": "nvd", "GPU": "H100 SXM", "PRECISION": "bf16"}},
+	// MLPerf Training's Llama 3.1 8B rows on Blackwell Ultra train in FP4: MFU against the FP4 peak.
+	{"built/megatron-core-0.19-gptmodel-deprecated.log", map[string]string{"SL": "8192", "MODEL": "llama", "PLATFORM": "nvd", "GPU": "GB300", "PRECISION": "fp4"}},
 }
 
 func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -155,7 +157,7 @@ func TestMissingFacts(t *testing.T) {
 		{"real/nemo2-bionemo.log", nil, "tokens/s needs the sequence length and the GPU count: the log does not print them; set SL=<tokens per sequence, e.g. 2048> GPUS=<GPUs in the run, e.g. 8>"},
 		{"real/torchtitan.log", map[string]string{"SL": "8192"}, "needs the global batch size and the GPU count"},
 		{"real/nemo2-bionemo.log", map[string]string{"SL": "x"}, `SL="x" is not a positive integer`},
-		{"real/nemo2-bionemo.log", map[string]string{"SL": "1", "GPUS": "1", "PRECISION": "fp4"}, "use bf16, fp16 or fp8"},
+		{"real/nemo2-bionemo.log", map[string]string{"SL": "1", "GPUS": "1", "PRECISION": "fp2"}, "use bf16, fp16, fp8 or fp4"},
 		{"built/no-steps.log", nil, "no training steps found in ../frameworks/logparse/testdata/built/no-steps.log"},
 		{"real/nemo2-bionemo.log", map[string]string{"SL": "1", "GPUS": "1", "PLATFORM": "tpu"}, "set PLATFORM"},
 	} {

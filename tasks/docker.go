@@ -15,9 +15,11 @@ import (
 func (w *Workspace) images() images.Builder {
 	ex := []string{w.cache.Dir, w.path("OUTPUT_DIR"), w.path("DATA_DIR")}
 	sort.Strings(ex)
+	// An unknown STACK is refused where runs and launches are planned (trainStack); the builder takes
+	// it as given, and core.PinFor refuses it again before anything is built.
 	return images.Builder{
 		Root: w.root, DataDir: w.path("DATA_DIR"), OutputDir: w.path("OUTPUT_DIR"), Exclude: ex,
-		Base: w.env.imageBase(), Runner: w.runner, Out: w.out,
+		Base: w.env.imageBase(), Stack: w.env.value("STACK"), Runner: w.runner, Out: w.out,
 	}
 }
 

@@ -37,7 +37,7 @@ func (p *preflightExec) Run(ctx context.Context, l core.Launch, maps []executor.
 			onLine("preflight failed: megatron validate_args: AssertionError (at arguments.py:836: assert args.min_lr <= args.lr)")
 			return executor.Info{ExitCode: 1}, nil
 		}
-		onLine(`preflight ran: {"megatron_core": "0.16.0", "megatron_tree": "/opt/Megatron-Bridge/3rdparty/Megatron-LM", "torch": "2.10.0a0", "cuda": "13.0.2"}`)
+		onLine(`preflight ran: {"megatron_core": "0.18.0", "megatron_tree": "/opt/Megatron-Bridge/3rdparty/Megatron-LM", "torch": "2.12.0a0", "cuda": "13.2"}`)
 		if p.effective != nil {
 			onLine("preflight effective: " + p.effective(l.Workload))
 		}
@@ -73,7 +73,7 @@ func TestTrainRunsPreflightFirst(t *testing.T) {
 			assert.Len(t, ex.commands, 2)
 			data, err := os.ReadFile(task.Outputs[0].Path)
 			require.NoError(t, err)
-			assert.Contains(t, string(data), `"version": "cuda 13.0.2, megatron_core 0.16.0, torch 2.10.0a0; built for Megatron-LM b0cc2706 (Megatron Core 0.16.0) in nvcr.io/nvidia/nemo:26.02"`,
+			assert.Contains(t, string(data), `"version": "cuda 13.2, megatron_core 0.18.0, torch 2.12.0a0; built for Megatron-LM d0b3b775 (Megatron Core 0.18.0) in nvcr.io/nvidia/nemo:26.06"`,
 				"the result records what the image holds and the pin")
 		}
 	}

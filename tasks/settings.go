@@ -6,12 +6,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/tasks/executor"
 )
 
-// settingSpec is one setting that changes how Rival runs, never what a task produces: it is read
-// from the environment only (config.env does not hold it) and enters no cache key. The settings
-// that do change outputs are configKeys, in config.go.
+// settingSpec is one setting that changes how Rival runs: it is read from the environment only
+// (config.env does not hold it) and enters no cache key as itself. The settings that change outputs
+// are configKeys, in config.go; STACK is the one exception here: it chooses which pinned image a GPU
+// run uses, and enters the keys as what it chooses (the image's name and digest, the launch), so a
+// result says which stack it ran on whatever the word meant when it ran.
 type settingSpec struct {
 	name string
 	def  string // the value when unset or empty; "" when unset means off or "not given"
@@ -37,6 +40,7 @@ type settingSpec struct {
 var settingSpecs = []settingSpec{
 	{name: "RIVAL_CONFIG", doc: "the configuration file to load instead of `config.env`"},
 	{name: "PLATFORM", doc: "the platform `shell` opens (`amd`, `nvd`, `cpu`) instead of the detected one"},
+	{name: "STACK", def: core.StackCurrent, doc: "the software stack of GPU runs: `current` (" + stackDoc(core.StackCurrent) + ") or `previous` (" + stackDoc(core.StackPrevious) + "); it names the image, and every key, result and report label names the stack ([frameworks.md](docs/frameworks.md#pinned-versions))"},
 	{name: "IMAGE_BASE", doc: "override the Dockerfile's FROM image: a mirror, or a local image (the cpu image has no default)"},
 	{name: "CONTAINER", def: "0", doc: "`1`: run `cpu` training in the cpu image instead of on the host"},
 	{name: "SLURM_IMAGE", doc: "the image Slurm nodes run: `repo@sha256:…` or an enroot squashfs path"},
@@ -123,6 +127,26 @@ func (s environment) platform() string { return s.raw("PLATFORM") }
 
 // imageBase is IMAGE_BASE, "" when not given (each Dockerfile's own FROM).
 func (s environment) imageBase() string { return s.raw("IMAGE_BASE") }
+
+// stack is STACK, checked: the stack GPU runs use (core.StackNames).
+func (s environment) stack() (string, error) {
+	v := s.value("STACK")
+	if err := core.CheckStack(v); err != nil {
+		return "", fmt.Errorf("%w: set STACK to one of them, or unset it for the current stack", err)
+	}
+	return v, nil
+}
+
+// stackDoc names a stack's images for the settings list.
+func stackDoc(stack string) string {
+	var out []string
+	for _, p := range core.Pins {
+		if p.Stack == stack {
+			out = append(out, "`"+p.Name()+"`")
+		}
+	}
+	return strings.Join(out, ", ")
+}
 
 // container reports CONTAINER=1.
 func (s environment) container() bool { return s.raw("CONTAINER") == "1" }

@@ -67,35 +67,67 @@ func (b *bridgeExecutor) Run(ctx context.Context, l core.Launch, maps []executor
 	return executor.Info{ExitCode: 0}, nil
 }
 
-// TestTrainNemoReadsBridgeLogAndWhatRan runs train for nemo on an NVIDIA host with a Bridge log: the
-// result is built from the log read as Megatron-Bridge's, and its framework version is what the run
-// recorded inside the container, with the pin it was checked against.
+// TestTrainNemoReadsBridgeLogAndWhatRan runs train for nemo on an NVIDIA host with a Bridge log, on
+// each stack: the result is built from the log read as Megatron-Bridge's, its framework version is
+// what the run recorded inside the container with the pin it was checked against, and the stack is in
+// the result, the run's name and its key.
 func TestTrainNemoReadsBridgeLogAndWhatRan(t *testing.T) {
-	w, _ := newWorkspace(t, "")
-	ex := &bridgeExecutor{steps: 30, ran: map[string]string{
-		"framework": "megatron-bridge", "version": "0.3.0", "megatron_core": "0.16.0rc0",
-		"megatron_core_commit": "b0cc2706ddc60d2aefd5fff346445b5c013036a8", "transformer_engine": "2.12.0",
-		"torch": "2.10.0a0+nv26.02", "cuda": "13.0"}}
-	in := newTrainInputs(t, w, ex)
-	in.Platform, in.Framework = hw.PlatformNVIDIA, "nemo"
-	in.Host = hw.Host{Platform: hw.PlatformNVIDIA, GPUs: []hw.GPU{{Index: 0, Vendor: hw.VendorNVIDIA, Model: "H100 SXM"}}}
-	task, err := w.trainTask(in)
-	require.NoError(t, err)
-	require.NoError(t, w.runner.Run(context.Background(), task))
-	assert.Equal(t, "megatron-bridge", ex.last.LogFamily)
+	for _, c := range []struct {
+		setting, stack, bridge, core, commit, pinned string
+	}{
+		{"", "nemo:26.06", "0.5.0", "0.18.0", "d0b3b775498a8ae6870075f1a5fc32bc260aa1b3", "pinned: megatron-bridge 0.5.0 (NVIDIA-NeMo/Megatron-Bridge@fcbb6031"},
+		{"previous", "nemo:26.02", "0.3.0", "0.16.0rc0", "b0cc2706ddc60d2aefd5fff346445b5c013036a8", "pinned: megatron-bridge 0.3.0 (NVIDIA-NeMo/Megatron-Bridge@21b02e0c"},
+	} {
+		t.Run(c.stack, func(t *testing.T) {
+			w, _ := newWorkspace(t, "")
+			w.env = w.env.with(map[string]string{"STACK": c.setting})
+			ex := &bridgeExecutor{steps: 30, ran: map[string]string{
+				"framework": "megatron-bridge", "version": c.bridge, "megatron_core": c.core,
+				"megatron_core_commit": c.commit, "transformer_engine": "2.12.0",
+				"torch": "2.10.0a0+nv26.02", "cuda": "13.0"}}
+			in := newTrainInputs(t, w, ex)
+			in.Platform, in.Framework = hw.PlatformNVIDIA, "nemo"
+			stack, err := w.trainStack(in.Platform)
+			require.NoError(t, err)
+			in.Stack = stack
+			in.Host = hw.Host{Platform: hw.PlatformNVIDIA, GPUs: []hw.GPU{{Index: 0, Vendor: hw.VendorNVIDIA, Model: "H100 SXM"}}}
+			task, err := w.trainTask(in)
+			require.NoError(t, err)
+			require.NoError(t, w.runner.Run(context.Background(), task))
+			assert.Equal(t, "megatron-bridge", ex.last.LogFamily)
+			assert.Equal(t, c.stack, task.Params["stack"], "the stack is in the run's key")
+			if c.setting != "" {
+				assert.Contains(t, task.ID, c.setting, "another stack's run has a name of its own")
+				assert.Contains(t, task.Outputs[0].Path, "_"+c.setting)
+			}
 
-	data, err := os.ReadFile(task.Outputs[0].Path)
+			data, err := os.ReadFile(task.Outputs[0].Path)
+			require.NoError(t, err)
+			require.NoError(t, result.Validate(data))
+			var r result.Result
+			require.NoError(t, json.Unmarshal(data, &r))
+			assert.Len(t, r.StepTimes, 30)
+			require.NotNil(t, r.Framework.Version)
+			v := *r.Framework.Version
+			assert.True(t, strings.HasPrefix(v, "megatron-bridge "+c.bridge+", cuda 13.0, megatron_core "+c.core+", megatron_core_commit "+c.commit[:8]), v)
+			assert.Contains(t, v, "torch 2.10.0a0+nv26.02")
+			assert.Contains(t, v, c.pinned)
+			assert.Equal(t, "nemo", r.Framework.Name, "the framework keeps its name")
+			assert.Equal(t, c.stack, r.Framework.Stack)
+		})
+	}
+}
+
+// An unknown STACK stops planning with the accepted values; cpu runs have no stack.
+func TestTrainStackSetting(t *testing.T) {
+	w, _ := newWorkspace(t, "")
+	w.env = w.env.with(map[string]string{"STACK": "newest"})
+	_, err := w.trainStack(hw.PlatformNVIDIA)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `STACK "newest": want current or previous`)
+	s, err := w.trainStack(hw.PlatformCPU)
 	require.NoError(t, err)
-	require.NoError(t, result.Validate(data))
-	var r result.Result
-	require.NoError(t, json.Unmarshal(data, &r))
-	assert.Len(t, r.StepTimes, 30)
-	require.NotNil(t, r.Framework.Version)
-	v := *r.Framework.Version
-	assert.True(t, strings.HasPrefix(v, "megatron-bridge 0.3.0, cuda 13.0, megatron_core 0.16.0rc0, megatron_core_commit b0cc2706"), v)
-	assert.Contains(t, v, "torch 2.10.0a0+nv26.02")
-	assert.Contains(t, v, "pinned: megatron-bridge 0.3.0 (NVIDIA-NeMo/Megatron-Bridge@21b02e0c")
-	assert.Equal(t, "nemo", r.Framework.Name, "the framework keeps its name")
+	assert.Empty(t, s)
 }
 
 // A nemo run starts with Bridge's own validation (the launch's preflight, rival_nemo.py --check);

@@ -175,10 +175,23 @@ func (w *Workspace) trainInputsForCfg(p *data.Pipeline, cfg *config, platform, f
 	}
 	enc := p.Encodes[i]
 	tok := data.TokenizerSpec{Path: p.Tokenizers[i].Outputs[0].Path, Model: &mm, EOD: mm.EOD}
+	stack, err := w.trainStack(platform)
+	if err != nil {
+		return trainInputs{}, err
+	}
 	return trainInputs{Run: training.Run{
-		Platform: platform, Framework: fw, Model: model, Dataset: cfg.get("DATASET"),
+		Platform: platform, Framework: fw, Model: model, Dataset: cfg.get("DATASET"), Stack: stack,
 		TrainPrefix: strings.TrimSuffix(enc.Outputs[0].Path, ".bin"), Tokenizer: tok, Encode: enc, Host: host, Executor: exec,
 	}, Config: cfg}, nil
+}
+
+// trainStack is the stack a run of platform uses: STACK on amd and nvd, none on cpu (its PyTorch is
+// the host's or the cpu image's, recorded by the run).
+func (w *Workspace) trainStack(platform string) (string, error) {
+	if platform == hw.PlatformCPU {
+		return "", nil
+	}
+	return w.env.stack()
 }
 
 // checkFrameworks is what train:check PLATFORM FRAMEWORK checks: every framework that runs on the

@@ -12,6 +12,7 @@ import (
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/container"
 	"github.com/rivalbench/rival/dag"
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/tasks/executor"
 )
@@ -24,11 +25,14 @@ var dockerfiles = map[string]string{
 	hw.PlatformCPU:    "cpu.Dockerfile",
 }
 
-// defaultBases are the FROM images the Dockerfiles pin (IMAGE_BASE
-// overrides them); the cpu image has none.
-var defaultBases = map[string]string{
-	hw.PlatformAMD:    "rocm/primus:v26.2",
-	hw.PlatformNVIDIA: "nvcr.io/nvidia/nemo:26.02",
+// defaultBase is the FROM image of a platform's stack (core.Pins; the Dockerfiles' ARG default is the
+// current stack's, IMAGE_BASE overrides it); "" for the cpu image, which has none.
+func defaultBase(platform, stack string) (pin core.Pin, pinned bool, err error) {
+	if platform == hw.PlatformCPU {
+		return core.Pin{}, false, nil
+	}
+	pin, err = core.PinFor(platform, stack)
+	return pin, err == nil, err
 }
 
 // Builder builds, records and pushes a workspace's platform images.
@@ -37,7 +41,8 @@ type Builder struct {
 	DataDir   string   // DATA_DIR: each image's record is DATA_DIR/images/<platform>.json
 	OutputDir string   // OUTPUT_DIR: each push's record is OUTPUT_DIR/images/<platform>-pushed.json
 	Exclude   []string // kept out of the build context: the cache, OUTPUT_DIR and DATA_DIR
-	Base      string   // IMAGE_BASE: the FROM image instead of the Dockerfile's pinned one
+	Base      string   // IMAGE_BASE: the FROM image instead of the stack's pinned one
+	Stack     string   // STACK: the stack whose pinned image amd and nvd build FROM ("" is current)
 	Runner    *dag.Runner
 	Out       io.Writer // messages for the user
 }
@@ -46,6 +51,7 @@ type Builder struct {
 // a run used.
 type Record struct {
 	Platform      string `json:"platform"`
+	Stack         string `json:"stack,omitempty"` // the pinned image's name (core.Pin.Name) on amd and nvd
 	Tag           string `json:"tag"`
 	ImageID       string `json:"image_id"`
 	BaseRef       string `json:"base_ref"`
@@ -61,9 +67,13 @@ func (b Builder) task(ctx context.Context, e *container.Engine, platform string)
 	if !ok {
 		return nil, fmt.Errorf("image: unknown platform %q (amd, nvd or cpu)", platform)
 	}
+	pin, pinned, err := defaultBase(platform, b.Stack)
+	if err != nil {
+		return nil, fmt.Errorf("image %s: %w", platform, err)
+	}
 	base := b.Base
 	if base == "" {
-		base = defaultBases[platform]
+		base = pin.Image
 	}
 	if base == "" {
 		return nil, fmt.Errorf("image %s: set IMAGE_BASE to an image with python3 and PyTorch (the cpu image has no default base)", platform)
@@ -79,24 +89,25 @@ func (b Builder) task(ctx context.Context, e *container.Engine, platform string)
 	}
 	out := b.recordPath(platform)
 	t := &dag.Task{
-		ID:      "image " + platform,
+		ID:      "image " + b.Name(platform),
 		Params:  map[string]string{"context": ctxDigest, "base": baseDigest, "dockerfile": dockerfile},
 		Outputs: []dag.Output{{Path: out, Compress: true}},
 	}
 	t.Run = func(ctx context.Context, x *dag.Exec) error {
-		args := map[string]string{}
-		if b.Base != "" || defaultBases[platform] == "" {
-			args["IMAGE_BASE"] = base
+		args := map[string]string{"IMAGE_BASE": base}
+		if pinned && platform == hw.PlatformNVIDIA {
+			// The NeMo images ship no TorchTitan: nvd.Dockerfile installs the stack's release.
+			args["TORCHTITAN_VERSION"] = strings.TrimPrefix(pin.TorchTitan, "v")
 		}
 		id, err := e.Build(ctx, container.BuildSpec{
-			ContextDir: b.Root, Dockerfile: dockerfile, Tag: executor.ImageTag(platform), BuildArgs: args,
+			ContextDir: b.Root, Dockerfile: dockerfile, Tag: executor.ImageTag(b.Name(platform)), BuildArgs: args,
 			Labels:  map[string]string{"rival.context": ctxDigest, "rival.base": baseDigest},
 			Exclude: opt.Exclude, ContextDigest: ctxDigest, Progress: x.Log,
 		})
 		if err != nil {
 			return err
 		}
-		rec := Record{Platform: platform, Tag: executor.ImageTag(platform), ImageID: id, BaseRef: base, BaseDigest: baseDigest, ContextDigest: ctxDigest, Dockerfile: dockerfile}
+		rec := Record{Platform: platform, Stack: pin.Name(), Tag: executor.ImageTag(b.Name(platform)), ImageID: id, BaseRef: base, BaseDigest: baseDigest, ContextDigest: ctxDigest, Dockerfile: dockerfile}
 		data, err := json.MarshalIndent(rec, "", "  ")
 		if err != nil {
 			return err
@@ -155,9 +166,19 @@ func (b Builder) Connect(ctx context.Context, platform string) (*container.Engin
 	return e, rec, nil
 }
 
+// Name is how records, tags and task ids name the image of platform: the platform on the current
+// stack and on cpu ("nvd"), the platform and the stack on another ("nvd-previous"), so the images of
+// two stacks live side by side.
+func (b Builder) Name(platform string) string {
+	if platform == hw.PlatformCPU || b.Stack == "" || b.Stack == core.StackCurrent {
+		return platform
+	}
+	return platform + "-" + b.Stack
+}
+
 // recordPath is where the image task records the image of platform.
 func (b Builder) recordPath(platform string) string {
-	return filepath.Join(b.DataDir, "images", platform+".json")
+	return filepath.Join(b.DataDir, "images", b.Name(platform)+".json")
 }
 
 // Recorded is the image of platform as the image task last recorded it; an error wrapping

@@ -15,15 +15,37 @@ import (
 )
 
 // The images the Dockerfiles build FROM are the pinned ones (core.Pins), in the code and in the files.
+// The Dockerfiles' defaults are the current stack's; the image task passes another stack's base.
 func TestDockerfileBasesArePinned(t *testing.T) {
 	for _, platform := range []string{hw.PlatformAMD, hw.PlatformNVIDIA} {
-		pin, err := core.PinFor(platform)
+		for _, stack := range core.StackNames {
+			pin, err := core.PinFor(platform, stack)
+			require.NoError(t, err)
+			got, pinned, err := defaultBase(platform, stack)
+			require.NoError(t, err)
+			assert.True(t, pinned)
+			assert.Equal(t, pin.Image, got.Image)
+		}
+		pin, err := core.PinFor(platform, core.StackCurrent)
 		require.NoError(t, err)
-		assert.Equal(t, pin.Image, defaultBases[platform])
 		df, err := os.ReadFile(filepath.Join("..", "..", dockerfiles[platform]))
 		require.NoError(t, err)
 		assert.Contains(t, string(df), "\nARG IMAGE_BASE="+pin.Image+"\n", dockerfiles[platform])
+		if platform == hw.PlatformNVIDIA {
+			assert.Contains(t, string(df), "\nARG TORCHTITAN_VERSION="+strings.TrimPrefix(pin.TorchTitan, "v")+"\n")
+		}
 	}
+	_, _, err := defaultBase(hw.PlatformNVIDIA, "newest")
+	assert.ErrorContains(t, err, "want current or previous")
+}
+
+// The images of two stacks live side by side: records, tags and task ids name the other stack.
+func TestStacksBuildSideBySide(t *testing.T) {
+	cur, prev := Builder{DataDir: "d"}, Builder{DataDir: "d", Stack: core.StackPrevious}
+	assert.Equal(t, "nvd", cur.Name(hw.PlatformNVIDIA))
+	assert.Equal(t, "nvd-previous", prev.Name(hw.PlatformNVIDIA))
+	assert.Equal(t, "cpu", prev.Name(hw.PlatformCPU), "the cpu image has one stack")
+	assert.NotEqual(t, cur.recordPath(hw.PlatformAMD), prev.recordPath(hw.PlatformAMD))
 }
 
 // TestEnrootRefParsesInEnroot3And4 runs the image-reference parsing of enroot's own docker.sh, at

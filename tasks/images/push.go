@@ -27,7 +27,7 @@ type pushRecord struct {
 
 // pushRecordPath is where image:push records the pushed image of platform.
 func (b Builder) pushRecordPath(platform string) string {
-	return filepath.Join(b.OutputDir, "images", platform+"-pushed.json")
+	return filepath.Join(b.OutputDir, "images", b.Name(platform)+"-pushed.json")
 }
 
 // Push pushes a built platform image to repository and records it (pushRecordPath).
@@ -134,7 +134,7 @@ func (b Builder) SlurmImage(platform, setting string, built *Record) (image, ran
 			"push it with `go run mage.go image:push %s REGISTRY/REPOSITORY[:TAG]` on a host with a Docker engine (it builds the image first; credentials from `docker login`), "+
 			"or set SLURM_IMAGE to REPOSITORY@sha256:... or to an enroot squashfs on storage every node sees "+
 			"(`enroot import -o /shared/rival-%s.sqsh dockerd://%s` where a Docker daemon holds the image)",
-			b.unpushed(platform, built), platform, platform, executor.ImageTag(platform))
+			b.unpushed(platform, built), platform, b.Name(platform), executor.ImageTag(b.Name(platform)))
 	}
 	if built != nil && built.Tag != "" {
 		return built.Tag, built.ImageID, nil
@@ -142,7 +142,7 @@ func (b Builder) SlurmImage(platform, setting string, built *Record) (image, ran
 	if mode == slurm.ContainerNone {
 		return "", "", nil
 	}
-	return executor.ImageTag(platform), "", nil
+	return executor.ImageTag(b.Name(platform)), "", nil
 }
 
 // KubeImage is the image Kubernetes runs of platform use: setting (KUBE_IMAGE), else what
@@ -182,7 +182,7 @@ func (b Builder) unpushed(platform string, built *Record) string {
 	if built != nil && built.ImageID != "" {
 		tag := built.Tag
 		if tag == "" {
-			tag = executor.ImageTag(platform)
+			tag = executor.ImageTag(b.Name(platform))
 		}
 		return fmt.Sprintf("%s (%s) is only in this host's Docker daemon", tag, ShortID(built.ImageID))
 	}

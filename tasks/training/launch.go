@@ -33,7 +33,7 @@ func Launch(in Run, site Site, name, fp string) (core.Launch, []executor.PathMap
 		{Host: cacheDir, Inside: "/rival/cache", Role: "cache"},
 	})
 	req := core.Request{
-		Platform: in.Platform, Framework: in.Framework, Model: in.Model, Fair: in.Workload.Fair, Host: in.Host,
+		Platform: in.Platform, Framework: in.Framework, Stack: in.Stack, Model: in.Model, Fair: in.Workload.Fair, Host: in.Host,
 		DataPrefix: executor.Inside(maps, absPrefix), DataCacheDir: executor.Inside(maps, cacheDir), TokenizerPath: executor.Inside(maps, tokDir),
 		OutputDir: executor.Inside(maps, runDir), NNodes: in.Workload.NNodes,
 	}

@@ -61,9 +61,12 @@ func Task(in Run, site Site) (*dag.Task, error) {
 	for k, v := range in.Workload.Values {
 		params["cfg."+k] = v
 	}
+	if r.launch.Stack != "" {
+		params["stack"] = r.launch.Stack
+	}
 	tools := map[string]string{"train": version, "executor": string(in.Executor.Kind()), "image": in.Executor.ImageDigest()}
 	t := &dag.Task{
-		ID:        strings.Join(strings.Fields("train "+in.Platform+" "+in.Framework+" "+in.Model+" "+in.Variant), " ") + runSuffix(in.RunIndex),
+		ID:        strings.Join(strings.Fields("train "+in.Platform+" "+in.Framework+" "+in.Model+" "+in.Variant+" "+in.otherStack()), " ") + runSuffix(in.RunIndex),
 		Deps:      []*dag.Task{in.Encode},
 		Files:     []string{in.Tokenizer.Path},
 		Params:    params,

@@ -21,7 +21,11 @@ type Run struct {
 	// Variant tells apart configurations of one platform, framework and
 	// model trained side by side (the demo's "dp1" and "dp2"); it joins the
 	// run's name and task id. Empty for ordinary runs.
-	Variant     string
+	Variant string
+	// Stack is STACK on amd and nvd (core.StackNames; "" is current), empty on cpu. A stack other
+	// than the current one joins the run's name and task id, so the runs of two stacks never share
+	// a result file.
+	Stack       string
 	Dataset     string
 	TrainPrefix string // the encoded train split, without .bin/.idx
 	Tokenizer   data.TokenizerSpec
@@ -94,10 +98,21 @@ func Name(platform, framework, model, dataset string, run int) string {
 // name is Name with the variant before the repetition:
 // train_cpu_fsdp_mistral-proxy_sample_dp2_run3.
 func (in Run) name() string {
-	if in.Variant == "" {
-		return Name(in.Platform, in.Framework, in.Model, in.Dataset, in.RunIndex)
+	ds := in.Dataset
+	for _, v := range []string{in.Variant, in.otherStack()} {
+		if v != "" {
+			ds += "_" + v
+		}
 	}
-	return Name(in.Platform, in.Framework, in.Model, in.Dataset+"_"+in.Variant, in.RunIndex)
+	return Name(in.Platform, in.Framework, in.Model, ds, in.RunIndex)
+}
+
+// otherStack is the run's stack when it is not the current one, else "".
+func (in Run) otherStack() string {
+	if in.Stack == core.StackCurrent {
+		return ""
+	}
+	return in.Stack
 }
 
 // runSuffix is the repetition part of a task id: " run2" for the second.

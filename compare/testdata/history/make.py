@@ -17,7 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 GBS, SL, GPUS = 128, 8192, 8
 
 
-def run(tps, *, host="h100-a", start, image="sha256:" + "a" * 64, version="megatron-core 0.15.0, torch 2.8.0, cuda 12.9",
+def run(tps, *, host="h100-a", start, image="sha256:" + "a" * 64, version="megatron-core 0.15.0, torch 2.8.0, cuda 12.9", stack=None,
         hw="hw-driver-570", steps=12, loss_shift=0.0, precision="bf16", minutes=10):
     """One H100 Megatron-LM Llama 3.1 8B result at tps tokens/s/GPU."""
     step = GBS * SL / (tps * GPUS)
@@ -32,7 +32,7 @@ def run(tps, *, host="h100-a", start, image="sha256:" + "a" * 64, version="megat
         "image_digest": image,
         "config_fingerprint": "cfg-history",
         "tokenizer_fingerprint": "tok-llama",
-        "framework": {"name": "megatron", "version": version, "requested": "mega"},
+        "framework": dict({"name": "megatron", "version": version, "requested": "mega"}, **({"stack": stack} if stack else {})),
         "model": {"name": "llama", "display_name": "Llama 3.1 8B", "proxy": False},
         "dataset": {"name": "bc", "fingerprint": "ds-bc"},
         "gpu_info": {"device_count": GPUS, "device_name": "H100 SXM", "spec_model": "H100 SXM",
@@ -92,8 +92,8 @@ SETS["anchor"] = batch(3, 10300, 0.01, "03-02")
 
 # Rival's two NVIDIA stacks, as its results record them: nemo:26.02 then nemo:26.06 on the same
 # host, 8% faster. The upgrade a user measures with compare:history.
-NEMO_2602 = dict(image="sha256:" + "d" * 64, version="Megatron-LM b0cc2706 (Megatron Core 0.16.0) in nvcr.io/nvidia/nemo:26.02")
-NEMO_2606 = dict(image="sha256:" + "e" * 64, version="Megatron-LM d0b3b775 (Megatron Core 0.18.0) in nvcr.io/nvidia/nemo:26.06")
+NEMO_2602 = dict(image="sha256:" + "d" * 64, version="Megatron-LM b0cc2706 (Megatron Core 0.16.0) in nvcr.io/nvidia/nemo:26.02", stack="nemo:26.02")
+NEMO_2606 = dict(image="sha256:" + "e" * 64, version="Megatron-LM d0b3b775 (Megatron Core 0.18.0) in nvcr.io/nvidia/nemo:26.06", stack="nemo:26.06")
 SETS["nvd-stacks"] = batch(3, 10000, 0.01, "06-20", **NEMO_2602) + batch(3, 10800, 0.01, "06-27", **NEMO_2606)
 
 EXPECTED = {}
