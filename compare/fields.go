@@ -18,7 +18,7 @@ var fairnessFields = []string{
 	"precision", "tensor_parallel", "pipeline_parallel", "context_parallel", "data_parallel",
 	"global_batch_size", "micro_batch_size", "sequence_length", "num_gpus",
 	"dataset", "dataset_fingerprint", "tokenizer_fingerprint", "config_fingerprint",
-	"framework", "framework_version", "image_digest",
+	"framework", "framework_version", "stack", "image_digest",
 }
 
 // setupFields are the hyperparameters and data: two groups are identical
@@ -33,7 +33,7 @@ var fieldLabels = map[string]string{
 	"data_parallel": "DP", "global_batch_size": "GBS", "micro_batch_size": "MBS", "sequence_length": "SL",
 	"num_gpus": "GPUs", "dataset": "dataset", "dataset_fingerprint": "dataset fingerprint",
 	"tokenizer_fingerprint": "tokenizer fingerprint", "config_fingerprint": "config fingerprint",
-	"framework": "framework", "framework_version": "version", "image_digest": "image digest",
+	"framework": "framework", "framework_version": "version", "stack": "stack", "image_digest": "image digest",
 	"sample_digest": "sample digest",
 }
 
@@ -101,8 +101,18 @@ func requestedConfigOf(r *result.Result, prec string) map[string]string {
 		"config_fingerprint":    strOr(r.ConfigFingerprint, unknown),
 		"framework":             r.Framework.Name,
 		"framework_version":     strOr(r.Framework.Version, unknown),
+		"stack":                 strOr(strPtr(r.Framework.Stack), unknown),
 		"image_digest":          strOr(r.ImageDigest, unknown),
 	}
+}
+
+// strPtr is s as an optional string: nil when empty (a result without framework.stack: cpu runs,
+// extracted logs, results from before it was recorded).
+func strPtr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // provConfig reads a provenance.config key, "" when absent.

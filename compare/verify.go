@@ -218,6 +218,7 @@ func compareResults(ra, rb *result.Result) []Difference {
 	cmp("framework.name", sp(ra.Framework.Name), sp(rb.Framework.Name), false, false)
 	cmp("framework.version", ra.Framework.Version, rb.Framework.Version, false, false)
 	cmp("framework.requested", ra.Framework.Requested, rb.Framework.Requested, false, false)
+	cmp("framework.stack", sp(ra.Framework.Stack), sp(rb.Framework.Stack), false, false)
 	cmp("rival_version", ra.RivalVersion, rb.RivalVersion, false, false)
 	ta, tb := ra.TrainingConfig, rb.TrainingConfig
 	cmp("training_config.num_gpus", ip(ta.NumGPUs), ip(tb.NumGPUs), false, false)

@@ -51,8 +51,8 @@ func titanTrees(t *testing.T) []string {
 }
 
 // The five frameworks read the same first samples for one dataset, seed, sequence length and
-// global batch: mega and nemo through Megatron Core b0cc2706's GPTDataset and sampler, prim through
-// 3bec9aa9's, fsdp through train.py's data path and titan through its extension's reader and through
+// global batch: mega and nemo through Megatron Core's GPTDataset and sampler (b0cc2706 on the
+// previous stack, d0b3b775 on the current one), prim through 3bec9aa9's and d3528a21's, fsdp through train.py's data path and titan through its extension's reader and through
 // TorchTitan's own ParallelAwareDataloader (both pinned trees), each for its own micro-batch and
 // data-parallel layout of the global batch. Their digests equal each other and the one Rival
 // records in the result (Indices.Digest).
@@ -83,6 +83,8 @@ func TestFiveFrameworksReadTheSameSamples(t *testing.T) {
 		dp, mbs int
 	}{
 		"mega": {"megatron-b0cc2706", 4, 2}, "nemo": {"megatron-b0cc2706", 2, 1}, "prim": {"megatron-3bec9aa9", 8, 2},
+		// The current stack's trees: Bridge 0.5.0's and Megatron-LM's on nvd, Primus v26.5.1's on amd.
+		"mega current": {"megatron-d0b3b775", 4, 2}, "nemo current": {"megatron-d0b3b775", 2, 1}, "prim current": {"megatron-d3528a21", 8, 2},
 	} {
 		tree := ""
 		for _, tr := range trees {

@@ -40,7 +40,7 @@ func megatronTrees(t *testing.T) []string {
 	t.Helper()
 	var trees []string
 	if d := os.Getenv("RIVAL_UPSTREAM_DIR"); d != "" {
-		for _, c := range []string{"megatron-b0cc2706", "megatron-3bec9aa9"} {
+		for _, c := range []string{"megatron-b0cc2706", "megatron-3bec9aa9", "megatron-d0b3b775", "megatron-d3528a21"} {
 			trees = append(trees, filepath.Join(d, c))
 		}
 	} else if d := os.Getenv("RIVAL_MEGATRON_TREE"); d != "" {

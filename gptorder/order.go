@@ -2,7 +2,8 @@
 // document index, sample index and shuffle index for a seed, a sequence length
 // and a number of samples, equal element for element to the arrays Megatron
 // builds (megatron/core/datasets/gpt_dataset.py and helpers.cpp's
-// build_sample_idx, identical at Megatron-LM b0cc2706 and 3bec9aa9), NumPy's
+// build_sample_idx, identical at Megatron-LM b0cc2706, 3bec9aa9, d0b3b775 and
+// d3528a21: both stacks' trees), NumPy's
 // RandomState permutations included. Frameworks that do not load data through
 // Megatron read their samples in this order, so every framework trains on the
 // same token sequences in the same order (docs/sample-order.md).

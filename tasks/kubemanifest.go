@@ -20,7 +20,7 @@ func (w *Workspace) kubeManifest(in trainInputs) ([]byte, error) {
 	if cfg == nil {
 		cfg = w.config
 	}
-	l, maps, _, err := w.trainLaunch(in, cfg, training.Name(in.Platform, in.Framework, in.Model, in.Dataset, in.RunIndex), w.launchFingerprint(in))
+	l, maps, _, err := w.trainLaunch(in, cfg, in.RunName(), w.launchFingerprint(in))
 	if err != nil {
 		return nil, err
 	}

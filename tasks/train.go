@@ -92,7 +92,7 @@ func (w *Workspace) slurmScript(in trainInputs) (string, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", err
 	}
-	l, maps, _, err := w.trainLaunch(in, cfg, training.Name(in.Platform, in.Framework, in.Model, in.Dataset, in.RunIndex), fp)
+	l, maps, _, err := w.trainLaunch(in, cfg, in.RunName(), fp)
 	if err != nil {
 		return "", err
 	}

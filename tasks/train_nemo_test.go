@@ -125,9 +125,35 @@ func TestTrainStackSetting(t *testing.T) {
 	_, err := w.trainStack(hw.PlatformNVIDIA)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `STACK "newest": want current or previous`)
+	_, err = w.trainStack(hw.PlatformCPU)
+	assert.ErrorContains(t, err, "STACK", "a misspelt STACK is an error on cpu too")
+	w.env = w.env.with(map[string]string{"STACK": "previous"})
 	s, err := w.trainStack(hw.PlatformCPU)
 	require.NoError(t, err)
-	assert.Empty(t, s)
+	assert.Empty(t, s, "the cpu platform has one stack")
+}
+
+// A run on an image IMAGE_BASE names, not the stack's pinned one, names its stack by that image,
+// so compare never pools it with runs of the pinned image.
+func TestTrainImageBaseNamesTheStack(t *testing.T) {
+	w, _ := newWorkspace(t, "")
+	w.env = w.env.with(map[string]string{"IMAGE_BASE": "registry.example/nemo:26.08"})
+	ex := &bridgeExecutor{steps: 30, ran: map[string]string{"framework": "megatron-bridge", "version": "0.6.0"}}
+	in := newTrainInputs(t, w, ex)
+	in.Platform, in.Framework = hw.PlatformNVIDIA, "nemo"
+	in.ImageBase = w.trainImageBase(in.Platform)
+	in.Host = hw.Host{Platform: hw.PlatformNVIDIA, GPUs: []hw.GPU{{Index: 0, Vendor: hw.VendorNVIDIA, Model: "H100 SXM"}}}
+	task, err := w.trainTask(in)
+	require.NoError(t, err)
+	require.NoError(t, w.runner.Run(context.Background(), task))
+	const want = "nemo:26.08 (IMAGE_BASE; launch built for nemo:26.06)"
+	assert.Equal(t, want, task.Params["stack"])
+	data, err := os.ReadFile(task.Outputs[0].Path)
+	require.NoError(t, err)
+	var r result.Result
+	require.NoError(t, json.Unmarshal(data, &r))
+	assert.Equal(t, want, r.Framework.Stack)
+	assert.Empty(t, w.trainImageBase(hw.PlatformCPU))
 }
 
 // A nemo run starts with Bridge's own validation (the launch's preflight, rival_nemo.py --check);

@@ -180,7 +180,7 @@ func (w *Workspace) trainInputsForCfg(p *data.Pipeline, cfg *config, platform, f
 		return trainInputs{}, err
 	}
 	return trainInputs{Run: training.Run{
-		Platform: platform, Framework: fw, Model: model, Dataset: cfg.get("DATASET"), Stack: stack,
+		Platform: platform, Framework: fw, Model: model, Dataset: cfg.get("DATASET"), Stack: stack, ImageBase: w.trainImageBase(platform),
 		TrainPrefix: strings.TrimSuffix(enc.Outputs[0].Path, ".bin"), Tokenizer: tok, Encode: enc, Host: host, Executor: exec,
 	}, Config: cfg}, nil
 }
@@ -188,10 +188,20 @@ func (w *Workspace) trainInputsForCfg(p *data.Pipeline, cfg *config, platform, f
 // trainStack is the stack a run of platform uses: STACK on amd and nvd, none on cpu (its PyTorch is
 // the host's or the cpu image's, recorded by the run).
 func (w *Workspace) trainStack(platform string) (string, error) {
-	if platform == hw.PlatformCPU {
-		return "", nil
+	stack, err := w.env.stack() // a misspelt STACK is an error on cpu too
+	if err != nil || platform == hw.PlatformCPU {
+		return "", err
 	}
-	return w.env.stack()
+	return stack, nil
+}
+
+// trainImageBase is IMAGE_BASE for a run of platform that builds its image from it: amd and nvd
+// (the cpu image has no pinned base to replace).
+func (w *Workspace) trainImageBase(platform string) string {
+	if platform == hw.PlatformCPU {
+		return ""
+	}
+	return w.env.imageBase()
 }
 
 // checkFrameworks is what train:check PLATFORM FRAMEWORK checks: every framework that runs on the
@@ -280,7 +290,7 @@ func (w *Workspace) CheckTarget(ctx context.Context, platform, framework, model 
 			if err != nil {
 				return err
 			}
-			name := training.Name(platform, fw, in.Model, in.Dataset, 0)
+			name := in.RunName() // RunIndex 0
 			// With the dataset encoded, the launch reads it as train would (its fingerprint's cache
 			// folder, Rival's sample order written there) and the preflight's digest of what the
 			// framework's data path reads must equal Rival's; without it, the data is train's to check.

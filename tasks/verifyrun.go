@@ -7,6 +7,7 @@ import (
 
 	"github.com/rivalbench/rival/compare"
 	"github.com/rivalbench/rival/frameworks"
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/indexed"
 	"github.com/rivalbench/rival/result"
 	"github.com/rivalbench/rival/tasks/data"
@@ -113,9 +114,33 @@ func (w *Workspace) recompute(r *result.Result, run plannedRun, fps *datasetFing
 		got.TokenizerFingerprint = compare.Recomputation{Value: d.String(), Err: err}
 	}
 	got.ConfigFingerprint.Value, got.ConfigFingerprint.Err = run.configFingerprint()
-	if rec, err := w.images().Recorded(run.Platform); !errors.Is(err, os.ErrNotExist) {
-		got.ImageDigest = compare.Recomputation{Value: rec.ImageID, Err: err}
+	// The image of the result's own stack, whatever STACK says now.
+	b := w.images()
+	if stack, ok := stackOfResult(r); ok {
+		if stack != "" {
+			b.Stack = stack
+		}
+		if rec, err := b.Recorded(run.Platform); !errors.Is(err, os.ErrNotExist) {
+			got.ImageDigest = compare.Recomputation{Value: rec.ImageID, Err: err}
+		}
+	} else {
+		got.ImageDigest.Err = fmt.Errorf("the result's stack %s is no longer pinned here (core.Pins): its image cannot be rebuilt from this checkout", r.Framework.Stack)
 	}
 	got.EntryScriptDigest.Value, got.EntryScriptDigest.Err = frameworks.EntryScriptDigest(run.Framework)
 	return got
+}
+
+// stackOfResult is the STACK word of the pin whose image a result names (framework.stack); a result
+// without one (cpu, or written before results named their stack) keeps STACK as set. False when the
+// named image is pinned on no stack.
+func stackOfResult(r *result.Result) (string, bool) {
+	if r.Framework.Stack == "" {
+		return "", true
+	}
+	for _, p := range core.Pins {
+		if p.Name() == r.Framework.Stack {
+			return p.Stack, true
+		}
+	}
+	return "", false
 }

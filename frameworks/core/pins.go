@@ -150,7 +150,7 @@ func PinFor(platform, stack string) (Pin, error) {
 			return p, nil
 		}
 	}
-	return Pin{}, fmt.Errorf("spec: no pinned image for platform %q (pinned: amd, nvd)", platform)
+	return Pin{}, fmt.Errorf("no pinned image for platform %q on the %s stack (pinned: amd, nvd)", platform, stack)
 }
 
 // Name is how keys, results and report labels name the stack: the image's last path element

@@ -174,7 +174,7 @@ func primusOf(stack string) (*facts.Primus, error) {
 		return nil, err
 	}
 	if pin.Primus == "" {
-		return nil, fmt.Errorf("prim: the %s AMD image %s pins no Primus release", stack, pin.Image)
+		return nil, fmt.Errorf("prim: the AMD image %s (%s stack) pins no Primus release", pin.Image, pin.Stack)
 	}
 	return facts.PrimusAt(pin.Primus)
 }

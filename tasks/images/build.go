@@ -93,12 +93,19 @@ func (b Builder) task(ctx context.Context, e *container.Engine, platform string)
 		Params:  map[string]string{"context": ctxDigest, "base": baseDigest, "dockerfile": dockerfile},
 		Outputs: []dag.Output{{Path: out, Compress: true}},
 	}
+	args := map[string]string{"IMAGE_BASE": base}
+	if pinned && platform == hw.PlatformNVIDIA {
+		// The NeMo images ship no TorchTitan: nvd.Dockerfile installs the stack's release.
+		args["TORCHTITAN_VERSION"] = strings.TrimPrefix(pin.TorchTitan, "v")
+	}
+	for k, v := range args {
+		t.Params["arg."+k] = v // a build argument changes the image as the context does
+	}
+	stack := ""
+	if pinned && b.Base == "" {
+		stack = pin.Name() // an IMAGE_BASE image is not the stack's pinned one
+	}
 	t.Run = func(ctx context.Context, x *dag.Exec) error {
-		args := map[string]string{"IMAGE_BASE": base}
-		if pinned && platform == hw.PlatformNVIDIA {
-			// The NeMo images ship no TorchTitan: nvd.Dockerfile installs the stack's release.
-			args["TORCHTITAN_VERSION"] = strings.TrimPrefix(pin.TorchTitan, "v")
-		}
 		id, err := e.Build(ctx, container.BuildSpec{
 			ContextDir: b.Root, Dockerfile: dockerfile, Tag: executor.ImageTag(b.Name(platform)), BuildArgs: args,
 			Labels:  map[string]string{"rival.context": ctxDigest, "rival.base": baseDigest},
@@ -107,7 +114,7 @@ func (b Builder) task(ctx context.Context, e *container.Engine, platform string)
 		if err != nil {
 			return err
 		}
-		rec := Record{Platform: platform, Stack: pin.Name(), Tag: executor.ImageTag(b.Name(platform)), ImageID: id, BaseRef: base, BaseDigest: baseDigest, ContextDigest: ctxDigest, Dockerfile: dockerfile}
+		rec := Record{Platform: platform, Stack: stack, Tag: executor.ImageTag(b.Name(platform)), ImageID: id, BaseRef: base, BaseDigest: baseDigest, ContextDigest: ctxDigest, Dockerfile: dockerfile}
 		data, err := json.MarshalIndent(rec, "", "  ")
 		if err != nil {
 			return err

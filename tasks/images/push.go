@@ -13,6 +13,7 @@ import (
 	"github.com/distribution/reference"
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/container"
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/slurm"
 	"github.com/rivalbench/rival/tasks/executor"
 )
@@ -131,10 +132,10 @@ func (b Builder) SlurmImage(platform, setting string, built *Record) (image, ran
 	}
 	if mode == slurm.ContainerPyxis {
 		return "", "", fmt.Errorf("slurm: pyxis pulls the image on every node from a registry, and %s: "+
-			"push it with `go run mage.go image:push %s REGISTRY/REPOSITORY[:TAG]` on a host with a Docker engine (it builds the image first; credentials from `docker login`), "+
+			"push it with `%sgo run mage.go image:push %s REGISTRY/REPOSITORY[:TAG]` on a host with a Docker engine (it builds the image first; credentials from `docker login`), "+
 			"or set SLURM_IMAGE to REPOSITORY@sha256:... or to an enroot squashfs on storage every node sees "+
 			"(`enroot import -o /shared/rival-%s.sqsh dockerd://%s` where a Docker daemon holds the image)",
-			b.unpushed(platform, built), platform, b.Name(platform), executor.ImageTag(b.Name(platform)))
+			b.unpushed(platform, built), b.stackPrefix(), platform, b.Name(platform), executor.ImageTag(b.Name(platform)))
 	}
 	if built != nil && built.Tag != "" {
 		return built.Tag, built.ImageID, nil
@@ -156,8 +157,8 @@ func (b Builder) KubeImage(platform, setting string, built *Record) (string, err
 		return "", err
 	}
 	if rec == nil {
-		return "", fmt.Errorf("kube: every node pulls the image from a registry, and %s: push it with `go run mage.go image:push %s REGISTRY/REPOSITORY[:TAG]` on a host with a Docker engine, or set KUBE_IMAGE=REPOSITORY@sha256:...",
-			b.unpushed(platform, built), platform)
+		return "", fmt.Errorf("kube: every node pulls the image from a registry, and %s: push it with `%sgo run mage.go image:push %s REGISTRY/REPOSITORY[:TAG]` on a host with a Docker engine, or set KUBE_IMAGE=REPOSITORY@sha256:...",
+			b.unpushed(platform, built), b.stackPrefix(), platform)
 	}
 	if err := rec.current(platform, built); err != nil {
 		return "", err
@@ -214,4 +215,13 @@ func enrootRef(named reference.Named) string {
 		s += ":" + t.Tag()
 	}
 	return s
+}
+
+// stackPrefix is what a command given in a message needs in front to act on this builder's stack:
+// "STACK=previous " for the previous stack, "" for the current one.
+func (b Builder) stackPrefix() string {
+	if b.Stack == "" || b.Stack == core.StackCurrent {
+		return ""
+	}
+	return "STACK=" + b.Stack + " "
 }

@@ -46,7 +46,7 @@ func (r *trainRun) buildResult(logPath string) (*result.Result, error) {
 	facts := result.Facts{
 		GPUs: in.gpus(), SeqLen: f.SL, GBS: f.GBS, MBS: f.MBS,
 		Precision: f.Precision, Platform: in.Platform, Host: &in.Host, Model: m.Name,
-		Framework: launch.Framework, FrameworkVersion: version, FrameworkRequested: launch.Requested, Stack: launch.Stack,
+		Framework: launch.Framework, FrameworkVersion: version, FrameworkRequested: launch.Requested, Stack: in.stackName(launch),
 		TP: f.TP, PP: f.PP,
 		DatasetName: in.Dataset, DatasetFingerprint: r.manifest.Fingerprint.Digest.String(), TokenizerFingerprint: r.manifest.TokenizerDigest.String(),
 		ConfigFingerprint: in.Workload.Fingerprint, ImageDigest: in.Executor.ImageDigest(), RivalVersion: r.site.RivalVersion,

@@ -26,7 +26,7 @@ const version = "1"
 // Task builds one training run: launch, log, parse, result. The launch is built here for a dataset
 // not yet encoded, so a bad request fails the plan; Prepare builds it again for the encoded one.
 func Task(in Run, site Site) (*dag.Task, error) {
-	name := in.name()
+	name := in.RunName()
 	// The workspace fills these from validated settings; a zero value would sample power in a
 	// tight loop or skip the TP×PP×DP check.
 	if site.PowerInterval <= 0 {
@@ -61,8 +61,8 @@ func Task(in Run, site Site) (*dag.Task, error) {
 	for k, v := range in.Workload.Values {
 		params["cfg."+k] = v
 	}
-	if r.launch.Stack != "" {
-		params["stack"] = r.launch.Stack
+	if st := in.stackName(r.launch); st != "" {
+		params["stack"] = st
 	}
 	tools := map[string]string{"train": version, "executor": string(in.Executor.Kind()), "image": in.Executor.ImageDigest()}
 	t := &dag.Task{

@@ -3,6 +3,7 @@ package training
 import (
 	"fmt"
 	"io"
+	"path"
 	"sync"
 	"time"
 
@@ -25,7 +26,10 @@ type Run struct {
 	// Stack is STACK on amd and nvd (core.StackNames; "" is current), empty on cpu. A stack other
 	// than the current one joins the run's name and task id, so the runs of two stacks never share
 	// a result file.
-	Stack       string
+	Stack string
+	// ImageBase is IMAGE_BASE when it replaces the stack's pinned image (a GPU run); the run then
+	// names its stack by that image, so it is never taken for a run of the pinned one.
+	ImageBase   string
 	Dataset     string
 	TrainPrefix string // the encoded train split, without .bin/.idx
 	Tokenizer   data.TokenizerSpec
@@ -95,9 +99,10 @@ func Name(platform, framework, model, dataset string, run int) string {
 	return n
 }
 
-// name is Name with the variant before the repetition:
-// train_cpu_fsdp_mistral-proxy_sample_dp2_run3.
-func (in Run) name() string {
+// RunName is Name with the variant and a stack other than the current one before the repetition
+// (train_cpu_fsdp_mistral-proxy_sample_dp2_run3, train_nvd_mega_llama_bc_previous): every target
+// that names a run's folder takes it from here, so two stacks never share one.
+func (in Run) RunName() string {
 	ds := in.Dataset
 	for _, v := range []string{in.Variant, in.otherStack()} {
 		if v != "" {
@@ -105,6 +110,15 @@ func (in Run) name() string {
 		}
 	}
 	return Name(in.Platform, in.Framework, in.Model, ds, in.RunIndex)
+}
+
+// stackName is how the run's key and result name its stack: the pinned image's name the launch
+// carries, or the IMAGE_BASE image with the pin its launch was built for; "" on cpu.
+func (in Run) stackName(l core.Launch) string {
+	if l.Stack == "" || in.ImageBase == "" {
+		return l.Stack
+	}
+	return path.Base(in.ImageBase) + " (IMAGE_BASE; launch built for " + l.Stack + ")"
 }
 
 // otherStack is the run's stack when it is not the current one, else "".
