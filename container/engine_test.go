@@ -183,7 +183,8 @@ func TestBuildRepositoryDockerfilesWithImageBase(t *testing.T) {
 			require.Len(t, lines, 1)
 			switch platform {
 			case "nvd":
-				assert.Contains(t, lines[0], `python -m pip install --no-cache-dir -c /tmp/rival-constraints.txt "torchtitan==0.2.0"`)
+				// The release is the stack's TORCHTITAN_VERSION, a build argument the image task passes.
+				assert.Contains(t, lines[0], `python -m pip install --no-cache-dir -c /tmp/rival-constraints.txt "torchtitan==${TORCHTITAN_VERSION}"`)
 				assert.Contains(t, lines[0], `python -c "import torchtitan.train"`)
 			case "amd":
 				assert.Contains(t, lines[0], "pip install --no-cache-dir -r requirements.txt")

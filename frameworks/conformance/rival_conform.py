@@ -632,8 +632,9 @@ def run_primus(ckpt, batches_path, gbs, steps, seq_len, primus_tree, mtree, pref
 def run_nemo(ckpt, batches_path, gbs, steps, seq_len, bridge_tree, mtree, launch_dir):
     """nemo: Megatron-Bridge's ConfigContainer from the launch's own rival_nemo.json (rival_nemo.py's
     build_config), Bridge's runtime_config_update, the model from the provider's provide() (for
-    Llama 3.1, Llama31ModelProvider's, which scales the RoPE frequencies), Bridge's optimizer-group
-    overrides and scheduler (optim.py), and Bridge's masked next-token loss (losses.py)."""
+    Llama 3.1, Bridge 0.3's Llama31ModelProvider or 0.5's GPTModelProvider with rope_scaling, which
+    scale the RoPE frequencies), Bridge's optimizer-group overrides and scheduler (optim.py), and
+    Bridge's masked next-token loss (losses.py)."""
     os.environ.update(WORLD_SIZE="1", RANK="0", LOCAL_RANK="0")
     sys.path[:0] = [os.path.join(launch_dir, "preflight"), launch_dir]
     import pystubs
