@@ -48,7 +48,11 @@ func tokenizerDir(t *testing.T, model string) string {
 	if _, err := os.Stat(filepath.Join(abs, "tokenizer.json")); err != nil {
 		upstreamtest.Missing(t, "no tokenizer.json in "+abs+" (set RIVAL_SHARED_DIR to the folder holding tokenizers/llama-3.1)")
 	}
-	return abs
+	// Resolved, so a ../shared that is a link reaches the torch image's container by its real path
+	// (stackPython mounts that folder).
+	real, err := filepath.EvalSymlinks(abs)
+	require.NoError(t, err)
+	return real
 }
 
 // runPreflight writes the launch's files under its OutputDir and runs its preflight with the fetched
@@ -96,7 +100,7 @@ func stackPython(t *testing.T, stack string) string {
 	if modern == "" {
 		// Not under a Once: a caller that skips (no torch image) leaves the next one to skip too,
 		// with the same reason, instead of a bare failure.
-		modern = tr.ModernPython(t, "..")
+		modern = tr.ModernPython(t, "..", filepath.Dir(tokenizerDir(t, "llama")))
 	}
 	return modern
 }

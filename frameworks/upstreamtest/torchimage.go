@@ -41,9 +41,10 @@ func TorchEngine(t *testing.T) *container.Engine {
 // Megatron-Bridge 0.5 need Python 3.12; Get's Python serves the previous stack): a script that runs
 // python3 in TorchImage (Python 3.13) without a network, as the calling user, with the trees, the
 // folder holding the repository (../shared beside it) and the temporary folder mounted at their own
-// paths, and the caller's environment passed in by name. It skips (fails under
+// paths (and the extra folders, e.g. a symlinked ../shared resolved), and the caller's environment
+// passed in by name. It skips (fails under
 // RIVAL_TEST_TORCH_IMAGE=1) when the image is not there.
-func (tr Trees) ModernPython(t *testing.T, repo string) string {
+func (tr Trees) ModernPython(t *testing.T, repo string, extra ...string) string {
 	t.Helper()
 	TorchEngine(t)
 	abs, err := filepath.Abs(repo)
@@ -55,7 +56,7 @@ func (tr Trees) ModernPython(t *testing.T, repo string) string {
 	seen := map[string]bool{}
 	var mounted []string
 	// The repository's parent holds ../shared (tokenizers) beside it.
-	for _, d := range []string{tr.Dir, filepath.Dir(abs), os.TempDir()} {
+	for _, d := range append([]string{tr.Dir, filepath.Dir(abs), os.TempDir()}, extra...) {
 		if d == "" || seen[d] {
 			continue
 		}
