@@ -22,19 +22,24 @@ type familyLog struct {
 	sources      []string
 	markers      *regexp.Regexp
 	grep         string // the fixed string a grep -c reference counts
+	// shift, when set, rewrites a line for repetition rep instead of markers (MLLOG numbers its
+	// blocks by samples and times them by clock, so each repetition moves both on).
+	shift func(line string, rep int) string
 }
 
 var familyLogs = []familyLog{
 	{"megatron", Megatron, []string{"testdata/corpus/megatron-2023-multi.log", "testdata/real/megatron-2024-issue756.log"},
-		regexp.MustCompile(`iteration\s+(\d+)/`), "iteration"},
+		regexp.MustCompile(`iteration\s+(\d+)/`), "iteration", nil},
 	// The built Megatron-Core log holds a whole arguments block; repeating it is the
 	// worst case for the preamble expressions.
 	{"megatron-args", Megatron, []string{"testdata/built/megatron-core-8gpu.log"},
-		regexp.MustCompile(`iteration\s+(\d+)/`), "iteration"},
+		regexp.MustCompile(`iteration\s+(\d+)/`), "iteration", nil},
 	{"nemo", NeMo, []string{"testdata/real/nemo2-bionemo.log"},
-		regexp.MustCompile(`iteration (\d+)/|global_step: (\d+)`), "global_step"},
+		regexp.MustCompile(`iteration (\d+)/|global_step: (\d+)`), "global_step", nil},
+	{name: "mlperf-amd", family: MLPerf, sources: []string{"testdata/real/mlperf-amd-mi355x-llama31-8b.log"}, grep: ":::MLLOG",
+		shift: mllogShift(49152, 1_700_000)},
 	{"torchtitan", TorchTitan, []string{"testdata/corpus/torchtitan-2026-pr3393.log", "testdata/corpus/torchtitan-2025-pr1287.log", "testdata/real/torchtitan.log"},
-		regexp.MustCompile(`step:\s*(\d+)`), "step:"},
+		regexp.MustCompile(`step:\s*(\d+)`), "step:", nil},
 }
 
 // writeFamilyLog writes at least size bytes of fl's lines to path, whole repetitions
@@ -63,7 +68,9 @@ func writeFamilyLog(tb testing.TB, fl familyLog, path string, size int64) int {
 	for written < size || reps == 0 {
 		reps++
 		for _, l := range lines {
-			if loc := fl.markers.FindAllStringSubmatchIndex(l, -1); loc != nil {
+			if fl.shift != nil {
+				l = fl.shift(l, reps-1)
+			} else if loc := fl.markers.FindAllStringSubmatchIndex(l, -1); loc != nil {
 				step++
 				var sb strings.Builder
 				prev := 0
@@ -167,6 +174,27 @@ func BenchmarkExtractFamily(b *testing.B) {
 					b.ReportMetric(float64(st.Size())/c/1e6, ref.metric)
 				}
 			}
+		})
+	}
+}
+
+// mllogNumbers finds the MLLOG numbers a repetition moves on.
+var mllogNumbers = regexp.MustCompile(`"(time_ms|samples_count|step|epoch_num)": (\d+)`)
+
+// mllogShift moves every sample count on by rep*samples and every clock by rep*ms.
+func mllogShift(samples, ms int64) func(string, int) string {
+	return func(l string, rep int) string {
+		if rep == 0 {
+			return l
+		}
+		return mllogNumbers.ReplaceAllStringFunc(l, func(m string) string {
+			sub := mllogNumbers.FindStringSubmatch(m)
+			n, _ := strconv.ParseInt(sub[2], 10, 64)
+			by := samples
+			if sub[1] == "time_ms" {
+				by = ms
+			}
+			return `"` + sub[1] + `": ` + strconv.FormatInt(n+int64(rep)*by, 10)
 		})
 	}
 }

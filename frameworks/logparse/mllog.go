@@ -1,7 +1,6 @@
 package logparse
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -15,24 +14,11 @@ import (
 // throughput in samples per second.
 const MLPerf = "mlperf"
 
-// mllogEvent is one MLLOG line's JSON.
-type mllogEvent struct {
-	TimeMS    *float64        `json:"time_ms"`
-	EventType string          `json:"event_type"`
-	Key       string          `json:"key"`
-	Value     json.RawMessage `json:"value"`
-	Metadata  struct {
-		SamplesCount *float64 `json:"samples_count"`
-		Step         *float64 `json:"step"`
-	} `json:"metadata"`
-}
-
 // mllogLine reads one ":::MLLOG" event; it reports false when the JSON is unreadable.
 func (p *parser) mllogLine(rest string) bool {
 	i := strings.Index(rest, ":::MLLOG")
-	body := strings.TrimSpace(rest[i+len(":::MLLOG"):])
-	var ev mllogEvent
-	if err := json.Unmarshal([]byte(body), &ev); err != nil {
+	ev, err := scanMLLOG(rest[i+len(":::MLLOG"):])
+	if err != nil {
 		p.ml.malformed++
 		p.notef(-1, "skipped", "MLLOG event is not valid JSON: %v", err)
 		return false
@@ -41,12 +27,13 @@ func (p *parser) mllogLine(rest string) bool {
 	m.events++
 	intValue := func() (int, bool) {
 		var f float64
-		if json.Unmarshal(ev.Value, &f) != nil || f <= 0 || f > math.MaxInt32 || f != math.Trunc(f) {
+		var ok bool
+		if numberField(ev.value, &f, &ok, "value") != nil || !ok || f <= 0 || f > math.MaxInt32 || f != math.Trunc(f) {
 			return 0, false
 		}
 		return int(f), true
 	}
-	switch ev.Key {
+	switch ev.key {
 	case "global_batch_size":
 		if n, ok := intValue(); ok {
 			m.gbs, m.gbsLine = &n, p.lineNo
@@ -56,28 +43,50 @@ func (p *parser) mllogLine(rest string) bool {
 			m.seqLen, m.seqLine = &n, p.lineNo
 		}
 	case "submission_benchmark":
-		json.Unmarshal(ev.Value, &m.benchmark)
+		m.benchmark = stringValue(ev.value)
 	case "submission_platform":
-		json.Unmarshal(ev.Value, &m.platform)
+		m.platform = stringValue(ev.value)
 	case "block_start":
-		if ev.TimeMS != nil && ev.Metadata.SamplesCount != nil {
-			t := *ev.TimeMS
-			m.blockAt, m.blockFrom = &t, *ev.Metadata.SamplesCount
+		if ev.hasTime && ev.hasSamples {
+			t := ev.timeMS
+			m.blockAt, m.blockFrom = &t, ev.samples
 		}
 	case "block_stop":
-		if m.blockAt != nil && ev.TimeMS != nil && ev.Metadata.SamplesCount != nil {
-			p.mllogBlock(*m.blockAt, *ev.TimeMS, m.blockFrom, *ev.Metadata.SamplesCount)
+		if m.blockAt != nil && ev.hasTime && ev.hasSamples {
+			p.mllogBlock(*m.blockAt, ev.timeMS, m.blockFrom, ev.samples)
 		}
 		m.blockAt = nil
 	case "tracked_stats":
-		var v struct {
-			Throughput *float64 `json:"throughput"`
-		}
-		if json.Unmarshal(ev.Value, &v) == nil && v.Throughput != nil && *v.Throughput > 0 && !math.IsInf(*v.Throughput, 0) {
-			m.throughput = append(m.throughput, *v.Throughput)
+		if v, ok := objectNumber(ev.value, "throughput"); ok && v > 0 {
+			m.throughput = append(m.throughput, v)
 		}
 	}
 	return true
+}
+
+// stringValue is a JSON string value's text (cloned: the line is not kept), or "" for any other.
+func stringValue(raw string) string {
+	if len(raw) < 2 || raw[0] != '"' {
+		return ""
+	}
+	return strings.Clone(jsonString(raw))
+}
+
+// objectNumber is the finite number under key in a JSON object value.
+func objectNumber(raw, key string) (float64, bool) {
+	if len(raw) == 0 || raw[0] != '{' {
+		return 0, false
+	}
+	var v float64
+	var has bool
+	sc := jsonScan{s: raw}
+	err := sc.object(func(k string) error {
+		if k == key {
+			return sc.number64(&v, &has, k)
+		}
+		return sc.value()
+	})
+	return v, err == nil && has
 }
 
 // mllogBlock adds a finished block as one step: its number is the iteration the block ends
