@@ -37,7 +37,9 @@ var familyLogs = []familyLog{
 	{"nemo", NeMo, []string{"testdata/real/nemo2-bionemo.log"},
 		regexp.MustCompile(`iteration (\d+)/|global_step: (\d+)`), "global_step", nil},
 	{name: "mlperf-amd", family: MLPerf, sources: []string{"testdata/real/mlperf-amd-mi355x-llama31-8b.log"}, grep: ":::MLLOG",
-		shift: mllogShift(49152, 1_700_000)},
+		shift: mllogShift(49152, 49152, 1_700_000)},
+	{name: "mlperf-nvidia", family: MLPerf, sources: []string{"testdata/real/mlperf-nvidia-gb300-x8-llama31-8b.log"}, grep: ":::MLLOG",
+		shift: mllogShift(184320, 11520, 4_200_000)},
 	{"torchtitan", TorchTitan, []string{"testdata/corpus/torchtitan-2026-pr3393.log", "testdata/corpus/torchtitan-2025-pr1287.log", "testdata/real/torchtitan.log"},
 		regexp.MustCompile(`step:\s*(\d+)`), "step:", nil},
 }
@@ -181,8 +183,9 @@ func BenchmarkExtractFamily(b *testing.B) {
 // mllogNumbers finds the MLLOG numbers a repetition moves on.
 var mllogNumbers = regexp.MustCompile(`"(time_ms|samples_count|step|epoch_num)": (\d+)`)
 
-// mllogShift moves every sample count on by rep*samples and every clock by rep*ms.
-func mllogShift(samples, ms int64) func(string, int) string {
+// mllogShift moves every sample count on by rep*samples, every metadata.step by rep*steps and
+// every clock by rep*ms.
+func mllogShift(samples, steps, ms int64) func(string, int) string {
 	return func(l string, rep int) string {
 		if rep == 0 {
 			return l
@@ -191,8 +194,11 @@ func mllogShift(samples, ms int64) func(string, int) string {
 			sub := mllogNumbers.FindStringSubmatch(m)
 			n, _ := strconv.ParseInt(sub[2], 10, 64)
 			by := samples
-			if sub[1] == "time_ms" {
+			switch sub[1] {
+			case "time_ms":
 				by = ms
+			case "step":
+				by = steps
 			}
 			return `"` + sub[1] + `": ` + strconv.FormatInt(n+int64(rep)*by, 10)
 		})

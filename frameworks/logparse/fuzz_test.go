@@ -1,6 +1,7 @@
 package logparse
 
 import (
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -31,6 +32,14 @@ func fuzzFamily(f *testing.F, framework string, seeds ...string) {
 			if len(log.Steps) > HeadSteps || len(log.Curve) > CurvePoints {
 				t.Fatalf("unbounded: %d steps in full, %d curve points", len(log.Steps), len(log.Curve))
 			}
+			if len(log.Evaluations) > MaxEvaluations {
+				t.Fatalf("unbounded: %d evaluations", len(log.Evaluations))
+			}
+			for _, e := range log.Evaluations {
+				if math.IsNaN(e.Loss) || math.IsInf(e.Loss, 0) {
+					t.Fatalf("evaluation at step %d with loss %v", e.Step, e.Loss)
+				}
+			}
 			for i := 1; i < len(log.Steps); i++ {
 				if log.Steps[i].Step <= log.Steps[i-1].Step {
 					t.Fatalf("steps out of order: %d after %d", log.Steps[i].Step, log.Steps[i-1].Step)
@@ -41,7 +50,8 @@ func fuzzFamily(f *testing.F, framework string, seeds ...string) {
 }
 
 func FuzzMegatron(f *testing.F) {
-	fuzzFamily(f, Megatron, "testdata/real/megatron-2024-issue756.log", "testdata/built/megatron-torchrun-ranks.log")
+	fuzzFamily(f, Megatron, "testdata/real/megatron-2024-issue756.log", "testdata/built/megatron-torchrun-ranks.log",
+		"testdata/real/megatron-megablocks-rocm-blog-validation.log")
 }
 
 func FuzzPrimus(f *testing.F) {
@@ -65,5 +75,5 @@ func FuzzTorchTitan(f *testing.F) {
 }
 
 func FuzzMLPerf(f *testing.F) {
-	fuzzFamily(f, MLPerf, "testdata/real/mlperf-amd-mi355x-llama31-8b.log")
+	fuzzFamily(f, MLPerf, "testdata/real/mlperf-amd-mi355x-llama31-8b.log", "testdata/real/mlperf-nvidia-gb200-x72-llama31-8b.log")
 }

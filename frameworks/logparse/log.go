@@ -41,5 +41,9 @@ type Log struct {
 	Curve       []Point      `json:"-"`
 	CurveStride int          `json:"curve_stride"`
 	Memory      []MemoryNote `json:"memory_reports,omitempty"`
-	Stats       Stats        `json:"stats"`
+	// Evaluations are the held-out evaluations the log printed, in order.
+	Evaluations []Evaluation `json:"evaluations,omitempty"`
+	// MLPerf is set for an MLLOG result file read as MLPerf.
+	MLPerf *MLPerfRun `json:"mlperf,omitempty"`
+	Stats  Stats      `json:"stats"`
 }

@@ -21,6 +21,8 @@ type mllogFields struct {
 	// samples, step and epoch are metadata.samples_count, metadata.step and metadata.epoch_num.
 	samples, step, epoch          float64
 	hasSamples, hasStep, hasEpoch bool
+	// status is metadata.status (run_stop: "success" or "aborted").
+	status string
 }
 
 // errMLLOGType is a known field of the wrong JSON type (time_ms a string, say).
@@ -54,7 +56,7 @@ func scanMLLOG(s string) (mllogFields, error) {
 			return err
 		case "metadata":
 			// A repeated metadata object replaces the earlier one whole.
-			f.samples, f.step, f.epoch = 0, 0, 0
+			f.samples, f.step, f.epoch, f.status = 0, 0, 0, ""
 			f.hasSamples, f.hasStep, f.hasEpoch = false, false, false
 			if sc.at('{') {
 				return sc.object(func(mk string) error {
@@ -65,6 +67,8 @@ func scanMLLOG(s string) (mllogFields, error) {
 						return sc.number64(&f.step, &f.hasStep, "metadata.step")
 					case "epoch_num":
 						return sc.number64(&f.epoch, &f.hasEpoch, "metadata.epoch_num")
+					case "status":
+						return sc.string(&f.status, "metadata.status")
 					}
 					return sc.value()
 				})

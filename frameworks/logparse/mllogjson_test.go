@@ -56,6 +56,9 @@ func refMLLOG(s string) (mllogFields, bool) {
 		if json.Unmarshal(raw, &md) != nil {
 			return f, false
 		}
+		if raw, ok := md["status"]; ok && !str(raw, &f.status) {
+			return f, false
+		}
 		for k, dst := range map[string]struct {
 			x   *float64
 			has *bool

@@ -288,6 +288,9 @@ func (p *parser) dispatch(rest string, rank int, hasRank bool) {
 			return
 		}
 	}
+	if strings.Contains(rest, " loss at ") && p.megatronEvalLine(rest) {
+		return
+	}
 	if strings.Contains(rest, "iteration") {
 		if strings.Contains(rest, "memory (") && p.memoryLine(rest) {
 			return
@@ -364,8 +367,8 @@ func (p *parser) finish(asked, source string) (*Log, error) {
 			return nil, fmt.Errorf("%s: its %d NeMo progress line(s) are all cut; %s: %w", msg, p.nemoSeen, NeMoRejoinAdvice, ErrNoSteps)
 		case p.mllog > 0:
 			return nil, fmt.Errorf("%s: its %d lines are MLPerf MLLOG events (\":::MLLOG {...}\") but %s; "+
-				"MLLOG prints no per-iteration line, so extract times the run by its blocks: it needs a global_batch_size event and "+
-				"block_start/block_stop pairs with metadata.samples_count (the MLPerf reference's training loop prints them); "+
+				"MLLOG prints no per-iteration line, so extract times the run by its blocks: it needs block_start/block_stop pairs "+
+				"numbered by metadata.step or metadata.samples_count, and for samples a global_batch_size event (MLPerf training loops print them); "+
 				"give the whole result file, or the trainer's own log of the same run: %w",
 				msg, p.mllog, p.ml.missing(), ErrNoSteps)
 		}
@@ -395,7 +398,12 @@ func (p *parser) finish(asked, source string) (*Log, error) {
 		Curve:       s.curve.points,
 		CurveStride: max(1, s.curve.stride),
 		Memory:      p.mem,
+		Evaluations: p.evals,
 		Stats:       st,
+	}
+	if use == MLPerf {
+		run := p.ml.run
+		log.MLPerf = &run
 	}
 	if s.started && s.rank >= 0 {
 		log.Rank = ptr(s.rank)

@@ -2,6 +2,7 @@ package logparse
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 )
@@ -49,6 +50,7 @@ type parser struct {
 	// lines are never numbered in their place.
 	megaCut int
 	mem     []MemoryNote
+	evals   []Evaluation
 	// params per (tensor, pipeline) model-parallel rank, as Megatron prints them.
 	params map[[2]int]int64
 
@@ -120,6 +122,9 @@ type series struct {
 	dup       int
 	otherRank int
 	world     int // world size printed with the kept rank's lines (Primus)
+	// secs is the training time the kept steps stand for: each step time times the iterations
+	// since the step before it (a logged step averages its logging interval).
+	secs float64
 }
 
 // add appends st printed by rank (hasRank false: unlabelled). A higher rank than the
@@ -144,6 +149,13 @@ func (s *series) add(p *parser, st Step, rank int, hasRank bool, world int) {
 		s.dup++
 		p.notef(st.Step, "skipped", "duplicate: step %d is not above the last kept step %d", st.Step, s.last)
 		return
+	}
+	if t := st.StepTimeSeconds; t != nil && *t > 0 && !math.IsInf(*t, 0) {
+		from := 0
+		if s.n > 0 {
+			from = s.last
+		}
+		s.secs += *t * float64(st.Step-from)
 	}
 	s.n++
 	s.last = st.Step
@@ -224,34 +236,4 @@ type pendingLine struct {
 type printedValue struct {
 	len int
 	x   float64
-}
-
-// mllogState is what the MLLOG events said so far.
-type mllogState struct {
-	events      int
-	gbs, seqLen *int
-	gbsLine     int64
-	seqLine     int64
-	benchmark   string
-	platform    string
-	blockAt     *float64 // time_ms of the open block_start
-	blockFrom   float64  // its samples_count
-	blocks      series   // one Step per block: its mean step time
-	throughput  []float64
-	malformed   int
-}
-
-// missing says why the MLLOG events gave no block, for the refusal.
-func (m *mllogState) missing() string {
-	var why []string
-	if m.malformed > 0 {
-		why = append(why, fmt.Sprintf("%d of them are not valid JSON", m.malformed))
-	}
-	if m.gbs == nil {
-		why = append(why, "none gives global_batch_size")
-	}
-	if m.blocks.n == 0 {
-		why = append(why, "no block_start/block_stop pair with samples_count (and, before it, the batch size) was found")
-	}
-	return strings.Join(why, ", ")
 }

@@ -21,7 +21,8 @@ func (p *parser) titanLine(s string, rank int, hasRank bool) bool {
 		return false
 	}
 	if strings.HasSuffix(strings.TrimRight(s[:i], " "), "validate") {
-		return true // a validation line, not a training step
+		p.titanEvalLine(s[i:]) // a validation line, not a training step
+		return true
 	}
 	var buf [16]kv
 	fields := titanFields(buf[:0], s[i:])

@@ -1,0 +1,65 @@
+package logparse
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Megatron's validation lines, read from a real published log: the periodic evaluations, then the
+// end-of-training ones (old form) as their own sets. Expected values as printed.
+func TestMegatronValidationLines(t *testing.T) {
+	log, err := ParseFile("testdata/real/megatron-megablocks-rocm-blog-validation.log", "")
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(log.Evaluations), 4)
+	want := []struct {
+		step int
+		set  string
+		loss float64
+	}{{1000, "validation", 5.314413}, {2000, "validation", 4.583530}, {2000, "validation-final", 4.580711}, {2000, "test", 4.529140}}
+	for i, w := range want {
+		e := log.Evaluations[i]
+		assert.Equal(t, w.step, e.Step)
+		assert.Equal(t, w.set, e.Set)
+		assert.Equal(t, w.loss, e.Loss)
+	}
+	// Step times 0.657 s over iterations 1..1000: the training time before the first evaluation.
+	require.NotNil(t, log.Evaluations[0].TrainSeconds)
+	assert.InDelta(t, 657.0, *log.Evaluations[0].TrainSeconds, 1e-9)
+}
+
+// Named validation sets (a Megatron-Bridge development branch) keep their names; the lines alone
+// are no training log, and the refusal still says so.
+func TestNamedValidationSets(t *testing.T) {
+	b, err := os.ReadFile("testdata/evals/megatron-bridge-pr5076-validation.log")
+	require.NoError(t, err)
+	p := newParser()
+	for _, l := range strings.Split(string(b), "\n") {
+		p.lineNo++
+		p.megatronEvalLine(l)
+	}
+	require.Len(t, p.evals, 3)
+	assert.Equal(t, "validation-set-A", p.evals[0].Set)
+	assert.Equal(t, 0, p.evals[0].Step)
+	assert.Equal(t, 0.8543873, p.evals[0].Loss)
+	assert.Equal(t, "validation-set-C", p.evals[2].Set)
+	_, err = ParseFile("testdata/evals/megatron-bridge-pr5076-validation.log", "")
+	require.ErrorIs(t, err, ErrNoSteps)
+}
+
+// TorchTitan's validator line, printed by every rank, is one evaluation per step.
+func TestTitanValidationLines(t *testing.T) {
+	in := strings.Join([]string{
+		"[titan] 2026-01-16 02:42:30,000 - root - INFO - step:  1  loss: 12.5000  grad_norm:  9.0000  memory: 60.00GiB(80.00%)  tps: 70,000  tflops: 300.00  mfu: 30.00%",
+		"[titan] 2026-01-16 02:42:36,857 - root - INFO - validate step:  1  loss: 12.4699  memory: 69.81GiB(88.17%)  tps: 74,599",
+		"[titan] 2026-01-16 02:42:36,858 - root - INFO - validate step:  1  loss: 12.4699  memory: 69.81GiB(88.17%)  tps: 74,601",
+		"[titan] 2026-01-16 02:42:40,000 - root - INFO - step:  2  loss: 12.0000  grad_norm:  8.0000  memory: 60.00GiB(80.00%)  tps: 70,000  tflops: 300.00  mfu: 30.00%",
+	}, "\n")
+	log, err := Parse(strings.NewReader(in), "")
+	require.NoError(t, err)
+	require.Len(t, log.Evaluations, 1)
+	assert.Equal(t, Evaluation{Step: 1, Loss: 12.4699, Set: "validation", Line: 2}, log.Evaluations[0])
+}
