@@ -155,6 +155,7 @@ func Build(log *logparse.Log, facts Facts) (*Result, error) {
 	}
 	model, haveModel := r.model(facts, pre)
 	r.series(log)
+	r.evaluations(log)
 	r.logInfo(log)
 	r.Log.Digest = facts.LogDigest
 	if err := r.performance(log, facts, model, haveModel); err != nil {
@@ -664,4 +665,37 @@ func logPrecision(args map[string]string) string {
 		}
 	}
 	return ""
+}
+
+// evaluations copies the log's held-out evaluations, with the samples and tokens seen before each.
+func (r *Result) evaluations(log *logparse.Log) {
+	tc := r.TrainingConfig
+	for _, e := range log.Evaluations {
+		out := Evaluation{Set: e.Set, Step: e.Step, Loss: e.Loss, WallSeconds: e.ClockSeconds, TrainSeconds: e.TrainSeconds}
+		if ppl := math.Exp(e.Loss); !math.IsInf(ppl, 0) {
+			out.Perplexity = &ppl
+		}
+		switch {
+		case e.Samples != nil:
+			n := *e.Samples
+			out.SamplesSeen = &n
+		case tc.GlobalBatchSize != nil:
+			n := int64(e.Step) * int64(*tc.GlobalBatchSize)
+			out.SamplesSeen = &n
+		}
+		if out.SamplesSeen != nil && tc.SequenceLength != nil {
+			n := *out.SamplesSeen * int64(*tc.SequenceLength)
+			out.TokensSeen = &n
+		}
+		r.Evaluations = append(r.Evaluations, out)
+	}
+	if m := log.MLPerf; m != nil {
+		run := &MLPerfRun{Benchmark: m.Benchmark, Org: m.Org, Platform: m.Platform, TargetLoss: m.TargetLoss,
+			Status: m.Status, BlockConvention: m.BlockConvention}
+		if m.RunSeconds != nil {
+			x := *m.RunSeconds / 60
+			run.RunMinutes = &x
+		}
+		r.MLPerf = run
+	}
 }

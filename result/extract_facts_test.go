@@ -89,6 +89,6 @@ func TestExtractRefusesMLLOGWithWhatItNeeds(t *testing.T) {
 	_, err := Extract(p, envOf(map[string]string{"SL": "8192", "GPUS": "8"}))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "MLPerf MLLOG events")
-	assert.Contains(t, err.Error(), "no block_start/block_stop pair with samples_count")
+	assert.Contains(t, err.Error(), "no block_start/block_stop pair was found")
 	assert.Contains(t, err.Error(), "or the trainer's own log of the same run")
 }

@@ -54,6 +54,12 @@ type Result struct {
 	LearningRates    []*float64 `json:"learning_rates"`
 	GradNorms        []*float64 `json:"grad_norms"`
 
+	// Evaluations are the run's held-out evaluations, in the order the log printed them; absent
+	// when it printed none.
+	Evaluations []Evaluation `json:"evaluations,omitempty"`
+	// MLPerf is what an MLPerf MLLOG result file says of the run as a whole; absent for other logs.
+	MLPerf *MLPerfRun `json:"mlperf,omitempty"`
+
 	Log      LogInfo   `json:"log"`
 	Problems []Problem `json:"problems"`
 
@@ -268,6 +274,39 @@ type LogInfo struct {
 	logparse.Stats
 	SkippedIterations int `json:"skipped_iterations"`
 	NaNIterations     int `json:"nan_iterations"`
+}
+
+// Evaluation is one held-out evaluation: the mean cross-entropy per token over the evaluated
+// sequences after some training.
+type Evaluation struct {
+	// Set is "validation" for the periodic evaluation during training (or the set's own name),
+	// "validation-final" and "test" for Megatron's evaluations after training.
+	Set  string `json:"set"`
+	Step int    `json:"step"` // training iterations done before it
+	// SamplesSeen and TokensSeen are the training samples and tokens before it: as the log
+	// printed them (MLLOG), else step × global batch size (× sequence length); null when unknown.
+	SamplesSeen *int64   `json:"samples_seen"`
+	TokensSeen  *int64   `json:"tokens_seen"`
+	Loss        float64  `json:"loss"`       // nats per token
+	Perplexity  *float64 `json:"perplexity"` // exp(loss); null where it overflows
+	// WallSeconds is the time from the start of training to the end of this evaluation, everything
+	// included, where the log has a clock (MLLOG); null elsewhere.
+	WallSeconds *float64 `json:"wall_seconds"`
+	// TrainSeconds is the training time before it: the logged step times, each counted for the
+	// iterations it stands for (evaluations and checkpoints left out).
+	TrainSeconds *float64 `json:"train_seconds"`
+}
+
+// MLPerfRun is what an MLPerf MLLOG result file says of its run.
+type MLPerfRun struct {
+	Benchmark  string   `json:"benchmark"`
+	Org        string   `json:"org"`
+	Platform   string   `json:"platform"` // as submitted; not always the hardware (a placeholder in some)
+	TargetLoss *float64 `json:"target_loss"`
+	Status     string   `json:"status"`
+	// RunMinutes is run_stop − run_start: the time MLPerf scores one run by.
+	RunMinutes      *float64 `json:"run_minutes"`
+	BlockConvention string   `json:"block_convention"`
 }
 
 // Problem is a named doubt about the result, for a reader to judge.

@@ -50,3 +50,53 @@ func TestExtractMLLOG(t *testing.T) {
 		assert.InEpsilon(t, 30.61936200299813*8192/8, r.PerformanceMetrics.TokensPerSecondPerGPU, 1e-3)
 	})
 }
+
+// The five MLPerf v5.1 llama31_8b logs in NVIDIA's NeMo convention extract through the target,
+// each to within 0.1% of the step time it prints itself for its first block (tracked_stats
+// train_step_time), with every evaluation as samples seen, loss and clock.
+func TestExtractMLLOGNVIDIAConvention(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		gpus      string
+		ownStep   float64 // the log's train_step_time for block 1
+		firstEval [2]float64
+	}{
+		{"nvidia-gb300-x8", "8", 0.3452601666731425, [2]float64{12288, 5.287302017211914}},
+		{"nvidia-gb200-x72", "72", 0.1666299422865519, [2]float64{12312, 5.819808483123779}},
+		{"dell-b200-x8", "8", 0.44858124391926896, [2]float64{12288, 5.206908226013184}},
+		{"ufl-b200-x16", "16", 0.5657600412018459, [2]float64{24576, 4.943026542663574}},
+		{"cisco-h100-x128", "128", 0.5181867397395763, [2]float64{12288, 6.595298767089844}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("GPUS", c.gpus)
+			t.Setenv("MODEL", "llama")
+			var out, errOut bytes.Buffer
+			log := "../frameworks/logparse/testdata/real/mlperf-" + c.name + "-llama31-8b.log"
+			require.NoError(t, ExtractTarget(log, false, &out, &errOut), errOut.String())
+			var r struct {
+				StepTimes   []float64 `json:"step_times"`
+				Evaluations []struct {
+					SamplesSeen float64  `json:"samples_seen"`
+					TokensSeen  float64  `json:"tokens_seen"`
+					Loss        float64  `json:"loss"`
+					WallSeconds *float64 `json:"wall_seconds"`
+				} `json:"evaluations"`
+				MLPerf struct {
+					Status     string   `json:"status"`
+					RunMinutes *float64 `json:"run_minutes"`
+				} `json:"mlperf"`
+			}
+			require.NoError(t, json.Unmarshal(out.Bytes(), &r))
+			require.NotEmpty(t, r.StepTimes)
+			assert.InEpsilon(t, c.ownStep, r.StepTimes[0], 1e-3)
+			require.NotEmpty(t, r.Evaluations)
+			assert.Equal(t, c.firstEval[0], r.Evaluations[0].SamplesSeen)
+			assert.Equal(t, c.firstEval[0]*8192, r.Evaluations[0].TokensSeen)
+			assert.Equal(t, c.firstEval[1], r.Evaluations[0].Loss)
+			require.NotNil(t, r.Evaluations[0].WallSeconds)
+			assert.Equal(t, "success", r.MLPerf.Status)
+			require.NotNil(t, r.MLPerf.RunMinutes)
+			assert.Less(t, r.Evaluations[len(r.Evaluations)-1].Loss, 3.3, "the run stops at the target")
+		})
+	}
+}
