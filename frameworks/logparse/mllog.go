@@ -43,7 +43,6 @@ type mllogState struct {
 	evalAt     *float64 // samples_count of the open eval_start
 	blocks     series   // one Step per block: its mean step time
 	blockPairs int      // block_start/block_stop pairs read, used or not
-	throughput []float64
 	malformed  int
 }
 
@@ -156,10 +155,9 @@ func (p *parser) mllogLine(rest string) bool {
 	case "eval_accuracy":
 		p.mllogEval(ev)
 	case "tracked_stats":
+		// The per-block train_step_time and throughput are the log's own cross-checks of the
+		// block's time (tests hold the two together); the periodic loss is the block's.
 		st := trackedStats(ev.value)
-		if st.hasThroughput && st.throughput > 0 {
-			m.throughput = append(m.throughput, st.throughput)
-		}
 		if st.hasLoss && m.open != nil {
 			l := st.loss
 			m.loss = &l
@@ -207,7 +205,9 @@ func (p *parser) mllogSteps(fromMS, toMS, fromStep, toStep float64, loss *float6
 	}
 	t := secs / iters
 	st := Step{Step: int(math.Round(toStep)), StepTimeSeconds: &t, Loss: loss}
-	p.notef(st.Step, "read", "MLLOG block of %g iterations (%g to %g) in %.3f s: mean step time %.4f s", iters, fromStep, toStep, secs, t)
+	if p.trace != nil {
+		p.notef(st.Step, "read", "MLLOG block of %g iterations (%g to %g) in %.3f s: mean step time %.4f s", iters, fromStep, toStep, secs, t)
+	}
 	p.ml.blocks.add(p, st, 0, false, 0)
 }
 

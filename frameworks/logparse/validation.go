@@ -130,7 +130,9 @@ func (p *parser) addEval(e Evaluation) {
 	for i := len(p.evals) - 1; i >= 0; i-- {
 		if p.evals[i].Set == e.Set {
 			if p.evals[i].Step == e.Step {
-				p.notef(e.Step, "skipped", "a second %s evaluation at step %d (another rank's line)", e.Set, e.Step)
+				if p.trace != nil {
+					p.notef(e.Step, "skipped", "a second %s evaluation at step %d (another rank's line)", e.Set, e.Step)
+				}
 				return
 			}
 			break
@@ -140,6 +142,8 @@ func (p *parser) addEval(e Evaluation) {
 		p.notef(e.Step, "skipped", "more than %d evaluations: the rest are not kept", MaxEvaluations)
 		return
 	}
-	p.notef(e.Step, "read", "%s loss %g at step %d", e.Set, e.Loss, e.Step)
+	if p.trace != nil {
+		p.notef(e.Step, "read", "%s loss %g at step %d", e.Set, e.Loss, e.Step)
+	}
 	p.evals = append(p.evals, e)
 }
