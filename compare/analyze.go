@@ -65,6 +65,7 @@ func Analyze(inputs []Input, prices PriceTable) (*Report, error) {
 	rep.buildModels()
 	rep.warn()
 	rep.History = BuildHistory(rep.Groups, DefaultHistoryThreshold)
+	rep.SetTarget(0, false)
 	return rep, nil
 }
 

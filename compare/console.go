@@ -44,6 +44,7 @@ func (r *Report) Console(w io.Writer) {
 		for _, sk := range m.FrameworkSkipped {
 			fmt.Fprintf(w, "  loss step by step, %s vs %s (%s): not compared: %s\n", m.DisplayName(sk.A), m.DisplayName(sk.B), frameworkKind(sk.A, sk.B), sk.Why)
 		}
+		r.consoleHeldOut(w, m)
 	}
 	for _, e := range r.Errors {
 		fmt.Fprintf(w, "  ERROR %s: %s: %s\n", e.Source, e.Name, e.Detail)

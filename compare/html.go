@@ -228,6 +228,7 @@ func (h *htmlWriter) model(i int, m *ModelSection) {
 	} else {
 		h.p("<table class=\"parity\">\n<tr><th>groups</th><th>kind</th><th>gap of the tail means</th><th>largest step gap (at step)</th><th>steps compared (after warm-up)</th><th>step by step, same batches (tolerance %.0f%%)</th><th>verdict</th></tr>\n%s</table>\n", 100*StepLossTolerance, strings.Join(rows, ""))
 	}
+	h.heldOut(m)
 }
 
 // parityRow is one pair of the parity table. A framework pair's verdict is
@@ -369,20 +370,21 @@ func (h *htmlWriter) stepSVG(m *ModelSection) {
 }
 
 // lossSVG draws every run's loss against the step, one colour per group.
+// svgCurve is one line of a curve figure: a run of a group, thick when it is the group's first.
+type svgCurve struct {
+	g      *Group
+	pts    [][2]float64
+	source string
+	first  bool
+}
+
 func (h *htmlWriter) lossSVG(m *ModelSection) {
-	type curve struct {
-		g      *Group
-		pts    [][2]float64
-		source string
-		first  bool
-	}
-	var curves []curve
-	xmax, ylo, yhi := 0.0, math.Inf(1), math.Inf(-1)
+	var curves []svgCurve
 	for _, g := range m.Groups {
 		runs := append([]*Run(nil), g.Runs...)
 		sort.Slice(runs, func(i, j int) bool { return runs[i].Input.Source < runs[j].Input.Source })
 		for k, r := range runs {
-			c := curve{g: g, source: r.Input.Source, first: k == 0}
+			c := svgCurve{g: g, source: r.Input.Source, first: k == 0}
 			byStep := lossByStep(r.Input.Result)
 			steps := make([]int, 0, len(byStep))
 			for s := range byStep {
@@ -390,22 +392,47 @@ func (h *htmlWriter) lossSVG(m *ModelSection) {
 			}
 			sort.Ints(steps)
 			for _, s := range steps {
-				v := byStep[s]
-				c.pts = append(c.pts, [2]float64{float64(s), v})
-				xmax, ylo, yhi = max(xmax, float64(s)), min(ylo, v), max(yhi, v)
+				c.pts = append(c.pts, [2]float64{float64(s), byStep[s]})
 			}
 			if len(c.pts) > 0 {
 				curves = append(curves, c)
 			}
 		}
 	}
+	h.curveSVG(m, curves, curveAxes{x: "step", y: "loss", aria: "loss curves", none: "no run of " + m.Label + " records its loss",
+		caption: "Training loss per step; the thick line is each group's first run, thin lines its other runs."})
+}
+
+// curveAxes names a curve figure's axes and says what it shows; hline, when set, is a dashed
+// horizontal line (a target) with its label.
+type curveAxes struct {
+	x, y, aria, none, caption string
+	hline                     *float64
+	hlineLabel                string
+}
+
+// curveSVG draws curves on one pair of axes, every other group dashed (curves that agree lie on
+// one another), with a legend of m's groups.
+func (h *htmlWriter) curveSVG(m *ModelSection, curves []svgCurve, ax curveAxes) {
+	xmin, xmax, ylo, yhi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for _, c := range curves {
+		for _, p := range c.pts {
+			xmin, xmax, ylo, yhi = min(xmin, p[0]), max(xmax, p[0]), min(ylo, p[1]), max(yhi, p[1])
+		}
+	}
+	if ax.hline != nil {
+		ylo, yhi = min(ylo, *ax.hline), max(yhi, *ax.hline)
+	}
 	const W, H, L, B, T = figW, 360, 70, 50, 16
-	h.p("<figure><svg class=\"fig\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"loss curves\">\n", W, H, W, H)
+	h.p("<figure><svg class=\"fig\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"%s\">\n", W, H, W, H, e(ax.aria))
 	if len(curves) == 0 {
-		h.p("<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">no run of %s records its loss</text>\n</svg></figure>\n", W/2, H/2, e(m.Label))
+		h.p("<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>\n</svg></figure>\n", W/2, H/2, e(ax.none))
 		return
 	}
-	xt, yt := niceTicks(0, xmax, 8), niceTicks(ylo, yhi, 5)
+	if yhi == ylo {
+		ylo, yhi = ylo-math.Max(math.Abs(ylo)*0.01, 1e-6), yhi+math.Max(math.Abs(yhi)*0.01, 1e-6)
+	}
+	xt, yt := niceTicks(min(0, xmin), xmax, 8), niceTicks(ylo, yhi, 5)
 	x0, x1, y0, y1 := xt[0], xt[len(xt)-1], yt[0], yt[len(yt)-1]
 	px := func(v float64) float64 { return L + (W-L-figRight)*(v-x0)/(x1-x0) }
 	py := func(v float64) float64 { return float64(H-B) - float64(H-B-T)*(v-y0)/(y1-y0) }
@@ -415,8 +442,12 @@ func (h *htmlWriter) lossSVG(m *ModelSection) {
 	for _, t := range yt {
 		h.p("<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#e3e6ea\"/><text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", L, py(t), W-figRight, py(t), L-6, py(t)+4, tickLabel(t))
 	}
-	h.p("<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">step</text>\n", px((x0+x1)/2), H-B+34)
-	h.p("<text x=\"16\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 16 %.1f)\">loss</text>\n", py((y0+y1)/2), py((y0+y1)/2))
+	h.p("<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", px((x0+x1)/2), H-B+34, e(ax.x))
+	h.p("<text x=\"16\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 16 %.1f)\">%s</text>\n", py((y0+y1)/2), py((y0+y1)/2), e(ax.y))
+	if ax.hline != nil {
+		h.p("<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#1d232a\" stroke-dasharray=\"3 4\"/><text x=\"%d\" y=\"%.1f\">%s</text>\n",
+			L, py(*ax.hline), W-figRight, py(*ax.hline), L+6, py(*ax.hline)-5, e(ax.hlineLabel))
+	}
 	for _, c := range curves {
 		var d strings.Builder
 		for i, p := range c.pts {
@@ -430,7 +461,6 @@ func (h *htmlWriter) lossSVG(m *ModelSection) {
 		if c.first {
 			op, wd = "0.95", "2"
 		}
-		// Every other group dashed: curves in parity lie on one another.
 		dash := ""
 		if h.index(m, c.g)%2 == 1 {
 			dash = ` stroke-dasharray="7 5"`
@@ -447,7 +477,7 @@ func (h *htmlWriter) lossSVG(m *ModelSection) {
 		h.p("<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2\"%s/>", W-figRight-334, y+2, W-figRight-314, y+2, h.col[g], dash)
 		h.p("<text x=\"%d\" y=\"%d\">%s</text>\n", W-figRight-310, y+6, e(clipWords(m.DisplayName(g), 48)))
 	}
-	h.p("</svg><figcaption>Training loss per step; the thick line is each group's first run, thin lines its other runs.</figcaption></figure>\n")
+	h.p("</svg><figcaption>%s</figcaption></figure>\n", e(ax.caption))
 }
 
 func (h *htmlWriter) errors() {
@@ -596,4 +626,63 @@ func (h *htmlWriter) anchors() {
 		h.p("<li>%s<br><small>%s</small></li>\n", e(l.Text()), e(l.Anchor.Record()))
 	}
 	h.p("</ul>\n")
+}
+
+// heldOut writes a model's held-out losses: the table of time to target, every run's held-out
+// curve against training samples with the target, and the difference of curves that agree.
+func (h *htmlWriter) heldOut(m *ModelSection) {
+	ho := m.HeldOut
+	if ho == nil {
+		return
+	}
+	r := h.rep
+	h.p("<h3>Held-out loss and time to target</h3>\n<p>%s</p>\n", e(r.targetLine()))
+	h.p("<table class=\"heldout\">\n<tr><th>group</th><th>runs with evaluations</th><th>last held-out loss</th><th>reached the target</th><th>samples to target</th><th>tokens to target (B)</th><th>wall time to target (min)</th><th>training time to target (min)</th></tr>\n")
+	for _, hg := range ho.Groups {
+		cells := []string{"—", "—", "—", "—"}
+		if r.HasTarget {
+			cells = []string{hg.toTargetCell(hg.Samples, 0, 1), "—", "no clock in the log", "no step times"}
+			if hg.Tokens.N > 0 || hg.Reached == 0 {
+				cells[1] = hg.toTargetCell(hg.Tokens, 3, 1e9)
+			}
+			if hg.WallSeconds.N > 0 || hg.Reached == 0 {
+				cells[2] = hg.toTargetCell(hg.WallSeconds, 1, 60)
+			}
+			if hg.TrainSeconds.N > 0 || hg.Reached == 0 {
+				cells[3] = hg.toTargetCell(hg.TrainSeconds, 1, 60)
+			}
+		}
+		h.p("<tr><td>%s%s</td><td class=\"num\">%d</td><td class=\"num\">%s</td><td>%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td></tr>\n",
+			h.swatch(hg.Group), e(m.DisplayName(hg.Group)), len(hg.Runs), e(summaryCell(hg.Final, 4)), e(hg.reachedCell(r.HasTarget)),
+			e(cells[0]), e(cells[1]), e(cells[2]), e(cells[3]))
+	}
+	h.p("</table>\n")
+	var curves []svgCurve
+	for _, hg := range ho.Groups {
+		for k, tr := range hg.Runs {
+			c := svgCurve{g: hg.Group, source: tr.Run.Input.Source, first: k == 0}
+			for _, ev := range tr.Evals {
+				c.pts = append(c.pts, [2]float64{float64(*ev.SamplesSeen), ev.Loss})
+			}
+			curves = append(curves, c)
+		}
+	}
+	ax := curveAxes{x: "training samples seen", y: "held-out loss (nats per token)", aria: "held-out loss curves",
+		caption: "Held-out loss at each evaluation against the training samples seen before it; the thick line is each group's first run."}
+	if r.HasTarget {
+		t := r.Target
+		ax.hline, ax.hlineLabel = &t, "target "+lossText(t)
+	}
+	h.curveSVG(m, curves, ax)
+	for _, p := range ho.Same {
+		c := svgCurve{g: p.B, source: m.DisplayName(p.B) + " minus " + m.DisplayName(p.A), first: true}
+		for i := range p.Samples {
+			c.pts = append(c.pts, [2]float64{p.Samples[i], p.Diff[i]})
+		}
+		zero := 0.0
+		h.curveSVG(m, []svgCurve{c}, curveAxes{x: "training samples seen", y: "held-out loss difference",
+			aria: "held-out loss difference", hline: &zero, hlineLabel: "0",
+			caption: fmt.Sprintf("%s minus %s: the same held-out loss within %.0f%% at every common evaluation (largest %.3f%%), drawn apart.",
+				m.DisplayName(p.B), m.DisplayName(p.A), 100*HeldOutTolerance, 100*p.MaxRel)})
+	}
 }

@@ -307,6 +307,7 @@ func (r *Report) writeModel(m md, s *ModelSection) {
 	writeSpeedups(m, s)
 	writeFairness(m, s)
 	writeParity(m, s)
+	r.writeHeldOut(m, s)
 }
 
 func writeConfigurations(m md, s *ModelSection) {

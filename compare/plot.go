@@ -514,6 +514,19 @@ func (r *Report) panels(gs []*Group) (drawn []panelBuilder, omitted []string) {
 	}
 	add(mem, r.memoryPanel, memWhy)
 	add(loss, r.lossPanel, "loss (no loss recorded)")
+	heldOut, same := false, false
+	for _, m := range r.Models {
+		if m.HeldOut != nil {
+			heldOut = true
+			same = same || len(m.HeldOut.Same) > 0
+		}
+	}
+	if heldOut {
+		drawn = append(drawn, r.heldOutPanel)
+	}
+	if same {
+		drawn = append(drawn, r.heldOutDiffPanel)
+	}
 	add(cost, r.costPanel, "cost ("+costWhyNone(gs)+")")
 	return drawn, omitted
 }
@@ -550,4 +563,88 @@ func costWhyNone(gs []*Group) string {
 		why = append(why, "no GPU-hour price for "+strings.Join(missing, ", ")+": "+PriceAdvice(keys...))
 	}
 	return strings.Join(why, "; ")
+}
+
+// heldOutPanel draws every group's held-out loss (first run) against the training samples seen,
+// with the target as a dashed line.
+func (r *Report) heldOutPanel(gs []*Group, col map[*Group]figure.RGBA) *panel {
+	title := "Held-out loss, first run of each group"
+	if r.HasTarget {
+		title += fmt.Sprintf("\ntarget %s (%s)", lossText(r.Target), r.TargetSource)
+	}
+	p := &panel{}
+	p.add(figure.Step{Kind: figure.Title, Text: title, Size: 13},
+		figure.Step{Kind: figure.XLabel, Text: "training samples seen", Size: 11},
+		figure.Step{Kind: figure.YLabel, Text: "held-out loss (nats/token)", Size: 11},
+		figure.Step{Kind: figure.XTicks, Size: 10, Ticks: "plain"},
+		figure.Step{Kind: figure.YTicks, Size: 10, Ticks: "plain"},
+		figure.Step{Kind: figure.Grid})
+	dashes := [][]float64{nil, {6, 3}, {2, 2}, {8, 2, 2, 2}}
+	xmax := 0.0
+	for i, g := range gs {
+		hg := r.heldOutOf(g)
+		if hg == nil {
+			continue
+		}
+		var pts []figure.XY
+		for _, ev := range hg.Runs[0].Evals {
+			pts = append(pts, figure.XY{X: float64(*ev.SamplesSeen), Y: ev.Loss})
+			xmax = max(xmax, float64(*ev.SamplesSeen))
+		}
+		c := col[g]
+		p.add(figure.Step{Kind: figure.Line, Points: pts, Colour: &c, Width: 1.6, Dashes: dashes[i%len(dashes)], LegendText: clipWords(r.barLabel(g), 44)},
+			figure.Step{Kind: figure.Scatter, Points: pts, Colour: &c, Radius: 2})
+	}
+	if r.HasTarget && xmax > 0 {
+		black := rgb(40, 40, 40)
+		p.add(figure.Step{Kind: figure.Line, Points: []figure.XY{{X: 0, Y: r.Target}, {X: xmax, Y: r.Target}}, Colour: &black, Width: 1, Dashes: []float64{3, 3}, LegendText: "target"})
+	}
+	p.add(figure.Step{Kind: figure.Legend, Size: 9, Top: true})
+	return p
+}
+
+// heldOutDiffPanel draws, for each pair of groups whose held-out curves agree within
+// HeldOutTolerance, the second's loss minus the first's: on the loss panel they lie on one another.
+func (r *Report) heldOutDiffPanel(gs []*Group, col map[*Group]figure.RGBA) *panel {
+	p := &panel{}
+	p.add(figure.Step{Kind: figure.Title, Text: fmt.Sprintf("Held-out loss difference of groups within %.0f%%", 100*HeldOutTolerance), Size: 13},
+		figure.Step{Kind: figure.XLabel, Text: "training samples seen", Size: 11},
+		figure.Step{Kind: figure.YLabel, Text: "loss difference (nats/token)", Size: 11},
+		figure.Step{Kind: figure.XTicks, Size: 10, Ticks: "plain"},
+		figure.Step{Kind: figure.YTicks, Size: 10, Ticks: "plain"},
+		figure.Step{Kind: figure.Grid})
+	for _, m := range r.Models {
+		if m.HeldOut == nil {
+			continue
+		}
+		for _, pr := range m.HeldOut.Same {
+			var pts []figure.XY
+			for i := range pr.Samples {
+				pts = append(pts, figure.XY{X: pr.Samples[i], Y: pr.Diff[i]})
+			}
+			c, ok := col[pr.B]
+			if !ok {
+				c = rgb(120, 120, 120) // a group past the plotted ones
+			}
+			p.add(figure.Step{Kind: figure.Line, Points: pts, Colour: &c, Width: 1.6,
+				LegendText: clipWords(r.barLabel(pr.B)+" − "+r.barLabel(pr.A), 60)})
+		}
+	}
+	p.add(figure.Step{Kind: figure.Legend, Size: 9, Top: true})
+	return p
+}
+
+// heldOutOf is g's held-out group, nil when its runs recorded no periodic evaluation.
+func (r *Report) heldOutOf(g *Group) *HeldOutGroup {
+	for _, m := range r.Models {
+		if m.HeldOut == nil {
+			continue
+		}
+		for _, hg := range m.HeldOut.Groups {
+			if hg.Group == g {
+				return hg
+			}
+		}
+	}
+	return nil
 }

@@ -242,6 +242,9 @@ type ModelSection struct {
 	// would be compared but for their seed or sample order, with the reason.
 	FrameworkParity  []LossParity
 	FrameworkSkipped []SkippedPair
+	// HeldOut is the groups' held-out evaluations and time to the target (SetTarget); nil when
+	// no run of the model recorded a periodic evaluation.
+	HeldOut *HeldOut
 }
 
 // FairnessRow is one configuration field that differs between groups.
@@ -283,6 +286,11 @@ type Report struct {
 	// History is every workload measured on more than one stack, host or
 	// date (history.go); nil when there is none.
 	History *History
+	// Target is the held-out loss time to target is measured to, when HasTarget; TargetSource
+	// says where it came from (TARGET_LOSS, or the MLPerf logs' own target).
+	Target       float64
+	HasTarget    bool
+	TargetSource string
 }
 
 // LogCheck is what checking one result against its training log found:

@@ -21,6 +21,11 @@ const (
 	// and stays is caught at the step it does. It is above
 	// LossDivergenceThreshold because one step is noisier than a mean.
 	StepLossTolerance = 0.05
+	// HeldOutTolerance is the relative difference of two groups' held-out losses at the same
+	// training samples within which their curves are drawn as the same and their difference is
+	// plotted: held-out losses average thousands of tokens, so they are far less noisy than one
+	// training step's loss (StepLossTolerance).
+	HeldOutTolerance = 0.01
 	// StepPartMinSteps is how many steps at the end of a curve must all stay
 	// above StepLossTolerance for the curves to count as parted: one noisy
 	// last step or two is not a parting.

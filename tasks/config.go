@@ -73,6 +73,7 @@ var configKeys = []keySpec{
 	{name: "PROFILE_STEP_END", def: "12", kind: kInt, min: 0, doc: "last profiled step"},
 	{name: "PROFILE_RANKS", def: "0", kind: kList, doc: "ranks that write profiler traces"},
 	{name: "HISTORY_THRESHOLD", def: "5%", kind: kString, doc: "compare's History: a step from one software stack to the next is a regression or improvement only beyond this change (5% or 0.05)"},
+	{name: "TARGET_LOSS", def: "", kind: kString, opt: true, doc: "compare's time to target: the held-out loss (nats per token) each run's evaluations must reach, such as 3.3 (MLPerf's Llama 3.1 8B); empty: the target MLPerf logs record, else none"},
 	{name: "JOBS", def: "0", kind: kInt, min: 0, doc: "tasks run in parallel (0: one per CPU)"},
 	{name: "RUNS", def: "1", kind: kInt, min: 1, doc: "repetitions of every training run, each its own cached result"},
 	{name: "FORCE", def: "0", kind: kBool, doc: "re-run training even when a cached result exists"},

@@ -2,7 +2,10 @@ package tasks
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -99,4 +102,44 @@ func TestExtractMLLOGNVIDIAConvention(t *testing.T) {
 			assert.Less(t, r.Evaluations[len(r.Evaluations)-1].Loss, 3.3, "the run stops at the target")
 		})
 	}
+}
+
+// compare measures time to a target held-out loss from extracted MLPerf logs: TARGET_LOSS 3.3
+// (MLPerf's own target), every run reaching it at its last evaluation, the time to it by the
+// log's clock. A misspelt TARGET_LOSS stops the task with what to write instead.
+func TestCompareTimeToTargetFromMLPerfLogs(t *testing.T) {
+	w, _ := newWorkspace(t, "TARGET_LOSS=3.3\n")
+	out := w.path("OUTPUT_DIR")
+	require.NoError(t, os.MkdirAll(out, 0o755))
+	for _, c := range []struct{ name, gpus string }{{"nvidia-gb300-x8", "8"}, {"ufl-b200-x16", "16"}, {"cisco-h100-x128", "128"}} {
+		t.Setenv("GPUS", c.gpus)
+		t.Setenv("MODEL", "llama")
+		var res, errOut bytes.Buffer
+		require.NoError(t, ExtractTarget("../frameworks/logparse/testdata/real/mlperf-"+c.name+"-llama31-8b.log", false, &res, &errOut), errOut.String())
+		require.NoError(t, os.WriteFile(filepath.Join(out, c.name+".json"), res.Bytes(), 0o644))
+	}
+	ct, err := w.compareTask(nil)
+	require.NoError(t, err)
+	require.NoError(t, w.runner.Run(context.Background(), ct))
+	report, err := os.ReadFile(ct.Outputs[0].Path)
+	require.NoError(t, err)
+	md := string(report)
+	assert.Contains(t, md, "### Held-out loss and time to target")
+	assert.Contains(t, md, "Target held-out loss 3.3 nats per token (TARGET\\_LOSS)")
+	// GB300 x8: evaluations at 12,288 samples (5.2873) and 184,320 (3.2839), the clock at each
+	// eval_accuracy since run_start (272.263 s and 4132.689 s); linear in loss:
+	// f = (5.287302017211914-3.3)/(5.287302017211914-3.2839479446411133) = 0.991987...
+	// samples 12288 + f*(184320-12288) = 182,941.6; minutes (272.263 + f*(4132.689-272.263))/60 = 68.36.
+	assert.Contains(t, md, "182,942 (single run)")
+	assert.Contains(t, md, "68.4 (single run)")
+	html, err := os.ReadFile(ct.Outputs[3].Path)
+	require.NoError(t, err)
+	assert.Contains(t, string(html), `aria-label="held-out loss curves"`)
+
+	w2, _ := newWorkspace(t, "TARGET_LOSS=3,3\n")
+	ct2, err := w2.compareTask(nil)
+	require.NoError(t, err)
+	err = w2.runner.Run(context.Background(), ct2)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `TARGET_LOSS="3,3"`)
 }

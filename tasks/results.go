@@ -20,7 +20,7 @@ import (
 // resultSources is where compare and compare:history read results: OUTPUT_DIR,
 // dirs and the cache.
 func (w *Workspace) resultSources(dirs []string) results.Sources {
-	return results.Sources{Root: w.root, OutDir: w.path("OUTPUT_DIR"), Dirs: dirs, Cache: w.cache, HistoryThreshold: w.config.get("HISTORY_THRESHOLD"),
+	return results.Sources{Root: w.root, OutDir: w.path("OUTPUT_DIR"), Dirs: dirs, Cache: w.cache, HistoryThreshold: w.config.get("HISTORY_THRESHOLD"), TargetLoss: w.config.get("TARGET_LOSS"),
 		Plot: w.program(figure.Program)}
 }
 

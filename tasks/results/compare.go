@@ -40,13 +40,20 @@ func CompareTask(src Sources, storeResults func(context.Context) ([][]byte, erro
 	}
 	var blobs [][]byte
 	var files []string
-	var threshold float64
+	var threshold, target float64
+	var hasTarget bool
 	t.Prepare = func(ctx context.Context) error {
 		var err error
 		if threshold, err = src.historyThreshold(); err != nil {
 			return err
 		}
 		t.Params["HISTORY_THRESHOLD"] = fmt.Sprint(threshold)
+		if target, hasTarget, err = compare.ParseTargetLoss(src.TargetLoss); err != nil {
+			return fmt.Errorf("config %w", err)
+		}
+		if hasTarget {
+			t.Params["TARGET_LOSS"] = fmt.Sprint(target)
+		}
 		files, err = resultFiles(outDir, src.Dirs)
 		if err != nil {
 			return err
@@ -97,6 +104,7 @@ func CompareTask(src Sources, storeResults func(context.Context) ([][]byte, erro
 		if err := rep.SetHistoryThreshold(threshold); err != nil {
 			return err
 		}
+		rep.SetTarget(target, hasTarget)
 		rep.ConfigDefaults = map[string]string{}
 		for k, v := range configDefaults {
 			rep.ConfigDefaults[k] = v

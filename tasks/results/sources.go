@@ -28,6 +28,8 @@ type Sources struct {
 	// HistoryThreshold is HISTORY_THRESHOLD as configured, read when the
 	// task is prepared.
 	HistoryThreshold string
+	// TargetLoss is TARGET_LOSS as configured: the held-out loss compare measures time to.
+	TargetLoss string
 	// Plot builds rival-plot, which draws the figures, on first use.
 	Plot *goprog.Helper
 }

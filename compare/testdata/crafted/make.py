@@ -554,6 +554,65 @@ SETS["step-parity/across-platforms"] = {"amd": step_run("amd", "megatron", STEP_
 SETS["step-parity/configs"] = {"dp8": step_run("amd", "megatron", STEP_A),
                                "dp4": step_run("amd", "megatron", STEP_NOISY, tps=9500.0, gpus=4)}
 
+
+# 27. Held-out evaluations and time to a target loss (TARGET_LOSS 3.3): Megatron on MI300X twice
+#     (evaluated every 1,024 samples, at GBS 128 every 8 steps), Megatron on H100 with held-out
+#     losses within 1% of MI300X's first run at every evaluation, Primus on MI300X that never
+#     reaches the target, and a TorchTitan run with no evaluation. Crossings are linear in loss
+#     between the last evaluation above the target and the first at or below it.
+HELD_TARGET = 3.3
+
+
+def held_run(platform, framework, losses, *, every=1024, step_s=10.0, eval_s=5.0, tps=9000.0, clock=True):
+    r = run(platform, framework, tps, cfg="cfg-" + framework + "-held")
+    evals = []
+    for i, loss in enumerate(losses):
+        samples = every * (i + 1)
+        train = samples / 128 * step_s
+        evals.append({"set": "validation", "step": samples // 128, "samples_seen": samples,
+                      "tokens_seen": samples * 8192, "loss": loss, "perplexity": math.exp(loss),
+                      "wall_seconds": train + eval_s * (i + 1) if clock else None, "train_seconds": train})
+    evals.append({"set": "test", "step": evals[-1]["step"], "samples_seen": evals[-1]["samples_seen"],
+                  "tokens_seen": evals[-1]["tokens_seen"], "loss": 1.0, "perplexity": math.e,
+                  "wall_seconds": None, "train_seconds": None})
+    r["evaluations"] = evals
+    return r
+
+
+def held_cross(r, target):
+    ev = [e for e in r["evaluations"] if e["set"] == "validation"]
+    for i, e in enumerate(ev):
+        if e["loss"] <= target:
+            if i == 0:
+                return e["samples_seen"], e["wall_seconds"], e["train_seconds"]
+            p = ev[i - 1]
+            f = (p["loss"] - target) / (p["loss"] - e["loss"])
+            at = lambda a, b: None if a is None or b is None else a + f * (b - a)
+            return at(p["samples_seen"], e["samples_seen"]), at(p["wall_seconds"], e["wall_seconds"]), at(p["train_seconds"], e["train_seconds"])
+    return None
+
+
+HELD = {
+    "amd_mega_1": held_run("amd", "megatron", [6.0, 4.5, 3.6, 3.2, 3.0]),
+    "amd_mega_2": held_run("amd", "megatron", [6.1, 4.6, 3.5, 3.25, 3.05], step_s=10.4, tps=8900.0),
+    "nvd_mega": held_run("nvd", "megatron", [6.02, 4.51, 3.61, 3.21, 3.01], step_s=9.0, tps=10000.0),
+    "amd_prim": held_run("amd", "primus", [6.5, 5.0, 4.2, 3.9, 3.7], tps=9500.0, clock=False),
+    "amd_titan": run("amd", "torchtitan", 9100.0, cfg="cfg-torchtitan-held"),
+}
+SETS["held-out"] = HELD
+for name in ("amd_mega_1", "amd_mega_2", "nvd_mega"):
+    s_, w_, t_ = held_cross(HELD[name], HELD_TARGET)
+    ORACLE.setdefault("held-out", {}).update({name + "_samples": s_, name + "_wall": w_, name + "_train": t_})
+mega = [held_cross(HELD[n], HELD_TARGET) for n in ("amd_mega_1", "amd_mega_2")]
+for k, idx in (("samples", 0), ("wall", 1), ("train", 2)):
+    xs = [m[idx] for m in mega]
+    ORACLE["held-out"]["amd_mega_mean_" + k] = mean(xs)
+    ORACLE["held-out"]["amd_mega_half_" + k] = t_q975(1) * sd(xs) / math.sqrt(2)
+a_ = [e["loss"] for e in HELD["amd_mega_1"]["evaluations"] if e["set"] == "validation"]
+n_ = [e["loss"] for e in HELD["nvd_mega"]["evaluations"] if e["set"] == "validation"]
+ORACLE["held-out"]["same_max_rel"] = max(abs(b - a) / ((abs(a) + abs(b)) / 2) for a, b in zip(a_, n_))
+
+
 def main():
     for name, files in SETS.items():
         d = os.path.join(HERE, name)
