@@ -618,14 +618,21 @@ func (h *htmlWriter) history() {
 // group ran an anchor's workload.
 func (h *htmlWriter) anchors() {
 	lines := h.rep.AnchorLines()
-	if len(lines) == 0 {
+	ml := h.rep.MLPerfLines()
+	if len(lines) == 0 && len(ml) == 0 {
 		return
 	}
 	h.p("<h2 id=\"anchors\">Published anchors</h2>\n<ul>\n")
 	for _, l := range lines {
 		h.p("<li>%s<br><small>%s</small></li>\n", e(l.Text()), e(l.Anchor.Record()))
 	}
+	for _, l := range ml {
+		h.p("<li>%s<br><small>%s; %s</small></li>\n", e(l.Text()), e(l.Record.Source.String()), e(l.Record.PrecisionSource))
+	}
 	h.p("</ul>\n")
+	if len(ml) > 0 {
+		h.p("<p class=\"cfg\">%s.</p>\n", e(mlperfRule))
+	}
 }
 
 // heldOut writes a model's held-out losses: the table of time to target, every run's held-out

@@ -639,12 +639,13 @@ func (r *Report) writeAnchors(m md) {
 	lines := r.AnchorLines()
 	if len(lines) == 0 {
 		m.p("\nNo result ran an anchor's workload (same model, GPU, GPU count, precision and sequence length).\n")
-		return
+	} else {
+		m.p("\n")
+		for _, l := range lines {
+			m.p("- %s\n", mdEscape(l.Text()))
+		}
 	}
-	m.p("\n")
-	for _, l := range lines {
-		m.p("- %s\n", mdEscape(l.Text()))
-	}
+	r.writeMLPerf(m)
 }
 
 // writeHistory writes report.md's History section (nothing when no

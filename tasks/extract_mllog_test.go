@@ -111,8 +111,14 @@ func TestCompareTimeToTargetFromMLPerfLogs(t *testing.T) {
 	w, _ := newWorkspace(t, "TARGET_LOSS=3.3\n")
 	out := w.path("OUTPUT_DIR")
 	require.NoError(t, os.MkdirAll(out, 0o755))
-	for _, c := range []struct{ name, gpus string }{{"nvidia-gb300-x8", "8"}, {"ufl-b200-x16", "16"}, {"cisco-h100-x128", "128"}} {
+	// The GPU and precision MLLOG does not print, as each submission's system description and
+	// configuration give them (the University of Florida's precision is not stated).
+	for _, c := range []struct{ name, gpus, gpu, precision string }{
+		{"nvidia-gb300-x8", "8", "GB300", "fp4"}, {"ufl-b200-x16", "16", "B200", ""}, {"cisco-h100-x128", "128", "H100 SXM", "fp8"},
+	} {
 		t.Setenv("GPUS", c.gpus)
+		t.Setenv("GPU", c.gpu)
+		t.Setenv("PRECISION", c.precision)
 		t.Setenv("MODEL", "llama")
 		var res, errOut bytes.Buffer
 		require.NoError(t, ExtractTarget("../frameworks/logparse/testdata/real/mlperf-"+c.name+"-llama31-8b.log", false, &res, &errOut), errOut.String())
@@ -132,6 +138,13 @@ func TestCompareTimeToTargetFromMLPerfLogs(t *testing.T) {
 	// samples 12288 + f*(184320-12288) = 182,941.6; minutes (272.263 + f*(4132.689-272.263))/60 = 68.36.
 	assert.Contains(t, md, "182,942 (single run)")
 	assert.Contains(t, md, "68.4 (single run)")
+	// Held against MLPerf's published scores of the same GPU, count and precision: result_0's
+	// run_stop − run_start over the olympic mean of ten runs. GB300: 68.8782 / 67.373 = 1.022;
+	// Cisco H100 x128: 31.8541 / 32.896 = 0.968. The University of Florida's has no stated precision.
+	assert.Contains(t, md, "÷ MLPerf v5.1 NVIDIA Theia (1x NVIDIA GB300 NVL72), 8× GB300 fp4: measured 68.88 min (1 run; the score is the mean of 8 of its 10 runs, the fastest and slowest dropped) ÷ published 67.373 min = 1.022×")
+	assert.Contains(t, md, "÷ MLPerf v5.1 Cisco hpf\\_n16, 128× H100 SXM fp8: measured 31.85 min")
+	assert.Contains(t, md, "= 0.968×")
+	assert.NotContains(t, md, "÷ MLPerf v5.1 University-of-Florida")
 	html, err := os.ReadFile(ct.Outputs[3].Path)
 	require.NoError(t, err)
 	assert.Contains(t, string(html), `aria-label="held-out loss curves"`)
