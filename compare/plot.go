@@ -395,14 +395,8 @@ func (r *Report) lossPanel(gs []*Group, col map[*Group]figure.RGBA) *panel {
 	if len(gs) > maxLossCurves {
 		title += fmt.Sprintf("\n(%d of %d groups shown)", maxLossCurves, len(gs))
 	}
-	p := &panel{}
-	p.add(figure.Step{Kind: figure.Title, Text: title, Size: 13},
-		figure.Step{Kind: figure.XLabel, Text: "training step", Size: 11},
-		figure.Step{Kind: figure.YLabel, Text: "loss", Size: 11},
-		figure.Step{Kind: figure.XTicks, Size: 10, Ticks: "plain"},
-		figure.Step{Kind: figure.YTicks, Size: 10, Ticks: "plain"},
-		figure.Step{Kind: figure.Grid})
-	dashes := [][]float64{nil, {6, 3}, {2, 2}, {8, 2, 2, 2}}
+	p := curvePanel(title, "training step", "loss")
+	dashes := lineDashes
 	drawn := 0
 	for i, g := range gs {
 		if drawn == maxLossCurves {
@@ -572,14 +566,8 @@ func (r *Report) heldOutPanel(gs []*Group, col map[*Group]figure.RGBA) *panel {
 	if r.HasTarget {
 		title += fmt.Sprintf("\ntarget %s (%s)", lossText(r.Target), r.TargetSource)
 	}
-	p := &panel{}
-	p.add(figure.Step{Kind: figure.Title, Text: title, Size: 13},
-		figure.Step{Kind: figure.XLabel, Text: "training samples seen", Size: 11},
-		figure.Step{Kind: figure.YLabel, Text: "held-out loss (nats/token)", Size: 11},
-		figure.Step{Kind: figure.XTicks, Size: 10, Ticks: "plain"},
-		figure.Step{Kind: figure.YTicks, Size: 10, Ticks: "plain"},
-		figure.Step{Kind: figure.Grid})
-	dashes := [][]float64{nil, {6, 3}, {2, 2}, {8, 2, 2, 2}}
+	p := curvePanel(title, "training samples seen", "held-out loss (nats/token)")
+	dashes := lineDashes
 	xmax := 0.0
 	for i, g := range gs {
 		hg := r.heldOutOf(g)
@@ -606,13 +594,7 @@ func (r *Report) heldOutPanel(gs []*Group, col map[*Group]figure.RGBA) *panel {
 // heldOutDiffPanel draws, for each pair of groups whose held-out curves agree within
 // HeldOutTolerance, the second's loss minus the first's: on the loss panel they lie on one another.
 func (r *Report) heldOutDiffPanel(gs []*Group, col map[*Group]figure.RGBA) *panel {
-	p := &panel{}
-	p.add(figure.Step{Kind: figure.Title, Text: fmt.Sprintf("Held-out loss difference of groups within %.0f%%", 100*HeldOutTolerance), Size: 13},
-		figure.Step{Kind: figure.XLabel, Text: "training samples seen", Size: 11},
-		figure.Step{Kind: figure.YLabel, Text: "loss difference (nats/token)", Size: 11},
-		figure.Step{Kind: figure.XTicks, Size: 10, Ticks: "plain"},
-		figure.Step{Kind: figure.YTicks, Size: 10, Ticks: "plain"},
-		figure.Step{Kind: figure.Grid})
+	p := curvePanel(fmt.Sprintf("Held-out loss difference of groups within %.0f%%", 100*HeldOutTolerance), "training samples seen", "loss difference (nats/token)")
 	for _, m := range r.Models {
 		if m.HeldOut == nil {
 			continue
@@ -647,4 +629,19 @@ func (r *Report) heldOutOf(g *Group) *HeldOutGroup {
 		}
 	}
 	return nil
+}
+
+// lineDashes tell curves apart where they lie on one another.
+var lineDashes = [][]float64{nil, {6, 3}, {2, 2}, {8, 2, 2, 2}}
+
+// curvePanel starts a line-plot panel: its title, axis labels, plain ticks and a grid.
+func curvePanel(title, xlabel, ylabel string) *panel {
+	p := &panel{}
+	p.add(figure.Step{Kind: figure.Title, Text: title, Size: 13},
+		figure.Step{Kind: figure.XLabel, Text: xlabel, Size: 11},
+		figure.Step{Kind: figure.YLabel, Text: ylabel, Size: 11},
+		figure.Step{Kind: figure.XTicks, Size: 10, Ticks: "plain"},
+		figure.Step{Kind: figure.YTicks, Size: 10, Ticks: "plain"},
+		figure.Step{Kind: figure.Grid})
+	return p
 }
