@@ -59,7 +59,7 @@ func FuzzPrimus(f *testing.F) {
 }
 
 func FuzzNeMo(f *testing.F) {
-	fuzzFamily(f, NeMo, "testdata/real/nemo2-bionemo.log")
+	fuzzFamily(f, NeMo, "testdata/real/nemo2-bionemo.log", "testdata/real/nemo2-evo2-validation.log")
 }
 
 func FuzzMegatronBridge(f *testing.F) {

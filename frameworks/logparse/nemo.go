@@ -70,12 +70,40 @@ func (p *parser) nemoLine(s string, rank int, hasRank bool) bool {
 			st.setFloat(&st.MemMaxReservedMiB, "mem_max_reserved_mib", val, mibPerB)
 		case "max_memory_allocated": // bytes
 			st.setFloat(&st.MemMaxAllocatedMiB, "mem_max_allocated_mib", val, mibPerB)
+		case "val_loss":
+			p.nemoValLoss(st.Step.Step, val)
+			st.extra(key, val)
 		default:
 			st.extra(key, val)
 		}
 	}
 	p.nemo.add(p, st.Step, rank, hasRank, p.world)
 	return true
+}
+
+// NeMo 2.0 prints no line of its own for an evaluation: Lightning's progress printer shows
+// "Validation: iteration i/N" while it runs, then every later training line carries the result as
+// "| val_loss: 1.264" (4 significant digits) until the next one. nemoValLoss records an evaluation,
+// after the step before the line, when validation lines came since the last training line or the
+// value changed; a val_loss already there when the log starts has no known step and is left out.
+func (p *parser) nemoValLoss(step int, val string) {
+	x, finite, ok := number(val)
+	if !ok || !finite {
+		return
+	}
+	changed := p.nemoVal != nil && *p.nemoVal != x
+	if p.nemoValidating || changed {
+		e := Evaluation{Step: step - 1, Loss: x, Set: "validation", Line: p.lineNo}
+		if p.nemo.secs > 0 {
+			t := p.nemo.secs
+			e.TrainSeconds = &t
+		}
+		p.addEval(e)
+	} else if p.nemoVal == nil && p.trace != nil {
+		p.notef(step, "skipped", "val_loss %g is already printed: the evaluation that made it is before the log", x)
+	}
+	p.nemoVal = &x
+	p.nemoValidating = false
 }
 
 // nemoCut reports whether a NeMo progress line was cut. The line has no end marker,

@@ -292,6 +292,10 @@ func (p *parser) dispatch(rest string, rank int, hasRank bool) {
 		return
 	}
 	if strings.Contains(rest, "iteration") {
+		if strings.HasPrefix(strings.TrimLeft(rest, " "), "Validation: iteration ") {
+			p.nemoValidating = true
+			return
+		}
 		if strings.Contains(rest, "memory (") && p.memoryLine(rest) {
 			return
 		}

@@ -51,6 +51,10 @@ type parser struct {
 	megaCut int
 	mem     []MemoryNote
 	evals   []Evaluation
+	// nemoVal is the last val_loss a NeMo line printed; nemoValidating is set by NeMo's
+	// "Validation: iteration" lines until the next training line.
+	nemoVal        *float64
+	nemoValidating bool
 	// params per (tensor, pipeline) model-parallel rank, as Megatron prints them.
 	params map[[2]int]int64
 

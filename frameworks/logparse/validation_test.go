@@ -63,3 +63,28 @@ func TestTitanValidationLines(t *testing.T) {
 	require.Len(t, log.Evaluations, 1)
 	assert.Equal(t, Evaluation{Step: 1, Loss: 12.4699, Set: "validation", Line: 2}, log.Evaluations[0])
 }
+
+// NeMo 2.0 has no evaluation line: its val_loss rides on the training lines after Lightning's
+// "Validation: iteration" lines. Read from a real log: validation ran after iteration 4 (step 5),
+// over the step times of iterations 0-4 as printed.
+func TestNeMoValLoss(t *testing.T) {
+	log, err := ParseFile("testdata/real/nemo2-evo2-validation.log", "")
+	require.NoError(t, err)
+	assert.Equal(t, NeMo, log.Framework)
+	require.Len(t, log.Evaluations, 1, "the same val_loss on later lines is the same evaluation")
+	e := log.Evaluations[0]
+	assert.Equal(t, 5, e.Step)
+	assert.Equal(t, 1.264, e.Loss)
+	require.NotNil(t, e.TrainSeconds)
+	assert.InDelta(t, 2.193+0.3513+0.3506+0.3502+0.3505, *e.TrainSeconds, 1e-9)
+
+	// A val_loss already printed on the first line read has no known step; a change is a new one.
+	log, err = Parse(strings.NewReader(strings.Join([]string{
+		"Training epoch 0, iteration 120/149 | lr: 3e-05 | reduced_train_loss: 1.233 | train_step_timing in s: 0.03146 | val_loss: 4.106",
+		"Training epoch 0, iteration 121/149 | lr: 3e-05 | reduced_train_loss: 1.288 | train_step_timing in s: 0.03163 | val_loss: 4.106",
+		"Training epoch 0, iteration 122/149 | lr: 3e-05 | reduced_train_loss: 1.333 | train_step_timing in s: 0.03215 | val_loss: 4.001",
+	}, "\n")), "")
+	require.NoError(t, err)
+	require.Len(t, log.Evaluations, 1)
+	assert.Equal(t, Evaluation{Step: 122, Loss: 4.001, Set: "validation", Line: 3, TrainSeconds: log.Evaluations[0].TrainSeconds}, log.Evaluations[0])
+}
