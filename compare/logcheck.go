@@ -29,9 +29,26 @@ var measuredFields = []string{
 	"performance_metrics.tokens_per_second_per_gpu", "performance_metrics.tokens_per_second_per_gpu_mean",
 	"performance_metrics.model_flops_per_token", "performance_metrics.tflops_per_gpu", "performance_metrics.mfu_percent",
 	"performance_metrics.framework_reported_tflops_per_gpu", "performance_metrics.framework_reported_tokens_per_second_per_gpu",
-	"performance_metrics.framework_reported_mfu_percent",
+	"performance_metrics.framework_reported_mfu_percent", "performance_metrics.step_time_source",
+	"performance_metrics.quantiles_exact", "performance_metrics.headline_statistic",
+	"performance_metrics.framework_tokens_per_second_gap_percent",
 	"memory_metrics.peak_allocated_mib", "memory_metrics.peak_reserved_mib", "memory_metrics.peak_device_used_mib",
+	"memory_metrics.device_total_mib", "memory_metrics.peak_used_fraction",
 	"step_series_stride", "step_numbers", "step_times", "loss_values", "learning_rates", "grad_norms",
+	"evaluations", "mlperf",
+}
+
+// notFromTheLog are the result's fields VerifyLog does not re-derive, each with why: a field a
+// result gains is either measured (above) or named here, so none is left unchecked by oversight
+// (TestEveryResultFieldIsCheckedOrNamed).
+var notFromTheLog = map[string]string{
+	"schema_version": "the format", "rival_version": "the tool", "platform": "given", "hardware_fingerprint": "the host",
+	"image_digest": "the image", "config_fingerprint": "the configuration", "tokenizer_fingerprint": "the tokenizer",
+	"framework": "given or detected (log.framework_detected)", "model": "the registry", "dataset": "given",
+	"gpu_info": "the host or GPU", "cpu_info": "the host", "training_config.precision_assumed": "whether PRECISION was given",
+	"log": "where the log is and its digest (checked as log.digest)", "problems": "doubts, rebuilt by the same rules",
+	"power_metrics": "sampled beside the run", "provenance": "the launch", "sample_order": "checked by the preflight",
+	"effective_config": "read back by the preflight",
 }
 
 // LogFound is a training log located for a result: its bytes and where
@@ -210,6 +227,17 @@ func sameValue(a, b any) bool {
 		}
 		for i := range x {
 			if !sameValue(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			if w, found := y[k]; !found || !sameValue(v, w) {
 				return false
 			}
 		}
