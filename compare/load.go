@@ -205,7 +205,7 @@ func contentKey(r *result.Result) (series, full string) {
 	if err != nil {
 		return "", ""
 	}
-	figures, err := json.Marshal([]any{r.PerformanceMetrics, r.TrainingConfig, r.ParallelismConfig, r.WarmupStepsExcluded, r.Evaluations, r.MLPerf})
+	figures, err := json.Marshal([]any{r.PerformanceMetrics, r.TrainingConfig, r.ParallelismConfig, r.WarmupStepsExcluded})
 	if err != nil {
 		return "", ""
 	}

@@ -1,9 +1,7 @@
 package compare
 
 import (
-	"context"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -86,18 +84,18 @@ func TestVerifyLogCatchesAnEditedEvaluation(t *testing.T) {
 	assert.Equal(t, "evaluations", checks[0].Field)
 }
 
-// Two copies of one run that differ only in a held-out loss are not one run re-serialised: both
-// stay, and the second is named as edited.
-func TestEditedEvaluationIsNotADuplicate(t *testing.T) {
-	data, err := os.ReadFile("testdata/crafted/held-out/amd_mega_1.json")
+// A result written before evaluations were recorded is not called edited for lacking them.
+func TestVerifyLogOlderResultWithoutEvaluations(t *testing.T) {
+	const path = "../frameworks/logparse/testdata/real/mlperf-amd-mi355x-llama31-8b.log"
+	env := map[string]string{"GPUS": "8", "MODEL": "llama"}
+	r, err := result.Extract(path, func(k string) string { return env[k] })
 	require.NoError(t, err)
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.json"), data, 0o644))
-	edited := strings.Replace(string(data), `"loss": 3.0`, `"loss": 2.5`, 1)
-	require.NotEqual(t, string(data), edited)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "b.json"), []byte(edited), 0o644))
-	inputs, _, err := Load(context.Background(), []string{dir}, nil)
+	require.NotEmpty(t, r.Evaluations)
+	r.Evaluations, r.MLPerf = nil, nil
+	log, err := os.ReadFile(path)
 	require.NoError(t, err)
-	require.Len(t, inputs, 2)
-	assert.Contains(t, strings.Join(inputs[1].Notes, " "), "one of the two was edited")
+	checks, _, err := VerifyLog(r, log)
+	require.NoError(t, err)
+	require.Len(t, checks, 1)
+	assert.Equal(t, StatusMatch, checks[0].Status, "%+v", checks)
 }

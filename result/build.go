@@ -683,7 +683,7 @@ func (r *Result) evaluations(log *logparse.Log) {
 			n := int64(e.Step) * int64(*tc.GlobalBatchSize)
 			out.SamplesSeen = &n
 		}
-		if out.SamplesSeen != nil && tc.SequenceLength != nil {
+		if out.SamplesSeen != nil && tc.SequenceLength != nil && *tc.SequenceLength > 0 && *out.SamplesSeen <= math.MaxInt64/int64(*tc.SequenceLength) {
 			n := *out.SamplesSeen * int64(*tc.SequenceLength)
 			out.TokensSeen = &n
 		}

@@ -139,11 +139,12 @@ func TestCompareTimeToTargetFromMLPerfLogs(t *testing.T) {
 	assert.Contains(t, md, "182,942 (single run)")
 	assert.Contains(t, md, "68.4 (single run)")
 	// Held against MLPerf's published scores of the same GPU, count and precision: result_0's
-	// run_stop − run_start over the olympic mean of ten runs. GB300: 68.8782 / 67.373 = 1.022;
-	// Cisco H100 x128: 31.8541 / 32.896 = 0.968. The University of Florida's has no stated precision.
+	// run_stop − run_start, scaled by the submission's factor as its score is, over the score.
+	// GB300 (factor 1): 68.8782 / 67.373 = 1.022; Cisco H100 x128 (factor 1.0106544901065448):
+	// 31.8541 × 1.01065 = 32.19 / 32.896 = 0.979. The University of Florida's states no precision.
 	assert.Contains(t, md, "÷ MLPerf v5.1 NVIDIA Theia (1x NVIDIA GB300 NVL72), 8× GB300 fp4: measured 68.88 min (1 run; the score is the mean of 8 of its 10 runs, the fastest and slowest dropped) ÷ published 67.373 min = 1.022×")
-	assert.Contains(t, md, "÷ MLPerf v5.1 Cisco hpf\\_n16, 128× H100 SXM fp8: measured 31.85 min")
-	assert.Contains(t, md, "= 0.968×")
+	assert.Contains(t, md, "÷ MLPerf v5.1 Cisco hpf\\_n16, 128× H100 SXM fp8: measured 32.19 min (1 run, times the submission's scaling factor 1.010654 as its score is;")
+	assert.Contains(t, md, "= 0.979×")
 	assert.NotContains(t, md, "÷ MLPerf v5.1 University-of-Florida")
 	html, err := os.ReadFile(ct.Outputs[3].Path)
 	require.NoError(t, err)

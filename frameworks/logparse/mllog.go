@@ -46,6 +46,11 @@ type mllogState struct {
 	malformed  int
 }
 
+// lossBenchmarks are the MLPerf benchmarks whose eval_accuracy is a held-out log-perplexity (lower is
+// better, the mean cross-entropy per token): others (an image classifier's top-1, a recommender's
+// AUC) are accuracies, not losses.
+var lossBenchmarks = map[string]bool{"llama31_8b": true, "llama31_405b": true, "gpt3": true}
+
 // mllogEdge is one end of a block: its clock and what its metadata numbered.
 type mllogEdge struct {
 	ms                  float64
@@ -131,8 +136,9 @@ func (p *parser) mllogLine(rest string) bool {
 	case "run_stop":
 		m.run.Status = strings.Clone(ev.status)
 		if ev.hasTime && m.runStartMS != nil {
-			s := (ev.timeMS - *m.runStartMS) / 1000
-			m.run.RunSeconds = &s
+			if s := (ev.timeMS - *m.runStartMS) / 1000; s >= 0 && !math.IsInf(s, 0) {
+				m.run.RunSeconds = &s
+			}
 		}
 	case "block_start":
 		m.loss = nil
@@ -153,7 +159,11 @@ func (p *parser) mllogLine(rest string) bool {
 	case "eval_stop":
 		m.evalAt = nil
 	case "eval_accuracy":
-		p.mllogEval(ev)
+		if lossBenchmarks[m.run.Benchmark] {
+			p.mllogEval(ev)
+		} else if p.trace != nil {
+			p.notef(-1, "skipped", "MLLOG eval_accuracy of benchmark %q: not a held-out loss Rival knows (%s)", m.run.Benchmark, "llama31_8b, llama31_405b, gpt3")
+		}
 	case "tracked_stats":
 		// The per-block train_step_time and throughput are the log's own cross-checks of the
 		// block's time (tests hold the two together); the periodic loss is the block's.
@@ -228,12 +238,17 @@ func (p *parser) mllogEval(ev mllogFields) {
 		samples, has = ev.epoch, true
 	}
 	e := Evaluation{Loss: loss, Set: "validation", Line: p.lineNo}
-	if has && samples >= 0 && samples < math.MaxInt64/2 {
+	switch {
+	case has && samples >= 0 && samples < 1<<53:
 		n := int64(math.Round(samples))
 		e.Samples = &n
 		if m.gbs != nil {
-			e.Step = int(n / int64(*m.gbs))
+			e.Step = int(math.Round(samples / float64(*m.gbs)))
+		} else if ev.hasStep && ev.step >= 0 && ev.step < math.MaxInt32 {
+			e.Step = int(math.Round(ev.step))
 		}
+	case ev.hasStep && ev.step >= 0 && ev.step < math.MaxInt32:
+		e.Step = int(math.Round(ev.step))
 	}
 	if ev.hasTime && m.runStartMS != nil {
 		c := (ev.timeMS - *m.runStartMS) / 1000

@@ -29,8 +29,8 @@ type mllogFields struct {
 var errMLLOGType = errors.New("wrong JSON type")
 
 // scanMLLOG reads one MLLOG event's JSON: one object and nothing after it but white space.
-// It accepts exactly what encoding/json accepts, and reads the fields Rival uses, the last of a
-// repeated key winning as there.
+// It accepts exactly the JSON encoding/json accepts (nesting to maxDepth, as there) and reads the
+// fields Rival uses by their exact names, the last of a repeated key winning whole.
 func scanMLLOG(s string) (mllogFields, error) {
 	var f mllogFields
 	f.value = "null"
@@ -159,10 +159,15 @@ func jsonString(raw string) string {
 	return body
 }
 
+// maxDepth is how deeply encoding/json lets values nest: deeper input is refused, as there, so a
+// hostile line cannot take the stack.
+const maxDepth = 10000
+
 // jsonScan walks JSON text, checking it as it goes.
 type jsonScan struct {
-	s string
-	i int
+	s     string
+	i     int
+	depth int
 }
 
 func (sc *jsonScan) space() {
@@ -186,6 +191,10 @@ func (sc *jsonScan) fail(what string) error {
 // object reads an object at sc.i, calling member with each key (its text) when sc.i is at the
 // member's value; member reads the value.
 func (sc *jsonScan) object(member func(key string) error) error {
+	if sc.depth++; sc.depth > maxDepth {
+		return fmt.Errorf("exceeded max depth at byte %d", sc.i)
+	}
+	defer func() { sc.depth-- }()
 	sc.i++ // '{'
 	sc.space()
 	if sc.i < len(sc.s) && sc.s[sc.i] == '}' {
@@ -236,6 +245,10 @@ func (sc *jsonScan) value() error {
 	case c == '{':
 		return sc.object(func(string) error { return sc.value() })
 	case c == '[':
+		if sc.depth++; sc.depth > maxDepth {
+			return fmt.Errorf("exceeded max depth at byte %d", sc.i)
+		}
+		defer func() { sc.depth-- }()
 		sc.i++
 		sc.space()
 		if sc.i < len(sc.s) && sc.s[sc.i] == ']' {

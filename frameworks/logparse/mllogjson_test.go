@@ -108,6 +108,10 @@ func TestScanMLLOGMatchesEncodingJSON(t *testing.T) {
 		`{"time_ms": "12"}`, `{"time_ms": 1e999}`, `{"key": 3}`, `{"metadata": []}`,
 		`[1]`, `null`, `{"a": 1} x`, `{"a": 01}`, `{"a": 1.}`, `{"a": -}`, `{"a": "\x"}`, "{\"a\": \"\x01\"}",
 		`{"a" 1}`, `{"a": 1,}`, `{`, ``, `{"a": tru}`, `{"time_ms": -0.5e-3}`,
+		// encoding/json's nesting limit (10000), held on both sides of it.
+		`{"value": ` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + `}`,
+		`{"value": ` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}`,
+		`{"value": ` + strings.Repeat(`{"a":`, 10000) + "1" + strings.Repeat("}", 10000) + `}`,
 	} {
 		t.Run("", func(t *testing.T) { checkAgainstReference(t, s) })
 	}

@@ -78,6 +78,7 @@ func (p *parser) nemoLine(s string, rank int, hasRank bool) bool {
 		}
 	}
 	p.nemo.add(p, st.Step, rank, hasRank, p.world)
+	p.nemoValidating = false // a training line ends the validation lines before it
 	return true
 }
 
@@ -103,7 +104,6 @@ func (p *parser) nemoValLoss(step int, val string) {
 		p.notef(step, "skipped", "val_loss %g is already printed: the evaluation that made it is before the log", x)
 	}
 	p.nemoVal = &x
-	p.nemoValidating = false
 }
 
 // nemoCut reports whether a NeMo progress line was cut. The line has no end marker,

@@ -159,7 +159,10 @@ func (s *series) add(p *parser, st Step, rank int, hasRank bool, world int) {
 		if s.n > 0 {
 			from = s.last
 		}
-		s.secs += *t * float64(st.Step-from)
+		// A step time no run takes (1e308 s) would make every later total infinite: left out.
+		if x := s.secs + *t*float64(st.Step-from); !math.IsInf(x, 0) {
+			s.secs = x
+		}
 	}
 	s.n++
 	s.last = st.Step

@@ -1,6 +1,7 @@
 package logparse
 
 import (
+	"math"
 	"strings"
 )
 
@@ -124,22 +125,42 @@ func (p *parser) titanEvalLine(s string) {
 // runs evaluate tens of times.
 const MaxEvaluations = 4096
 
-// addEval keeps e unless it repeats the last evaluation of its set at the same step (another
-// rank's copy of the same line).
+// addEval keeps e when it follows the last kept evaluation of its set: at the same step with the
+// same loss it is another rank's copy of the line; at an earlier step, or the same step with
+// another loss, it belongs to a second run in the same log, whose steps are dropped as duplicates
+// too. An evaluation at a negative step, or with a time that is not finite, is no evaluation.
 func (p *parser) addEval(e Evaluation) {
-	for i := len(p.evals) - 1; i >= 0; i-- {
-		if p.evals[i].Set == e.Set {
-			if p.evals[i].Step == e.Step {
-				if p.trace != nil {
-					p.notef(e.Step, "skipped", "a second %s evaluation at step %d (another rank's line)", e.Set, e.Step)
-				}
-				return
-			}
-			break
+	if e.Step < 0 || math.IsNaN(e.Loss) || math.IsInf(e.Loss, 0) {
+		return
+	}
+	for _, t := range []**float64{&e.TrainSeconds, &e.ClockSeconds} {
+		if *t != nil && (math.IsNaN(**t) || math.IsInf(**t, 0) || **t < 0) {
+			*t = nil
 		}
 	}
+	for i := len(p.evals) - 1; i >= 0; i-- {
+		last := p.evals[i]
+		if last.Set != e.Set {
+			continue
+		}
+		if e.Step < last.Step || e.Step == last.Step && e.Loss != last.Loss {
+			if p.trace != nil {
+				p.notef(e.Step, "skipped", "%s evaluation at step %d after one at step %d: another run in the same log", e.Set, e.Step, last.Step)
+			}
+			return
+		}
+		if e.Step == last.Step {
+			if p.trace != nil {
+				p.notef(e.Step, "skipped", "a second %s evaluation at step %d with the same loss (another rank's line)", e.Set, e.Step)
+			}
+			return
+		}
+		break
+	}
 	if len(p.evals) >= MaxEvaluations {
-		p.notef(e.Step, "skipped", "more than %d evaluations: the rest are not kept", MaxEvaluations)
+		if p.trace != nil {
+			p.notef(e.Step, "skipped", "more than %d evaluations: the rest are not kept", MaxEvaluations)
+		}
 		return
 	}
 	if p.trace != nil {

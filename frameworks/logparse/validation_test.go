@@ -1,6 +1,8 @@
 package logparse
 
 import (
+	"fmt"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -87,4 +89,51 @@ func TestNeMoValLoss(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, log.Evaluations, 1)
 	assert.Equal(t, Evaluation{Step: 122, Loss: 4.001, Set: "validation", Line: 3, TrainSeconds: log.Evaluations[0].TrainSeconds}, log.Evaluations[0])
+}
+
+// Lines no run prints do not make an evaluation a result cannot hold: a negative step, or a step
+// time so large that the training time before an evaluation would be infinite.
+func TestEvaluationsStayFinite(t *testing.T) {
+	log, err := Parse(strings.NewReader(strings.Join([]string{
+		"[titan] 2026-01-16 02:42:30,000 - root - INFO - step:  1  loss: 12.5000  grad_norm:  9.0000  memory: 60.00GiB(80.00%)  tps: 70,000  tflops: 300.00  mfu: 30.00%",
+		"[titan] 2026-01-16 02:42:36,857 - root - INFO - validate step: -1  loss: 12.4699  memory: 69.81GiB(88.17%)  tps: 74,599",
+	}, "\n")), "")
+	require.NoError(t, err)
+	assert.Empty(t, log.Evaluations)
+
+	log, err = Parse(strings.NewReader(strings.Join([]string{
+		"Training epoch 0, iteration 0/9 | lr: 0 | reduced_train_loss: 1.371 | train_step_timing in s: 1e308",
+		"Training epoch 0, iteration 1/9 | lr: 2e-05 | reduced_train_loss: 1.37 | train_step_timing in s: 1e308",
+		"Validation: iteration 1/2",
+		"Training epoch 0, iteration 2/9 | lr: 4e-05 | reduced_train_loss: 1.259 | train_step_timing in s: 0.35 | val_loss: 1.264",
+	}, "\n")), "")
+	require.NoError(t, err)
+	require.Len(t, log.Evaluations, 1)
+	require.NotNil(t, log.Evaluations[0].TrainSeconds)
+	assert.False(t, math.IsInf(*log.Evaluations[0].TrainSeconds, 0))
+}
+
+// An MLLOG log numbered by metadata.step without global_batch_size keeps every evaluation, each at
+// the step its eval events print.
+func TestMLLOGEvaluationsWithoutBatchSize(t *testing.T) {
+	ev := func(ms int, key, value, meta string) string {
+		return fmt.Sprintf(`:::MLLOG {"namespace": "", "time_ms": %d, "event_type": "POINT_IN_TIME", "key": %q, "value": %s, "metadata": {%s}}`, ms, key, value, meta)
+	}
+	log, err := Parse(strings.NewReader(strings.Join([]string{
+		ev(0, "submission_benchmark", `"llama31_8b"`, ""),
+		ev(1000, "run_start", "null", ""),
+		ev(1000, "block_start", "null", `"samples_count": 100, "step": 0`),
+		ev(5000, "block_stop", "null", `"samples_count": 100, "step": 10`),
+		ev(5000, "eval_start", "null", `"samples_count": 100, "step": 10`),
+		ev(6000, "eval_accuracy", "5.0", `"step": 10`),
+		ev(6000, "block_start", "null", `"samples_count": 100, "step": 10`),
+		ev(9000, "block_stop", "null", `"samples_count": 100, "step": 20`),
+		ev(9000, "eval_start", "null", `"samples_count": 200, "step": 20`),
+		ev(9500, "eval_accuracy", "4.0", `"step": 20`),
+	}, "\n")), "")
+	require.NoError(t, err)
+	require.Len(t, log.Evaluations, 2)
+	assert.Equal(t, 10, log.Evaluations[0].Step)
+	assert.Equal(t, 20, log.Evaluations[1].Step)
+	assert.Equal(t, int64(200), *log.Evaluations[1].Samples)
 }
