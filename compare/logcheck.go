@@ -53,7 +53,7 @@ var notFromTheLog = map[string]string{
 	"gpu_info": "the host or GPU", "cpu_info": "the host", "training_config.precision_assumed": "whether PRECISION was given",
 	"log": "where the log is and its digest (checked as log.digest)", "problems": "doubts, rebuilt by the same rules",
 	"power_metrics": "sampled beside the run", "provenance": "the launch", "sample_order": "checked by the preflight",
-	"held_out": "written by Rival before the run, checked by the preflight",
+	"held_out":         "written by Rival before the run, checked by the preflight",
 	"effective_config": "read back by the preflight",
 }
 
