@@ -250,13 +250,17 @@ func (r *Report) targetLine() string {
 	return fmt.Sprintf("Target held-out loss %s nats per token (%s). Samples, tokens and times to it are interpolated linearly in loss between the last evaluation above it and the first at or below it (≤: the run's first evaluation was already at or below it, an upper bound).", lossText(r.Target), r.TargetSource)
 }
 
-// toTargetCell is a group's summary of one figure to the target, with how many runs reached it.
-func (hg *HeldOutGroup) toTargetCell(s Summary, prec int, scale float64) string {
+// toTargetCell is a group's summary of one figure to the target, in unit after scaling by scale.
+func (hg *HeldOutGroup) toTargetCell(s Summary, prec int, scale float64, unit string) string {
 	if hg.Reached == 0 {
 		return "not reached"
 	}
 	s.Mean, s.Half, s.SD, s.CILo, s.CIHi = s.Mean/scale, s.Half/scale, s.SD/scale, s.CILo/scale, s.CIHi/scale
 	cell := summaryCell(s, prec)
+	if unit != "" {
+		mean := num(s.Mean, prec)
+		cell = mean + " " + unit + strings.TrimPrefix(cell, mean)
+	}
 	upper := false
 	for _, tr := range hg.Runs {
 		upper = upper || tr.Reached && !tr.Interpolated
@@ -265,6 +269,22 @@ func (hg *HeldOutGroup) toTargetCell(s Summary, prec int, scale float64) string 
 		cell = "≤ " + cell
 	}
 	return cell
+}
+
+// tokensCell gives tokens to the target in billions at LLM scale, else as a count.
+func (hg *HeldOutGroup) tokensCell() string {
+	if hg.Tokens.Mean >= 1e9 {
+		return hg.toTargetCell(hg.Tokens, 3, 1e9, "B")
+	}
+	return hg.toTargetCell(hg.Tokens, 0, 1, "")
+}
+
+// timeCell gives a time to the target in minutes, or in seconds when it is under ten minutes.
+func (hg *HeldOutGroup) timeCell(s Summary) string {
+	if s.Mean < 600 {
+		return hg.toTargetCell(s, 1, 1, "s")
+	}
+	return hg.toTargetCell(s, 1, 60, "min")
 }
 
 // reachedCell says how many of the evaluated runs reached the target.
@@ -292,7 +312,7 @@ func (r *Report) writeHeldOut(m md, s *ModelSection) {
 	}
 	m.p("\n### Held-out loss and time to target\n\n%s\n\n", mdEscape(r.targetLine()))
 	m.header("group", "runs with evaluations", "evaluations (first run)", "last held-out loss", "reached the target",
-		"samples to target", "tokens to target (B)", "wall time to target (min)", "training time to target (min)")
+		"samples to target", "tokens to target", "wall time to target", "training time to target")
 	for _, hg := range h.Groups {
 		runs := fmt.Sprint(len(hg.Runs))
 		if hg.NoEvals > 0 {
@@ -302,27 +322,27 @@ func (r *Report) writeHeldOut(m md, s *ModelSection) {
 		if r.HasTarget {
 			wall := "no clock in the log"
 			if hg.WallSeconds.N > 0 {
-				wall = hg.toTargetCell(hg.WallSeconds, 1, 60)
+				wall = hg.timeCell(hg.WallSeconds)
 			} else if hg.Reached == 0 {
 				wall = "not reached"
 			}
 			train := "no step times"
 			if hg.TrainSeconds.N > 0 {
-				train = hg.toTargetCell(hg.TrainSeconds, 1, 60)
+				train = hg.timeCell(hg.TrainSeconds)
 			} else if hg.Reached == 0 {
 				train = "not reached"
 			}
 			tok := "—"
 			if hg.Tokens.N > 0 || hg.Reached == 0 {
-				tok = hg.toTargetCell(hg.Tokens, 3, 1e9)
+				tok = hg.tokensCell()
 			}
-			cells = append(cells, hg.toTargetCell(hg.Samples, 0, 1), tok, wall, train)
+			cells = append(cells, hg.toTargetCell(hg.Samples, 0, 1, ""), tok, wall, train)
 		} else {
 			cells = append(cells, "—", "—", "—", "—")
 		}
 		m.row(cells...)
 	}
-	m.p("\nWall time runs from the start of training to the end of the evaluation, evaluations included, where the log has a clock (MLPerf's MLLOG); training time is the logged step times before it, each counted for the iterations it stands for.\n\n")
+	m.p("\nWall time is the clock from the start of training at the end of each evaluation, evaluations included, where the log has one (MLPerf's MLLOG), interpolated like the samples; training time is the logged step times before each evaluation, each counted for the iterations it stands for.\n\n")
 	for _, p := range h.Same {
 		m.p("- %s and %s: the same held-out loss within %.0f%% at every one of %s both evaluated at (largest difference %.3f%%); their difference is plotted.\n",
 			mdEscape(s.DisplayName(p.A)), mdEscape(s.DisplayName(p.B)), 100*HeldOutTolerance, english.Plural(len(p.Samples), "sample count"), 100*p.MaxRel)
@@ -346,11 +366,11 @@ func (r *Report) consoleHeldOut(w io.Writer, m *ModelSection) {
 		if r.HasTarget {
 			line += fmt.Sprintf("; target %s reached by %s", lossText(r.Target), hg.reachedCell(true))
 			if hg.Reached > 0 {
-				line += ", samples " + hg.toTargetCell(hg.Samples, 0, 1)
+				line += ", samples " + hg.toTargetCell(hg.Samples, 0, 1, "")
 				if hg.WallSeconds.N > 0 {
-					line += ", wall min " + hg.toTargetCell(hg.WallSeconds, 1, 60)
+					line += ", wall time " + hg.timeCell(hg.WallSeconds)
 				} else if hg.TrainSeconds.N > 0 {
-					line += ", training min " + hg.toTargetCell(hg.TrainSeconds, 1, 60)
+					line += ", training time " + hg.timeCell(hg.TrainSeconds)
 				}
 			}
 		}

@@ -88,7 +88,7 @@ func TestHeldOutFirstEvaluationIsAnUpperBound(t *testing.T) {
 	mega := heldOutGroup(t, rep, "amd_mega_1.json")
 	assert.False(t, mega.Runs[0].Interpolated)
 	assert.Equal(t, 1024.0, mega.Runs[0].Samples)
-	assert.Contains(t, mega.toTargetCell(mega.Samples, 0, 1), "≤ ")
+	assert.Contains(t, mega.toTargetCell(mega.Samples, 0, 1, ""), "≤ ")
 }
 
 func TestParseTargetLoss(t *testing.T) {

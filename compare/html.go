@@ -644,19 +644,19 @@ func (h *htmlWriter) heldOut(m *ModelSection) {
 	}
 	r := h.rep
 	h.p("<h3>Held-out loss and time to target</h3>\n<p>%s</p>\n", e(r.targetLine()))
-	h.p("<table class=\"heldout\">\n<tr><th>group</th><th>runs with evaluations</th><th>last held-out loss</th><th>reached the target</th><th>samples to target</th><th>tokens to target (B)</th><th>wall time to target (min)</th><th>training time to target (min)</th></tr>\n")
+	h.p("<table class=\"heldout\">\n<tr><th>group</th><th>runs with evaluations</th><th>last held-out loss</th><th>reached the target</th><th>samples to target</th><th>tokens to target</th><th>wall time to target</th><th>training time to target</th></tr>\n")
 	for _, hg := range ho.Groups {
 		cells := []string{"—", "—", "—", "—"}
 		if r.HasTarget {
-			cells = []string{hg.toTargetCell(hg.Samples, 0, 1), "—", "no clock in the log", "no step times"}
+			cells = []string{hg.toTargetCell(hg.Samples, 0, 1, ""), "—", "no clock in the log", "no step times"}
 			if hg.Tokens.N > 0 || hg.Reached == 0 {
-				cells[1] = hg.toTargetCell(hg.Tokens, 3, 1e9)
+				cells[1] = hg.tokensCell()
 			}
 			if hg.WallSeconds.N > 0 || hg.Reached == 0 {
-				cells[2] = hg.toTargetCell(hg.WallSeconds, 1, 60)
+				cells[2] = hg.timeCell(hg.WallSeconds)
 			}
 			if hg.TrainSeconds.N > 0 || hg.Reached == 0 {
-				cells[3] = hg.toTargetCell(hg.TrainSeconds, 1, 60)
+				cells[3] = hg.timeCell(hg.TrainSeconds)
 			}
 		}
 		h.p("<tr><td>%s%s</td><td class=\"num\">%d</td><td class=\"num\">%s</td><td>%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td></tr>\n",

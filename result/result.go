@@ -69,6 +69,9 @@ type Result struct {
 	// SampleOrder names the order the run's samples came in and digests the first of them, so
 	// that runs of different frameworks show they trained on the same batches (docs/sample-order.md).
 	SampleOrder *SampleOrder `json:"sample_order,omitempty"`
+	// HeldOut is the held-out set a run Rival launched was to evaluate (EVAL_INTERVAL_SAMPLES): what it
+	// is, its digest and the framework's own, and how the framework evaluated it or why it did not.
+	HeldOut *HeldOut `json:"held_out,omitempty"`
 	// EffectiveConfig is what the framework built, read back by the run's preflight from the
 	// framework's own objects (frameworks/effective); absent when the preflight does not report it.
 	EffectiveConfig *effective.Config `json:"effective_config,omitempty"`
@@ -295,6 +298,36 @@ type Evaluation struct {
 	// TrainSeconds is the training time before it: the logged step times, each counted for the
 	// iterations it stands for (evaluations and checkpoints left out).
 	TrainSeconds *float64 `json:"train_seconds"`
+}
+
+// HeldOut is a run's held-out set: Sequences windows of SequenceLength+1 tokens cut, in file order,
+// from the start of the encoded test split Source, evaluated every IntervalSamples training samples.
+type HeldOut struct {
+	Source          string `json:"source"`
+	Sequences       int    `json:"sequences"`
+	SequenceLength  int    `json:"sequence_length"`
+	IntervalSamples int    `json:"interval_samples"`
+	// BLAKE3 and SHA256 are over the sequences in order, each token a little-endian int64.
+	BLAKE3 string `json:"blake3"`
+	SHA256 string `json:"sha256"`
+	// FrameworkSHA256 is the framework's own digest of the sequences its evaluation reads, printed by
+	// its preflight and checked equal to SHA256 before training; null when it printed none.
+	FrameworkSHA256 *string `json:"framework_sha256"`
+	// Evaluated says how the framework evaluated the set, or why it did not.
+	Evaluated string `json:"evaluated"`
+}
+
+// WithFramework is h with the framework's preflight digest of the set recorded ("": none).
+func (h *HeldOut) WithFramework(sha256 string) *HeldOut {
+	if h == nil {
+		return nil
+	}
+	c := *h
+	c.FrameworkSHA256 = nil
+	if sha256 != "" {
+		c.FrameworkSHA256 = &sha256
+	}
+	return &c
 }
 
 // MLPerfRun is what an MLPerf MLLOG result file says of its run.

@@ -66,6 +66,8 @@ var configKeys = []keySpec{
 	{name: "PP", def: "1", kind: kInt, min: 1, doc: "pipeline parallel size", train: true},
 	{name: "DP", def: "8", kind: kInt, min: 1, doc: "data parallel size", train: true},
 	{name: "GA", def: "8", kind: kInt, min: 1, doc: "gradient accumulation steps", train: true},
+	{name: "EVAL_INTERVAL_SAMPLES", def: "0", kind: kInt, min: 0, doc: "held-out evaluation every this many training samples, a multiple of GBS (MLPerf's Llama 3.1 8B: 12288); 0: none", train: true},
+	{name: "EVAL_SAMPLES", def: "1024", kind: kInt, min: 1, doc: "held-out sequences each evaluation reads, the same ones from the first every time, from the encoded test split", train: true},
 	{name: "FILTER_MIN_CHARS", def: "100", kind: kInt, min: 0, doc: "filter: drop documents shorter than this many characters"},
 	{name: "FILTER_MIN_WORDS", def: "20", kind: kInt, min: 0, doc: "filter: drop documents with fewer words"},
 	{name: "PROFILE", def: "0", kind: kBool, doc: "capture a profiler trace during training"},
@@ -443,6 +445,12 @@ func (c *config) trainingValues() map[string]string {
 			out[k.name] = c.values[k.name]
 		}
 	}
+	// Without evaluation its keys change nothing a run does, so they stay out of the fingerprint and
+	// runs from before they existed keep their keys.
+	if out["EVAL_INTERVAL_SAMPLES"] == "0" {
+		delete(out, "EVAL_INTERVAL_SAMPLES")
+		delete(out, "EVAL_SAMPLES")
+	}
 	return out
 }
 
@@ -487,5 +495,6 @@ func fairFromConfig(c *config) core.Fair {
 		LR: c.float("LR"), MinLR: c.float("MIN_LR"), WeightDecay: c.float("WEIGHT_DECAY"), Beta1: c.float("BETA1"), Beta2: c.float("BETA2"),
 		Precision: c.get("PRECISION"), Profile: c.bool("PROFILE"), ProfileStepStart: c.int("PROFILE_STEP_START"),
 		ProfileStepEnd: c.int("PROFILE_STEP_END"), ProfileRanks: ranks,
+		EvalIntervalSamples: c.int("EVAL_INTERVAL_SAMPLES"), EvalSamples: c.int("EVAL_SAMPLES"),
 	}
 }

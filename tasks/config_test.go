@@ -3,6 +3,7 @@ package tasks
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -124,4 +125,32 @@ func FuzzLoadConfig(f *testing.F) {
 		}
 		_ = c.fingerprint()
 	})
+}
+
+// Held-out evaluation keys enter the fingerprint only when evaluation is on, so every run keyed
+// before they existed keeps its key; on, they are training keys like any other, and the interval
+// must fit whole iterations.
+func TestEvalKeysFingerprintOnlyWhenOn(t *testing.T) {
+	base, err := loadConfig("", "", envFrom(nil))
+	require.NoError(t, err)
+	off, err := loadConfig("", "", envFrom(map[string]string{"EVAL_SAMPLES": "64"}))
+	require.NoError(t, err)
+	assert.Equal(t, base.fingerprint(), off.fingerprint(), "EVAL_SAMPLES without an interval changes nothing a run does")
+	assert.NotContains(t, base.trainingValues(), "EVAL_INTERVAL_SAMPLES")
+	assert.Equal(t, "4bf9f2ad0769c46a", base.fingerprint().Short(), "the default fingerprint is the one before the evaluation keys existed")
+	gbs := base.int("GBS")
+	on, err := loadConfig("", "", envFrom(map[string]string{"EVAL_INTERVAL_SAMPLES": strconv.Itoa(4 * gbs)}))
+	require.NoError(t, err)
+	assert.NotEqual(t, base.fingerprint(), on.fingerprint())
+	on2, err := loadConfig("", "", envFrom(map[string]string{"EVAL_INTERVAL_SAMPLES": strconv.Itoa(4 * gbs), "EVAL_SAMPLES": "512"}))
+	require.NoError(t, err)
+	assert.NotEqual(t, on.fingerprint(), on2.fingerprint())
+
+	_, err = loadConfig("", "", envFrom(map[string]string{"EVAL_INTERVAL_SAMPLES": strconv.Itoa(gbs + 1)}))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "EVAL_INTERVAL_SAMPLES")
+	assert.Contains(t, err.Error(), "is not a multiple of GBS")
+	_, err = loadConfig("", "", envFrom(map[string]string{"EVAL_INTERVAL_SAMPLES": strconv.Itoa(gbs), "EVAL_SAMPLES": "3"}))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "EVAL_SAMPLES 3 is not a multiple of MBS×DP")
 }

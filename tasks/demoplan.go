@@ -15,7 +15,13 @@ const demoRepeats = 3
 var demoConfig = map[string]string{
 	"SL": "128", "MBS": "2", "GA": "2", "DP": "1", "TP": "1", "PP": "1", "GBS": "",
 	"TRAIN_ITERS": "16", "WARMUP_STEPS": "2", "LR": "1.0e-3", "MIN_LR": "1.0e-4", "PROFILE": "0",
+	// The held-out split evaluated every 4 iterations, 8 sequences from the first each time.
+	"EVAL_INTERVAL_SAMPLES": "16", "EVAL_SAMPLES": "8",
 }
+
+// demoTargetLoss is the held-out loss the demo's report measures time to when TARGET_LOSS is empty:
+// the proxy's held-out loss falls from about 9 after 4 iterations to about 6.5 after 16.
+const demoTargetLoss = "7"
 
 // demoVariant is one configuration the demo compares: the same global
 // batch (MBS × DP × GA = 4) in one process or in two data-parallel ones.

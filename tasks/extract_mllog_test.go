@@ -137,7 +137,7 @@ func TestCompareTimeToTargetFromMLPerfLogs(t *testing.T) {
 	// f = (5.287302017211914-3.3)/(5.287302017211914-3.2839479446411133) = 0.991987...
 	// samples 12288 + f*(184320-12288) = 182,941.6; minutes (272.263 + f*(4132.689-272.263))/60 = 68.36.
 	assert.Contains(t, md, "182,942 (single run)")
-	assert.Contains(t, md, "68.4 (single run)")
+	assert.Contains(t, md, "68.4 min (single run)")
 	// Held against MLPerf's published scores of the same GPU, count and precision: result_0's
 	// run_stop − run_start, scaled by the submission's factor as its score is, over the score.
 	// GB300 (factor 1): 68.8782 / 67.373 = 1.022; Cisco H100 x128 (factor 1.0106544901065448):

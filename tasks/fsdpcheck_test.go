@@ -38,6 +38,9 @@ func (c *checkExec) Run(ctx context.Context, l core.Launch, maps []executor.Path
 		if c.samples != "" { // "": a preflight that prints no digest
 			onLine("preflight samples: " + c.samples)
 		}
+		if l.HeldOut != nil { // the held-out set, read as Rival wrote it
+			onLine(fmt.Sprintf(`preflight held-out: {"samples": %d, "sha256": %q}`, l.HeldOut.Samples, l.HeldOut.SHA256))
+		}
 		onLine("preflight ok: fsdp")
 		return executor.Info{}, nil
 	}

@@ -27,11 +27,16 @@ func (w *Workspace) resultSources(dirs []string) results.Sources {
 // compareTask is compare over OUTPUT_DIR, dirs, the cache and RIVAL_STORE
 // (results.CompareTask), after deps.
 func (w *Workspace) compareTask(dirs []string, deps ...*dag.Task) (*dag.Task, error) {
+	return w.compareTaskFrom(w.resultSources(dirs), deps...)
+}
+
+// compareTaskFrom is compareTask over src.
+func (w *Workspace) compareTaskFrom(src results.Sources, deps ...*dag.Task) (*dag.Task, error) {
 	defaults := map[string]string{}
 	for _, k := range configKeyDocs() {
 		defaults[k.Name] = k.Default
 	}
-	return results.CompareTask(w.resultSources(dirs), w.remote.Results, defaults, deps...)
+	return results.CompareTask(src, w.remote.Results, defaults, deps...)
 }
 
 // reportCompare prints compare's console summary on out and where the files are.

@@ -63,7 +63,8 @@ func sampleCorpus(t *testing.T, w *Workspace) (string, data.TokenizerSpec) {
 	t.Helper()
 	in := filepath.Join(w.root, "sample.jsonl")
 	var b strings.Builder
-	for i := 0; i < 40; i++ {
+	// Enough documents that the test split (a fifth) holds the demo's held-out set: 8 × 128 + 1 tokens.
+	for i := 0; i < 400; i++ {
 		fmt.Fprintf(&b, `{"text":"Sample document %d, long enough to train on for a few steps of a proxy model."}`+"\n", i)
 	}
 	require.NoError(t, os.WriteFile(in, []byte(b.String()), 0o644))

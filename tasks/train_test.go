@@ -37,10 +37,13 @@ type scriptedExecutor struct {
 }
 
 // echoDigest answers a preflight as a framework whose data path reads the order Rival wrote: with the
-// digest the launch is held to (core.Launch.Samples), when it carries one.
+// digests the launch is held to (core.Launch.Samples, and HeldOut when it evaluates), when it carries them.
 func echoDigest(l core.Launch, onLine func(string)) {
 	if l.Samples != nil {
 		onLine(fmt.Sprintf(`%s{"samples": %d, "sha256": %q}`, executor.SamplesPrefix, l.Samples.Samples, l.Samples.SHA256))
+	}
+	if l.HeldOut != nil {
+		onLine(fmt.Sprintf(`%s{"samples": %d, "sha256": %q}`, executor.HeldOutPrefix, l.HeldOut.Samples, l.HeldOut.SHA256))
 	}
 }
 
@@ -78,7 +81,8 @@ func demoDataset(t *testing.T, w *Workspace) (*dag.Task, string, data.TokenizerS
 	t.Helper()
 	in := filepath.Join(w.root, "docs.jsonl")
 	var b strings.Builder
-	for i := 0; i < 60; i++ {
+	// Enough documents that the test split (a fifth) holds the demo's held-out set: 8 × 128 + 1 tokens.
+	for i := 0; i < 250; i++ {
 		fmt.Fprintf(&b, `{"text":"The cluster measured step %d again and again, so the loss went down and the numbers were fair."}`+"\n", i)
 	}
 	require.NoError(t, os.WriteFile(in, []byte(b.String()), 0o644))

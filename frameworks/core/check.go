@@ -70,5 +70,30 @@ func CheckFair(f Fair) error {
 			return fairErr("PROFILE_STEP_END", "PROFILE_STEP_END %d is past TRAIN_ITERS %d", f.ProfileStepEnd, f.TrainIters)
 		}
 	}
+	return checkEval(f)
+}
+
+// checkEval holds the held-out evaluation to what every framework can do: evaluate after whole
+// iterations, and split the held-out sequences evenly over the data-parallel ranks' micro batches.
+func checkEval(f Fair) error {
+	if f.EvalIntervalSamples == 0 {
+		return nil
+	}
+	gbs := f.GBS
+	if gbs == 0 && f.DP > 0 {
+		gbs = f.MBS * f.DP * f.GA
+	}
+	switch {
+	case f.EvalIntervalSamples < 0:
+		return fairErr("EVAL_INTERVAL_SAMPLES", "EVAL_INTERVAL_SAMPLES is %d: it must be >= 0 (0: no evaluation)", f.EvalIntervalSamples)
+	case gbs > 0 && f.EvalIntervalSamples%gbs != 0:
+		return fairErr("EVAL_INTERVAL_SAMPLES", "EVAL_INTERVAL_SAMPLES %d is not a multiple of GBS %d: frameworks evaluate after whole iterations; use %d or %d",
+			f.EvalIntervalSamples, gbs, f.EvalIntervalSamples/gbs*gbs, (f.EvalIntervalSamples/gbs+1)*gbs)
+	case f.EvalSamples < 1:
+		return fairErr("EVAL_SAMPLES", "EVAL_SAMPLES is %d: an evaluation reads at least 1 held-out sequence", f.EvalSamples)
+	case f.DP > 0 && f.EvalSamples%(f.MBS*f.DP) != 0:
+		return fairErr("EVAL_SAMPLES", "EVAL_SAMPLES %d is not a multiple of MBS×DP = %d: every data-parallel rank evaluates whole micro batches of the same sequences",
+			f.EvalSamples, f.MBS*f.DP)
+	}
 	return nil
 }

@@ -47,7 +47,17 @@ type Fair struct {
 	Profile                          bool
 	ProfileStepStart, ProfileStepEnd int
 	ProfileRanks                     []int
+	// EvalIntervalSamples is the held-out evaluation interval in training samples (a multiple of
+	// GBS); 0: no evaluation. EvalSamples is how many held-out sequences each evaluation reads, the
+	// same ones from the first every time (HeldOutName).
+	EvalIntervalSamples, EvalSamples int
 }
+
+// HeldOutName is the file stem, in the run's data cache folder (Request.DataCacheDir), of the
+// held-out set Rival writes for n sequences of sl tokens: one document of n·sl+1 tokens, the encoded
+// test split's first documents joined in file order, whose sl+1-token windows k·sl.. are sequence k.
+// One document, because Megatron's GPTDataset shuffles documents, which would move the windows.
+func HeldOutName(n, sl int) string { return fmt.Sprintf("rival-heldout-n%d-sl%d", n, sl) }
 
 // Request asks for the launch of one benchmark run.
 type Request struct {
@@ -99,6 +109,9 @@ type Launch struct {
 	// written (after its key is taken: the dataset's fingerprint and the fair settings already key
 	// it); a preflight that prints another ("preflight samples: {json}") stops the run. nil: no check.
 	Samples *SampleDigest `json:"-"`
+	// HeldOut is Rival's digest of the held-out sequences (HeldOutName), set when the run evaluates;
+	// a preflight that reads them must print the same ("preflight held-out: {json}").
+	HeldOut *SampleDigest `json:"-"`
 }
 
 // SampleDigest is a SHA-256 over the first Samples samples a run reads, in training order (global

@@ -37,6 +37,18 @@ func Build(p core.Plan) (core.Launch, error) {
 		Beta1: f.Beta1, Beta2: f.Beta2, AdamEps: p.AdamEpsilon(), Seed: int64(f.Seed), Precision: f.Precision,
 		LogInterval: 1, NNodes: p.NNodes, TP: f.TP, PP: f.PP, DP: f.DP,
 	}
+	if f.EvalIntervalSamples > 0 {
+		gbs := f.GBS
+		if gbs == 0 && f.TP*f.PP > 0 {
+			gbs = f.MBS * f.GA * p.World / (f.TP * f.PP)
+		}
+		if gbs <= 0 || f.EvalIntervalSamples%gbs != 0 {
+			return core.Launch{}, fmt.Errorf("fsdp: EVAL_INTERVAL_SAMPLES %d is not a multiple of the global batch %d", f.EvalIntervalSamples, gbs)
+		}
+		// tasks writes the held-out set there (training.WriteHeldOut).
+		cfg.EvalPrefix = path.Join(p.DataCacheDir, core.HeldOutName(f.EvalSamples, f.SL))
+		cfg.EvalSamples, cfg.EvalInterval = f.EvalSamples, f.EvalIntervalSamples/gbs
+	}
 	if p.WindowActive() {
 		// At SL ≤ window the window masks nothing, and the trainer keeps the causal kernel.
 		cfg.Window = m.SlidingWindow

@@ -62,6 +62,10 @@ type Config struct {
 	// OrderDir is the folder holding the run's sample order (gptorder's .npy files for the dataset,
 	// SEED, SL and TRAIN_ITERS × GBS samples), which Rival writes before training; required.
 	OrderDir string
+	// EvalPrefix is the held-out set Rival writes (core.HeldOutName), EvalSamples its sequences and
+	// EvalInterval the iterations between evaluations; EvalInterval 0: no evaluation.
+	EvalPrefix                string
+	EvalSamples, EvalInterval int
 
 	// Model shape (the model registry's values).
 	Layers, Hidden, FFN, Heads, KVHeads, Vocab int
@@ -235,6 +239,9 @@ func scriptArgs(c Config) []string {
 	if c.Threads > 0 {
 		args = append(args, "--threads", i(c.Threads))
 	}
+	if c.EvalInterval > 0 {
+		args = append(args, "--eval-prefix", c.EvalPrefix, "--eval-samples", i(c.EvalSamples), "--eval-interval", i(c.EvalInterval))
+	}
 	if c.Compile {
 		args = append(args, "--compile")
 	}
@@ -257,6 +264,9 @@ func normalize(c Config) (Config, error) {
 	}
 	if c.OrderDir == "" {
 		return c, errors.New("fsdp: OrderDir is empty: pass the folder where the run's sample order is written (gptorder)")
+	}
+	if c.EvalInterval < 0 || c.EvalInterval > 0 && (c.EvalPrefix == "" || c.EvalSamples < 1) {
+		return c, fmt.Errorf("fsdp: evaluation every %d iterations needs EvalPrefix (the held-out set) and EvalSamples >= 1 (EVAL_SAMPLES), got %q and %d", c.EvalInterval, c.EvalPrefix, c.EvalSamples)
 	}
 	for _, p := range []struct {
 		name string

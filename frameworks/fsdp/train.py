@@ -92,6 +92,11 @@ def parse_args(argv=None):
     a("--compile", action="store_true", help="torch.compile the model (torch >= 2.0)")
     a("--log-interval", type=int, default=1)
     a("--threads", type=int, default=0, help="CPU threads per process; 0: all cores shared by local ranks")
+    a("--eval-prefix", default=None,
+      help="the held-out set Rival writes: one document of --eval-samples x --seq-len + 1 tokens whose windows"
+           " k*seq_len .. +seq_len+1 are the held-out sequences")
+    a("--eval-samples", type=int, default=0, help="held-out sequences each evaluation reads, the same ones every time")
+    a("--eval-interval", type=int, default=0, help="iterations between evaluations; 0: none")
     a("--nproc-per-node", type=int, default=1,
       help="start this many local workers itself (one node, loopback rendezvous) instead of torchrun")
     args = p.parse_args(argv)
@@ -116,6 +121,8 @@ def parse_args(argv=None):
         fail("--norm-eps, --init-std and --adam-eps must lie in (0, 1) and --window must be >= 0")
     if args.threads < 0 or args.nproc_per_node < 1:
         fail("--threads must be >= 0 and --nproc-per-node >= 1")
+    if args.eval_interval < 0 or args.eval_interval > 0 and (not args.eval_prefix or args.eval_samples < 1):
+        fail("--eval-interval needs --eval-prefix and --eval-samples >= 1")
     if args.dump_samples and (args.dump_count < 1 or args.dump_world < 1):
         fail("--dump-samples needs --dump-count >= 1 and --dump-world >= 1")
     return args
@@ -293,6 +300,63 @@ def check_samples(args, world):
     for b in first_samples(args, samples, world, n):
         h.update(b)
     return {"samples": n, "sha256": h.hexdigest()}
+
+
+class HeldOut:
+    """Rival's held-out set (--eval-prefix): one sequence of n*seq_len + 1 tokens; held-out sequence k is
+    its window k*seq_len .. k*seq_len + seq_len + 1, read in file order, the same every evaluation."""
+
+    def __init__(self, args):
+        tokens, starts, lengths, _ = load_tokens(args.eval_prefix)
+        self.n, self.seq_len = args.eval_samples, args.seq_len
+        if len(lengths) != 1 or int(lengths[0]) < self.n * self.seq_len + 1:
+            fail(f"{args.eval_prefix}: the held-out set must be one sequence of at least"
+                 f" {self.n * self.seq_len + 1} tokens ({len(lengths)} sequence(s) found): Rival writes it before training")
+        self.tokens = tokens[int(starts[0]):int(starts[0]) + self.n * self.seq_len + 1]
+
+    def get(self, k):
+        return self.tokens[k * self.seq_len:k * self.seq_len + self.seq_len + 1].astype("int64")
+
+    def ranks(self, rank, world):
+        """The sequences a rank evaluates: a contiguous share, so the ranks together read each one once."""
+        share = self.n // world
+        return range(rank * share, (rank + 1) * share)
+
+
+def check_held_out(args):
+    """The SHA-256 of the held-out sequences the evaluation reads, in order, each as little-endian int64,
+    as {"samples": n, "sha256": hex}; None without evaluation or before Rival wrote the set."""
+    import hashlib
+    if not args.eval_interval or not os.path.isfile(args.eval_prefix + ".idx"):
+        return None
+    held = HeldOut(args)
+    h = hashlib.sha256()
+    for k in range(held.n):
+        h.update(held.get(k).astype("<i8").tobytes())
+    return {"samples": held.n, "sha256": h.hexdigest()}
+
+
+def evaluate(torch, model, held, args, rank, world, device, amp):
+    """The held-out loss: cross entropy summed over every next token of every held-out sequence, over
+    all ranks, divided by the number of tokens (weighted by valid tokens, as Megatron's evaluation)."""
+    import numpy as np
+    import torch.distributed as dist
+    model.eval()
+    total = torch.zeros(2, dtype=torch.float64, device=device)
+    ks = list(held.ranks(rank, world))
+    with torch.no_grad():
+        for i in range(0, len(ks), args.micro_batch):
+            batch = torch.from_numpy(np.stack([held.get(k) for k in ks[i:i + args.micro_batch]])).to(device)
+            with amp:
+                logits = model(batch[:, :-1])
+            loss = torch.nn.functional.cross_entropy(logits.float().reshape(-1, args.vocab), batch[:, 1:].reshape(-1),
+                                                     reduction="sum")
+            total[0] += loss.double()
+            total[1] += batch[:, 1:].numel()
+    if world > 1:
+        dist.all_reduce(total)
+    model.train()
+    return float(total[0] / total[1])
 
 
 def attention_mask(torch, t, window, device):
@@ -968,6 +1032,9 @@ def check(torch, args):
     digest = check_samples(args, world)
     if digest:
         print("preflight samples: " + json.dumps(digest, sort_keys=True), flush=True)
+    held = check_held_out(args)
+    if held:
+        print("preflight held-out: " + json.dumps(held, sort_keys=True), flush=True)
     params = sum(p.numel() for p in model.parameters())
     print(f"preflight ok: fsdp train.py built the decoder on the meta device ({params} parameters), AdamW over its"
           f" parameter groups and the learning rates of {args.train_iters} iterations for {world} data-parallel"
@@ -1020,6 +1087,9 @@ def main():
              f"give the tokenizer's vocabulary size (with added tokens)")
     gbs = global_batch(args, world)
     samples = Samples(tokens, starts, lengths, args.order_dir, args.seed, args.seq_len, args.train_iters * gbs)
+    held = HeldOut(args) if args.eval_interval else None
+    if held is not None and held.n % (args.micro_batch * world):
+        fail(f"--eval-samples {held.n} is not a multiple of micro batch x world = {args.micro_batch * world}")
 
     precision = run_precision(args, cuda)
     # On GPUs, build the weights there (torch >= 2.0): an 8B model in fp32 per rank would not fit host memory.
@@ -1078,6 +1148,9 @@ def main():
     say(f" > number of parameters on (tensor, pipeline) model parallel rank (0, 0): {params}")
     say(f"{PREFIX} data: {args.data_prefix} | {len(tokens)} tokens ({dtype}) | {samples.count} samples"
         f" of seq length + 1 in Megatron's GPTDataset order for seed {args.seed} ({args.order_dir})")
+    if held is not None:
+        say(f"{PREFIX} held-out: {args.eval_prefix} | {held.n} sequences of seq length + 1, in file order, every"
+            f" {args.eval_interval} iterations ({args.eval_interval * gbs} samples)")
     say(f"{PREFIX} precision: {precision} | attention: {run['attention']} | compile: {args.compile}")
     say(f"{PREFIX} optimizer: AdamW ({run['optimizer']}) lr {args.lr:g} betas ({args.beta1:g}, {args.beta2:g}) eps {args.adam_eps:g}"
         f" | weight decay {args.weight_decay:g} on {len(named) - len(no_decay)} tensors, none on"
@@ -1165,6 +1238,14 @@ def main():
             hook.remove()
             hook = None
             say(f"{PREFIX} first forward: query projection weight {seen['weight']}, output {seen['output']}")
+        if held is not None and it % args.eval_interval == 0:
+            # Megatron's evaluation line, between its dashed lines, so the one parser reads it.
+            val = evaluate(torch, model, held, args, rank, world, device, amp)
+            line = (f" validation loss at iteration {it} | lm loss value: {val:.6E} |"
+                    f" lm loss PPL: {math.exp(min(20.0, val)):.6E} | ")
+            say("-" * (len(line) + 1))
+            say(line)
+            say("-" * (len(line) + 1))
     if world > 1:
         dist.barrier()
         dist.destroy_process_group()

@@ -3,6 +3,9 @@ package fsdp
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -415,4 +418,68 @@ func BenchmarkTrainProxy(b *testing.B) {
 			b.ReportMetric(float64(cfg.MicroBatch*cfg.GradAccum*cfg.SeqLen)/(ms/1000), "tokens/s")
 		})
 	}
+}
+
+// heldOutSet writes a held-out set as Rival does (one document of n·sl+1 tokens, the test data's
+// first documents joined) and returns its prefix and the SHA-256 of its n windows as int64, computed
+// here independently of the script.
+func heldOutSet(t *testing.T, data string, n, sl int) (string, string) {
+	t.Helper()
+	ds, err := indexed.Open(data)
+	require.NoError(t, err)
+	defer ds.Close()
+	var tokens []int32
+	for i := 0; len(tokens) < n*sl+1; i++ {
+		tokens, err = ds.AppendSequence(tokens, i)
+		require.NoError(t, err)
+	}
+	tokens = tokens[:n*sl+1]
+	prefix := filepath.Join(t.TempDir(), "rival-heldout")
+	w, err := indexed.NewWriter(prefix, ds.DType())
+	require.NoError(t, err)
+	require.NoError(t, w.AddDocument(tokens))
+	require.NoError(t, w.Finalize())
+	h := sha256.New()
+	for k := 0; k < n; k++ {
+		for _, tok := range tokens[k*sl : k*sl+sl+1] {
+			_ = binary.Write(h, binary.LittleEndian, int64(tok))
+		}
+	}
+	return prefix, hex.EncodeToString(h.Sum(nil))
+}
+
+// The trainer evaluates the held-out set every --eval-interval iterations, prints Megatron's
+// validation line, and one process and two agree on it (the loss is summed over tokens and ranks);
+// its preflight digests the sequences it evaluates as Rival does.
+func TestTrainEvaluatesHeldOut(t *testing.T) {
+	needTorch(t)
+	data := proxyDataset(t, 2048)
+	one := proxyConfig(t, data)
+	one.TrainIters, one.WarmupSteps, one.GradAccum, one.MicroBatch = 8, 2, 2, 2
+	prefix, sha := heldOutSet(t, data, 8, one.SeqLen)
+	one.EvalPrefix, one.EvalSamples, one.EvalInterval = prefix, 8, 4
+	two := one
+	two.NProcPerNode, two.MicroBatch = 2, 1
+
+	check, err := CheckLaunch(one)
+	require.NoError(t, err)
+	writeOrder(t, one)
+	out, errOut, code := run(t, check)
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
+	assert.Contains(t, out, `preflight held-out: {"samples": 8, "sha256": "`+sha+`"}`)
+
+	out1, err1, code := run(t, launchOrFail(t, one))
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out1, err1)
+	out2, err2, code := run(t, launchOrFail(t, two))
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out2, err2)
+	e1, e2 := parseLog(t, out1).Evaluations, parseLog(t, out2).Evaluations
+	require.Len(t, e1, 2, "evaluations after iterations 4 and 8:\n%s", out1)
+	require.Len(t, e2, 2)
+	for i := range e1 {
+		assert.Equal(t, 4*(i+1), e1[i].Step)
+		assert.Equal(t, e1[i].Step, e2[i].Step)
+		assert.InEpsilon(t, e1[i].Loss, e2[i].Loss, 1e-4, "evaluation %d", i+1)
+	}
+	assert.Less(t, e1[1].Loss, e1[0].Loss, "the held-out loss falls as the model learns the successor rule")
+	assert.Contains(t, out1, "held-out: "+prefix+" | 8 sequences")
 }

@@ -92,4 +92,6 @@ type Info struct {
 	// Samples is a cluster job's preflight step's digest of the first samples its framework reads
 	// (already compared with Rival's); one-host runs read it from training.Preflight.
 	Samples *core.SampleDigest
+	// HeldOut is the job's preflight's digest of the held-out sequences (nil: none printed).
+	HeldOut *core.SampleDigest
 }

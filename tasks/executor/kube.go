@@ -172,7 +172,7 @@ func (k *Kube) Run(ctx context.Context, launch core.Launch, maps []PathMap, onLi
 		pf.see(l)
 		onLine(l)
 	})
-	info.NodeList, info.ExitCode, info.Ran, info.Effective, info.Samples = final.Nodes, final.ExitCode, pf.ran, pf.effective, pf.samples
+	info.NodeList, info.ExitCode, info.Ran, info.Effective, info.Samples, info.HeldOut = final.Nodes, final.ExitCode, pf.ran, pf.effective, pf.samples, pf.heldOut
 	if pf.mismatch != nil {
 		return info, fmt.Errorf("preflight of Kubernetes job %s stopped the run (job deleted): %w", info.KubeJob, pf.mismatch)
 	}

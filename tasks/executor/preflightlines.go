@@ -58,17 +58,23 @@ type preflightLines struct {
 	framework string
 	workload  []byte
 	want      *core.SampleDigest
+	wantHeld  *core.SampleDigest // the held-out set's, for the frameworks that evaluate it
 	stop      func()
 
 	failed, ran string
 	effective   *effective.Config
 	samples     *core.SampleDigest
-	mismatch    error // the read-back or the digest differs, or does not parse
+	heldOut     *core.SampleDigest
+	mismatch    error // the read-back or a digest differs, or does not parse
 }
 
 // newPreflightLines follows the preflight of launch; stop ends the job.
 func newPreflightLines(launch core.Launch, stop func()) *preflightLines {
-	return &preflightLines{framework: launch.Framework, workload: launch.Workload, want: launch.Samples, stop: stop}
+	p := &preflightLines{framework: launch.Framework, workload: launch.Workload, want: launch.Samples, stop: stop}
+	if launch.Framework == core.FSDP {
+		p.wantHeld = launch.HeldOut
+	}
+	return p
 }
 
 func (p *preflightLines) see(l string) {
@@ -93,9 +99,22 @@ func (p *preflightLines) see(l string) {
 			p.samples = got
 		}
 	}
+	if j, ok := strings.CutPrefix(l, HeldOutPrefix); ok && p.heldOut == nil && p.mismatch == nil {
+		got, err := ReadHeldOut(j)
+		if err == nil {
+			err = CompareHeldOut(p.wantHeld, got)
+		}
+		if p.mismatch = err; err == nil {
+			p.heldOut = got
+		}
+	}
 	// The preflight digests before it says ok: an ok without a digest is a data path left unchecked.
-	if strings.HasPrefix(l, "preflight ok: ") && p.samples == nil {
-		p.mismatch = CompareSamples(p.want, nil)
+	if strings.HasPrefix(l, "preflight ok: ") && p.mismatch == nil {
+		if p.samples == nil {
+			p.mismatch = CompareSamples(p.want, nil)
+		} else if p.heldOut == nil {
+			p.mismatch = CompareHeldOut(p.wantHeld, nil)
+		}
 	}
 	if p.mismatch != nil && p.stop != nil {
 		p.stop()

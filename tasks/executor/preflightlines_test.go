@@ -139,3 +139,39 @@ func FuzzPreflightLines(f *testing.F) {
 		}
 	})
 }
+
+// An fsdp job that evaluates Rival's held-out set must digest it in its preflight step, and the
+// same sequences: other ones, or none before ok, stop the job. Frameworks that do not evaluate the
+// set are not asked for its digest.
+func TestClusterPreflightHeldOut(t *testing.T) {
+	zeros, ones := strings.Repeat("0", 64), strings.Repeat("1", 64)
+	samples := `preflight samples: {"samples": 32, "sha256": "` + zeros + `"}`
+	held := &core.SampleDigest{Samples: 8, SHA256: ones}
+	for _, tc := range []struct {
+		name, framework string
+		lines           []string
+		err             string
+	}{
+		{"equal", core.FSDP, []string{samples, `preflight held-out: {"samples": 8, "sha256": "` + ones + `"}`, "preflight ok: fsdp"}, ""},
+		{"other sequences", core.FSDP, []string{samples, `preflight held-out: {"samples": 8, "sha256": "` + zeros + `"}`},
+			"held_out: the trainer would evaluate 8 held-out sequences with sha256 " + zeros},
+		{"none before ok", core.FSDP, []string{samples, "preflight ok: fsdp"}, `held_out: the trainer's preflight printed no digest of the held-out sequences it evaluates (no "preflight held-out:" line)`},
+		{"not asked of mega", "mega", []string{samples, "preflight ok: mega"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stopped := false
+			p := newPreflightLines(core.Launch{Framework: tc.framework, Samples: &core.SampleDigest{Samples: 32, SHA256: zeros}, HeldOut: held}, func() { stopped = true })
+			for _, l := range tc.lines {
+				p.see(l)
+			}
+			if tc.err == "" {
+				assert.NoError(t, p.mismatch)
+				assert.False(t, stopped)
+				return
+			}
+			require.Error(t, p.mismatch)
+			assert.Contains(t, p.mismatch.Error(), tc.err)
+			assert.True(t, stopped)
+		})
+	}
+}

@@ -49,3 +49,33 @@ func CompareSamples(want, got *core.SampleDigest) error {
 	}
 	return nil
 }
+
+// HeldOutPrefix starts the line where a preflight prints its digest of the held-out sequences its
+// framework's own evaluation reads.
+const HeldOutPrefix = "preflight held-out: "
+
+// ReadHeldOut reads the JSON after HeldOutPrefix.
+func ReadHeldOut(j string) (*core.SampleDigest, error) {
+	s, err := ReadSamples(j)
+	if err != nil {
+		return nil, fmt.Errorf("held_out: %w", err)
+	}
+	return s, nil
+}
+
+// CompareHeldOut compares a preflight's digest of the held-out sequences (got; nil: it printed none)
+// with Rival's (want; nil: the run does not evaluate): an evaluation of other sequences than every
+// other framework's must not run, nor one whose preflight did not digest them.
+func CompareHeldOut(want, got *core.SampleDigest) error {
+	switch {
+	case want == nil:
+		return nil
+	case got == nil:
+		return fmt.Errorf("held_out: the trainer's preflight printed no digest of the held-out sequences it evaluates (no %q line); Rival's digest of its %d sequences is sha256 %s",
+			strings.TrimSpace(HeldOutPrefix), want.Samples, want.SHA256)
+	case got.Samples != want.Samples || got.SHA256 != want.SHA256:
+		return fmt.Errorf("held_out: the trainer would evaluate %d held-out sequences with sha256 %s; Rival's held-out set is %d sequences with sha256 %s: its held-out loss would not be comparable",
+			got.Samples, got.SHA256, want.Samples, want.SHA256)
+	}
+	return nil
+}

@@ -140,7 +140,7 @@ func (s *Slurm) Run(ctx context.Context, launch core.Launch, maps []PathMap, onL
 		pf.see(l)
 		onLine(l)
 	})
-	info := Info{SlurmJobID: id, NodeList: final.Nodes, ExitCode: final.ExitCode, ImageID: s.ImageID, Ran: pf.ran, Effective: pf.effective, Samples: pf.samples}
+	info := Info{SlurmJobID: id, NodeList: final.Nodes, ExitCode: final.ExitCode, ImageID: s.ImageID, Ran: pf.ran, Effective: pf.effective, Samples: pf.samples, HeldOut: pf.heldOut}
 	if pf.mismatch != nil {
 		return info, fmt.Errorf("preflight of Slurm job %s stopped the run (job cancelled): %w (log: %s)", id, pf.mismatch, job.LogPath)
 	}

@@ -18,7 +18,7 @@ import (
 )
 
 // compareVersion changes compare's key when the report's computation changes.
-const compareVersion = "5"
+const compareVersion = "6"
 
 // CompareTask writes OUTPUT_DIR/report.md, compare.png and compare.svg
 // (and report.html) from every result under OUTPUT_DIR, under src.Dirs, in

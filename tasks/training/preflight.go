@@ -22,6 +22,9 @@ type preflightReport struct {
 	// samples is the digest of the first samples the framework's own data path will read
 	// ("preflight samples: {json}"; nil when the preflight does not report one).
 	samples *core.SampleDigest
+	// heldOut is its digest of the held-out sequences its evaluation reads ("preflight held-out:
+	// {json}"; nil when it prints none).
+	heldOut *core.SampleDigest
 }
 
 // Preflight runs a launch's preflight (the framework's own argument parsing and config
@@ -44,7 +47,7 @@ func Preflight(ctx context.Context, ex executor.Executor, name string, launch co
 	// The preflight's launch carries the digest it is held to (never serialized), so an executor
 	// standing in for a framework can answer as one whose data path reads Rival's order.
 	pre := *launch.Preflight
-	pre.Samples = launch.Samples
+	pre.Samples, pre.HeldOut = launch.Samples, launch.HeldOut
 	info, err := pex.Run(ctx, pre, maps, func(l string) {
 		if strings.HasPrefix(l, effective.LinePrefix) {
 			eff = l // long: kept apart from the tail
@@ -53,6 +56,12 @@ func Preflight(ctx context.Context, ex executor.Executor, name string, launch co
 		if j, ok := strings.CutPrefix(l, executor.SamplesPrefix); ok {
 			if rep.samples == nil && samplesErr == nil {
 				rep.samples, samplesErr = executor.ReadSamples(j)
+			}
+			return
+		}
+		if j, ok := strings.CutPrefix(l, executor.HeldOutPrefix); ok {
+			if rep.heldOut == nil && samplesErr == nil {
+				rep.heldOut, samplesErr = executor.ReadHeldOut(j)
 			}
 			return
 		}
@@ -82,6 +91,10 @@ func Preflight(ctx context.Context, ex executor.Executor, name string, launch co
 	rep.OK = last
 	if samplesErr == nil {
 		samplesErr = executor.CompareSamples(launch.Samples, rep.samples)
+	}
+	if samplesErr == nil && launch.Framework == core.FSDP {
+		// The frameworks that evaluate Rival's held-out set digest it too (heldOutEvaluated).
+		samplesErr = executor.CompareHeldOut(launch.HeldOut, rep.heldOut)
 	}
 	if samplesErr != nil {
 		return preflightReport{}, fmt.Errorf("preflight of %s stopped the run before it started: %w", name, samplesErr)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/dag"
+	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/internal/units"
 	"github.com/rivalbench/rival/result"
@@ -127,7 +128,10 @@ func (r *trainRun) stage() error {
 		}
 	}
 	var err error
-	r.sampleOrder, err = r.writeSampleOrder()
+	if r.sampleOrder, err = r.writeSampleOrder(); err != nil {
+		return err
+	}
+	r.heldOut, err = r.writeHeldOut()
 	return err
 }
 
@@ -148,6 +152,7 @@ func (r *trainRun) run(ctx context.Context, x *dag.Exec) error {
 		return err
 	}
 	r.frameworkSamples = rep.samples // equal to Rival's: Preflight stops the run otherwise
+	r.frameworkHeldOut = rep.heldOut
 	if r.effective = rep.Effective; rep.Ran != "" && r.launch.RanFile == "" {
 		// (A launch with a RanFile records what ran itself, from the training processes.)
 		// What the image holds, read inside it, ahead of the pin the launch was built for.
@@ -188,6 +193,9 @@ func (r *trainRun) run(ctx context.Context, x *dag.Exec) error {
 	if r.frameworkSamples == nil {
 		r.frameworkSamples = info.Samples // the cluster job's preflight step's, already compared
 	}
+	if r.frameworkHeldOut == nil {
+		r.frameworkHeldOut = info.HeldOut
+	}
 	if info.Ran != "" && r.launch.RanFile == "" && !strings.Contains(r.launch.FrameworkVersion, "; built for ") {
 		// Under Slurm the preflight is the job's first step: what it read in the image.
 		r.launch.FrameworkVersion = info.Ran + "; built for " + r.launch.FrameworkVersion
@@ -205,6 +213,14 @@ func (r *trainRun) run(ctx context.Context, x *dag.Exec) error {
 		fwSHA = r.frameworkSamples.SHA256
 	}
 	res.SampleOrder = r.sampleOrder.WithFramework(fwSHA)
+	heldSHA := ""
+	if r.frameworkHeldOut != nil {
+		heldSHA = r.frameworkHeldOut.SHA256
+	}
+	res.HeldOut = r.heldOut.WithFramework(heldSHA)
+	if h := res.HeldOut; h != nil && r.launch.Framework != core.FSDP {
+		res.Problems = append(res.Problems, result.Problem{Name: "held_out_not_evaluated", Detail: h.Evaluated})
+	}
 	res.EffectiveConfig = r.effective
 	from, to, dated := clock.window(res.WarmupStepsExcluded)
 	res.PowerMetrics = sampler.summary(from, to, dated, runGPUs(r.launch.Env, in.Host))

@@ -29,6 +29,10 @@ type trainRun struct {
 	sampleOrder *result.SampleOrder // written by stage (writeSampleOrder)
 	// frameworkSamples is the framework's preflight's digest of the first samples (nil: not reported).
 	frameworkSamples *core.SampleDigest
+	// heldOut is the held-out set stage wrote (nil: the run does not evaluate); frameworkHeldOut the
+	// framework's preflight's digest of it (nil: not reported).
+	heldOut          *result.HeldOut
+	frameworkHeldOut *core.SampleDigest
 	// effective is what the framework built, as its preflight read it back (nil: not reported).
 	effective *effective.Config
 }
