@@ -368,3 +368,22 @@ func (l AnchorLine) Text() string {
 	s += ". " + l.Accepted + ". Differs: " + strings.Join(l.Differs, "; ") + "."
 	return s
 }
+
+// MLPerfRecord is one published MLPerf Training time-to-train score (mlperf_records.go).
+type MLPerfRecord struct {
+	Round, Submitter, System string
+	Accelerators             int
+	// Accelerator is the hw spec key ("GB300"); AcceleratorName as the system description names it.
+	Accelerator, AcceleratorName string
+	// Precision is "fp8", "fp4" or "bf16"; "" when the submission does not say (PrecisionSource then
+	// says what was looked at).
+	Precision, PrecisionSource string
+	Software                   string
+	// Minutes is the score: the olympic mean of the run times (run_stop − run_start) of RunsUsed
+	// runs (10 submitted, the fastest and slowest dropped), times ScalingFactor where the submission
+	// scales it.
+	Minutes       float64
+	RunsUsed      int
+	ScalingFactor float64
+	Source        AnchorSource
+}

@@ -317,3 +317,6 @@ func summaryCI(s Summary) string {
 	}
 	return fmt.Sprintf("%s (95%% CI %s–%s)", num(s.Mean, prec), num(s.CILo, prec), num(s.CIHi, prec))
 }
+
+// lossText prints a loss as given (3.3, not 3.3000).
+func lossText(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }

@@ -8,58 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rivalbench/rival/english"
 	"github.com/rivalbench/rival/result"
 )
-
-// HeldOut is a model's held-out losses: each group's evaluations, when its runs reached the
-// target loss, and which groups' curves are the same within HeldOutTolerance.
-type HeldOut struct {
-	Groups []*HeldOutGroup
-	// Same lists the pairs of groups whose first runs evaluated at the same training samples with
-	// held-out losses within HeldOutTolerance of each other at every one.
-	Same []HeldOutPair
-}
-
-// HeldOutGroup is one group's held-out evaluations and time to target.
-type HeldOutGroup struct {
-	Group *Group
-	// Runs are the group's runs that recorded periodic held-out evaluations; NoEvals counts the rest.
-	Runs    []TargetRun
-	NoEvals int
-	// Reached counts the runs whose held-out loss reached the target.
-	Reached int
-	// Samples, Tokens, WallSeconds and TrainSeconds summarise, over the runs that reached the
-	// target, the training samples, tokens and time to reach it.
-	Samples, Tokens, WallSeconds, TrainSeconds Summary
-	// Final summarises the last periodic held-out loss of each run.
-	Final Summary
-}
-
-// TargetRun is one run's periodic held-out evaluations, and where it reached the target.
-type TargetRun struct {
-	Run   *Run
-	Evals []result.Evaluation // periodic ("validation") evaluations with samples, in order
-	// Reached is true when an evaluation's loss is at or below the target. Interpolated is true
-	// when the crossing lies between two evaluations (linear in loss between them); false when
-	// the first evaluation is already at or below it, so the figures are an upper bound.
-	Reached, Interpolated bool
-	Samples, Tokens       float64
-	// WallSeconds is nil when the run's evaluations have no clock; TrainSeconds when its log
-	// gave no step times.
-	WallSeconds, TrainSeconds *float64
-	// Best is the lowest held-out loss the run recorded.
-	Best float64
-}
-
-// HeldOutPair is two groups whose held-out curves are the same within HeldOutTolerance.
-type HeldOutPair struct {
-	A, B *Group
-	// Samples are the training samples of the evaluations both first runs recorded; Diff is
-	// B's loss minus A's at each.
-	Samples, Diff []float64
-	MaxRel        float64 // the largest |B−A| / ((A+B)/2)
-}
 
 // ParseTargetLoss reads TARGET_LOSS: a held-out loss in nats per token ("3.3"); "" means none
 // is set (compare then uses the target the results' MLPerf logs record, if they agree).
@@ -304,56 +254,6 @@ func (hg *HeldOutGroup) reachedCell(has bool) string {
 	}
 	return c
 }
-
-func (r *Report) writeHeldOut(m md, s *ModelSection) {
-	h := s.HeldOut
-	if h == nil {
-		return
-	}
-	m.p("\n### Held-out loss and time to target\n\n%s\n\n", mdEscape(r.targetLine()))
-	m.header("group", "runs with evaluations", "evaluations (first run)", "last held-out loss", "reached the target",
-		"samples to target", "tokens to target", "wall time to target", "training time to target")
-	for _, hg := range h.Groups {
-		runs := fmt.Sprint(len(hg.Runs))
-		if hg.NoEvals > 0 {
-			runs += fmt.Sprintf(" (%d without)", hg.NoEvals)
-		}
-		cells := []string{s.DisplayName(hg.Group), runs, fmt.Sprint(len(hg.Runs[0].Evals)), summaryCell(hg.Final, 4), hg.reachedCell(r.HasTarget)}
-		if r.HasTarget {
-			wall := "no clock in the log"
-			if hg.WallSeconds.N > 0 {
-				wall = hg.timeCell(hg.WallSeconds)
-			} else if hg.Reached == 0 {
-				wall = "not reached"
-			}
-			train := "no step times"
-			if hg.TrainSeconds.N > 0 {
-				train = hg.timeCell(hg.TrainSeconds)
-			} else if hg.Reached == 0 {
-				train = "not reached"
-			}
-			tok := "—"
-			if hg.Tokens.N > 0 || hg.Reached == 0 {
-				tok = hg.tokensCell()
-			}
-			cells = append(cells, hg.toTargetCell(hg.Samples, 0, 1, ""), tok, wall, train)
-		} else {
-			cells = append(cells, "—", "—", "—", "—")
-		}
-		m.row(cells...)
-	}
-	m.p("\nWall time is the clock from the start of training at the end of each evaluation, evaluations included, where the log has one (MLPerf's MLLOG), interpolated like the samples; training time is the logged step times before each evaluation, each counted for the iterations it stands for.\n\n")
-	for _, p := range h.Same {
-		m.p("- %s and %s: the same held-out loss within %.0f%% at every one of %s both evaluated at (largest difference %.3f%%); their difference is plotted.\n",
-			mdEscape(s.DisplayName(p.A)), mdEscape(s.DisplayName(p.B)), 100*HeldOutTolerance, english.Plural(len(p.Samples), "sample count"), 100*p.MaxRel)
-	}
-	if len(h.Same) > 0 {
-		m.p("\n")
-	}
-}
-
-// lossText prints a loss as given (3.3, not 3.3000).
-func lossText(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
 // consoleHeldOut writes one line per group with held-out evaluations: its last held-out loss and,
 // with a target, the samples and time to reach it.

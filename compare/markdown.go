@@ -684,3 +684,72 @@ func (r *Report) WriteHistoryMarkdown(w io.Writer) error {
 	r.writeAnchors(m)
 	return m.w.Flush()
 }
+
+// writeHeldOut writes a model's held-out section (nothing when no run recorded periodic evaluations).
+func (r *Report) writeHeldOut(m md, s *ModelSection) {
+	h := s.HeldOut
+	if h == nil {
+		return
+	}
+	m.p("\n### Held-out loss and time to target\n\n%s\n\n", mdEscape(r.targetLine()))
+	m.header("group", "runs with evaluations", "evaluations (first run)", "last held-out loss", "reached the target",
+		"samples to target", "tokens to target", "wall time to target", "training time to target")
+	for _, hg := range h.Groups {
+		runs := fmt.Sprint(len(hg.Runs))
+		if hg.NoEvals > 0 {
+			runs += fmt.Sprintf(" (%d without)", hg.NoEvals)
+		}
+		cells := []string{s.DisplayName(hg.Group), runs, fmt.Sprint(len(hg.Runs[0].Evals)), summaryCell(hg.Final, 4), hg.reachedCell(r.HasTarget)}
+		if r.HasTarget {
+			wall := "no clock in the log"
+			if hg.WallSeconds.N > 0 {
+				wall = hg.timeCell(hg.WallSeconds)
+			} else if hg.Reached == 0 {
+				wall = "not reached"
+			}
+			train := "no step times"
+			if hg.TrainSeconds.N > 0 {
+				train = hg.timeCell(hg.TrainSeconds)
+			} else if hg.Reached == 0 {
+				train = "not reached"
+			}
+			tok := "—"
+			if hg.Tokens.N > 0 || hg.Reached == 0 {
+				tok = hg.tokensCell()
+			}
+			cells = append(cells, hg.toTargetCell(hg.Samples, 0, 1, ""), tok, wall, train)
+		} else {
+			cells = append(cells, "—", "—", "—", "—")
+		}
+		m.row(cells...)
+	}
+	m.p("\nWall time is the clock from the start of training at the end of each evaluation, evaluations included, where the log has one (MLPerf's MLLOG), interpolated like the samples; training time is the logged step times before each evaluation, each counted for the iterations it stands for.\n\n")
+	for _, p := range h.Same {
+		m.p("- %s and %s: the same held-out loss within %.0f%% at every one of %s both evaluated at (largest difference %.3f%%); their difference is plotted.\n",
+			mdEscape(s.DisplayName(p.A)), mdEscape(s.DisplayName(p.B)), 100*HeldOutTolerance, english.Plural(len(p.Samples), "sample count"), 100*p.MaxRel)
+	}
+	if len(h.Same) > 0 {
+		m.p("\n")
+	}
+}
+
+// writeMLPerf writes the MLPerf time-to-train scores for the report's GPUs and the groups held against them.
+func (r *Report) writeMLPerf(m md) {
+	m.p("\n### MLPerf Training time to train\n\n%s.\n\n", mdEscape(mlperfRule))
+	if lines := r.MLPerfLines(); len(lines) > 0 {
+		for _, l := range lines {
+			m.p("- %s\n", mdEscape(l.Text()))
+		}
+		m.p("\n")
+	}
+	recs := r.mlperfRelevant()
+	if len(recs) == 0 {
+		m.p("No published score is for a GPU of this report (%d scores in all: docs/compare.md).\n", len(MLPerfLlama31_8B))
+		return
+	}
+	m.header("system", "GPUs", "precision", "software", "minutes", "source")
+	for _, rec := range recs {
+		m.row(rec.Submitter+" "+rec.System, fmt.Sprintf("%d× %s", rec.Accelerators, rec.Accelerator), dashIfEmpty(rec.Precision), rec.Software,
+			num(rec.Minutes, 3), rec.Source.String())
+	}
+}

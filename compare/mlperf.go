@@ -6,25 +6,6 @@ import (
 	"strconv"
 )
 
-// MLPerfRecord is one published MLPerf Training time-to-train score (mlperf_records.go).
-type MLPerfRecord struct {
-	Round, Submitter, System string
-	Accelerators             int
-	// Accelerator is the hw spec key ("GB300"); AcceleratorName as the system description names it.
-	Accelerator, AcceleratorName string
-	// Precision is "fp8", "fp4" or "bf16"; "" when the submission does not say (PrecisionSource then
-	// says what was looked at).
-	Precision, PrecisionSource string
-	Software                   string
-	// Minutes is the score: the olympic mean of the run times (run_stop − run_start) of RunsUsed
-	// runs (10 submitted, the fastest and slowest dropped), times ScalingFactor where the submission
-	// scales it.
-	Minutes       float64
-	RunsUsed      int
-	ScalingFactor float64
-	Source        AnchorSource
-}
-
 // Name is the record as a reader names it: "MLPerf v5.1 NVIDIA Theia (…), 8× GB300 fp4".
 func (m *MLPerfRecord) Name() string {
 	p := m.Precision
@@ -123,23 +104,3 @@ func (r *Report) mlperfRelevant() []*MLPerfRecord {
 
 // mlperfRule says how the published scores were made, for the report.
 const mlperfRule = "MLPerf Training v5.1, Llama 3.1 8B (C4, sequence length 8192, held-out log-perplexity 3.3 on the first 1,024 validation sequences, evaluated every 12,288 samples): time to train is run_stop − run_start of each of 10 runs; the score drops the fastest and the slowest and averages the rest (times the submission's scaling factor, where it has one), as mlcommons/logging's result summarizer computes it"
-
-func (r *Report) writeMLPerf(m md) {
-	m.p("\n### MLPerf Training time to train\n\n%s.\n\n", mdEscape(mlperfRule))
-	if lines := r.MLPerfLines(); len(lines) > 0 {
-		for _, l := range lines {
-			m.p("- %s\n", mdEscape(l.Text()))
-		}
-		m.p("\n")
-	}
-	recs := r.mlperfRelevant()
-	if len(recs) == 0 {
-		m.p("No published score is for a GPU of this report (%d scores in all: docs/compare.md).\n", len(MLPerfLlama31_8B))
-		return
-	}
-	m.header("system", "GPUs", "precision", "software", "minutes", "source")
-	for _, rec := range recs {
-		m.row(rec.Submitter+" "+rec.System, fmt.Sprintf("%d× %s", rec.Accelerators, rec.Accelerator), dashIfEmpty(rec.Precision), rec.Software,
-			num(rec.Minutes, 3), rec.Source.String())
-	}
-}

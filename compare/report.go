@@ -359,3 +359,52 @@ type History struct {
 	Threshold float64
 	Series    []*HistorySeries
 }
+
+// HeldOut is a model's held-out losses: each group's evaluations, when its runs reached the
+// target loss, and which groups' curves are the same within HeldOutTolerance.
+type HeldOut struct {
+	Groups []*HeldOutGroup
+	// Same lists the pairs of groups whose first runs evaluated at the same training samples with
+	// held-out losses within HeldOutTolerance of each other at every one.
+	Same []HeldOutPair
+}
+
+// HeldOutGroup is one group's held-out evaluations and time to target.
+type HeldOutGroup struct {
+	Group *Group
+	// Runs are the group's runs that recorded periodic held-out evaluations; NoEvals counts the rest.
+	Runs    []TargetRun
+	NoEvals int
+	// Reached counts the runs whose held-out loss reached the target.
+	Reached int
+	// Samples, Tokens, WallSeconds and TrainSeconds summarise, over the runs that reached the
+	// target, the training samples, tokens and time to reach it.
+	Samples, Tokens, WallSeconds, TrainSeconds Summary
+	// Final summarises the last periodic held-out loss of each run.
+	Final Summary
+}
+
+// TargetRun is one run's periodic held-out evaluations, and where it reached the target.
+type TargetRun struct {
+	Run   *Run
+	Evals []result.Evaluation // periodic ("validation") evaluations with samples, in order
+	// Reached is true when an evaluation's loss is at or below the target. Interpolated is true
+	// when the crossing lies between two evaluations (linear in loss between them); false when
+	// the first evaluation is already at or below it, so the figures are an upper bound.
+	Reached, Interpolated bool
+	Samples, Tokens       float64
+	// WallSeconds is nil when the run's evaluations have no clock; TrainSeconds when its log
+	// gave no step times.
+	WallSeconds, TrainSeconds *float64
+	// Best is the lowest held-out loss the run recorded.
+	Best float64
+}
+
+// HeldOutPair is two groups whose held-out curves are the same within HeldOutTolerance.
+type HeldOutPair struct {
+	A, B *Group
+	// Samples are the training samples of the evaluations both first runs recorded; Diff is
+	// B's loss minus A's at each.
+	Samples, Diff []float64
+	MaxRel        float64 // the largest |B−A| / ((A+B)/2)
+}

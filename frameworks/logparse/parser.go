@@ -244,3 +244,61 @@ type printedValue struct {
 	len int
 	x   float64
 }
+
+// mllogState is what the MLLOG events said so far.
+type mllogState struct {
+	events      int
+	gbs, seqLen *int
+	gbsLine     int64
+	seqLine     int64
+	run         MLPerfRun
+	runStartMS  *float64
+	// open is the block whose block_start was read and whose block_stop was not.
+	open *mllogEdge
+	// pending is a block stopped without an end sample (start-offset convention), closed by the
+	// next event that gives a larger samples_count.
+	pending *mllogPendingBlock
+	// lossAt is the last reduced_train_loss of the open block.
+	loss       *float64
+	evalAt     *float64 // samples_count of the open eval_start
+	blocks     series   // one Step per block: its mean step time
+	blockPairs int      // block_start/block_stop pairs read, used or not
+	malformed  int
+}
+
+// lossBenchmarks are the MLPerf benchmarks whose eval_accuracy is a held-out log-perplexity (lower is
+// better, the mean cross-entropy per token): others (an image classifier's top-1, a recommender's
+// AUC) are accuracies, not losses.
+var lossBenchmarks = map[string]bool{"llama31_8b": true, "llama31_405b": true, "gpt3": true}
+
+// mllogEdge is one end of a block: its clock and what its metadata numbered.
+type mllogEdge struct {
+	ms                  float64
+	samples, step       float64
+	hasSamples, hasStep bool
+}
+
+type mllogPendingBlock struct {
+	fromMS, toMS float64
+	first        float64 // samples before the block
+	loss         *float64
+}
+
+// missing says why the MLLOG events gave no block, for the refusal.
+func (m *mllogState) missing() string {
+	var why []string
+	if m.malformed > 0 {
+		why = append(why, fmt.Sprintf("%d of them are not valid JSON", m.malformed))
+	}
+	switch {
+	case m.blockPairs == 0:
+		why = append(why, "no block_start/block_stop pair was found")
+	case m.gbs == nil:
+		why = append(why, fmt.Sprintf("its %d block_start/block_stop pair(s) number their samples but none gives global_batch_size, "+
+			"so samples cannot be turned into iterations", m.blockPairs))
+	default:
+		why = append(why, fmt.Sprintf("none of its %d block_start/block_stop pair(s) says where the block ends "+
+			"(metadata.step at both ends, a larger samples_count on block_stop, or a later event's samples_count)", m.blockPairs))
+	}
+	return strings.Join(why, ", ")
+}
