@@ -13,8 +13,8 @@ Two independent computations per system directory:
      ms / 60000 per file, then _compute_olympic_average(scores, dropped,
      max_dropped=1) -- sort, drop the single fastest and (1 - dropped) slowest,
      mean of the rest -- and multiplies by scaling.json's scaling_factor if the
-     folder has one.  pandas is not installed here and is only used by the
-     table-building part of that module, so a stub module is injected.
+     folder has one.  pandas need not be installed: it is only used by the
+     table-building part of that module, so an empty module named pandas stands in for it.
 
  (B) "mine": a from-scratch reimplementation of the same rule (no compliance
      check): first run_start/run_stop of each file, minutes, sort, drop first
@@ -43,7 +43,7 @@ COMMIT = '441d65f4445cd59687466533fd9f55399136e7a4'
 REPO = 'mlcommons/training_results_v5.1'
 BENCH = 'llama31_8b'
 
-sys.modules['pandas'] = types.ModuleType('pandas')  # stub, see docstring
+sys.modules['pandas'] = types.ModuleType('pandas')  # an empty stand-in: the scoring code never calls pandas
 sys.path.insert(0, LOGGING)
 from mlperf_logging.result_summarizer import result_summarizer as rs  # noqa: E402
 
