@@ -36,7 +36,12 @@ func preflight(p core.Plan, l *core.Launch) error {
 				break
 			}
 		}
-		args = append([]string{"python3", script, "mega", megatronTrees, world, "--"}, l.Command[n:]...)
+		args = []string{"python3", script, "mega", megatronTrees, world}
+		if l.Evaluation != "" {
+			// It digests the held-out sequences with the wrapper file the run executes.
+			args = append(args, "--held-out", path.Join(p.OutputDir, mega.Wrapper), p.HeldOutPath(), core.Int(p.Fair.EvalSamples))
+		}
+		args = append(append(args, "--"), l.Command[n:]...)
 	case core.Prim:
 		if b := primusBackendPath(l.Env); b != "" {
 			megatronTrees = b // the tree the run's Primus trains with, not the image's default

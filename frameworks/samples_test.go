@@ -2,6 +2,9 @@ package frameworks
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/rivalbench/rival/encode"
 	"github.com/rivalbench/rival/frameworks/core"
+	"github.com/rivalbench/rival/frameworks/mega"
 	"github.com/rivalbench/rival/frameworks/nemo"
 	"github.com/rivalbench/rival/gptorder"
 	"github.com/rivalbench/rival/hw"
@@ -144,4 +148,115 @@ func setNemoSeed(t *testing.T, l *core.Launch, seed int) {
 	b, err := json.Marshal(cfg)
 	require.NoError(t, err)
 	l.Files[nemo.ConfigName] = b
+}
+
+// writeHeldOut writes a held-out set as the run does (one document of n·sl+1 tokens, the corpus's
+// first documents joined) into dir as core.HeldOutName, and returns the SHA-256 of its n windows of
+// sl+1 tokens from k·sl, each token as a little-endian int64, computed here.
+func writeHeldOut(t *testing.T, corpus, dir string, n, sl int) string {
+	t.Helper()
+	ds, err := indexed.Open(corpus)
+	require.NoError(t, err)
+	defer ds.Close()
+	var tokens []int32
+	for i := 0; len(tokens) < n*sl+1; i++ {
+		tokens, err = ds.AppendSequence(tokens, i)
+		require.NoError(t, err)
+	}
+	tokens = tokens[:n*sl+1]
+	w, err := indexed.NewWriter(filepath.Join(dir, core.HeldOutName(n, sl)), ds.DType())
+	require.NoError(t, err)
+	require.NoError(t, w.AddDocument(tokens))
+	require.NoError(t, w.Finalize())
+	h := sha256.New()
+	var b [8]byte
+	for k := 0; k < n; k++ {
+		for _, tok := range tokens[k*sl : k*sl+sl+1] {
+			binary.LittleEndian.PutUint64(b[:], uint64(int64(tok)))
+			h.Write(b[:])
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// heldOutLine is the held-out digest a preflight printed, nil when it printed none.
+func heldOutLine(t *testing.T, out string) *core.SampleDigest {
+	t.Helper()
+	for _, l := range strings.Split(out, "\n") {
+		if j, ok := strings.CutPrefix(l, "preflight held-out: "); ok {
+			var d core.SampleDigest
+			require.NoError(t, json.Unmarshal([]byte(j), &d), l)
+			return &d
+		}
+	}
+	return nil
+}
+
+// A mega launch that evaluates runs pretrain_gpt.py through rival_megatron.py, and its preflight
+// builds the same held-out view with Megatron's own GPTDataset (its shuffled one-epoch index over
+// the held-out document) and digests the sequences every evaluation reads: Rival's windows, in
+// order, on each stack's Megatron tree (with DP 2 on the current one: the evaluation batch split over
+// ranks).
+// Before the set is written the preflight prints no digest; an evaluation that would not read each
+// held-out sequence once is refused, by Rival and by the preflight.
+func TestPreflightDigestsMegatronsHeldOut(t *testing.T) {
+	dir := upstreamDir(t)
+	for _, stack := range core.StackNames {
+		for _, c := range []struct {
+			name   string
+			layout func(f *core.Fair)
+		}{
+			{"dp1", nil},
+			{"dp2", func(f *core.Fair) { f.TP, f.DP = 4, 2 }},
+		} {
+			// Each tree once (the package's time is near go test's limit): DP 2 on the current one.
+			if (stack == core.StackCurrent) != (c.layout != nil) {
+				continue
+			}
+			t.Run(stack+"/"+c.name, func(t *testing.T) {
+				r := request(t, hw.PlatformNVIDIA, "mega", "mistral")
+				r.Stack = stack
+				r.Fair.SL, r.Fair.GA, r.Fair.TrainIters, r.Fair.WarmupSteps = 128, 2, 20, 2
+				if c.layout != nil {
+					c.layout(&r.Fair)
+				}
+				gbs := r.Fair.MBS * r.Fair.DP * r.Fair.GA
+				r.Fair.GBS, r.Fair.EvalIntervalSamples, r.Fair.EvalSamples = gbs, 5*gbs, 2*gbs
+				r.OutputDir, r.TokenizerPath = t.TempDir(), tokenizerDir(t, "mistral")
+				r.DataPrefix, r.DataCacheDir = encodedCorpus(t, "mistral-7b-v0.1"), t.TempDir()
+				l, err := Build(r)
+				require.NoError(t, err)
+				require.Equal(t, mega.Evaluation, l.Evaluation)
+				require.Contains(t, l.Files, mega.Wrapper)
+				assert.Contains(t, strings.Join(l.Command, " "), "--eval-iters 2 --eval-interval 5")
+
+				once := stack == core.StackCurrent // the refusals, on one tree
+				if once {
+					out, err := runPreflight(t, dir, r, l)
+					require.NoError(t, err, out)
+					assert.Nil(t, heldOutLine(t, out), "no held-out set yet: nothing to digest")
+				}
+				want := writeHeldOut(t, r.DataPrefix, r.DataCacheDir, r.Fair.EvalSamples, r.Fair.SL)
+				out, err := runPreflight(t, dir, r, l)
+				require.NoError(t, err, out)
+				got := heldOutLine(t, out)
+				require.NotNil(t, got, out)
+				assert.Equal(t, core.SampleDigest{Samples: int64(r.Fair.EvalSamples), SHA256: want}, *got)
+
+				if !once {
+					return
+				}
+				setArg(l.Preflight, "--eval-iters", "3")
+				out, err = runPreflight(t, dir, r, l)
+				require.Error(t, err)
+				assert.Contains(t, out, "preflight failed: Megatron's evaluation: ValueError: --eval-iters 3 x evaluation batch")
+			})
+		}
+	}
+	r := request(t, hw.PlatformNVIDIA, "mega", "mistral")
+	gbs := r.Fair.MBS * r.Fair.DP * r.Fair.GA
+	r.Fair.EvalIntervalSamples, r.Fair.EvalSamples = 4*gbs, gbs+r.Fair.MBS*r.Fair.DP
+	_, err := Build(r)
+	assert.ErrorContains(t, err, "EVAL_SAMPLES 72 and EVAL_INTERVAL_SAMPLES 256 must be multiples of the global batch 64")
+	assert.ErrorContains(t, err, "try EVAL_SAMPLES 64")
 }

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -112,6 +113,10 @@ type Launch struct {
 	// HeldOut is Rival's digest of the held-out sequences (HeldOutName), set when the run evaluates;
 	// a preflight that reads them must print the same ("preflight held-out: {json}").
 	HeldOut *SampleDigest `json:"-"`
+	// Evaluation says how the launch evaluates Rival's held-out set (HeldOutName), for the result;
+	// empty: it does not (no evaluation asked for, or the framework's launch cannot yet). A launch
+	// that evaluates has its preflight digest the held-out sequences its framework reads.
+	Evaluation string `json:",omitempty"`
 }
 
 // SampleDigest is a SHA-256 over the first Samples samples a run reads, in training order (global
@@ -175,6 +180,12 @@ type Plan struct {
 
 // Pin returns the pinned image of the plan's platform and stack.
 func (p Plan) Pin() (Pin, error) { return PinFor(p.Platform, p.Stack) }
+
+// HeldOutPath is where a launch reads the plan's held-out set: HeldOutName in the data cache folder,
+// where the run writes it before training.
+func (p Plan) HeldOutPath() string {
+	return path.Join(p.DataCacheDir, HeldOutName(p.Fair.EvalSamples, p.Fair.SL))
+}
 
 // Int formats an integer argument.
 func Int(v int) string { return strconv.Itoa(v) }

@@ -2,7 +2,8 @@
 """Preflight: run the framework's own argument parsing and config validation on one exact launch,
 without GPUs, before the run starts.
 
-    preflight.py mega  MEGATRON_TREES WORLD_SIZE -- ARGS...      (the arguments after pretrain_gpt.py)
+    preflight.py mega  MEGATRON_TREES WORLD_SIZE [--held-out WRAPPER PREFIX N] -- ARGS...
+                                                (the arguments after pretrain_gpt.py)
     preflight.py prim  PRIMUS_TREES MEGATRON_TREES WORLD_SIZE EXP_YAML [-- OVERRIDES...]
 
 TREES are ':'-separated candidates (environment variables expanded); the first that holds the
@@ -358,12 +359,31 @@ def helpers_cpp(tree):
     return mod
 
 
+def gpt_config(args, blend, per_split, split):
+    """The GPTDatasetConfig of args' data settings, with a stand-in tokenizer (GPTDataset asks it only
+    for the ids its masks use) and a fresh cache folder."""
+    import tempfile
+    from megatron.core.datasets.gpt_dataset import GPTDatasetConfig
+
+    class Tokenizer:
+        vocab_size = args.padded_vocab_size if getattr(args, "padded_vocab_size", None) else 32000
+        eod = 0
+        pad = -1
+        unique_identifiers = {"class": "preflight"}
+
+    return GPTDatasetConfig(
+        random_seed=args.seed, sequence_length=args.seq_length, blend=blend, blend_per_split=per_split, split=split,
+        path_to_cache=tempfile.mkdtemp(prefix="rival-preflight-cache-"), tokenizer=Tokenizer(),
+        reset_position_ids=args.reset_position_ids, reset_attention_mask=args.reset_attention_mask,
+        eod_mask_loss=args.eod_mask_loss, mmap_bin_files=args.mmap_bin_files,
+    )
+
+
 def samples_of(tree, args):
     """Prints the SHA-256 of the first samples Megatron's pretraining data path reads for args
     (see the module's doc); nothing when the dataset is not there yet."""
     import hashlib
     import json
-    import tempfile
     given = [p for k in ("data_path", "train_data_path") for p in (getattr(args, k, None) or []) if isinstance(p, str)]
     if not any(os.path.isfile(p + ".idx") for p in given):
         return  # no dataset here: nothing to digest
@@ -381,25 +401,14 @@ def samples_of(tree, args):
         import numpy
         helpers_cpp(tree)
         from megatron.core.datasets.blended_megatron_dataset_builder import BlendedMegatronDatasetBuilder
-        from megatron.core.datasets.gpt_dataset import GPTDataset, GPTDatasetConfig
+        from megatron.core.datasets.gpt_dataset import GPTDataset
         pystubs.skip_package_init("megatron.training.datasets", os.path.join(tree, "megatron", "training", "datasets"))
         from megatron.training.datasets.data_samplers import MegatronPretrainingSampler
-
-        class Tokenizer:  # GPTDataset asks the tokenizer only for the ids its masks use
-            vocab_size = args.padded_vocab_size if getattr(args, "padded_vocab_size", None) else 32000
-            eod = 0
-            pad = -1
-            unique_identifiers = {"class": "preflight"}
 
         gbs = args.global_batch_size
         total = args.train_iters * gbs
         n = min(DIGEST_BATCHES * gbs, total)
-        config = GPTDatasetConfig(
-            random_seed=args.seed, sequence_length=args.seq_length, blend=blend, blend_per_split=per_split, split=args.split,
-            path_to_cache=tempfile.mkdtemp(prefix="rival-preflight-cache-"), tokenizer=Tokenizer(),
-            reset_position_ids=args.reset_position_ids, reset_attention_mask=args.reset_attention_mask,
-            eod_mask_loss=args.eod_mask_loss, mmap_bin_files=args.mmap_bin_files,
-        )
+        config = gpt_config(args, blend, per_split, args.split)
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             train, _, _ = BlendedMegatronDatasetBuilder(GPTDataset, [total, 0, 0], lambda: True, config).build()
@@ -417,6 +426,57 @@ def samples_of(tree, args):
     print("preflight samples: " + json.dumps({"samples": done, "sha256": h.hexdigest()}))
 
 
+def held_out_of(tree, args, wrapper, prefix, n):
+    """Prints the SHA-256 of the held-out sequences the run's evaluation reads: the first n of the view
+    rival_megatron.py (wrapper, the file the run executes) builds over prefix with Megatron's own
+    GPTDataset, each as little-endian int64, as Rival digests its held-out set; nothing before Rival
+    wrote the set. Each evaluation must read exactly those n: eval_iters x the evaluation's global batch."""
+    import hashlib
+    import importlib.util
+    eval_gbs = getattr(args, "eval_global_batch_size", None) or args.global_batch_size
+    if args.eval_iters * eval_gbs != n:
+        fail("Megatron's evaluation", ValueError(
+            "--eval-iters %d x evaluation batch %d = %d samples per evaluation, not the %d held-out sequences"
+            % (args.eval_iters, eval_gbs, args.eval_iters * eval_gbs, n)))
+    if not os.path.isfile(prefix + ".idx"):
+        return  # Rival writes the set just before the run
+    try:
+        import numpy
+        helpers_cpp(tree)
+        spec = importlib.util.spec_from_file_location("rival_megatron", wrapper)
+        rival_megatron = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(rival_megatron)
+        from megatron.core.datasets.blended_megatron_dataset_builder import BlendedMegatronDatasetBuilder
+        from megatron.core.datasets.gpt_dataset import GPTDataset
+        evals = args.train_iters // args.eval_interval + 1
+        builder = BlendedMegatronDatasetBuilder(GPTDataset, [args.train_iters * args.global_batch_size, evals * n, 0],
+                                                lambda: True, gpt_config(args, None, [None, ([prefix], None), None], None))
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            view = rival_megatron.held_out(builder, BlendedMegatronDatasetBuilder.build, prefix, n)
+        pystubs.skip_package_init("megatron.training.datasets", os.path.join(tree, "megatron", "training", "datasets"))
+        from megatron.training.datasets.data_samplers import MegatronPretrainingSampler
+        # The first two evaluations, as Megatron's sampler hands the view out rank by rank: the
+        # second must read the first's sequences again.
+        dp = args.data_parallel_size
+        mbs = getattr(args, "eval_micro_batch_size", None) or args.micro_batch_size
+        samplers = [iter(MegatronPretrainingSampler(len(view), 0, mbs, r, dp)) for r in range(dp)]
+        digests = []
+        for _ in range(min(evals, 2)):
+            h, done = hashlib.sha256(), 0
+            while done < n:
+                for it in samplers:
+                    for idx in next(it):
+                        h.update(numpy.asarray(view.text(idx), dtype="<i8").tobytes())
+                        done += 1
+            digests.append(h.hexdigest())
+    except BaseException as e:  # noqa: B902
+        fail("Megatron's GPTDataset over Rival's held-out set", e)
+    if len(set(digests)) != 1:
+        fail("Megatron's evaluation", ValueError("its second evaluation reads other held-out sequences (sha256 %s) than its first (%s)" % (digests[1], digests[0])))
+    print("preflight held-out: " + json.dumps({"samples": n, "sha256": digests[0]}))
+
+
 def main():
     if len(sys.argv) < 2 or sys.argv[1] not in ("mega", "prim"):
         sys.exit(__doc__)
@@ -424,6 +484,10 @@ def main():
     pystubs.STUBBED = tuple(n for n in pystubs.STUBBED if n != "multistorageclient")
     pystubs.install()
     if sys.argv[1] == "mega":
+        held = None
+        if len(sys.argv) > 8 and sys.argv[4] == "--held-out":
+            held = sys.argv[5:8]
+            del sys.argv[4:8]
         if len(sys.argv) < 5 or sys.argv[4] != "--":
             sys.exit(__doc__)
         tree, world, argv = sys.argv[2], int(sys.argv[3]), sys.argv[5:]
@@ -432,6 +496,8 @@ def main():
         ran(megatron_tree=tree)
         effective_of(args, cfg)
         samples_of(tree, args)
+        if held:
+            held_out_of(tree, args, held[0], held[1], int(held[2]))
         print("preflight ok: megatron %s: %d arguments, world %d, TP %d PP %d DP %d, %s" % (
             tree, len(argv), world, args.tensor_model_parallel_size, args.pipeline_model_parallel_size,
             args.data_parallel_size, type(cfg).__name__))

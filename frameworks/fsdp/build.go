@@ -46,7 +46,7 @@ func Build(p core.Plan) (core.Launch, error) {
 			return core.Launch{}, fmt.Errorf("fsdp: EVAL_INTERVAL_SAMPLES %d is not a multiple of the global batch %d", f.EvalIntervalSamples, gbs)
 		}
 		// tasks writes the held-out set there (training.WriteHeldOut).
-		cfg.EvalPrefix = path.Join(p.DataCacheDir, core.HeldOutName(f.EvalSamples, f.SL))
+		cfg.EvalPrefix = p.HeldOutPath()
 		cfg.EvalSamples, cfg.EvalInterval = f.EvalSamples, f.EvalIntervalSamples/gbs
 	}
 	if p.WindowActive() {
@@ -77,10 +77,16 @@ func Build(p core.Plan) (core.Launch, error) {
 		Files:             map[string][]byte{ScriptName: Script()},
 		EntryScriptDigest: ScriptDigest(), FrameworkVersion: Version(),
 	}
+	if cfg.EvalInterval > 0 {
+		l.Evaluation = Evaluation
+	}
 	// The trainer's own read-back of what it builds, compared field by field with the workload.
 	l.Preflight, err = Preflight(l, check)
 	return l, err
 }
+
+// Evaluation is how an fsdp launch evaluates the held-out set (core.Launch.Evaluation).
+const Evaluation = "fsdp train.py's own evaluation: the same sequences every time, loss summed over tokens and ranks"
 
 // Preflight is the run's own command line and environment as one process that stops after the
 // model, optimizer and schedule are built (--check): the script's arguments are taken from the run's

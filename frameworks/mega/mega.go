@@ -5,6 +5,7 @@
 package mega
 
 import (
+	_ "embed"
 	"fmt"
 	"math"
 	"path"
@@ -15,6 +16,19 @@ import (
 
 // Script is Megatron-LM's GPT pretraining entry point, at the top of its tree.
 const Script = "pretrain_gpt.py"
+
+// Wrapper is Rival's runner of pretrain_gpt.py that evaluates the held-out set (rival_megatron.py's
+// doc), written next to the run when the run evaluates.
+const Wrapper = "rival_megatron.py"
+
+//go:embed rival_megatron.py
+var wrapperPy []byte
+
+// WrapperPy returns rival_megatron.py.
+func WrapperPy() []byte { return append([]byte(nil), wrapperPy...) }
+
+// Evaluation is how a mega launch evaluates the held-out set (core.Launch.Evaluation).
+const Evaluation = "Megatron-LM's own evaluate() over its GPTDataset of the held-out set, read by rival_megatron.py in order from the first sequence at every evaluation; loss summed over valid tokens and data-parallel ranks"
 
 // DirEnv names the environment variable that, when set in the container, names the Megatron-LM tree to
 // run instead of the pinned location.
@@ -65,16 +79,38 @@ func Build(p core.Plan) (core.Launch, error) {
 		return core.Launch{}, err
 	}
 	tr := Torchrun(p)
+	var files map[string][]byte
+	evaluation := ""
+	if p.Fair.EvalIntervalSamples > 0 {
+		// torchrun runs the wrapper, which runs pretrain_gpt.py (inserted after it by locate).
+		tr = append(tr, path.Join(p.OutputDir, Wrapper), "--held-out", p.HeldOutPath(), "--held-out-samples", core.Int(p.Fair.EvalSamples))
+		files, evaluation = map[string][]byte{Wrapper: WrapperPy()}, Evaluation
+	}
 	cmd := append([]string{"bash", "-c", locate, dir, core.Int(len(tr))}, tr...)
 	cmd = append(cmd, args...)
 	return core.Launch{
 		Framework: core.Mega, Command: cmd, WorkDir: p.OutputDir, FrameworkVersion: Version(p),
+		Files: files, Evaluation: evaluation,
 		Env: map[string]string{
 			"PYTHONUNBUFFERED": "1",
 			// Megatron asserts this when tensor or sequence parallel communication overlaps compute.
 			"CUDA_DEVICE_MAX_CONNECTIONS": "1",
 		},
 	}, nil
+}
+
+// evalArgs are Megatron's evaluation settings: none, or every held-out sequence once per evaluation
+// (eval_iters global batches) every EVAL_INTERVAL_SAMPLES.
+func evalArgs(f core.Fair) ([]string, error) {
+	if f.EvalIntervalSamples == 0 {
+		// No evaluation, no checkpoints: the benchmark measures training steps only.
+		return []string{"--eval-iters", "0", "--eval-interval", core.Int(f.TrainIters)}, nil
+	}
+	if f.GBS <= 0 || f.EvalSamples%f.GBS != 0 || f.EvalIntervalSamples%f.GBS != 0 {
+		return nil, fmt.Errorf("mega: EVAL_SAMPLES %d and EVAL_INTERVAL_SAMPLES %d must be multiples of the global batch %d: Megatron's evaluation reads whole global batches, so it reads every held-out sequence exactly once only when EVAL_SAMPLES is one (try EVAL_SAMPLES %d)",
+			f.EvalSamples, f.EvalIntervalSamples, f.GBS, max(f.GBS, f.EvalSamples/max(f.GBS, 1)*f.GBS))
+	}
+	return []string{"--eval-iters", core.Int(f.EvalSamples / f.GBS), "--eval-interval", core.Int(f.EvalIntervalSamples / f.GBS)}, nil
 }
 
 // Torchrun returns the launcher prefix: a standalone rendezvous on one node; on several nodes torchrun
@@ -176,8 +212,11 @@ func Args(p core.Plan) ([]string, error) {
 		return nil, fmt.Errorf("mega: precision %q: want bf16, fp8 or fp32", f.Precision)
 	}
 
-	// No evaluation, no checkpoints: the benchmark measures training steps only.
-	a = append(a, "--eval-iters", "0", "--eval-interval", i(f.TrainIters))
+	ev, err := evalArgs(f)
+	if err != nil {
+		return nil, err
+	}
+	a = append(a, ev...)
 
 	// Logging: one line per iteration with throughput.
 	a = append(a, "--log-interval", "1", "--log-throughput")

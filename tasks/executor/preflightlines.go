@@ -71,7 +71,7 @@ type preflightLines struct {
 // newPreflightLines follows the preflight of launch; stop ends the job.
 func newPreflightLines(launch core.Launch, stop func()) *preflightLines {
 	p := &preflightLines{framework: launch.Framework, workload: launch.Workload, want: launch.Samples, stop: stop}
-	if launch.Framework == core.FSDP {
+	if launch.Evaluation != "" {
 		p.wantHeld = launch.HeldOut
 	}
 	return p

@@ -7,6 +7,8 @@ import (
 
 	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/frameworks/effective"
+	"github.com/rivalbench/rival/frameworks/fsdp"
+	"github.com/rivalbench/rival/frameworks/mega"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -140,27 +142,28 @@ func FuzzPreflightLines(f *testing.F) {
 	})
 }
 
-// An fsdp job that evaluates Rival's held-out set must digest it in its preflight step, and the
-// same sequences: other ones, or none before ok, stop the job. Frameworks that do not evaluate the
-// set are not asked for its digest.
+// A job whose launch evaluates Rival's held-out set (fsdp, mega) must digest it in its preflight
+// step, and the same sequences: other ones, or none before ok, stop the job. A launch that does not
+// evaluate the set (prim's) is not asked for its digest.
 func TestClusterPreflightHeldOut(t *testing.T) {
 	zeros, ones := strings.Repeat("0", 64), strings.Repeat("1", 64)
 	samples := `preflight samples: {"samples": 32, "sha256": "` + zeros + `"}`
 	held := &core.SampleDigest{Samples: 8, SHA256: ones}
 	for _, tc := range []struct {
-		name, framework string
-		lines           []string
-		err             string
+		name, framework, evaluation string
+		lines                       []string
+		err                         string
 	}{
-		{"equal", core.FSDP, []string{samples, `preflight held-out: {"samples": 8, "sha256": "` + ones + `"}`, "preflight ok: fsdp"}, ""},
-		{"other sequences", core.FSDP, []string{samples, `preflight held-out: {"samples": 8, "sha256": "` + zeros + `"}`},
+		{"equal", core.FSDP, fsdp.Evaluation, []string{samples, `preflight held-out: {"samples": 8, "sha256": "` + ones + `"}`, "preflight ok: fsdp"}, ""},
+		{"other sequences", core.FSDP, fsdp.Evaluation, []string{samples, `preflight held-out: {"samples": 8, "sha256": "` + zeros + `"}`},
 			"held_out: the trainer would evaluate 8 held-out sequences with sha256 " + zeros},
-		{"none before ok", core.FSDP, []string{samples, "preflight ok: fsdp"}, `held_out: the trainer's preflight printed no digest of the held-out sequences it evaluates (no "preflight held-out:" line)`},
-		{"not asked of mega", "mega", []string{samples, "preflight ok: mega"}, ""},
+		{"none before ok", core.FSDP, fsdp.Evaluation, []string{samples, "preflight ok: fsdp"}, `held_out: the trainer's preflight printed no digest of the held-out sequences it evaluates (no "preflight held-out:" line)`},
+		{"mega none before ok", core.Mega, mega.Evaluation, []string{samples, "preflight ok: megatron"}, `held_out: the trainer's preflight printed no digest`},
+		{"not asked of prim", core.Prim, "", []string{samples, "preflight ok: primus"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			stopped := false
-			p := newPreflightLines(core.Launch{Framework: tc.framework, Samples: &core.SampleDigest{Samples: 32, SHA256: zeros}, HeldOut: held}, func() { stopped = true })
+			p := newPreflightLines(core.Launch{Framework: tc.framework, Evaluation: tc.evaluation, Samples: &core.SampleDigest{Samples: 32, SHA256: zeros}, HeldOut: held}, func() { stopped = true })
 			for _, l := range tc.lines {
 				p.see(l)
 			}

@@ -45,10 +45,11 @@ func (r *trainRun) writeHeldOut() (*result.HeldOut, error) {
 	return h, nil
 }
 
-// heldOutEvaluated says how a launch evaluates the held-out set, or that it does not yet.
+// heldOutEvaluated says how a launch evaluates the held-out set (core.Launch.Evaluation), or that it
+// does not yet.
 func heldOutEvaluated(l core.Launch) string {
-	if l.Framework == core.FSDP {
-		return "fsdp train.py's own evaluation: the same sequences every time, loss summed over tokens and ranks"
+	if l.Evaluation != "" {
+		return l.Evaluation
 	}
 	return "not evaluated: " + l.Framework + " launches do not evaluate Rival's held-out set yet (their own validation does not restart from the first sequence at each evaluation), so this run's held-out loss is not comparable and none is recorded"
 }

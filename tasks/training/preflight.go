@@ -92,7 +92,7 @@ func Preflight(ctx context.Context, ex executor.Executor, name string, launch co
 	if samplesErr == nil {
 		samplesErr = executor.CompareSamples(launch.Samples, rep.samples)
 	}
-	if samplesErr == nil && launch.Framework == core.FSDP {
+	if samplesErr == nil && launch.Evaluation != "" {
 		// The frameworks that evaluate Rival's held-out set digest it too (heldOutEvaluated).
 		samplesErr = executor.CompareHeldOut(launch.HeldOut, rep.heldOut)
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/rivalbench/rival/cache"
 	"github.com/rivalbench/rival/dag"
-	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/internal/units"
 	"github.com/rivalbench/rival/result"
@@ -218,7 +217,7 @@ func (r *trainRun) run(ctx context.Context, x *dag.Exec) error {
 		heldSHA = r.frameworkHeldOut.SHA256
 	}
 	res.HeldOut = r.heldOut.WithFramework(heldSHA)
-	if h := res.HeldOut; h != nil && r.launch.Framework != core.FSDP {
+	if h := res.HeldOut; h != nil && r.launch.Evaluation == "" {
 		res.Problems = append(res.Problems, result.Problem{Name: "held_out_not_evaluated", Detail: h.Evaluated})
 	}
 	res.EffectiveConfig = r.effective
