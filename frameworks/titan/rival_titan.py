@@ -25,6 +25,10 @@ builder, the LR schedule and the model's weight init:
   (and document) masks: a query sees itself and the `window` keys before it, Megatron's
   window_size (window, 0).
 
+- held-out evaluation (when rival_titan.json names the held-out set): TorchTitan's own validator,
+  whose loader reads Rival's held-out set from the first sequence at every evaluation
+  (build_validator).
+
 Parallelisms, loss and the metrics line stay TorchTitan's own. Run as a script it prints
 one rank's samples as JSON, or writes the first COUNT samples all ranks read, in global order, as
 little-endian int64 to OUT; that is how Rival tests the reader:
@@ -204,9 +208,27 @@ def megatron_init(torch, model, std, layers):
                 torch.nn.init.normal_(p, mean=0.0, std=scaled if name.endswith(RESIDUAL_OUTPUTS) else std)
 
 
-def build_dataloader(cfg, dp_world_size, dp_rank, job_config):
-    """TorchTitan's ParallelAwareDataloader over this rank's samples (RankSamples): batches of
-    local_batch_size samples, each ({"input": tokens[:-1]}, tokens[1:])."""
+class HeldOutSamples:
+    """Rival's held-out set (core.HeldOutName): one sequence of count x seq_len + 1 tokens whose window
+    k (tokens k*seq_len .. k*seq_len + seq_len) is held-out sequence k, read in file order."""
+
+    def __init__(self, prefix, count, seq_len):
+        dtype, sizes, starts = read_index(prefix)
+        if len(sizes) != 1 or int(sizes[0]) < count * seq_len + 1:
+            raise ValueError(f"{prefix}: the held-out set must be one sequence of at least {count * seq_len + 1} tokens "
+                             f"({len(sizes)} sequence(s) found): Rival writes it before training")
+        self.tokens = np.memmap(prefix + ".bin", dtype=dtype, mode="r")
+        self.start, self.seq_len, self.count = int(starts[0]), seq_len, count
+
+    def sample(self, k):
+        s = self.start + k * self.seq_len
+        return np.asarray(self.tokens[s:s + self.seq_len + 1]).astype(np.int64)
+
+
+def loader(reader, dp_rank, dp_world_size, batch_size):
+    """TorchTitan's ParallelAwareDataloader over one rank's samples (a RankSamples): batches of
+    batch_size samples, each ({"input": tokens[:-1]}, tokens[1:]). Each iteration of it starts again
+    from the reader's first sample."""
     import torch
     from torch.utils.data import IterableDataset
     from torchtitan.components.dataloader import ParallelAwareDataloader
@@ -221,11 +243,54 @@ def build_dataloader(cfg, dp_world_size, dp_rank, job_config):
                 t = torch.from_numpy(x)
                 yield {"input": t[:-1]}, t[1:]
 
+    return ParallelAwareDataloader(Samples(reader), dp_rank=dp_rank, dp_world_size=dp_world_size, batch_size=batch_size)
+
+
+def build_dataloader(cfg, dp_world_size, dp_rank, job_config):
+    """The training loader: this rank's samples of Megatron's order (RankSamples), local_batch_size at a time."""
     samples = MegatronSamples(cfg["data_prefix"], cfg["order_dir"], cfg["seed"], job_config.training.seq_len,
                               cfg["num_samples"])
     reader = RankSamples(samples, job_config.training.local_batch_size, dp_rank, dp_world_size)
-    return ParallelAwareDataloader(Samples(reader), dp_rank=dp_rank, dp_world_size=dp_world_size,
-                                   batch_size=job_config.training.local_batch_size)
+    return loader(reader, dp_rank, dp_world_size, job_config.training.local_batch_size)
+
+
+def held_out_files(cfg):
+    """The files the held-out loader reads; none when the run does not evaluate."""
+    held = cfg.get("held_out")
+    return [held["prefix"] + ".idx", held["prefix"] + ".bin"] if held else []
+
+
+def build_validator(cfg, **kw):
+    """TorchTitan's own validator (components/validate.py build_validator, with the arguments the
+    trainer passes), reading Rival's held-out set instead of a Hugging Face dataset: its loader is
+    this rank's share of the held-out sequences, as Megatron's sampler would hand them out, and starts
+    again from the first at every validate() (which re-iterates it). validation.steps x
+    local_batch_size x the data-parallel ranks must be the held-out count, so each evaluation reads
+    every sequence once. TorchTitan also validates after step 1; Rival's evaluations are at the
+    interval only (validation.freq), as Megatron's and fsdp's are."""
+    from torchtitan.components import validate
+
+    held = cfg["held_out"]
+    job_config, dp_world, dp_rank = kw["job_config"], kw["dp_world_size"], kw["dp_rank"]
+    v = job_config.validation
+    if v.steps * v.local_batch_size * dp_world != held["samples"]:
+        raise ValueError(f"rival_titan: validation.steps {v.steps} x local_batch_size {v.local_batch_size} x {dp_world} "
+                         f"data-parallel ranks is not the {held['samples']} held-out sequences")
+    samples = HeldOutSamples(held["prefix"], held["samples"], v.seq_len)
+
+    def held_out_loader(*_, **__):
+        return loader(RankSamples(samples, v.local_batch_size, dp_rank, dp_world), dp_rank, dp_world, v.local_batch_size)
+
+    # v0.2.2 builds its loader with build_text_validation_dataloader, v0.2.0 with build_hf_validation_dataloader.
+    name = next(n for n in ("build_text_validation_dataloader", "build_hf_validation_dataloader") if hasattr(validate, n))
+    hf = getattr(validate, name)
+    setattr(validate, name, held_out_loader)
+    try:
+        validator = validate.build_validator(**kw)
+    finally:
+        setattr(validate, name, hf)
+    validator.should_validate = lambda step: step % v.freq == 0
+    return validator
 
 
 def rope_scaling_args(default, scaling):
@@ -432,8 +497,9 @@ def _register():
     if qkv_bias and adapter is not None:
         adapter = qkv_bias_adapter(adapter)
     assert layers == args.n_layers
+    validator = (lambda **kw: build_validator(cfg, **kw)) if cfg.get("held_out") else None
     spec = dataclasses.replace(base, model_cls=RivalTransformer, model_args={cfg["flavor"]: args}, state_dict_adapter=adapter,
-                               build_dataloader_fn=build, build_validator_fn=None,
+                               build_dataloader_fn=build, build_validator_fn=validator,
                                build_optimizers_fn=build_optimizers, build_lr_schedulers_fn=build_lr_schedulers)
     register_train_spec(SPEC_NAME, spec)
 

@@ -33,7 +33,10 @@ step by step and rank by rank, each sample as its SL inputs and last label. For 
 n = min(8, training.steps) × GBS samples it prints 'preflight samples: {"samples": n, "sha256": hex}'
 (SHA-256 over each sample's SL + 1 little-endian int64 token ids), which Rival compares with its
 digest of the order it wrote (docs/sample-order.md); nothing when the files the extension's
-dataloader reads (rival_titan.input_files) are not there. Last "preflight ok: ...". On failure it
+dataloader reads (rival_titan.input_files) are not there. When rival_titan.json names a held-out
+set, it builds TorchTitan's validator per rank through the spec's build_validator_fn, reads two
+evaluations from it, requires them equal and prints 'preflight held-out: {"samples": n, "sha256": hex}'
+(read_held_out). Last "preflight ok: ...". On failure it
 exits 1 with "preflight failed: STAGE: ERROR".
 
 Needs real torch (>= 2.5) and numpy; a package TorchTitan imports that is not installed (tyro,
@@ -55,6 +58,7 @@ import types
 HERE = os.path.dirname(os.path.abspath(__file__))
 PREFIX = "preflight effective: "
 SAMPLES = "preflight samples: "
+HELD_OUT = "preflight held-out: "
 
 # Packages TorchTitan (and Primus's config code) import at module level that a CPU torch image may lack.
 OPTIONAL = ("tyro", "torchdata", "tensorboard", "torchao", "tokenizers", "datasets", "safetensors",
@@ -721,6 +725,54 @@ def read_samples(torch, spec, ext, job_config, parallel_dims):
     return done, h.hexdigest()
 
 
+def read_held_out(torch, spec, ext, job_config, parallel_dims):
+    """(n, SHA-256) of the held-out sequences TorchTitan's validator reads, or None when the run does
+    not evaluate (rival_titan.json names no held-out set) or the set is not written yet. One
+    validator per rank of the "dp" mesh is built through the spec's build_validator_fn with the
+    arguments TorchTitan's Trainer passes; two evaluations are read from each validator's loader as
+    validate() reads them (a fresh iteration, validation.steps batches), step by step and rank by rank,
+    each sequence as its SL inputs and last label. Both must be equal, and the validator must
+    evaluate at validation.freq only."""
+    import hashlib
+    cfg = ext.load_config()
+    files = ext.held_out_files(cfg)
+    if not files:
+        return None
+    if not job_config.validation.enable or spec.build_validator_fn is None:
+        raise ValueError("rival_titan.json names a held-out set but TorchTitan would build no validator (validation.enable is false)")
+    if not all(os.path.isfile(f) for f in files):
+        return None
+    dp = parallel_dims.dp_replicate * parallel_dims.dp_shard if parallel_dims.dp_enabled else 1
+    v = job_config.validation
+    with contextlib.redirect_stdout(io.StringIO()):
+        validators = [spec.build_validator_fn(
+            job_config=job_config, dp_world_size=dp, dp_rank=r, tokenizer=None, parallel_dims=parallel_dims,
+            loss_fn=None, validation_context=None, maybe_enable_amp=None, metrics_processor=types.SimpleNamespace(),
+            pp_schedule=None, pp_has_first_stage=None, pp_has_last_stage=None) for r in range(dp)]
+    when = [s for s in range(1, 2 * v.freq + 1) if validators[0].should_validate(s)]
+    if when != [v.freq, 2 * v.freq]:
+        raise ValueError("the validator evaluates after steps %s of the first %d, not every validation.freq = %d" % (when, 2 * v.freq, v.freq))
+    digests = []
+    for _ in range(2):
+        its = [iter(x.validation_dataloader) for x in validators]
+        h, done = hashlib.sha256(), 0
+        for _ in range(v.steps):
+            for r, it in enumerate(its):
+                inputs, labels = next(it)
+                x = inputs["input"]
+                if tuple(x.shape) != (v.local_batch_size, v.seq_len) or not torch.equal(x[:, 1:], labels[:, :-1]):
+                    raise ValueError("dp rank %d: a held-out batch of inputs %s and labels %s, want %d × %d shifted by one" % (
+                        r, tuple(x.shape), tuple(labels.shape), v.local_batch_size, v.seq_len))
+                for row in torch.cat([x, labels[:, -1:]], dim=1):
+                    h.update(row.to(torch.int64).numpy().astype("<i8").tobytes())
+                    done += 1
+        digests.append((done, h.hexdigest()))
+    if digests[0] != digests[1]:
+        raise ValueError("the second evaluation reads other held-out sequences (%d, sha256 %s) than the first (%d, %s)" % (
+            digests[1] + digests[0]))
+    return digests[0]
+
+
 def main(argv):
     # The run's own command-line overrides follow "--": the launcher parses them after the job config.
     overrides = argv[argv.index("--") + 1:] if "--" in argv else []
@@ -792,6 +844,8 @@ def main(argv):
         read_batch(job_config, world, parallel_dims, spec, out, unread)
         stage = "reading the first samples through the train spec's dataloaders"
         digest = read_samples(torch, spec, ext, job_config, parallel_dims) if ext is not None else None
+        stage = "reading the held-out sequences through the train spec's validator"
+        held = read_held_out(torch, spec, ext, job_config, parallel_dims) if ext is not None else None
     except BaseException as e:  # noqa: B902
         fail(stage, e)
     if unread:
@@ -811,6 +865,8 @@ def main(argv):
     print(PREFIX + json.dumps(out, sort_keys=True))
     if digest is not None:
         print(SAMPLES + json.dumps({"samples": digest[0], "sha256": digest[1]}))
+    if held is not None:
+        print(HELD_OUT + json.dumps({"samples": held[0], "sha256": held[1]}))
     print("preflight ok: torchtitan %s: %s %s, world %d, TP %d PP %d DP %d, %s on the meta device" % (
         tree or "(installed)", job_config.model.name, job_config.model.flavor, world, parallel_dims.tp,
         parallel_dims.pp, parallel_dims.dp_shard * parallel_dims.dp_replicate, type(model).__name__))

@@ -144,7 +144,23 @@ type Config struct {
 	// GPTDataset indices for Seed, SL and NumSamples = TRAIN_ITERS × GBS).
 	OrderDir   string `json:"order_dir"`
 	NumSamples int64  `json:"num_samples"`
+	// HeldOut is the held-out set the validator reads (EVAL_INTERVAL_SAMPLES); nil: no evaluation.
+	HeldOut *HeldOutConfig `json:"held_out,omitempty"`
 }
+
+// HeldOutConfig names Rival's held-out set (core.HeldOutName) and its number of sequences.
+type HeldOutConfig struct {
+	Prefix  string `json:"prefix"`
+	Samples int    `json:"samples"`
+}
+
+// Evaluation is how a titan launch evaluates the held-out set (core.Launch.Evaluation).
+const Evaluation = "TorchTitan's own validator (components/validate.py) built through rival_titan.py's build_validator_fn, its loader reading the held-out set from the first sequence at every evaluation, each rank its share as Megatron's sampler hands it out; loss averaged over equal batches of full sequences, which is the mean over tokens"
+
+// evaluates reports whether a titan launch of p evaluates the held-out set: when evaluation is
+// asked for, without pipeline parallelism (TorchTitan's validator then runs its own pipeline
+// schedule, whose micro-batching Rival's held-out loader does not follow).
+func evaluates(p core.Plan) bool { return p.Fair.EvalIntervalSamples > 0 && p.Fair.PP <= 1 }
 
 // RopeScalingArgs are TorchTitan's RoPEScalingArgs fields (models/llama3/model/args.py).
 type RopeScalingArgs struct {
@@ -219,6 +235,9 @@ func Build(p core.Plan) (core.Launch, error) {
 		return core.Launch{}, err
 	}
 	l := core.Launch{Framework: core.Titan, EntryScriptDigest: ScriptDigest(), FrameworkVersion: version, Files: files}
+	if evaluates(p) {
+		l.Evaluation = Evaluation
+	}
 	secs, err := Sections(p, p.Platform)
 	if err != nil {
 		return core.Launch{}, err
@@ -320,6 +339,9 @@ func configJSON(p core.Plan) ([]byte, error) {
 	}
 	if p.WindowActive() {
 		c.Model.Window = m.SlidingWindow
+	}
+	if evaluates(p) {
+		c.HeldOut = &HeldOutConfig{Prefix: p.HeldOutPath(), Samples: p.Fair.EvalSamples}
 	}
 	if r := m.RopeScaling; r != nil {
 		c.Model.RopeScaling = &RopeScalingArgs{ScalingFactor: r.Factor, LowFreqFactor: r.LowFreqFactor,
@@ -471,9 +493,21 @@ func sectionsV020(p core.Plan, primus bool) []Section {
 		{"checkpoint", []KV{{"enable", "false"}}},
 		{"compile", []KV{{"enable", "false"}}},
 		{"metrics", []KV{{"log_freq", "1"}, {"enable_tensorboard", "false"}, {"disable_color_printing", "true"}}},
-		{"validation", []KV{{"enable", "false"}}},
+		validation(p),
 		{"experimental", []KV{{"custom_import", q(Module)}}},
 	}, turbo...)
+}
+
+// validation is the [validation] section: off, or every held-out sequence once (steps of MBS per
+// data-parallel rank) every EVAL_INTERVAL_SAMPLES (freq in steps).
+func validation(p core.Plan) Section {
+	f := p.Fair
+	if !evaluates(p) || f.GBS <= 0 || f.MBS*f.DP <= 0 {
+		return Section{"validation", []KV{{"enable", "false"}}}
+	}
+	i := core.Int
+	return Section{"validation", []KV{{"enable", "true"}, {"freq", i(f.EvalIntervalSamples / f.GBS)},
+		{"steps", i(f.EvalSamples / (f.MBS * f.DP))}, {"local_batch_size", i(f.MBS)}, {"seq_len", i(f.SL)}}}
 }
 
 // TOML renders sections as TorchTitan's --job.config_file.
