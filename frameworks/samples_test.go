@@ -260,3 +260,61 @@ func TestPreflightDigestsMegatronsHeldOut(t *testing.T) {
 	assert.ErrorContains(t, err, "EVAL_SAMPLES 72 and EVAL_INTERVAL_SAMPLES 256 must be multiples of the global batch 64")
 	assert.ErrorContains(t, err, "try EVAL_SAMPLES 64")
 }
+
+// A nemo launch that evaluates passes the held-out set to rival_nemo.py, which patches
+// rival_megatron.py's view (once over the held-out sequences) into Bridge's dataset provider; its
+// preflight builds the validation split through Bridge's own provider, reads two evaluations from
+// the batch sampler Bridge's loader builds for validation on each data-parallel rank (a cyclic
+// sampler whose every epoch is one evaluation), requires each to read every held-out sequence once,
+// and prints Rival's digest of them: on Bridge 0.3.0 and 0.5.0, with DP 2 × MBS 2 on one. Bridge's
+// evaluation settings read every sequence once per evaluation. A view that repeats the sequences (as
+// mega's does for Megatron's sequential sampler) is refused under Bridge's sampler.
+func TestNemoPreflightDigestsTheHeldOut(t *testing.T) {
+	dir := upstreamDir(t)
+	for _, stack := range core.StackNames {
+		t.Run(stack, func(t *testing.T) {
+			r := request(t, hw.PlatformNVIDIA, "nemo", "qwen")
+			r.Stack = stack
+			r.Fair.SL, r.Fair.GA, r.Fair.TrainIters, r.Fair.WarmupSteps = 128, 2, 20, 2
+			if stack == core.StackCurrent {
+				r.Fair.TP, r.Fair.DP, r.Fair.MBS = 4, 2, 2
+			}
+			gbs := r.Fair.MBS * r.Fair.DP * r.Fair.GA
+			r.Fair.GBS, r.Fair.EvalIntervalSamples, r.Fair.EvalSamples = gbs, 5*gbs, 2*gbs
+			r.OutputDir, r.TokenizerPath = t.TempDir(), tokenizerDir(t, "qwen")
+			r.DataPrefix, r.DataCacheDir = encodedCorpus(t, "qwen-2.5"), t.TempDir()
+			l, err := Build(r)
+			require.NoError(t, err)
+			require.Equal(t, nemo.Evaluation, l.Evaluation)
+			require.Contains(t, l.Files, mega.Wrapper)
+			var cfg map[string]map[string]any
+			require.NoError(t, json.Unmarshal(l.Files[nemo.ConfigName], &cfg))
+			eval := cfg["train"]
+			if v, ok := cfg["validation"]; ok {
+				eval = v
+			}
+			assert.EqualValues(t, 2, eval["eval_iters"])
+			assert.EqualValues(t, 5, eval["eval_interval"])
+			assert.Contains(t, strings.Join(l.Command, " "), "--held-out "+r.DataCacheDir)
+
+			want := writeHeldOut(t, r.DataPrefix, r.DataCacheDir, r.Fair.EvalSamples, r.Fair.SL)
+			out, err := runPreflight(t, dir, r, l)
+			require.NoError(t, err, out)
+			got := heldOutLine(t, out)
+			require.NotNil(t, got, out)
+			assert.Equal(t, core.SampleDigest{Samples: int64(r.Fair.EvalSamples), SHA256: want}, *got)
+
+			if stack != core.StackPrevious {
+				return
+			}
+			// Megatron's repeating view under Bridge's cyclic sampler: an evaluation would read a
+			// random part of the repeats, and the preflight refuses it.
+			script := string(l.Files[nemo.ScriptName])
+			require.Contains(t, script, "patch(prefix, n, repeat=False)")
+			l.Files[nemo.ScriptName] = []byte(strings.Replace(script, "patch(prefix, n, repeat=False)", "patch(prefix, n, repeat=True)", 1))
+			out, err = runPreflight(t, dir, r, l)
+			require.Error(t, err, out)
+			assert.Contains(t, out, "preflight failed: Bridge's validation over Rival's held-out set: ValueError: evaluation 1 reads held-out positions")
+		})
+	}
+}

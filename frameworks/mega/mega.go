@@ -83,7 +83,7 @@ func Build(p core.Plan) (core.Launch, error) {
 	evaluation := ""
 	if p.Fair.EvalIntervalSamples > 0 {
 		// torchrun runs the wrapper, which runs pretrain_gpt.py (inserted after it by locate).
-		tr = append(tr, path.Join(p.OutputDir, Wrapper), "--held-out", p.HeldOutPath(), "--held-out-samples", core.Int(p.Fair.EvalSamples))
+		tr = append(append(tr, path.Join(p.OutputDir, Wrapper)), HeldOutArgs(p)...)
 		files, evaluation = map[string][]byte{Wrapper: WrapperPy()}, Evaluation
 	}
 	cmd := append([]string{"bash", "-c", locate, dir, core.Int(len(tr))}, tr...)
@@ -106,11 +106,28 @@ func evalArgs(f core.Fair) ([]string, error) {
 		// No evaluation, no checkpoints: the benchmark measures training steps only.
 		return []string{"--eval-iters", "0", "--eval-interval", core.Int(f.TrainIters)}, nil
 	}
+	iters, interval, err := EvalBatches(f)
+	if err != nil {
+		return nil, fmt.Errorf("mega: %w", err)
+	}
+	return []string{"--eval-iters", core.Int(iters), "--eval-interval", core.Int(interval)}, nil
+}
+
+// EvalBatches are Megatron's eval_iters and eval_interval for f's held-out evaluation: every
+// held-out sequence once (EVAL_SAMPLES / GBS global batches) every EVAL_INTERVAL_SAMPLES / GBS
+// iterations. Megatron's evaluation (and Megatron-Bridge's) reads whole global batches, so both
+// must be multiples of GBS.
+func EvalBatches(f core.Fair) (iters, interval int, err error) {
 	if f.GBS <= 0 || f.EvalSamples%f.GBS != 0 || f.EvalIntervalSamples%f.GBS != 0 {
-		return nil, fmt.Errorf("mega: EVAL_SAMPLES %d and EVAL_INTERVAL_SAMPLES %d must be multiples of the global batch %d: Megatron's evaluation reads whole global batches, so it reads every held-out sequence exactly once only when EVAL_SAMPLES is one (try EVAL_SAMPLES %d)",
+		return 0, 0, fmt.Errorf("EVAL_SAMPLES %d and EVAL_INTERVAL_SAMPLES %d must be multiples of the global batch %d: Megatron's evaluation reads whole global batches, so it reads every held-out sequence exactly once only when EVAL_SAMPLES is one (try EVAL_SAMPLES %d)",
 			f.EvalSamples, f.EvalIntervalSamples, f.GBS, max(f.GBS, f.EvalSamples/max(f.GBS, 1)*f.GBS))
 	}
-	return []string{"--eval-iters", core.Int(f.EvalSamples / f.GBS), "--eval-interval", core.Int(f.EvalIntervalSamples / f.GBS)}, nil
+	return f.EvalSamples / f.GBS, f.EvalIntervalSamples / f.GBS, nil
+}
+
+// HeldOutArgs are rival_megatron.py's arguments naming the plan's held-out set.
+func HeldOutArgs(p core.Plan) []string {
+	return []string{"--held-out", p.HeldOutPath(), "--held-out-samples", core.Int(p.Fair.EvalSamples)}
 }
 
 // Torchrun returns the launcher prefix: a standalone rendezvous on one node; on several nodes torchrun

@@ -14,7 +14,8 @@ evaluation loop stay Megatron's: evaluate() sums loss and valid tokens over micr
 data-parallel ranks.
 
 The preflight (facts/preflight.py) builds the same view with held_out() and digests view.text(k) for
-k < N; a view whose windows are not k x SL stops the run here.
+k < N; a view whose windows are not k x SL stops the run here. Megatron-Bridge's entry (rival_nemo.py)
+imports patch() with repeat=False: Bridge's validation loader samples each epoch afresh.
 """
 
 import dataclasses
@@ -29,10 +30,12 @@ class HeldOutError(Exception):
     """Megatron's dataset over the held-out set does not cut the windows Rival wrote."""
 
 
-def held_out(builder, build, prefix, n):
+def held_out(builder, build, prefix, n, repeat=True):
     """The held-out view for builder (a BlendedMegatronDatasetBuilder whose sizes[1] is the number of
     validation samples the run will read), built with build (the builder class's own build); None on
-    the ranks Megatron builds no dataset on."""
+    the ranks Megatron builds no dataset on. repeat: the view repeats the n sequences up to sizes[1],
+    for a sequential sampler that never restarts (Megatron's); else it holds the n once, for a
+    sampler that starts a new epoch over it at every evaluation (Megatron-Bridge's cyclic one)."""
     import numpy
     import torch
 
@@ -53,7 +56,7 @@ def held_out(builder, build, prefix, n):
         raise HeldOutError("%s: Megatron's shuffle index over the held-out set is not a permutation of its %d samples" % (prefix, n))
     unshuffle = numpy.empty(n, dtype=numpy.int64)
     unshuffle[shuffle] = numpy.arange(n, dtype=numpy.int64)
-    length = max(int(builder.sizes[1] or 0), n)
+    length = max(int(builder.sizes[1] or 0), n) if repeat else n
 
     class HeldOut(torch.utils.data.Dataset):
         """Held-out sequence i % n, as Megatron's GPTDataset hands it out (tokens, labels, masks)."""
@@ -73,16 +76,16 @@ def held_out(builder, build, prefix, n):
     return HeldOut()
 
 
-def patch(prefix, n):
+def patch(prefix, n, repeat=True):
     """Makes every BlendedMegatronDatasetBuilder that builds a validation split return the held-out
-    view instead."""
+    view instead (held_out's repeat)."""
     from megatron.core.datasets.blended_megatron_dataset_builder import BlendedMegatronDatasetBuilder
     build = BlendedMegatronDatasetBuilder.build
 
     def build_with_held_out(self):
         datasets = list(build(self))
         if self.sizes[1]:
-            datasets[1] = held_out(self, build, prefix, n)
+            datasets[1] = held_out(self, build, prefix, n, repeat)
         return datasets
 
     BlendedMegatronDatasetBuilder.build = build_with_held_out

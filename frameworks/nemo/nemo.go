@@ -240,8 +240,15 @@ func Config(p core.Plan) (map[string]Section, error) {
 			"profile_ranks": append([]int{}, f.ProfileRanks...), "record_shapes": false,
 		},
 	}
-	// No evaluation, where the release reads it.
+	// No evaluation, or every held-out sequence once per evaluation, where the release reads it.
 	eval := Section{"eval_iters": 0, "eval_interval": f.TrainIters}
+	if f.EvalIntervalSamples > 0 {
+		iters, interval, err := mega.EvalBatches(f)
+		if err != nil {
+			return nil, fmt.Errorf("nemo: %w", err)
+		}
+		eval = Section{"eval_iters": iters, "eval_interval": interval}
+	}
 	if rel.validation {
 		cfg["validation"] = eval
 	} else {
@@ -297,8 +304,19 @@ const PreflightRanFile = PreflightDir + "/" + RanFile
 // ends with "preflight ok: ..." or "preflight failed: <Bridge's error>", exiting 1 on failure.
 // WORLD_SIZE and RANK come from the environment (see Preflight).
 func CheckCommand(p core.Plan) []string {
-	return []string{"python3", path.Join(p.OutputDir, ScriptName), "--config", path.Join(p.OutputDir, ConfigName),
-		"--ran", path.Join(p.OutputDir, PreflightRanFile), "--check"}
+	return append(append([]string{"python3", path.Join(p.OutputDir, ScriptName), "--config", path.Join(p.OutputDir, ConfigName),
+		"--ran", path.Join(p.OutputDir, PreflightRanFile)}, heldOutArgs(p)...), "--check")
+}
+
+// Evaluation is how a nemo launch evaluates the held-out set (core.Launch.Evaluation).
+const Evaluation = "Megatron-Bridge's own evaluate() over Megatron's GPTDataset of the held-out set: rival_nemo.py hands Bridge's validation loader rival_megatron.py's view of exactly the held-out sequences, so each evaluation (one epoch of Bridge's cyclic sampler) reads every one once; loss summed over valid tokens and data-parallel ranks"
+
+// heldOutArgs are rival_nemo.py's arguments naming the held-out set when the run evaluates.
+func heldOutArgs(p core.Plan) []string {
+	if p.Fair.EvalIntervalSamples <= 0 {
+		return nil
+	}
+	return mega.HeldOutArgs(p)
 }
 
 // PreflightDir holds, relative to OutputDir, the preflight's helper files: frameworks/facts'
@@ -329,8 +347,8 @@ func Build(p core.Plan) (core.Launch, error) {
 	if err != nil {
 		return core.Launch{}, err
 	}
-	cmd := append(mega.Torchrun(p), path.Join(p.OutputDir, ScriptName),
-		"--config", path.Join(p.OutputDir, ConfigName), "--ran", path.Join(p.OutputDir, RanFile))
+	cmd := append(append(mega.Torchrun(p), path.Join(p.OutputDir, ScriptName),
+		"--config", path.Join(p.OutputDir, ConfigName), "--ran", path.Join(p.OutputDir, RanFile)), heldOutArgs(p)...)
 	l := core.Launch{
 		Framework: core.Nemo, Command: cmd, WorkDir: p.OutputDir, FrameworkVersion: version,
 		Env: map[string]string{
@@ -347,6 +365,10 @@ func Build(p core.Plan) (core.Launch, error) {
 		l.Files[path.Join(PreflightDir, n)] = b
 	}
 	l.Files[path.Join(PreflightDir, core.KnobsFile)] = core.KnobsJSON()
+	if len(heldOutArgs(p)) > 0 {
+		// rival_nemo.py imports the held-out view from beside itself.
+		l.Files[mega.Wrapper], l.Evaluation = mega.WrapperPy(), Evaluation
+	}
 	l.Preflight = Preflight(p, l)
 	return l, nil
 }

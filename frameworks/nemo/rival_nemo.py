@@ -19,7 +19,8 @@ dataset section (BlendedMegatronDatasetBuilder -> GPTDataset, index cache in the
 path_to_cache), read through the batch sampler Bridge's build_pretraining_data_loader chooses for each
 data-parallel rank, micro-batch step by micro-batch step and rank by rank. Each sample's tokens as
 little-endian int64 go into one SHA-256, printed as 'preflight samples: {"samples": n, "sha256": hex}'
-for Rival to compare with its own order. Megatron's compiled dataset helpers come from the image, or
+for Rival to compare with its own order. With --held-out it also digests the held-out sequences
+Bridge's evaluations read (held_out), printed as 'preflight held-out: {json}'. Megatron's compiled dataset helpers come from the image, or
 are compiled by the helpers_cpp of frameworks/facts/preflight.py, which the launch ships in preflight/."""
 import argparse
 import json
@@ -179,6 +180,9 @@ def parse(argv=None):
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--config", required=True, help="the JSON configuration Rival wrote")
     p.add_argument("--ran", required=True, help="where rank 0 writes what ran (JSON)")
+    p.add_argument("--held-out", default=None,
+                   help="Rival's held-out set (one document of N x seq_length + 1 tokens): Bridge's validation reads it")
+    p.add_argument("--held-out-samples", type=int, default=0, help="N, its held-out sequences")
     p.add_argument("--check", action="store_true",
                    help="only build the configuration and run Bridge's own validation (runtime_config_update, "
                         "then the optimizer scheduler) for WORLD_SIZE processes, digest the first samples Bridge's data path reads "
@@ -392,6 +396,126 @@ def samples(cfg):
     return {"samples": done, "sha256": h.hexdigest()}
 
 
+def _held_out_view():
+    """rival_megatron.py, shipped beside this script: the held-out view of Megatron's GPTDataset."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "rival_megatron", os.path.join(os.path.dirname(os.path.abspath(__file__)), "rival_megatron.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+class _Permutations:
+    """The torch the samplers module sees: the real one, except that where torch is a stand-in (the
+    preflight runs without PyTorch) Generator and randperm are numpy's. Bridge's cyclic sampler then
+    draws another permutation than in the run, and what the preflight checks, that each epoch reads
+    every index of each rank's share once, holds for any permutation."""
+
+    def __init__(self, torch):
+        self._torch = torch
+        try:
+            self._real = sorted(torch.randperm(4, generator=torch.Generator()).tolist()) == [0, 1, 2, 3]
+        except Exception:  # a stand-in that cannot permute
+            self._real = False
+
+    def __getattr__(self, name):
+        if not self._real and name == "Generator":
+            return _Seed
+        if not self._real and name == "randperm":
+            return _randperm
+        return getattr(self._torch, name)
+
+
+class _Seed:
+    def __init__(self, *a, **k):
+        self.seed = 0
+
+    def manual_seed(self, seed):
+        self.seed = int(seed)
+        return self
+
+
+def _randperm(n, generator=None):
+    import types
+
+    import numpy
+    perm = numpy.random.RandomState(generator.seed if generator is not None else 0).permutation(int(n))
+    return types.SimpleNamespace(tolist=perm.tolist)
+
+
+def held_out(cfg, prefix, n):
+    """The SHA-256 of the held-out sequences Bridge's evaluations read, as {"samples": n, "sha256": hex};
+    None before Rival wrote the set. With rival_megatron's view patched in as the run does, Bridge's
+    dataset provider builds the validation split; each rank's batch sampler is the one Bridge's loader
+    builds for validation (its loaders.py: "cyclic" for a GPTDatasetConfig, an iterator that starts a
+    new epoch when one ends), read for two evaluations of eval_iters x the evaluation's global batch,
+    micro-batch step by step and rank by rank. Each must read every held-out sequence exactly once;
+    the digest is over the sequences in held-out order, each as little-endian int64."""
+    import contextlib
+    import hashlib
+    import io
+
+    import numpy
+    if not os.path.isfile(prefix + ".idx"):
+        return None
+    import megatron.core
+    facts = _facts_preflight()
+    facts.helpers_cpp(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(megatron.core.__file__)))))
+    from megatron.bridge.data import samplers
+    from megatron.bridge.data.loaders import build_train_valid_test_datasets
+    from megatron.bridge.data.utils import get_dataset_provider
+    from megatron.bridge.training.config import GPTDatasetConfig
+
+    ds, t = cfg.dataset, cfg.train
+    v = getattr(cfg, "validation", None) or t  # Bridge 0.5.0 reads the evaluation from validation
+    eval_iters = v.eval_iters
+    gbs = getattr(v, "eval_global_batch_size", None) or t.global_batch_size
+    mbs = getattr(v, "eval_micro_batch_size", None) or t.micro_batch_size
+    dp = cfg.data_parallel_size
+    if eval_iters * gbs != n:
+        raise ValueError(f"eval_iters {eval_iters} x evaluation batch {gbs} = {eval_iters * gbs} samples per evaluation, not the {n} held-out sequences")
+    _held_out_view().patch(prefix, n, repeat=False)
+    ds.tokenizer = _DatasetTokenizer()
+    with contextlib.redirect_stdout(io.StringIO()):
+        _, valid, _ = build_train_valid_test_datasets(cfg, get_dataset_provider(ds))
+    kind = "cyclic" if isinstance(ds, GPTDatasetConfig) else ds.dataloader_type
+    loader, torch = samplers.DataLoader, samplers.torch
+    samplers.DataLoader = lambda dataset, batch_sampler=None, **kw: batch_sampler
+    samplers.torch = _Permutations(torch)
+    try:
+        ranks = [samplers.build_pretraining_data_loader(
+            valid, 0, kind, mbs, ds.num_workers, ds.data_sharding,
+            data_parallel_rank=r, data_parallel_size=dp, global_batch_size=gbs) for r in range(dp)]
+
+        def batches(sampler):
+            while True:  # Bridge wraps a cyclic loader in cyclic_iter; a single one ends
+                empty = True
+                for b in sampler:
+                    empty = False
+                    yield b
+                if empty or kind not in ("cyclic", "batch"):
+                    return
+
+        its = [batches(s) for s in ranks]
+        for e in range(2):
+            read = []
+            for _ in range(eval_iters * (gbs // (mbs * dp))):
+                for r, it in enumerate(its):
+                    b = next(it, None)
+                    if b is None:
+                        raise ValueError(f"evaluation {e + 1}: Bridge's {kind} validation sampler of data-parallel rank {r} ran out of held-out sequences")
+                    read.extend(int(i) for i in b)
+            if sorted(read) != list(range(n)):
+                raise ValueError(f"evaluation {e + 1} reads held-out positions {sorted(read)[:8]}..., not each of the {n} once")
+    finally:
+        samplers.DataLoader, samplers.torch = loader, torch
+    h = hashlib.sha256()
+    for k in range(n):
+        h.update(numpy.asarray(valid.text(k), dtype="<i8").tobytes())
+    return {"samples": n, "sha256": h.hexdigest()}
+
+
 def _where(e):
     """The innermost frame that raised e, as file:line: code."""
     import traceback
@@ -446,6 +570,14 @@ def preflight(o):
         return 1
     if d is not None:
         print("preflight samples: " + json.dumps(d), flush=True)
+    if o.held_out:
+        try:
+            h = held_out(cfg, o.held_out, o.held_out_samples)
+        except Exception as e:  # the run would evaluate these sequences: a failure here stops it too
+            print(f"preflight failed: Bridge's validation over Rival's held-out set: {type(e).__name__}: {e}{_where(e)}", flush=True)
+            return 1
+        if h is not None:
+            print("preflight held-out: " + json.dumps(h), flush=True)
     print(f"preflight ok: megatron-bridge configuration valid for {os.environ.get('WORLD_SIZE', '1')} processes",
           flush=True)
     return 0
@@ -468,6 +600,9 @@ def main(argv=None):
               "transformer-engine {transformer_engine}, torch {torch}, CUDA {cuda}".format(**r), flush=True)
     if cfg.profiling.use_pytorch_profiler and cfg.logger.tensorboard_dir:
         os.makedirs(cfg.logger.tensorboard_dir, exist_ok=True)
+    if o.held_out:
+        # Bridge's validation split becomes Rival's held-out set (rival_megatron.py, held_out above).
+        _held_out_view().patch(o.held_out, o.held_out_samples, repeat=False)
     from megatron.bridge.training.gpt_step import forward_step
     from megatron.bridge.training.pretrain import pretrain
     pretrain(cfg, forward_step)
