@@ -17,6 +17,7 @@ import (
 	"github.com/rivalbench/rival/frameworks/core"
 	"github.com/rivalbench/rival/frameworks/mega"
 	"github.com/rivalbench/rival/frameworks/nemo"
+	"github.com/rivalbench/rival/frameworks/prim"
 	"github.com/rivalbench/rival/gptorder"
 	"github.com/rivalbench/rival/hw"
 	"github.com/rivalbench/rival/indexed"
@@ -259,6 +260,14 @@ func TestPreflightDigestsMegatronsHeldOut(t *testing.T) {
 	_, err := Build(r)
 	assert.ErrorContains(t, err, "EVAL_SAMPLES 72 and EVAL_INTERVAL_SAMPLES 256 must be multiples of the global batch 64")
 	assert.ErrorContains(t, err, "try EVAL_SAMPLES 64")
+
+	// prim does not evaluate, and says why.
+	r = request(t, hw.PlatformAMD, "prim", "mistral")
+	r.Fair.EvalIntervalSamples, r.Fair.EvalSamples = 4*gbs, gbs
+	l, err := Build(r)
+	require.NoError(t, err)
+	assert.Empty(t, l.Evaluation)
+	assert.Equal(t, prim.NoEvaluation, l.NoEvaluation)
 }
 
 // A nemo launch that evaluates passes the held-out set to rival_nemo.py, which patches

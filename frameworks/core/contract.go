@@ -117,6 +117,9 @@ type Launch struct {
 	// empty: it does not (no evaluation asked for, or the framework's launch cannot yet). A launch
 	// that evaluates has its preflight digest the held-out sequences its framework reads.
 	Evaluation string `json:",omitempty"`
+	// NoEvaluation says why a launch asked to evaluate (Fair.EvalIntervalSamples) does not; empty
+	// when it does, or when nothing more precise than "not yet" is known.
+	NoEvaluation string `json:",omitempty"`
 }
 
 // SampleDigest is a SHA-256 over the first Samples samples a run reads, in training order (global

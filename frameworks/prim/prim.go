@@ -333,11 +333,18 @@ func Build(p core.Plan) (core.Launch, error) {
 		cmd = []string{"bash", "-c", `mkdir -p "$1" "$2" && ln -sfn "$1" "$2/tensorboard" && exec bash "$0"`,
 			Script, path.Join(p.OutputDir, "profile"), expRoot}
 	}
-	return core.Launch{
+	l := core.Launch{
 		Framework: core.Prim, Command: cmd, Env: env, WorkDir: Dir, FrameworkVersion: Version(p.Stack),
 		Files: map[string][]byte{name: patched}, Rendezvous: Rendezvous(p),
-	}, nil
+	}
+	if p.Fair.EvalIntervalSamples > 0 {
+		l.NoEvaluation = NoEvaluation
+	}
+	return l, nil
 }
+
+// NoEvaluation is why a prim launch does not evaluate the held-out set (core.Launch.NoEvaluation).
+const NoEvaluation = "not evaluated: prim launches run Primus's primus/cli/main.py through run_pretrain.sh, where Rival has no runner to hand Megatron's validation the held-out set, and Primus v26.2's primus_evaluate neither reduces the loss over data-parallel ranks nor reads Megatron's two-element loss; this run's held-out loss is not comparable and none is recorded"
 
 // StockYAML writes a stock experiment from the facts as the yaml Primus reads, headed by a comment
 // naming it (StockComment). Floats are written with a dot, strings quoted, so SafeLoader reads back

@@ -155,5 +155,6 @@ func TestPreflightDigestsTheValidatorsHeldOut(t *testing.T) {
 	l, err := Build(p)
 	require.NoError(t, err)
 	assert.Empty(t, l.Evaluation, "pipeline parallel: TorchTitan's validator runs its own schedule")
+	assert.Contains(t, l.NoEvaluation, "with pipeline parallelism")
 	assert.Contains(t, string(l.Files[TOMLName]), "[validation]\nenable = false\n")
 }

@@ -237,6 +237,8 @@ func Build(p core.Plan) (core.Launch, error) {
 	l := core.Launch{Framework: core.Titan, EntryScriptDigest: ScriptDigest(), FrameworkVersion: version, Files: files}
 	if evaluates(p) {
 		l.Evaluation = Evaluation
+	} else if p.Fair.EvalIntervalSamples > 0 {
+		l.NoEvaluation = "not evaluated: with pipeline parallelism TorchTitan's validator runs the pipeline schedule's own micro-batches, which Rival's held-out loader does not follow; run titan with PP 1 to evaluate"
 	}
 	secs, err := Sections(p, p.Platform)
 	if err != nil {

@@ -51,6 +51,9 @@ func heldOutEvaluated(l core.Launch) string {
 	if l.Evaluation != "" {
 		return l.Evaluation
 	}
+	if l.NoEvaluation != "" {
+		return l.NoEvaluation
+	}
 	return "not evaluated: " + l.Framework + " launches do not evaluate Rival's held-out set yet (their own validation does not restart from the first sequence at each evaluation), so this run's held-out loss is not comparable and none is recorded"
 }
 
