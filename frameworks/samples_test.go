@@ -2,9 +2,6 @@ package frameworks
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -15,6 +12,7 @@ import (
 
 	"github.com/rivalbench/rival/encode"
 	"github.com/rivalbench/rival/frameworks/core"
+	"github.com/rivalbench/rival/frameworks/heldouttest"
 	"github.com/rivalbench/rival/frameworks/mega"
 	"github.com/rivalbench/rival/frameworks/nemo"
 	"github.com/rivalbench/rival/frameworks/prim"
@@ -151,48 +149,6 @@ func setNemoSeed(t *testing.T, l *core.Launch, seed int) {
 	l.Files[nemo.ConfigName] = b
 }
 
-// writeHeldOut writes a held-out set as the run does (one document of n·sl+1 tokens, the corpus's
-// first documents joined) into dir as core.HeldOutName, and returns the SHA-256 of its n windows of
-// sl+1 tokens from k·sl, each token as a little-endian int64, computed here.
-func writeHeldOut(t *testing.T, corpus, dir string, n, sl int) string {
-	t.Helper()
-	ds, err := indexed.Open(corpus)
-	require.NoError(t, err)
-	defer ds.Close()
-	var tokens []int32
-	for i := 0; len(tokens) < n*sl+1; i++ {
-		tokens, err = ds.AppendSequence(tokens, i)
-		require.NoError(t, err)
-	}
-	tokens = tokens[:n*sl+1]
-	w, err := indexed.NewWriter(filepath.Join(dir, core.HeldOutName(n, sl)), ds.DType())
-	require.NoError(t, err)
-	require.NoError(t, w.AddDocument(tokens))
-	require.NoError(t, w.Finalize())
-	h := sha256.New()
-	var b [8]byte
-	for k := 0; k < n; k++ {
-		for _, tok := range tokens[k*sl : k*sl+sl+1] {
-			binary.LittleEndian.PutUint64(b[:], uint64(int64(tok)))
-			h.Write(b[:])
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-// heldOutLine is the held-out digest a preflight printed, nil when it printed none.
-func heldOutLine(t *testing.T, out string) *core.SampleDigest {
-	t.Helper()
-	for _, l := range strings.Split(out, "\n") {
-		if j, ok := strings.CutPrefix(l, "preflight held-out: "); ok {
-			var d core.SampleDigest
-			require.NoError(t, json.Unmarshal([]byte(j), &d), l)
-			return &d
-		}
-	}
-	return nil
-}
-
 // A mega launch that evaluates runs pretrain_gpt.py through rival_megatron.py, and its preflight
 // builds the same held-out view with Megatron's own GPTDataset (its shuffled one-epoch index over
 // the held-out document) and digests the sequences every evaluation reads: Rival's windows, in
@@ -235,12 +191,12 @@ func TestPreflightDigestsMegatronsHeldOut(t *testing.T) {
 				if once {
 					out, err := runPreflight(t, dir, r, l)
 					require.NoError(t, err, out)
-					assert.Nil(t, heldOutLine(t, out), "no held-out set yet: nothing to digest")
+					assert.Nil(t, heldouttest.Line(t, strings.Split(out, "\n")), "no held-out set yet: nothing to digest")
 				}
-				want := writeHeldOut(t, r.DataPrefix, r.DataCacheDir, r.Fair.EvalSamples, r.Fair.SL)
+				want := heldouttest.Write(t, r.DataPrefix, filepath.Join(r.DataCacheDir, core.HeldOutName(r.Fair.EvalSamples, r.Fair.SL)), r.Fair.EvalSamples, r.Fair.SL)
 				out, err := runPreflight(t, dir, r, l)
 				require.NoError(t, err, out)
-				got := heldOutLine(t, out)
+				got := heldouttest.Line(t, strings.Split(out, "\n"))
 				require.NotNil(t, got, out)
 				assert.Equal(t, core.SampleDigest{Samples: int64(r.Fair.EvalSamples), SHA256: want}, *got)
 
@@ -306,10 +262,10 @@ func TestNemoPreflightDigestsTheHeldOut(t *testing.T) {
 			assert.EqualValues(t, 5, eval["eval_interval"])
 			assert.Contains(t, strings.Join(l.Command, " "), "--held-out "+r.DataCacheDir)
 
-			want := writeHeldOut(t, r.DataPrefix, r.DataCacheDir, r.Fair.EvalSamples, r.Fair.SL)
+			want := heldouttest.Write(t, r.DataPrefix, filepath.Join(r.DataCacheDir, core.HeldOutName(r.Fair.EvalSamples, r.Fair.SL)), r.Fair.EvalSamples, r.Fair.SL)
 			out, err := runPreflight(t, dir, r, l)
 			require.NoError(t, err, out)
-			got := heldOutLine(t, out)
+			got := heldouttest.Line(t, strings.Split(out, "\n"))
 			require.NotNil(t, got, out)
 			assert.Equal(t, core.SampleDigest{Samples: int64(r.Fair.EvalSamples), SHA256: want}, *got)
 

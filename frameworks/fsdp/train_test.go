@@ -3,9 +3,6 @@ package fsdp
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -21,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rivalbench/rival/frameworks/heldouttest"
 	"github.com/rivalbench/rival/frameworks/logparse"
 	"github.com/rivalbench/rival/indexed"
 )
@@ -420,34 +418,6 @@ func BenchmarkTrainProxy(b *testing.B) {
 	}
 }
 
-// heldOutSet writes a held-out set as Rival does (one document of n·sl+1 tokens, the test data's
-// first documents joined) and returns its prefix and the SHA-256 of its n windows as int64, computed
-// here independently of the script.
-func heldOutSet(t *testing.T, data string, n, sl int) (string, string) {
-	t.Helper()
-	ds, err := indexed.Open(data)
-	require.NoError(t, err)
-	defer ds.Close()
-	var tokens []int32
-	for i := 0; len(tokens) < n*sl+1; i++ {
-		tokens, err = ds.AppendSequence(tokens, i)
-		require.NoError(t, err)
-	}
-	tokens = tokens[:n*sl+1]
-	prefix := filepath.Join(t.TempDir(), "rival-heldout")
-	w, err := indexed.NewWriter(prefix, ds.DType())
-	require.NoError(t, err)
-	require.NoError(t, w.AddDocument(tokens))
-	require.NoError(t, w.Finalize())
-	h := sha256.New()
-	for k := 0; k < n; k++ {
-		for _, tok := range tokens[k*sl : k*sl+sl+1] {
-			_ = binary.Write(h, binary.LittleEndian, int64(tok))
-		}
-	}
-	return prefix, hex.EncodeToString(h.Sum(nil))
-}
-
 // The trainer evaluates the held-out set every --eval-interval iterations, prints Megatron's
 // validation line, and one process and two agree on it (the loss is summed over tokens and ranks);
 // its preflight digests the sequences it evaluates as Rival does.
@@ -456,7 +426,8 @@ func TestTrainEvaluatesHeldOut(t *testing.T) {
 	data := proxyDataset(t, 2048)
 	one := proxyConfig(t, data)
 	one.TrainIters, one.WarmupSteps, one.GradAccum, one.MicroBatch = 8, 2, 2, 2
-	prefix, sha := heldOutSet(t, data, 8, one.SeqLen)
+	prefix := filepath.Join(t.TempDir(), "rival-heldout")
+	sha := heldouttest.Write(t, data, prefix, 8, one.SeqLen)
 	one.EvalPrefix, one.EvalSamples, one.EvalInterval = prefix, 8, 4
 	two := one
 	two.NProcPerNode, two.MicroBatch = 2, 1

@@ -1,10 +1,6 @@
 package titan
 
 import (
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
-	"encoding/json"
 	"os"
 	"path"
 	"path/filepath"
@@ -16,51 +12,9 @@ import (
 
 	"github.com/rivalbench/rival/container"
 	"github.com/rivalbench/rival/frameworks/core"
+	"github.com/rivalbench/rival/frameworks/heldouttest"
 	"github.com/rivalbench/rival/hw"
-	"github.com/rivalbench/rival/indexed"
 )
-
-// writeHeldOut writes a held-out set as a run does (one document of n·sl+1 tokens: the corpus's first
-// documents joined) as core.HeldOutName in dir, and returns the SHA-256 of its n windows of sl+1
-// tokens from k·sl, each token a little-endian int64, computed here.
-func writeHeldOut(t *testing.T, corpus, dir string, n, sl int) string {
-	t.Helper()
-	ds, err := indexed.Open(corpus)
-	require.NoError(t, err)
-	defer ds.Close()
-	var tokens []int32
-	for i := 0; len(tokens) < n*sl+1; i++ {
-		tokens, err = ds.AppendSequence(tokens, i)
-		require.NoError(t, err)
-	}
-	tokens = tokens[:n*sl+1]
-	w, err := indexed.NewWriter(filepath.Join(dir, core.HeldOutName(n, sl)), ds.DType())
-	require.NoError(t, err)
-	require.NoError(t, w.AddDocument(tokens))
-	require.NoError(t, w.Finalize())
-	h := sha256.New()
-	var b [8]byte
-	for k := 0; k < n; k++ {
-		for _, tok := range tokens[k*sl : k*sl+sl+1] {
-			binary.LittleEndian.PutUint64(b[:], uint64(int64(tok)))
-			h.Write(b[:])
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-// heldOutOf is the held-out digest line a preflight printed, and whether it printed one.
-func heldOutOf(t *testing.T, lines []string) (core.SampleDigest, bool) {
-	t.Helper()
-	for _, l := range lines {
-		if j, ok := strings.CutPrefix(l, "preflight held-out: "); ok {
-			var d core.SampleDigest
-			require.NoError(t, json.Unmarshal([]byte(j), &d), l)
-			return d, true
-		}
-	}
-	return core.SampleDigest{}, false
-}
 
 // A titan launch that evaluates enables TorchTitan's validator ([validation]: freq in steps, steps
 // of MBS per rank covering the held-out set once) with Rival's validator builder, and its preflight
@@ -81,7 +35,7 @@ func TestPreflightDigestsTheValidatorsHeldOut(t *testing.T) {
 	for pf, c := range corpus {
 		dir := filepath.Join(data, "held-"+pf)
 		require.NoError(t, os.MkdirAll(dir, 0o755))
-		wants[pf] = writeHeldOut(t, c, dir, n, sl)
+		wants[pf] = heldouttest.Write(t, c, filepath.Join(dir, core.HeldOutName(n, sl)), n, sl)
 	}
 	layout := func(mbs, tp, dp int) func(*core.Plan) { // TP × DP = the plan's 8 GPUs
 		return func(p *core.Plan) {
@@ -134,7 +88,12 @@ func TestPreflightDigestsTheValidatorsHeldOut(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			lines := out[c.name]
 			require.Equal(t, 0, codes[c.name], strings.Join(lines, "\n"))
-			got, found := heldOutOf(t, lines)
+			d := heldouttest.Line(t, lines)
+			found := d != nil
+			var got core.SampleDigest
+			if found {
+				got = *d
+			}
 			switch kinds[i] {
 			case none:
 				assert.False(t, found, strings.Join(lines, "\n"))
