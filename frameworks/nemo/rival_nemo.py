@@ -601,6 +601,8 @@ def main(argv=None):
     if cfg.profiling.use_pytorch_profiler and cfg.logger.tensorboard_dir:
         os.makedirs(cfg.logger.tensorboard_dir, exist_ok=True)
     if o.held_out:
+        if o.held_out_samples < 1 or not os.path.isfile(o.held_out + ".idx"):
+            sys.exit(f"rival_nemo.py: no held-out set of {o.held_out_samples} sequences at {o.held_out}.idx: Rival writes it before training")
         # Bridge's validation split becomes Rival's held-out set (rival_megatron.py, held_out above).
         _held_out_view().patch(o.held_out, o.held_out_samples, repeat=False)
     from megatron.bridge.training.gpt_step import forward_step

@@ -114,6 +114,13 @@ func TestPreflightDigestsTheValidatorsHeldOut(t *testing.T) {
 	l, err := Build(p)
 	require.NoError(t, err)
 	assert.Empty(t, l.Evaluation, "pipeline parallel: TorchTitan's validator runs its own schedule")
-	assert.Contains(t, l.NoEvaluation, "with pipeline parallelism")
+	assert.Equal(t, NoEvaluationPP, l.NoEvaluation)
+
+	// An interval that is not whole steps is refused, not rounded down.
+	p = readbackPlan(t, core.StackCurrent, hw.PlatformNVIDIA, "llama-proxy", 0)
+	layout(1, 1, 8)(&p)
+	p.Fair.EvalIntervalSamples = p.Fair.GBS + 1
+	_, err = Build(p)
+	assert.ErrorContains(t, err, "must be a multiple of the global batch 16")
 	assert.Contains(t, string(l.Files[TOMLName]), "[validation]\nenable = false\n")
 }

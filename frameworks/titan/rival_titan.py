@@ -282,7 +282,11 @@ def build_validator(cfg, **kw):
         return loader(RankSamples(samples, v.local_batch_size, dp_rank, dp_world), dp_rank, dp_world, v.local_batch_size)
 
     # v0.2.2 builds its loader with build_text_validation_dataloader, v0.2.0 with build_hf_validation_dataloader.
-    name = next(n for n in ("build_text_validation_dataloader", "build_hf_validation_dataloader") if hasattr(validate, n))
+    names = [n for n in ("build_text_validation_dataloader", "build_hf_validation_dataloader") if hasattr(validate, n)]
+    if not names:
+        raise ImportError("rival_titan: torchtitan.components.validate has neither build_text_validation_dataloader "
+                          "(v0.2.2) nor build_hf_validation_dataloader (v0.2.0): this TorchTitan builds its validation loader otherwise")
+    name = names[0]
     hf = getattr(validate, name)
     setattr(validate, name, held_out_loader)
     try:

@@ -157,6 +157,9 @@ type HeldOutConfig struct {
 // Evaluation is how a titan launch evaluates the held-out set (core.Launch.Evaluation).
 const Evaluation = "TorchTitan's own validator (components/validate.py) built through rival_titan.py's build_validator_fn, its loader reading the held-out set from the first sequence at every evaluation, each rank its share as Megatron's sampler hands it out; loss averaged over equal batches of full sequences, which is the mean over tokens"
 
+// NoEvaluationPP is why a titan launch with pipeline parallelism does not evaluate the held-out set.
+const NoEvaluationPP = "not evaluated: with pipeline parallelism TorchTitan's validator runs the pipeline schedule's own micro-batches, which Rival's held-out loader does not follow; run titan with PP 1 to evaluate"
+
 // evaluates reports whether a titan launch of p evaluates the held-out set: when evaluation is
 // asked for, without pipeline parallelism (TorchTitan's validator then runs its own pipeline
 // schedule, whose micro-batching Rival's held-out loader does not follow).
@@ -238,7 +241,7 @@ func Build(p core.Plan) (core.Launch, error) {
 	if evaluates(p) {
 		l.Evaluation = Evaluation
 	} else if p.Fair.EvalIntervalSamples > 0 {
-		l.NoEvaluation = "not evaluated: with pipeline parallelism TorchTitan's validator runs the pipeline schedule's own micro-batches, which Rival's held-out loader does not follow; run titan with PP 1 to evaluate"
+		l.NoEvaluation = NoEvaluationPP
 	}
 	secs, err := Sections(p, p.Platform)
 	if err != nil {
@@ -376,7 +379,11 @@ func Sections(p core.Plan, platform string) ([]Section, error) {
 	if !ok {
 		return nil, fmt.Errorf("titan: no job-config generator for TorchTitan %s: add it to jobConfigs in frameworks/titan/titan.go", pin.Version)
 	}
-	return jc.apply(sectionsV020(p, pin.Primus)), nil
+	val, err := validation(p)
+	if err != nil {
+		return nil, err
+	}
+	return jc.apply(sectionsV020(p, pin.Primus, val)), nil
 }
 
 // apply moves the options of v0.2.0's job config to where the version reads them: to the end of the
@@ -439,7 +446,7 @@ func CheckSections(p core.Plan, platform string, secs []Section) error {
 
 // sectionsV020 is the job config of TorchTitan v0.2.0 and of 5fb7cc2e (the same JobConfig); later
 // versions move its options (jobConfig.apply).
-func sectionsV020(p core.Plan, primus bool) []Section {
+func sectionsV020(p core.Plan, primus bool, validation Section) []Section {
 	m, f := p.Model, p.Fair
 	i := core.Int
 	param := "bfloat16"
@@ -495,21 +502,25 @@ func sectionsV020(p core.Plan, primus bool) []Section {
 		{"checkpoint", []KV{{"enable", "false"}}},
 		{"compile", []KV{{"enable", "false"}}},
 		{"metrics", []KV{{"log_freq", "1"}, {"enable_tensorboard", "false"}, {"disable_color_printing", "true"}}},
-		validation(p),
+		validation,
 		{"experimental", []KV{{"custom_import", q(Module)}}},
 	}, turbo...)
 }
 
 // validation is the [validation] section: off, or every held-out sequence once (steps of MBS per
 // data-parallel rank) every EVAL_INTERVAL_SAMPLES (freq in steps).
-func validation(p core.Plan) Section {
+func validation(p core.Plan) (Section, error) {
 	f := p.Fair
-	if !evaluates(p) || f.GBS <= 0 || f.MBS*f.DP <= 0 {
-		return Section{"validation", []KV{{"enable", "false"}}}
+	if !evaluates(p) {
+		return Section{"validation", []KV{{"enable", "false"}}}, nil
+	}
+	if f.GBS <= 0 || f.MBS*f.DP <= 0 || f.EvalIntervalSamples%f.GBS != 0 || f.EvalSamples%(f.MBS*f.DP) != 0 {
+		return Section{}, fmt.Errorf("titan: EVAL_INTERVAL_SAMPLES %d must be a multiple of the global batch %d and EVAL_SAMPLES %d of MBS × DP = %d: TorchTitan validates after whole steps, each rank reading whole batches",
+			f.EvalIntervalSamples, f.GBS, f.EvalSamples, f.MBS*f.DP)
 	}
 	i := core.Int
 	return Section{"validation", []KV{{"enable", "true"}, {"freq", i(f.EvalIntervalSamples / f.GBS)},
-		{"steps", i(f.EvalSamples / (f.MBS * f.DP))}, {"local_batch_size", i(f.MBS)}, {"seq_len", i(f.SL)}}}
+		{"steps", i(f.EvalSamples / (f.MBS * f.DP))}, {"local_batch_size", i(f.MBS)}, {"seq_len", i(f.SL)}}}, nil
 }
 
 // TOML renders sections as TorchTitan's --job.config_file.
