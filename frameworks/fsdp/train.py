@@ -1248,7 +1248,15 @@ def main():
             say("-" * (len(line) + 1))
     if world > 1:
         dist.barrier()
-        dist.destroy_process_group()
+        # Every rank is done: leave after the exit handlers (torch's temporary folders) but without the
+        # interpreter's teardown. There, torch 1.13 destroys the wrapped model's Reducer, which joins a
+        # gloo thread that waits for the GIL the joining thread holds (a deadlock seen at exit after
+        # the last evaluation's all-reduce).
+        import atexit
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 if __name__ == "__main__":
